@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/signature.h - energy signatures and the three composition operators of the energy calculus,
+ * in its context-independent form.
+ *
+ * Source: M. Chowdhury, J.-W. Chung, et al., "Energy Calculus: A Compositional Algebra of Energy in
+ * Computational Systems", arXiv 2607.11087 (the "paper" below). A signature (Section 3.2, 4.3)
+ * holds static power s (W), time T (s), dynamic energy d (J) and the variances of T and of the
+ * total energy E = s·T + d (Axiom P1). E is derived, never stored. Axiom M1: for a directly
+ * measured element, static power is exact and var_E = s²·var_T + var_d, so var_d = var_E − s²·var_T
+ * must not be negative.
+ *
+ * Thread safety: erg_signature is a plain value; every function here is reentrant.
+ */
+#ifndef ERG_SIGNATURE_H
+#define ERG_SIGNATURE_H
+
+#include <stddef.h>
+
+#include "erg/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/**
+ * Provenance grade of a figure (JouleClaw notes; DESIGN.md). Ordered from strongest to weakest, so
+ * the grade of a composition is the maximum of its parts' grades.
+ * - ERG_GRADE_HW_SHUNT: a hardware energy counter seen live for the domain it claims.
+ * - ERG_GRADE_MODEL_BASED: vendor power readings integrated over time, or a vendor model.
+ * - ERG_GRADE_ESTIMATOR: a static cost model, the labelled last resort.
+ */
+typedef enum erg_grade {
+    ERG_GRADE_HW_SHUNT = 0,
+    ERG_GRADE_MODEL_BASED = 1,
+    ERG_GRADE_ESTIMATOR = 2
+} erg_grade;
+
+/** "hw_shunt", "model_based", "estimator". */
+ERG_API const char *erg_grade_name(erg_grade grade);
+
+/** Parse a grade name. Returns ERG_OK or ERG_EINVAL. */
+ERG_API int erg_grade_parse(const char *name, erg_grade *out);
+
+/** The weaker of two grades (composition rule: a figure is only as good as its weakest part). */
+ERG_API erg_grade erg_grade_weakest(erg_grade a, erg_grade b);
+
+/** Size limits of the text fields of a signature (bytes, with the NUL). */
+#define ERG_SIG_NAME_MAX 128
+#define ERG_SIG_DEVICE_MAX 64
+#define ERG_SIG_META_MAX 256
+
+/**
+ * An energy signature in the context-independent form (paper Section 4.3):
+ * S_e = (e, θ, κ, ω, φ_null, s, T, d, σ²_T, σ²_E, M).
+ *
+ * Fields:
+ * - static_power_w   s, W, ≥ 0: static power of the hosting device(s) at the operating point.
+ *                    For a composite, s' = (E − d')/T' (Property 5.3).
+ * - time_s           T, s, ≥ 0: execution time (point value; the mean).
+ * - dynamic_energy_j d, J, ≥ 0.
+ * - time_var_s2      σ²_T, s², ≥ 0.
+ * - energy_var_j2    σ²_E, J², ≥ 0; for a measured element ≥ s²·σ²_T (Axiom M1).
+ * - grade            weakest provenance grade of the figures.
+ * - runs             number of measured runs behind the figures (0: unknown or composite).
+ * - name, device     element name and device id ("" when unknown; "" for a composite that spans
+ *                    several devices).
+ * - kappa            implementation κ ("" when absent).
+ * - theta, omega     workload parameters θ and operating point ω as compact JSON object text
+ *                    ("" when absent); ω is {"device": {...}, "element": {...}} when it has parts.
+ */
+typedef struct erg_signature {
+    double static_power_w;
+    double time_s;
+    double dynamic_energy_j;
+    double time_var_s2;
+    double energy_var_j2;
+    erg_grade grade;
+    unsigned runs;
+    char name[ERG_SIG_NAME_MAX];
+    char device[ERG_SIG_DEVICE_MAX];
+    char kappa[ERG_SIG_DEVICE_MAX];
+    char theta[ERG_SIG_META_MAX];
+    char omega[ERG_SIG_META_MAX];
+} erg_signature;
+
+/** Zero every field (grade hw_shunt, empty strings). */
+ERG_API void erg_signature_init(erg_signature *sig);
+
+/** Total energy E = s·T + d, J (Axiom P1, paper Eq. 1). */
+ERG_API double erg_signature_energy_j(const erg_signature *sig);
+
+/** Static energy s·T, J. */
+ERG_API double erg_signature_static_energy_j(const erg_signature *sig);
+
+/** Dynamic-energy variance σ²_d = σ²_E − s²·σ²_T, J² (Axiom M1, paper Section 3.2). May be
+ *  negative for a composite whose static power is not constant (a sequence across operating
+ *  points); erg_signature_check rejects that for measured signatures. */
+ERG_API double erg_signature_dynamic_var_j2(const erg_signature *sig);
+
+/**
+ * Validate a signature: every number finite and ≥ 0, and σ²_E ≥ s²·σ²_T up to a relative
+ * tolerance of 1e-9 (Axiom M1). Returns ERG_OK or ERG_EINVAL with the offending field in diag
+ * (diag->where is left for the caller's location; detail names the field and values).
+ */
+ERG_API int erg_signature_check(const erg_signature *sig, erg_diag *diag);
+
+/**
+ * An idle element (paper Section 3.3): a device held ready at its static power for time_s seconds,
+ * zero dynamic energy, zero variance unless the caller sets time_var_s2 afterwards.
+ * device may be NULL. Returns ERG_OK, or ERG_EINVAL for negative or non-finite values.
+ */
+ERG_API int erg_signature_idle(const char *device, double static_power_w, double time_s,
+                               erg_signature *out);
+
+/**
+ * Sequential composition ⊗ of n ≥ 1 signatures (paper Section 3.3.1; uncertainty Section 5.2,
+ * Eq. for σ² of ⊗): E = Σ E_i, T = Σ T_i, d = Σ d_i, σ²_E = Σ σ²_E_i, σ²_T = Σ σ²_T_i,
+ * s' = (E − d)/T (s' = s_1 when T = 0). device is the operands' common device, or "" when they
+ * differ. grade is the weakest; runs 0; name "".
+ * Returns ERG_OK or ERG_EINVAL (n = 0, NULL).
+ */
+ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
+                              erg_diag *diag);
+
+/**
+ * Same-device parallel composition ⊕ of n ≥ 1 signatures that start together on one device and
+ * share its static power s (paper Section 3.3.2, Axiom P2; variance Appendix F):
+ *   E = s·max_i T_i + Σ d_i,  T' = max_i T_i (point value: max of means, as the paper does),
+ *   σ²_T' = Var(max_i T_i) for independent Gaussian T_i (Clark's form for n = 2, numerical
+ *   integration for n > 2, so the n-ary result does not depend on grouping),
+ *   σ²_E = Σ σ²_d_i + s²·σ²_T'.
+ * Errors: ERG_EINVAL when n = 0, when operands name different non-empty devices, or when their
+ * static powers differ by more than 1e-9 relative (operands on one device share one s).
+ */
+ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
+                              erg_diag *diag);
+
+/**
+ * Cross-device parallel composition ⊕multi of n ≥ 1 signatures on distinct devices that start
+ * together; the shorter ones are padded with idle elements at their device's static power
+ * (paper Section 3.3.3):
+ *   E = (Σ s_i)·max_i T_i + Σ d_i,  s' = Σ s_i,  T' = max_i T_i,
+ *   σ²_T' = Var(max_i T_i),  σ²_E = Σ σ²_d_i + (Σ s_i)²·σ²_T'.
+ * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕).
+ */
+ERG_API int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
+                                erg_diag *diag);
+
+/**
+ * Read a standalone signature file ("erg": "signature/1"; keys in docs/formats.md).
+ * Errors: ERG_ENOENT/ERG_EIO (file), ERG_EPARSE (syntax with file:line:col, missing or bad
+ * field), ERG_EVERSION (unknown major version), ERG_EINVAL (fails erg_signature_check).
+ */
+ERG_API int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag);
+
+/** Write a standalone signature file, whole or not at all ("-" is stdout). */
+ERG_API int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

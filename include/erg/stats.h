@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/stats.h - statistics helpers of the core module: the standard normal distribution, the
+ * two-sided confidence multiplier, and the mean and variance of the maximum of independent
+ * Gaussian times, which every parallel composition needs (energy-calculus paper, Appendix F.3).
+ *
+ * Thread safety: every function here is pure and thread-safe.
+ */
+#ifndef ERG_STATS_H
+#define ERG_STATS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/** Standard normal CDF Φ(x). */
+ERG_API double erg_normal_cdf(double x);
+
+/** Standard normal density φ(x). */
+ERG_API double erg_normal_pdf(double x);
+
+/** Standard normal quantile Φ⁻¹(p) for 0 < p < 1; NaN outside. */
+ERG_API double erg_normal_quantile(double p);
+
+/**
+ * Two-sided Gaussian multiplier c for confidence P (0 < P < 1): P(|Z| ≤ c) = P, so c(0.95) = 1.95996.
+ * Used for prediction intervals E ± c·σ and the bias tolerance c_α·σ_E (paper Eq. 11-13, 23).
+ * Returns NaN for P outside (0, 1).
+ */
+ERG_API double erg_two_sided_multiplier(double confidence);
+
+/**
+ * Mean and variance of max(T1, T2) for independent Gaussian T_i ~ N(mean_i, var_i), by Clark's
+ * closed form (C. E. Clark, "The greatest of a finite set of random variables", Oper. Res. 1961;
+ * energy-calculus Appendix F.3). Exact for two operands; either variance may be 0.
+ * Variances are in s² when the means are in s. Outputs may be NULL.
+ */
+ERG_API void erg_max2_normal(double mean1, double var1, double mean2, double var2,
+                             double *mean_out, double *var_out);
+
+/**
+ * Mean and variance of max(T_1..T_n) for independent Gaussian T_i, by numerical integration of
+ * the product of the normal CDFs F(x) = Π Φ((x − μ_i)/σ_i):
+ *   E[M] = a + ∫_a^b (1 − F(x)) dx,   E[(M − a)²] = 2 ∫_a^b (x − a)(1 − F(x)) dx
+ * over [a, b] = [min μ_i − 12 max σ, max μ_i + 12 max σ] (GSL QAGP, breakpoints at deterministic
+ * operands' means). The result does not depend on the order or grouping of operands.
+ * n = 1 returns the operand; n = 2 agrees with erg_max2_normal to integration tolerance.
+ * means, vars: arrays of n values (vars ≥ 0). Returns ERG_OK, or ERG_EINVAL (n = 0, NaN input,
+ * negative variance) or ERG_ERANGE (the integration did not converge).
+ */
+ERG_API int erg_maxn_normal(const double *means, const double *vars, size_t n, double *mean_out,
+                            double *var_out);
+
+/**
+ * Running mean and variance (Welford). Initialise with {0}; add values with erg_running_add.
+ * erg_running_var is the sample variance (n − 1 denominator), 0 for fewer than two values.
+ */
+typedef struct erg_running {
+    size_t n;
+    double mean;
+    double m2;
+} erg_running;
+
+ERG_API void erg_running_add(erg_running *r, double x);
+ERG_API double erg_running_var(const erg_running *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

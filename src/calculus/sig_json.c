@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+#include "calculus/sig_json.h"
+#include "core/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* θ and ω are kept as compact JSON text of an object. */
+static int meta_member(const json_t *obj, const char *key, char *buf, size_t size, const char *file,
+                       const char *path, erg_diag *diag)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return ERG_OK;
+    if (!json_is_object(v))
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: expected an object", path, key);
+    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text)
+        return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+    size_t n = strlen(text);
+    if (n >= size) {
+        free(text);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: longer than %zu bytes as JSON", path, key,
+                            size - 1);
+    }
+    memcpy(buf, text, n + 1);
+    free(text);
+    return ERG_OK;
+}
+
+int erg__signature_from_json(const json_t *obj, double default_static_w, const char *file,
+                             const char *path, erg_signature *out, erg_diag *diag)
+{
+    if (!json_is_object(obj))
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a signature object", path);
+    erg_signature s;
+    erg_signature_init(&s);
+    s.static_power_w = default_static_w;
+    int rc;
+    int sflags = ERG_JSON_NONNEG | (isnan(default_static_w) ? ERG_JSON_REQUIRED : 0);
+    if ((rc = erg__json_number(obj, "static_power_w", sflags, &s.static_power_w, file, path, diag)) ||
+        (rc = erg__json_number(obj, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &s.time_s, file, path, diag)) ||
+        (rc = erg__json_number(obj, "dynamic_energy_j", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
+                               &s.dynamic_energy_j, file, path, diag)) ||
+        (rc = erg__json_number(obj, "time_var_s2", ERG_JSON_NONNEG, &s.time_var_s2, file, path, diag)) ||
+        (rc = erg__json_number(obj, "energy_var_j2", ERG_JSON_NONNEG, &s.energy_var_j2, file, path, diag)) ||
+        (rc = erg__json_string(obj, "name", 0, s.name, sizeof s.name, file, path, diag)) ||
+        (rc = erg__json_string(obj, "device", 0, s.device, sizeof s.device, file, path, diag)) ||
+        (rc = erg__json_string(obj, "kappa", 0, s.kappa, sizeof s.kappa, file, path, diag)) ||
+        (rc = meta_member(obj, "theta", s.theta, sizeof s.theta, file, path, diag)) ||
+        (rc = meta_member(obj, "omega", s.omega, sizeof s.omega, file, path, diag)))
+        return rc;
+    const json_t *g = json_object_get(obj, "grade");
+    if (g && !json_is_null(g)) {
+        if (erg_grade_parse(json_string_value(g), &s.grade) != ERG_OK)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.grade: expected \"hw_shunt\", \"model_based\" or \"estimator\"", path);
+    }
+    const json_t *r = json_object_get(obj, "runs");
+    if (r && !json_is_null(r)) {
+        if (!json_is_integer(r) || json_integer_value(r) < 0 || json_integer_value(r) > 1000000000)
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s.runs: expected a non-negative integer", path);
+        s.runs = (unsigned)json_integer_value(r);
+    }
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    if (erg_signature_check(&s, &sub) != ERG_OK)
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s: %s", path, sub.detail);
+    *out = s;
+    return ERG_OK;
+}
+
+static int set_meta(json_t *o, const char *key, const char *text)
+{
+    if (!text[0])
+        return 0;
+    json_t *v = json_loads(text, 0, NULL);
+    if (!v)
+        return -1;
+    return json_object_set_new(o, key, v);
+}
+
+json_t *erg__signature_to_json(const erg_signature *sig)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = 0;
+    if (sig->name[0])
+        bad |= json_object_set_new(o, "name", json_string(sig->name));
+    if (sig->device[0])
+        bad |= json_object_set_new(o, "device", json_string(sig->device));
+    bad |= erg__json_set_number(o, "static_power_w", sig->static_power_w);
+    bad |= erg__json_set_number(o, "time_s", sig->time_s);
+    bad |= erg__json_set_number(o, "dynamic_energy_j", sig->dynamic_energy_j);
+    bad |= erg__json_set_number(o, "time_var_s2", sig->time_var_s2);
+    bad |= erg__json_set_number(o, "energy_var_j2", sig->energy_var_j2);
+    bad |= json_object_set_new(o, "grade", json_string(erg_grade_name(sig->grade)));
+    if (sig->runs)
+        bad |= json_object_set_new(o, "runs", json_integer((json_int_t)sig->runs));
+    if (sig->kappa[0])
+        bad |= json_object_set_new(o, "kappa", json_string(sig->kappa));
+    bad |= set_meta(o, "theta", sig->theta);
+    bad |= set_meta(o, "omega", sig->omega);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag)
+{
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    rc = erg__json_check_tag(root, "signature", 1, path, diag);
+    if (rc == ERG_OK)
+        rc = erg__signature_from_json(root, NAN, path, "signature", out, diag);
+    json_decref(root);
+    return rc;
+}
+
+int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag)
+{
+    json_t *o = erg__signature_to_json(sig);
+    if (!o)
+        return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
+    json_t *root = json_object();
+    if (!root || json_object_set_new(root, "erg", json_string("signature/1")) || json_object_update(root, o)) {
+        json_decref(o);
+        json_decref(root);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
+    }
+    json_decref(o);
+    int rc = erg__json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
+    json_decref(root);
+    return rc;
+}

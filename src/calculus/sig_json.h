@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Private: signature <-> JSON (jansson), shared by the calculus, trace, frontier and measure modules. */
+#ifndef ERG_CALCULUS_SIG_JSON_H
+#define ERG_CALCULUS_SIG_JSON_H
+
+#include <jansson.h>
+
+#include "erg/signature.h"
+
+/*
+ * Decode a signature object. default_static_w is used when "static_power_w" is absent (pass NAN to
+ * make it required). file and path name the location in messages ("sched.json",
+ * "signatures.attn"). The result passes erg_signature_check. Errors: ERG_EPARSE, ERG_EINVAL.
+ */
+int erg__signature_from_json(const json_t *obj, double default_static_w, const char *file,
+                             const char *path, erg_signature *out, erg_diag *diag);
+
+/* Encode a signature as a new JSON object (no "erg" tag); NULL when out of memory. */
+json_t *erg__signature_to_json(const erg_signature *sig);
+
+#endif

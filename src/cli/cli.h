@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the erg command. Each command lives in src/cli/cmd_<name>.c and defines
+ *   const struct erg_cli_command erg_cli_cmd_<name> = {"<name>", "<one-line summary>", run};
+ * CMake collects every cmd_*.c into the dispatch table, so adding a command touches no other file.
+ * run() gets argv with argv[0] = the command name (getopt_long-ready, optind already reset) and
+ * returns the exit status: 0 success, 1 a check failed, 2 bad input or usage, 3 no usable meter.
+ */
+#ifndef ERG_CLI_H
+#define ERG_CLI_H
+
+#include <stdio.h>
+
+#include "erg/error.h"
+
+struct erg_cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+};
+
+enum { ERG_EXIT_OK = 0, ERG_EXIT_CHECK = 1, ERG_EXIT_USAGE = 2, ERG_EXIT_NOMETER = 3 };
+
+/* Print "erg: <where>: <detail> (<hint>)" for a failed call and return the exit status for it:
+ * 3 for ERG_ENODEV/ERG_ENOLIB/ERG_ENOTSUP/ERG_ENOTLIVE, 2 otherwise. */
+int erg_cli_fail(const erg_diag *diag, int status);
+
+/* Print "erg <cmd>: <message>" and "Try 'erg <cmd> --help'." on stderr; return 2. */
+int erg_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse a finite double option value; on error print a usage message and return -1. */
+int erg_cli_double(const char *cmd, const char *opt, const char *text, double *out);
+
+/* Parse a non-negative integer option value; on error print a usage message and return -1. */
+int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned long *out);
+
+#endif

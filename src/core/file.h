@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Private file helpers: whole-file reads and all-or-nothing writes. */
+#ifndef ERG_CORE_FILE_H
+#define ERG_CORE_FILE_H
+
+#include <stddef.h>
+
+#include "erg/error.h"
+
+/* Read all of path into a malloc'd, NUL-terminated buffer; *len excludes the NUL. "-" is stdin. */
+int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag);
+
+/* Write len bytes to path whole or not at all: write "<path>.tmp.XXXXXX" in the same folder,
+ * fsync, rename over path. "-" writes stdout. */
+int erg__write_file_atomic(const char *path, const void *data, size_t len, erg_diag *diag);
+
+/* Directory part of path into buf ("." when there is none). */
+void erg__dirname(const char *path, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/json.h"
+#include "core/file.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int erg__json_load_buffer(const char *buf, size_t len, const char *name, json_t **out, erg_diag *diag)
+{
+    json_error_t err;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    if (!root) {
+        char where[256];
+        snprintf(where, sizeof where, "%s:%d:%d", name, err.line, err.column);
+        return erg_diag_set(diag, ERG_EPARSE, where, "malformed JSON: %s", err.text);
+    }
+    *out = root;
+    return ERG_OK;
+}
+
+int erg__json_load_file(const char *path, json_t **out, erg_diag *diag)
+{
+    char *buf;
+    size_t len;
+    int rc = erg__read_file(path, &buf, &len, diag);
+    if (rc != ERG_OK)
+        return rc;
+    rc = erg__json_load_buffer(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, diag);
+    free(buf);
+    return rc;
+}
+
+int erg__json_check_tag(const json_t *root, const char *kind, int required, const char *file,
+                        erg_diag *diag)
+{
+    if (!json_is_object(root))
+        return erg_diag_set(diag, ERG_EPARSE, file, "expected a JSON object at the top level");
+    const json_t *tag = json_object_get(root, "erg");
+    if (!tag) {
+        if (required)
+            return erg_diag_set(diag, ERG_EPARSE, file, "missing format tag \"erg\": \"%s/1\"", kind);
+        return ERG_OK;
+    }
+    const char *t = json_string_value(tag);
+    size_t kl = strlen(kind);
+    if (!t || strncmp(t, kind, kl) != 0 || t[kl] != '/')
+        return erg_diag_set(diag, ERG_EPARSE, file, "format tag \"erg\" is %s%s%s, expected \"%s/1\"",
+                            t ? "\"" : "", t ? t : "not a string", t ? "\"" : "", kind);
+    const char *ver = t + kl + 1;
+    char *end;
+    long major = strtol(ver, &end, 10);
+    if (end == ver || (*end != '\0' && *end != '.'))
+        return erg_diag_set(diag, ERG_EPARSE, file, "format tag \"%s\" has no version number", t);
+    if (major != 1)
+        return erg_diag_set(diag, ERG_EVERSION, file,
+                            "unknown format version \"%s\" (this erg reads %s/1)", t, kind);
+    return ERG_OK;
+}
+
+static void member_path(char *buf, size_t size, const char *path, const char *key)
+{
+    if (path && path[0])
+        snprintf(buf, size, "%s.%s", path, key);
+    else
+        snprintf(buf, size, "%s", key);
+}
+
+int erg__json_number(const json_t *obj, const char *key, int flags, double *out, const char *file,
+                     const char *path, erg_diag *diag)
+{
+    char mp[256];
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (flags & ERG_JSON_REQUIRED) {
+            member_path(mp, sizeof mp, path, key);
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s: required number is missing", mp);
+        }
+        return ERG_OK;
+    }
+    if (!json_is_number(v)) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a number", mp);
+    }
+    double d = json_number_value(v);
+    if (!isfinite(d)) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: value is not finite", mp);
+    }
+    if ((flags & ERG_JSON_NONNEG) && d < 0.0) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: must not be negative (got %g)", mp, d);
+    }
+    if ((flags & ERG_JSON_POSITIVE) && !(d > 0.0)) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be positive (got %g)", mp, d);
+    }
+    *out = d;
+    return ERG_OK;
+}
+
+int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, size_t size,
+                     const char *file, const char *path, erg_diag *diag)
+{
+    char mp[256];
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (flags & ERG_JSON_REQUIRED) {
+            member_path(mp, sizeof mp, path, key);
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s: required string is missing", mp);
+        }
+        return ERG_OK;
+    }
+    const char *s = json_string_value(v);
+    if (!s) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a string", mp);
+    }
+    if (strlen(s) >= size) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: string longer than %zu bytes", mp, size - 1);
+    }
+    memcpy(buf, s, strlen(s) + 1);
+    return ERG_OK;
+}
+
+int erg__json_dump_file(const json_t *root, const char *path, size_t flags, erg_diag *diag)
+{
+    char *text = json_dumps(root, flags);
+    if (!text)
+        return erg_diag_set(diag, ERG_ENOMEM, path, "cannot serialise JSON");
+    size_t n = strlen(text);
+    char *withnl = realloc(text, n + 2);
+    if (!withnl) {
+        free(text);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    int rc = erg__write_file_atomic(path, withnl, n + 1, diag);
+    free(withnl);
+    return rc;
+}
+
+int erg__json_set_number(json_t *obj, const char *key, double v)
+{
+    return json_object_set_new(obj, key, isfinite(v) ? json_real(v) : json_null());
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private JSON helpers over jansson, shared by every module that reads or writes erg files.
+ * Every reader reports problems as "<file>:<line>:<col>" in erg_diag.where. jansson keeps no
+ * position for decoded values, so checks after parsing name the file and the JSON path
+ * ("signatures.attn.time_s") instead.
+ */
+#ifndef ERG_CORE_JSON_H
+#define ERG_CORE_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "erg/error.h"
+
+/* Load a JSON document from path ("-" reads stdin). On a syntax error, diag->where is
+ * "path:line:col" and diag->detail jansson's text. Returns ERG_OK, ERG_ENOENT, ERG_EIO, ERG_EPARSE. */
+int erg__json_load_file(const char *path, json_t **out, erg_diag *diag);
+
+/* Same, from a buffer; name is used in messages. */
+int erg__json_load_buffer(const char *buf, size_t len, const char *name, json_t **out, erg_diag *diag);
+
+/* Check the "erg" tag: must be "<kind>/<major>" with major == 1 (or a minor "1.x").
+ * Missing tag with required=0 is accepted. ERG_EPARSE / ERG_EVERSION. */
+int erg__json_check_tag(const json_t *root, const char *kind, int required, const char *file,
+                        erg_diag *diag);
+
+/* Read a number member. flags: ERG_JSON_REQUIRED, ERG_JSON_NONNEG, ERG_JSON_POSITIVE.
+ * Absent and optional: *out unchanged, returns ERG_OK. Not a number, NaN/Inf (JSON cannot hold
+ * them, but strings like "NaN" are rejected as not numbers), negative when forbidden: ERG_EPARSE
+ * naming file and path.key. */
+enum { ERG_JSON_REQUIRED = 1, ERG_JSON_NONNEG = 2, ERG_JSON_POSITIVE = 4 };
+int erg__json_number(const json_t *obj, const char *key, int flags, double *out, const char *file,
+                     const char *path, erg_diag *diag);
+
+/* Read a string member into buf (size bytes). Absent and optional: buf unchanged. Too long or not
+ * a string: ERG_EPARSE. */
+int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, size_t size,
+                     const char *file, const char *path, erg_diag *diag);
+
+/* Write a JSON document to path whole or not at all (temporary file + rename). path "-" writes
+ * stdout. flags are jansson's dump flags; a trailing newline is added. */
+int erg__json_dump_file(const json_t *root, const char *path, size_t flags, erg_diag *diag);
+
+/* Add a number member, writing non-finite values as null (JSON has no NaN). Returns 0/-1. */
+int erg__json_set_number(json_t *obj, const char *key, double v);
+
+#endif

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+#include "support/erg_test.h"
+
+#include "erg/signature.h"
+#include "erg/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static erg_signature sig(const char *dev, double s, double t, double d, double vt, double ve)
+{
+    erg_signature x;
+    erg_signature_init(&x);
+    snprintf(x.device, sizeof x.device, "%s", dev);
+    x.static_power_w = s;
+    x.time_s = t;
+    x.dynamic_energy_j = d;
+    x.time_var_s2 = vt;
+    x.energy_var_j2 = ve;
+    return x;
+}
+
+/* Paper Section 2.4: two A100s in lockstep, s = 120 W; prefix 1.55 ms, compute and AllReduce
+ * 2.77 ms each, overlapping. Correct static energy 518.4 mJ; serialised 850.8 mJ. */
+static void attention_layer_static_energy(void **state)
+{
+    (void)state;
+    erg_signature prefix = sig("pair", 120, 1.55e-3, 1.0, 0, 0);
+    erg_signature compute = sig("pair", 120, 2.77e-3, 1.2, 0, 0);
+    erg_signature ar = sig("pair", 120, 2.77e-3, 0.6016, 0, 0);
+    erg_signature region, layer, serial;
+    erg_signature both[2] = {compute, ar};
+    assert_int_equal(erg_signature_par(both, 2, &region, NULL), ERG_OK);
+    erg_signature chain[2] = {prefix, region};
+    assert_int_equal(erg_signature_seq(chain, 2, &layer, NULL), ERG_OK);
+    erg_assert_near(erg_signature_static_energy_j(&layer), 0.5184, 1e-12);
+    erg_assert_near(erg_signature_energy_j(&layer), 0.5184 + 2.8016, 1e-12);
+    erg_signature all3[3] = {prefix, compute, ar};
+    assert_int_equal(erg_signature_seq(all3, 3, &serial, NULL), ERG_OK);
+    erg_assert_near(erg_signature_static_energy_j(&serial), 0.8508, 1e-12);
+    erg_assert_near(erg_signature_static_energy_j(&serial) - erg_signature_static_energy_j(&layer), 0.3324,
+                    1e-12);
+}
+
+static void seq_adds_energy_time_and_variances(void **state)
+{
+    (void)state;
+    erg_signature a = sig("g", 50, 2.0, 10, 0.01, 30), b = sig("g", 80, 1.0, 5, 0.04, 300);
+    erg_signature ops[2] = {a, b}, r;
+    assert_int_equal(erg_signature_seq(ops, 2, &r, NULL), ERG_OK);
+    erg_assert_near(r.time_s, 3.0, 1e-15);
+    erg_assert_near(erg_signature_energy_j(&r), 50 * 2 + 10 + 80 * 1 + 5, 1e-12);
+    erg_assert_near(r.static_power_w, (100.0 + 80.0) / 3.0, 1e-12); /* closure s' = (E - d)/T */
+    erg_assert_near(r.energy_var_j2, 330, 1e-12);
+    erg_assert_near(r.time_var_s2, 0.05, 1e-15);
+    assert_string_equal(r.device, "g");
+}
+
+/* ⊕: E = s·max(T) + d1 + d2; var_E = var_d1 + var_d2 + s²·Var(max). */
+static void par_uses_clark_variance(void **state)
+{
+    (void)state;
+    erg_signature a = sig("g", 60, 1.0, 10, 0.01, 60 * 60 * 0.01 + 4), b = sig("g", 60, 1.1, 7, 0.04, 60 * 60 * 0.04 + 1);
+    erg_signature ops[2] = {a, b}, r;
+    assert_int_equal(erg_signature_par(ops, 2, &r, NULL), ERG_OK);
+    double vmax;
+    erg_max2_normal(1.0, 0.01, 1.1, 0.04, NULL, &vmax);
+    erg_assert_near(r.time_s, 1.1, 0);
+    erg_assert_near(erg_signature_energy_j(&r), 60 * 1.1 + 17, 1e-12);
+    erg_assert_near(r.energy_var_j2, 4 + 1 + 3600 * vmax, 1e-9);
+    erg_assert_near(erg_signature_dynamic_var_j2(&r), 5, 1e-9);
+}
+
+static void par_rejects_mixed_devices_and_static_power(void **state)
+{
+    (void)state;
+    erg_diag d;
+    erg_signature ops[2] = {sig("g0", 60, 1, 1, 0, 0), sig("g1", 60, 1, 1, 0, 0)}, r;
+    assert_int_equal(erg_signature_par(ops, 2, &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "different devices"));
+    ops[1] = sig("g0", 70, 1, 1, 0, 0);
+    assert_int_equal(erg_signature_par(ops, 2, &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "static power"));
+    assert_int_equal(erg_signature_par(ops, 0, &r, &d), ERG_EINVAL);
+}
+
+/* ⊕multi: E = (s1 + s2)·max(T) + d1 + d2; the shorter device idles at its static power. */
+static void multi_pads_shorter_device_with_idle(void **state)
+{
+    (void)state;
+    erg_signature a = sig("g0", 60, 2.0, 100, 0, 0), b = sig("g1", 40, 1.5, 50, 0, 0);
+    erg_signature ops[2] = {a, b}, r, idle, padded, check[2];
+    assert_int_equal(erg_signature_multi(ops, 2, &r, NULL), ERG_OK);
+    erg_assert_near(erg_signature_energy_j(&r), 100 * 2.0 + 150, 1e-12);
+    /* The same by hand: b ⊗ idle(0.5 s at 40 W), then both sides' energies summed. */
+    assert_int_equal(erg_signature_idle("g1", 40, 0.5, &idle), ERG_OK);
+    check[0] = b;
+    check[1] = idle;
+    assert_int_equal(erg_signature_seq(check, 2, &padded, NULL), ERG_OK);
+    erg_assert_near(erg_signature_energy_j(&r), erg_signature_energy_j(&a) + erg_signature_energy_j(&padded), 1e-12);
+    assert_string_equal(r.device, "");
+    ops[1] = sig("g0", 60, 1, 1, 0, 0);
+    assert_int_equal(erg_signature_multi(ops, 2, &r, NULL), ERG_EINVAL);
+}
+
+static void check_enforces_axiom_m1(void **state)
+{
+    (void)state;
+    erg_diag d;
+    erg_signature s = sig("g", 100, 1, 1, 0.01, 99.0);
+    assert_int_equal(erg_signature_check(&s, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "Axiom M1"));
+    s.energy_var_j2 = 100.0;
+    assert_int_equal(erg_signature_check(&s, &d), ERG_OK);
+    s.time_s = -1;
+    assert_int_equal(erg_signature_check(&s, &d), ERG_EINVAL);
+    s.time_s = NAN;
+    assert_int_equal(erg_signature_check(&s, &d), ERG_EINVAL);
+}
+
+static void grades_compose_to_the_weakest(void **state)
+{
+    (void)state;
+    erg_signature a = sig("g", 1, 1, 1, 0, 0), b = sig("g", 1, 1, 1, 0, 0), r;
+    b.grade = ERG_GRADE_MODEL_BASED;
+    erg_signature ops[2] = {a, b};
+    assert_int_equal(erg_signature_seq(ops, 2, &r, NULL), ERG_OK);
+    assert_int_equal(r.grade, ERG_GRADE_MODEL_BASED);
+    erg_grade g;
+    assert_int_equal(erg_grade_parse("estimator", &g), ERG_OK);
+    assert_int_equal(g, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(erg_grade_parse("bogus", &g), ERG_EINVAL);
+    assert_string_equal(erg_grade_name(ERG_GRADE_HW_SHUNT), "hw_shunt");
+}
+
+static void signature_file_round_trip_and_errors(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/erg-sig-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    erg_signature s = sig("gpu0", 60, 0.00277, 1.2, 1e-8, 60 * 60 * 1e-8 + 0.001), r;
+    snprintf(s.name, sizeof s.name, "attn");
+    snprintf(s.theta, sizeof s.theta, "{\"seq\":4096}");
+    s.runs = 10;
+    s.grade = ERG_GRADE_MODEL_BASED;
+    assert_int_equal(erg_signature_write_file(path, &s, NULL), ERG_OK);
+    assert_int_equal(erg_signature_read_file(path, &r, NULL), ERG_OK);
+    erg_assert_near(r.time_s, s.time_s, 0);
+    erg_assert_near(r.energy_var_j2, s.energy_var_j2, 0);
+    assert_string_equal(r.name, "attn");
+    assert_string_equal(r.theta, "{\"seq\":4096}");
+    assert_int_equal(r.runs, 10);
+    assert_int_equal(r.grade, ERG_GRADE_MODEL_BASED);
+
+    erg_diag d;
+    FILE *f = fopen(path, "w");
+    fputs("{\"erg\": \"signature/1\",\n \"time_s\": 1,\n \"dynamic_energy_j\": -1, \"static_power_w\": 1}\n", f);
+    fclose(f);
+    assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EPARSE);
+    assert_non_null(strstr(d.detail, "dynamic_energy_j"));
+    f = fopen(path, "w");
+    fputs("{\"erg\": \"signature/3\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1}", f);
+    fclose(f);
+    assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EVERSION);
+    f = fopen(path, "w");
+    fputs("{\"erg\": \"signature/1\",\n \"time_s\": 1,,\n}", f);
+    fclose(f);
+    assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EPARSE);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2:", path); /* the second comma */
+    assert_memory_equal(d.where, want, strlen(want));
+    remove(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attention_layer_static_energy),
+        cmocka_unit_test(seq_adds_energy_time_and_variances),
+        cmocka_unit_test(par_uses_clark_variance),
+        cmocka_unit_test(par_rejects_mixed_devices_and_static_power),
+        cmocka_unit_test(multi_pads_shorter_device_with_idle),
+        cmocka_unit_test(check_enforces_axiom_m1),
+        cmocka_unit_test(grades_compose_to_the_weakest),
+        cmocka_unit_test(signature_file_round_trip_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+#include "support/erg_test.h"
+
+#include "erg/error.h"
+#include "erg/stats.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+static void two_sided_multiplier_matches_tables(void **state)
+{
+    (void)state;
+    erg_assert_near(erg_two_sided_multiplier(0.95), 1.959963984540054, 1e-12);
+    erg_assert_near(erg_two_sided_multiplier(0.99), 2.5758293035489, 1e-10);
+    assert_true(isnan(erg_two_sided_multiplier(1.0)));
+    assert_true(isnan(erg_two_sided_multiplier(0.0)));
+}
+
+/* max of two iid N(0,1): mean 1/sqrt(pi), variance 1 - 1/pi (hand-computed from Clark 1961). */
+static void clark_two_standard_normals(void **state)
+{
+    (void)state;
+    double m, v;
+    erg_max2_normal(0, 1, 0, 1, &m, &v);
+    erg_assert_near(m, 1.0 / sqrt(M_PI), 1e-12);
+    erg_assert_near(v, 1.0 - 1.0 / M_PI, 1e-12);
+}
+
+/* Well-separated operands: the longer one dominates (paper Appendix F.3 limit). */
+static void clark_separated_limit(void **state)
+{
+    (void)state;
+    double m, v;
+    erg_max2_normal(10.0, 0.04, 1.0, 0.09, &m, &v);
+    erg_assert_near(m, 10.0, 1e-12);
+    erg_assert_near(v, 0.04, 1e-12);
+    erg_max2_normal(3.0, 0.0, 2.0, 0.0, &m, &v);
+    erg_assert_near(m, 3.0, 0);
+    erg_assert_near(v, 0.0, 0);
+}
+
+/* max of three iid N(0,1): mean 3/(2 sqrt(pi)), variance 1 + sqrt(3)/(2 pi) - 9/(4 pi). */
+static void maxn_three_standard_normals(void **state)
+{
+    (void)state;
+    double mu[3] = {0, 0, 0}, var[3] = {1, 1, 1}, m, v;
+    assert_int_equal(erg_maxn_normal(mu, var, 3, &m, &v), ERG_OK);
+    erg_assert_near(m, 1.5 / sqrt(M_PI), 1e-8);
+    erg_assert_near(v, 1.0 + sqrt(3.0) / (2 * M_PI) - 9.0 / (4 * M_PI), 1e-8);
+}
+
+static void maxn_agrees_with_clark_for_two(void **state)
+{
+    (void)state;
+    double mu[2] = {1.0, 1.3}, var[2] = {0.04, 0.25}, m, v, cm, cv;
+    assert_int_equal(erg_maxn_normal(mu, var, 2, &m, &v), ERG_OK);
+    erg_max2_normal(mu[0], var[0], mu[1], var[1], &cm, &cv);
+    erg_assert_near(m, cm, 1e-9);
+    erg_assert_near(v, cv, 1e-9);
+}
+
+/* A deterministic operand makes the CDF step; integration must still be exact. Monte Carlo check. */
+static void maxn_with_deterministic_operand_matches_monte_carlo(void **state)
+{
+    (void)state;
+    double mu[3] = {2.0, 1.8, 2.1}, var[3] = {0.0, 0.09, 0.01}, m, v;
+    assert_int_equal(erg_maxn_normal(mu, var, 3, &m, &v), ERG_OK);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 42);
+    const int N = 400000;
+    double s = 0, s2 = 0;
+    for (int i = 0; i < N; i++) {
+        double x = 2.0;
+        for (int k = 1; k < 3; k++) {
+            double y = mu[k] + gsl_ran_gaussian(r, sqrt(var[k]));
+            if (y > x)
+                x = y;
+        }
+        s += x;
+        s2 += x * x;
+    }
+    gsl_rng_free(r);
+    double mm = s / N, mv = s2 / N - mm * mm;
+    erg_assert_near(m, mm, 4 * sqrt(mv / N));
+    erg_assert_rel(v, mv, 0.02);
+}
+
+static void maxn_rejects_bad_input(void **state)
+{
+    (void)state;
+    double mu[2] = {1, NAN}, var[2] = {1, 1}, m, v;
+    assert_int_equal(erg_maxn_normal(mu, var, 2, &m, &v), ERG_EINVAL);
+    double mu2[2] = {1, 1}, var2[2] = {1, -1};
+    assert_int_equal(erg_maxn_normal(mu2, var2, 2, &m, &v), ERG_EINVAL);
+    assert_int_equal(erg_maxn_normal(mu2, var2, 0, &m, &v), ERG_EINVAL);
+}
+
+static void running_mean_and_variance(void **state)
+{
+    (void)state;
+    erg_running r = {0};
+    const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
+    for (size_t i = 0; i < 8; i++)
+        erg_running_add(&r, x[i]);
+    erg_assert_near(r.mean, 5.0, 1e-15);
+    erg_assert_near(erg_running_var(&r), 32.0 / 7.0, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_sided_multiplier_matches_tables),
+        cmocka_unit_test(clark_two_standard_normals),
+        cmocka_unit_test(clark_separated_limit),
+        cmocka_unit_test(maxn_three_standard_normals),
+        cmocka_unit_test(maxn_agrees_with_clark_for_two),
+        cmocka_unit_test(maxn_with_deterministic_operand_matches_monte_carlo),
+        cmocka_unit_test(maxn_rejects_bad_input),
+        cmocka_unit_test(running_mean_and_variance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
