@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/calculus.h - schedules (expression trees and DAGs of signatures on devices) and what erg
+ * reports about them: energy with propagated uncertainty, static and dynamic energy per device,
+ * prediction intervals, the Reduction Theorem's bias bound and the deviation test.
+ *
+ * Source: "Energy Calculus", arXiv 2607.11087, Sections 3.3 (operators, idle elements, DAGs),
+ * 4.2 (Reduction Theorem, Eq. 13), 5.2 (uncertainty, deviation test Eq. 23), Appendix F.
+ *
+ * An erg_schedule is built either from a schedule/1 file or programmatically (devices, named
+ * signatures, then nodes and edges of a DAG). It is frozen once composed: erg_schedule_compose
+ * does not modify it and may be called concurrently on one schedule.
+ *
+ * STATUS: the declarations below are the contract other modules code against; the calculus
+ * module implements them (issue 2).
+ */
+#ifndef ERG_CALCULUS_H
+#define ERG_CALCULUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg/error.h"
+#include "erg/signature.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/** Opaque schedule. */
+typedef struct erg_schedule erg_schedule;
+
+/** A new empty schedule (DAG form). Returns NULL when out of memory. */
+ERG_API erg_schedule *erg_schedule_new(void);
+
+/** Free a schedule. NULL-safe. */
+ERG_API void erg_schedule_free(erg_schedule *sched);
+
+/**
+ * Read a schedule/1 file (expression or DAG form; docs/formats.md). Signature paths inside it are
+ * resolved relative to the file's folder.
+ * Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file:line:col for syntax), ERG_EVERSION, ERG_EINVAL
+ * (bad values), ERG_ECYCLE (the cycle is named in diag).
+ */
+ERG_API int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag);
+
+/** Write the schedule as a schedule/1 file, whole or not at all ("-" is stdout). */
+ERG_API int erg_schedule_write_file(const erg_schedule *sched, const char *path, erg_diag *diag);
+
+/**
+ * Declare a device. static_power_w (W, ≥ 0) is its static power; idle_power_w (W, ≥ 0, or NAN for
+ * "same as static") its draw when idle. Errors: ERG_EINVAL (duplicate id, bad value).
+ */
+ERG_API int erg_schedule_add_device(erg_schedule *sched, const char *id, double static_power_w,
+                                    double idle_power_w, erg_diag *diag);
+
+/**
+ * Add a named signature (copied). A signature whose static_power_w is NAN takes its device's.
+ * Errors: ERG_EINVAL (duplicate name, invalid signature).
+ */
+ERG_API int erg_schedule_add_signature(erg_schedule *sched, const erg_signature *sig,
+                                       erg_diag *diag);
+
+/**
+ * Add a DAG node: element id running signature sig_name on device (NULL: the signature's own
+ * device). start_s is its start time (s) or NAN to start as early as its edges allow.
+ * Errors: ERG_EINVAL (duplicate id, unknown signature, undeclared device).
+ */
+ERG_API int erg_schedule_add_node(erg_schedule *sched, const char *id, const char *sig_name,
+                                  const char *device, double start_s, erg_diag *diag);
+
+/** Add an edge: node `to` starts after node `from` ends. Errors: ERG_EINVAL (unknown node). */
+ERG_API int erg_schedule_add_edge(erg_schedule *sched, const char *from, const char *to,
+                                  erg_diag *diag);
+
+/** Options of erg_schedule_compose; initialise with erg_compose_options_init. */
+typedef struct erg_compose_options {
+    double confidence;   /**< P for the interval E ± c·σ and the bias bound; default 0.95 */
+    int warm_start;      /**< 1: the composition does not start at the null context (Eq. 13 m_i) */
+    uint64_t mc_samples; /**< > 0: also run a Monte Carlo check with this many samples */
+    uint64_t mc_seed;    /**< seed of the Monte Carlo generator */
+} erg_compose_options;
+
+ERG_API void erg_compose_options_init(erg_compose_options *opts);
+
+/** Per-device figures of a composed schedule. */
+typedef struct erg_device_report {
+    char id[ERG_SIG_DEVICE_MAX];
+    double static_energy_j;  /**< static power × makespan, J */
+    double dynamic_energy_j; /**< dynamic energy of its elements, J */
+    double busy_s;           /**< union of its elements' intervals, s */
+    double idle_s;           /**< makespan − busy, s */
+} erg_device_report;
+
+/** What erg reports for a schedule (paper Section 5.2). Free with erg_report_free. */
+typedef struct erg_report {
+    erg_signature total;  /**< the composite signature (Property 5.3) */
+    double energy_j;      /**< E */
+    double energy_sd_j;   /**< σ_E */
+    double time_s;        /**< T (makespan) */
+    double time_sd_s;     /**< σ_T */
+    double static_energy_j, dynamic_energy_j;
+    double confidence;    /**< P */
+    double interval_j[2]; /**< E ± c·σ_E */
+    double bias_bound_j;  /**< Σ m_i·c·σ_E_i (Eq. 13) */
+    erg_grade grade;
+    size_t n_devices;
+    erg_device_report *devices;
+    int has_mc;
+    double mc_energy_j, mc_energy_sd_j, mc_time_s, mc_time_sd_s;
+} erg_report;
+
+ERG_API void erg_report_free(erg_report *report);
+
+/**
+ * Compose a schedule: evaluate its expression literally, or its DAG with every participating
+ * device held at its static power for the whole makespan (gaps are idle elements).
+ * Errors: ERG_EINVAL, ERG_ECYCLE, ERG_ENOMEM.
+ */
+ERG_API int erg_schedule_compose(const erg_schedule *sched, const erg_compose_options *opts,
+                                 erg_report *out, erg_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
