@@ -535,53 +535,172 @@ struct outcome {
 };
 
 /* Join operands: point finish means, tree positions and total variances. */
+struct opnd;
 struct joinbuf {
-    double *m, *v, *tot;
-    size_t *idx;
+    double *m, *tot;
     uint32_t *b;
+    struct opnd *op;
 };
 
-/* Combine k operand finishes into the start of a node (event id n + node) or the makespan
- * (event id 2n): the point value is the max of the means (as the paper does); the variance is
- * Var(max) of the operands taken relative to their latest common tree event (Clark's form for two,
- * numerical integration for more; moment matching: the result is treated as Gaussian). */
+/* A join operand: a finish (or a fixed start) with its tree position, point mean and total
+ * variance; key is its ancestor just below the operands' common ancestor. */
+struct opnd {
+    uint32_t pos, key;
+    size_t orig;
+    double m, tot;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint32_t x = ((const struct opnd *)a)->key, y = ((const struct opnd *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Max of k operands: the point value is the max of the means (as the paper does); the variance
+ * is Var(max) of Gaussians (Clark's form for two, integration for more; the result is moment
+ * matched to a Gaussian, Clark 1961). Operands are taken relative to their latest common tree
+ * event L, and operands that share an event below L are first combined among themselves
+ * (recursively), so that for a series-parallel DAG the computation is the expression tree's.
+ * Correlations that do not follow the tree are neglected.
+ * Outputs: *v_out total variance, *anchor_out the event the max is relative to, *single_out the
+ * original index of the one operand the max reduces to (pruning), or -1.
+ */
+static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *m_out, double *v_out,
+                   uint32_t *anchor_out, long *single_out)
+{
+    if (k == 1) {
+        *m_out = op[0].m;
+        *v_out = op[0].tot;
+        *anchor_out = op[0].pos;
+        *single_out = (long)op[0].orig;
+        return ERG_OK;
+    }
+    uint32_t l = op[0].pos;
+    for (size_t i = 1; i < k && l != NONE; i++)
+        l = lca(g, l, op[i].pos);
+    for (size_t i = 0; i < k; i++) {
+        uint32_t u = op[i].pos;
+        op[i].key = NONE;
+        if (u == l || depth >= LCA_WALK_MAX)
+            continue;
+        int steps = 0;
+        while (u != NONE && g->tparent[u] != l && steps++ < LCA_WALK_MAX)
+            u = g->tparent[u];
+        if (u != NONE && g->tparent[u] == l)
+            op[i].key = u;
+    }
+    qsort(op, k, sizeof *op, cmp_key);
+    double *gm = malloc(k * sizeof *gm), *gv = malloc(k * sizeof *gv), *gtot = malloc(k * sizeof *gtot);
+    size_t *gidx = malloc(k * sizeof *gidx);
+    uint32_t *ganc = malloc(k * sizeof *ganc);
+    long *gsingle = malloc(k * sizeof *gsingle);
+    int rc = ERG_OK;
+    if (!gm || !gv || !gtot || !gidx || !ganc || !gsingle) {
+        rc = ERG_ENOMEM;
+        goto done;
+    }
+    double vl = vt_of(g, l);
+    size_t ng = 0;
+    for (size_t i = 0; i < k;) {
+        size_t j = i + 1;
+        if (op[i].key != NONE)
+            while (j < k && op[j].key == op[i].key)
+                j++;
+        if (j - i >= 2) {
+            rc = max_rec(g, op + i, j - i, depth + 1, &gm[ng], &gtot[ng], &ganc[ng], &gsingle[ng]);
+            if (rc != ERG_OK)
+                goto done;
+        } else {
+            gm[ng] = op[i].m;
+            gtot[ng] = op[i].tot;
+            ganc[ng] = op[i].pos;
+            gsingle[ng] = (long)op[i].orig;
+        }
+        gv[ng] = fmax(0.0, gtot[ng] - vl);
+        gidx[ng] = ng;
+        ng++;
+        i = j;
+    }
+    double pt = -HUGE_VAL;
+    for (size_t i = 0; i < ng; i++)
+        if (gm[i] > pt)
+            pt = gm[i];
+    double tot[1];
+    long surv;
+    double *mcopy = malloc(ng * sizeof *mcopy);
+    if (!mcopy) {
+        rc = ERG_ENOMEM;
+        goto done;
+    }
+    memcpy(mcopy, gm, ng * sizeof *gm);
+    rc = var_of_max(mcopy, gv, gidx, ng, tot, &surv);
+    free(mcopy);
+    if (rc != ERG_OK)
+        goto done;
+    *m_out = pt;
+    if (surv >= 0) {
+        *v_out = gtot[surv];
+        *anchor_out = ganc[surv];
+        *single_out = gsingle[surv];
+    } else {
+        *v_out = vl + tot[0];
+        *anchor_out = l;
+        *single_out = -1;
+    }
+done:
+    free(gm);
+    free(gv);
+    free(gtot);
+    free(gidx);
+    free(ganc);
+    free(gsingle);
+    return rc;
+}
+
+/* Combine k operand finishes (in jb) into the start of a node (tree event id n + node) or the
+ * makespan (id 2n). */
 static int join(struct dag *g, struct joinbuf *jb, size_t k, uint32_t event, double *start_out,
                 uint32_t *anchor_out, double *var_out)
 {
-    double pt = -HUGE_VAL;
-    for (size_t i = 0; i < k; i++)
-        if (jb->m[i] > pt)
-            pt = jb->m[i];
-    *start_out = pt;
     if (k == 1) {
+        *start_out = jb->m[0];
         *anchor_out = jb->b[0];
         *var_out = jb->tot[0];
         return ERG_OK;
     }
-    uint32_t l = jb->b[0];
-    for (size_t i = 1; i < k && l != NONE; i++)
-        l = lca(g, l, jb->b[i]);
-    double vl = vt_of(g, l);
+    struct opnd *op = jb->op;
     for (size_t i = 0; i < k; i++) {
-        jb->v[i] = fmax(0.0, jb->tot[i] - vl);
-        jb->idx[i] = i;
+        op[i].pos = jb->b[i];
+        op[i].orig = i;
+        op[i].m = jb->m[i];
+        op[i].tot = jb->tot[i];
     }
-    /* var_of_max compacts m, v and idx; b and tot keep the operands' order. */
-    double vmax;
-    long surv;
-    int rc = var_of_max(jb->m, jb->v, jb->idx, k, &vmax, &surv);
+    double v;
+    uint32_t anc;
+    long single;
+    int rc = max_rec(g, op, k, 0, start_out, &v, &anc, &single);
     if (rc != ERG_OK)
         return rc;
-    if (surv >= 0) {
-        *anchor_out = jb->b[surv];
-        *var_out = jb->tot[surv];
+    if (single >= 0) {
+        *anchor_out = jb->b[single];
+        *var_out = jb->tot[single];
         return ERG_OK;
     }
-    g->tparent[event] = l;
-    g->tdepth[event] = depth_of(g, l) + 1;
-    g->tvar[event] = vl + vmax;
+    /* The join event hangs below its most likely critical operand (the largest mean) rather than
+     * below the operands' common ancestor: later joins that meet this path again then see the
+     * correlation through it. For a series-parallel DAG nothing outside the block meets the path
+     * before the join, so the result is unchanged there. */
+    size_t crit = 0;
+    for (size_t i = 1; i < k; i++)
+        if (jb->m[i] > jb->m[crit])
+            crit = i;
+    anc = jb->b[crit];
+    g->tparent[event] = anc;
+    g->tdepth[event] = depth_of(g, anc) + 1;
+    g->tvar[event] = v;
     *anchor_out = event;
-    *var_out = vl + vmax;
+    *var_out = v;
     return ERG_OK;
 }
 
@@ -662,13 +781,13 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         g->origin0 = 0.0;
     size_t maxk = n + 1;
     struct joinbuf jb = {malloc(maxk * sizeof(double)), malloc(maxk * sizeof(double)),
-                         malloc(maxk * sizeof(double)), malloc(maxk * sizeof(size_t)),
-                         malloc(maxk * sizeof(uint32_t))};
+                         malloc(maxk * sizeof(uint32_t)), NULL};
+    jb.op = malloc(maxk * sizeof *jb.op);
     uint32_t *byst = malloc(n * sizeof *byst), *bydev = malloc(n * sizeof *bydev);
     size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
     uint64_t *hkeys = NULL;
     uint32_t *hnode = NULL, *stamp = NULL;
-    if (!jb.m || !jb.v || !jb.tot || !jb.idx || !jb.b || !byst || !bydev || !dcount) {
+    if (!jb.m || !jb.tot || !jb.b || !jb.op || !byst || !bydev || !dcount) {
         rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         goto out;
     }
@@ -884,10 +1003,9 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
     rc = ERG_OK;
 out:
     free(jb.m);
-    free(jb.v);
     free(jb.tot);
-    free(jb.idx);
     free(jb.b);
+    free(jb.op);
     free(byst);
     free(bydev);
     free(dcount);
