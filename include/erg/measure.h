@@ -199,6 +199,16 @@ ERG_API int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mo
 ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const char *device,
                                   erg_signature *out, int *m1_raised, erg_diag *diag);
 
+/**
+ * Write sig as a signature/1 file (the keys erg_signature_write_file writes, which
+ * erg_signature_read_file and `erg compose` read) with the measurement's provenance added:
+ * "flags" (the union of every summed channel's flags, names as in erg_flag_name) and
+ * "channels" (the ids summed). Written whole or not at all; "-" is stdout.
+ * Returns ERG_OK, ERG_EINVAL, ERG_EIO.
+ */
+ERG_API int erg_summary_write_signature(const char *path, const erg_signature *sig,
+                                        const erg_summary *s, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

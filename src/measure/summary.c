@@ -6,6 +6,9 @@
  */
 #include "erg/measure.h"
 
+#include "calculus/sig_json.h"
+#include "core/json.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -169,4 +172,39 @@ int erg_summary_signature(const erg_summary *s, const char *name, const char *de
     if (device)
         snprintf(out->device, sizeof out->device, "%s", device);
     return erg_signature_check(out, diag);
+}
+
+int erg_summary_write_signature(const char *path, const erg_signature *sig, const erg_summary *s,
+                                erg_diag *diag)
+{
+    if (!path || !sig || !s)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "summary_write_signature: NULL argument");
+    if (erg_signature_check(sig, diag) != ERG_OK)
+        return ERG_EINVAL;
+    json_t *body = erg__signature_to_json(sig), *root = json_object();
+    if (!body || !root) {
+        json_decref(body);
+        json_decref(root);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    json_object_set_new(root, "erg", json_string("signature/1"));
+    json_object_update(root, body);
+    json_decref(body);
+    unsigned flags = 0;
+    json_t *ids = json_array(), *fl = json_array();
+    for (size_t i = 0; i < s->n_channels; i++)
+        if (s->channels[i].in_total)
+            flags |= s->channels[i].flags;
+    for (unsigned b = 0; b < ERG_FLAG_COUNT; b++)
+        if (flags & (1u << b))
+            json_array_append_new(fl, json_string(erg_flag_name(b)));
+    for (size_t i = 0; i < s->n_total; i++)
+        json_array_append_new(ids, json_string(s->total_ids[i]));
+    json_object_set_new(root, "flags", fl);
+    json_object_set_new(root, "channels", ids);
+    int rc = erg__json_dump_file(root, path,
+                                 JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17),
+                                 diag);
+    json_decref(root);
+    return rc;
 }
