@@ -275,7 +275,7 @@ static void bprintf(struct buf *b, const char *fmt, ...)
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
-        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->cap - b->len, fmt, ap);
         va_end(ap);
         if ((size_t)n < b->cap - b->len) {
             b->len += (size_t)n;
