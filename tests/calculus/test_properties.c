@@ -339,7 +339,8 @@ static int dag_build(erg_schedule *s, int i, const int *preds, int np, int *sink
     }
     if (t->kind == T_SEQ) {
         int cur[256], nc = np;
-        memcpy(cur, preds, (size_t)np * sizeof *preds);
+        if (np > 0)
+            memcpy(cur, preds, (size_t)np * sizeof *preds);
         for (int k = 0; k < t->n; k++) {
             int out[256];
             int no = dag_build(s, t->kids[k], cur, nc, out);
