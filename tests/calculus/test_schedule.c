@@ -380,6 +380,55 @@ static void deviation_and_insensitivity(void **state)
     assert_int_equal(out.insensitive, 0);
 }
 
+/* The expression form survives a write and a read; a device-less signature takes each node's
+ * device's static power, and Axiom M1 is checked against it. */
+static void expression_round_trip_and_device_static_power(void **state)
+{
+    (void)state;
+    char src[512], path[512];
+    snprintf(src, sizeof src, "%s/examples/pipeline-2gpu.json", ERG_TEST_SOURCE_DIR);
+    snprintf(path, sizeof path, "%s/pipeline-copy.json", tmpdir);
+    erg_schedule *s = NULL;
+    erg_diag d;
+    assert_int_equal(erg_schedule_read_file(src, &s, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    erg_report a, b;
+    assert_int_equal(erg_schedule_compose(s, NULL, &a, &d), ERG_OK);
+    erg_schedule_free(s);
+    assert_int_equal(compose_file(path, &b, &d), ERG_OK);
+    erg_assert_near(a.energy_j, b.energy_j, 1e-12);
+    erg_assert_near(a.energy_sd_j, b.energy_sd_j, 1e-15);
+    erg_assert_near(a.bias_bound_j, b.bias_bound_j, 1e-15);
+    /* Section 3.3.4 example: 2 × 60 W × 9 ms static, 1.9 J dynamic; each GPU busy 6 ms. */
+    erg_assert_near(a.static_energy_j, 2 * 60 * 0.009, 1e-12);
+    erg_assert_near(a.energy_j, 1.08 + 1.9, 1e-12);
+    erg_assert_near(a.devices[0].busy_s, 0.006, 1e-15);
+    erg_assert_near(a.devices[1].idle_s, 0.003, 1e-15);
+    erg_report_free(&a);
+    erg_report_free(&b);
+
+    const char *text = "{\"erg\": \"schedule/1\", \"devices\": {\"lo\": {\"static_power_w\": 10},\n"
+                       " \"hi\": {\"static_power_w\": 100}},\n"
+                       " \"signatures\": {\"k\": {\"time_s\": 1, \"dynamic_energy_j\": 2, \"time_var_s2\": 0.01,\n"
+                       "   \"energy_var_j2\": 5}},\n"
+                       " \"nodes\": [{\"id\": \"a\", \"signature\": \"k\", \"device\": \"lo\"},\n"
+                       "           {\"id\": \"b\", \"signature\": \"k\", \"device\": \"lo\"}],\n"
+                       " \"edges\": [[\"a\", \"b\"]]}\n";
+    erg_report r;
+    assert_int_equal(compose_file(put("nodev.json", text), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 2 * (10 + 2), 1e-12);
+    erg_assert_near(r.energy_sd_j * r.energy_sd_j, 2 * 5.0, 1e-9); /* var_d = 5 − 100·0.01 each, + 100·0.02 */
+    erg_report_free(&r);
+    /* On the 100 W device, 100² × 0.01 = 100 J² > 5 J²: Axiom M1 fails for that node. */
+    char *hi = strdup(text);
+    char *p = strstr(hi, "\"device\": \"lo\"}],");
+    assert_non_null(p);
+    memcpy(p, "\"device\": \"hi\"}],", strlen("\"device\": \"hi\"}],"));
+    assert_int_equal(compose_file(put("nodev-hi.json", hi), &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "node \"b\": energy_var_j2 (5 J^2) is below"));
+    free(hi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +440,7 @@ int main(void)
         cmocka_unit_test(cycles_are_named),
         cmocka_unit_test(signature_paths_are_relative_to_the_file),
         cmocka_unit_test(deviation_and_insensitivity),
+        cmocka_unit_test(expression_round_trip_and_device_static_power),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
