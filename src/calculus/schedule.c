@@ -1358,7 +1358,6 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
                 }
             }
         }
-        o.dev_static = devbuf; /* strided below */
     } else {
         o.dev_static = devbuf;
         o.dev_dynamic = devbuf + nd;
