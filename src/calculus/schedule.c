@@ -785,13 +785,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         free(done);
         return rc;
     }
-    /* Free sources start at the earliest given start, or at 0. */
-    g->origin0 = INFINITY;
-    for (size_t i = 0; i < n; i++)
-        if (!isnan(s->nodes[i].start_s) && s->nodes[i].start_s < g->origin0)
-            g->origin0 = s->nodes[i].start_s;
-    if (!isfinite(g->origin0))
-        g->origin0 = 0.0;
+    /* Sources without a start time start at 0 s. */
+    g->origin0 = 0.0;
     size_t maxk = n + 1;
     struct joinbuf jb = {malloc(maxk * sizeof(double)), malloc(maxk * sizeof(double)),
                          malloc(maxk * sizeof(uint32_t)), NULL};

@@ -404,6 +404,19 @@ static void expression_round_trip_and_device_static_power(void **state)
     erg_assert_near(a.energy_j, 1.08 + 1.9, 1e-12);
     erg_assert_near(a.devices[0].busy_s, 0.006, 1e-15);
     erg_assert_near(a.devices[1].idle_s, 0.003, 1e-15);
+    /* The same pipeline as a DAG of scheduled elements: the same energy, devices held 9 ms. */
+    erg_report g;
+    assert_int_equal(compose_file(example("pipeline-2gpu-dag.json"), &g, &d), ERG_OK);
+    erg_assert_near(g.energy_j, a.energy_j, 1e-12);
+    erg_assert_near(g.time_s, 0.009, 1e-15);
+    for (int i = 0; i < 2; i++) {
+        erg_assert_near(g.devices[i].static_energy_j, a.devices[i].static_energy_j, 1e-12);
+        erg_assert_near(g.devices[i].busy_s, 0.006, 1e-15);
+    }
+    /* Every join is decided by ≥ 30 σ, so σ²_T is the critical path's: F1.gpu0 F1.gpu1 B1.gpu1
+     * F2.gpu1 B2.gpu1 B2.gpu0 = (1 + 1 + 4 + 1 + 4 + 4)e-10 s². */
+    erg_assert_rel(g.time_sd_s * g.time_sd_s, 15e-10, 1e-9);
+    erg_report_free(&g);
     erg_report_free(&a);
     erg_report_free(&b);
 
