@@ -414,12 +414,13 @@ static int report_cycle(const struct dag *g, const unsigned char *done, erg_diag
         if (cyc[i] < cyc[first])
             first = i;
     buf[0] = '\0';
-    for (uint32_t j = 0; j <= n_in && len < sizeof buf - 80; j++) {
+    uint32_t j = 0;
+    for (; j <= n_in && len < 300; j++) { /* an entry takes at most 68 bytes */
         uint32_t node = cyc[(first + n_in - j % n_in) % n_in];
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"%.60s\"", j ? " -> " : "", erg__node_id(s, node));
     }
-    if (len >= sizeof buf - 80)
-        snprintf(buf + sizeof buf - 80, 80, " -> ... (%u nodes)", n_in);
+    if (j <= n_in)
+        snprintf(buf + len, sizeof buf - len, " -> ... (%u nodes)", n_in);
     free(cyc);
     free(mark);
     return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle: %s", buf);

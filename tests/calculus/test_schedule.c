@@ -321,6 +321,29 @@ static void cycles_are_named(void **state)
                        " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}], \"edges\": [[\"s\", \"s\"]]}\n";
     assert_int_equal(compose_file(put("self.json", self), &r, &d), ERG_ECYCLE);
     assert_non_null(strstr(d.detail, "\"s\" -> \"s\""));
+    /* A long cycle is named by its start and its length. */
+    erg_schedule *s = erg_schedule_new();
+    assert_int_equal(erg_schedule_add_device(s, "g", 1, NAN, NULL), ERG_OK);
+    erg_signature g;
+    erg_signature_init(&g);
+    snprintf(g.name, sizeof g.name, "x");
+    snprintf(g.device, sizeof g.device, "g");
+    g.static_power_w = 1;
+    g.time_s = 1;
+    assert_int_equal(erg_schedule_add_signature(s, &g, NULL), ERG_OK);
+    char id[64], prev[64];
+    for (int i = 0; i < 500; i++) {
+        snprintf(id, sizeof id, "a-rather-long-node-name-%03d", i);
+        assert_int_equal(erg_schedule_add_node(s, id, "x", NULL, NAN, NULL), ERG_OK);
+        if (i > 0)
+            assert_int_equal(erg_schedule_add_edge(s, prev, id, NULL), ERG_OK);
+        snprintf(prev, sizeof prev, "%s", id);
+    }
+    assert_int_equal(erg_schedule_add_edge(s, prev, "a-rather-long-node-name-000", NULL), ERG_OK);
+    assert_int_equal(erg_schedule_compose(s, NULL, &r, &d), ERG_ECYCLE);
+    assert_non_null(strstr(d.detail, "cycle: \"a-rather-long-node-name-000\" -> \"a-rather-long-node-name-001\""));
+    assert_non_null(strstr(d.detail, "-> ... (500 nodes)"));
+    erg_schedule_free(s);
 }
 
 /* Signature files referenced by path, relative to the schedule's folder. */
