@@ -7,11 +7,11 @@
 
 #include <math.h>
 #include <stdarg.h>
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_parse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
 
 #define NONE ERG__STRMAP_NONE
 
@@ -31,20 +31,23 @@ static int relay(struct rd *r, int rc, const char *jpath, const erg_diag *sub)
 static int read_devices(struct rd *r, const json_t *devs)
 {
     if (!devs)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "devices: missing (an object of id -> {\"static_power_w\": W})");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "devices: missing (an object of id -> {\"static_power_w\": W})");
     if (!json_is_object(devs))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "devices: expected an object of id -> device");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "devices: expected an object of id -> device");
     const char *id;
     const json_t *d;
-    json_object_foreach((json_t *)devs, id, d) {
+    json_object_foreach((json_t *)devs, id, d)
+    {
         char jp[200];
         snprintf(jp, sizeof jp, "devices.%.150s", id);
         if (!json_is_object(d))
             return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expected an object", jp);
         double sw = NAN, iw = NAN;
         int rc;
-        if ((rc = erg__json_number(d, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &sw, r->file, jp,
-                                   r->diag)) ||
+        if ((rc = erg__json_number(d, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &sw,
+                                   r->file, jp, r->diag)) ||
             (rc = erg__json_number(d, "idle_power_w", ERG_JSON_NONNEG, &iw, r->file, jp, r->diag)))
             return rc;
         erg_diag sub;
@@ -58,17 +61,20 @@ static int read_devices(struct rd *r, const json_t *devs)
 static int read_signatures(struct rd *r, const json_t *sigs)
 {
     if (!sigs)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "signatures: missing (an object of name -> signature)");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "signatures: missing (an object of name -> signature)");
     if (!json_is_object(sigs))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "signatures: expected an object of name -> signature");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "signatures: expected an object of name -> signature");
     const char *name;
     const json_t *v;
-    json_object_foreach((json_t *)sigs, name, v) {
+    json_object_foreach((json_t *)sigs, name, v)
+    {
         char jp[200];
         snprintf(jp, sizeof jp, "signatures.%.150s", name);
         if (strlen(name) >= ERG_SIG_NAME_MAX || !name[0])
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: name empty or longer than %d bytes", jp,
-                                ERG_SIG_NAME_MAX - 1);
+            return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                "%s: name empty or longer than %d bytes", jp, ERG_SIG_NAME_MAX - 1);
         erg_signature sg;
         int rc;
         if (json_is_string(v)) {
@@ -89,13 +95,15 @@ static int read_signatures(struct rd *r, const json_t *sigs)
         } else if (json_is_object(v)) {
             /* The device's static power is the default; the device must be declared. */
             char dev[ERG_SIG_DEVICE_MAX] = "";
-            if ((rc = erg__json_string(v, "device", 0, dev, sizeof dev, r->file, jp, r->diag)) != ERG_OK)
+            if ((rc = erg__json_string(v, "device", 0, dev, sizeof dev, r->file, jp, r->diag)) !=
+                ERG_OK)
                 return rc;
             double def = NAN;
             if (dev[0]) {
                 uint32_t di = erg__device_index(r->s, dev);
                 if (di == NONE)
-                    return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"", jp, dev);
+                    return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                                        "%s.device: undeclared device \"%s\"", jp, dev);
                 def = r->s->devices[di].static_power_w;
             }
             rc = dev[0] ? erg__signature_from_json(v, def, r->file, jp, &sg, r->diag)
@@ -104,10 +112,12 @@ static int read_signatures(struct rd *r, const json_t *sigs)
                 return rc;
         } else {
             return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                "%s: expected a signature object or the path of a signature/1 file", jp);
+                                "%s: expected a signature object or the path of a signature/1 file",
+                                jp);
         }
         if (sg.device[0] && erg__device_index(r->s, sg.device) == NONE)
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"", jp, sg.device);
+            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"",
+                                jp, sg.device);
         snprintf(sg.name, sizeof sg.name, "%s", name);
         erg_diag sub;
         erg_diag_clear(&sub);
@@ -120,43 +130,50 @@ static int read_signatures(struct rd *r, const json_t *sigs)
 static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, uint32_t *out)
 {
     if (depth > 64)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expression nested deeper than 64 levels", jp);
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "%s: expression nested deeper than 64 levels", jp);
     struct erg__expr e;
     memset(&e, 0, sizeof e);
     if (json_is_string(v)) {
         const char *name = json_string_value(v);
         uint32_t si = erg__sig_index(r->s, name);
         if (si == NONE)
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s: unknown signature \"%s\"", jp, name);
+            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s: unknown signature \"%s\"", jp,
+                                name);
         const erg_signature *sg = &r->s->sigs[si];
         if (isnan(sg->static_power_w) && !sg->device[0])
             return erg_diag_set(r->diag, ERG_EINVAL, r->file,
-                                "%s: signature \"%s\" has neither static_power_w nor a device", jp, name);
+                                "%s: signature \"%s\" has neither static_power_w nor a device", jp,
+                                name);
         e.kind = ERG__EX_SIG;
         e.ref = si;
     } else if (json_is_object(v)) {
         if (json_object_size(v) != 1)
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, {\"multi\": [...]}, "
-                                "{\"idle\": {...}}",
-                                jp);
+            return erg_diag_set(
+                r->diag, ERG_EPARSE, r->file,
+                "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, {\"multi\": [...]}, "
+                "{\"idle\": {...}}",
+                jp);
         const char *key = json_object_iter_key(json_object_iter((json_t *)v));
         const json_t *arg = json_object_get(v, key);
         char sub[512];
         if (strcmp(key, "idle") == 0) {
             snprintf(sub, sizeof sub, "%s.idle", jp);
             if (!json_is_object(arg))
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expected {\"device\": D, \"time_s\": t}", sub);
+                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                    "%s: expected {\"device\": D, \"time_s\": t}", sub);
             char dev[ERG_SIG_DEVICE_MAX] = "";
             double t = 0.0;
             int rc;
-            if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, dev, sizeof dev, r->file, sub, r->diag)) ||
-                (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t, r->file, sub,
-                                       r->diag)))
+            if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, dev, sizeof dev, r->file,
+                                       sub, r->diag)) ||
+                (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t,
+                                       r->file, sub, r->diag)))
                 return rc;
             uint32_t di = erg__device_index(r->s, dev);
             if (di == NONE)
-                return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"", sub, dev);
+                return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                                    "%s.device: undeclared device \"%s\"", sub, dev);
             e.kind = ERG__EX_IDLE;
             e.ref = di;
             e.time_s = t;
@@ -168,14 +185,17 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
             else if (strcmp(key, "multi") == 0)
                 e.kind = ERG__EX_MULTI;
             else
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                    "%s: unknown operator \"%s\" (expected seq, par, multi or idle)", jp, key);
+                return erg_diag_set(
+                    r->diag, ERG_EPARSE, r->file,
+                    "%s: unknown operator \"%s\" (expected seq, par, multi or idle)", jp, key);
             if (!json_is_array(arg))
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s.%s: expected an array of operands", jp, key);
+                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                    "%s.%s: expected an array of operands", jp, key);
             size_t n = json_array_size(arg);
             if (n == 0)
-                return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.%s: empty operator (it needs at least one operand)",
-                                    jp, key);
+                return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                                    "%s.%s: empty operator (it needs at least one operand)", jp,
+                                    key);
             uint32_t *kids = malloc(n * sizeof *kids);
             if (!kids)
                 return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
@@ -188,7 +208,8 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
                 }
             }
             erg_schedule *s = r->s;
-            if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n, sizeof *s->expr_kids)) {
+            if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n,
+                          sizeof *s->expr_kids)) {
                 free(kids);
                 return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
             }
@@ -209,10 +230,10 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
 }
 
 /*
- * The reader streams the file with yajl: "nodes" and "edges" (the part that grows with the schedule)
- * are taken element by element without building a document, and keep their byte offsets so that
- * errors about them name file:line:column; "devices", "signatures" and "expr" are re-emitted as
- * small JSON texts and decoded with jansson by the functions above.
+ * The reader streams the file with yajl: "nodes" and "edges" (the part that grows with the
+ * schedule) are taken element by element without building a document, and keep their byte offsets
+ * so that errors about them name file:line:column; "devices", "signatures" and "expr" are
+ * re-emitted as small JSON texts and decoded with jansson by the functions above.
  */
 enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES };
 enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_N };
@@ -220,7 +241,7 @@ enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_N };
 struct pnode {
     size_t id, sig, dev; /* offsets into strs, or SIZE_MAX */
     double start_s;
-    size_t off;          /* byte offset of the node in the file */
+    size_t off; /* byte offset of the node in the file */
 };
 
 struct pedge {
@@ -256,7 +277,8 @@ struct st {
 
 static const char *const node_keys[] = {"id", "signature", "device", "start_s"};
 
-static void line_col(const char *buf, size_t len, size_t off, unsigned long *line, unsigned long *col)
+static void line_col(const char *buf, size_t len, size_t off, unsigned long *line,
+                     unsigned long *col)
 {
     unsigned long l = 1, c = 1;
     if (off > len)
@@ -273,7 +295,8 @@ static void line_col(const char *buf, size_t len, size_t off, unsigned long *lin
     *col = c;
 }
 
-static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...)
 {
     char where[300], detail[512];
@@ -337,7 +360,8 @@ static int node_scalar(struct st *t, int kind, const char *v, size_t n)
     struct pnode *nd = &t->nodes[i];
     if (t->node_key <= 2) {
         if (kind != K_STRING)
-            return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: expected a string", i, node_keys[t->node_key]);
+            return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: expected a string", i,
+                           node_keys[t->node_key]);
         if (memchr(v, '\0', n))
             return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: contains a NUL character", i,
                            node_keys[t->node_key]);
@@ -360,7 +384,8 @@ static int node_scalar(struct st *t, int kind, const char *v, size_t n)
     snprintf(num, sizeof num, "%.*s", (int)n, v);
     double x = strtod(num, NULL);
     if (x < 0.0)
-        return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].start_s: must not be negative (got %g)", i, x);
+        return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].start_s: must not be negative (got %g)",
+                       i, x);
     nd->start_s = x;
     return 1;
 }
@@ -382,7 +407,8 @@ static int on_scalar(struct st *t, int kind, const char *v, size_t n)
         break;
     case M_TAG:
         if (kind != K_STRING || n >= sizeof t->tag || memchr(v, '\0', n))
-            return fail_at(t, here(t), ERG_EPARSE, "format tag \"erg\" is not a string, expected \"schedule/1\"");
+            return fail_at(t, here(t), ERG_EPARSE,
+                           "format tag \"erg\" is not a string, expected \"schedule/1\"");
         memcpy(t->tag, v, n);
         t->tag[n] = '\0';
         t->seen_tag = 1;
@@ -399,10 +425,11 @@ static int on_scalar(struct st *t, int kind, const char *v, size_t n)
         if (t->depth == 1)
             return fail_at(t, here(t), ERG_EPARSE, "edges: expected an array of [from, to] pairs");
         if (t->depth == 2)
-            return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges);
+            return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                           t->n_edges);
         if (kind != K_STRING || t->edge_count >= 2 || memchr(v, '\0', n))
-            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
-                           t->n_edges - 1);
+            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
+                           "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
         {
             size_t at = keep_str(t, v, n);
             if (at == SIZE_MAX)
@@ -461,13 +488,15 @@ static int cb_start(struct st *t, int is_map)
         GEN(is_map ? yajl_gen_map_open(t->gen) : yajl_gen_array_open(t->gen));
         break;
     case M_TAG:
-        return fail_at(t, here(t), ERG_EPARSE, "format tag \"erg\" is not a string, expected \"schedule/1\"");
+        return fail_at(t, here(t), ERG_EPARSE,
+                       "format tag \"erg\" is not a string, expected \"schedule/1\"");
     case M_NODES:
         if (t->depth == 1 && is_map)
             return fail_at(t, here(t), ERG_EPARSE, "nodes: expected an array of nodes");
         if (t->depth == 2) {
             if (!is_map)
-                return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu]: expected an object", t->n_nodes);
+                return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu]: expected an object",
+                               t->n_nodes);
             if (erg__grow((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes))
                 return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
             struct pnode *nd = &t->nodes[t->n_nodes++];
@@ -485,7 +514,8 @@ static int cb_start(struct st *t, int is_map)
             return fail_at(t, here(t), ERG_EPARSE, "edges: expected an array of [from, to] pairs");
         if (t->depth == 2) {
             if (is_map)
-                return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges);
+                return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                               t->n_edges);
             if (erg__grow((void **)&t->edges, &t->cap_edges, t->n_edges + 1, sizeof *t->edges))
                 return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
             struct pedge *e = &t->edges[t->n_edges++];
@@ -493,8 +523,8 @@ static int cb_start(struct st *t, int is_map)
             e->off = here(t) ? here(t) - 1 : 0;
             t->edge_count = 0;
         } else if (t->depth >= 3) {
-            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
-                           t->n_edges - 1);
+            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
+                           "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
         }
         break;
     default:
@@ -524,14 +554,15 @@ static int cb_end(struct st *t, int is_map)
     if (t->member == M_NODES && t->depth == 2) {
         const struct pnode *nd = &t->nodes[t->n_nodes - 1];
         if (nd->id == SIZE_MAX)
-            return fail_at(t, nd->off, ERG_EPARSE, "nodes[%zu].id: required string is missing", t->n_nodes - 1);
-        if (nd->sig == SIZE_MAX)
-            return fail_at(t, nd->off, ERG_EPARSE, "nodes[%zu].signature: required string is missing",
+            return fail_at(t, nd->off, ERG_EPARSE, "nodes[%zu].id: required string is missing",
                            t->n_nodes - 1);
+        if (nd->sig == SIZE_MAX)
+            return fail_at(t, nd->off, ERG_EPARSE,
+                           "nodes[%zu].signature: required string is missing", t->n_nodes - 1);
     }
     if (t->member == M_EDGES && t->depth == 2 && t->edge_count != 2)
-        return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
-                       t->n_edges - 1);
+        return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
+                       "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
     if (t->depth == 1)
         return member_done(t);
     return 1;
@@ -609,8 +640,9 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
     return 1;
 }
 
-static const yajl_callbacks callbacks = {cb_null,      cb_bool, NULL,       NULL,           cb_number,   cb_string,
-                                         cb_start_map, cb_key,  cb_end_map, cb_start_array, cb_end_array};
+static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,         NULL,
+                                         cb_number,  cb_string,      cb_start_map, cb_key,
+                                         cb_end_map, cb_start_array, cb_end_array};
 
 /* Decode a captured member with jansson. */
 static int load_cap(struct st *t, int which, json_t **out)
@@ -670,15 +702,18 @@ static int finish(struct st *t)
         return ERG_OK;
     }
     if (!t->seen_nodes)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "a schedule needs an expr or nodes (+ edges)");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "a schedule needs an expr or nodes (+ edges)");
     if (t->n_nodes == 0)
-        return erg_diag_set(r->diag, ERG_EINVAL, r->file, "nodes: empty (a schedule needs at least one element)");
+        return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                            "nodes: empty (a schedule needs at least one element)");
     for (size_t i = 0; i < t->n_nodes; i++) {
         const struct pnode *nd = &t->nodes[i];
         erg_diag sub;
         erg_diag_clear(&sub);
         rc = erg_schedule_add_node(r->s, t->strs + nd->id, t->strs + nd->sig,
-                                   nd->dev == SIZE_MAX ? NULL : t->strs + nd->dev, nd->start_s, &sub);
+                                   nd->dev == SIZE_MAX ? NULL : t->strs + nd->dev, nd->start_s,
+                                   &sub);
         if (rc != ERG_OK) {
             fail_at(t, nd->off, rc, "nodes[%zu]: %s", i, sub.detail);
             return t->rc;
@@ -765,7 +800,8 @@ done:
     return ERG_OK;
 }
 
-/* ---------------------------------------------------------------- writer ----------------------- */
+/* ---------------------------------------------------------------- writer -----------------------
+ */
 
 static json_t *expr_json(const erg_schedule *s, uint32_t ei)
 {
@@ -863,12 +899,14 @@ int erg_schedule_write_file(const erg_schedule *s, const char *path, erg_diag *d
     json_t *root = schedule_json(s);
     if (!root)
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the schedule");
-    int rc = erg__json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
+    int rc = erg__json_dump_file(
+        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
     return rc;
 }
 
-/* ---------------------------------------------------------------- report ----------------------- */
+/* ---------------------------------------------------------------- report -----------------------
+ */
 
 int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
 {
@@ -894,7 +932,8 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
             json_t *x = json_object();
             bad |= !x || erg__json_set_number(x, "static_energy_j", d->static_energy_j) ||
                    erg__json_set_number(x, "dynamic_energy_j", d->dynamic_energy_j) ||
-                   erg__json_set_number(x, "busy_s", d->busy_s) || erg__json_set_number(x, "idle_s", d->idle_s);
+                   erg__json_set_number(x, "busy_s", d->busy_s) ||
+                   erg__json_set_number(x, "idle_s", d->idle_s);
             bad |= json_object_set_new(devs, d->id, x);
         }
         bad |= json_object_set(o, "devices", devs);
@@ -908,7 +947,8 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
         }
         if (!bad && r->has_mc) {
             json_t *x = json_object();
-            bad |= !x || json_object_set_new(x, "samples", json_integer((json_int_t)r->mc_samples)) ||
+            bad |= !x ||
+                   json_object_set_new(x, "samples", json_integer((json_int_t)r->mc_samples)) ||
                    erg__json_set_number(x, "energy_j", r->mc_energy_j) ||
                    erg__json_set_number(x, "energy_sd_j", r->mc_energy_sd_j) ||
                    erg__json_set_number(x, "time_s", r->mc_time_s) ||
@@ -922,7 +962,8 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
         json_decref(o);
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the report");
     }
-    int rc = erg__json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), diag);
+    int rc = erg__json_dump_file(
+        o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), diag);
     json_decref(o);
     return rc;
 }

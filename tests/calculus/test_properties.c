@@ -50,8 +50,8 @@ static double energy(const erg_signature *g)
     return erg_signature_energy_j(g);
 }
 
-static erg_signature op2(int (*f)(const erg_signature *, size_t, erg_signature *, erg_diag *), erg_signature a,
-                         erg_signature b)
+static erg_signature op2(int (*f)(const erg_signature *, size_t, erg_signature *, erg_diag *),
+                         erg_signature a, erg_signature b)
 {
     erg_signature ops[2] = {a, b}, r;
     erg_diag d;
@@ -60,8 +60,8 @@ static erg_signature op2(int (*f)(const erg_signature *, size_t, erg_signature *
     return r;
 }
 
-static erg_signature op3(int (*f)(const erg_signature *, size_t, erg_signature *, erg_diag *), erg_signature a,
-                         erg_signature b, erg_signature c)
+static erg_signature op3(int (*f)(const erg_signature *, size_t, erg_signature *, erg_diag *),
+                         erg_signature a, erg_signature b, erg_signature c)
 {
     erg_signature ops[3] = {a, b, c}, r;
     erg_diag d;
@@ -106,8 +106,8 @@ static void operators_associate(void **state)
         erg_assert_rel(l.energy_var_j2, r.energy_var_j2, 1e-13);
         erg_assert_rel(l.time_s, r.time_s, 1e-14);
 
-        int (*ops[2])(const erg_signature *, size_t, erg_signature *, erg_diag *) = {erg_signature_par,
-                                                                                  erg_signature_multi};
+        int (*ops[2])(const erg_signature *, size_t, erg_signature *,
+                      erg_diag *) = {erg_signature_par, erg_signature_multi};
         for (int k = 0; k < 2; k++) {
             if (k == 1) {
                 a = rsig("g0", uniform(10, 300));
@@ -155,14 +155,16 @@ static void seq_over_par_differs_by_d1(void **state)
     for (int it = 0; it < 500; it++) {
         double s = uniform(10, 300);
         erg_signature e1 = rsig("g", s), e2 = rsig("g", s), e3 = rsig("g", s);
-        erg_signature lhs = op2(erg_signature_par, op2(erg_signature_seq, e1, e2), op2(erg_signature_seq, e1, e3));
+        erg_signature lhs =
+            op2(erg_signature_par, op2(erg_signature_seq, e1, e2), op2(erg_signature_seq, e1, e3));
         erg_signature rhs = op2(erg_signature_seq, e1, op2(erg_signature_par, e2, e3));
         erg_assert_near(energy(&lhs) - energy(&rhs), e1.dynamic_energy_j, 1e-10 * energy(&lhs));
         erg_assert_near(lhs.time_s, rhs.time_s, 1e-12); /* same makespan: static terms coincide */
     }
 }
 
-/* Random expression trees for monotonicity: leaves on devices g0..g2 with per-device static power. */
+/* Random expression trees for monotonicity: leaves on devices g0..g2 with per-device static power.
+ */
 enum { T_LEAF, T_SEQ, T_PAR, T_MULTI };
 struct tnode {
     int kind, n, kids[4];
@@ -215,7 +217,7 @@ static erg_signature eval_tree(int i)
     for (int k = 0; k < t->n; k++)
         ops[k] = eval_tree(t->kids[k]);
     erg_diag d;
-    int rc = t->kind == T_SEQ ? erg_signature_seq(ops, (size_t)t->n, &r, &d)
+    int rc = t->kind == T_SEQ   ? erg_signature_seq(ops, (size_t)t->n, &r, &d)
              : t->kind == T_PAR ? erg_signature_par(ops, (size_t)t->n, &r, &d)
                                 : erg_signature_multi(ops, (size_t)t->n, &r, &d);
     if (rc != ERG_OK)
@@ -244,8 +246,9 @@ static void monotone_in_the_context_independent_algebra(void **state)
         if (!tree[leaf].in_par && urand() < 0.5) {
             double w = tree[leaf].leaf.static_power_w;
             tree[leaf].leaf.static_power_w += uniform(0.0, 50.0);
-            tree[leaf].leaf.energy_var_j2 += (tree[leaf].leaf.static_power_w * tree[leaf].leaf.static_power_w - w * w) *
-                                             tree[leaf].leaf.time_var_s2; /* keep Axiom M1 */
+            tree[leaf].leaf.energy_var_j2 +=
+                (tree[leaf].leaf.static_power_w * tree[leaf].leaf.static_power_w - w * w) *
+                tree[leaf].leaf.time_var_s2; /* keep Axiom M1 */
         }
         erg_signature after = eval_tree(0);
         if (!(energy(&after) >= before - 1e-12 * before))
@@ -296,7 +299,8 @@ static void bprintf(struct buf *b, const char *fmt, ...)
     }
 }
 
-/* Canonical SP trees on one device: par operands are leaves or seqs, seq operands leaves or pars. */
+/* Canonical SP trees on one device: par operands are leaves or seqs, seq operands leaves or pars.
+ */
 static int gen_sp(int depth, int dev, int parent_kind)
 {
     int me = n_tree++;
@@ -306,7 +310,9 @@ static int gen_sp(int depth, int dev, int parent_kind)
         t->leaf = rsig(dev_name[dev], dev_s[dev]);
         return me;
     }
-    t->kind = parent_kind == T_SEQ ? T_PAR : parent_kind == T_PAR ? T_SEQ : (urand() < 0.5 ? T_SEQ : T_PAR);
+    t->kind = parent_kind == T_SEQ   ? T_PAR
+              : parent_kind == T_PAR ? T_SEQ
+                                     : (urand() < 0.5 ? T_SEQ : T_PAR);
     t->n = 2 + (int)(urand() * 2);
     for (int i = 0; i < t->n; i++) {
         int k = gen_sp(depth - 1, dev, tree[me].kind);
@@ -382,20 +388,24 @@ static void sp_dag_equals_its_expression(void **state)
         struct buf b = {0};
         bprintf(&b, "{\"erg\": \"schedule/1\", \"devices\": {");
         for (int d = 0; d < 3; d++)
-            bprintf(&b, "%s\"%s\": {\"static_power_w\": %.17g}", d ? ", " : "", dev_name[d], dev_s[d]);
+            bprintf(&b, "%s\"%s\": {\"static_power_w\": %.17g}", d ? ", " : "", dev_name[d],
+                    dev_s[d]);
         bprintf(&b, "}, \"signatures\": {");
         int first = 1;
         erg_schedule *dag = erg_schedule_new();
         for (int d = 0; d < 3; d++)
-            assert_int_equal(erg_schedule_add_device(dag, dev_name[d], dev_s[d], NAN, NULL), ERG_OK);
+            assert_int_equal(erg_schedule_add_device(dag, dev_name[d], dev_s[d], NAN, NULL),
+                             ERG_OK);
         for (int i = 0; i < n_tree; i++) {
             if (tree[i].kind != T_LEAF)
                 continue;
             const erg_signature *g = &tree[i].leaf;
-            bprintf(&b, "%s\"s%d\": {\"device\": \"%s\", \"time_s\": %.17g, \"dynamic_energy_j\": %.17g, "
-                        "\"time_var_s2\": %.17g, \"energy_var_j2\": %.17g}",
-                    first ? "" : ", ", i, g->device, g->time_s, g->dynamic_energy_j, g->time_var_s2,
-                    g->energy_var_j2);
+            bprintf(
+                &b,
+                "%s\"s%d\": {\"device\": \"%s\", \"time_s\": %.17g, \"dynamic_energy_j\": %.17g, "
+                "\"time_var_s2\": %.17g, \"energy_var_j2\": %.17g}",
+                first ? "" : ", ", i, g->device, g->time_s, g->dynamic_energy_j, g->time_var_s2,
+                g->energy_var_j2);
             first = 0;
             erg_signature named = *g;
             snprintf(named.name, sizeof named.name, "s%d", i);
@@ -501,8 +511,9 @@ static void dag_variance_matches_monte_carlo(void **state)
         erg_diag d;
         assert_int_equal(erg_schedule_compose(s, &o, &r, &d), ERG_OK);
         assert_true(r.has_mc);
-        printf("  series-parallel %zu: sd_T %.5g (propagated) vs %.5g (Monte Carlo); sd_E %.5g vs %.5g\n", c,
-               r.time_sd_s, r.mc_time_sd_s, r.energy_sd_j, r.mc_energy_sd_j);
+        printf("  series-parallel %zu: sd_T %.5g (propagated) vs %.5g (Monte Carlo); sd_E %.5g vs "
+               "%.5g\n",
+               c, r.time_sd_s, r.mc_time_sd_s, r.energy_sd_j, r.mc_energy_sd_j);
         erg_assert_rel(r.time_sd_s, r.mc_time_sd_s, 0.04);
         erg_assert_rel(r.energy_sd_j, r.mc_energy_sd_j, 0.04);
         /* E[max] ≥ max of means: the Monte Carlo mean makespan is not below the point value. */
@@ -529,7 +540,8 @@ static void dag_variance_matches_monte_carlo(void **state)
         erg_report_free(&r);
         erg_schedule_free(s);
     }
-    printf("  random layered DAGs: rms relative error of sd_T %.3f, worst %+.3f\n", sqrt(sum2 / 20), worst);
+    printf("  random layered DAGs: rms relative error of sd_T %.3f, worst %+.3f\n", sqrt(sum2 / 20),
+           worst);
     assert_true(sqrt(sum2 / 20) < 0.10);
     assert_true(fabs(worst) < 0.30);
 }
