@@ -278,6 +278,8 @@ static int resolve_sig(const erg_schedule *s, uint32_t si, uint32_t di, erg_sign
  */
 static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_out, long *survivor)
 {
+    if (k == 0)
+        return ERG_EINVAL;
     double hi = -INFINITY;
     for (size_t i = 0; i < k; i++)
         if (m[i] - 10.0 * sqrt(v[i]) > hi)
@@ -1192,6 +1194,7 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     if (ex->kind == ERG__EX_SEQ) {
         /* ⊗ folds exactly (sums), so the children are composed one at a time. */
         erg_signature accsig, child, pair[2];
+        erg_signature_init(&accsig);
         for (uint32_t i = 0; i < ex->n; i++) {
             x->path_idx[x->depth - 1] = i;
             if ((rc = eval(x, s->expr_kids[ex->first + i], at_origin && i == 0, corun, &child, acc,
@@ -1215,7 +1218,7 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     } else {
         /* ⊕ / ⊕multi: all operands at once (n-ary Var(max)), per-device figures combined after. */
         int is_par = ex->kind == ERG__EX_PAR;
-        erg_signature *ops = malloc((size_t)ex->n * sizeof *ops);
+        erg_signature *ops = calloc((size_t)ex->n, sizeof *ops);
         double *cacc = malloc(nd * A_N * sizeof *cacc + 1);
         double *comb = calloc(nd * A_N + 1, sizeof *comb);
         if (!ops || !cacc || !comb) {
@@ -1368,6 +1371,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         x.grade = ERG_GRADE_HW_SHUNT;
         x.s_w = calloc(s->n_expr + 1, sizeof *x.s_w);
         erg_signature tot;
+        erg_signature_init(&tot);
         if (!x.s_w)
             rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         else

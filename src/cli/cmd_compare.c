@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char compare_help[] =
     "Usage: erg compare A.json B.json [--confidence P] [--json]\n\n"
@@ -56,6 +57,8 @@ static int run_compare(int argc, char **argv)
         return erg_cli_usage("compare", "expected two schedule files, A.json and B.json");
     const char *pa = argv[optind], *pb = argv[optind + 1];
     erg_report a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
     int st = erg_cli_compose_file(pa, &co, &a);
     if (st != 0)
         return st;

@@ -187,6 +187,7 @@ static int run_compose(int argc, char **argv)
         return erg_cli_usage("compose", "--measured and --measured-sd must not be negative");
     const char *path = argv[optind];
     erg_report r;
+    memset(&r, 0, sizeof r);
     int st = erg_cli_compose_file(path, &co, &r);
     if (st != 0)
         return st;
