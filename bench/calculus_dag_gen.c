@@ -17,6 +17,8 @@ static double unit(uint64_t *s)
 int erg_bench_write_random_dag(FILE *out, size_t n, unsigned devices, size_t window, uint64_t seed)
 {
     uint64_t st = seed;
+    if (devices == 0 || window == 0)
+        return -1;
     enum { SIGS = 64 };
     fprintf(out,
             "{\"erg\": \"schedule/1\",\n \"name\": \"random DAG, %zu elements\",\n \"devices\": {",
