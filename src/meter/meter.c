@@ -97,9 +97,7 @@ static const struct erg__backend_ops *const registry[] = {
 #ifdef ERG_HAVE_NVML
     &erg__backend_nvml,
 #endif
-#ifdef ERG_HAVE_HWMON
     &erg__backend_hwmon,
-#endif
     &erg__backend_estimator,
 };
 
