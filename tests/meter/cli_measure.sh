@@ -93,6 +93,26 @@ grep -q "^erg: $T/bad.json:2:" "$T/err" || fail "bad calibration names file:line
 XDG_CACHE_HOME=$T/none "$erg" measure --stable --backends rapl-sysfs -- true > /dev/null 2> "$T/err"; [ $? -eq 2 ] || fail "--stable without calibration: exit 2"
 "$erg" calibrate --duration 0.01 2> "$T/err"; [ $? -eq 2 ] || fail "calibrate bad duration"
 
+# --- NVML through the fake library: the command advances the GPU's energy counter file
+if [ -n "${ERG_FAKE_NVML:-}" ]; then
+    export FAKE_NVML_FILE=$T/nvml.txt
+    printf '1 0\n1000 50000 0 0 0 40\n' > "$FAKE_NVML_FILE"
+    echo 1000 > "$T/gpu_mj"
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" meters --json --no-probe --backends nvml > "$T/out" 2> "$T/err" || fail "nvml meters"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","backend":"nvml","domain":"gpu","device":"gpu-0","label":"FakeGPU0GPU-fake-0000","grade":"hw_shunt"' "$T/flat" || fail "nvml channel"
+    gcmd='sleep 0.2; read e < "$1"; e=$(expr "$e" + 3000); echo $e > "$1"; printf "1 0\n%s 50000 0 0 0 40\n" $e > "$0"; sleep 0.05'
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 2 --json --baseline none --backends nvml -- sh -c "$gcmd" "$FAKE_NVML_FILE" "$T/gpu_mj" > "$T/out" 2> "$T/err" || fail "nvml measure"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"ok","reason":"","flags":\[\],"energy_j":{"mean":3.0,"sd":0.0}' "$T/flat" || fail "nvml 3 J per run (mJ counter)"
+    # an NVML error inside the run: no figure, not a wrong one
+    lcmd='printf "1 0\n7000 50000 15 0 0 40\n" > "$0"; sleep 0.3; printf "1 0\n9000 50000 0 0 0 40\n" > "$0"; sleep 0.05'
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 1 --period 0.02 --json --baseline none --backends nvml -- sh -c "$lcmd" "$FAKE_NVML_FILE" > "$T/out" 2> "$T/err" || fail "nvml lost measure"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"error"' "$T/flat" || fail "nvml error mid-window gives no figure"
+    unset FAKE_NVML_FILE
+fi
+
 # --- no usable meter: exit 3
 rm -rf "$PC"; mkdir -p "$PC"
 "$erg" measure --backends rapl-sysfs -- true > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "no meter: exit 3"
