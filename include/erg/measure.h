@@ -193,7 +193,8 @@ ERG_API int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mo
  * The signature/1 of a summary (paper Section 4.3): s = static_power_w, T = mean time,
  * d = max(0, E − s·T) with E the mean gross total, σ²_T and σ²_E the sample variances over runs;
  * σ²_E is raised to s²·σ²_T where sampling noise left it lower (Axiom M1), and *m1_raised is set.
- * grade = total grade, runs = n. name and device are copied (may be NULL).
+ * grade = total grade, runs = n. name is copied (may be NULL); device is copied, or when NULL
+ * is the device of the summed channels if they share one, else "host".
  * Returns ERG_OK or ERG_EINVAL (no total).
  */
 ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const char *device,
