@@ -46,6 +46,7 @@ int main(void)
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
     erg_measurement r;
     erg_window_end(mon, "burn", 0, &r, NULL);
+    printf("burn checksum %g\n", (double)x);
     int bad = 0, good = 0;
     for (size_t i = 0; i < r.n_channels; i++) {
         const erg_channel_reading *c = &r.channels[i];
