@@ -261,10 +261,12 @@ static void scan_device(struct state *s, const struct dev *d)
             continue;
         erg__fmt(file, sizeof file, "temp%d_label", k);
         read_label(env, d->dir, file, label, sizeof label);
+        char what[16];
+        erg__fmt(what, sizeof what, "temp%d", k);
         struct temp *t = &s->t[s->nt++];
         t->fd = fd;
         t->is_gpu = strcmp(d->name, "amdgpu") == 0 || strcmp(d->name, "nouveau") == 0;
-        erg__fmt(t->id, sizeof t->id, "hwmon:%.28s/%.28s", d->ident, label[0] ? label : file);
+        erg__fmt(t->id, sizeof t->id, "hwmon:%.28s/%.28s", d->ident, label[0] ? label : what);
     }
 }
 

@@ -71,6 +71,7 @@ struct erg_meter {
     pthread_cond_t cv;
     int running, stop;
     double period_s;
+    uint64_t last_poll_ns;
 };
 
 struct snap_chan {
@@ -593,14 +594,21 @@ static void update_power(struct chan *ch, uint64_t v, uint64_t t)
     ch->n_reads++;
 }
 
+/* One poll: read every backend, then stamp the whole poll with one CLOCK_MONOTONIC time, so that
+ * integration intervals and window times are the same intervals. */
 static void poll_locked(erg_meter *m)
 {
     for (size_t bi = 0; bi < m->n_be; bi++) {
         struct backend *b = &m->be[bi];
+        if (b->state && b->n)
+            b->ops->read(b->state, b->ticks, b->st, b->n);
+    }
+    uint64_t t = m->env.io.now_ns(m->env.io.ud);
+    m->last_poll_ns = t;
+    for (size_t bi = 0; bi < m->n_be; bi++) {
+        struct backend *b = &m->be[bi];
         if (!b->state || !b->n)
             continue;
-        b->ops->read(b->state, b->ticks, b->st, b->n);
-        uint64_t t = m->env.io.now_ns(m->env.io.ud);
         for (size_t k = 0; k < b->n && b->first + k < m->n_ch; k++) {
             struct chan *ch = &m->ch[b->first + k];
             if (!ch->usable)
@@ -654,7 +662,7 @@ int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s)
         return ERG_EINVAL;
     pthread_mutex_lock(&m->mu);
     poll_locked(m);
-    s->t_ns = m->env.io.now_ns(m->env.io.ud);
+    s->t_ns = m->last_poll_ns;
     s->cpu_ns = cpu_time_ns();
     for (size_t i = 0; i < s->n; i++) {
         const struct chan *c = &m->ch[i];

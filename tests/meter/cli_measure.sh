@@ -84,6 +84,18 @@ grep -q '"runs": 2' "$T/sig.json" || fail "signature runs"
 tr -d ' \n' < "$T/out" > "$T/flat"
 grep -q '"runs":0,"runs_attempted":2,"exit_status":7' "$T/flat" || fail "exit status reported"
 
+# --- warm-up runs are run, not measured; CSV output
+echo 0 > "$T/count"
+"$erg" measure -r 2 --warmup 3 --csv --baseline none --backends rapl-sysfs -- sh -c 'read n < "$0"; echo $((n+1)) > "$0"' "$T/count" > "$T/out" 2> "$T/err" || fail "warmup measure"
+[ "$(cat "$T/count")" = 5 ] || fail "3 warm-up + 2 measured runs"
+head -1 "$T/out" | grep -q '^id,domain,device,grade,state,flags,energy_j_mean,energy_j_sd,' || fail "csv header"
+grep -q '^rapl-sysfs:psys,psys,psys,hw_shunt,' "$T/out" || fail "csv psys row"
+grep -q '^total,' "$T/out" || fail "csv total row"
+
+# --- a command that cannot start: exit 2, said
+"$erg" measure --backends rapl-sysfs -- "$T/no-such-command" > /dev/null 2> "$T/err"; [ $? -eq 2 ] || fail "unstartable command: exit 2"
+grep -q "cannot run" "$T/err" || fail "unstartable command message"
+
 # --- bad input: exit 2 with one line naming the file and place
 "$erg" measure 2> "$T/err"; [ $? -eq 2 ] || fail "no command: exit 2"
 "$erg" measure -r x -- true 2> "$T/err"; [ $? -eq 2 ] || fail "bad -r: exit 2"
