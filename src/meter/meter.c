@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 /* Anomaly counters kept per channel; a window's flags are the counters that moved in it. */
-enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_COUNT };
+enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_STALE, EV_COUNT };
 
 /* CPU (or GPU) time below which a frozen counter is not judged (the issue: 10 ms). */
 #define LIVENESS_BUSY_S 0.010
@@ -43,6 +43,7 @@ struct chan {
     uint64_t acc_ticks;
     double acc_j;
     uint64_t n_reads;
+    uint64_t changed_t_ns; /* power: when the reading last changed */
     int last_ok;
     uint64_t ev[EV_COUNT];
 };
@@ -583,6 +584,12 @@ static void update_power(struct chan *ch, uint64_t v, uint64_t t)
         /* hold semantics: the previous sample holds until this one, over the actual time */
         if (ch->have_prev)
             ch->acc_j += (double)ch->prev * c->joules_per_tick * (double)(t - ch->prev_t_ns) * 1e-9;
+        /* a vendor reading that has not changed for 10 s is stale (JouleClaw notes: a value held
+         * 10 s gives no live figure); flagged */
+        if (!ch->have_prev || v != ch->prev)
+            ch->changed_t_ns = t;
+        else if (t - ch->changed_t_ns > 10000000000ull)
+            ch->ev[EV_STALE]++;
     } else {
         /* estimate: the value is the mean power over the interval that ends now */
         if (ch->have_prev)
@@ -807,7 +814,7 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
             r->flags |= ERG_FLAG_GLITCH;
         if (ev[EV_UNIT])
             r->flags |= ERG_FLAG_UNIT_SUSPECT;
-        if (ev[EV_TRANSIENT])
+        if (ev[EV_TRANSIENT] || ev[EV_STALE])
             r->flags |= ERG_FLAG_STALE;
         double busy_s = (c->domain == ERG_DOMAIN_GPU ? 0.0 : out->cpu_s) + extra_busy_s;
         uint64_t dticks = y->acc_ticks - x->acc_ticks;
@@ -841,7 +848,9 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
                      "read too rarely: a wrap of %.6g J may be hidden; not guessed",
                      (double)c->wrap_ticks * c->joules_per_tick);
         } else if (c->kind == ERG_KIND_COUNTER && dticks == 0 && busy_s >= LIVENESS_BUSY_S &&
-                   c->domain != ERG_DOMAIN_UNCORE && c->domain != ERG_DOMAIN_DRAM) {
+                   c->domain != ERG_DOMAIN_UNCORE) {
+            /* uncore (PP1, client graphics) may legitimately idle at 0 W while the CPU works;
+             * package, core, dram (refresh alone draws watts), psys and GPUs may not */
             r->state = ERG_READING_NOT_LIVE;
             erg__fmt(r->reason, sizeof r->reason,
                      "counter did not move while the work used %.0f ms of %s time: not live, "
@@ -900,7 +909,7 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
         if (b->ch[i].acc_ticks != a->ch[i].acc_ticks) {
             ch->live = 1;
         } else if (cpu_s >= LIVENESS_BUSY_S && c->domain != ERG_DOMAIN_GPU &&
-                   c->domain != ERG_DOMAIN_UNCORE && c->domain != ERG_DOMAIN_DRAM) {
+                   c->domain != ERG_DOMAIN_UNCORE) {
             ch->live = 0;
             ch->usable = 0;
             erg__fmt(ch->reason, sizeof ch->reason,

@@ -54,7 +54,8 @@ burn='i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done'
 tr -d ' \n' < "$T/out" > "$T/flat"
 grep -q '"id":"rapl-sysfs:package-0","domain":"package","device":"package-0","grade":"hw_shunt","state":"not_live"' "$T/flat" || fail "frozen package not_live"
 grep -q '"energy_j":{"mean":null' "$T/flat" || fail "frozen gives null, not 0"
-grep -q '"grade":"estimator","channels":\["rapl-sysfs:package-0/dram","estimator:cpu"\]' "$T/flat" || fail "estimator fallback (dram still summed)"
+grep -q '"id":"rapl-sysfs:package-0/dram","domain":"dram","device":"package-0","grade":"hw_shunt","state":"not_live"' "$T/flat" || fail "frozen dram not_live"
+grep -q '"grade":"estimator","channels":\["estimator:cpu"\]' "$T/flat" || fail "estimator fallback"
 grep -q '"note":"thetotalrestsontheestimator' "$T/flat" || fail "estimate note"
 
 # --- a glitch that recovers inside the run: flagged, skipped, never counted twice
@@ -129,6 +130,9 @@ fi
 rm -rf "$PC"; mkdir -p "$PC"
 "$erg" measure --backends rapl-sysfs -- true > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "no meter: exit 3"
 ERG_ROOT=$T/nonexistent "$erg" meters > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "missing root: exit 3"
+"$erg" measure --min-grade hw_shunt -r 1 -- true > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "--min-grade hw_shunt on the estimator: exit 3"
+grep -q "total grade estimator is below the required hw_shunt" "$T/err" || fail "--min-grade message"
+"$erg" measure --min-grade estimator -r 1 -- true > /dev/null 2> "$T/err" || fail "--min-grade estimator: exit 0"
 "$erg" meters --no-probe > "$T/out" 2>&1 || fail "meters with estimator only"
 grep -q 'no intel-rapl zones' "$T/out" || fail "empty powercap reason"
 grep -q 'figures come from the estimator' "$T/out" || fail "estimate note in meters"

@@ -163,6 +163,18 @@ static void power_integrated_with_hold_semantics(void **state)
     erg_meter_snapshot_take(m, b);
     erg_meter_diff(m, a, b, 0, &r);
     assert_int_equal(r.channels[i].state, ERG_READING_BELOW_RESOLUTION);
+    /* a reading that has not changed for over 10 s is flagged stale (still integrated) */
+    int in = fake_find(m, "hwmon:ina3221@1-0040/VDD_IN");
+    erg_meter_snapshot_take(m, a);
+    for (int k = 0; k < 3; k++) {
+        fake_now_ns += 6000000000u;
+        erg_meter_poll(m);
+    }
+    erg_meter_snapshot_take(m, b);
+    erg_meter_diff(m, a, b, 0, &r);
+    assert_int_equal(r.channels[in].state, ERG_READING_OK);
+    assert_true(r.channels[in].flags & ERG_FLAG_STALE);
+    erg_assert_near(r.channels[in].energy_j, 5.0 * 18, 1e-9); /* 5 W × 18 s */
     /* an impossible reading is discarded and flagged */
     fake_write(root, "sys/class/hwmon/hwmon0/power1_average", "9000000000000\n");
     erg_meter_snapshot_take(m, a);
