@@ -50,7 +50,11 @@ ERG_API void erg_monitor_close(erg_monitor *mon);
 
 /**
  * Begin the window called name (1..63 bytes): poll every channel and record a snapshot.
- * Windows may nest and overlap; names must be distinct among open windows.
+ * Windows may nest and overlap; names must be distinct among open windows. Without the sampler
+ * (erg_meter_sampler_start), a window longer than a counter's wrap time at its maximum power
+ * (RAPL: about 262 kJ / 1 kW ≈ 4 minutes; 32-bit MSRs much less) is reported ambiguous, and
+ * power-only channels are integrated from the two end samples only: start the sampler for long
+ * windows or power sources.
  * Returns ERG_OK; ERG_EINVAL (bad name, a window of that name already open, too many windows:
  * diag says which).
  */
