@@ -716,6 +716,22 @@ static void select_total(const erg_meter *m, erg_measurement *out)
             if (ok[i] && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE &&
                 (psys < 0 || r[i].grade < r[psys].grade))
                 psys = (int)i;
+        if (psys >= 0) {
+            /* psys contains the packages and dram: if it reads less than they do, it is not the
+             * container it claims to be here, and the parts are summed instead */
+            double parts = 0.0;
+            for (size_t i = 0; i < n; i++)
+                if (ok[i] && m->ch[i].c->kind == ERG_KIND_COUNTER &&
+                    (r[i].domain == ERG_DOMAIN_PACKAGE || r[i].domain == ERG_DOMAIN_DRAM))
+                    parts += r[i].energy_j;
+            if (r[psys].energy_j < parts * 0.99 - 1e-3) {
+                erg__fmt(r[psys].reason, sizeof r[psys].reason,
+                         "read %.6g J, less than the %.6g J of the packages and dram it contains: "
+                         "not summed",
+                         r[psys].energy_j, parts);
+                psys = -1;
+            }
+        }
         int any_cpu = 0;
         if (psys >= 0) {
             r[psys].in_total = 1;
@@ -913,7 +929,7 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
             ch->live = 0;
             ch->usable = 0;
             erg__fmt(ch->reason, sizeof ch->reason,
-                     "frozen: did not move across %.0f ms of CPU load; declined, no %s figure",
+                     "frozen: did not move across %.0f ms of CPU load; no %s figure",
                      cpu_s * 1e3, erg_grade_name(c->grade));
         }
     }
