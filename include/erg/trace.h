@@ -172,8 +172,10 @@ typedef struct erg_trace_device {
     size_t activities;
     double busy_s;                 /**< union of its activity intervals */
     double idle_s;                 /**< makespan − busy_s */
-    double static_energy_j;        /**< static_power_w × makespan */
-    double idle_static_energy_j;   /**< static_power_w × idle_s: the energy the idle time wastes */
+    double static_energy_j;        /**< static_power_w × busy_s + idle power × idle_s: the device
+                                        is held over the whole makespan (= static_power_w ×
+                                        makespan when the rules give no idle_power_w) */
+    double idle_static_energy_j;   /**< idle power × idle_s: the energy its idle time wastes */
     double dynamic_energy_j;
     double compute_s;              /**< union of its non-collective kernel intervals */
     double communication_s;        /**< union of its collective intervals */

@@ -721,6 +721,8 @@ static void set_parse_error(pctx *c, yajl_handle h, const char *path, const void
     size_t at = yajl_get_bytes_consumed(h);
     if (at > chunk_len)
         at = chunk_len;
+    if (at > 0)
+        at--; /* yajl has consumed the offending byte: point at it */
     uint64_t off = chunk_off + at;
     unsigned char *msg = yajl_get_error(h, 0, chunk, chunk_len);
     char what[160];

@@ -225,7 +225,7 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
                                                 t->devs[a->device].name);
         long r = memo[k];
         p->rule[i] = r;
-        double dur_s = (double)a->dur_ns * 1e-9;
+        double dur_s = (double)a->dur_ns / 1e9;
         if (r < 0) {
             p->dyn_j[i] = 0;
             p->dyn_var_j2[i] = 0;
@@ -290,7 +290,7 @@ static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out,
                  cat_names[a->cat], erg__strtab_get(&t->misc, a->stream),
                  p->rule[i] < 0 ? ",\"unmatched\":true" : "");
         sig.static_power_w = p->static_w[a->device];
-        sig.time_s = (double)a->dur_ns * 1e-9;
+        sig.time_s = (double)a->dur_ns / 1e9;
         sig.dynamic_energy_j = p->dyn_j[i];
         sig.time_var_s2 = 0;
         sig.energy_var_j2 = p->dyn_var_j2[i];
@@ -300,7 +300,7 @@ static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out,
             goto fail;
         char id[32];
         snprintf(id, sizeof id, "a%zu", i);
-        st = erg_schedule_add_node(s, id, sig.name, sig.device, (double)p->start_ns[i] * 1e-9,
+        st = erg_schedule_add_node(s, id, sig.name, sig.device, (double)p->start_ns[i] / 1e9,
                                    diag);
         if (st != ERG_OK)
             goto fail;
@@ -420,7 +420,6 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
                            erg_diag *diag)
 {
     size_t n = t->n_acts;
-    double makespan_s = (double)p->makespan_ns * 1e-9;
     order *v = malloc(n * sizeof *v);
     agg *by_name = calloc(t->names.n, sizeof *by_name);
     agg *unm = calloc(t->names.n * ERG_TRACE_CAT_COUNT, sizeof *unm);
@@ -441,7 +440,7 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
     }
     for (size_t i = 0; i < n; i++) {
         const erg__act *a = &t->acts[i];
-        double dur_s = (double)a->dur_ns * 1e-9;
+        double dur_s = (double)a->dur_ns / 1e9;
         erg_trace_group *g = &r->categories[a->cat];
         g->count++;
         g->time_s += dur_s;
@@ -478,10 +477,14 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
         int64_t uc = union_ns(t, p, v, from, k, compute);
         int64_t um = union_ns(t, p, v, from, k, comm);
         int64_t ub = union_ns(t, p, v, from, k, compute | comm);
-        rd->busy_s = (double)busy * 1e-9;
-        rd->idle_s = (double)(p->makespan_ns - busy) * 1e-9;
-        rd->static_energy_j = rd->static_power_w * makespan_s;
-        rd->idle_static_energy_j = rd->static_power_w * rd->idle_s;
+        rd->busy_s = (double)busy / 1e9;
+        rd->idle_s = (double)(p->makespan_ns - busy) / 1e9;
+        /* Held over the whole makespan: static power while busy, and its idle power (the
+         * static power unless the rules give idle_power_w) over the gaps, as erg_schedule_compose
+         * does with its idle elements. */
+        double idle_w = isnan(p->idle_w[d]) ? p->static_w[d] : p->idle_w[d];
+        rd->idle_static_energy_j = idle_w * rd->idle_s;
+        rd->static_energy_j = rd->static_power_w * rd->busy_s + rd->idle_static_energy_j;
         for (size_t q = from; q < k; q++)
             rd->dynamic_energy_j += p->dyn_j[v[q].i];
         rd->compute_s = (double)uc * 1e-9;
