@@ -446,6 +446,7 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
         g->time_s += dur_s;
         g->energy_j += p->dyn_j[i];
         agg *b = &by_name[a->name];
+        b->cat = b->count == 0 || b->cat == a->cat ? a->cat : -1; /* -1: the name spans categories */
         b->name = a->name;
         b->count++;
         b->time_s += dur_s;
@@ -518,13 +519,8 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t k = 0; k < r->n_top; k++) {
-        const char *nm = erg__strtab_get(&t->names, by_name[k].name);
-        int cat = -1;
-        for (size_t i = 0; i < n && cat != -2; i++) /* category, or -1 when the name spans several */
-            if (t->acts[i].name == by_name[k].name)
-                cat = cat == -1 || cat == t->acts[i].cat ? t->acts[i].cat : -2;
-        r->top[k] = (erg_trace_group){nm, cat < 0 ? -1 : cat, by_name[k].count, by_name[k].time_s,
-                                      by_name[k].energy_j};
+        r->top[k] = (erg_trace_group){erg__strtab_get(&t->names, by_name[k].name), by_name[k].cat,
+                                      by_name[k].count, by_name[k].time_s, by_name[k].energy_j};
     }
     for (size_t k = 0; k < mu; k++)
         r->unmatched_names[k] = (erg_trace_group){erg__strtab_get(&t->names, unm[k].name),
