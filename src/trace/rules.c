@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "erg/store.h"
 
 #include "core/file.h"
 #include "core/json.h"
@@ -91,7 +94,8 @@ static int read_device(const json_t *obj, int need_match, erg__dev_rule *out, co
     return ERG_OK;
 }
 
-/* A signature named by a rule: a path (relative to base_dir) or a bare name → <base_dir>/<name>.json */
+/* A signature named by a rule: a path (relative to base_dir), or a bare name: <base_dir>/<name>.json
+ * when that file exists, else the entry of that name in the signature store (erg/store.h). */
 static int load_signature(const char *ref, const char *base_dir, erg_signature *out,
                           const char *file, const char *path, erg_diag *diag)
 {
@@ -105,12 +109,35 @@ static int load_signature(const char *ref, const char *base_dir, erg_signature *
         snprintf(p, sizeof p, "%s/%s.json", base_dir, ref);
     erg_diag sub;
     erg_diag_clear(&sub);
-    int st = erg_signature_read_file(p, out, &sub);
+    int st;
+    if (is_path || access(p, F_OK) == 0) {
+        st = erg_signature_read_file(p, out, &sub);
+    } else {
+        char db[4096];
+        erg_store *store = NULL;
+        st = erg_store_default_path(db, sizeof db);
+        if (st != ERG_OK) {
+            st = erg_diag_set(&sub, ERG_ENOENT, p,
+                              "no such file, and no signature store (set ERG_STORE)");
+        } else {
+            st = erg_store_open(db, 0, &store, &sub);
+            if (st == ERG_OK) {
+                st = erg_store_get(store, ref, out, &sub);
+                if (st == ERG_ENOENT)
+                    erg_diag_set(&sub, st, db, "not in %s/%s.json nor in the signature store",
+                                 base_dir, ref);
+            } else if (st == ERG_ENOENT) {
+                erg_diag_set(&sub, st, p, "no such file, and the signature store %s does not exist",
+                             db);
+            }
+            erg_store_close(store);
+        }
+    }
     if (st != ERG_OK) {
         char msg[512];
         erg_diag_format(&sub, msg, sizeof msg);
-        return erg_diag_set(diag, st, file, "%s.signature: cannot use signature \"%s\" (%s): %s",
-                            path, ref, p, msg);
+        return erg_diag_set(diag, st, file, "%s.signature: cannot use signature \"%s\": %s", path,
+                            ref, msg);
     }
     if (!(out->time_s > 0))
         return erg_diag_set(diag, ERG_EINVAL, file,

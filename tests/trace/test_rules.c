@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "erg/store.h"
 #include "erg/trace.h"
 #include "trace/trace_internal.h"
 
@@ -118,6 +119,24 @@ static void signature_rules_by_path_and_by_name(void **state)
     erg_trace_free(t);
     erg_rules_free(r);
 
+    /* A bare name that is no file is looked up in the signature store ($ERG_STORE). */
+    char db[256];
+    snprintf(db, sizeof db, "%s/store.db", dir);
+    setenv("ERG_STORE", db, 1);
+    erg_store *store = NULL;
+    assert_int_equal(erg_store_open(db, 1, &store, &d), ERG_OK);
+    snprintf(sig.name, sizeof sig.name, "mlp");
+    sig.dynamic_energy_j = 0.25;
+    assert_int_equal(erg_store_put(store, &sig, &d), ERG_OK);
+    erg_store_close(store);
+    r = ok_rules("{\"erg\": \"rules/1\", \"rules\": ["
+                 "{\"category\": \"kernel\", \"signature\": \"mlp\"}]}",
+                 dir);
+    erg_assert_near(r->rules[0].sig.dynamic_energy_j, 0.25, 0);
+    assert_string_equal(r->rules[0].sig.name, "mlp");
+    erg_rules_free(r);
+    unlink(db);
+
     /* A missing signature is named in the error. */
     erg_rules *bad = NULL;
     static const char missing[] = "{\"erg\": \"rules/1\", \"rules\": [{\"category\": \"kernel\","
@@ -127,6 +146,7 @@ static void signature_rules_by_path_and_by_name(void **state)
     assert_non_null(strstr(d.detail, "rules[0].signature"));
     assert_non_null(strstr(d.detail, "nope"));
     assert_null(bad);
+    unsetenv("ERG_STORE");
     unlink(path);
     rmdir(dir);
 }
