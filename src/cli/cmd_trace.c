@@ -169,12 +169,18 @@ static int run_import(int argc, char **argv)
     return rc;
 }
 
-static void print_table(const erg_trace_report *r, const erg_trace *trace)
+static void print_table(const erg_trace_report *r, const erg_trace *trace, const char *rules)
 {
     const erg_trace_stats *s = &r->stats;
     printf("%zu GPU activities from %zu file%s on %zu device%s, grade %s\n", s->activities,
            s->files, s->files == 1 ? "" : "s", r->n_devices, r->n_devices == 1 ? "" : "s",
            erg_grade_name(r->grade));
+    if (rules)
+        printf("rules    %s\n", rules);
+    else
+        printf("rules    erg's built-in A100/H100 defaults (rules/default.json): estimates from\n"
+               "         datasheets, the energy-calculus paper and ML.ENERGY averages, not "
+               "measurements\n");
     printf("energy   %.6g J ± %.3g J over %.6g s (static %.6g J, dynamic %.6g J)\n\n", r->energy_j,
            r->energy_sd_j, r->time_s, r->static_energy_j, r->dynamic_energy_j);
     printf("%-14s %-26s %10s %10s %10s %13s %11s\n", "device", "name", "busy_s", "idle_s",
@@ -254,7 +260,7 @@ static int run_report(int argc, char **argv)
         }
         erg_trace_report_free(&rep);
     } else {
-        print_table(&rep, trace);
+        print_table(&rep, trace, o.rules);
         erg_trace_report_free(&rep);
     }
     erg_trace_free(trace);

@@ -976,7 +976,10 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
             st = erg_diag_set(diag, c.status, name, "%s", c.err);
             goto out;
         }
-        if (ys != yajl_status_ok) {
+        /* The JSON Array Format may omit its closing "]" (a tracer that was killed): accept an
+         * end between two events, as the Trace Event Format document allows. */
+        int open_array_ok = c.top_seen == 2 && c.depth == 1 && !c.in_event;
+        if (ys != yajl_status_ok && !open_array_ok) {
             unsigned long line, col;
             line_col(path, mem, mem_len, total, &line, &col);
             char where[256];

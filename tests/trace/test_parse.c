@@ -123,6 +123,20 @@ static void array_format_and_begin_end_pairs(void **state)
     assert_int_equal(s.unclosed_begin, 1);
     assert_string_equal(t->devs[0].id, "rank0/gpu0");
     erg_trace_free(t);
+
+    /* The array format may lack its closing bracket, even after a trailing comma. */
+    t = ok_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 2},\n"
+                 " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 2},\n");
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.activities, 2);
+    erg_trace_free(t);
+    /* ... but not in the middle of an event. */
+    erg_diag d;
+    t = erg_trace_new();
+    assert_int_equal(read_str(t, "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, ", &d),
+                     ERG_EPARSE);
+    assert_non_null(strstr(d.detail, "ends early"));
+    erg_trace_free(t);
 }
 
 static void durations_problems_are_counted_not_fatal(void **state)
