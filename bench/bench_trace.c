@@ -50,6 +50,23 @@ int main(int argc, char **argv)
         return 2;
     }
     double t2 = now_s();
+    /* Breakdown of the report: building the schedule, and composing it (calculus). */
+    erg_schedule *sched = NULL;
+    erg_compose_options co;
+    erg_compose_options_init(&co);
+    erg_report cr;
+    if (erg_trace_schedule(t, r, NULL, &sched, &d) != ERG_OK) {
+        fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+        return 2;
+    }
+    double t3 = now_s();
+    if (erg_schedule_compose(sched, &co, &cr, &d) != ERG_OK) {
+        fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+        return 2;
+    }
+    double t4 = now_s();
+    erg_report_free(&cr);
+    erg_schedule_free(sched);
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
     double mb = (double)s.json_bytes / 1e6;
@@ -60,6 +77,8 @@ int main(int argc, char **argv)
     printf("report %.3f s (schedule + compose + accounting)  total %.3f s  %.1f MB/s  "
            "peak_rss %.1f MiB\n",
            t2 - t1, t2 - t0, mb / (t2 - t0), peak_rss_mb());
+    printf("  of which: build schedule %.3f s, erg_schedule_compose %.3f s, trace accounting %.3f s\n",
+           t3 - t2, t4 - t3, (t2 - t1) - (t4 - t2));
     printf("energy %.6g J ± %.3g J over %.6g s\n", rep.energy_j, rep.energy_sd_j, rep.time_s);
     erg_trace_report_free(&rep);
     erg_rules_free(r);
