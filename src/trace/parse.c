@@ -671,6 +671,8 @@ static void line_col(const char *path, const void *buf, size_t buf_len, uint64_t
 {
     *line = 1;
     *col = 1;
+    if (!buf && strcmp(path, "-") == 0)
+        return; /* stdin cannot be read again: the byte offset in the message has to do */
     if (buf) {
         const char *p = buf;
         for (uint64_t i = 0; i < off && i < buf_len; i++) {

@@ -286,9 +286,17 @@ static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out,
         snprintf(sig.name, sizeof sig.name, "%zu:%s", i, erg__strtab_get(&t->names, a->name));
         snprintf(sig.device, sizeof sig.device, "%s", t->devs[a->device].id);
         snprintf(sig.kappa, sizeof sig.kappa, "%s", cat_names[a->cat]);
+        char stream[32]; /* stream text made safe inside a JSON string */
+        const char *sp = erg__strtab_get(&t->misc, a->stream);
+        size_t k = 0;
+        for (; sp[k] && k + 1 < sizeof stream; k++)
+            stream[k] = sp[k] == '"' || sp[k] == '\\' || (unsigned char)sp[k] < 0x20 ||
+                                (unsigned char)sp[k] >= 0x7f
+                            ? '_'
+                            : sp[k];
+        stream[k] = '\0';
         snprintf(sig.theta, sizeof sig.theta, "{\"category\":\"%s\",\"stream\":\"%s\"%s}",
-                 cat_names[a->cat], erg__strtab_get(&t->misc, a->stream),
-                 p->rule[i] < 0 ? ",\"unmatched\":true" : "");
+                 cat_names[a->cat], stream, p->rule[i] < 0 ? ",\"unmatched\":true" : "");
         sig.static_power_w = p->static_w[a->device];
         sig.time_s = (double)a->dur_ns / 1e9;
         sig.dynamic_energy_j = p->dyn_j[i];

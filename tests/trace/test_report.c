@@ -170,6 +170,31 @@ static void schedule_file_composes_to_the_report_totals(void **state)
     erg_report_free(&b);
     erg_schedule_free(s);
     erg_schedule_free(back);
+    erg_trace_free(t);
+
+    /* Odd stream and device texts (quotes, backslashes, UTF-8) still make a readable file. */
+    static const char odd[] = "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":"
+                              "\"k\\\"q\",\"pid\":\"GPU \\\"0\\\"\",\"tid\":\"str\\\\eam \\u00e9\","
+                              "\"ts\":1,\"dur\":2}]}";
+    t = erg_trace_new();
+    st = erg_trace_read_buffer(t, odd, strlen(odd), "odd.json", &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_OK);
+    memcpy(path + strlen(path) - 6, "XXXXXX", 6);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    st = erg_schedule_read_file(path, &back, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    unlink(path);
+    assert_int_equal(erg_schedule_compose(back, &co, &b, &d), ERG_OK);
+    erg_assert_rel(b.energy_j, 40 * 2e-6 + 100 * 2e-6, 1e-9);
+    erg_report_free(&b);
+    erg_schedule_free(s);
+    erg_schedule_free(back);
     erg_rules_free(r);
     erg_trace_free(t);
 }
