@@ -590,13 +590,29 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         if (u != NONE && g->tparent[u] == l)
             op[i].key = u;
     }
-    qsort(op, k, sizeof *op, cmp_key);
-    double *gm = malloc(k * sizeof *gm), *gv = malloc(k * sizeof *gv), *gtot = malloc(k * sizeof *gtot);
-    size_t *gidx = malloc(k * sizeof *gidx);
-    uint32_t *ganc = malloc(k * sizeof *ganc);
-    long *gsingle = malloc(k * sizeof *gsingle);
+    if (k <= 16) { /* insertion sort: joins are small */
+        for (size_t i = 1; i < k; i++)
+            for (size_t j = i; j > 0 && op[j - 1].key > op[j].key; j--) {
+                struct opnd t = op[j];
+                op[j] = op[j - 1];
+                op[j - 1] = t;
+            }
+    } else {
+        qsort(op, k, sizeof *op, cmp_key);
+    }
+    enum { SMALL = 16 };
+    double sgm[SMALL], sgv[SMALL], sgtot[SMALL], smc[SMALL];
+    size_t sgidx[SMALL];
+    uint32_t sganc[SMALL];
+    long sgsingle[SMALL];
+    int heap = k > SMALL;
+    double *gm = heap ? malloc(k * sizeof *gm) : sgm, *gv = heap ? malloc(k * sizeof *gv) : sgv;
+    double *gtot = heap ? malloc(k * sizeof *gtot) : sgtot, *mcopy = heap ? malloc(k * sizeof *mcopy) : smc;
+    size_t *gidx = heap ? malloc(k * sizeof *gidx) : sgidx;
+    uint32_t *ganc = heap ? malloc(k * sizeof *ganc) : sganc;
+    long *gsingle = heap ? malloc(k * sizeof *gsingle) : sgsingle;
     int rc = ERG_OK;
-    if (!gm || !gv || !gtot || !gidx || !ganc || !gsingle) {
+    if (!gm || !gv || !gtot || !mcopy || !gidx || !ganc || !gsingle) {
         rc = ERG_ENOMEM;
         goto done;
     }
@@ -628,14 +644,8 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
             pt = gm[i];
     double tot[1];
     long surv;
-    double *mcopy = malloc(ng * sizeof *mcopy);
-    if (!mcopy) {
-        rc = ERG_ENOMEM;
-        goto done;
-    }
     memcpy(mcopy, gm, ng * sizeof *gm);
     rc = var_of_max(mcopy, gv, gidx, ng, tot, &surv);
-    free(mcopy);
     if (rc != ERG_OK)
         goto done;
     *m_out = pt;
@@ -649,12 +659,15 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         *single_out = -1;
     }
 done:
-    free(gm);
-    free(gv);
-    free(gtot);
-    free(gidx);
-    free(ganc);
-    free(gsingle);
+    if (heap) {
+        free(gm);
+        free(gv);
+        free(gtot);
+        free(mcopy);
+        free(gidx);
+        free(ganc);
+        free(gsingle);
+    }
     return rc;
 }
 

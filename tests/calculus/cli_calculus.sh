@@ -56,4 +56,23 @@ grep -q "^erg: $tmp/cycle.json: the DAG has a cycle: \"a\" -> \"b\" -> \"a\"" "$
 "$erg" compose --measured-sd 1 "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "--measured-sd alone"
 "$erg" compose --mc -3 "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "negative --mc"
 "$erg" compose --help | grep -q '^Usage: erg compose' || fail "compose --help"
+# compare: the serialized layer is confidently costlier; a schedule against itself cannot be told apart.
+"$erg" compare "$ex/attention-layer.json" "$ex/attention-layer-serialized.json" > "$tmp/out" || fail "compare exit $?"
+grep -q 'A confidently uses less energy than B' "$tmp/out" || fail "compare verdict: $(cat "$tmp/out")"
+grep -q 'A - B = -332.4 mJ' "$tmp/out" || fail "compare difference"
+"$erg" compare --json "$ex/attention-layer-serialized.json" "$ex/attention-layer.json" | grep -q '"verdict": "b_less"' || fail "compare --json"
+"$erg" compare "$ex/attention-layer.json" "$ex/attention-layer.json" > /dev/null; [ $? -eq 1 ] || fail "indistinguishable should exit 1"
+"$erg" compare "$ex/attention-layer.json" "$tmp/syntax.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "compare bad input"
+grep -q "^erg: $tmp/syntax.json:3:" "$tmp/err" || fail "compare bad input message"
+"$erg" compare "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "compare one file"
+
+# insensitive (Eq. 11/12): 0.003084 J <= 0.0098 J passes, the hot context fails.
+i="$ex/insensitive"
+"$erg" insensitive "$i/softmax-null.json" "$i/softmax-after-gemm.json" > "$tmp/out" || fail "insensitive exit $?"
+grep -q 'bound 0.003084 J <= tolerance' "$tmp/out" || fail "insensitive bound: $(cat "$tmp/out")"
+"$erg" insensitive --json "$i/softmax-null.json" "$i/softmax-hot.json" > "$tmp/out"; [ $? -eq 1 ] || fail "sensitive should exit 1"
+grep -q '"insensitive": false' "$tmp/out" || fail "insensitive --json"
+printf '{"erg": "signature/1", "static_power_w": 1, "time_s": 1, "dynamic_energy_j": -2}\n' > "$tmp/neg.json"
+"$erg" insensitive "$i/softmax-null.json" "$tmp/neg.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "insensitive bad input"
+grep -q "^erg: $tmp/neg.json: signature.dynamic_energy_j: must not be negative" "$tmp/err" || fail "insensitive message: $(cat "$tmp/err")"
 echo "cli calculus: ok"

@@ -275,7 +275,7 @@ static void bprintf(struct buf *b, const char *fmt, ...)
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
-        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->cap - b->len, fmt, ap);
         va_end(ap);
         if ((size_t)n < b->cap - b->len) {
             b->len += (size_t)n;
@@ -339,7 +339,8 @@ static int dag_build(erg_schedule *s, int i, const int *preds, int np, int *sink
     }
     if (t->kind == T_SEQ) {
         int cur[256], nc = np;
-        memcpy(cur, preds, (size_t)np * sizeof *preds);
+        if (np > 0)
+            memcpy(cur, preds, (size_t)np * sizeof *preds);
         for (int k = 0; k < t->n; k++) {
             int out[256];
             int no = dag_build(s, t->kids[k], cur, nc, out);
