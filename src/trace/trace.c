@@ -259,18 +259,77 @@ out:
 
 /* ---------------------------------------------------------------------------------------------- */
 
+/* Activities with the same name, category, device, stream and duration have the same signature
+ * (their rule and figures are functions of these), so they share one: real traces repeat kernels
+ * (the HTA NCCL trace has 2152 distinct of 3774), and the schedule shrinks accordingly. */
+static uint64_t act_key_hash(const erg__act *a)
+{
+    uint64_t h = 1469598103934665603ull;
+    uint64_t parts[4] = {a->name, ((uint64_t)a->device << 8) | a->cat, a->stream,
+                         (uint64_t)a->dur_ns};
+    for (int i = 0; i < 4; i++) {
+        h ^= parts[i];
+        h *= 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static int same_key(const erg__act *a, const erg__act *b)
+{
+    return a->name == b->name && a->device == b->device && a->cat == b->cat &&
+           a->stream == b->stream && a->dur_ns == b->dur_ns;
+}
+
+static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p, size_t i,
+                             size_t k, char *name_out, size_t name_size, erg_diag *diag)
+{
+    const erg__act *a = &t->acts[i];
+    erg_signature sig;
+    erg_signature_init(&sig);
+    snprintf(sig.name, sizeof sig.name, "%zu:%s", k, erg__strtab_get(&t->names, a->name));
+    snprintf(sig.device, sizeof sig.device, "%s", t->devs[a->device].id);
+    snprintf(sig.kappa, sizeof sig.kappa, "%s", cat_names[a->cat]);
+    char stream[32]; /* stream text made safe inside a JSON string */
+    const char *sp = erg__strtab_get(&t->misc, a->stream);
+    size_t n = 0;
+    for (; sp[n] && n + 1 < sizeof stream; n++)
+        stream[n] = sp[n] == '"' || sp[n] == '\\' || (unsigned char)sp[n] < 0x20 ||
+                            (unsigned char)sp[n] >= 0x7f
+                        ? '_'
+                        : sp[n];
+    stream[n] = '\0';
+    snprintf(sig.theta, sizeof sig.theta, "{\"category\":\"%s\",\"stream\":\"%s\"%s}",
+             cat_names[a->cat], stream, p->rule[i] < 0 ? ",\"unmatched\":true" : "");
+    sig.static_power_w = p->static_w[a->device];
+    sig.time_s = (double)a->dur_ns / 1e9;
+    sig.dynamic_energy_j = p->dyn_j[i];
+    sig.time_var_s2 = 0;
+    sig.energy_var_j2 = p->dyn_var_j2[i];
+    sig.grade = p->grade[i];
+    snprintf(name_out, name_size, "%s", sig.name);
+    return erg_schedule_add_signature(s, &sig, diag);
+}
+
 static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out, erg_diag *diag)
 {
     erg_schedule *s = erg_schedule_new();
     if (!s)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     int st = ERG_OK;
+    size_t n = t->n_acts, cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
     char *used = calloc(t->n_devs ? t->n_devs : 1, 1);
-    if (!used) {
+    size_t *slot = malloc(cap * sizeof *slot);  /* activity index of a signature's first use + 1 */
+    size_t *sig_of = malloc((n ? n : 1) * sizeof *sig_of); /* signature number per activity */
+    size_t n_sigs = 0;
+    if (!used || !slot || !sig_of) {
         st = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         goto fail;
     }
-    for (size_t i = 0; i < t->n_acts; i++)
+    memset(slot, 0, cap * sizeof *slot);
+    for (size_t i = 0; i < n; i++)
         used[t->acts[i].device] = 1;
     for (size_t d = 0; d < t->n_devs; d++) {
         if (!used[d])
@@ -279,45 +338,40 @@ static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out,
         if (st != ERG_OK)
             goto fail;
     }
-    for (size_t i = 0; i < t->n_acts; i++) {
+    char sig_name[ERG_SIG_NAME_MAX];
+    for (size_t i = 0; i < n; i++) {
         const erg__act *a = &t->acts[i];
-        erg_signature sig;
-        erg_signature_init(&sig);
-        snprintf(sig.name, sizeof sig.name, "%zu:%s", i, erg__strtab_get(&t->names, a->name));
-        snprintf(sig.device, sizeof sig.device, "%s", t->devs[a->device].id);
-        snprintf(sig.kappa, sizeof sig.kappa, "%s", cat_names[a->cat]);
-        char stream[32]; /* stream text made safe inside a JSON string */
-        const char *sp = erg__strtab_get(&t->misc, a->stream);
-        size_t k = 0;
-        for (; sp[k] && k + 1 < sizeof stream; k++)
-            stream[k] = sp[k] == '"' || sp[k] == '\\' || (unsigned char)sp[k] < 0x20 ||
-                                (unsigned char)sp[k] >= 0x7f
-                            ? '_'
-                            : sp[k];
-        stream[k] = '\0';
-        snprintf(sig.theta, sizeof sig.theta, "{\"category\":\"%s\",\"stream\":\"%s\"%s}",
-                 cat_names[a->cat], stream, p->rule[i] < 0 ? ",\"unmatched\":true" : "");
-        sig.static_power_w = p->static_w[a->device];
-        sig.time_s = (double)a->dur_ns / 1e9;
-        sig.dynamic_energy_j = p->dyn_j[i];
-        sig.time_var_s2 = 0;
-        sig.energy_var_j2 = p->dyn_var_j2[i];
-        sig.grade = p->grade[i];
-        st = erg_schedule_add_signature(s, &sig, diag);
-        if (st != ERG_OK)
-            goto fail;
+        size_t h = (size_t)act_key_hash(a) & (cap - 1);
+        while (slot[h] && !same_key(&t->acts[slot[h] - 1], a))
+            h = (h + 1) & (cap - 1);
+        if (slot[h]) {
+            sig_of[i] = sig_of[slot[h] - 1];
+            const erg__act *f = &t->acts[slot[h] - 1];
+            snprintf(sig_name, sizeof sig_name, "%zu:%s", sig_of[i],
+                     erg__strtab_get(&t->names, f->name));
+        } else {
+            slot[h] = i + 1;
+            sig_of[i] = n_sigs;
+            st = add_signature_for(s, t, p, i, n_sigs++, sig_name, sizeof sig_name, diag);
+            if (st != ERG_OK)
+                goto fail;
+        }
         char id[32];
         snprintf(id, sizeof id, "a%zu", i);
-        st = erg_schedule_add_node(s, id, sig.name, sig.device, (double)p->start_ns[i] / 1e9,
-                                   diag);
+        st = erg_schedule_add_node(s, id, sig_name, t->devs[a->device].id,
+                                   (double)p->start_ns[i] / 1e9, diag);
         if (st != ERG_OK)
             goto fail;
     }
     free(used);
+    free(slot);
+    free(sig_of);
     *out = s;
     return ERG_OK;
 fail:
     free(used);
+    free(slot);
+    free(sig_of);
     erg_schedule_free(s);
     return st;
 }

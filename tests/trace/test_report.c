@@ -251,6 +251,50 @@ static void ranks_compose_cross_device_with_alignment(void **state)
     erg_rules_free(ru);
 }
 
+/* Repeated kernels (same name, device, stream and duration) share one signature in the schedule. */
+static void repeated_kernels_share_a_signature(void **state)
+{
+    (void)state;
+    static const char j[] =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":11},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":8,\"ts\":60,\"dur\":10}]}";
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, j, strlen(j), "rep.json", &d), ERG_OK);
+    erg_rules *r = load_rules();
+    erg_schedule *s = NULL;
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_OK);
+    char path[] = "/tmp/erg_trace_share_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    unlink(path);
+    assert_non_null(root);
+    assert_int_equal(json_object_size(json_object_get(root, "signatures")), 3);
+    assert_int_equal(json_array_size(json_object_get(root, "nodes")), 5);
+    json_decref(root);
+    erg_compose_options co;
+    erg_compose_options_init(&co);
+    erg_report rep;
+    assert_int_equal(erg_schedule_compose(s, &co, &rep, &d), ERG_OK);
+    /* 51 µs of 100 W kernels, sd 10 W each, no deviceProperties: default device 40 W busy 71 µs
+     * of the makespan 0..71 (gaps 10..20, 30..40, 50..60: 30 µs idle at 10 W). */
+    erg_assert_rel(rep.dynamic_energy_j, 100 * 51e-6, 1e-9);
+    erg_assert_rel(rep.static_energy_j, 40 * 41e-6 + 10 * 30e-6, 1e-9);
+    erg_assert_rel(rep.energy_sd_j, sqrt(4 * pow(10 * 10e-6, 2) + pow(10 * 11e-6, 2)), 1e-9);
+    erg_report_free(&rep);
+    erg_schedule_free(s);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
 static void trace_without_gpu_activity_is_a_clear_error(void **state)
 {
     (void)state;
@@ -364,6 +408,7 @@ int main(void)
         cmocka_unit_test(report_matches_hand_computed_values),
         cmocka_unit_test(schedule_file_composes_to_the_report_totals),
         cmocka_unit_test(ranks_compose_cross_device_with_alignment),
+        cmocka_unit_test(repeated_kernels_share_a_signature),
         cmocka_unit_test(trace_without_gpu_activity_is_a_clear_error),
         cmocka_unit_test(device_without_entry_needs_default_device),
         cmocka_unit_test(default_rules_give_estimator_figures),
