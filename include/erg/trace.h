@@ -201,6 +201,7 @@ typedef struct erg_trace_report {
     double energy_j, energy_sd_j;
     double time_s; /**< makespan: first GPU activity to the last, over all files */
     double static_energy_j, dynamic_energy_j;
+    double idle_static_energy_j; /**< sum over devices: static energy burned while idle, J */
     erg_grade grade;
     size_t unmatched;                 /**< activities no rule matched */
     size_t n_unmatched_names;

@@ -181,8 +181,10 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
         printf("rules    erg's built-in A100/H100 defaults (rules/default.json): estimates from\n"
                "         datasheets, the energy-calculus paper and ML.ENERGY averages, not "
                "measurements\n");
-    printf("energy   %.6g J ± %.3g J over %.6g s (static %.6g J, dynamic %.6g J)\n\n", r->energy_j,
+    printf("energy   %.6g J ± %.3g J over %.6g s (static %.6g J, dynamic %.6g J)\n", r->energy_j,
            r->energy_sd_j, r->time_s, r->static_energy_j, r->dynamic_energy_j);
+    printf("idle     %.6g J of static energy burned while devices were idle (%.1f%% of E)\n\n",
+           r->idle_static_energy_j, r->energy_j > 0 ? 100.0 * r->idle_static_energy_j / r->energy_j : 0.0);
     printf("%-14s %-26s %10s %10s %10s %13s %11s\n", "device", "name", "busy_s", "idle_s",
            "static_J", "idle_static_J", "dynamic_J");
     for (size_t k = 0; k < r->n_devices; k++) {

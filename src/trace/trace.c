@@ -553,6 +553,7 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
         rd->compute_s = (double)uc * 1e-9;
         rd->communication_s = (double)um * 1e-9;
         rd->overlap_s = (double)(uc + um - ub) * 1e-9; /* |C ∩ M| = |C| + |M| − |C ∪ M| */
+        r->idle_static_energy_j += rd->idle_static_energy_j;
         r->compute_s += rd->compute_s;
         r->communication_s += rd->communication_s;
         r->overlap_s += rd->overlap_s;
@@ -694,6 +695,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= num(root, "time_s", r->time_s);
     bad |= num(root, "static_energy_j", r->static_energy_j);
     bad |= num(root, "dynamic_energy_j", r->dynamic_energy_j);
+    bad |= num(root, "idle_static_energy_j", r->idle_static_energy_j);
     bad |= json_object_set_new(root, "grade", json_string(erg_grade_name(r->grade))) ? 1 : 0;
     bad |= cnt(root, "unmatched", r->unmatched);
     for (size_t k = 0; k < r->n_unmatched_names; k++)

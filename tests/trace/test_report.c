@@ -60,6 +60,7 @@ static void report_matches_hand_computed_values(void **state)
     erg_assert_rel(rep.energy_sd_j, 0.003, 1e-9);
     erg_assert_rel(rep.static_energy_j, 0.021 + 0.0098, 1e-9);
     erg_assert_rel(rep.dynamic_energy_j, 0.0555, 1e-9);
+    erg_assert_rel(rep.idle_static_energy_j, 0.006 + 0.0014, 1e-9);
     assert_int_equal(rep.grade, ERG_GRADE_ESTIMATOR);
     assert_int_equal(rep.unmatched, 1);
     assert_int_equal(rep.n_unmatched_names, 1);

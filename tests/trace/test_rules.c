@@ -209,6 +209,7 @@ static void default_rules_cover_a100_and_h100(void **state)
     erg_assert_near(erg__rules_device(r, "NVIDIA A100-SXM4-80GB")->static_power_w, 60, 0);
     erg_assert_near(erg__rules_device(r, "NVIDIA A100-PG509-200")->static_power_w, 60, 0);
     erg_assert_near(erg__rules_device(r, "NVIDIA H100 80GB HBM3")->static_power_w, 100, 0);
+    erg_assert_near(erg__rules_device(r, "NVIDIA H200")->static_power_w, 100, 0);
     erg_assert_near(erg__rules_device(r, "")->static_power_w, 60, 0);
     const char *gemm = "sm90_xmma_gemm_bf16bf16_bf16f32";
     erg_assert_near(r->rules[erg__rules_match(r, "kernel", gemm, "NVIDIA H100 80GB HBM3")]
