@@ -45,7 +45,8 @@ int main(int argc, char **argv)
     double rss_import = peak_rss_mb();
     erg_rules *r = NULL;
     erg_trace_report rep;
-    if (erg_rules_default(&r, &d) != ERG_OK || erg_trace_report_make(t, r, NULL, &rep, &d) != ERG_OK) {
+    if (erg_rules_default(&r, &d) != ERG_OK ||
+        erg_trace_report_make(t, r, NULL, &rep, &d) != ERG_OK) {
         fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
         return 2;
     }
@@ -77,8 +78,9 @@ int main(int argc, char **argv)
     printf("report %.3f s (schedule + compose + accounting)  total %.3f s  %.1f MB/s  "
            "peak_rss %.1f MiB\n",
            t2 - t1, t2 - t0, mb / (t2 - t0), peak_rss_mb());
-    printf("  of which: build schedule %.3f s, erg_schedule_compose %.3f s, trace accounting %.3f s\n",
-           t3 - t2, t4 - t3, (t2 - t1) - (t4 - t2));
+    printf(
+        "  of which: build schedule %.3f s, erg_schedule_compose %.3f s, trace accounting %.3f s\n",
+        t3 - t2, t4 - t3, (t2 - t1) - (t4 - t2));
     printf("energy %.6g J ± %.3g J over %.6g s\n", rep.energy_j, rep.energy_sd_j, rep.time_s);
     erg_trace_report_free(&rep);
     erg_rules_free(r);

@@ -22,13 +22,23 @@ static uint64_t next(void)
 }
 
 static const char *const kernels[] = {
-    "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
-    "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)",
+    "void "
+    "cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(cutlass_80_tensorop_"
+    "s1688gemm_256x64_16x4_nn_align4::Params)",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3>)",
+    "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float, float, float, "
+    "float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, "
+    "float*, float const*, float*, float*, float const*, float const*, float)",
     "ampere_sgemm_128x64_tn",
-    "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)",
-    "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize2x2x1_g1_tensor16x8x8_execute_kernel_cudnn",
-    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)",
+    "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, "
+    "(cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)",
+    "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_"
+    "stage4_warpsize2x2x1_g1_tensor16x8x8_execute_kernel_cudnn",
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, "
+    "float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, "
+    "at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)",
 };
 
 int main(int argc, char **argv)
@@ -58,33 +68,39 @@ int main(int argc, char **argv)
     while (bytes < target) {
         /* host side: an op, a launch, a flow start */
         unsigned op_dur = 5000 + (unsigned)(next() % 40000);
-        bytes += fprintf(f,
-                         ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", "
-                         "\"pid\": 2910249, \"tid\": 2910249, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, "
-                         "\"args\": {\"External id\": %" PRIu64 ", \"Sequence number\": %" PRIu64
-                         ", \"Fwd thread id\": 0, \"Record function id\": 0, \"Ev Idx\": %" PRIu64 "}}",
-                         cpu_ns / 1000, (unsigned)(cpu_ns % 1000), op_dur / 1000, op_dur % 1000,
-                         corr, corr, corr);
+        bytes += fprintf(
+            f,
+            ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", "
+            "\"pid\": 2910249, \"tid\": 2910249, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, "
+            "\"args\": {\"External id\": %" PRIu64 ", \"Sequence number\": %" PRIu64
+            ", \"Fwd thread id\": 0, \"Record function id\": 0, \"Ev Idx\": %" PRIu64 "}}",
+            cpu_ns / 1000, (unsigned)(cpu_ns % 1000), op_dur / 1000, op_dur % 1000, corr, corr,
+            corr);
         for (int k = 0; k < 3; k++)
             bytes += fprintf(f,
                              ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", "
-                             "\"pid\": 2910249, \"tid\": 2910249, \"ts\": %" PRIu64 ".%03u, \"dur\": 2.%03u, "
+                             "\"pid\": 2910249, \"tid\": 2910249, \"ts\": %" PRIu64
+                             ".%03u, \"dur\": 2.%03u, "
                              "\"args\": {\"External id\": %" PRIu64 ", \"Ev Idx\": %" PRIu64 "}}",
                              (cpu_ns + 100 * (unsigned)k) / 1000, (unsigned)((cpu_ns + 1) % 1000),
                              (unsigned)(next() % 1000), corr, corr + (unsigned)k);
-        bytes += fprintf(f,
-                         ",\n  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
-                         "\"pid\": 2910249, \"tid\": 2910249, \"ts\": %" PRIu64 ".%03u, \"dur\": 4.%03u, "
-                         "\"args\": {\"External id\": %" PRIu64 ", \"cbid\": 211, \"correlation\": %" PRIu64 "}}",
-                         (cpu_ns + 1000) / 1000, (unsigned)(cpu_ns % 1000),
-                         (unsigned)(next() % 1000), corr, corr);
-        bytes += fprintf(f,
-                         ",\n  {\"ph\": \"s\", \"id\": %" PRIu64 ", \"pid\": 2910249, \"tid\": 2910249, "
-                         "\"ts\": %" PRIu64 ".%03u, \"cat\": \"ac2g\", \"name\": \"ac2g\"}",
-                         corr, (cpu_ns + 1000) / 1000, (unsigned)(cpu_ns % 1000));
+        bytes += fprintf(
+            f,
+            ",\n  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+            "\"pid\": 2910249, \"tid\": 2910249, \"ts\": %" PRIu64 ".%03u, \"dur\": 4.%03u, "
+            "\"args\": {\"External id\": %" PRIu64 ", \"cbid\": 211, \"correlation\": %" PRIu64
+            "}}",
+            (cpu_ns + 1000) / 1000, (unsigned)(cpu_ns % 1000), (unsigned)(next() % 1000), corr,
+            corr);
+        bytes +=
+            fprintf(f,
+                    ",\n  {\"ph\": \"s\", \"id\": %" PRIu64 ", \"pid\": 2910249, \"tid\": 2910249, "
+                    "\"ts\": %" PRIu64 ".%03u, \"cat\": \"ac2g\", \"name\": \"ac2g\"}",
+                    corr, (cpu_ns + 1000) / 1000, (unsigned)(cpu_ns % 1000));
         bytes += fprintf(f,
                          ",\n  {\"ph\": \"f\", \"id\": %" PRIu64 ", \"pid\": 0, \"tid\": 7, "
-                         "\"ts\": %" PRIu64 ".%03u, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
+                         "\"ts\": %" PRIu64
+                         ".%03u, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
                          corr, gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000));
         n_events += 7;
         /* GPU side */
@@ -92,41 +108,57 @@ int main(int argc, char **argv)
         unsigned dur = 1500 + (unsigned)(r % 60000);
         if (n_gpu % 150 == 149) {
             unsigned nd = 200000 + (unsigned)(r % 2000000);
-            bytes += fprintf(f,
-                             ",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)\", "
-                             "\"pid\": 0, \"tid\": 40, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
-                             "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 40, "
-                             "\"correlation\": %" PRIu64 ", \"registers per thread\": 96, \"shared memory\": 87568, "
-                             "\"blocks per SM\": 0.074074, \"warps per SM\": 1.259259, \"grid\": [8, 1, 1], "
-                             "\"block\": [544, 1, 1], \"est. achieved occupancy %%\": 0, \"Collective name\": \"allreduce\", "
-                             "\"In msg nelems\": 6637568, \"Out msg nelems\": 6637568, \"Group size\": 2, \"dtype\": \"Float\", "
-                             "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}}",
-                             gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000), nd / 1000, nd % 1000, corr,
-                             corr);
+            bytes += fprintf(
+                f,
+                ",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+                "\"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, "
+                "ncclWork*)\", "
+                "\"pid\": 0, \"tid\": 40, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
+                "\"External id\": %" PRIu64
+                ", \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 40, "
+                "\"correlation\": %" PRIu64
+                ", \"registers per thread\": 96, \"shared memory\": 87568, "
+                "\"blocks per SM\": 0.074074, \"warps per SM\": 1.259259, \"grid\": [8, 1, 1], "
+                "\"block\": [544, 1, 1], \"est. achieved occupancy %%\": 0, \"Collective name\": "
+                "\"allreduce\", "
+                "\"In msg nelems\": 6637568, \"Out msg nelems\": 6637568, \"Group size\": 2, "
+                "\"dtype\": \"Float\", "
+                "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}}",
+                gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000), nd / 1000, nd % 1000, corr, corr);
         } else if (r % 10 == 0) {
-            bytes += fprintf(f,
-                             ",\n  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoD (Device -> Device)\", "
-                             "\"pid\": 0, \"tid\": 7, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
-                             "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, \"stream\": 7, "
-                             "\"correlation\": %" PRIu64 ", \"bytes\": 8192000, \"memory bandwidth (GB/s)\": 486.6920152091255}}",
-                             gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000), dur / 1000, dur % 1000, corr, corr);
+            bytes += fprintf(
+                f,
+                ",\n  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoD (Device -> "
+                "Device)\", "
+                "\"pid\": 0, \"tid\": 7, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
+                "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, \"stream\": 7, "
+                "\"correlation\": %" PRIu64
+                ", \"bytes\": 8192000, \"memory bandwidth (GB/s)\": 486.6920152091255}}",
+                gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000), dur / 1000, dur % 1000, corr,
+                corr);
         } else if (r % 37 == 0) {
-            bytes += fprintf(f,
-                             ",\n  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", "
-                             "\"pid\": 0, \"tid\": 7, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
-                             "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, \"stream\": 7, "
-                             "\"correlation\": %" PRIu64 ", \"bytes\": 6291456, \"memory bandwidth (GB/s)\": 1268.4387096774194}}",
-                             gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000), dur / 1000, dur % 1000, corr, corr);
+            bytes += fprintf(
+                f,
+                ",\n  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", "
+                "\"pid\": 0, \"tid\": 7, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
+                "\"External id\": %" PRIu64 ", \"device\": 0, \"context\": 1, \"stream\": 7, "
+                "\"correlation\": %" PRIu64
+                ", \"bytes\": 6291456, \"memory bandwidth (GB/s)\": 1268.4387096774194}}",
+                gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000), dur / 1000, dur % 1000, corr,
+                corr);
         } else {
-            bytes += fprintf(f,
-                             ",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", "
-                             "\"pid\": 0, \"tid\": 7, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
-                             "\"External id\": %" PRIu64 ", \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, "
-                             "\"correlation\": %" PRIu64 ", \"registers per thread\": 40, \"shared memory\": 400, "
-                             "\"blocks per SM\": 4.740741, \"warps per SM\": 75.851852, \"grid\": [512, 1, 1], "
-                             "\"block\": [512, 1, 1], \"est. achieved occupancy %%\": 75}}",
-                             kernels[(r >> 8) % nk], gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000),
-                             dur / 1000, dur % 1000, corr, corr);
+            bytes += fprintf(
+                f,
+                ",\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", "
+                "\"pid\": 0, \"tid\": 7, \"ts\": %" PRIu64 ".%03u, \"dur\": %u.%03u, \"args\": {"
+                "\"External id\": %" PRIu64
+                ", \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, "
+                "\"correlation\": %" PRIu64
+                ", \"registers per thread\": 40, \"shared memory\": 400, "
+                "\"blocks per SM\": 4.740741, \"warps per SM\": 75.851852, \"grid\": [512, 1, 1], "
+                "\"block\": [512, 1, 1], \"est. achieved occupancy %%\": 75}}",
+                kernels[(r >> 8) % nk], gpu_us1000 / 1000, (unsigned)(gpu_us1000 % 1000),
+                dur / 1000, dur % 1000, corr, corr);
         }
         n_gpu++;
         n_events++;
@@ -135,10 +167,12 @@ int main(int argc, char **argv)
         cpu_ns += op_dur + 2000;
         corr++;
     }
-    bytes += fprintf(f, "\n  ],\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
-                        "\"totalGlobalMem\": 85899345920, \"computeMajor\": 8, \"computeMinor\": 0, \"numSms\": 108}],\n"
-                        "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n"
-                        "  \"traceName\": \"synthetic\"\n}\n");
+    bytes += fprintf(
+        f, "\n  ],\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
+           "\"totalGlobalMem\": 85899345920, \"computeMajor\": 8, \"computeMinor\": 0, \"numSms\": "
+           "108}],\n"
+           "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n"
+           "  \"traceName\": \"synthetic\"\n}\n");
     if (fclose(f) != 0) {
         perror(argv[1]);
         return 1;

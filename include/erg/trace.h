@@ -167,20 +167,20 @@ ERG_API int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
 
 /** Per-device figures. Times in s, energies in J. */
 typedef struct erg_trace_device {
-    char id[ERG_SIG_DEVICE_MAX];   /**< "rank<R>/gpu<D>" */
-    char name[ERG_SIG_NAME_MAX];   /**< from deviceProperties; "" when absent */
-    double static_power_w;         /**< from the rules */
+    char id[ERG_SIG_DEVICE_MAX]; /**< "rank<R>/gpu<D>" */
+    char name[ERG_SIG_NAME_MAX]; /**< from deviceProperties; "" when absent */
+    double static_power_w;       /**< from the rules */
     size_t activities;
-    double busy_s;                 /**< union of its activity intervals */
-    double idle_s;                 /**< makespan − busy_s */
-    double static_energy_j;        /**< static_power_w × busy_s + idle power × idle_s: the device
-                                        is held over the whole makespan (= static_power_w ×
-                                        makespan when the rules give no idle_power_w) */
-    double idle_static_energy_j;   /**< idle power × idle_s: the energy its idle time wastes */
+    double busy_s;               /**< union of its activity intervals */
+    double idle_s;               /**< makespan − busy_s */
+    double static_energy_j;      /**< static_power_w × busy_s + idle power × idle_s: the device
+                                      is held over the whole makespan (= static_power_w ×
+                                      makespan when the rules give no idle_power_w) */
+    double idle_static_energy_j; /**< idle power × idle_s: the energy its idle time wastes */
     double dynamic_energy_j;
-    double compute_s;              /**< union of its non-collective kernel intervals */
-    double communication_s;        /**< union of its collective intervals */
-    double overlap_s;              /**< measure of (compute ∩ communication) */
+    double compute_s;       /**< union of its non-collective kernel intervals */
+    double communication_s; /**< union of its collective intervals */
+    double overlap_s;       /**< measure of (compute ∩ communication) */
 } erg_trace_device;
 
 /** Per-category or per-name aggregate. energy_j is the dynamic energy of those activities. */
@@ -203,7 +203,7 @@ typedef struct erg_trace_report {
     double static_energy_j, dynamic_energy_j;
     double idle_static_energy_j; /**< sum over devices: static energy burned while idle, J */
     erg_grade grade;
-    size_t unmatched;                 /**< activities no rule matched */
+    size_t unmatched; /**< activities no rule matched */
     size_t n_unmatched_names;
     erg_trace_group *unmatched_names; /**< distinct (category, name) of unmatched activities,
                                            most frequent first */
@@ -211,7 +211,7 @@ typedef struct erg_trace_report {
     erg_trace_device *devices;
     erg_trace_group categories[ERG_TRACE_CAT_COUNT]; /**< by erg_trace_category */
     size_t n_top;
-    erg_trace_group *top;       /**< names by dynamic energy, largest first, at most top_n */
+    erg_trace_group *top; /**< names by dynamic energy, largest first, at most top_n */
     double compute_s, communication_s, overlap_s; /**< sums over devices */
     erg_trace_stats stats;
 } erg_trace_report;

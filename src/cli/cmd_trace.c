@@ -11,21 +11,22 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: erg trace import FILE... -o SCHEDULE.json [--rules R] [--align MODE]\n"
-            "       erg trace report FILE... [--rules R] [--align MODE] [--json] [--top N]\n\n"
-            "Read PyTorch-profiler / Kineto (Chrome trace-event) JSON files, plain or .gz, one per\n"
-            "rank, and turn their GPU activities into an erg schedule (import, for erg compose) or\n"
-            "an energy report (report).\n\n"
-            "  -o, --output FILE   schedule/1 file to write (import; '-' is stdout)\n"
-            "  -r, --rules FILE    rules/1 file (default: erg's built-in A100/H100 rules,\n"
-            "                      grade estimator)\n"
-            "  -a, --align MODE    none (default: one clock for all files) or first-kernel\n"
-            "                      (shift each file so its first kernel starts at 0)\n"
-            "  -j, --json          report as one JSON object\n"
-            "  -n, --top N         kernels in the top list (default 10)\n"
-            "  -h, --help          this help\n\n"
-            "Exit status: 0 success, 2 unreadable or unusable input (nothing written).\n");
+    fprintf(
+        out,
+        "Usage: erg trace import FILE... -o SCHEDULE.json [--rules R] [--align MODE]\n"
+        "       erg trace report FILE... [--rules R] [--align MODE] [--json] [--top N]\n\n"
+        "Read PyTorch-profiler / Kineto (Chrome trace-event) JSON files, plain or .gz, one per\n"
+        "rank, and turn their GPU activities into an erg schedule (import, for erg compose) or\n"
+        "an energy report (report).\n\n"
+        "  -o, --output FILE   schedule/1 file to write (import; '-' is stdout)\n"
+        "  -r, --rules FILE    rules/1 file (default: erg's built-in A100/H100 rules,\n"
+        "                      grade estimator)\n"
+        "  -a, --align MODE    none (default: one clock for all files) or first-kernel\n"
+        "                      (shift each file so its first kernel starts at 0)\n"
+        "  -j, --json          report as one JSON object\n"
+        "  -n, --top N         kernels in the top list (default 10)\n"
+        "  -h, --help          this help\n\n"
+        "Exit status: 0 success, 2 unreadable or unusable input (nothing written).\n");
 }
 
 struct opts {
@@ -36,11 +37,13 @@ struct opts {
 
 static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *first_file)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"rules", required_argument, NULL, 'r'},
-        {"align", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
-        {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"rules", required_argument, NULL, 'r'},
+                                             {"align", required_argument, NULL, 'a'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"top", required_argument, NULL, 'n'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     erg_trace_options_init(&o->topts);
     optind = 1;
@@ -57,8 +60,7 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *fi
             break;
         case 'a':
             if (erg_trace_align_parse(optarg, &o->topts.align) != ERG_OK)
-                return erg_cli_usage(cmd, "--align expects none or first-kernel, got '%s'",
-                                     optarg);
+                return erg_cli_usage(cmd, "--align expects none or first-kernel, got '%s'", optarg);
             break;
         case 'j':
             o->json = 1;
@@ -91,7 +93,8 @@ static int load(int argc, char **argv, int first, const struct opts *o, erg_trac
     erg_diag_clear(&diag);
     *trace = NULL;
     *rules = NULL;
-    int st = o->rules ? erg_rules_read_file(o->rules, rules, &diag) : erg_rules_default(rules, &diag);
+    int st =
+        o->rules ? erg_rules_read_file(o->rules, rules, &diag) : erg_rules_default(rules, &diag);
     if (st != ERG_OK)
         return erg_cli_fail(&diag, st);
     *trace = erg_trace_new();
@@ -119,7 +122,8 @@ static void warn_problems(const erg_trace_stats *s)
         fprintf(stderr, "erg trace: warning: %zu GPU events without ts or dur were dropped\n",
                 s->missing_duration);
     if (s->negative_duration)
-        fprintf(stderr, "erg trace: warning: %zu GPU events with a negative duration were dropped\n",
+        fprintf(stderr,
+                "erg trace: warning: %zu GPU events with a negative duration were dropped\n",
                 s->negative_duration);
     if (s->unmatched_end || s->unclosed_begin)
         fprintf(stderr, "erg trace: warning: %zu E events without a B, %zu B events never closed\n",
@@ -184,7 +188,8 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
     printf("energy   %.6g J ± %.3g J over %.6g s (static %.6g J, dynamic %.6g J)\n", r->energy_j,
            r->energy_sd_j, r->time_s, r->static_energy_j, r->dynamic_energy_j);
     printf("idle     %.6g J of static energy burned while devices were idle (%.1f%% of E)\n\n",
-           r->idle_static_energy_j, r->energy_j > 0 ? 100.0 * r->idle_static_energy_j / r->energy_j : 0.0);
+           r->idle_static_energy_j,
+           r->energy_j > 0 ? 100.0 * r->idle_static_energy_j / r->energy_j : 0.0);
     printf("%-14s %-26s %10s %10s %10s %13s %11s\n", "device", "name", "busy_s", "idle_s",
            "static_J", "idle_static_J", "dynamic_J");
     for (size_t k = 0; k < r->n_devices; k++) {
@@ -198,8 +203,8 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
         printf("%-12s %8zu %12.6g %12.6g\n", r->categories[c].name, r->categories[c].count,
                r->categories[c].time_s, r->categories[c].energy_j);
     if (r->n_top) {
-        printf("\ntop %zu by dynamic energy:\n%12s %8s %12s  %s\n", r->n_top, "dynamic_J",
-               "count", "time_s", "name");
+        printf("\ntop %zu by dynamic energy:\n%12s %8s %12s  %s\n", r->n_top, "dynamic_J", "count",
+               "time_s", "name");
         for (size_t k = 0; k < r->n_top; k++)
             printf("%12.6g %8zu %12.6g  %.100s\n", r->top[k].energy_j, r->top[k].count,
                    r->top[k].time_s, r->top[k].name);

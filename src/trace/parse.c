@@ -25,15 +25,30 @@
 enum { READ_CHUNK = 256 * 1024 };
 
 enum ev_field {
-    F_NONE = 0, F_PH, F_CAT, F_NAME, F_TS, F_DUR, F_PID, F_TID, F_ARGS,
-    A_DEVICE, A_STREAM, A_COLL
+    F_NONE = 0,
+    F_PH,
+    F_CAT,
+    F_NAME,
+    F_TS,
+    F_DUR,
+    F_PID,
+    F_TID,
+    F_ARGS,
+    A_DEVICE,
+    A_STREAM,
+    A_COLL
 };
 
 enum top_key { T_NONE = 0, T_EVENTS, T_DEVPROPS, T_DISTINFO };
 
 /* Event class, from its category. */
-enum ev_class { C_GPU_KERNEL = ERG_TRACE_CAT_KERNEL, C_GPU_MEMCPY = ERG_TRACE_CAT_MEMCPY,
-                C_GPU_MEMSET = ERG_TRACE_CAT_MEMSET, C_HOST = 10, C_UNKNOWN = 11 };
+enum ev_class {
+    C_GPU_KERNEL = ERG_TRACE_CAT_KERNEL,
+    C_GPU_MEMCPY = ERG_TRACE_CAT_MEMCPY,
+    C_GPU_MEMSET = ERG_TRACE_CAT_MEMSET,
+    C_HOST = 10,
+    C_UNKNOWN = 11
+};
 
 typedef struct open_begin {
     int64_t ts_ns;
@@ -148,7 +163,7 @@ static int parse_us_to_ns(const char *s, size_t len, int64_t *out)
     }
     *out = (neg ? -1 : 1) * (whole * 1000 + frac);
     return 0;
-slow: {
+slow : {
     char buf[64];
     if (len >= sizeof buf)
         return -1;
@@ -174,11 +189,30 @@ static int classify(const char *cat, int has_cat)
         return C_GPU_MEMCPY;
     if (strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "Memset") == 0)
         return C_GPU_MEMSET;
-    static const char *const host[] = {
-        "cpu_op", "Operator", "operator", "cuda_runtime", "Runtime", "cuda_driver", "Driver",
-        "user_annotation", "gpu_user_annotation", "python_function", "python", "ac2g", "fwdbwd",
-        "Trace", "cuda_sync", "cpu_instant_event", "overhead", "Overhead", "cuda_profiler_range",
-        "cpu_memory", "Memory", "mtia_runtime", "privateuse1_runtime", "privateuse1_driver"};
+    static const char *const host[] = {"cpu_op",
+                                       "Operator",
+                                       "operator",
+                                       "cuda_runtime",
+                                       "Runtime",
+                                       "cuda_driver",
+                                       "Driver",
+                                       "user_annotation",
+                                       "gpu_user_annotation",
+                                       "python_function",
+                                       "python",
+                                       "ac2g",
+                                       "fwdbwd",
+                                       "Trace",
+                                       "cuda_sync",
+                                       "cpu_instant_event",
+                                       "overhead",
+                                       "Overhead",
+                                       "cuda_profiler_range",
+                                       "cpu_memory",
+                                       "Memory",
+                                       "mtia_runtime",
+                                       "privateuse1_runtime",
+                                       "privateuse1_driver"};
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
         if (strcmp(cat, host[i]) == 0)
             return C_HOST;
@@ -258,7 +292,8 @@ static int add_activity(pctx *c, int64_t start_ns, int64_t dur_ns, uint32_t name
 static int event_ids(pctx *c, uint32_t *name, uint32_t *dev, uint32_t *stream)
 {
     struct erg_trace *tr = c->tr;
-    *name = erg__strtab_intern(&tr->names, c->has_name ? c->name : "", c->has_name ? c->name_len : 0);
+    *name =
+        erg__strtab_intern(&tr->names, c->has_name ? c->name : "", c->has_name ? c->name_len : 0);
     const char *dkey = c->has_adev ? c->adev : c->has_pid ? c->pid : "0";
     const char *skey = c->has_astream ? c->astream : c->has_tid ? c->tid : "0";
     *dev = device_of(c, dkey);
@@ -404,7 +439,10 @@ static void begin_event(pctx *c)
 /* ---------------------------------------------------------------------------------------------- */
 /* yajl callbacks */
 
-static long ev_level(const pctx *c) { return c->events_depth + 1; }
+static long ev_level(const pctx *c)
+{
+    return c->events_depth + 1;
+}
 
 /* A scalar value: str/len is its text (strings unquoted, numbers raw); is_num tells which. */
 static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
@@ -502,9 +540,19 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
     return 1;
 }
 
-static int cb_null(void *ctx) { return on_scalar(ctx, "", 0, 0, 0); }
-static int cb_bool(void *ctx, int v) { (void)v; return on_scalar(ctx, "", 0, 0, 0); }
-static int cb_number(void *ctx, const char *s, size_t len) { return on_scalar(ctx, s, len, 1, 0); }
+static int cb_null(void *ctx)
+{
+    return on_scalar(ctx, "", 0, 0, 0);
+}
+static int cb_bool(void *ctx, int v)
+{
+    (void)v;
+    return on_scalar(ctx, "", 0, 0, 0);
+}
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+    return on_scalar(ctx, s, len, 1, 0);
+}
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
 {
     return on_scalar(ctx, (const char *)s, len, 0, 1);
@@ -527,8 +575,11 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
                 f = key_is(k, len, "ph") ? F_PH : key_is(k, len, "ts") ? F_TS : F_NONE;
                 break;
             case 3:
-                f = key_is(k, len, "cat") ? F_CAT : key_is(k, len, "dur") ? F_DUR
-                    : key_is(k, len, "pid") ? F_PID : key_is(k, len, "tid") ? F_TID : F_NONE;
+                f = key_is(k, len, "cat")   ? F_CAT
+                    : key_is(k, len, "dur") ? F_DUR
+                    : key_is(k, len, "pid") ? F_PID
+                    : key_is(k, len, "tid") ? F_TID
+                                            : F_NONE;
                 break;
             case 4:
                 f = key_is(k, len, "name") ? F_NAME : key_is(k, len, "args") ? F_ARGS : F_NONE;
@@ -659,7 +710,7 @@ static int cb_end_array(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-    cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+    cb_null,      cb_bool,    NULL,       NULL,           cb_number,    cb_string,
     cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
 };
 

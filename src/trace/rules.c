@@ -34,7 +34,8 @@ static int check_keys(const json_t *obj, const char *const *known, const char *f
 {
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)obj, k, v) {
+    json_object_foreach((json_t *)obj, k, v)
+    {
         (void)v;
         int ok = is_note_key(k);
         for (size_t i = 0; !ok && known[i]; i++)
@@ -79,8 +80,8 @@ static int read_device(const json_t *obj, int need_match, erg__dev_rule *out, co
     st = erg__json_number(obj, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
                           &out->static_power_w, file, path, diag);
     if (st == ERG_OK)
-        st = erg__json_number(obj, "idle_power_w", ERG_JSON_NONNEG, &out->idle_power_w, file,
-                              path, diag);
+        st = erg__json_number(obj, "idle_power_w", ERG_JSON_NONNEG, &out->idle_power_w, file, path,
+                              diag);
     if (st != ERG_OK)
         return st;
     if (need_match) {
@@ -94,8 +95,9 @@ static int read_device(const json_t *obj, int need_match, erg__dev_rule *out, co
     return ERG_OK;
 }
 
-/* A signature named by a rule: a path (relative to base_dir), or a bare name: <base_dir>/<name>.json
- * when that file exists, else the entry of that name in the signature store (erg/store.h). */
+/* A signature named by a rule: a path (relative to base_dir), or a bare name:
+ * <base_dir>/<name>.json when that file exists, else the entry of that name in the signature store
+ * (erg/store.h). */
 static int load_signature(const char *ref, const char *base_dir, erg_signature *out,
                           const char *file, const char *path, erg_diag *diag)
 {
@@ -150,8 +152,9 @@ static int load_signature(const char *ref, const char *base_dir, erg_signature *
 static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir, const char *file,
                      const char *path, erg_diag *diag)
 {
-    static const char *const known[] = {"category", "name", "regex", "device", "dynamic_power_w",
-                                        "dynamic_power_sd_w", "signature", "grade", NULL};
+    static const char *const known[] = {
+        "category",           "name",      "regex", "device", "dynamic_power_w",
+        "dynamic_power_sd_w", "signature", "grade", NULL};
     if (!json_is_object(obj))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected an object", path);
     int st = check_keys(obj, known, file, path, diag);
@@ -338,9 +341,8 @@ int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag)
 
 int erg_rules_default(erg_rules **out, erg_diag *diag)
 {
-    return erg_rules_read_buffer((const char *)erg__default_rules_json,
-                                 erg__default_rules_json_len, "rules/default.json (built in)", ".",
-                                 out, diag);
+    return erg_rules_read_buffer((const char *)erg__default_rules_json, erg__default_rules_json_len,
+                                 "rules/default.json (built in)", ".", out, diag);
 }
 
 long erg__rules_match(const erg_rules *rules, const char *category, const char *name,

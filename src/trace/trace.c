@@ -90,16 +90,17 @@ void erg_trace_options_init(erg_trace_options *o)
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Preparation shared by the schedule and the report: alignment, device powers, activity energies. */
+/* Preparation shared by the schedule and the report: alignment, device powers, activity energies.
+ */
 
 typedef struct prep {
-    int64_t *start_ns;    /* per activity, relative to the first activity over all files */
-    double *dyn_j;        /* dynamic energy of each activity, J */
-    double *dyn_var_j2;   /* its variance, J² */
-    erg_grade *grade;     /* grade of each activity's figures */
-    long *rule;           /* rule index or -1 (unmatched) */
-    double *static_w;     /* per device */
-    double *idle_w;       /* per device, NAN = same as static */
+    int64_t *start_ns;  /* per activity, relative to the first activity over all files */
+    double *dyn_j;      /* dynamic energy of each activity, J */
+    double *dyn_var_j2; /* its variance, J² */
+    erg_grade *grade;   /* grade of each activity's figures */
+    long *rule;         /* rule index or -1 (unmatched) */
+    double *static_w;   /* per device */
+    double *idle_w;     /* per device, NAN = same as static */
     int64_t makespan_ns;
 } prep;
 
@@ -281,8 +282,8 @@ static int same_key(const erg__act *a, const erg__act *b)
            a->stream == b->stream && a->dur_ns == b->dur_ns;
 }
 
-static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p, size_t i,
-                             size_t k, char *name_out, size_t name_size, erg_diag *diag)
+static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p, size_t i, size_t k,
+                             char *name_out, size_t name_size, erg_diag *diag)
 {
     const erg__act *a = &t->acts[i];
     erg_signature sig;
@@ -321,7 +322,7 @@ static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out,
     while (cap < 2 * n)
         cap *= 2;
     char *used = calloc(t->n_devs ? t->n_devs : 1, 1);
-    size_t *slot = malloc(cap * sizeof *slot);  /* activity index of a signature's first use + 1 */
+    size_t *slot = malloc(cap * sizeof *slot); /* activity index of a signature's first use + 1 */
     size_t *sig_of = malloc((n ? n : 1) * sizeof *sig_of); /* signature number per activity */
     size_t n_sigs = 0;
     if (!used || !slot || !sig_of) {
@@ -508,7 +509,8 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
         g->time_s += dur_s;
         g->energy_j += p->dyn_j[i];
         agg *b = &by_name[a->name];
-        b->cat = b->count == 0 || b->cat == a->cat ? a->cat : -1; /* -1: the name spans categories */
+        b->cat =
+            b->count == 0 || b->cat == a->cat ? a->cat : -1; /* -1: the name spans categories */
         b->name = a->name;
         b->count++;
         b->time_s += dur_s;
@@ -647,8 +649,8 @@ static json_t *group_json(const erg_trace_group *g, int with_name, int with_ener
     if (with_name)
         bad |= json_object_set_new(o, "name", json_string(g->name ? g->name : ""));
     if (with_name && g->category >= 0)
-        bad |= json_object_set_new(o, "category",
-                                   json_string(erg_trace_category_name(g->category)));
+        bad |=
+            json_object_set_new(o, "category", json_string(erg_trace_category_name(g->category)));
     bad |= json_object_set_new(o, "count", json_integer((json_int_t)g->count));
     bad |= erg__json_set_number(o, "time_s", g->time_s);
     if (with_energy)
@@ -660,7 +662,10 @@ static json_t *group_json(const erg_trace_group *g, int with_name, int with_ener
     return o;
 }
 
-static int num(json_t *o, const char *k, double v) { return erg__json_set_number(o, k, v) ? 1 : 0; }
+static int num(json_t *o, const char *k, double v)
+{
+    return erg__json_set_number(o, k, v) ? 1 : 0;
+}
 
 static int cnt(json_t *o, const char *k, size_t v)
 {
@@ -724,7 +729,9 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= json_object_set_new(root, "devices", devs) ? 1 : 0;
     for (int c = 0; c < ERG_TRACE_CAT_COUNT; c++)
         bad |= json_object_set_new(cats, erg_trace_category_name(c),
-                                   group_json(&r->categories[c], 0, 1)) ? 1 : 0;
+                                   group_json(&r->categories[c], 0, 1))
+                   ? 1
+                   : 0;
     bad |= json_object_set_new(root, "categories", cats) ? 1 : 0;
     for (size_t k = 0; k < r->n_top; k++)
         bad |= json_array_append_new(top, group_json(&r->top[k], 1, 1)) ? 1 : 0;

@@ -9,17 +9,18 @@
 
 #include "erg/trace.h"
 
-/* ---- string interner: each distinct string gets a dense uint32 id; strings live in an arena ---- */
+/* ---- string interner: each distinct string gets a dense uint32 id; strings live in an arena ----
+ */
 typedef struct erg__strtab {
-    uint32_t *slots;   /* open addressing; UINT32_MAX is empty */
-    size_t cap;        /* power of two */
-    char **str;        /* id → NUL-terminated string */
-    uint32_t *len;     /* id → length */
-    uint32_t *hash;    /* id → hash */
+    uint32_t *slots; /* open addressing; UINT32_MAX is empty */
+    size_t cap;      /* power of two */
+    char **str;      /* id → NUL-terminated string */
+    uint32_t *len;   /* id → length */
+    uint32_t *hash;  /* id → hash */
     size_t n, n_cap;
-    char *chunk;       /* current arena chunk */
+    char *chunk; /* current arena chunk */
     size_t chunk_used, chunk_cap;
-    char **chunks;     /* every chunk, to free */
+    char **chunks; /* every chunk, to free */
     size_t n_chunks, chunks_cap;
 } erg__strtab;
 
@@ -31,24 +32,27 @@ void erg__strtab_free(erg__strtab *t);
 uint32_t erg__strtab_intern(erg__strtab *t, const char *s, size_t len);
 /* Id of s or ERG__NOID when absent (never adds). */
 uint32_t erg__strtab_find(const erg__strtab *t, const char *s, size_t len);
-static inline const char *erg__strtab_get(const erg__strtab *t, uint32_t id) { return t->str[id]; }
+static inline const char *erg__strtab_get(const erg__strtab *t, uint32_t id)
+{
+    return t->str[id];
+}
 
 /* ---- the imported trace ---- */
 typedef struct erg__act {
     int64_t start_ns; /* as written in the file (µs × 1000), before alignment */
     int64_t dur_ns;
-    uint32_t name;    /* id in trace->names */
-    uint32_t device;  /* index in trace->devs */
-    uint32_t stream;  /* id in trace->misc (stream text) */
-    uint8_t cat;      /* erg_trace_category */
+    uint32_t name;   /* id in trace->names */
+    uint32_t device; /* index in trace->devs */
+    uint32_t stream; /* id in trace->misc (stream text) */
+    uint8_t cat;     /* erg_trace_category */
 } erg__act;
 
 typedef struct erg__dev {
-    unsigned file;                 /* index of the file that declared it */
+    unsigned file; /* index of the file that declared it */
     int rank;
-    char key[32];                  /* device text within the file (args.device or pid) */
-    char id[ERG_SIG_DEVICE_MAX];   /* "rank<R>/gpu<D>" */
-    char name[ERG_SIG_NAME_MAX];   /* from deviceProperties, "" when absent */
+    char key[32];                /* device text within the file (args.device or pid) */
+    char id[ERG_SIG_DEVICE_MAX]; /* "rank<R>/gpu<D>" */
+    char name[ERG_SIG_NAME_MAX]; /* from deviceProperties, "" when absent */
 } erg__dev;
 
 typedef struct erg__unknown {
@@ -76,19 +80,19 @@ void erg__trace_check_streams(struct erg_trace *tr, size_t first);
 
 /* ---- rules ---- */
 typedef struct erg__dev_rule {
-    char *match; /* glob on the device name */
+    char *match;                         /* glob on the device name */
     double static_power_w, idle_power_w; /* idle NAN when absent */
 } erg__dev_rule;
 
 typedef struct erg__rule {
-    char *category;  /* glob */
-    char *name;      /* glob, or NULL when regex is used */
+    char *category; /* glob */
+    char *name;     /* glob, or NULL when regex is used */
     int has_regex;
     regex_t regex;
-    char *device;    /* glob on the device name, NULL = any */
+    char *device; /* glob on the device name, NULL = any */
     int has_signature;
     double dynamic_power_w, dynamic_power_sd_w; /* power rules */
-    erg_signature sig;                           /* signature rules */
+    erg_signature sig;                          /* signature rules */
     erg_grade grade;
 } erg__rule;
 

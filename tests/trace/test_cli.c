@@ -132,9 +132,9 @@ static void import_then_compose_equals_report(void **state)
 static void report_table_and_json(void **state)
 {
     (void)state;
-    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --rules '" DATA
-                         "two_gpus_rules.json' --top 3"),
-                     0);
+    assert_int_equal(
+        erg("trace report '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' --top 3"),
+        0);
     char *o = slurp(out_path);
     assert_non_null(strstr(o, "rank0/gpu0"));
     assert_non_null(strstr(o, "NVIDIA A100-SXM4-80GB"));
@@ -210,7 +210,9 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
 
     snprintf(p, sizeof p, "%s/cpu.json", dir);
     f = fopen(p, "w");
-    fputs("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"ts\":1,\"dur\":1}]}", f);
+    fputs(
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"ts\":1,\"dur\":1}]}",
+        f);
     fclose(f);
     snprintf(args, sizeof args, "'%s'", p);
     expect_fail(args, "no GPU activity");

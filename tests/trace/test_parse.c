@@ -35,7 +35,8 @@ static void kineto_object_format_keeps_gpu_activities(void **state)
     (void)state;
     /* deviceProperties after the events; distributedInfo before; fractional µs timestamps. */
     erg_trace *t = ok_trace(
-        "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 3, \"pg_config\": [{\"ranks\": [0]}]},"
+        "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 3, \"pg_config\": [{\"ranks\": "
+        "[0]}]},"
         " \"traceEvents\": ["
         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k1\", \"pid\": 0, \"tid\": 7,"
         "  \"ts\": 4458676983543.183, \"dur\": 41.407, \"args\": {\"device\": 0, \"stream\": 7,"
@@ -46,19 +47,26 @@ static void kineto_object_format_keeps_gpu_activities(void **state)
         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"my_allgather\", \"pid\": 0, \"tid\": 41,"
         "  \"ts\": 4458677009853, \"dur\": 1, \"args\": {\"Collective name\": \"allgather\","
         "  \"device\": 0, \"stream\": 41}},"
-        "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoD\", \"pid\": 0, \"tid\": 7,"
+        "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoD\", \"pid\": 0, \"tid\": "
+        "7,"
         "  \"ts\": 4458677052061.431, \"dur\": 5.088, \"args\": {\"device\": 0, \"stream\": 7}},"
-        "{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 2, \"tid\": 3,"
+        "{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 2, "
+        "\"tid\": 3,"
         "  \"ts\": 10, \"dur\": 2},"
         "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"old_spelling\", \"pid\": 0, \"tid\": 7,"
         "  \"ts\": 1e3, \"dur\": 0.5e1, \"args\": {\"device\": 0, \"stream\": 7}},"
-        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 9, \"tid\": 9, \"ts\": 1, \"dur\": 1},"
-        "{\"ph\": \"f\", \"cat\": \"ac2g\", \"id\": 1, \"pid\": 9, \"tid\": 9, \"ts\": 1, \"bp\": \"e\"},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 9, \"tid\": 9, "
+        "\"ts\": 1, \"dur\": 1},"
+        "{\"ph\": \"f\", \"cat\": \"ac2g\", \"id\": 1, \"pid\": 9, \"tid\": 9, \"ts\": 1, \"bp\": "
+        "\"e\"},"
         "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"x\"}},"
-        "{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"w\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1},"
+        "{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"w\", \"pid\": 0, \"tid\": 7, \"ts\": 1, "
+        "\"dur\": 1},"
         "{\"ph\": \"X\", \"name\": \"no category\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1},"
-        "{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"w2\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1}"
-        "], \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-PG509-200\", \"numSms\": 108}],"
+        "{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"w2\", \"pid\": 0, \"tid\": 7, \"ts\": 1, "
+        "\"dur\": 1}"
+        "], \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-PG509-200\", \"numSms\": "
+        "108}],"
         " \"traceName\": \"x\"}");
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
@@ -105,14 +113,17 @@ static void kineto_object_format_keeps_gpu_activities(void **state)
 static void array_format_and_begin_end_pairs(void **state)
 {
     (void)state;
-    erg_trace *t = ok_trace(
-        "[{\"ph\": \"B\", \"cat\": \"kernel\", \"name\": \"kb\", \"pid\": 0, \"tid\": 7, \"ts\": 10},"
-        " {\"ph\": \"B\", \"cat\": \"user_annotation\", \"name\": \"inner\", \"pid\": 0, \"tid\": 7, \"ts\": 12},"
-        " {\"ph\": \"E\", \"pid\": 0, \"tid\": 7, \"ts\": 20},"
-        " {\"ph\": \"E\", \"pid\": 0, \"tid\": 7, \"ts\": 25.5},"
-        " {\"ph\": \"E\", \"pid\": 0, \"tid\": 8, \"ts\": 30},"
-        " {\"ph\": \"B\", \"cat\": \"gpu_memcpy\", \"name\": \"open\", \"pid\": 0, \"tid\": 9, \"ts\": 40},"
-        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kx\", \"pid\": 0, \"tid\": 7, \"ts\": 30, \"dur\": 1}]");
+    erg_trace *t = ok_trace("[{\"ph\": \"B\", \"cat\": \"kernel\", \"name\": \"kb\", \"pid\": 0, "
+                            "\"tid\": 7, \"ts\": 10},"
+                            " {\"ph\": \"B\", \"cat\": \"user_annotation\", \"name\": \"inner\", "
+                            "\"pid\": 0, \"tid\": 7, \"ts\": 12},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 7, \"ts\": 20},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 7, \"ts\": 25.5},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 8, \"ts\": 30},"
+                            " {\"ph\": \"B\", \"cat\": \"gpu_memcpy\", \"name\": \"open\", "
+                            "\"pid\": 0, \"tid\": 9, \"ts\": 40},"
+                            " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kx\", \"pid\": 0, "
+                            "\"tid\": 7, \"ts\": 30, \"dur\": 1}]");
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
     assert_int_equal(s.activities, 2);
@@ -125,16 +136,18 @@ static void array_format_and_begin_end_pairs(void **state)
     erg_trace_free(t);
 
     /* The array format may lack its closing bracket, even after a trailing comma. */
-    t = ok_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 2},\n"
-                 " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 2},\n");
+    t = ok_trace(
+        "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 2},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 2},\n");
     erg_trace_get_stats(t, &s);
     assert_int_equal(s.activities, 2);
     erg_trace_free(t);
     /* ... but not in the middle of an event. */
     erg_diag d;
     t = erg_trace_new();
-    assert_int_equal(read_str(t, "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, ", &d),
-                     ERG_EPARSE);
+    assert_int_equal(
+        read_str(t, "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, ", &d),
+        ERG_EPARSE);
     assert_non_null(strstr(d.detail, "ends early"));
     erg_trace_free(t);
 }
@@ -144,19 +157,26 @@ static void durations_problems_are_counted_not_fatal(void **state)
     (void)state;
     erg_trace *t = ok_trace(
         "{\"traceEvents\": ["
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"neg\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":-5},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"neg\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":-"
+        "5},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nodur\",\"pid\":0,\"tid\":7,\"ts\":100},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nots\",\"pid\":0,\"tid\":7,\"dur\":3},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"strdur\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":\"3\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"strdur\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":"
+        "\"3\"},"
         "{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"backwards\",\"pid\":0,\"tid\":7,\"ts\":50},"
         "{\"ph\":\"E\",\"pid\":0,\"tid\":7,\"ts\":40},"
         /* out of order on stream 7, and overlapping on stream 7 */
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":7,\"ts\":200,\"dur\":10},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":10},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c\",\"pid\":0,\"tid\":7,\"ts\":205,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":7,\"ts\":200,\"dur\":10}"
+        ","
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":10}"
+        ","
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c\",\"pid\":0,\"tid\":7,\"ts\":205,\"dur\":10}"
+        ","
         /* another stream: no overlap with stream 7 counted */
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"d\",\"pid\":0,\"tid\":8,\"ts\":100,\"dur\":500},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"zero\",\"pid\":0,\"tid\":8,\"ts\":700,\"dur\":0}"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"d\",\"pid\":0,\"tid\":8,\"ts\":100,\"dur\":"
+        "500},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"zero\",\"pid\":0,\"tid\":8,\"ts\":700,\"dur\":"
+        "0}"
         "]}");
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
@@ -191,8 +211,9 @@ static void malformed_input_names_line_column_and_byte(void **state)
     expect_parse_error("{\"traceEvents\": [\n"
                        "  {\"ph\": \"X\", ,\"cat\": \"kernel\"}]}",
                        "t.json:2:15", "byte 32");
-    expect_parse_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 2",
-                       NULL, "ends early");
+    expect_parse_error(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 2", NULL,
+        "ends early");
     expect_parse_error("", "t.json", "empty file");
     expect_parse_error("   \n ", NULL, "ends early");
     expect_parse_error("42", "t.json", "not a trace");
@@ -205,10 +226,12 @@ static void activities_kept_before_an_error_are_dropped(void **state)
     erg_diag d;
     erg_trace *t = ok_trace("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\","
                             "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1}]}");
-    assert_int_equal(read_str(t, "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\","
-                                 "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"cat\":\"zz\"},",
-                              &d),
-                     ERG_EPARSE);
+    assert_int_equal(
+        read_str(t,
+                 "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\","
+                 "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"cat\":\"zz\"},",
+                 &d),
+        ERG_EPARSE);
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
     assert_int_equal(s.files, 1);

@@ -204,13 +204,14 @@ static void schedule_file_composes_to_the_report_totals(void **state)
 static void ranks_compose_cross_device_with_alignment(void **state)
 {
     (void)state;
-    static const char r0[] =
-        "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
-        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,\"tid\":7,\"ts\":900,\"dur\":50},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1000,\"dur\":100}]}";
-    static const char r1[] =
-        "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":5000,\"dur\":300}]}";
+    static const char r0[] = "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
+                             "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy "
+                             "HtoD\",\"pid\":0,\"tid\":7,\"ts\":900,\"dur\":50},"
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":1000,\"dur\":100}]}";
+    static const char r1[] = "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":5000,\"dur\":300}]}";
     static const char rules[] =
         "{\"erg\":\"rules/1\",\"default_device\":{\"static_power_w\":10},"
         "\"rules\":[{\"category\":\"*\",\"name\":\"*\",\"dynamic_power_w\":100}]}";
@@ -262,7 +263,8 @@ static void repeated_kernels_share_a_signature(void **state)
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":10},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":10},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":11},"
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":8,\"ts\":60,\"dur\":10}]}";
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":8,\"ts\":60,\"dur\":10}]"
+        "}";
     erg_diag d;
     erg_trace *t = erg_trace_new();
     assert_int_equal(erg_trace_read_buffer(t, j, strlen(j), "rep.json", &d), ERG_OK);
@@ -299,8 +301,9 @@ static void repeated_kernels_share_a_signature(void **state)
 static void trace_without_gpu_activity_is_a_clear_error(void **state)
 {
     (void)state;
-    static const char j[] = "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
-                            "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5}]}";
+    static const char j[] =
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
+        "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5}]}";
     erg_diag d;
     erg_trace *t = erg_trace_new();
     assert_int_equal(erg_trace_read_buffer(t, j, strlen(j), "cpu.json", &d), ERG_OK);
@@ -349,8 +352,8 @@ static void default_rules_give_estimator_figures(void **state)
     double dyn = 290 * 100e-6 + 185 * 300e-6 + 60 * 80e-6 + 50 * 60e-6;
     erg_assert_rel(rep.dynamic_energy_j, dyn, 1e-9);
     erg_assert_rel(rep.static_energy_j, 2 * 60 * 350e-6, 1e-9);
-    double var = pow(50 * 100e-6, 2) + pow(60 * 100e-6, 2) + pow(60 * 200e-6, 2) + pow(30 * 80e-6, 2) +
-                 pow(25 * 50e-6, 2) + pow(25 * 10e-6, 2);
+    double var = pow(50 * 100e-6, 2) + pow(60 * 100e-6, 2) + pow(60 * 200e-6, 2) +
+                 pow(30 * 80e-6, 2) + pow(25 * 50e-6, 2) + pow(25 * 10e-6, 2);
     erg_assert_rel(rep.energy_sd_j, sqrt(var), 1e-9);
     erg_trace_report_free(&rep);
     erg_rules_free(r);
@@ -370,9 +373,9 @@ static void report_json_has_the_documented_keys(void **state)
     json_error_t je;
     json_t *j = json_loads(text, 0, &je);
     assert_non_null(j);
-    static const char *const keys[] = {"energy_j", "energy_sd_j", "time_s", "static_energy_j",
-                                       "dynamic_energy_j", "grade", "unmatched", "devices",
-                                       "categories", "top"};
+    static const char *const keys[] = {
+        "energy_j", "energy_sd_j", "time_s",  "static_energy_j", "dynamic_energy_j",
+        "grade",    "unmatched",   "devices", "categories",      "top"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!json_object_get(j, keys[i]))
             fail_msg("missing key %s", keys[i]);

@@ -23,12 +23,14 @@ static void issue_example_reads_and_matches_first_rule(void **state)
 {
     (void)state;
     /* Exactly the example of issue 4. */
-    erg_rules *r = ok_rules(
-        "{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"NVIDIA A100*\", \"static_power_w\": 60, "
-        "\"idle_power_w\": 60}], \"default_device\": {\"static_power_w\": 60}, \"rules\": "
-        "[{\"category\": \"kernel\", \"name\": \"*gemm*\", \"dynamic_power_w\": 200, "
-        "\"dynamic_power_sd_w\": 20}, {\"category\": \"*\", \"name\": \"*\", \"dynamic_power_w\": 100}]}",
-        ".");
+    erg_rules *r =
+        ok_rules("{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"NVIDIA A100*\", "
+                 "\"static_power_w\": 60, "
+                 "\"idle_power_w\": 60}], \"default_device\": {\"static_power_w\": 60}, \"rules\": "
+                 "[{\"category\": \"kernel\", \"name\": \"*gemm*\", \"dynamic_power_w\": 200, "
+                 "\"dynamic_power_sd_w\": 20}, {\"category\": \"*\", \"name\": \"*\", "
+                 "\"dynamic_power_w\": 100}]}",
+                 ".");
     assert_int_equal(r->n_devices, 1);
     assert_int_equal(r->n_rules, 2);
     assert_int_equal(erg__rules_match(r, "kernel", "ampere_sgemm_128x64_tn", ""), 0);
@@ -51,13 +53,13 @@ static void issue_example_reads_and_matches_first_rule(void **state)
 static void regex_device_scope_and_grade(void **state)
 {
     (void)state;
-    erg_rules *r = ok_rules(
-        "{\"erg\": \"rules/1.2\", \"note\": \"minor versions are read\", \"rules\": ["
-        "{\"category\": \"kernel\", \"device\": \"*H100*\", \"regex\": \"^sm90_.*gemm\","
-        " \"dynamic_power_w\": 500, \"grade\": \"model_based\", \"source\": \"measured\"},"
-        "{\"category\": \"kernel\", \"regex\": \"gemm|conv\", \"dynamic_power_w\": 300},"
-        "{\"category\": \"gpu_mem*\", \"dynamic_power_w\": 40}]}",
-        ".");
+    erg_rules *r =
+        ok_rules("{\"erg\": \"rules/1.2\", \"note\": \"minor versions are read\", \"rules\": ["
+                 "{\"category\": \"kernel\", \"device\": \"*H100*\", \"regex\": \"^sm90_.*gemm\","
+                 " \"dynamic_power_w\": 500, \"grade\": \"model_based\", \"source\": \"measured\"},"
+                 "{\"category\": \"kernel\", \"regex\": \"gemm|conv\", \"dynamic_power_w\": 300},"
+                 "{\"category\": \"gpu_mem*\", \"dynamic_power_w\": 40}]}",
+                 ".");
     assert_int_equal(erg__rules_match(r, "kernel", "sm90_xmma_gemm_f16", "NVIDIA H100 SXM"), 0);
     assert_int_equal(r->rules[0].grade, ERG_GRADE_MODEL_BASED);
     assert_int_equal(erg__rules_match(r, "kernel", "sm90_xmma_gemm_f16", "NVIDIA A100"), 1);
@@ -89,22 +91,25 @@ static void signature_rules_by_path_and_by_name(void **state)
     snprintf(path, sizeof path, "%s/attn.json", dir);
     erg_diag d;
     assert_int_equal(erg_signature_write_file(path, &sig, &d), ERG_OK);
-    erg_rules *r = ok_rules("{\"erg\": \"rules/1\", \"rules\": ["
-                            "{\"category\": \"kernel\", \"name\": \"*attn*\", \"signature\": \"attn\"},"
-                            "{\"category\": \"kernel\", \"name\": \"*\", \"signature\": \"./attn.json\"}]}",
-                            dir);
+    erg_rules *r =
+        ok_rules("{\"erg\": \"rules/1\", \"rules\": ["
+                 "{\"category\": \"kernel\", \"name\": \"*attn*\", \"signature\": \"attn\"},"
+                 "{\"category\": \"kernel\", \"name\": \"*\", \"signature\": \"./attn.json\"}]}",
+                 dir);
     assert_int_equal(r->rules[0].has_signature, 1);
     erg_assert_near(r->rules[0].sig.dynamic_energy_j, 0.5, 0);
     assert_int_equal(r->rules[0].grade, ERG_GRADE_HW_SHUNT);
     assert_int_equal(r->rules[1].has_signature, 1);
     erg_rules_free(r);
 
-    /* The rule scales d and σ_d with the traced duration: a 4 ms kernel is 2 × the 2 ms signature. */
+    /* The rule scales d and σ_d with the traced duration: a 4 ms kernel is 2 × the 2 ms signature.
+     */
     r = ok_rules("{\"erg\": \"rules/1\", \"default_device\": {\"static_power_w\": 60}, \"rules\": ["
                  "{\"category\": \"kernel\", \"name\": \"*\", \"signature\": \"attn\"}]}",
                  dir);
-    static const char tr[] = "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"attn_fwd\","
-                             "\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":4000}]}";
+    static const char tr[] =
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"attn_fwd\","
+        "\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":4000}]}";
     erg_trace *t = erg_trace_new();
     assert_int_equal(erg_trace_read_buffer(t, tr, strlen(tr), "t", &d), ERG_OK);
     erg_trace_report rep;
@@ -186,8 +191,9 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
                "rules[0].dynamic_power_w");
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_powr_w\": 100}]}", ERG_EPARSE,
                "rules[0].dynamic_powr_w: unknown member");
-    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": 1, \"grade\": \"great\"}]}",
-               ERG_EPARSE, "rules[0].grade");
+    expect_bad(
+        "{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": 1, \"grade\": \"great\"}]}",
+        ERG_EPARSE, "rules[0].grade");
     expect_bad("{\"erg\": \"rules/1\", \"devices\": [{\"static_power_w\": 60}], \"rules\": []}",
                ERG_EPARSE, "devices[0].match");
     expect_bad("{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"*\"}], \"rules\": []}",
@@ -212,12 +218,15 @@ static void default_rules_cover_a100_and_h100(void **state)
     erg_assert_near(erg__rules_device(r, "NVIDIA H200")->static_power_w, 100, 0);
     erg_assert_near(erg__rules_device(r, "")->static_power_w, 60, 0);
     const char *gemm = "sm90_xmma_gemm_bf16bf16_bf16f32";
-    erg_assert_near(r->rules[erg__rules_match(r, "kernel", gemm, "NVIDIA H100 80GB HBM3")]
-                        .dynamic_power_w, 590, 0);
-    erg_assert_near(r->rules[erg__rules_match(r, "kernel", gemm, "NVIDIA A100-SXM4-80GB")]
-                        .dynamic_power_w, 290, 0);
+    erg_assert_near(
+        r->rules[erg__rules_match(r, "kernel", gemm, "NVIDIA H100 80GB HBM3")].dynamic_power_w, 590,
+        0);
+    erg_assert_near(
+        r->rules[erg__rules_match(r, "kernel", gemm, "NVIDIA A100-SXM4-80GB")].dynamic_power_w, 290,
+        0);
     erg_assert_near(r->rules[erg__rules_match(r, "kernel", "vectorized_elementwise_kernel", "")]
-                        .dynamic_power_w, 185, 0);
+                        .dynamic_power_w,
+                    185, 0);
     erg_assert_near(r->rules[erg__rules_match(r, "collective", "ncclKernel", "")].dynamic_power_w,
                     60, 0);
     erg_assert_near(r->rules[erg__rules_match(r, "gpu_memset", "Memset", "")].dynamic_power_w, 50,
