@@ -229,10 +229,12 @@ ERG_API void erg_trace_report_free(erg_trace_report *report);
 
 /**
  * The report as one JSON object text (malloc'd, NUL-terminated; free with free()). Keys:
- * energy_j, energy_sd_j, time_s, static_energy_j, dynamic_energy_j, grade, unmatched,
- * unmatched_names, devices (id → busy_s, idle_s, static_energy_j, idle_static_energy_j,
- * dynamic_energy_j, ...), categories (name → count, time_s, energy_j), top (list of name, count,
- * time_s, energy_j), overlap, problems, ignored. Errors: ERG_ENOMEM.
+ * energy_j, energy_sd_j, time_s, static_energy_j, dynamic_energy_j, idle_static_energy_j, grade,
+ * unmatched, unmatched_names, devices (id → name, static_power_w, activities, busy_s, idle_s,
+ * static_energy_j, idle_static_energy_j, dynamic_energy_j, compute_s, communication_s,
+ * overlap_s), categories (name → count, time_s, energy_j), top (list of name, category, count,
+ * time_s, energy_j), overlap, problems, ignored, files, events, activities (docs/trace.md).
+ * trace may be NULL (then ignored.unknown_categories is empty). Errors: ERG_ENOMEM.
  */
 ERG_API int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *report,
                                   char **out, erg_diag *diag);
