@@ -165,6 +165,13 @@ ERG_API void erg_trace_options_init(erg_trace_options *opts);
 ERG_API int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
                                const erg_trace_options *opts, erg_schedule **out, erg_diag *diag);
 
+/**
+ * Number of the trace's GPU activities that no rule matches (they get d = 0 in the schedule).
+ * Errors: as erg_trace_schedule.
+ */
+ERG_API int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules, size_t *count,
+                                erg_diag *diag);
+
 /** Per-device figures. Times in s, energies in J. */
 typedef struct erg_trace_device {
     char id[ERG_SIG_DEVICE_MAX]; /**< "rank<R>/gpu<D>" */

@@ -164,6 +164,12 @@ static int run_import(int argc, char **argv)
         erg_trace_stats s;
         erg_trace_get_stats(trace, &s);
         warn_problems(&s);
+        size_t unmatched = 0;
+        if (erg_trace_unmatched(trace, rules, &unmatched, &diag) == ERG_OK && unmatched)
+            fprintf(stderr,
+                    "erg trace: warning: %zu GPU activities match no rule and have no dynamic "
+                    "energy in the schedule ('erg trace report' lists them)\n",
+                    unmatched);
         fprintf(stderr, "erg trace import: %zu GPU activities from %zu file%s written to %s\n",
                 s.activities, s.files, s.files == 1 ? "" : "s", o.output);
     }

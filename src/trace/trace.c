@@ -392,6 +392,22 @@ int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
     return st;
 }
 
+int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules, size_t *count,
+                        erg_diag *diag)
+{
+    if (!count)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no output");
+    *count = 0;
+    prep p;
+    int st = prepare(trace, rules, NULL, &p, diag);
+    if (st != ERG_OK)
+        return st;
+    for (size_t i = 0; i < trace->n_acts; i++)
+        *count += p.rule[i] < 0;
+    prep_free(&p);
+    return ERG_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* The report's own accounting. */
 

@@ -132,6 +132,14 @@ static void import_then_compose_equals_report(void **state)
 static void report_table_and_json(void **state)
 {
     (void)state;
+    /* import warns about the activity no rule matches */
+    char args[1024];
+    snprintf(args, sizeof args,
+             "trace import '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' -o '%s'",
+             sched_path);
+    assert_int_equal(erg(args), 0);
+    assert_non_null(strstr(slurp(err_path), "1 GPU activities match no rule"));
+    assert_non_null(strstr(slurp(err_path), "unknown categories were ignored"));
     assert_int_equal(
         erg("trace report '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' --top 3"),
         0);

@@ -63,6 +63,9 @@ static void report_matches_hand_computed_values(void **state)
     erg_assert_rel(rep.idle_static_energy_j, 0.006 + 0.0014, 1e-9);
     assert_int_equal(rep.grade, ERG_GRADE_ESTIMATOR);
     assert_int_equal(rep.unmatched, 1);
+    size_t unm = 0;
+    assert_int_equal(erg_trace_unmatched(t, r, &unm, &d), ERG_OK);
+    assert_int_equal(unm, 1);
     assert_int_equal(rep.n_unmatched_names, 1);
     assert_string_equal(rep.unmatched_names[0].name, "Memset (Device)");
     assert_int_equal(rep.unmatched_names[0].category, ERG_TRACE_CAT_MEMSET);
