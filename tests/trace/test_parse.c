@@ -306,6 +306,54 @@ static void gzip_files_stream_and_truncation_is_reported(void **state)
     erg_trace_free(t);
 }
 
+/* Every strict prefix of a trace fails cleanly (ASan/UBSan watch), and byte corruptions either
+ * parse or fail with ERG_EPARSE, leaving nothing behind. */
+static void prefixes_and_corruptions_fail_cleanly(void **state)
+{
+    (void)state;
+    FILE *f = fopen(ERG_TEST_SOURCE_DIR "/tests/trace/data/two_gpus.json", "rb");
+    assert_non_null(f);
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 100 && n < sizeof buf);
+    size_t end = n;
+    while (end > 0 && (buf[end - 1] == '\n' || buf[end - 1] == ' '))
+        end--;
+    erg_diag d;
+    for (size_t len = 0; len < end; len++) {
+        erg_trace *t = erg_trace_new();
+        int st = erg_trace_read_buffer(t, buf, len, "prefix.json", &d);
+        if (st != ERG_EPARSE)
+            fail_msg("prefix of %zu bytes: status %d", len, st);
+        assert_int_equal(t->n_acts, 0);
+        erg_trace_free(t);
+    }
+    uint64_t x = 12345;
+    static const char junk[] = "{}[],:\"\\0-.eE x\x01\xff";
+    size_t ok = 0, bad = 0;
+    for (int round = 0; round < 2000; round++) {
+        static char copy[16384];
+        memcpy(copy, buf, n);
+        for (int k = 0; k < 3; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            copy[x % n] = junk[(x >> 32) % (sizeof junk - 1)];
+        }
+        erg_trace *t = erg_trace_new();
+        int st = erg_trace_read_buffer(t, copy, n, "corrupt.json", &d);
+        if (st == ERG_OK)
+            ok++;
+        else if (st == ERG_EPARSE && t->n_acts == 0)
+            bad++;
+        else
+            fail_msg("round %d: status %d with %zu activities", round, st, t->n_acts);
+        erg_trace_free(t);
+    }
+    assert_true(ok > 0 && bad > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +363,7 @@ int main(void)
         cmocka_unit_test(malformed_input_names_line_column_and_byte),
         cmocka_unit_test(activities_kept_before_an_error_are_dropped),
         cmocka_unit_test(gzip_files_stream_and_truncation_is_reported),
+        cmocka_unit_test(prefixes_and_corruptions_fail_cleanly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
