@@ -795,7 +795,10 @@ static void set_parse_error(pctx *c, yajl_handle h, const char *path, const void
     if (chunk && chunk_len)
         context_text(chunk, chunk_len, at, ctx_txt, sizeof ctx_txt);
     char where[256];
-    snprintf(where, sizeof where, "%s:%lu:%lu", c->file, line, col);
+    if (path && strcmp(path, "-") == 0) /* stdin cannot be read again for the line */
+        snprintf(where, sizeof where, "%s", c->file);
+    else
+        snprintf(where, sizeof where, "%s:%lu:%lu", c->file, line, col);
     erg_diag_set(diag, ERG_EPARSE, where, "malformed JSON at byte %llu: %s near '%s'",
                  (unsigned long long)off, what, ctx_txt);
 }
@@ -1036,7 +1039,10 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
             unsigned long line, col;
             line_col(path, mem, mem_len, total, &line, &col);
             char where[256];
-            snprintf(where, sizeof where, "%s:%lu:%lu", name, line, col);
+            if (path && strcmp(path, "-") == 0)
+                snprintf(where, sizeof where, "%s", name);
+            else
+                snprintf(where, sizeof where, "%s:%lu:%lu", name, line, col);
             st = erg_diag_set(diag, ERG_EPARSE, where,
                               "JSON ends early at byte %llu (truncated file?)",
                               (unsigned long long)total);
@@ -1080,7 +1086,7 @@ int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag)
     if (!path)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no path");
     errno = 0;
-    return read_common(trace, path, NULL, 0, path, diag);
+    return read_common(trace, path, NULL, 0, strcmp(path, "-") == 0 ? "<stdin>" : path, diag);
 }
 
 int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
