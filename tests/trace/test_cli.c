@@ -155,6 +155,12 @@ static void report_table_and_json(void **state)
                      0);
     json_t *j = stdout_json();
     assert_int_equal(json_array_size(json_object_get(j, "top")), 1);
+    json_decref(j);
+    /* "-" reads stdin */
+    assert_int_equal(erg("trace report - --rules '" DATA
+                         "two_gpus_rules.json' --json --top 1 < '" DATA "two_gpus.json'"),
+                     0);
+    j = stdout_json();
     erg_assert_rel(num(j, "energy_j"), 0.0863, 1e-9);
     erg_assert_rel(num(j, "energy_sd_j"), 0.003, 1e-9);
     json_decref(j);
