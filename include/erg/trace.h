@@ -119,14 +119,14 @@ typedef struct erg_rules erg_rules;
 
 /**
  * Read a rules/1 file (docs/trace.md): {"erg": "rules/1", "devices": [{"match", "static_power_w",
- * "idle_power_w"}], "default_device": {...}, "rules": [{"category", "name" | "regex", "device",
- * "dynamic_power_w", "dynamic_power_sd_w", "grade"} | {"category", "name", "signature"}]}.
- * Globs are fnmatch(3) patterns; "regex" is a POSIX extended regular expression searched in the
- * name. A "signature" is a signature/1 file path (relative to the rules file's folder) or a bare
- * name: "<name>.json" in that folder when it exists, else the signature of that name in the
- * signature store (erg/store.h, $ERG_STORE).
- * Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (syntax with file:line:col, or the JSON path of a bad
- * member), ERG_EVERSION, ERG_EINVAL (a bad regex, a negative power), ERG_ENOMEM.
+ * "idle_power_w", "grade"}], "default_device": {...}, "rules": [{"category", "name" | "regex",
+ * "device", "dynamic_power_w", "dynamic_power_sd_w", "grade"} | {"category", "name",
+ * "signature"}]}. Globs are fnmatch(3) patterns; "regex" is a POSIX extended regular expression
+ * searched in the name. A "signature" is a signature/1 file path (relative to the rules file's
+ * folder) or a bare name: "<name>.json" in that folder when it exists, else the signature of that
+ * name in the signature store (erg/store.h, $ERG_STORE). Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE
+ * (syntax with file:line:col, or the JSON path of a bad member), ERG_EVERSION, ERG_EINVAL (a bad
+ * regex, a negative power), ERG_ENOMEM.
  */
 ERG_API int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag);
 

@@ -69,7 +69,7 @@ static char *dup_string_member(const json_t *obj, const char *key, const char *d
 static int read_device(const json_t *obj, int need_match, erg__dev_rule *out, const char *file,
                        const char *path, erg_diag *diag)
 {
-    static const char *const known[] = {"match", "static_power_w", "idle_power_w", NULL};
+    static const char *const known[] = {"match", "static_power_w", "idle_power_w", "grade", NULL};
     if (!json_is_object(obj))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected an object", path);
     int st = check_keys(obj, known, file, path, diag);
@@ -84,6 +84,15 @@ static int read_device(const json_t *obj, int need_match, erg__dev_rule *out, co
                               diag);
     if (st != ERG_OK)
         return st;
+    out->grade = ERG_GRADE_ESTIMATOR;
+    char grade[32] = "";
+    st = erg__json_string(obj, "grade", 0, grade, sizeof grade, file, path, diag);
+    if (st != ERG_OK)
+        return st;
+    if (grade[0] && erg_grade_parse(grade, &out->grade) != ERG_OK)
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "%s.grade: \"%s\" is not hw_shunt, model_based or estimator", path,
+                            grade);
     if (need_match) {
         out->match = dup_string_member(obj, "match", NULL, file, path, &st, diag);
         if (st != ERG_OK)

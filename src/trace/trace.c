@@ -145,6 +145,7 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
     int st = ERG_OK;
     int32_t *memo = NULL;
     size_t *group = NULL;
+    erg_grade *dev_grade = NULL;
     if (!first_kernel || !first_any || !p->start_ns || !p->dyn_j || !p->dyn_var_j2 || !p->grade ||
         !p->rule || !p->static_w || !p->idle_w) {
         st = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -182,7 +183,8 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
 
     /* Devices: static and idle power; devices sharing a name share rule decisions (memo). */
     group = malloc(t->n_devs * sizeof *group);
-    if (!group) {
+    dev_grade = malloc(t->n_devs * sizeof *dev_grade);
+    if (!group || !dev_grade) {
         st = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         goto out;
     }
@@ -199,6 +201,7 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
         }
         p->static_w[d] = dr->static_power_w;
         p->idle_w[d] = dr->idle_power_w;
+        dev_grade[d] = dr->grade;
         group[d] = n_groups;
         for (size_t e = 0; e < d; e++)
             if (strcmp(t->devs[e].name, dv->name) == 0) {
@@ -246,13 +249,16 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
             double sd = ru->dynamic_power_sd_w * dur_s;
             p->dyn_var_j2[i] = sd * sd;
         }
-        p->grade[i] = ru->grade;
+        /* A figure is only as good as its weakest part: the rule's and the device's static power.
+         */
+        p->grade[i] = erg_grade_weakest(ru->grade, dev_grade[a->device]);
     }
 out:
     free(first_kernel);
     free(first_any);
     free(memo);
     free(group);
+    free(dev_grade);
     if (st != ERG_OK)
         prep_free(p);
     return st;

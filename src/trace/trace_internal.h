@@ -82,6 +82,7 @@ void erg__trace_check_streams(struct erg_trace *tr, size_t first);
 typedef struct erg__dev_rule {
     char *match;                         /* glob on the device name */
     double static_power_w, idle_power_w; /* idle NAN when absent */
+    erg_grade grade;                     /* of these figures; default estimator */
 } erg__dev_rule;
 
 typedef struct erg__rule {

@@ -104,7 +104,8 @@ static void signature_rules_by_path_and_by_name(void **state)
 
     /* The rule scales d and σ_d with the traced duration: a 4 ms kernel is 2 × the 2 ms signature.
      */
-    r = ok_rules("{\"erg\": \"rules/1\", \"default_device\": {\"static_power_w\": 60}, \"rules\": ["
+    r = ok_rules("{\"erg\": \"rules/1\", \"default_device\": {\"static_power_w\": 60, \"grade\": "
+                 "\"hw_shunt\"}, \"rules\": ["
                  "{\"category\": \"kernel\", \"name\": \"*\", \"signature\": \"attn\"}]}",
                  dir);
     static const char tr[] =
@@ -120,6 +121,15 @@ static void signature_rules_by_path_and_by_name(void **state)
     erg_assert_rel(rep.energy_j, 60 * 0.004 + 1.0, 1e-9);
     erg_assert_rel(rep.energy_sd_j, 2 * 0.1, 1e-9); /* σ_d = sqrt(0.01) scaled by 2 */
     assert_int_equal(rep.grade, ERG_GRADE_HW_SHUNT);
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    /* A device static power without a grade is an estimate: the composite is only as good. */
+    r = ok_rules("{\"erg\": \"rules/1\", \"default_device\": {\"static_power_w\": 60}, \"rules\": ["
+                 "{\"category\": \"kernel\", \"name\": \"*\", \"signature\": \"attn\"}]}",
+                 dir);
+    assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_OK);
+    assert_int_equal(rep.grade, ERG_GRADE_ESTIMATOR);
+    erg_assert_rel(rep.energy_j, 60 * 0.004 + 1.0, 1e-9);
     erg_trace_report_free(&rep);
     erg_trace_free(t);
     erg_rules_free(r);
@@ -194,6 +204,9 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
     expect_bad(
         "{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": 1, \"grade\": \"great\"}]}",
         ERG_EPARSE, "rules[0].grade");
+    expect_bad("{\"erg\": \"rules/1\", \"default_device\": {\"static_power_w\": 1, \"grade\": "
+               "\"exact\"}, \"rules\": []}",
+               ERG_EPARSE, "default_device.grade");
     expect_bad("{\"erg\": \"rules/1\", \"devices\": [{\"static_power_w\": 60}], \"rules\": []}",
                ERG_EPARSE, "devices[0].match");
     expect_bad("{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"*\"}], \"rules\": []}",
