@@ -857,6 +857,8 @@ static int finish_file(pctx *c, erg_diag *diag)
         tr->file_rank = p;
         tr->files_cap = cap;
     }
+    if (tr->n_files == 0)
+        copy_text(tr->first_file, sizeof tr->first_file, c->file, strlen(c->file));
     tr->file_rank[tr->n_files++] = rank;
     return ERG_OK;
 }

@@ -127,11 +127,17 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
         opts = &dflt;
     }
     size_t n = t->n_acts;
-    if (n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, t->n_files == 1 ? "trace" : "traces",
+    if (n == 0) {
+        char where[300];
+        if (t->n_files > 1)
+            snprintf(where, sizeof where, "%s and %zu more", t->first_file, t->n_files - 1);
+        else
+            snprintf(where, sizeof where, "%s", t->n_files ? t->first_file : "trace");
+        return erg_diag_set(diag, ERG_EINVAL, where,
                             "no GPU activity (kernel, gpu_memcpy, gpu_memset) in %zu events of "
                             "%zu file%s: was the profiler run with CUDA activities on?",
                             t->stats.events, t->n_files, t->n_files == 1 ? "" : "s");
+    }
     size_t nf = t->n_files ? t->n_files : 1;
     int64_t *first_kernel = malloc(nf * sizeof *first_kernel);
     int64_t *first_any = malloc(nf * sizeof *first_any);

@@ -67,7 +67,8 @@ struct erg_trace {
     size_t n_acts, acts_cap;
     erg__dev *devs;
     size_t n_devs, devs_cap;
-    int *file_rank; /* rank of each file */
+    int *file_rank;       /* rank of each file */
+    char first_file[256]; /* name of the first file read, for messages */
     size_t n_files, files_cap;
     erg__unknown *unknown;
     size_t n_unknown, unknown_cap;

@@ -230,6 +230,7 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
     fclose(f);
     snprintf(args, sizeof args, "'%s'", p);
     expect_fail(args, "no GPU activity");
+    expect_fail(args, "cpu.json: no GPU activity");
 
     expect_fail("/nonexistent/trace.json", "/nonexistent/trace.json");
     expect_fail("'" DATA "two_gpus.json' --rules /nonexistent/rules.json", "rules.json");

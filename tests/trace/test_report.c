@@ -315,6 +315,7 @@ static void trace_without_gpu_activity_is_a_clear_error(void **state)
     erg_trace_report rep;
     assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_EINVAL);
     assert_non_null(strstr(d.detail, "no GPU activity"));
+    assert_string_equal(d.where, "cpu.json");
     erg_schedule *s = (erg_schedule *)(void *)t; /* any non-NULL value: must be reset to NULL */
     assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_EINVAL);
     assert_null(s);
