@@ -221,6 +221,7 @@ typedef struct erg_trace_report {
     erg_trace_group *top; /**< names by dynamic energy, largest first, at most top_n */
     double compute_s, communication_s, overlap_s; /**< sums over devices */
     erg_trace_stats stats;
+    char rules[256]; /**< where the rules came from: their file, or the built-in defaults */
 } erg_trace_report;
 
 /**
@@ -237,8 +238,8 @@ ERG_API void erg_trace_report_free(erg_trace_report *report);
 /**
  * The report as one JSON object text (malloc'd, NUL-terminated; free with free()). Keys:
  * energy_j, energy_sd_j, time_s, static_energy_j, dynamic_energy_j, idle_static_energy_j, grade,
- * unmatched, unmatched_names, devices (id → name, static_power_w, activities, busy_s, idle_s,
- * static_energy_j, idle_static_energy_j, dynamic_energy_j, compute_s, communication_s,
+ * unmatched, unmatched_names, rules, devices (id → name, static_power_w, activities, busy_s,
+ * idle_s, static_energy_j, idle_static_energy_j, dynamic_energy_j, compute_s, communication_s,
  * overlap_s), categories (name → count, time_s, energy_j), top (list of name, category, count,
  * time_s, energy_j), overlap, problems, ignored, files, events, activities (docs/trace.md).
  * trace may be NULL (then ignored.unknown_categories is empty). Errors: ERG_ENOMEM.

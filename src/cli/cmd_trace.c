@@ -186,7 +186,7 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
            s->files, s->files == 1 ? "" : "s", r->n_devices, r->n_devices == 1 ? "" : "s",
            erg_grade_name(r->grade));
     if (rules)
-        printf("rules    %s\n", rules);
+        printf("rules    %s\n", r->rules);
     else
         printf("rules    erg's built-in A100/H100 defaults (rules/default.json): estimates from\n"
                "         datasheets, the energy-calculus paper and ML.ENERGY averages, not "

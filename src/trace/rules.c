@@ -264,6 +264,7 @@ static int from_json(const json_t *root, const char *file, const char *base_dir,
     erg_rules *r = calloc(1, sizeof *r);
     if (!r)
         return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+    snprintf(r->name, sizeof r->name, "%s", file);
     const json_t *devs = json_object_get(root, "devices");
     const json_t *rules = json_object_get(root, "rules");
     const json_t *dflt = json_object_get(root, "default_device");

@@ -660,6 +660,7 @@ int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
     if (st == ERG_OK)
         st = fill_accounting(trace, &p, opts->top_n, out, diag);
     out->stats = trace->stats;
+    snprintf(out->rules, sizeof out->rules, "%s", rules->name);
     prep_free(&p);
     if (st != ERG_OK)
         erg_trace_report_free(out);
@@ -731,6 +732,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= num(root, "idle_static_energy_j", r->idle_static_energy_j);
     bad |= json_object_set_new(root, "grade", json_string(erg_grade_name(r->grade))) ? 1 : 0;
     bad |= cnt(root, "unmatched", r->unmatched);
+    bad |= json_object_set_new(root, "rules", json_string(r->rules)) ? 1 : 0;
     for (size_t k = 0; k < r->n_unmatched_names; k++)
         bad |= json_array_append_new(unm, group_json(&r->unmatched_names[k], 1, 0)) ? 1 : 0;
     bad |= json_object_set_new(root, "unmatched_names", unm) ? 1 : 0;

@@ -99,6 +99,7 @@ typedef struct erg__rule {
 } erg__rule;
 
 struct erg_rules {
+    char name[256]; /* the file read, or "rules/default.json (built in)" */
     erg__dev_rule *devices;
     size_t n_devices;
     int has_default;

@@ -122,14 +122,20 @@ static void array_format_and_begin_end_pairs(void **state)
                             " {\"ph\": \"E\", \"pid\": 0, \"tid\": 8, \"ts\": 30},"
                             " {\"ph\": \"B\", \"cat\": \"gpu_memcpy\", \"name\": \"open\", "
                             "\"pid\": 0, \"tid\": 9, \"ts\": 40},"
+                            " {\"ph\": \"B\", \"cat\": \"kernel\", \"name\": \"ar\", \"pid\": 0, "
+                            "\"tid\": 5, \"ts\": 50, \"args\": {\"Collective name\": {\"op\": 1}}},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 5, \"ts\": 60},"
                             " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kx\", \"pid\": 0, "
                             "\"tid\": 7, \"ts\": 30, \"dur\": 1}]");
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
-    assert_int_equal(s.activities, 2);
+    assert_int_equal(s.activities, 3);
     assert_string_equal(act_name(t, 0), "kb");
     assert_true(t->acts[0].start_ns == 10000 && t->acts[0].dur_ns == 15500);
-    assert_string_equal(act_name(t, 1), "kx");
+    assert_string_equal(act_name(t, 1), "ar"); /* a collective by args, as a B/E pair */
+    assert_int_equal(t->acts[1].cat, ERG_TRACE_CAT_COLLECTIVE);
+    assert_true(t->acts[1].dur_ns == 10000);
+    assert_string_equal(act_name(t, 2), "kx");
     assert_int_equal(s.unmatched_end, 1);
     assert_int_equal(s.unclosed_begin, 1);
     assert_string_equal(t->devs[0].id, "rank0/gpu0");

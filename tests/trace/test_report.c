@@ -385,6 +385,7 @@ static void report_json_has_the_documented_keys(void **state)
             fail_msg("missing key %s", keys[i]);
     erg_assert_rel(json_real_value(json_object_get(j, "energy_j")), 0.0863, 1e-9);
     assert_string_equal(json_string_value(json_object_get(j, "grade")), "estimator");
+    assert_string_equal(json_string_value(json_object_get(j, "rules")), DATA "two_gpus_rules.json");
     assert_int_equal(json_integer_value(json_object_get(j, "unmatched")), 1);
     json_t *g1 = json_object_get(json_object_get(j, "devices"), "rank0/gpu1");
     assert_non_null(g1);
