@@ -237,6 +237,17 @@ static void default_rules_cover_a100_and_h100(void **state)
     erg_assert_near(
         r->rules[erg__rules_match(r, "kernel", gemm, "NVIDIA A100-SXM4-80GB")].dynamic_power_w, 290,
         0);
+    erg_assert_near(
+        r->rules[erg__rules_match(r, "kernel", "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN",
+                                  "NVIDIA H100 80GB HBM3")]
+            .dynamic_power_w,
+        590, 0);
+    erg_assert_near(r->rules[erg__rules_match(r, "kernel",
+                                              "void flash_fwd_kernel<Flash_fwd_kernel_traits>", "")]
+                        .dynamic_power_w,
+                    290, 0);
+    erg_assert_near(
+        r->rules[erg__rules_match(r, "kernel", "gemv2T_kernel_val", "")].dynamic_power_w, 185, 0);
     erg_assert_near(r->rules[erg__rules_match(r, "kernel", "vectorized_elementwise_kernel", "")]
                         .dynamic_power_w,
                     185, 0);
