@@ -312,7 +312,8 @@ ERG_API const char *erg_op_model_notes(const erg_op_model *m);
 ERG_API void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s,
                                    double *bandwidth_bytes_s, double *mean_power_w);
 
-/** Thresholds of a model and whether each op's were chosen from data (1) or the paper's (0). */
+/** Thresholds of a model and, per op in chosen[ERG_OP_COUNT] (may be NULL), where they come from:
+ *  0 the paper's, 1 chosen from the data, 2 the data search ran and kept the paper's. */
 ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t, int *chosen);
 
 /**

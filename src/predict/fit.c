@@ -534,8 +534,10 @@ static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
         goto done;
     }
     if (o->choose_thresholds) {
+        erg_op_thresholds before = m->th;
         rc = choose_thresholds(e, op, pts, train, ntrain, &m->th, o, scratch);
-        e->chosen = rc == ERG_OK;
+        /* 1: the search moved a threshold; 2: it ran and kept the paper's */
+        e->chosen = rc != ERG_OK ? 0 : memcmp(&before, &m->th, sizeof before) != 0 ? 1 : 2;
     }
     double obj;
     if (rc == ERG_OK)

@@ -94,7 +94,9 @@ int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
         json_object_set_new(o, "dtype", json_string(erg_dtype_name(e->dtype)));
         json_object_set_new(o, "kappa", json_string(e->kappa));
         json_object_set_new(o, "energy", json_boolean(e->has_energy));
-        json_object_set_new(o, "thresholds_from", json_string(e->chosen ? "data" : "paper"));
+        json_object_set_new(o, "thresholds_from", json_string(e->chosen == 1   ? "data"
+                                               : e->chosen == 2 ? "paper, kept by the data search"
+                                                                : "paper"));
         json_t *fn = json_array();
         for (unsigned j = 0; j < e->nfeat; j++)
             json_array_append_new(fn, json_string(feature_names[op][j]));
@@ -210,7 +212,9 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
         return rc;
     e->has_energy = json_is_true(json_object_get(o, "energy"));
     const json_t *tf = json_object_get(o, "thresholds_from");
-    e->chosen = json_is_string(tf) && strcmp(json_string_value(tf), "data") == 0;
+    e->chosen = !json_is_string(tf) ? 0
+                : strcmp(json_string_value(tf), "data") == 0 ? 1
+                : strncmp(json_string_value(tf), "paper,", 6) == 0 ? 2 : 0;
     const json_t *fn = json_object_get(o, "features");
     if (!json_is_array(fn) || json_array_size(fn) != e->nfeat)
         return erg_diag_set(diag, ERG_EPARSE, file,
