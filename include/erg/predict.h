@@ -117,19 +117,43 @@ typedef struct erg_energy_window {
     int (*end)(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag);
 } erg_energy_window;
 
+struct erg_monitor;
+
+/**
+ * An energy window over erg's meters (erg/measure.h): begin() opens the monitor window
+ * "erg-profile-batch", end() closes it and returns the measurement's total_energy_j and
+ * total_grade (on a machine without counters the meter's estimator, graded "estimator").
+ * mon is borrowed and must outlive *out. Returns ERG_OK or ERG_EINVAL. end() fails with
+ * ERG_ENODEV when no channel could be summed into a total.
+ */
+ERG_API int erg_profile_energy_monitor(struct erg_monitor *mon, erg_energy_window *out);
+
 /** Where the kernels run. Only ERG_TARGET_CPU is built; CUDA is the documented extension point. */
 typedef enum erg_target { ERG_TARGET_CPU = 0, ERG_TARGET_CUDA = 1 } erg_target;
+
+/** The clock batches are timed with. */
+typedef enum erg_profile_clock {
+    ERG_PROFILE_CLOCK_MONOTONIC = 0, /**< wall time, CLOCK_MONOTONIC (HYMELL's protocol; default) */
+    ERG_PROFILE_CLOCK_THREAD_CPU = 1 /**< CPU time of the calling thread, CLOCK_THREAD_CPUTIME_ID:
+                                          robust on a shared machine (time spent descheduled is
+                                          not counted); only with threads = 1, as every kernel
+                                          then runs on the calling thread */
+} erg_profile_clock;
 
 /** Profiler options; initialise with erg_profile_options_init() so new fields get defaults. */
 typedef struct erg_profile_options {
     erg_target target;          /**< default ERG_TARGET_CPU */
     double min_time_s;          /**< cumulative kernel time per configuration (default 1 s; paper 10 s) */
     unsigned batches;           /**< batches the repetitions are split into, for the sd (default 20) */
+    double min_window_s;        /**< shortest batch (energy window), s (default 0.02: above RAPL's
+                                     1 ms and the meter estimator's 10 ms update period); a
+                                     shorter batch is discarded and the batch size grown */
     unsigned min_weight_sets;   /**< pre-generated input sets rotated across runs (default 2) */
     size_t rotate_bytes;        /**< more sets until their footprint reaches this (default 64 MiB) */
     unsigned max_weight_sets;   /**< cap (default 64) */
     size_t max_set_bytes;       /**< skip (ERG_ERANGE) a configuration whose one set exceeds this (1 GiB) */
     int threads;                /**< OpenBLAS threads (default 1; our own kernels are single-threaded) */
+    erg_profile_clock clock;    /**< default ERG_PROFILE_CLOCK_MONOTONIC */
     double est_power_w;         /**< power of the built-in estimator (default 15 W, one busy core) */
     const erg_energy_window *energy; /**< NULL: the built-in estimator */
     /** Optional progress callback after each configuration. */
@@ -225,7 +249,9 @@ typedef struct erg_op_model erg_op_model;
 typedef struct erg_fit_options {
     double test_fraction;    /**< held-out share, random and seeded (default 0.2) */
     uint64_t seed;           /**< split seed (default 42) */
-    int choose_thresholds;   /**< 1: choose thresholds from the training data (default); 0: paper's */
+    int choose_thresholds;   /**< 1: choose thresholds from the training data (default); 0: keep
+                                  the initial ones */
+    const erg_op_thresholds *thresholds; /**< initial thresholds (NULL: the paper's) */
     unsigned min_points;     /**< a regime with fewer training points than max(this, features+1)
                                   falls back to its neighbour (default 0: features + 1) */
     const char *target_kind; /**< identity stored in the model (default: this machine's) */

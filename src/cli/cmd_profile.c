@@ -5,17 +5,24 @@
 #include <string.h>
 
 #include "cli.h"
+#include "erg/measure.h"
 #include "erg/predict.h"
+#include "meter_cli.h"
 
 static void help(FILE *out)
 {
     fprintf(out,
             "Usage: erg profile ops [--target cpu|cuda] [--grid FILE] [--min-time S] [--threads N]\n"
-            "                       [--est-power-w W] [--quiet] -o ops.csv\n\n"
+            "                       [--clock monotonic|thread] [--no-meter [--est-power-w W]]\n"
+            "                       [--quiet] -o ops.csv\n\n"
             "Time (CLOCK_MONOTONIC) and energy of RMSNorm, causal softmax and GEMM (OpenBLAS) for\n"
             "every configuration of the grid. Each configuration repeats until its cumulative time\n"
             "passes --min-time (default 1 s; HYMELL used 10 s), rotating pre-generated input sets.\n"
-            "Without energy counters the energy column is an estimate (grade 'estimator').\n"
+            "Energy comes from erg's meters (a window per batch of repetitions); without energy\n"
+            "counters that is the meter's estimator and the grade column says 'estimator'.\n"
+            "--no-meter uses a constant-power estimate instead (--est-power-w, default 15 W).\n"
+            "--clock thread times batches by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which\n"
+            "a shared machine does not inflate; it needs --threads 1 (the default).\n"
             "The default grid is grids/<target>.csv (ERG_GRID_DIR overrides). --target cuda is an\n"
             "extension point that this build does not implement (exit 3).\n");
 }
@@ -52,6 +59,8 @@ static int run(int argc, char **argv)
                                          {"est-power-w", required_argument, NULL, 'p'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"quiet", no_argument, NULL, 'q'},
+                                         {"no-meter", no_argument, NULL, 'N'},
+                                         {"clock", required_argument, NULL, 'c'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     erg_profile_options o;
@@ -59,7 +68,7 @@ static int run(int argc, char **argv)
     const char *grid_path = NULL, *out_path = NULL;
     char grid_buf[1024];
     struct progress pr = {0};
-    int c;
+    int c, no_meter = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         unsigned long ul;
@@ -100,6 +109,18 @@ static int run(int argc, char **argv)
         case 'q':
             pr.quiet = 1;
             break;
+        case 'N':
+            no_meter = 1;
+            break;
+        case 'c':
+            if (strcmp(optarg, "monotonic") == 0)
+                o.clock = ERG_PROFILE_CLOCK_MONOTONIC;
+            else if (strcmp(optarg, "thread") == 0)
+                o.clock = ERG_PROFILE_CLOCK_THREAD_CPU;
+            else
+                return erg_cli_usage("profile", "--clock expects monotonic or thread, got '%s'",
+                                     optarg);
+            break;
         case 'h':
             help(stdout);
             return ERG_EXIT_OK;
@@ -111,6 +132,8 @@ static int run(int argc, char **argv)
         return erg_cli_usage("profile", "unexpected argument '%s'", argv[optind]);
     if (!out_path)
         return erg_cli_usage("profile", "missing -o ops.csv");
+    if (o.clock == ERG_PROFILE_CLOCK_THREAD_CPU && o.threads != 1)
+        return erg_cli_usage("profile", "--clock thread needs --threads 1");
     erg_diag diag;
     erg_diag_clear(&diag);
     if (o.target == ERG_TARGET_CUDA) {
@@ -145,11 +168,39 @@ static int run(int argc, char **argv)
     free(grid);
     o.progress = on_progress;
     o.progress_ud = &pr;
+    erg_meter *meter = NULL;
+    erg_monitor *mon = NULL;
+    erg_energy_window ew;
+    if (!no_meter) {
+        int ex = erg_cli_meter_open(NULL, &meter);
+        if (ex) {
+            free(dims);
+            free(out);
+            return ex;
+        }
+        if (erg_meter_sampler_start(meter, 0.1) != ERG_OK ||
+            erg_monitor_open(meter, &mon, &diag) != ERG_OK) {
+            erg_meter_close(meter);
+            free(dims);
+            free(out);
+            fprintf(stderr, "erg: cannot start the meter's sampler or monitor\n");
+            return ERG_EXIT_NOMETER;
+        }
+        erg_profile_energy_monitor(mon, &ew);
+        o.energy = &ew;
+    }
     size_t done = 0;
     rc = erg_profile_ops(&o, dims, n, out, &done, &diag);
+    erg_monitor_close(mon);
+    if (meter) {
+        erg_meter_sampler_stop(meter);
+        erg_meter_close(meter);
+    }
     int status = ERG_EXIT_OK;
     if (rc != ERG_OK) {
-        fprintf(stderr, "erg: %s: ", grid_path);
+        char where[sizeof diag.where];
+        snprintf(where, sizeof where, "%.120s: %.120s", grid_path, diag.where);
+        memcpy(diag.where, where, sizeof where);
         status = erg_cli_fail(&diag, rc);
     } else {
         rc = erg_ops_csv_write(out_path, out, done, &diag);

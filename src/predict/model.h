@@ -12,6 +12,7 @@ struct erg__lsq {
     double scale[ERG_OP_MAX_FEATURES]; /* column scales s_j */
     double coef[ERG_OP_MAX_FEATURES];  /* coefficients in scaled features */
     double w[ERG_OP_MAX_FEATURES];     /* coef_j / s_j, for prediction */
+    double lambda;                     /* Tikhonov parameter chosen by GCV (0: truncated SVD) */
 };
 
 struct erg__regime {

@@ -31,6 +31,7 @@ static json_t *lsq_json(const struct erg__lsq *l, unsigned p)
     }
     json_object_set_new(o, "coef", c);
     json_object_set_new(o, "scale", s);
+    json_object_set_new(o, "lambda", json_real(l->lambda));
     return o;
 }
 
@@ -65,8 +66,9 @@ int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
                         m->has_grade ? json_string(erg_grade_name(m->grade)) : json_null());
     json_t *fit = json_object();
     json_object_set_new(fit, "method",
-                        json_string("gsl_multifit_linear_tsvd; rows divided by the measured value "
-                                    "(relative least squares), columns scaled to unit 2-norm"));
+                        json_string("rows divided by the measured value (relative least squares), columns "
+                                    "scaled to unit 2-norm; truncated SVD or Tikhonov with GCV "
+                                    "lambda (gsl_multifit_linear_tsvd / _gcv), the lower GCV score"));
     json_object_set_new(fit, "samples", json_integer((json_int_t)m->n_samples));
     erg__json_set_number(fit, "test_fraction", m->test_fraction);
     json_object_set_new(fit, "seed", json_integer((json_int_t)m->seed));
@@ -166,6 +168,8 @@ static int lsq_load(const json_t *v, unsigned p, struct erg__lsq *l, const char 
         l->coef[j] = json_number_value(cj);
         l->scale[j] = json_number_value(sj);
     }
+    const json_t *lm = json_object_get(v, "lambda");
+    l->lambda = json_is_number(lm) ? json_number_value(lm) : 0.0;
     erg__lsq_finish(l, p);
     l->present = 1;
     return ERG_OK;

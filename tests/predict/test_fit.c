@@ -68,7 +68,8 @@ static void exact_piecewise_rmsnorm_is_recovered_and_split_found(void **state)
     erg_op_model_thresholds(m, &t, chosen);
     assert_int_equal(chosen[ERG_OP_RMSNORM], 1);
     /* N·d takes powers of two: any split in (2^20, 2^21] is exact; the paper's 2.5e6 is not */
-    assert_true(t.rms_nd > 1048576.0 && t.rms_nd <= 2097152.0);
+    if (!(t.rms_nd > 1048576.0 && t.rms_nd <= 2097152.0))
+        fail_msg("threshold %g", t.rms_nd);
     erg_op_validation v;
     assert_int_equal(erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &v), ERG_OK);
     assert_int_equal(v.n_train + v.n_test, 78);

@@ -100,6 +100,7 @@ static void energy_comes_through_the_window(void **state)
     erg_profile_options o;
     erg_profile_options_init(&o);
     o.min_time_s = 0.002;
+    o.min_window_s = 0; /* every batch counts, so the 1 mJ offsets can be tallied */
     o.batches = 4;
     o.energy = &w;
     assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
@@ -116,6 +117,35 @@ static void energy_comes_through_the_window(void **state)
     assert_int_equal(erg_profile_ops(&o, &g, 1, &out, &done, &diag), ERG_ENOTLIVE);
     assert_int_equal(done, 0);
     assert_string_equal(diag.detail, "counter frozen");
+}
+
+/* Like the meter's estimator: no figure for a window shorter than its 10 ms update period. */
+static int coarse_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+{
+    (void)ud;
+    if (elapsed_s < 0.01)
+        return erg_diag_set(diag, ERG_ENODEV, NULL, "below resolution");
+    *energy_j = 50.0 * elapsed_s;
+    *grade = ERG_GRADE_ESTIMATOR;
+    return ERG_OK;
+}
+
+static void short_batches_grow_past_the_meter_resolution(void **state)
+{
+    (void)state;
+    struct fake_meter f = {0, 0, 0};
+    erg_energy_window w = {&f, fake_begin, coarse_end};
+    erg_op_dims g = dims(ERG_OP_RMSNORM, 1, 256, 0); /* ~100 ns per execution */
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    erg_assert_near(o.min_window_s, 0.02, 0);
+    o.min_time_s = 0.001; /* would ask for 50 µs batches */
+    o.min_window_s = 0.012;
+    o.energy = &w;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
+    erg_assert_rel(out.energy_j, 50.0 * out.time_s, 1e-9);
+    assert_true((double)out.reps * out.time_s >= 2 * 0.012);
 }
 
 static void unsupported_targets_and_types(void **state)
@@ -165,6 +195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builtin_estimator_profile),
         cmocka_unit_test(energy_comes_through_the_window),
+        cmocka_unit_test(short_batches_grow_past_the_meter_resolution),
         cmocka_unit_test(unsupported_targets_and_types),
         cmocka_unit_test(target_identity_is_file_name_safe),
     };
