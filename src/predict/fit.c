@@ -216,7 +216,7 @@ static unsigned need_points(const erg_fit_options *o, unsigned p)
 /*
  * Fit every regime of op e on the training points under thresholds th; thin regimes fall back to
  * the nearest fitted one (the lower one first), and with none fitted every regime uses one pooled
- * fit. *obj: the AICc of the fit (below). ERG_ESINGULAR when nothing can be fitted.
+ * fit. *obj: the AIC of the fit (below). ERG_ESINGULAR when nothing can be fitted.
  */
 static int fit_regimes(struct erg__op_est *e, const struct pt *pts, const size_t *train,
                        size_t ntrain, const erg_op_thresholds *th, const erg_fit_options *o,
@@ -270,9 +270,10 @@ static int fit_regimes(struct erg__op_est *e, const struct pt *pts, const size_t
             e->reg[r].fallback = 1;
         }
     }
-    /* Objective: corrected Akaike information criterion of the piecewise fit, time plus energy,
-     * AICc = n·ln(RSS/n) + 2K + 2K(K+1)/(n−K−1) with K the coefficients actually fitted
-     * (Hurvich & Tsai 1989). Training RSS alone always prefers more regimes. */
+    /* Objective: Akaike's information criterion of the piecewise fit, time plus energy,
+     * AIC = n·ln(RSS/n) + 2K with K the coefficients actually fitted (Akaike 1974); training RSS
+     * alone always prefers more regimes. (The small-sample AICc was tried: on 18-point data it
+     * refused splits that halve the held-out error.) */
     double sse_t = 0, sse_e = 0;
     for (size_t i = 0; i < ntrain; i++) {
         const struct pt *q = &pts[train[i]];
@@ -290,7 +291,7 @@ static int fit_regimes(struct erg__op_est *e, const struct pt *pts, const size_t
     for (unsigned r = 0; r < e->nreg; r++)
         fitted += e->reg[r].time.present;
     double nn = (double)ntrain, k = (double)(fitted ? fitted : 1) * p;
-    double pen = nn - k - 1 > 0 ? 2 * k + 2 * k * (k + 1) / (nn - k - 1) : 1e300;
+    double pen = 2 * k;
     double aic = nn * log(fmax(sse_t / nn, 1e-30)) + pen;
     if (e->has_energy)
         aic += nn * log(fmax(sse_e / nn, 1e-30)) + pen;
@@ -331,7 +332,7 @@ static double *th_slot(erg_op_thresholds *t, erg_op op, unsigned which)
 }
 
 /* Choose op's thresholds from the training data: coordinate search, two passes, each threshold
- * over its candidates (kept in order for GEMM's AI bounds), minimising the AICc of the piecewise
+ * over its candidates (kept in order for GEMM's AI bounds), minimising the AIC of the piecewise
  * fit (fit_regimes), so that a split must pay for the coefficients it adds. */
 static int choose_thresholds(struct erg__op_est *e, erg_op op, const struct pt *pts,
                              const size_t *train, size_t ntrain, erg_op_thresholds *th,
