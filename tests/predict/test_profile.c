@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "erg/measure.h"
+#include "erg/meter.h"
 #include "erg/predict.h"
 #include "predict/kernels.h"
 
@@ -148,6 +150,42 @@ static void short_batches_grow_past_the_meter_resolution(void **state)
     assert_true((double)out.reps * out.time_s >= 2 * 0.012);
 }
 
+static void energy_through_erg_meter_windows_is_graded(void **state)
+{
+    (void)state;
+    erg_meter_options mo;
+    erg_meter_options_init(&mo);
+    mo.backends = "estimator"; /* the backend every machine has; no counters needed */
+    erg_meter *m = NULL;
+    erg_diag diag;
+    assert_int_equal(erg_meter_open(&mo, &m, &diag), ERG_OK);
+    assert_int_equal(erg_meter_sampler_start(m, 0.01), ERG_OK);
+    erg_monitor *mon = NULL;
+    assert_int_equal(erg_monitor_open(m, &mon, &diag), ERG_OK);
+    erg_energy_window w;
+    assert_int_equal(erg_profile_energy_monitor(NULL, &w), ERG_EINVAL);
+    assert_int_equal(erg_profile_energy_monitor(mon, &w), ERG_OK);
+    erg_op_dims g = dims(ERG_OP_GEMM, 64, 64, 64);
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 0.05;
+    o.energy = &w;
+    int rc = erg_profile_ops(&o, &g, 1, &out, NULL, &diag);
+    if (rc != ERG_OK)
+        fail_msg("profile through the meter: %s", diag.detail);
+    assert_int_equal(out.grade, ERG_GRADE_ESTIMATOR);
+    assert_true(out.energy_j > 0);
+    /* a busy CPU core at the estimator's defaults (10-65 W for the whole CPU) draws between
+     * 0.1 W and 65 W: energy per execution divided by time per execution lands there */
+    double p_w = out.energy_j / out.time_s;
+    if (!(p_w > 0.1 && p_w < 65.0 * 1.5))
+        fail_msg("implied power %g W", p_w);
+    erg_monitor_close(mon);
+    erg_meter_sampler_stop(m);
+    erg_meter_close(m);
+}
+
 static void unsupported_targets_and_types(void **state)
 {
     (void)state;
@@ -196,6 +234,7 @@ int main(void)
         cmocka_unit_test(builtin_estimator_profile),
         cmocka_unit_test(energy_comes_through_the_window),
         cmocka_unit_test(short_batches_grow_past_the_meter_resolution),
+        cmocka_unit_test(energy_through_erg_meter_windows_is_graded),
         cmocka_unit_test(unsupported_targets_and_types),
         cmocka_unit_test(target_identity_is_file_name_safe),
     };
