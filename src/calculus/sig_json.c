@@ -30,8 +30,8 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
     return ERG_OK;
 }
 
-int erg__signature_from_json(const json_t *obj, double default_static_w, const char *file,
-                             const char *path, erg_signature *out, erg_diag *diag)
+static int from_json(const json_t *obj, double default_static_w, int static_optional, const char *file,
+                     const char *path, erg_signature *out, erg_diag *diag)
 {
     if (!json_is_object(obj))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a signature object", path);
@@ -39,7 +39,7 @@ int erg__signature_from_json(const json_t *obj, double default_static_w, const c
     erg_signature_init(&s);
     s.static_power_w = default_static_w;
     int rc;
-    int sflags = ERG_JSON_NONNEG | (isnan(default_static_w) ? ERG_JSON_REQUIRED : 0);
+    int sflags = ERG_JSON_NONNEG | (isnan(default_static_w) && !static_optional ? ERG_JSON_REQUIRED : 0);
     if ((rc = erg__json_number(obj, "static_power_w", sflags, &s.static_power_w, file, path, diag)) ||
         (rc = erg__json_number(obj, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &s.time_s, file, path, diag)) ||
         (rc = erg__json_number(obj, "dynamic_energy_j", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
@@ -66,10 +66,25 @@ int erg__signature_from_json(const json_t *obj, double default_static_w, const c
     }
     erg_diag sub;
     erg_diag_clear(&sub);
-    if (erg_signature_check(&s, &sub) != ERG_OK)
+    erg_signature chk = s;
+    if (isnan(chk.static_power_w)) /* left to the device: Axiom M1 is checked once it is known */
+        chk.static_power_w = 0.0;
+    if (erg_signature_check(&chk, &sub) != ERG_OK)
         return erg_diag_set(diag, ERG_EINVAL, file, "%s: %s", path, sub.detail);
     *out = s;
     return ERG_OK;
+}
+
+int erg__signature_from_json(const json_t *obj, double default_static_w, const char *file,
+                             const char *path, erg_signature *out, erg_diag *diag)
+{
+    return from_json(obj, default_static_w, 0, file, path, out, diag);
+}
+
+int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path, erg_signature *out,
+                                 erg_diag *diag)
+{
+    return from_json(obj, NAN, 1, file, path, out, diag);
 }
 
 static int set_meta(json_t *o, const char *key, const char *text)

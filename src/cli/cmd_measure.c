@@ -237,7 +237,7 @@ static void print_text(const struct opts *o, const erg_summary *s, char **cmd, c
     else
         printf("\nTotal: no figure (no channel gave one in every run)\n");
     if (s->n_total && s->total_grade == ERG_GRADE_ESTIMATOR)
-        printf("Note: no hardware energy counter was usable: these figures are estimates.\n");
+        printf("Note: the total rests on the estimator (no live hardware counter for the CPU): it is an estimate.\n");
     (void)o;
 }
 
@@ -318,8 +318,9 @@ static json_t *to_json(const erg_summary *s, char **cmd, const int *status, size
                                                       "waited_s", st->waited_s, "reason",
                                                       st->reason));
     if (s->n_total && s->total_grade == ERG_GRADE_ESTIMATOR)
-        json_object_set_new(root, "note", json_string("no hardware energy counter was usable: "
-                                                      "these figures are estimates"));
+        json_object_set_new(root, "note", json_string("the total rests on the estimator (no live "
+                                                      "hardware counter for the CPU): it is an "
+                                                      "estimate"));
     if (m1_raised)
         json_object_set_new(root, "signature_note",
                             json_string("var_E raised to s^2 var_T (Axiom M1)"));

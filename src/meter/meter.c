@@ -549,11 +549,13 @@ static void update_counter(struct chan *ch, uint64_t v, uint64_t t)
         return;
     }
     /* Rejected. If it confirms an earlier rejected reading (the counter really moved there and
-     * goes on at a plausible rate), re-baseline there: the jump interval is skipped, never counted
+     * goes on moving from it at a plausible rate: a reset), re-baseline there: the jump interval is skipped, never counted
      * twice. Two implausible climbs in a row mean the units are wrong. */
     if (ch->pending) {
+        if (v == ch->rej_val)
+            return; /* still held at the rejected value: wait for it to move */
         double dt2 = (double)(t - ch->rej_t_ns) * 1e-9;
-        if (v >= ch->rej_val && (double)(v - ch->rej_val) <= plausible_ticks(c, dt2)) {
+        if (v > ch->rej_val && (double)(v - ch->rej_val) <= plausible_ticks(c, dt2)) {
             ch->prev = v;
             ch->prev_t_ns = t;
             ch->pending = 0;
@@ -677,7 +679,8 @@ static int cpu_side(erg_domain d)
 
 /* Choose the channels a total sums, so that no domain is counted twice:
  * a system channel holds everything; else psys holds the packages and dram; else packages and
- * dram per device; the estimator only when no CPU-side channel has a figure; GPUs per device. */
+ * dram per device; the estimator (a model of package power) only when no package or psys channel
+ * has a figure; GPUs per device. */
 static void select_total(const erg_meter *m, erg_measurement *out)
 {
     erg_channel_reading *r = out->channels;
@@ -718,7 +721,8 @@ static void select_total(const erg_meter *m, erg_measurement *out)
                         better = 1;
                 if (!better) {
                     r[i].in_total = 1;
-                    any_cpu = 1;
+                    if (r[i].domain == ERG_DOMAIN_PACKAGE)
+                        any_cpu = 1; /* dram alone does not stand for the CPU */
                 }
             }
         }
@@ -864,14 +868,20 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     erg_meter_snapshot_take(m, a);
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* spin until this thread has used busy_s of CPU time (on a loaded machine that takes longer
+     * than busy_s of wall time), giving up after 20·busy_s of wall time */
+    struct timespec c0, c1, w0, w1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &w0);
     volatile double sink = 0;
     do {
         for (int i = 0; i < 10000; i++)
             sink += sqrt((double)i);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < busy_s);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        clock_gettime(CLOCK_MONOTONIC, &w1);
+    } while ((double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9 < busy_s &&
+             (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9 <
+                 20 * busy_s);
     (void)sink;
     erg_meter_snapshot_take(m, b);
     double cpu_s = (double)(b->cpu_ns - a->cpu_ns) * 1e-9;
