@@ -223,7 +223,7 @@ static void kappa_of(const erg_profile_options *o, const erg_op_dims *d, char *b
     if (d->op == ERG_OP_GEMM) {
         char ver[32], core[32];
         erg__blas_identity(ver, sizeof ver, core, sizeof core);
-        snprintf(buf, size, "openblas-%s-%s-%s-t%d", ver,
+        snprintf(buf, size, "openblas-%.15s-%s-%.15s-t%d", ver,
                  d->dtype == ERG_DTYPE_BF16 ? "sbgemm" : "sgemm", core, o->threads);
     } else if (d->op == ERG_OP_SOFTMAX) {
         snprintf(buf, size, "erg-c-%s", d->tokens ? "causal" : "rows");
