@@ -178,7 +178,7 @@ static int run(int argc, char **argv)
         else
             printf("- (the model has no energy for %s)", erg_op_name(d.op));
         printf(", regime %s%s\n", erg_op_regime_name(d.op, p.regime),
-               p.fallback ? " (neighbour's fit)" : "");
+               p.fallback ? " (thin regime: fallback fit)" : "");
     }
     erg_op_model_free(m);
     return ERG_EXIT_OK;
