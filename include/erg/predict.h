@@ -264,12 +264,14 @@ ERG_API void erg_fit_options_init(erg_fit_options *o);
 /**
  * Fit HYMELL's level-1 estimators to samples (any mix of ops; an op with no samples is left out).
  * For each op and regime, time and (when every sample of that op has energy) energy are fitted by
- * least squares with GSL (gsl_multifit_linear_tsvd) in scaled features: rows are divided by the
- * measured value, so the fit minimises the squared relative error that MAPE measures, and columns by
- * their 2-norm, so the system is well conditioned. Thresholds: the paper's, or chosen from the
- * training data by minimising the training relative error over candidate splits (one threshold at
- * a time, in order, around the paper's). A regime with too few training points uses its nearest
- * neighbour's coefficients and records that. Validation: MAPE and R² of time and energy per op and
+ * least squares with GSL in scaled features: rows are divided by the measured value, so the fit
+ * minimises the squared relative error that MAPE measures, and columns by their 2-norm, so the
+ * system is well conditioned; of truncated SVD (gsl_multifit_linear_tsvd) and Tikhonov with λ by
+ * generalised cross-validation (gsl_multifit_linear_gcv) the lower GCV score is kept.
+ * Thresholds: the initial ones (o->thresholds, default the paper's), or chosen from the training
+ * data by a coordinate search over candidate splits minimising the AIC of the piecewise fit. A
+ * regime with too few training points uses its nearest neighbour's coefficients (or one pooled
+ * fit) and records that in the notes. Validation: MAPE and R² of time and energy per op and
  * regime on the held-out split, and the same for a roofline baseline whose peak FLOP/s and
  * bandwidth (and mean power, for energy) are measured from the training data.
  * Errors: ERG_EINVAL (no samples, bad options), ERG_EPARSE (a sample with non-positive time),
