@@ -64,6 +64,8 @@ printf 'op,kappa,m,n,k,tokens,d_model,dtype\ngemm,,8,-2,8,,,fp32\n' > "$tmp/badg
 check "negative dim in grid" 2 "badgrid.csv:2:9: column 'n': dimensions must not be negative" -- "$erg" profile ops --grid "$tmp/badgrid.csv" -o "$tmp/never.csv"
 [ ! -e "$tmp/never.csv" ] || { echo "FAIL half-written ops.csv"; fails=$((fails + 1)); }
 check "cuda is an extension point" 3 "extension point" -- "$erg" profile ops --target cuda -o "$tmp/never.csv"
+check "thread clock" 0 "wrote 3 configurations" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 0.003 --clock thread --no-meter -o "$tmp/ops_thread.csv"
+check "thread clock needs one thread" 2 "needs --threads 1" -- "$erg" profile ops --grid "$tmp/grid.csv" --clock thread --threads 2 -o "$tmp/never.csv"
 check "unknown target" 2 "expects cpu or cuda" -- "$erg" profile ops --target tpu -o "$tmp/never.csv"
 check "fit without output" 2 "missing -o" -- "$erg" fit ops "$tmp/syn.csv"
 check "profile without subcommand" 2 "expected 'ops'" -- "$erg" profile
