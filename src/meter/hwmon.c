@@ -133,9 +133,12 @@ static void scan_device(struct state *s, const struct dev *d)
     const struct erg__env *env = s->env;
     char file[64], label[64];
     /* energy counters */
-    for (int k = 0; k <= 32; k++) {
+    /* indices are 1-based and contiguous in practice (amd_energy numbers every core before the
+     * sockets, so they can run into the hundreds); stop after 16 misses in a row */
+    for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
         erg__fmt(file, sizeof file, "energy%d_input", k);
         int fd = open_rel(env, d->dir, file);
+        miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0) {
             if (errno == EACCES) {
                 struct erg__chan *c = add(s, d, "", file);
@@ -151,6 +154,12 @@ static void scan_device(struct state *s, const struct dev *d)
         }
         erg__fmt(file, sizeof file, "energy%d_label", k);
         read_label(env, d->dir, file, label, sizeof label);
+        if (strcmp(d->name, "amd_energy") == 0 && strncmp(label, "Ecore", 5) == 0) {
+            /* one counter per core (up to hundreds): inside the socket's counter, and they would
+             * crowd out every other channel; the socket counters are kept */
+            env->io.close(env->io.ud, fd);
+            continue;
+        }
         struct erg__chan *c = add(s, d, label, file);
         if (!c) {
             env->io.close(env->io.ud, fd);
@@ -173,7 +182,7 @@ static void scan_device(struct state *s, const struct dev *d)
         s->n++;
     }
     /* power readings */
-    for (int k = 0; k <= 32; k++) {
+    for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
         const char *kind = "input";
         erg__fmt(file, sizeof file, "power%d_input", k);
         int fd = open_rel(env, d->dir, file);
@@ -182,6 +191,7 @@ static void scan_device(struct state *s, const struct dev *d)
             erg__fmt(file, sizeof file, "power%d_average", k);
             fd = open_rel(env, d->dir, file);
         }
+        miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0)
             continue;
         erg__fmt(file, sizeof file, "power%d_label", k);
@@ -254,9 +264,10 @@ static void scan_device(struct state *s, const struct dev *d)
         }
     }
     /* temperatures */
-    for (int k = 0; k <= 32 && s->nt < MAX_TEMPS; k++) {
+    for (int k = 0, miss = 0; k < 1024 && miss < 16 && s->nt < MAX_TEMPS; k++) {
         erg__fmt(file, sizeof file, "temp%d_input", k);
         int fd = open_rel(env, d->dir, file);
+        miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0)
             continue;
         erg__fmt(file, sizeof file, "temp%d_label", k);

@@ -424,9 +424,6 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             erg__strlcpy(b->info.reason, b->chans[0].reason, sizeof b->info.reason);
         }
     }
-    size_t total = 0;
-    for (size_t i = 0; i < m->n_ch; i++)
-        total += m->ch[i].usable != 0;
     pthread_mutex_lock(&m->mu);
     poll_locked(m); /* first reading: no value until the second */
     pthread_mutex_unlock(&m->mu);
@@ -436,7 +433,6 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         erg_meter_close(m);
         return erg_diag_set(diag, ERG_ENODEV, NULL, "no backend found any channel");
     }
-    (void)total;
     *out = m;
     return ERG_OK;
 }
