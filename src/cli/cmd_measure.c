@@ -45,13 +45,6 @@ static const char measure_help[] =
     "  --min-grade G       exit 3 unless the total is at least hw_shunt|model_based|estimator\n\n"
     "Exit status: 0 ok, 1 some run of CMD failed, 2 bad usage or input, 3 no usable meter.\n";
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void sleep_s(double s)
 {
     if (!(s > 0))
@@ -484,7 +477,6 @@ out:
     free(runs);
     free(status);
     free(sum);
-    (void)mono_s;
     return rc;
 }
 
