@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hwmon (<root>/sys/class/hwmon/hwmon*, Documentation/hwmon/sysfs-interface.rst): energyN_input (µJ),
- * a counter, graded hw_shunt; powerN_input / powerN_average (µW), integrated, model_based; the
- * INA3221 rails of Jetson boards as inN_input (mV) × currN_input (mA) = µW, model_based;
+ * hwmon (<root>/sys/class/hwmon/hwmon*, Documentation/hwmon/sysfs-interface.rst): energyN_input
+ * (µJ), a counter, graded hw_shunt; powerN_input / powerN_average (µW), integrated, model_based;
+ * the INA3221 rails of Jetson boards as inN_input (mV) × currN_input (mA) = µW, model_based;
  * tempN_input (m°C) and the thermal zones (<root>/sys/class/thermal/thermal_zoneN) for the
  * stability protocol. Devices are identified by their `name` file, their `device` link and their
  * labels, never by the hwmonN index, which changes from boot to boot.
@@ -20,7 +20,7 @@
 #define MAX_TEMPS 32
 
 struct hch {
-    int fd, fd2;     /* fd2: the current file of a voltage × current rail */
+    int fd, fd2; /* fd2: the current file of a voltage × current rail */
 };
 
 struct temp {
@@ -344,14 +344,16 @@ static int hw_open(const struct erg__env *env, void **out, struct erg__chan **ch
             erg__fmt(rel, sizeof rel, "sys/class/hwmon/%s/name", d->dir);
             if (erg__env_read_text(env, rel, d->name, sizeof d->name) <= 0)
                 continue;
-            /* the device link names the hardware (a PCI or platform address), stable across boots */
+            /* the device link names the hardware (a PCI or platform address), stable across boots
+             */
             char link[256], target[256];
             erg__fmt(link, sizeof link, "%s/sys/class/hwmon/%s/device", env->root, d->dir);
             ssize_t l = readlink(link, target, sizeof target - 1);
             if (l > 0) {
                 target[l] = '\0';
                 const char *base = strrchr(target, '/');
-                erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name, base ? base + 1 : target);
+                erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name,
+                         base ? base + 1 : target);
             } else {
                 erg__strlcpy(d->ident, d->name, sizeof d->ident);
             }

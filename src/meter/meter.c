@@ -19,7 +19,17 @@
 #include <unistd.h>
 
 /* Anomaly counters kept per channel; a window's flags are the counters that moved in it. */
-enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_STALE, EV_COUNT };
+enum {
+    EV_WRAP,
+    EV_AMBIG,
+    EV_BACKWARDS,
+    EV_GLITCH,
+    EV_UNIT,
+    EV_TRANSIENT,
+    EV_FATAL,
+    EV_STALE,
+    EV_COUNT
+};
 
 /* CPU (or GPU) time below which a frozen counter is not judged (the issue: 10 ms). */
 #define LIVENESS_BUSY_S 0.010
@@ -27,7 +37,7 @@ enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FAT
 struct chan {
     const struct erg__chan *c;
     size_t backend;
-    size_t backend_slot;   /* index within its backend's channels */
+    size_t backend_slot; /* index within its backend's channels */
     int parent;
     int live;
     int dedup;
@@ -35,11 +45,11 @@ struct chan {
     char reason[ERG_METER_REASON_MAX];
     /* poll state (under mu) */
     int have_prev;
-    uint64_t prev;         /* last accepted raw value (counter) or held power ticks */
+    uint64_t prev; /* last accepted raw value (counter) or held power ticks */
     uint64_t prev_t_ns;
-    int pending;           /* a rejected reading is waiting for confirmation */
+    int pending; /* a rejected reading is waiting for confirmation */
     uint64_t rej_val, rej_t_ns;
-    int rej_up;            /* the rejected reading was an upward jump */
+    int rej_up; /* the rejected reading was an upward jump */
     uint64_t acc_ticks;
     double acc_j;
     uint64_t n_reads;
@@ -53,9 +63,9 @@ struct backend {
     void *state;
     struct erg__chan *chans;
     size_t n;
-    size_t first;          /* index of its first channel in m->ch */
+    size_t first; /* index of its first channel in m->ch */
     erg_backend_info info;
-    uint64_t *ticks;       /* scratch for read, n entries */
+    uint64_t *ticks; /* scratch for read, n entries */
     int *st;
 };
 
@@ -99,15 +109,15 @@ static const struct erg__backend_ops *const registry[] = {
 #ifdef ERG_HAVE_NVML
     &erg__backend_nvml,
 #endif
-    &erg__backend_hwmon,
-    &erg__backend_estimator,
+    &erg__backend_hwmon,      &erg__backend_estimator,
 };
 
 /* ---- names ---- */
 
 const char *erg_domain_name(erg_domain d)
 {
-    static const char *const names[] = {"package", "core", "uncore", "dram", "psys", "gpu", "system"};
+    static const char *const names[] = {"package", "core", "uncore", "dram",
+                                        "psys",    "gpu",  "system"};
     return (unsigned)d < sizeof names / sizeof names[0] ? names[d] : "unknown";
 }
 
@@ -120,15 +130,15 @@ const char *erg_backend_state_name(erg_backend_state s)
 const char *erg_flag_name(unsigned bit)
 {
     static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected", "ambiguous_wrap", "backwards", "glitch", "below_resolution",
-        "stale", "unit_suspect", "deduplicated"};
+        "wrap_corrected",   "ambiguous_wrap", "backwards",    "glitch",
+        "below_resolution", "stale",          "unit_suspect", "deduplicated"};
     return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
 }
 
 const char *erg_reading_state_name(erg_reading_state s)
 {
-    static const char *const names[] = {"ok", "declined", "not_live", "below_resolution",
-                                        "ambiguous", "unit_suspect", "error", "no_data"};
+    static const char *const names[] = {"ok",        "declined",     "not_live", "below_resolution",
+                                        "ambiguous", "unit_suspect", "error",    "no_data"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 
@@ -238,8 +248,7 @@ static void deduplicate(erg_meter *m)
             if (same_key(a, b) || mirror) {
                 b->dedup = 1;
                 erg__fmt(b->reason, sizeof b->reason, "%s as %s; counted once",
-                         mirror ? "mirrors the same counter" : "same domain and device",
-                         a->c->id);
+                         mirror ? "mirrors the same counter" : "same domain and device", a->c->id);
                 break;
             }
         }
@@ -545,8 +554,8 @@ static void update_counter(struct chan *ch, uint64_t v, uint64_t t)
         return;
     }
     /* Rejected. If it confirms an earlier rejected reading (the counter really moved there and
-     * goes on moving from it at a plausible rate: a reset), re-baseline there: the jump interval is skipped, never counted
-     * twice. Two implausible climbs in a row mean the units are wrong. */
+     * goes on moving from it at a plausible rate: a reset), re-baseline there: the jump interval is
+     * skipped, never counted twice. Two implausible climbs in a row mean the units are wrong. */
     if (ch->pending) {
         if (v == ch->rej_val)
             return; /* still held at the rejected value: wait for it to move */
@@ -887,7 +896,8 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
 int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
 {
     if (!m || !(busy_s >= 0.01 && busy_s <= 5))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "liveness probe: busy time must be in [0.01, 5] s");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "liveness probe: busy time must be in [0.01, 5] s");
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
     if (!a || !b) {
         free(a);
@@ -925,8 +935,8 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
             ch->live = 0;
             ch->usable = 0;
             erg__fmt(ch->reason, sizeof ch->reason,
-                     "frozen: did not move across %.0f ms of CPU load; no %s figure",
-                     cpu_s * 1e3, erg_grade_name(c->grade));
+                     "frozen: did not move across %.0f ms of CPU load; no %s figure", cpu_s * 1e3,
+                     erg_grade_name(c->grade));
         }
     }
     pthread_mutex_unlock(&m->mu);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NVML, loaded with dlopen ($ERG_NVML_LIB, else libnvidia-ml.so.1), one channel per GPU named by
- * index, with name and UUID as label. The total-energy counter (nvmlDeviceGetTotalEnergyConsumption,
- * mJ since the driver loaded, Volta and newer; updated every 20-100 ms) is graded hw_shunt. Where
- * it is NOT_SUPPORTED, nvmlDeviceGetPowerUsage (mW) is integrated and graded model_based; on
- * current boards that reading is a 1 s average, so windows under 1 s are refused
- * (below_resolution). A GPU in MIG mode gives no figure (the counter covers every instance, not
- * the slice a process runs on). Any NVML error inside a window makes that window give no figure.
+ * index, with name and UUID as label. The total-energy counter
+ * (nvmlDeviceGetTotalEnergyConsumption, mJ since the driver loaded, Volta and newer; updated every
+ * 20-100 ms) is graded hw_shunt. Where it is NOT_SUPPORTED, nvmlDeviceGetPowerUsage (mW) is
+ * integrated and graded model_based; on current boards that reading is a 1 s average, so windows
+ * under 1 s are refused (below_resolution). A GPU in MIG mode gives no figure (the counter covers
+ * every instance, not the slice a process runs on). Any NVML error inside a window makes that
+ * window give no figure.
  */
 #include "meter/backend.h"
 #include "meter/nvml_abi.h"
@@ -155,7 +156,7 @@ static int nv_open(const struct erg__env *env, void **out, struct erg__chan **ch
             c->joules_per_tick = 1e-3; /* mJ */
             c->wrap_ticks = 0;         /* 64-bit: no wrap; a decrease is flagged */
             c->wrap_unknown = 1;
-            c->min_interval_s = 0.1;   /* updated every 20-100 ms */
+            c->min_interval_s = 0.1; /* updated every 20-100 ms */
             continue;
         }
         int rp = s->f.power(d, &mw);
