@@ -270,9 +270,16 @@ static void print_csv(const erg_summary *s)
            s->total_net_energy_j.sd);
 }
 
-static json_t *to_json(const erg_summary *s, char **cmd, const int *status, size_t nruns,
-                       const char *baseline_src, double baseline_w, const erg_stability_result *st,
-                       int m1_raised)
+/* What each attempted run gave, failed runs included (the summary holds the successful ones). */
+struct run_rec {
+    double time_s, total_energy_j;
+    erg_grade grade;
+    size_t n_total;
+};
+
+static json_t *to_json(const erg_summary *s, char **cmd, const int *status,
+                       const struct run_rec *rec, size_t nruns, const char *baseline_src,
+                       double baseline_w, const erg_stability_result *st, int m1_raised)
 {
     json_t *root = json_object(), *ca = json_array(), *argv = json_array(), *sts = json_array();
     json_object_set_new(root, "erg", json_string("measurement/1"));
@@ -289,6 +296,15 @@ static json_t *to_json(const erg_summary *s, char **cmd, const int *status, size
     }
     json_object_set_new(root, "exit_status", json_integer(first_fail));
     json_object_set_new(root, "exit_statuses", sts);
+    json_t *per = json_array();
+    for (size_t k = 0; k < nruns; k++)
+        json_array_append_new(
+            per,
+            json_pack("{s:i, s:o, s:o, s:o}", "exit_status", status[k], "time_s",
+                      erg_cli_num(rec[k].time_s), "energy_j", erg_cli_num(rec[k].total_energy_j),
+                      "grade",
+                      rec[k].n_total ? json_string(erg_grade_name(rec[k].grade)) : json_null()));
+    json_object_set_new(root, "per_run", per);
     json_object_set_new(root, "time_s", msd(s->time_s));
     for (size_t i = 0; i < s->n_channels; i++) {
         const erg_channel_summary *c = &s->channels[i];
@@ -348,11 +364,12 @@ static int run(int argc, char **argv)
     erg_calibration *cal = calloc(1, sizeof *cal);
     erg_measurement *runs = calloc(o.runs, sizeof *runs);
     int *status = calloc(o.runs, sizeof *status);
+    struct run_rec *rec = calloc(o.runs, sizeof *rec);
     erg_summary *sum = calloc(1, sizeof *sum);
     erg_meter *m = NULL;
     erg_monitor *mon = NULL;
     int have_cal = 0, rc = ERG_EXIT_OK;
-    if (!cal || !runs || !status || !sum) {
+    if (!cal || !runs || !status || !sum || !rec) {
         fprintf(stderr, "erg: out of memory\n");
         rc = ERG_EXIT_USAGE;
         goto out;
@@ -426,6 +443,7 @@ static int run(int argc, char **argv)
         status[k] = run_child(cmd, quiet);
         erg_measurement r;
         erg_window_end(mon, "run", 0, &r, NULL);
+        rec[k] = (struct run_rec){r.time_s, r.total_energy_j, r.total_grade, r.n_total};
         if (status[k] < 0) {
             rc = ERG_EXIT_USAGE;
             goto out;
@@ -467,7 +485,7 @@ static int run(int argc, char **argv)
         }
     }
     if (o.json)
-        erg_cli_print_json(to_json(sum, cmd, status, o.runs, src, base_w, stp, m1));
+        erg_cli_print_json(to_json(sum, cmd, status, rec, o.runs, src, base_w, stp, m1));
     else if (o.csv)
         print_csv(sum);
     else
@@ -491,6 +509,7 @@ out:
     free(cal);
     free(runs);
     free(status);
+    free(rec);
     free(sum);
     return rc;
 }

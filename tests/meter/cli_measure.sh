@@ -92,6 +92,7 @@ grep -q '"runs": 2' "$T/sig.json" || fail "signature runs"
 "$erg" measure -r 2 --json --backends rapl-sysfs -- sh -c 'exit 7' > "$T/out" 2> "$T/err"; [ $? -eq 1 ] || fail "failing command exit 1"
 tr -d ' \n' < "$T/out" > "$T/flat"
 grep -q '"runs":0,"runs_attempted":2,"exit_status":7' "$T/flat" || fail "exit status reported"
+grep -q '"per_run":\[{"exit_status":7,"time_s":[0-9.e-]*,"energy_j":' "$T/flat" || fail "per-run records"
 
 # --- warm-up runs are run, not measured; CSV output
 echo 0 > "$T/count"
