@@ -188,9 +188,12 @@ ERG_API size_t erg_meter_channel_count(const erg_meter *m);
 ERG_API int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out);
 
 /**
- * Judge liveness at rest-vs-load: poll, keep one CPU busy for busy_s seconds (spinning in the
- * calling thread), poll again. A counter that did not move is marked not live and declined
- * ("frozen"), never giving a hw_shunt figure. busy_s in [0.01, 5]. Returns ERG_OK or ERG_EINVAL.
+ * Judge liveness under load: poll, spin in the calling thread until it has used busy_s seconds
+ * of CPU time (giving up after 20·busy_s of wall time on a loaded machine), poll again. A CPU-side
+ * counter (package, core, dram, psys, system) that did not move is marked not live and declined
+ * ("frozen"), never giving a hw_shunt figure; one that moved is marked live. GPU counters and
+ * uncore are not judged here (no GPU load is made). busy_s in [0.01, 5].
+ * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM.
  */
 ERG_API int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag);
 
