@@ -234,9 +234,10 @@ ERG_API const char *erg_flag_name(unsigned bit_index);
 typedef enum erg_reading_state {
     ERG_READING_OK = 0,
     ERG_READING_DECLINED,         /**< declined at open (denied, absent domain, MIG, frozen) */
-    ERG_READING_NOT_LIVE,         /**< did not move although the work used ≥ 10 ms CPU time
-                                   *   (GPU counters: busy time the caller reports); uncore,
-                                   *   which may idle at 0 W under CPU load, is exempt */
+    ERG_READING_NOT_LIVE,         /**< did not move although the work used ≥ 10 ms CPU time (GPU
+                                   *   counters: the GPU's NVML utilisation integrated over the window,
+                                   *   plus busy time the caller reports); uncore, which may idle at 0 W
+                                   *   under CPU load, is exempt */
     ERG_READING_BELOW_RESOLUTION, /**< window shorter than the counter's update period */
     ERG_READING_AMBIGUOUS,        /**< a wrap may be hidden; not guessed */
     ERG_READING_UNIT_SUSPECT,     /**< implausible power; not reported */

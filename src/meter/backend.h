@@ -16,7 +16,7 @@
 
 #pragma GCC visibility push(hidden)
 
-#define ERG__BACKEND_ABI 1
+#define ERG__BACKEND_ABI 2 /* 2: busy() added */
 
 /* What a backend sees of the meter: the root, the seam, the options. */
 struct erg__env {
@@ -60,6 +60,10 @@ struct erg__backend_ops {
     /* Temperatures (optional, may be NULL). */
     size_t (*temps)(void *state, erg_temperature *out, size_t max);
     void (*close)(void *state);
+    /* Device utilisation in [0, 1] of each channel's device right now (optional, may be NULL;
+     * GPU backends): integrated by the meter into busy time for the per-window liveness test.
+     * A negative value means unknown. No allocation. */
+    void (*busy)(void *state, double *util, size_t n);
 };
 
 extern const struct erg__backend_ops erg__backend_rapl_sysfs;

@@ -440,5 +440,10 @@ static size_t hw_temps(void *st, erg_temperature *out, size_t max)
 }
 
 const struct erg__backend_ops erg__backend_hwmon = {
-    ERG__BACKEND_ABI, "hwmon", hw_open, hw_read, hw_temps, hw_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "hwmon",
+    .open = hw_open,
+    .read = hw_read,
+    .temps = hw_temps,
+    .close = hw_close,
 };

@@ -54,6 +54,9 @@ struct chan {
     double acc_j;
     uint64_t n_reads;
     uint64_t changed_t_ns; /* power: when the reading last changed */
+    double util;           /* last device utilisation (held), < 0 unknown */
+    uint64_t util_t_ns;
+    double busy_s; /* integrated device busy time */
     int last_ok;
     uint64_t ev[EV_COUNT];
 };
@@ -67,6 +70,7 @@ struct backend {
     erg_backend_info info;
     uint64_t *ticks; /* scratch for read, n entries */
     int *st;
+    double *util; /* scratch for busy, n entries */
 };
 
 struct erg_meter {
@@ -88,6 +92,7 @@ struct erg_meter {
 struct snap_chan {
     uint64_t acc_ticks;
     double acc_j;
+    double busy_s;
     uint64_t n_reads;
     int have_prev, last_ok;
     uint64_t ev[EV_COUNT];
@@ -301,6 +306,8 @@ static void close_backends(erg_meter *m)
             b->ops->close(b->state);
         free(b->ticks);
         free(b->st);
+        free(b->util);
+        b->util = NULL;
         b->state = NULL;
         b->ticks = NULL;
         b->st = NULL;
@@ -397,7 +404,8 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             erg__fmt(b->info.reason, sizeof b->info.reason, "no channels");
         b->ticks = calloc(b->n ? b->n : 1, sizeof *b->ticks);
         b->st = calloc(b->n ? b->n : 1, sizeof *b->st);
-        if (!b->ticks || !b->st) {
+        b->util = calloc(b->n ? b->n : 1, sizeof *b->util);
+        if (!b->ticks || !b->st || !b->util) {
             close_backends(m);
             pthread_mutex_destroy(&m->mu);
             pthread_cond_destroy(&m->cv);
@@ -419,6 +427,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             c->backend_slot = i;
             c->usable = b->chans[i].usable;
             c->live = -1;
+            c->util = -1.0;
             erg__strlcpy(c->reason, b->chans[i].reason, sizeof c->reason);
             b->info.n_channels++;
         }
@@ -612,8 +621,11 @@ static void poll_locked(erg_meter *m)
 {
     for (size_t bi = 0; bi < m->n_be; bi++) {
         struct backend *b = &m->be[bi];
-        if (b->state && b->n)
+        if (b->state && b->n) {
             b->ops->read(b->state, b->ticks, b->st, b->n);
+            if (b->ops->busy)
+                b->ops->busy(b->state, b->util, b->n);
+        }
     }
     uint64_t t = m->env.io.now_ns(m->env.io.ud);
     m->last_poll_ns = t;
@@ -625,6 +637,13 @@ static void poll_locked(erg_meter *m)
             struct chan *ch = &m->ch[b->first + k];
             if (!ch->usable)
                 continue;
+            if (b->ops->busy) {
+                /* busy time: the held utilisation over the actual interval */
+                if (ch->util >= 0 && ch->util_t_ns)
+                    ch->busy_s += ch->util * (double)(t - ch->util_t_ns) * 1e-9;
+                ch->util = b->util[k];
+                ch->util_t_ns = t;
+            }
             if (b->st[k] != ERG__READ_OK) {
                 ch->ev[b->st[k] == ERG__READ_FATAL ? EV_FATAL : EV_TRANSIENT]++;
                 ch->last_ok = 0;
@@ -681,6 +700,7 @@ int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s)
         struct snap_chan *o = &s->ch[i];
         o->acc_ticks = c->acc_ticks;
         o->acc_j = c->acc_j;
+        o->busy_s = c->busy_s;
         o->n_reads = c->n_reads;
         o->have_prev = c->have_prev;
         o->last_ok = c->last_ok;
@@ -837,7 +857,10 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
             r->flags |= ERG_FLAG_UNIT_SUSPECT;
         if (ev[EV_TRANSIENT] || ev[EV_STALE])
             r->flags |= ERG_FLAG_STALE;
-        double busy_s = (c->domain == ERG_DOMAIN_GPU ? 0.0 : out->cpu_s) + extra_busy_s;
+        /* the work's busy time on this channel's device: CPU time for CPU-side domains, the
+         * device's integrated utilisation (NVML) for GPUs; plus what the caller reports */
+        double busy_s =
+            (c->domain == ERG_DOMAIN_GPU ? y->busy_s - x->busy_s : out->cpu_s) + extra_busy_s;
         uint64_t dticks = y->acc_ticks - x->acc_ticks;
         if (ch->dedup)
             erg__strlcpy(r->reason, ch->reason, sizeof r->reason);

@@ -250,5 +250,9 @@ static void msr_read(void *st, uint64_t *ticks, int *status, size_t n)
 }
 
 const struct erg__backend_ops erg__backend_rapl_msr = {
-    ERG__BACKEND_ABI, "rapl-msr", msr_open, msr_read, NULL, msr_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "rapl-msr",
+    .open = msr_open,
+    .read = msr_read,
+    .close = msr_close,
 };

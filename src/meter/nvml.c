@@ -30,6 +30,7 @@ struct fns {
     int (*power)(erg__nvml_dev, unsigned *);
     int (*temp)(erg__nvml_dev, int, unsigned *);
     int (*mig)(erg__nvml_dev, unsigned *, unsigned *); /* optional */
+    int (*util)(erg__nvml_dev, unsigned *);            /* optional: nvmlUtilization_t */
 };
 
 struct state {
@@ -83,6 +84,7 @@ static int nv_open(const struct erg__env *env, void **out, struct erg__chan **ch
     SYM(power, "nvmlDeviceGetPowerUsage");
     SYM(temp, "nvmlDeviceGetTemperature");
     SYM(mig, "nvmlDeviceGetMigMode");
+    SYM(util, "nvmlDeviceGetUtilizationRates");
     const char *missing = !s->f.init       ? "nvmlInit_v2"
                           : !s->f.shutdown ? "nvmlShutdown"
                           : !s->f.count    ? "nvmlDeviceGetCount_v2"
@@ -204,6 +206,17 @@ static void nv_read(void *st, uint64_t *ticks, int *status, size_t n)
     }
 }
 
+static void nv_busy(void *st, double *util, size_t n)
+{
+    struct state *s = st;
+    for (size_t i = 0; i < n && i < s->n; i++) {
+        unsigned u[2] = {0, 0}; /* nvmlUtilization_t: gpu %, memory % */
+        util[i] = -1.0;
+        if (s->f.util && s->dev[i] && s->f.util(s->dev[i], u) == ERG__NVML_SUCCESS && u[0] <= 100)
+            util[i] = (double)u[0] / 100.0;
+    }
+}
+
 static size_t nv_temps(void *st, erg_temperature *out, size_t max)
 {
     struct state *s = st;
@@ -221,5 +234,11 @@ static size_t nv_temps(void *st, erg_temperature *out, size_t max)
 }
 
 const struct erg__backend_ops erg__backend_nvml = {
-    ERG__BACKEND_ABI, "nvml", nv_open, nv_read, nv_temps, nv_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "nvml",
+    .open = nv_open,
+    .read = nv_read,
+    .temps = nv_temps,
+    .close = nv_close,
+    .busy = nv_busy,
 };

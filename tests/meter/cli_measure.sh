@@ -132,6 +132,11 @@ if [ -n "${ERG_FAKE_NVML:-}" ]; then
     ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 1 --period 0.02 --json --baseline none --backends nvml -- sh -c "$lcmd" "$FAKE_NVML_FILE" > "$T/out" 2> "$T/err" || fail "nvml lost measure"
     tr -d ' \n' < "$T/out" > "$T/flat"
     grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"error"' "$T/flat" || fail "nvml error mid-window gives no figure"
+    # a GPU busy at 100 % (NVML utilisation) whose counter does not move: not live
+    fcmd='printf "1 0\n9000 50000 0 0 0 40 100\n" > "$0"; sleep 0.3; printf "1 0\n9000 50000 0 0 0 40 0\n" > "$0"'
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 1 --period 0.02 --json --baseline none --backends nvml -- sh -c "$fcmd" "$FAKE_NVML_FILE" > "$T/out" 2> "$T/err" || fail "nvml frozen measure"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"not_live"' "$T/flat" || fail "busy GPU with a frozen counter: not live"
     unset FAKE_NVML_FILE
 fi
 

@@ -136,6 +136,12 @@ static void energy_counter_and_power_fallback(void **state)
     /* CPU time alone does not make a GPU counter not live */
     win(m, 2.0, 0.0, &r, NULL);
     assert_int_equal(r.channels[0].state, ERG_READING_OK);
+    /* ... but NVML's own utilisation does: 50 % over 2 s is 1 s of GPU time */
+    fake_write(root, "nvml.txt", "2 0\n8000 50000 0 0 0 41 50\n0 100000 3 0 0 38 0\n");
+    erg_meter_poll(m); /* the utilisation is held from this sample on */
+    win(m, 2.0, 0.0, &r, NULL);
+    assert_int_equal(r.channels[0].state, ERG_READING_NOT_LIVE);
+    assert_non_null(strstr(r.channels[0].reason, "1000 ms of GPU time"));
 
     erg_temperature t[4];
     size_t nt;
