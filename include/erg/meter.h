@@ -292,9 +292,11 @@ ERG_API int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
 
 /**
  * The measurement between snapshots a (earlier) and b (later): per-channel energy with grade,
- * state, reason and flags, and the total. extra_busy_s adds busy time the caller knows of (GPU
- * time, work in other processes) to cpu_s for the liveness test: a counter that did not move
- * while cpu_s + extra_busy_s ≥ 0.01 s is ERG_READING_NOT_LIVE.
+ * state, reason and flags, and the total. Liveness: a CPU-side counter that did not move while
+ * cpu_s + extra_busy_s ≥ 0.01 s, or a GPU counter that did not move while the GPU's busy time
+ * (NVML utilisation integrated over the window) + extra_busy_s ≥ 0.01 s, is
+ * ERG_READING_NOT_LIVE. extra_busy_s: busy time the caller knows of (GPU time, work in other
+ * processes), s.
  * Returns ERG_OK or ERG_EINVAL (snapshots from another meter, b before a).
  */
 ERG_API int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
