@@ -81,6 +81,15 @@ ERG_API void erg_trace_free(erg_trace *trace);
  */
 ERG_API int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag);
 
+/**
+ * Read n trace files (one per rank), parsing up to jobs of them at once in threads of their own
+ * (jobs 0: one per online CPU), then adding them in the order given, so that the result is that of
+ * erg_trace_read_file on each in turn. On error nothing of these files is kept and diag holds the
+ * first error in the order given. Errors: as erg_trace_read_file.
+ */
+ERG_API int erg_trace_read_files(erg_trace *trace, const char *const *paths, size_t n,
+                                 unsigned jobs, erg_diag *diag);
+
 /** Same as erg_trace_read_file from a memory buffer (plain JSON); name is used in messages. */
 ERG_API int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
                                   erg_diag *diag);
@@ -221,7 +230,9 @@ typedef struct erg_trace_report {
     erg_trace_group *top; /**< names by dynamic energy, largest first, at most top_n */
     double compute_s, communication_s, overlap_s; /**< sums over devices */
     erg_trace_stats stats;
-    char rules[256]; /**< where the rules came from: their file, or the built-in defaults */
+    char rules[256];       /**< where the rules came from: their file, or the built-in defaults */
+    double start_spread_s; /**< latest first activity of a file − earliest (after alignment), s:
+                                large values with ERG_TRACE_ALIGN_NONE suggest unsynced clocks */
 } erg_trace_report;
 
 /**

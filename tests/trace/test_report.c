@@ -233,12 +233,14 @@ static void ranks_compose_cross_device_with_alignment(void **state)
     assert_string_equal(rep.devices[0].id, "rank1/gpu0");
     assert_string_equal(rep.devices[1].id, "rank0/gpu0");
     erg_assert_rel(rep.time_s, 4400e-6, 1e-12);
+    erg_assert_rel(rep.start_spread_s, 4100e-6, 1e-12); /* first activities at 900 and 5000 µs */
     erg_assert_rel(rep.energy_j, 2 * 10 * 4400e-6 + 100 * 450e-6, 1e-9);
     erg_trace_report_free(&rep);
     /* first-kernel: rank 0 shifted by −1000 (its memcpy at −100), rank 1 by −5000: −100 .. 300. */
     o.align = ERG_TRACE_ALIGN_FIRST_KERNEL;
     assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
     erg_assert_rel(rep.time_s, 400e-6, 1e-12);
+    erg_assert_rel(rep.start_spread_s, 100e-6, 1e-12); /* −100 (memcpy) and 0 */
     erg_assert_rel(rep.energy_j, 2 * 10 * 400e-6 + 100 * 450e-6, 1e-9);
     erg_assert_rel(rep.devices[0].busy_s, 300e-6, 1e-12);
     erg_assert_rel(rep.devices[1].busy_s, 150e-6, 1e-12);
