@@ -67,3 +67,15 @@ if [ "$avail_mb" -gt $((size_mb * 12)) ]; then
 else
     compare "$big" "generated" "needs ~$((size_mb * 10)) MiB, only ${avail_mb} MiB available"
 fi
+
+# Several rank files: parsed one at a time (-J 1) and all at once (-J nproc).
+ranks=4
+per_mb=$((size_mb / 10 > 0 ? size_mb / 10 : 1))
+files=()
+for r in $(seq 0 $((ranks - 1))); do
+    "$gen" "$tmp/rank$r.json" "$per_mb" "$r" "$r" 2>/dev/null
+    files+=("$tmp/rank$r.json")
+done
+echo "== $ranks generated rank files of ${per_mb} MB"
+"$bench" -J 1 "${files[@]}" | sed 's/^/   /' | grep -E 'jobs|import'
+"$bench" -J "$(nproc)" "${files[@]}" | sed 's/^/   /' | grep -E 'jobs|import'
