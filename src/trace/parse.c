@@ -109,11 +109,11 @@ typedef struct pctx {
 
 /* ---------------------------------------------------------------------------------------------- */
 
-static int fail(pctx *c, int status, const char *fmt, const char *arg)
+/* Cancel the parse from a callback: yajl then returns yajl_status_client_canceled. */
+static int fail(pctx *c, int status, const char *msg)
 {
-    (void)fmt; /* every caller passes "%s" */
     c->status = status;
-    snprintf(c->err, sizeof c->err, "%s", arg);
+    snprintf(c->err, sizeof c->err, "%s", msg);
     return 0;
 }
 
@@ -225,7 +225,7 @@ static int count_unknown(pctx *c)
     const char *name = c->has_cat ? c->cat : "(no category)";
     uint32_t id = erg__strtab_intern(&tr->misc, name, strlen(name));
     if (id == ERG__NOID)
-        return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        return fail(c, ERG_ENOMEM, "out of memory");
     for (size_t i = 0; i < tr->n_unknown; i++)
         if (tr->unknown[i].name == id) {
             tr->unknown[i].count++;
@@ -235,7 +235,7 @@ static int count_unknown(pctx *c)
         size_t cap = tr->unknown_cap ? tr->unknown_cap * 2 : 8;
         erg__unknown *p = realloc(tr->unknown, cap * sizeof *p);
         if (!p)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         tr->unknown = p;
         tr->unknown_cap = cap;
     }
@@ -279,7 +279,7 @@ static int add_activity(pctx *c, int64_t start_ns, int64_t dur_ns, uint32_t name
         size_t cap = tr->acts_cap ? tr->acts_cap * 2 : 1024;
         erg__act *p = realloc(tr->acts, cap * sizeof *p);
         if (!p)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         tr->acts = p;
         tr->acts_cap = cap;
     }
@@ -299,7 +299,7 @@ static int event_ids(pctx *c, uint32_t *name, uint32_t *dev, uint32_t *stream)
     *dev = device_of(c, dkey);
     *stream = erg__strtab_intern(&tr->misc, skey, strlen(skey));
     if (*name == ERG__NOID || *dev == ERG__NOID || *stream == ERG__NOID)
-        return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        return fail(c, ERG_ENOMEM, "out of memory");
     return 1;
 }
 
@@ -345,7 +345,7 @@ static int end_event(pctx *c)
     if (ph == 'E') {
         be_stack *st = stack_of(c);
         if (!st)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         if (st->n == 0) {
             tr->stats.unmatched_end++;
             return 1;
@@ -373,12 +373,12 @@ static int end_event(pctx *c)
     if (ph == 'B') {
         be_stack *st = stack_of(c);
         if (!st)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         if (st->n == st->cap) {
             size_t cap = st->cap ? st->cap * 2 : 8;
             open_begin *p = realloc(st->v, cap * sizeof *p);
             if (!p)
-                return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                return fail(c, ERG_ENOMEM, "out of memory");
             st->v = p;
             st->cap = cap;
         }
@@ -468,7 +468,7 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
                         size_t cap = len + 1 > 256 ? len + 1 : 256;
                         char *p = realloc(c->name, cap);
                         if (!p)
-                            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                            return fail(c, ERG_ENOMEM, "out of memory");
                         c->name = p;
                         c->name_cap = cap;
                     }
@@ -656,7 +656,7 @@ static int cb_end_map(void *ctx)
                 size_t cap = c->props_cap ? c->props_cap * 2 : 8;
                 devprop *p = realloc(c->props, cap * sizeof *p);
                 if (!p)
-                    return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                    return fail(c, ERG_ENOMEM, "out of memory");
                 c->props = p;
                 c->props_cap = cap;
             }
