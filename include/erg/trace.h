@@ -20,7 +20,8 @@
  * the traced duration, or a signature whose dynamic energy is scaled to the traced duration.
  *
  * Thread safety: the objects here are not locked; a fully read erg_trace and erg_rules may be read
- * by several threads at once (erg_trace_report and erg_trace_schedule do not modify them).
+ * by several threads at once (erg_trace_report_make and erg_trace_schedule do not modify them).
+ * erg_trace_read_files uses threads of its own; the library keeps no global state.
  */
 #ifndef ERG_TRACE_H
 #define ERG_TRACE_H
@@ -72,8 +73,9 @@ ERG_API void erg_trace_free(erg_trace *trace);
 
 /**
  * Stream one trace file (one rank) into trace: plain or gzip JSON, "-" for stdin. Either the JSON
- * Object Format ({"traceEvents": [...], ...}) or the JSON Array Format ([...]).
- * The rank is distributedInfo.rank, else the file's position among those read (0, 1, ...).
+ * Object Format ({"traceEvents": [...], ...}) or the JSON Array Format ([...], whose closing
+ * bracket may be missing, as the format allows). The rank is distributedInfo.rank, else the first
+ * rank not taken from the file's position among those read (0, 1, ...) on.
  * On error nothing of this file is kept (the trace is as before the call).
  * Errors: ERG_ENOENT, ERG_EIO (read error), ERG_EPARSE (empty file, truncated gzip, malformed
  * JSON: diag->where is "file:line:col" and detail gives the byte offset and the text around it),
