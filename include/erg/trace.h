@@ -188,6 +188,7 @@ typedef struct erg_trace_device {
     char id[ERG_SIG_DEVICE_MAX]; /**< "rank<R>/gpu<D>" */
     char name[ERG_SIG_NAME_MAX]; /**< from deviceProperties; "" when absent */
     double static_power_w;       /**< from the rules */
+    double idle_power_w; /**< its draw over idle gaps (the static power when the rules give none) */
     size_t activities;
     double busy_s;               /**< union of its activity intervals */
     double idle_s;               /**< makespan − busy_s */

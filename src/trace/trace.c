@@ -590,6 +590,7 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
          * static power unless the rules give idle_power_w) over the gaps, as erg_schedule_compose
          * does with its idle elements. */
         double idle_w = isnan(p->idle_w[d]) ? p->static_w[d] : p->idle_w[d];
+        rd->idle_power_w = idle_w;
         rd->idle_static_energy_j = idle_w * rd->idle_s;
         rd->static_energy_j = rd->static_power_w * rd->busy_s + rd->idle_static_energy_j;
         for (size_t q = from; q < k; q++)
@@ -760,6 +761,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
         }
         bad |= json_object_set_new(o, "name", json_string(d->name)) ? 1 : 0;
         bad |= num(o, "static_power_w", d->static_power_w);
+        bad |= num(o, "idle_power_w", d->idle_power_w);
         bad |= cnt(o, "activities", d->activities);
         bad |= num(o, "busy_s", d->busy_s);
         bad |= num(o, "idle_s", d->idle_s);

@@ -89,6 +89,8 @@ static void report_matches_hand_computed_values(void **state)
     erg_assert_rel(g1->idle_s, 140e-6, 1e-12);
     erg_assert_rel(g1->static_energy_j, 0.0098, 1e-12);
     erg_assert_rel(g1->idle_static_energy_j, 0.0014, 1e-12);
+    erg_assert_near(g1->idle_power_w, 10, 0);
+    erg_assert_near(g0->idle_power_w, 60, 0);
     erg_assert_rel(g1->dynamic_energy_j, 0.02, 1e-12);
     erg_assert_near(g1->overlap_s, 0, 0);
 
