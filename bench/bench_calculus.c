@@ -53,10 +53,11 @@ static int run_size(size_t n, const char *path)
     double t4 = now_s();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%9zu  %8.1f MB  %8.1f MB/s  %10.3g el/s  %10.3g el/s  %9.1f MB   E = %.6g J +- %.3g, T = %.6g s +- %.3g\n",
+    printf("%9zu  %8.1f MB  %8.1f MB/s  %10.3g el/s  %10.3g el/s  %9.1f MB   E = %.6g J +- %.3g, T "
+           "= %.6g s +- %.3g\n",
            n, (double)st.st_size / 1e6, (double)st.st_size / 1e6 / (t1 - t0), (double)n / (t2 - t1),
-           (double)n * 10 / ((t4 - t3) - (t2 - t1)), (double)ru.ru_maxrss / 1024.0, r.energy_j, r.energy_sd_j,
-           r.time_s, r.time_sd_s);
+           (double)n * 10 / ((t4 - t3) - (t2 - t1)), (double)ru.ru_maxrss / 1024.0, r.energy_j,
+           r.energy_sd_j, r.time_s, r.time_sd_s);
     erg_report_free(&r);
     erg_schedule_free(s);
     return 0;
@@ -66,8 +67,8 @@ int main(int argc, char **argv)
 {
     size_t max = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     printf("random DAG schedules: 8 devices, 1-3 edges per element from the previous 16\n");
-    printf("%9s  %11s  %13s  %13s  %13s  %12s\n", "elements", "file", "parse", "compose", "MC replay",
-           "peak RSS");
+    printf("%9s  %11s  %13s  %13s  %13s  %12s\n", "elements", "file", "parse", "compose",
+           "MC replay", "peak RSS");
     for (size_t n = 10000; n <= max; n *= 10) {
         char path[] = "/tmp/erg-bench-calculus.XXXXXX";
         int fd = mkstemp(path);
@@ -80,8 +81,7 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
         pid_t pid = fork();
-        if (pid == 0)
-        {
+        if (pid == 0) {
             int rc = run_size(n, path);
             fflush(stdout);
             _exit(rc);
