@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/meter.h - energy meters: counter backends, grades, liveness, wrap-around, the sampler.
+ *
+ * A meter (erg_meter) opens every backend it knows (RAPL through powercap sysfs, RAPL MSRs, NVML
+ * loaded with dlopen, hwmon, and the utilisation estimator as the labelled last resort) and
+ * exposes their channels: one energy figure source each, with its domain, device, provenance
+ * grade, resolution and wrap range. Every host path is read under a root prefix (ERG_ROOT, default
+ * "/") so tests can build fake trees; NVML is loaded from ERG_NVML_LIB when set.
+ *
+ * Readings are taken by polls (a sampler thread, or erg_meter_poll). Each poll corrects wrap-around
+ * per channel on the raw unsigned ticks, with the channel's own modulus, before anything is summed,
+ * integrates power-only sources with hold semantics, and counts anomalies. A snapshot
+ * (erg_meter_snapshot_take) records the accumulated state; the difference of two snapshots
+ * (erg_meter_diff) is a measurement: per-channel energy with grade, state, reason and flags, and a
+ * total that never counts a domain twice (psys ⊃ package ⊃ core/uncore; a device seen through two
+ * backends counted once). Windows that begin and end by name are in erg/measure.h.
+ *
+ * Grades follow the JouleClaw notes (MEASURED_ENERGY.md): hw_shunt only for an energy counter
+ * seen live in the window; model_based for vendor power readings integrated over time; estimator
+ * for the utilisation model.
+ *
+ * Thread safety: an erg_meter may be used from several threads; polls, snapshots and the sampler
+ * are serialised by a mutex inside the meter. erg_meter_close must not race any other call.
+ */
+#ifndef ERG_METER_H
+#define ERG_METER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "erg/error.h"
+#include "erg/signature.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/** Most channels one meter exposes; further ones are declined with a reason. */
+#define ERG_METER_MAX_CHANNELS 64
+/** Size of channel id, device and label strings (bytes with the NUL). */
+#define ERG_METER_ID_MAX 64
+/** Size of reason strings (bytes with the NUL). */
+#define ERG_METER_REASON_MAX 256
+
+/** Energy domains. psys ⊃ package ⊃ core, uncore; dram is beside package; system holds all. */
+typedef enum erg_domain {
+    ERG_DOMAIN_PACKAGE = 0,
+    ERG_DOMAIN_CORE,
+    ERG_DOMAIN_UNCORE,
+    ERG_DOMAIN_DRAM,
+    ERG_DOMAIN_PSYS,
+    ERG_DOMAIN_GPU,
+    ERG_DOMAIN_SYSTEM
+} erg_domain;
+
+/** "package", "core", "uncore", "dram", "psys", "gpu", "system". */
+ERG_API const char *erg_domain_name(erg_domain domain);
+
+/**
+ * I/O seam (SQLite's aSyscall): every file access and every clock read of the meter goes through
+ * these, so tests can inject EACCES, EIO, short reads and a scripted clock (CI runs as root, so
+ * permissions cannot be tested with chmod). A NULL member means the libc call. Calls return what
+ * the libc call returns and set errno the same way. now_ns returns CLOCK_MONOTONIC in ns.
+ * path in openat is relative to dirfd (the root); ud is passed back unchanged.
+ */
+typedef struct erg_io {
+    int (*openat)(void *ud, int dirfd, const char *path, int flags);
+    ssize_t (*pread)(void *ud, int fd, void *buf, size_t size, off_t offset);
+    int (*close)(void *ud, int fd);
+    uint64_t (*now_ns)(void *ud);
+    void *ud;
+} erg_io;
+
+/** Options of erg_meter_open. Initialise with erg_meter_options_init, then set fields. */
+typedef struct erg_meter_options {
+    /** Root prefix of host paths; NULL: $ERG_ROOT, else "/". */
+    const char *root;
+    /** NVML library to dlopen; NULL: $ERG_NVML_LIB, else "libnvidia-ml.so.1". */
+    const char *nvml_path;
+    /** Comma-separated backends to try ("rapl-sysfs,nvml"); NULL: $ERG_BACKENDS, else all. */
+    const char *backends;
+    /** Sampler period, s (default 0.1). The sampler polls faster when a counter could wrap. */
+    double sampler_period_s;
+    /** Estimator: whole-CPU power at idle and at full load, W (defaults 10 and 65; see
+     *  erg_meter_options_init). $ERG_ESTIMATOR_IDLE_W / $ERG_ESTIMATOR_FULL_W override. */
+    double estimator_idle_w;
+    double estimator_full_w;
+    /** I/O seam; NULL: libc. The pointed-to struct must outlive the meter. */
+    const erg_io *io;
+    /** Optional log callback (level 0 info, 1 warning); the library is silent by default. */
+    void (*log)(void *ud, int level, const char *msg);
+    void *log_ud;
+} erg_meter_options;
+
+/** Fill defaults: root/nvml_path/backends NULL, sampler 0.1 s, estimator 10 W idle, 65 W full
+ *  load (a typical single-socket desktop or small-server CPU; override for yours), io NULL. */
+ERG_API void erg_meter_options_init(erg_meter_options *opts);
+
+/** An open meter; opaque. */
+typedef struct erg_meter erg_meter;
+
+/**
+ * Open a meter: try every backend, collect channels, deduplicate, build the hierarchy and take
+ * the first reading (a counter has no value until two readings). Backends that find nothing are
+ * recorded with a reason (erg_meter_backend_info); this is not an error. The estimator is always
+ * present unless excluded by opts->backends.
+ * Returns ERG_OK; ERG_EINVAL (bad options); ERG_ENOENT (root does not exist, named in diag);
+ * ERG_ENOMEM; ERG_ENODEV when no backend gave any channel at all.
+ */
+ERG_API int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);
+
+/** Stop the sampler, close every backend, free. NULL-safe. */
+ERG_API void erg_meter_close(erg_meter *m);
+
+/** State of a backend after erg_meter_open. */
+typedef enum erg_backend_state {
+    ERG_BACKEND_FOUND = 0,    /**< opened; at least one channel */
+    ERG_BACKEND_ABSENT,       /**< nothing there (no zones, no library, no device) */
+    ERG_BACKEND_DENIED,       /**< present but permission denied (reason names the remedy) */
+    ERG_BACKEND_ERROR,        /**< present but failed (reason says how) */
+    ERG_BACKEND_SKIPPED       /**< excluded by options / $ERG_BACKENDS */
+} erg_backend_state;
+
+/** "found", "absent", "denied", "error", "skipped". */
+ERG_API const char *erg_backend_state_name(erg_backend_state state);
+
+/** A backend as tried by erg_meter_open. */
+typedef struct erg_backend_info {
+    char name[32];                      /**< "rapl-sysfs", "rapl-msr", "nvml", "hwmon", "estimator" */
+    erg_backend_state state;
+    char reason[ERG_METER_REASON_MAX];  /**< why absent/denied/error; "" when found */
+    size_t n_channels;                  /**< channels it contributed (usable or declined) */
+} erg_backend_info;
+
+/** Number of backends tried. */
+ERG_API size_t erg_meter_backend_count(const erg_meter *m);
+/** Backend i (0 ≤ i < count). ERG_OK or ERG_EINVAL. */
+ERG_API int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_info *out);
+
+/** How a channel obtains energy. */
+typedef enum erg_channel_kind {
+    ERG_KIND_COUNTER = 0,   /**< a hardware energy counter (ticks × joules_per_tick) */
+    ERG_KIND_POWER,         /**< a power reading integrated with hold semantics */
+    ERG_KIND_ESTIMATE       /**< modelled power over each interval (the estimator) */
+} erg_channel_kind;
+
+/**
+ * A channel: one source of energy figures.
+ * id: stable name "<backend>:<device>[/<domain>]" ("rapl-sysfs:package-0/dram", "nvml:gpu-0").
+ * device: the device it belongs to ("package-0", "gpu-0", "cpu"); label: vendor name or UUID.
+ * resolution_j: energy of one tick (J); for power channels the energy of one tick over
+ * min_interval_s. wrap_j: the modulus of the counter in J (0 when none or unknown).
+ * min_interval_s: the counter's update period (shorter windows are below_resolution).
+ * max_power_w: the plausibility bound (a reading implying more is flagged).
+ * parent: index of the channel whose domain contains this one (psys ⊃ package ⊃ core), or -1.
+ * usable: 0 when declined at open (reason says why); live: 1 seen moving under load, 0 seen
+ * frozen, -1 not yet judged (see erg_meter_probe_liveness). deduplicated: 1 when it mirrors
+ * another channel (same domain and device, or identical readings) and is never summed.
+ */
+typedef struct erg_channel_info {
+    char id[ERG_METER_ID_MAX];
+    char backend[32];
+    erg_domain domain;
+    char device[ERG_METER_ID_MAX];
+    char label[ERG_METER_ID_MAX];
+    erg_grade grade;
+    erg_channel_kind kind;
+    double resolution_j;
+    double wrap_j;
+    double min_interval_s;
+    double max_power_w;
+    int parent;
+    int usable;
+    int live;
+    int deduplicated;
+    char reason[ERG_METER_REASON_MAX];
+} erg_channel_info;
+
+/** Number of channels (usable and declined). */
+ERG_API size_t erg_meter_channel_count(const erg_meter *m);
+/** Channel i. ERG_OK or ERG_EINVAL. */
+ERG_API int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out);
+
+/**
+ * Judge liveness at rest-vs-load: poll, keep one CPU busy for busy_s seconds (spinning in the
+ * calling thread), poll again. A counter that did not move is marked not live and declined
+ * ("frozen"), never giving a hw_shunt figure. busy_s in [0.01, 5]. Returns ERG_OK or ERG_EINVAL.
+ */
+ERG_API int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag);
+
+/** Read every channel now (what the sampler does each period). ERG_OK; never fails for a channel
+ *  error, which is recorded on the channel. Thread-safe. */
+ERG_API int erg_meter_poll(erg_meter *m);
+
+/**
+ * Start the sampler thread: it polls every period_s seconds (≤ 0: the option's period), or
+ * faster when a counter could otherwise wrap twice unseen (half its wrap time at max power).
+ * A poll that overruns its period is followed at once by the next. CLOCK_MONOTONIC throughout.
+ * Returns ERG_OK, ERG_EINVAL (already running), ERG_ENOMEM/ERG_EIO (thread creation).
+ */
+ERG_API int erg_meter_sampler_start(erg_meter *m, double period_s);
+/** Stop the sampler thread and wait for it. NULL-safe; no-op when not running. */
+ERG_API void erg_meter_sampler_stop(erg_meter *m);
+/** The period the sampler actually uses, s (after the wrap clamp); 0 when not running. */
+ERG_API double erg_meter_sampler_period_s(const erg_meter *m);
+
+/** Reading flags (bit set), carried into JSON and signatures. */
+enum {
+    ERG_FLAG_WRAP_CORRECTED = 1u << 0,  /**< a wrap-around was corrected */
+    ERG_FLAG_AMBIGUOUS_WRAP = 1u << 1,  /**< an interval long enough to hide a wrap: no figure */
+    ERG_FLAG_BACKWARDS = 1u << 2,       /**< a decrease that is not a wrap: interval skipped */
+    ERG_FLAG_GLITCH = 1u << 3,          /**< a jump that recovered: interval skipped */
+    ERG_FLAG_BELOW_RESOLUTION = 1u << 4,/**< window shorter than the update period: no figure */
+    ERG_FLAG_STALE = 1u << 5,           /**< missing samples (read errors), or a power reading
+                                             *   unchanged for more than 10 s */
+    ERG_FLAG_UNIT_SUSPECT = 1u << 6,    /**< readings imply impossible power: no figure */
+    ERG_FLAG_DEDUPLICATED = 1u << 7     /**< mirrors another channel; not summed */
+};
+#define ERG_FLAG_COUNT 8
+
+/** Name of flag bit i (0 ≤ i < ERG_FLAG_COUNT): "wrap_corrected", ...; NULL otherwise. */
+ERG_API const char *erg_flag_name(unsigned bit_index);
+
+/** State of one channel's figure in a measurement. Only ERG_READING_OK has an energy figure. */
+typedef enum erg_reading_state {
+    ERG_READING_OK = 0,
+    ERG_READING_DECLINED,        /**< declined at open (denied, absent domain, MIG, frozen) */
+    ERG_READING_NOT_LIVE,        /**< did not move although the work used ≥ 10 ms CPU time
+                                  *   (GPU counters: busy time the caller reports); uncore,
+                                  *   which may idle at 0 W under CPU load, is exempt */
+    ERG_READING_BELOW_RESOLUTION,/**< window shorter than the counter's update period */
+    ERG_READING_AMBIGUOUS,       /**< a wrap may be hidden; not guessed */
+    ERG_READING_UNIT_SUSPECT,    /**< implausible power; not reported */
+    ERG_READING_ERROR,           /**< read failed at an end, or a fatal device error inside */
+    ERG_READING_NO_DATA          /**< fewer than two readings in the window */
+} erg_reading_state;
+
+/** "ok", "declined", "not_live", "below_resolution", "ambiguous", "unit_suspect", "error",
+ *  "no_data". */
+ERG_API const char *erg_reading_state_name(erg_reading_state state);
+
+/** One channel's figure over a window. energy_j is NaN unless state is ERG_READING_OK. */
+typedef struct erg_channel_reading {
+    char id[ERG_METER_ID_MAX];
+    erg_domain domain;
+    char device[ERG_METER_ID_MAX];
+    erg_grade grade;
+    erg_reading_state state;
+    char reason[ERG_METER_REASON_MAX];
+    unsigned flags;
+    double energy_j;
+    int in_total;   /**< 1 when summed into the total */
+} erg_channel_reading;
+
+/**
+ * A measurement: the difference of two snapshots.
+ * time_s: CLOCK_MONOTONIC elapsed time; cpu_s: CPU time used by this process and its reaped
+ * children in the window (the liveness criterion). total_energy_j: sum over the channels with
+ * in_total (never a domain twice); NaN when no channel could be summed. total_grade: weakest
+ * grade summed.
+ */
+typedef struct erg_measurement {
+    double time_s;
+    double cpu_s;
+    size_t n_channels;
+    erg_channel_reading channels[ERG_METER_MAX_CHANNELS];
+    double total_energy_j;
+    erg_grade total_grade;
+    size_t n_total;
+} erg_measurement;
+
+/** A snapshot of the meter's accumulated state; opaque, from erg_meter_snapshot_new. */
+typedef struct erg_meter_snapshot erg_meter_snapshot;
+
+/** Allocate a snapshot sized for m. Returns NULL on ENOMEM. */
+ERG_API erg_meter_snapshot *erg_meter_snapshot_new(const erg_meter *m);
+/** Free a snapshot. NULL-safe. */
+ERG_API void erg_meter_snapshot_free(erg_meter_snapshot *s);
+
+/** Poll and record the accumulated state into s (no allocation). ERG_OK or ERG_EINVAL. */
+ERG_API int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
+
+/**
+ * The measurement between snapshots a (earlier) and b (later): per-channel energy with grade,
+ * state, reason and flags, and the total. extra_busy_s adds busy time the caller knows of (GPU
+ * time, work in other processes) to cpu_s for the liveness test: a counter that did not move
+ * while cpu_s + extra_busy_s ≥ 0.01 s is ERG_READING_NOT_LIVE.
+ * Returns ERG_OK or ERG_EINVAL (snapshots from another meter, b before a).
+ */
+ERG_API int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
+                           const erg_meter_snapshot *b, double extra_busy_s,
+                           erg_measurement *out);
+
+/** A temperature for the stability protocol. */
+typedef struct erg_temperature {
+    char id[ERG_METER_ID_MAX];   /**< "hwmon:coretemp/Package id 0", "thermal:x86_pkg_temp", "nvml:gpu-0" */
+    int is_gpu;
+    double temp_c;
+} erg_temperature;
+
+/** Read up to max temperatures (hwmon temp*_input, thermal zones, NVML GPU temperature).
+ *  *n gets how many were written. ERG_OK or ERG_EINVAL. */
+ERG_API int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/predict.h - HYMELL level 1: the primitive-operation profiler and the regime-split
+ * analytical estimators of the time and energy of RMSNorm, causal softmax and GEMM
+ * (HYMELL, ../shared/seeds/hymell.txt, Sections 3.1-3.3 and 5.1; Tables 1-3).
+ *
+ * Flow: a grid of operation configurations (erg_op_dims) is profiled on a target with the
+ * paper's protocol (erg_profile_ops) into samples (erg_op_sample, one ops.csv row each); samples
+ * are fitted into an erg_op_model (erg_op_model_fit), which is saved as "erg": "model/1" JSON and
+ * answers erg_op_model_predict().
+ *
+ * Units: seconds, joules, bytes, FLOPs. Dimensions are element counts; 0 means "unused".
+ *
+ * Thread safety: an erg_op_model is immutable after fit/load and may be read (predict) from any
+ * number of threads. Profiling runs kernels on the calling thread (plus OpenBLAS's own threads).
+ */
+#ifndef ERG_PREDICT_H
+#define ERG_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg/error.h"
+#include "erg/signature.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/** The primitive operations of HYMELL level 1. */
+typedef enum erg_op {
+    ERG_OP_RMSNORM = 0, /**< RMSNorm over N tokens × d_model (Section 3.1). */
+    ERG_OP_SOFTMAX = 1, /**< causal softmax of an N × N score matrix, one head (Section 3.2). */
+    ERG_OP_GEMM = 2     /**< C(M×N) = A(M×K) · B(K×N) (Section 3.3). */
+} erg_op;
+#define ERG_OP_COUNT 3
+
+/** "rmsnorm", "softmax", "gemm"; "?" for an unknown value. */
+ERG_API const char *erg_op_name(erg_op op);
+/** Parse an op name (as erg_op_name writes it). ERG_OK or ERG_EINVAL. */
+ERG_API int erg_op_parse(const char *name, erg_op *out);
+
+/** Element types. */
+typedef enum erg_dtype { ERG_DTYPE_FP32 = 0, ERG_DTYPE_BF16 = 1, ERG_DTYPE_FP16 = 2 } erg_dtype;
+/** "fp32", "bf16", "fp16". */
+ERG_API const char *erg_dtype_name(erg_dtype t);
+/** Parse a dtype name. ERG_OK or ERG_EINVAL. */
+ERG_API int erg_dtype_parse(const char *name, erg_dtype *out);
+/** Bytes per element b of Section 3.3 (4 or 2). */
+ERG_API unsigned erg_dtype_bytes(erg_dtype t);
+
+/**
+ * One configuration of one operation; unused dimensions are 0.
+ * - rmsnorm: tokens (N), d_model (d).
+ * - softmax: tokens (N) for the causal N × N matrix; or m rows × n columns for a plain row-wise
+ *   softmax (tokens 0), as in the LLMCompass data. The causal case is m = n = N.
+ * - gemm: m, n, k (C is m × n, the reduction runs over k).
+ */
+typedef struct erg_op_dims {
+    erg_op op;
+    erg_dtype dtype;
+    int64_t m, n, k, tokens, d_model;
+} erg_op_dims;
+
+/** Check that the dimensions the op needs are present and positive. ERG_OK or ERG_EINVAL (diag says which). */
+ERG_API int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
+
+/**
+ * One measured configuration: one row of ops.csv. time_s and energy_j are per execution (totals
+ * divided by reps); time_sd_s and energy_sd_j are standard deviations of one execution, estimated
+ * from batch means (sd_batch·√batch). energy_j and energy_sd_j are NaN when the data has no
+ * energy (time-only data such as LLMCompass); grade is then meaningless and has_grade 0.
+ */
+typedef struct erg_op_sample {
+    erg_op_dims dims;
+    char kappa[64]; /**< implementation κ, e.g. "openblas-0.3.21-sgemm-Zen-t1" */
+    uint64_t reps;
+    double time_s, time_sd_s;
+    double energy_j, energy_sd_j;
+    erg_grade grade;
+    int has_grade;
+} erg_op_sample;
+
+/* ---------------------------------------------------------------- ops.csv and grid files */
+
+/**
+ * Read ops.csv (grid = 0) or a grid file (grid = 1). The header names the columns
+ * `op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade` (a grid
+ * file: the columns up to dtype); columns may come in any order, unknown ones are an error. Empty
+ * cells mean "unused" (dimensions) or "absent" (energy: NaN). Lines starting with '#' and blank
+ * lines are skipped. On success *out is a malloc'd array of *n samples (free()). Errors:
+ * ERG_ENOENT/ERG_EIO (file), ERG_EPARSE with diag->where "path:line:col" for a missing column,
+ * a non-numeric or negative value, an unknown op/dtype/grade, or dimensions the op lacks.
+ */
+ERG_API int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n,
+                             erg_diag *diag);
+
+/** Write samples as ops.csv, whole or not at all ("-" writes stdout). ERG_OK, ERG_EIO, ERG_ENOMEM. */
+ERG_API int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_diag *diag);
+
+/* ---------------------------------------------------------------- profiler */
+
+/**
+ * Energy of a code region: the profiler's one seam to erg's meters. begin() is called before a
+ * batch of kernel executions and end() after it, with the batch's CLOCK_MONOTONIC duration;
+ * end() returns the batch's energy (J) and its grade. When erg_profile_options.energy is NULL the
+ * profiler uses its built-in estimator (static power model: est_power_w × time, grade
+ * "estimator"), which is what a machine without counters gets.
+ */
+typedef struct erg_energy_window {
+    void *ud;
+    int (*begin)(void *ud, erg_diag *diag);
+    int (*end)(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag);
+} erg_energy_window;
+
+struct erg_monitor;
+
+/**
+ * An energy window over erg's meters (erg/measure.h): begin() opens the monitor window
+ * "erg-profile-batch", end() closes it and returns the measurement's total_energy_j and
+ * total_grade (on a machine without counters the meter's estimator, graded "estimator").
+ * mon is borrowed and must outlive *out. Returns ERG_OK or ERG_EINVAL. end() fails with
+ * ERG_ENODEV when no channel could be summed into a total.
+ */
+ERG_API int erg_profile_energy_monitor(struct erg_monitor *mon, erg_energy_window *out);
+
+/** Where the kernels run. Only ERG_TARGET_CPU is built; CUDA is the documented extension point. */
+typedef enum erg_target { ERG_TARGET_CPU = 0, ERG_TARGET_CUDA = 1 } erg_target;
+
+/** The clock batches are timed with. */
+typedef enum erg_profile_clock {
+    ERG_PROFILE_CLOCK_MONOTONIC = 0, /**< wall time, CLOCK_MONOTONIC (HYMELL's protocol; default) */
+    ERG_PROFILE_CLOCK_THREAD_CPU = 1 /**< CPU time of the calling thread, CLOCK_THREAD_CPUTIME_ID:
+                                          robust on a shared machine (time spent descheduled is
+                                          not counted); only with threads = 1, as every kernel
+                                          then runs on the calling thread */
+} erg_profile_clock;
+
+/** Profiler options; initialise with erg_profile_options_init() so new fields get defaults. */
+typedef struct erg_profile_options {
+    erg_target target;          /**< default ERG_TARGET_CPU */
+    double min_time_s;          /**< cumulative kernel time per configuration (default 1 s; paper 10 s) */
+    unsigned batches;           /**< batches the repetitions are split into, for the sd (default 20) */
+    double min_window_s;        /**< shortest batch (energy window), s (default 0.02: above RAPL's
+                                     1 ms and the meter estimator's 10 ms update period); a
+                                     shorter batch is discarded and the batch size grown */
+    unsigned min_weight_sets;   /**< pre-generated input sets rotated across runs (default 2) */
+    size_t rotate_bytes;        /**< more sets until their footprint reaches this (default 64 MiB) */
+    unsigned max_weight_sets;   /**< cap (default 64) */
+    size_t max_set_bytes;       /**< skip (ERG_ERANGE) a configuration whose one set exceeds this (1 GiB) */
+    int threads;                /**< OpenBLAS threads (default 1; our own kernels are single-threaded) */
+    erg_profile_clock clock;    /**< default ERG_PROFILE_CLOCK_MONOTONIC */
+    double est_power_w;         /**< power of the built-in estimator (default 15 W, one busy core) */
+    const erg_energy_window *energy; /**< NULL: the built-in estimator */
+    /** Optional progress callback after each configuration. */
+    void (*progress)(void *ud, size_t done, size_t total, const erg_op_sample *s);
+    void *progress_ud;
+} erg_profile_options;
+
+/** Fill o with the defaults above. */
+ERG_API void erg_profile_options_init(erg_profile_options *o);
+
+/**
+ * Profile each configuration of grid (n entries; kappa of the grid rows is ignored) and write one
+ * sample per configuration into out (caller-allocated, n entries). Protocol (HYMELL Section 5.1):
+ * one warm-up execution, then repetitions in batches until the cumulative time reaches
+ * min_time_s, rotating the pre-generated input sets; time by CLOCK_MONOTONIC, energy by the
+ * energy window around each batch; totals divided by repetitions. Kernels: RMSNorm and causal
+ * softmax are erg's own scalar C loops (κ "erg-c"); GEMM is OpenBLAS cblas_sgemm (fp32) or
+ * cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors: ERG_EINVAL (bad dims),
+ * ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE (a set too large),
+ * or the energy window's status. *done (may be NULL) is the number of samples written.
+ */
+ERG_API int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
+                            erg_op_sample *out, size_t *done, erg_diag *diag);
+
+/** Whether the target can run dtype for op (bf16 GEMM needs an OpenBLAS built with BFLOAT16). */
+ERG_API int erg_profile_supports(erg_target target, erg_op op, erg_dtype dtype);
+
+/**
+ * Default grid file of a target: $ERG_GRID_DIR/<target>.csv, else the source tree's
+ * grids/<target>.csv ("cpu"). Snprintf semantics.
+ */
+ERG_API int erg_profile_default_grid(erg_target target, char *buf, size_t size);
+
+/**
+ * Identity of this machine's CPU target: kind (file-name safe, e.g. "cpu-amd-epyc") and a longer
+ * description (CPU model, OpenBLAS core). Reads <ERG_ROOT>/proc/cpuinfo. Always succeeds (falls
+ * back to "cpu-unknown").
+ */
+ERG_API void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size);
+
+/* ---------------------------------------------------------------- estimators */
+
+/** Regimes of each op, in order of their split variable (Sections 3.1-3.3). */
+#define ERG_OP_MAX_REGIMES 5
+/** Number of regimes of op: 2 (rmsnorm, softmax) or 5 (gemm). */
+ERG_API unsigned erg_op_regime_count(erg_op op);
+/** Name of regime r of op ("launch_bound", "memory_bound", "balanced_mem", "balanced_comp", "compute_bound"). */
+ERG_API const char *erg_op_regime_name(erg_op op, unsigned r);
+
+/** Number of features (terms, bias included) of op's estimator: 6, 4 and 11. */
+ERG_API unsigned erg_op_feature_count(erg_op op);
+#define ERG_OP_MAX_FEATURES 11
+
+/**
+ * Raw features of a configuration, in the order of the paper's coefficients from the highest index
+ * down to the bias (x[last] = 1):
+ * - rmsnorm (Section 3.1): N·d, N·log2 d, d, N, log2 d, 1.
+ * - softmax (Section 3.2): R·C, R, log2 C, 1 with R rows and C columns (N², N, log2 N, 1 causal).
+ * - gemm (Section 3.3): PF·F, PF·B_in, AI·B_in, F, PF, AI, B_out, B_in, log10 F, 1/PF, 1 with
+ *   F = 2MNK, B_in = (M+N)K·b, B_out = MN·b, AI = F/(B_in+B_out), PF = MN/K.
+ * x has room for ERG_OP_MAX_FEATURES. Returns the count, 0 for bad dims.
+ */
+ERG_API unsigned erg_op_features(const erg_op_dims *d, double *x);
+
+/**
+ * Split variable of op for the regime choice: N·d (rmsnorm), √(R·C) (= N causal; softmax),
+ * F (gemm; the AI split uses erg_gemm_ai). 0 for bad dims.
+ */
+ERG_API double erg_op_split_value(const erg_op_dims *d);
+/** Arithmetic intensity AI = F/(B_in + B_out) of a GEMM (FLOP/byte; Section 3.3). */
+ERG_API double erg_gemm_ai(const erg_op_dims *d);
+
+/** Regime thresholds (Sections 3.1-3.3, 5.2). */
+typedef struct erg_op_thresholds {
+    double rms_nd;      /**< th_RMS on N·d (paper 2.5e6) */
+    double softmax_n;   /**< th_Softmax on N (paper 1024) */
+    double gemm_f;      /**< F_launch in FLOPs (paper 8.39e6) */
+    double gemm_ai[3];  /**< AI_low, AI_mid, AI_high in FLOP/byte (paper 81.92, 166.05, 288.91) */
+} erg_op_thresholds;
+
+/** The paper's thresholds (H100, bf16). */
+ERG_API void erg_op_thresholds_paper(erg_op_thresholds *t);
+
+/** Regime of a configuration under thresholds t (index into erg_op_regime_name). */
+ERG_API unsigned erg_op_regime(const erg_op_dims *d, const erg_op_thresholds *t);
+
+/* ---------------------------------------------------------------- fitting and the model */
+
+/** A fitted level-1 model (opaque, immutable after fit or load). */
+typedef struct erg_op_model erg_op_model;
+
+/** Fit options; initialise with erg_fit_options_init(). */
+typedef struct erg_fit_options {
+    double test_fraction;    /**< held-out share, random and seeded (default 0.2) */
+    uint64_t seed;           /**< split seed (default 42) */
+    int choose_thresholds;   /**< 1: choose thresholds from the training data (default); 0: keep
+                                  the initial ones */
+    const erg_op_thresholds *thresholds; /**< initial thresholds (NULL: the paper's) */
+    unsigned min_points;     /**< a regime with fewer training points than max(this, features+1)
+                                  falls back to its neighbour (default 0: features + 1) */
+    const char *target_kind; /**< identity stored in the model (default: this machine's) */
+    const char *target_desc;
+} erg_fit_options;
+
+/** Fill o with the defaults above. */
+ERG_API void erg_fit_options_init(erg_fit_options *o);
+
+/**
+ * Fit HYMELL's level-1 estimators to samples (any mix of ops; an op with no samples is left out).
+ * For each op and regime, time and (when every sample of that op has energy) energy are fitted by
+ * least squares with GSL in scaled features: rows are divided by the measured value, so the fit
+ * minimises the squared relative error that MAPE measures, and columns by their 2-norm, so the
+ * system is well conditioned; of truncated SVD (gsl_multifit_linear_tsvd) and Tikhonov with λ by
+ * generalised cross-validation (gsl_multifit_linear_gcv) the lower GCV score is kept.
+ * Thresholds: the initial ones (o->thresholds, default the paper's), or chosen from the training
+ * data by a coordinate search over candidate splits minimising the AIC of the piecewise fit. A
+ * regime with too few training points uses its nearest neighbour's coefficients (or one pooled
+ * fit) and records that in the notes. Validation: MAPE and R² of time and energy per op and
+ * regime on the held-out split, and the same for a roofline baseline whose peak FLOP/s and
+ * bandwidth (and mean power, for energy) are measured from the training data.
+ * Errors: ERG_EINVAL (no samples, bad options), ERG_EPARSE (a sample with non-positive time),
+ * ERG_ESINGULAR, ERG_ENOMEM.
+ */
+ERG_API int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *o,
+                             erg_op_model **out, erg_diag *diag);
+
+/** Free a model. NULL-safe. */
+ERG_API void erg_op_model_free(erg_op_model *m);
+
+/** Save as "erg": "model/1" JSON, whole or not at all. */
+ERG_API int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag);
+
+/**
+ * Load a "model/1" JSON file. ERG_ENOENT, ERG_EPARSE (not a level-1 op model, bad member; diag
+ * names file and JSON path), ERG_EVERSION (model/2...).
+ */
+ERG_API int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag);
+
+/** The target kind a model was fitted for ("cpu-amd-epyc", "a100-llmcompass"). */
+ERG_API const char *erg_op_model_target(const erg_op_model *m);
+/** Grade of the energy data the model was fitted on (ERG_GRADE_ESTIMATOR without counters). */
+ERG_API erg_grade erg_op_model_grade(const erg_op_model *m);
+/** Whether the model holds op (1) and whether it has an energy estimator for it (2 = both). */
+ERG_API int erg_op_model_has(const erg_op_model *m, erg_op op);
+
+/** One prediction. */
+typedef struct erg_op_prediction {
+    double time_s;
+    double energy_j;   /**< NaN when the model has no energy for the op */
+    unsigned regime;
+    int fallback;      /**< 1 when the regime had too few points and uses a neighbour's fit */
+    int extrapolated;  /**< 1 when a feature lies outside the fitted regime's training range */
+    erg_grade grade;
+} erg_op_prediction;
+
+/**
+ * Predict time and energy of one configuration. No allocation, no I/O: millions per second.
+ * Errors: ERG_EINVAL (bad dims), ERG_ENOTSUP (the model has no estimator for the op or the dtype).
+ * A prediction that extrapolates is returned with extrapolated = 1 (the caller warns).
+ */
+ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
+                                 erg_op_prediction *out, erg_diag *diag);
+
+/** Held-out figures of one op and regime (regime = ERG_OP_MAX_REGIMES for the op's average row). */
+typedef struct erg_op_validation {
+    unsigned n_train, n_test;
+    double time_mape_pct, time_r2, energy_mape_pct, energy_r2;       /**< NaN when not computable */
+    double roof_time_mape_pct, roof_time_r2, roof_energy_mape_pct, roof_energy_r2;
+    double threshold_lo, threshold_hi; /**< the regime's split-variable interval */
+    int fallback;                      /**< regime uses neighbour fallback_to */
+    unsigned fallback_to;
+} erg_op_validation;
+
+/** Validation figures for op and regime r (r = ERG_OP_MAX_REGIMES: average over regimes, the
+ *  paper's "Average" row). ERG_OK or ERG_EINVAL when the model lacks the op. */
+ERG_API int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r,
+                                    erg_op_validation *out);
+
+/** Notes of the fit (fallbacks, skipped ops, threshold choices), one per line; "" when none. */
+ERG_API const char *erg_op_model_notes(const erg_op_model *m);
+
+/** Roofline figures measured from the training data: peak FLOP/s, bandwidth (bytes/s) and mean
+ *  power (W; NaN without energy). 0 when not measurable (no GEMM rows for the peak). */
+ERG_API void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s,
+                                   double *bandwidth_bytes_s, double *mean_power_w);
+
+/** Thresholds of a model and, per op in chosen[ERG_OP_COUNT] (may be NULL), where they come from:
+ *  0 the paper's, 1 chosen from the data, 2 the data search ran and kept the paper's. */
+ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t, int *chosen);
+
+/**
+ * Default model path for a target kind: $ERG_MODEL_DIR/<kind>.json, else the source tree's
+ * models/<kind>.json. Snprintf semantics.
+ */
+ERG_API int erg_op_model_default_path(const char *kind, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/store.h - a signature store: characterized energy signatures kept in one SQLite file, keyed
+ * by name, so that `erg measure --signature`, `erg trace` rules and schedules can name signatures
+ * measured once and reused (the reuse the energy calculus is for: "Energy Calculus",
+ * arXiv 2607.11087, Sections 1 and 4.4, step 5 "Reuse").
+ *
+ * Default file: $ERG_STORE, else $XDG_DATA_HOME/erg/signatures.db, else
+ * ~/.local/share/erg/signatures.db. One row per name; putting a name again replaces its signature
+ * and keeps the previous one in history (erg_store_history).
+ *
+ * Thread safety: one erg_store per thread. SQLite serialises writers across processes; a busy
+ * database is retried for up to 5 s.
+ */
+#ifndef ERG_STORE_H
+#define ERG_STORE_H
+
+#include <stddef.h>
+
+#include "erg/error.h"
+#include "erg/signature.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/** Opaque handle on an open store. */
+typedef struct erg_store erg_store;
+
+/**
+ * Path of the default store into buf (size bytes), from $ERG_STORE, $XDG_DATA_HOME or $HOME as
+ * above. Returns ERG_OK, or ERG_ERANGE when buf is too small, ERG_ENOENT when no variable is set.
+ */
+ERG_API int erg_store_default_path(char *buf, size_t size);
+
+/**
+ * Open (creating when create is non-zero, with its folder) the store at path.
+ * Errors: ERG_ENOENT (missing and create == 0), ERG_EACCES, ERG_EIO (not an erg store or
+ * corrupt; diag names the file), ERG_EVERSION (a newer schema).
+ */
+ERG_API int erg_store_open(const char *path, int create, erg_store **out, erg_diag *diag);
+
+/** Close a store. NULL-safe. */
+ERG_API void erg_store_close(erg_store *store);
+
+/**
+ * Store sig under sig->name (must be non-empty); an existing entry of that name moves to history.
+ * The signature must pass erg_signature_check. Errors: ERG_EINVAL, ERG_EIO.
+ */
+ERG_API int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag);
+
+/** Fetch the current signature named name. Errors: ERG_ENOENT (no such name), ERG_EIO. */
+ERG_API int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_diag *diag);
+
+/** Remove name and its history. Errors: ERG_ENOENT, ERG_EIO. */
+ERG_API int erg_store_remove(erg_store *store, const char *name, erg_diag *diag);
+
+/**
+ * Call fn(ud, sig) for every current signature, ordered by name; fn returning non-zero stops the
+ * walk and that value is returned. Errors: ERG_EIO.
+ */
+ERG_API int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signature *sig),
+                           void *ud, erg_diag *diag);
+
+/**
+ * Number of earlier versions kept for name (0 when none). Errors: ERG_EIO.
+ */
+ERG_API int erg_store_history(erg_store *store, const char *name, size_t *count, erg_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private: an open-addressing hash map from strings to uint32 indexes, for schedules with up to
+ * 2^32 - 2 devices, signatures or nodes. The map stores indexes only; the owner keeps the strings
+ * and hands the map a function that returns the key of an index, so that the owner may move its
+ * storage (realloc) freely. Lookups and inserts take O(1) expected time (FNV-1a, linear probing,
+ * load factor at most 1/2).
+ */
+#ifndef ERG_CALCULUS_STRMAP_H
+#define ERG_CALCULUS_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef const char *(*erg__strmap_key_fn)(const void *ctx, uint32_t index);
+
+typedef struct erg__strmap {
+    uint32_t *slots; /* index + 1; 0 is empty */
+    size_t cap;      /* a power of two, or 0 */
+    size_t n;
+} erg__strmap;
+
+#define ERG__STRMAP_NONE UINT32_MAX
+
+/* The index stored for key, or ERG__STRMAP_NONE. */
+uint32_t erg__strmap_find(const erg__strmap *map, const char *key, erg__strmap_key_fn keyfn,
+                          const void *ctx);
+
+/* Insert index under key (which keyfn(ctx, index) must return). The key must not be present.
+ * Returns 0, or -1 when out of memory (the map is unchanged). */
+int erg__strmap_insert(erg__strmap *map, uint32_t index, erg__strmap_key_fn keyfn, const void *ctx);
+
+void erg__strmap_free(erg__strmap *map);
+
+#endif

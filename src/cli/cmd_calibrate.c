@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* erg calibrate: the stable state (FECoM Section 2.3): per-channel idle power and the coefficient
+ * of variation of windowed power at rest, written to a calibration file. */
+#include "cli.h"
+#include "erg/measure.h"
+#include "erg/meter.h"
+#include "meter_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char calibrate_help[] =
+    "Usage: erg calibrate [--duration S] [--window S] [--out FILE] [--json] [--backends LIST]\n\n"
+    "Measure the machine at rest (run nothing else meanwhile): for every usable channel, the idle\n"
+    "power (mean of windowed power) and the coefficient of variation sigma/mu of windowed power\n"
+    "(FECoM's stable state, Section 2.3). 'erg measure' uses the file for its baseline (idle power x\n"
+    "time), for --stable (CV of the last 20 samples <= the calibrated CV) and for the static power s\n"
+    "of --signature.\n\n"
+    "  --duration S   time at rest, s (default 10; FECoM used about 10 minutes)\n"
+    "  --window S     power window, s (default 0.5, FECoM's sampling interval)\n"
+    "  --out FILE     calibration file (default $XDG_CACHE_HOME/erg/calibration.json, else\n"
+    "                 ~/.cache/erg/calibration.json); written whole or not at all\n"
+    "  --json         print the calibration (calibration/1) on stdout as well\n\n"
+    "Exit status: 0 ok, 2 bad usage or unwritable file, 3 no meter gave a figure.\n";
+
+/* mkdir -p of the folder that holds path. */
+static void make_parent(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf)
+        return;
+    *slash = '\0';
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    mkdir(buf, 0755);
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"duration", required_argument, NULL, 'd'},
+                                              {"window", required_argument, NULL, 'w'},
+                                              {"out", required_argument, NULL, 'o'},
+                                              {"json", no_argument, NULL, 'j'},
+                                              {"backends", required_argument, NULL, 'b'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    double duration_s = 10, window_s = 0.5;
+    const char *out = NULL, *backends = NULL;
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (erg_cli_double("calibrate", "--duration", optarg, &duration_s))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'w':
+            if (erg_cli_double("calibrate", "--window", optarg, &window_s))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'b':
+            backends = optarg;
+            break;
+        case 'h':
+            fputs(calibrate_help, stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_usage("calibrate", "unknown option");
+        }
+    }
+    if (optind < argc)
+        return erg_cli_usage("calibrate", "unexpected argument '%s'", argv[optind]);
+    if (!(window_s >= 0.01 && window_s <= 60))
+        return erg_cli_usage("calibrate", "--window must be 0.01 to 60 s");
+    if (!(duration_s >= 2 * window_s && duration_s <= 86400))
+        return erg_cli_usage("calibrate", "--duration must be at least two windows (and <= 1 day)");
+    char defpath[1024];
+    if (!out) {
+        if (erg_calibration_default_path(defpath, sizeof defpath) < 0)
+            return erg_cli_usage("calibrate", "no $XDG_CACHE_HOME or $HOME: give --out FILE");
+        out = defpath;
+        make_parent(out);
+    }
+    erg_meter *m;
+    int ex = erg_cli_meter_open(backends, &m);
+    if (ex)
+        return ex;
+    erg_calibration *cal = calloc(1, sizeof *cal);
+    erg_diag d;
+    erg_diag_clear(&d);
+    int rc = cal ? erg_meter_sampler_start(m, 0) : ERG_ENOMEM;
+    if (rc == ERG_OK)
+        rc = erg_calibrate(m, duration_s, window_s, cal, &d);
+    erg_meter_sampler_stop(m);
+    if (rc == ERG_OK)
+        rc = erg_calibration_write_file(out, cal, &d);
+    if (rc != ERG_OK) {
+        erg_meter_close(m);
+        free(cal);
+        return erg_cli_fail(&d, rc);
+    }
+    if (json) {
+        erg_calibration_write_file("-", cal, NULL);
+    } else {
+        printf("Calibrated %.1f s at rest in %.2f s windows; written to %s\n", cal->duration_s,
+               cal->window_s, out);
+        printf("  %-34s %-8s %12s %8s\n", "channel", "domain", "idle (W)", "CV");
+        for (size_t i = 0; i < cal->n_channels; i++)
+            printf("  %-34s %-8s %12.4f %8.4f\n", cal->channels[i].id,
+                   erg_domain_name(cal->channels[i].domain), cal->channels[i].idle_power_w,
+                   cal->channels[i].cv);
+        printf("Idle power of the summed channels: %.4f W\n", cal->idle_power_w);
+        if (!erg_cli_has_hardware(m))
+            printf("Note: no hardware energy counter is usable here: these are estimates.\n");
+    }
+    erg_meter_close(m);
+    free(cal);
+    return ERG_EXIT_OK;
+}
+
+const struct erg_cli_command erg_cli_cmd_calibrate = {"calibrate", "measure idle power and its variation at rest (stable state)", run};

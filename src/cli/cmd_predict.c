@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* erg predict op: time and energy of one primitive op from a level-1 model (HYMELL 3.1-3.3). */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "erg/predict.h"
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "Usage: erg predict op gemm --m M --n N --k K [OPTIONS]\n"
+            "       erg predict op rmsnorm --tokens N --d-model D [OPTIONS]\n"
+            "       erg predict op softmax --tokens N [OPTIONS]   (or --m R --n C, row-wise)\n"
+            "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
+            "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
+            "Prints time_s, energy_j, regime and the grade of the model's energy data; warns when\n"
+            "the configuration lies outside the fitted range (the prediction extrapolates).\n");
+}
+
+static int dim_opt(const char *opt, const char *text, int64_t *out)
+{
+    unsigned long v;
+    if (erg_cli_ulong("predict", opt, text, &v) != 0)
+        return -1;
+    if (v == 0 || v > (1ul << 40)) {
+        erg_cli_usage("predict", "%s must be in 1..2^40, got '%s'", opt, text);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int run(int argc, char **argv)
+{
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        help(stdout);
+        return ERG_EXIT_OK;
+    }
+    if (argc < 3 || strcmp(argv[1], "op") != 0)
+        return erg_cli_usage("predict", "expected 'op OPNAME' (erg predict op gemm --m ...)");
+    erg_op_dims d;
+    memset(&d, 0, sizeof d);
+    if (erg_op_parse(argv[2], &d.op) != ERG_OK)
+        return erg_cli_usage("predict", "unknown op '%s' (expected gemm, rmsnorm or softmax)",
+                             argv[2]);
+    argc -= 2;
+    argv += 2;
+    static const struct option opts[] = {{"m", required_argument, NULL, 'm'},
+                                         {"n", required_argument, NULL, 'n'},
+                                         {"k", required_argument, NULL, 'k'},
+                                         {"tokens", required_argument, NULL, 't'},
+                                         {"d-model", required_argument, NULL, 'd'},
+                                         {"dtype", required_argument, NULL, 'y'},
+                                         {"model", required_argument, NULL, 'M'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *model_path = NULL;
+    int json = 0, c, have_dtype = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (dim_opt("--m", optarg, &d.m))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'n':
+            if (dim_opt("--n", optarg, &d.n))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'k':
+            if (dim_opt("--k", optarg, &d.k))
+                return ERG_EXIT_USAGE;
+            break;
+        case 't':
+            if (dim_opt("--tokens", optarg, &d.tokens))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'd':
+            if (dim_opt("--d-model", optarg, &d.d_model))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'y':
+            if (erg_dtype_parse(optarg, &d.dtype) != ERG_OK)
+                return erg_cli_usage("predict", "--dtype expects fp32, bf16 or fp16, got '%s'",
+                                     optarg);
+            have_dtype = 1;
+            break;
+        case 'M':
+            model_path = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_usage("predict", "unknown option");
+        }
+    }
+    if (optind != argc)
+        return erg_cli_usage("predict", "unexpected argument '%s'", argv[optind]);
+    /* only the dimensions of this op */
+    int bad = (d.op == ERG_OP_GEMM && (d.tokens || d.d_model)) ||
+              (d.op == ERG_OP_RMSNORM && (d.m || d.n || d.k)) ||
+              (d.op == ERG_OP_SOFTMAX && (d.k || d.d_model || (d.tokens && (d.m || d.n))));
+    if (bad)
+        return erg_cli_usage("predict", "option not used by %s (gemm: --m --n --k; rmsnorm: "
+                                        "--tokens --d-model; softmax: --tokens, or --m --n)",
+                             erg_op_name(d.op));
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    if (erg_op_dims_check(&d, &diag) != ERG_OK)
+        return erg_cli_usage("predict", "%s", diag.detail);
+    char kind[128], desc[256], path[1024];
+    erg_target_identity(kind, sizeof kind, desc, sizeof desc);
+    if (!model_path) {
+        erg_op_model_default_path(kind, path, sizeof path);
+        model_path = path;
+    }
+    erg_op_model *m = NULL;
+    int rc = erg_op_model_load(model_path, &m, &diag);
+    if (rc != ERG_OK) {
+        if (rc == ERG_ENOENT && model_path == path)
+            fprintf(stderr, "erg: no committed model for this machine (%s); fit one with 'erg fit "
+                            "ops' and pass --model\n", kind);
+        return erg_cli_fail(&diag, rc);
+    }
+    if (strcmp(erg_op_model_target(m), kind) != 0 && !json)
+        fprintf(stderr, "erg: note: %s was fitted for %s, not this machine (%s)\n", model_path,
+                erg_op_model_target(m), kind);
+    if (!have_dtype) { /* the dtype the model's estimator was fitted on */
+        for (unsigned t = 0; t < 3; t++) {
+            d.dtype = (erg_dtype)t;
+            erg_op_prediction probe;
+            if (erg_op_model_predict(m, &d, &probe, NULL) != ERG_ENOTSUP)
+                break;
+        }
+    }
+    erg_op_prediction p;
+    rc = erg_op_model_predict(m, &d, &p, &diag);
+    if (rc != ERG_OK) {
+        snprintf(diag.where, sizeof diag.where, "%.200s", model_path);
+        rc = erg_cli_fail(&diag, rc);
+        erg_op_model_free(m);
+        return rc == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : rc;
+    }
+    if (p.extrapolated)
+        fprintf(stderr, "erg: warning: %s configuration lies outside the range %s was fitted on; "
+                        "the prediction extrapolates\n", erg_op_name(d.op), model_path);
+    const char *grade = erg_op_model_has(m, d.op) == 2 ? erg_grade_name(p.grade) : "none";
+    if (json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "op", json_string(erg_op_name(d.op)));
+        json_object_set_new(o, "dtype", json_string(erg_dtype_name(d.dtype)));
+        json_object_set_new(o, "time_s", json_real(p.time_s));
+        json_object_set_new(o, "energy_j", isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
+        json_object_set_new(o, "regime", json_string(erg_op_regime_name(d.op, p.regime)));
+        json_object_set_new(o, "grade", json_string(grade));
+        json_object_set_new(o, "extrapolated", json_boolean(p.extrapolated));
+        json_object_set_new(o, "fallback", json_boolean(p.fallback));
+        json_object_set_new(o, "model", json_string(model_path));
+        json_object_set_new(o, "target", json_string(erg_op_model_target(m)));
+        char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        json_decref(o);
+    } else {
+        printf("%s %s: time %.6g s, energy ", erg_op_name(d.op), erg_dtype_name(d.dtype), p.time_s);
+        if (isfinite(p.energy_j))
+            printf("%.6g J (grade %s)", p.energy_j, grade);
+        else
+            printf("- (the model has no energy for %s)", erg_op_name(d.op));
+        printf(", regime %s%s\n", erg_op_regime_name(d.op, p.regime),
+               p.fallback ? " (thin regime: fallback fit)" : "");
+    }
+    erg_op_model_free(m);
+    return ERG_EXIT_OK;
+}
+
+const struct erg_cli_command erg_cli_cmd_predict = {
+    "predict", "predict time and energy of a primitive op (HYMELL level 1)", run};

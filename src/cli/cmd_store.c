@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* erg store: keep characterized signatures in a SQLite file and take them out again. */
+#include "cli.h"
+#include "erg/signature.h"
+#include "erg/store.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char store_help[] =
+    "Usage: erg store [--store PATH] put SIGNATURE.json...\n"
+    "       erg store [--store PATH] get NAME [-o OUT.json]\n"
+    "       erg store [--store PATH] list [--json]\n"
+    "       erg store [--store PATH] rm NAME\n\n"
+    "Keep characterized energy signatures (signature/1 files) in one SQLite file, by name, so that\n"
+    "schedules, trace rules and later sessions can reuse them. Putting a name again replaces it and\n"
+    "keeps the old one as history.\n\n"
+    "  --store PATH   the store file (default $ERG_STORE, $XDG_DATA_HOME/erg/signatures.db or\n"
+    "                 ~/.local/share/erg/signatures.db)\n"
+    "  -o, --output F write the signature to F instead of stdout (get)\n"
+    "  --json         list as JSON {\"erg\": \"store-list/1\", \"signatures\": [...]}\n";
+
+struct list_ctx {
+    int json;
+    json_t *arr;
+};
+
+static int list_one(void *ud, const erg_signature *s)
+{
+    struct list_ctx *c = ud;
+    if (c->json) {
+        json_array_append_new(c->arr, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i}", "name", s->name, "device",
+                                                s->device, "energy_j", erg_signature_energy_j(s), "time_s",
+                                                s->time_s, "static_power_w", s->static_power_w,
+                                                "dynamic_energy_j", s->dynamic_energy_j, "grade",
+                                                erg_grade_name(s->grade), "runs", (int)s->runs));
+    } else {
+        printf("%-32s %-12s %12.6g %12.6g %12.6g  %s\n", s->name, s->device[0] ? s->device : "-",
+               erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade));
+    }
+    return 0;
+}
+
+static int run_store(int argc, char **argv)
+{
+    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *path = NULL, *output = "-";
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            path = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(store_help, stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_usage("store", "unknown option");
+        }
+    }
+    if (optind >= argc)
+        return erg_cli_usage("store", "missing action: put, get, list or rm");
+    const char *action = argv[optind++];
+    char defpath[1024];
+    if (!path) {
+        if (erg_store_default_path(defpath, sizeof defpath) != ERG_OK)
+            return erg_cli_usage("store", "no store path: give --store or set ERG_STORE");
+        path = defpath;
+    }
+    int is_put = strcmp(action, "put") == 0;
+    if (!is_put && strcmp(action, "get") && strcmp(action, "list") && strcmp(action, "rm"))
+        return erg_cli_usage("store", "unknown action '%s' (put, get, list, rm)", action);
+    if ((is_put && optind >= argc) || ((!strcmp(action, "get") || !strcmp(action, "rm")) && optind + 1 != argc))
+        return erg_cli_usage("store", "'%s' needs %s", action, is_put ? "signature files" : "one name");
+
+    erg_diag d;
+    erg_diag_clear(&d);
+    int rc;
+    if (is_put) {
+        /* Read every file first, so a bad one stores nothing. */
+        size_t n = (size_t)(argc - optind);
+        erg_signature *sigs = calloc(n, sizeof *sigs);
+        if (!sigs)
+            return erg_cli_fail(NULL, ERG_ENOMEM);
+        for (size_t i = 0; i < n; i++) {
+            if ((rc = erg_signature_read_file(argv[optind + (int)i], &sigs[i], &d)) != ERG_OK) {
+                free(sigs);
+                return erg_cli_fail(&d, rc);
+            }
+            if (!sigs[i].name[0]) {
+                fprintf(stderr, "erg: %s: the signature has no \"name\" to store it under\n", argv[optind + (int)i]);
+                free(sigs);
+                return ERG_EXIT_USAGE;
+            }
+        }
+        erg_store *st;
+        if ((rc = erg_store_open(path, 1, &st, &d)) != ERG_OK) {
+            free(sigs);
+            return erg_cli_fail(&d, rc);
+        }
+        for (size_t i = 0; i < n && rc == ERG_OK; i++)
+            rc = erg_store_put(st, &sigs[i], &d);
+        erg_store_close(st);
+        free(sigs);
+        if (rc != ERG_OK)
+            return erg_cli_fail(&d, rc);
+        return ERG_EXIT_OK;
+    }
+    erg_store *st;
+    if ((rc = erg_store_open(path, 0, &st, &d)) != ERG_OK)
+        return erg_cli_fail(&d, rc);
+    if (!strcmp(action, "get")) {
+        erg_signature s;
+        if ((rc = erg_store_get(st, argv[optind], &s, &d)) == ERG_OK)
+            rc = erg_signature_write_file(output, &s, &d);
+    } else if (!strcmp(action, "rm")) {
+        rc = erg_store_remove(st, argv[optind], &d);
+    } else {
+        struct list_ctx ctx = {json, json ? json_array() : NULL};
+        if (!json)
+            printf("%-32s %-12s %12s %12s %12s  %s\n", "name", "device", "energy_j", "time_s", "static_w", "grade");
+        rc = erg_store_each(st, list_one, &ctx, &d);
+        if (json) {
+            if (rc == ERG_OK) {
+                json_t *root = json_pack("{s:s,s:o}", "erg", "store-list/1", "signatures", ctx.arr);
+                json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                putchar('\n');
+                json_decref(root);
+            } else {
+                json_decref(ctx.arr);
+            }
+        }
+    }
+    erg_store_close(st);
+    return rc == ERG_OK ? ERG_EXIT_OK : erg_cli_fail(&d, rc);
+}
+
+const struct erg_cli_command erg_cli_cmd_store = {"store", "keep signatures in a SQLite store and reuse them",
+                                                  run_store};

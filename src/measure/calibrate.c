@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stable state of FECoM (Rajput et al., Section 2.3): idle power and the coefficient of
+ * variation σ/μ of windowed power at rest, per channel; the calibration file; and the stability
+ * wait (temperatures below thresholds, CV of the last 20 power samples ≤ the calibrated CV).
+ */
+#include "erg/measure.h"
+#include "erg/stats.h"
+
+#include "core/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void sleep_s(double s)
+{
+    if (!(s > 0))
+        return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double erg_calibration_idle_w(const erg_calibration *cal, const char *id)
+{
+    if (!cal || !id)
+        return NAN;
+    for (size_t i = 0; i < cal->n_channels; i++)
+        if (strcmp(cal->channels[i].id, id) == 0)
+            return cal->channels[i].idle_power_w;
+    return NAN;
+}
+
+/* Sample windowed power: k windows of window_s each; calls back with each measurement. */
+struct sampler {
+    erg_meter *m;
+    erg_meter_snapshot *a, *b;
+    erg_measurement *r;
+};
+
+static int sampler_init(struct sampler *s, erg_meter *m)
+{
+    s->m = m;
+    s->a = erg_meter_snapshot_new(m);
+    s->b = erg_meter_snapshot_new(m);
+    s->r = malloc(sizeof *s->r);
+    if (!s->a || !s->b || !s->r)
+        return ERG_ENOMEM;
+    return erg_meter_snapshot_take(m, s->a);
+}
+
+static void sampler_free(struct sampler *s)
+{
+    erg_meter_snapshot_free(s->a);
+    erg_meter_snapshot_free(s->b);
+    free(s->r);
+}
+
+/* One window: sleep, snapshot, diff against the previous end. */
+static void sampler_next(struct sampler *s, double window_s)
+{
+    sleep_s(window_s);
+    erg_meter_snapshot_take(s->m, s->b);
+    erg_meter_diff(s->m, s->a, s->b, 0.0, s->r);
+    erg_meter_snapshot *t = s->a;
+    s->a = s->b;
+    s->b = t;
+}
+
+int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration *out,
+                  erg_diag *diag)
+{
+    if (!m || !out || !(window_s >= 0.01) || !(duration_s >= 2 * window_s) || !isfinite(duration_s))
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "calibration needs window >= 0.01 s and duration >= 2 windows");
+    struct sampler s;
+    if (sampler_init(&s, m) != ERG_OK) {
+        sampler_free(&s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    size_t nch = erg_meter_channel_count(m);
+    erg_running run[ERG_METER_MAX_CHANNELS];
+    memset(run, 0, sizeof run);
+    int in_total[ERG_METER_MAX_CHANNELS] = {0};
+    size_t k = (size_t)(duration_s / window_s);
+    double t0 = mono_s();
+    for (size_t w = 0; w < k; w++) {
+        sampler_next(&s, window_s);
+        for (size_t i = 0; i < nch; i++) {
+            const erg_channel_reading *r = &s.r->channels[i];
+            if (r->state != ERG_READING_OK || !(s.r->time_s > 0))
+                continue;
+            erg_running_add(&run[i], r->energy_j / s.r->time_s);
+            in_total[i] = r->in_total;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    out->duration_s = mono_s() - t0;
+    out->window_s = window_s;
+    for (size_t i = 0; i < nch; i++) {
+        if (run[i].n < 2)
+            continue;
+        erg_channel_info info;
+        erg_meter_channel_info(m, i, &info);
+        erg_calibration_channel *c = &out->channels[out->n_channels++];
+        snprintf(c->id, sizeof c->id, "%s", info.id);
+        c->domain = info.domain;
+        snprintf(c->device, sizeof c->device, "%s", info.device);
+        c->idle_power_w = run[i].mean;
+        c->cv = c->idle_power_w > 0 ? sqrt(erg_running_var(&run[i])) / c->idle_power_w : 0.0;
+        c->samples = run[i].n;
+        if (in_total[i])
+            out->idle_power_w += c->idle_power_w;
+    }
+    sampler_free(&s);
+    if (out->n_channels == 0)
+        return erg_diag_set(diag, ERG_ENODEV, NULL, "no channel gave two power windows at rest");
+    return ERG_OK;
+}
+
+int erg_calibration_default_path(char *buf, size_t size)
+{
+    const char *x = getenv("XDG_CACHE_HOME");
+    if (x && *x)
+        return snprintf(buf, size, "%s/erg/calibration.json", x);
+    const char *h = getenv("HOME");
+    if (h && *h)
+        return snprintf(buf, size, "%s/.cache/erg/calibration.json", h);
+    return -1;
+}
+
+int erg_calibration_write_file(const char *path, const erg_calibration *cal, erg_diag *diag)
+{
+    if (!path || !cal)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "calibration_write_file: NULL argument");
+    json_t *root = json_object(), *arr = json_array();
+    json_object_set_new(root, "erg", json_string("calibration/1"));
+    erg__json_set_number(root, "duration_s", cal->duration_s);
+    erg__json_set_number(root, "window_s", cal->window_s);
+    erg__json_set_number(root, "idle_power_w", cal->idle_power_w);
+    for (size_t i = 0; i < cal->n_channels; i++) {
+        const erg_calibration_channel *c = &cal->channels[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "id", json_string(c->id));
+        json_object_set_new(o, "domain", json_string(erg_domain_name(c->domain)));
+        json_object_set_new(o, "device", json_string(c->device));
+        erg__json_set_number(o, "idle_power_w", c->idle_power_w);
+        erg__json_set_number(o, "cv", c->cv);
+        json_object_set_new(o, "samples", json_integer((json_int_t)c->samples));
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "channels", arr);
+    int rc = erg__json_dump_file(root, path, JSON_INDENT(2), diag);
+    json_decref(root);
+    return rc;
+}
+
+int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *diag)
+{
+    if (!path || !cal)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "calibration_read_file: NULL argument");
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    memset(cal, 0, sizeof *cal);
+    rc = erg__json_check_tag(root, "calibration", 1, path, diag);
+    if (rc == ERG_OK)
+        rc = erg__json_number(root, "duration_s", ERG_JSON_NONNEG, &cal->duration_s, path, "", diag);
+    if (rc == ERG_OK)
+        rc = erg__json_number(root, "window_s", ERG_JSON_NONNEG, &cal->window_s, path, "", diag);
+    if (rc == ERG_OK)
+        rc = erg__json_number(root, "idle_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
+                              &cal->idle_power_w, path, "", diag);
+    json_t *arr = json_object_get(root, "channels");
+    if (rc == ERG_OK && !json_is_array(arr))
+        rc = erg_diag_set(diag, ERG_EPARSE, path, "channels: missing or not an array");
+    for (size_t i = 0; rc == ERG_OK && i < json_array_size(arr); i++) {
+        if (cal->n_channels == ERG_METER_MAX_CHANNELS) {
+            rc = erg_diag_set(diag, ERG_EPARSE, path, "channels: more than %d",
+                              ERG_METER_MAX_CHANNELS);
+            break;
+        }
+        json_t *o = json_array_get(arr, i);
+        char jp[64];
+        snprintf(jp, sizeof jp, "channels[%zu]", i);
+        erg_calibration_channel *c = &cal->channels[cal->n_channels];
+        char dom[32] = "";
+        double samples = 0;
+        if (!json_is_object(o))
+            rc = erg_diag_set(diag, ERG_EPARSE, path, "%s: not an object", jp);
+        if (rc == ERG_OK)
+            rc = erg__json_string(o, "id", ERG_JSON_REQUIRED, c->id, sizeof c->id, path, jp, diag);
+        if (rc == ERG_OK)
+            rc = erg__json_string(o, "domain", 0, dom, sizeof dom, path, jp, diag);
+        if (rc == ERG_OK)
+            rc = erg__json_string(o, "device", 0, c->device, sizeof c->device, path, jp, diag);
+        if (rc == ERG_OK)
+            rc = erg__json_number(o, "idle_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
+                                  &c->idle_power_w, path, jp, diag);
+        if (rc == ERG_OK)
+            rc = erg__json_number(o, "cv", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &c->cv, path, jp,
+                                  diag);
+        if (rc == ERG_OK)
+            rc = erg__json_number(o, "samples", ERG_JSON_NONNEG, &samples, path, jp, diag);
+        c->samples = (size_t)samples;
+        c->domain = ERG_DOMAIN_SYSTEM;
+        for (int d = 0; d <= ERG_DOMAIN_SYSTEM; d++)
+            if (strcmp(dom, erg_domain_name((erg_domain)d)) == 0)
+                c->domain = (erg_domain)d;
+        cal->n_channels++;
+    }
+    json_decref(root);
+    return rc;
+}
+
+void erg_stability_options_init(erg_stability_options *o)
+{
+    if (!o)
+        return;
+    o->cpu_max_c = 55.0; /* FECoM Section 3.5: 55 °C CPU, 40 °C GPU */
+    o->gpu_max_c = 40.0;
+    o->timeout_s = 120.0;
+    o->sample_s = 0.0;
+    o->n_samples = 20;
+}
+
+int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stability_options *o,
+                    erg_stability_result *out, erg_diag *diag)
+{
+    erg_stability_options def;
+    if (!o) {
+        erg_stability_options_init(&def);
+        o = &def;
+    }
+    if (!m || !cal || !out || o->n_samples < 2 || o->n_samples > 10000 || !(o->timeout_s >= 0))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "wait_stable: bad arguments");
+    double sample_s = o->sample_s > 0 ? o->sample_s : (cal->window_s > 0 ? cal->window_s : 0.1);
+    size_t nch = erg_meter_channel_count(m);
+    int cal_idx[ERG_METER_MAX_CHANNELS];
+    for (size_t i = 0; i < nch; i++) {
+        erg_channel_info info;
+        erg_meter_channel_info(m, i, &info);
+        cal_idx[i] = -1;
+        for (size_t k = 0; k < cal->n_channels; k++)
+            if (strcmp(cal->channels[k].id, info.id) == 0)
+                cal_idx[i] = (int)k;
+    }
+    double *ring = calloc(nch * o->n_samples + 1, sizeof *ring);
+    size_t *fill = calloc(nch + 1, sizeof *fill);
+    struct sampler s;
+    memset(&s, 0, sizeof s);
+    if (!ring || !fill || sampler_init(&s, m) != ERG_OK) {
+        free(ring);
+        free(fill);
+        sampler_free(&s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    memset(out, 0, sizeof *out);
+    double t0 = mono_s();
+    for (;;) {
+        sampler_next(&s, sample_s);
+        char why[ERG_METER_REASON_MAX] = "";
+        for (size_t i = 0; i < nch; i++) {
+            const erg_channel_reading *r = &s.r->channels[i];
+            if (cal_idx[i] < 0 || r->state != ERG_READING_OK || !(s.r->time_s > 0))
+                continue;
+            ring[i * o->n_samples + fill[i] % o->n_samples] = r->energy_j / s.r->time_s;
+            fill[i]++;
+        }
+        int ok = 1;
+        for (size_t i = 0; i < nch && ok; i++) {
+            if (cal_idx[i] < 0)
+                continue;
+            if (fill[i] < o->n_samples) {
+                ok = 0;
+                snprintf(why, sizeof why, "%s: fewer than %zu power samples", s.r->channels[i].id,
+                         o->n_samples);
+                break;
+            }
+            double mu = 0, q = 0;
+            for (size_t k = 0; k < o->n_samples; k++)
+                mu += ring[i * o->n_samples + k];
+            mu /= (double)o->n_samples;
+            for (size_t k = 0; k < o->n_samples; k++) {
+                double d = ring[i * o->n_samples + k] - mu;
+                q += d * d;
+            }
+            double cv = mu > 0 ? sqrt(q / (double)(o->n_samples - 1)) / mu : 0.0;
+            if (cv > cal->channels[cal_idx[i]].cv) {
+                ok = 0;
+                snprintf(why, sizeof why, "%s: power CV %.4f above the calibrated %.4f",
+                         s.r->channels[i].id, cv, cal->channels[cal_idx[i]].cv);
+            }
+        }
+        erg_temperature t[32];
+        size_t nt = 0;
+        erg_meter_temperatures(m, t, 32, &nt);
+        for (size_t k = 0; k < nt && ok; k++) {
+            double lim = t[k].is_gpu ? o->gpu_max_c : o->cpu_max_c;
+            if (t[k].temp_c > lim) {
+                ok = 0;
+                snprintf(why, sizeof why, "%s at %.1f °C, above %.1f °C", t[k].id, t[k].temp_c, lim);
+            }
+        }
+        out->waited_s = mono_s() - t0;
+        if (ok) {
+            out->stable = 1;
+            break;
+        }
+        if (out->waited_s >= o->timeout_s) {
+            out->stable = 0;
+            snprintf(out->reason, sizeof out->reason, "gave up after %.1f s: %.200s", out->waited_s,
+                     why);
+            break;
+        }
+    }
+    free(ring);
+    free(fill);
+    sampler_free(&s);
+    return ERG_OK;
+}

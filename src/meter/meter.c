@@ -1,0 +1,1019 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The meter: backend registry, polls, wrap correction, plausibility, integration of power-only
+ * sources, anomaly counting, snapshots, per-window states and totals. Everything that decides
+ * whether a number is a figure lives here, once, for every backend (the issue's "fixed as a kind,
+ * in the shared mechanism").
+ */
+#include "meter/backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Anomaly counters kept per channel; a window's flags are the counters that moved in it. */
+enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_STALE, EV_COUNT };
+
+/* CPU (or GPU) time below which a frozen counter is not judged (the issue: 10 ms). */
+#define LIVENESS_BUSY_S 0.010
+
+struct chan {
+    const struct erg__chan *c;
+    size_t backend;
+    size_t backend_slot;   /* index within its backend's channels */
+    int parent;
+    int live;
+    int dedup;
+    int usable;
+    char reason[ERG_METER_REASON_MAX];
+    /* poll state (under mu) */
+    int have_prev;
+    uint64_t prev;         /* last accepted raw value (counter) or held power ticks */
+    uint64_t prev_t_ns;
+    int pending;           /* a rejected reading is waiting for confirmation */
+    uint64_t rej_val, rej_t_ns;
+    int rej_up;            /* the rejected reading was an upward jump */
+    uint64_t acc_ticks;
+    double acc_j;
+    uint64_t n_reads;
+    uint64_t changed_t_ns; /* power: when the reading last changed */
+    int last_ok;
+    uint64_t ev[EV_COUNT];
+};
+
+struct backend {
+    const struct erg__backend_ops *ops;
+    void *state;
+    struct erg__chan *chans;
+    size_t n;
+    size_t first;          /* index of its first channel in m->ch */
+    erg_backend_info info;
+    uint64_t *ticks;       /* scratch for read, n entries */
+    int *st;
+};
+
+struct erg_meter {
+    struct erg__env env;
+    erg_meter_options opts;
+    struct backend be[8];
+    size_t n_be;
+    struct chan ch[ERG_METER_MAX_CHANNELS];
+    size_t n_ch;
+    pthread_mutex_t mu;
+    /* sampler */
+    pthread_t thread;
+    pthread_cond_t cv;
+    int running, stop;
+    double period_s;
+    uint64_t last_poll_ns;
+};
+
+struct snap_chan {
+    uint64_t acc_ticks;
+    double acc_j;
+    uint64_t n_reads;
+    int have_prev, last_ok;
+    uint64_t ev[EV_COUNT];
+};
+
+struct erg_meter_snapshot {
+    const erg_meter *m;
+    uint64_t t_ns;
+    uint64_t cpu_ns;
+    size_t n;
+    struct snap_chan ch[];
+};
+
+static const struct erg__backend_ops *const registry[] = {
+    &erg__backend_rapl_sysfs,
+#ifdef ERG_HAVE_MSR
+    &erg__backend_rapl_msr,
+#endif
+#ifdef ERG_HAVE_NVML
+    &erg__backend_nvml,
+#endif
+    &erg__backend_hwmon,
+    &erg__backend_estimator,
+};
+
+/* ---- names ---- */
+
+const char *erg_domain_name(erg_domain d)
+{
+    static const char *const names[] = {"package", "core", "uncore", "dram", "psys", "gpu", "system"};
+    return (unsigned)d < sizeof names / sizeof names[0] ? names[d] : "unknown";
+}
+
+const char *erg_backend_state_name(erg_backend_state s)
+{
+    static const char *const names[] = {"found", "absent", "denied", "error", "skipped"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
+const char *erg_flag_name(unsigned bit)
+{
+    static const char *const names[ERG_FLAG_COUNT] = {
+        "wrap_corrected", "ambiguous_wrap", "backwards", "glitch", "below_resolution",
+        "stale", "unit_suspect", "deduplicated"};
+    return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
+}
+
+const char *erg_reading_state_name(erg_reading_state s)
+{
+    static const char *const names[] = {"ok", "declined", "not_live", "below_resolution",
+                                        "ambiguous", "unit_suspect", "error", "no_data"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
+/* ---- default seam ---- */
+
+static int io_openat(void *ud, int dirfd, const char *path, int flags)
+{
+    (void)ud;
+    return openat(dirfd, path, flags);
+}
+static ssize_t io_pread(void *ud, int fd, void *buf, size_t size, off_t off)
+{
+    (void)ud;
+    return pread(fd, buf, size, off);
+}
+static int io_close(void *ud, int fd)
+{
+    (void)ud;
+    return close(fd);
+}
+static uint64_t io_now_ns(void *ud)
+{
+    (void)ud;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_time_ns(void)
+{
+    struct rusage a, b;
+    getrusage(RUSAGE_SELF, &a);
+    getrusage(RUSAGE_CHILDREN, &b);
+    uint64_t us = 0;
+    us += (uint64_t)a.ru_utime.tv_sec * 1000000u + (uint64_t)a.ru_utime.tv_usec;
+    us += (uint64_t)a.ru_stime.tv_sec * 1000000u + (uint64_t)a.ru_stime.tv_usec;
+    us += (uint64_t)b.ru_utime.tv_sec * 1000000u + (uint64_t)b.ru_utime.tv_usec;
+    us += (uint64_t)b.ru_stime.tv_sec * 1000000u + (uint64_t)b.ru_stime.tv_usec;
+    return us * 1000u;
+}
+
+/* ---- options ---- */
+
+void erg_meter_options_init(erg_meter_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->sampler_period_s = 0.1;
+    o->estimator_idle_w = 10.0;
+    o->estimator_full_w = 65.0;
+}
+
+static double env_double(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    double d = strtod(v, &end);
+    return (end != v && *end == '\0' && isfinite(d) && d >= 0) ? d : dflt;
+}
+
+/* Is backend name selected by the comma-separated list (NULL: all)? */
+static int selected(const char *list, const char *name)
+{
+    if (!list || !*list)
+        return 1;
+    size_t n = strlen(name);
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* ---- open ---- */
+
+static int same_key(const struct chan *a, const struct chan *b)
+{
+    return a->c->domain == b->c->domain && strcmp(a->c->device, b->c->device) == 0;
+}
+
+/* Deduplicate: the same domain and device seen twice (intel-rapl and intel-rapl-mmio, sysfs and
+ * MSR), or two counters of one backend that read identically (die zones mirroring a socket's
+ * counter). The earlier (higher-priority) channel is kept. */
+static void deduplicate(erg_meter *m)
+{
+    for (size_t j = 0; j < m->n_ch; j++) {
+        struct chan *b = &m->ch[j];
+        if (!b->usable || b->c->zone_type == 2)
+            continue;
+        for (size_t i = 0; i < j; i++) {
+            struct chan *a = &m->ch[i];
+            if (!a->usable || a->dedup || a->c->zone_type == 2)
+                continue;
+            int mirror = a->backend == b->backend && a->c->kind == ERG_KIND_COUNTER &&
+                         b->c->kind == ERG_KIND_COUNTER && a->c->domain == b->c->domain &&
+                         a->have_prev && b->have_prev && a->prev == b->prev && a->prev != 0 &&
+                         a->c->joules_per_tick == b->c->joules_per_tick;
+            if (same_key(a, b) || mirror) {
+                b->dedup = 1;
+                erg__fmt(b->reason, sizeof b->reason, "%s as %s; counted once",
+                         mirror ? "mirrors the same counter" : "same domain and device",
+                         a->c->id);
+                break;
+            }
+        }
+    }
+}
+
+/* Hierarchy by domain semantics, not by sysfs nesting: psys ⊃ package ⊃ core/uncore; dram is
+ * beside package (a sysfs child of it, but not inside its energy), inside psys. */
+static void build_hierarchy(erg_meter *m)
+{
+    for (size_t j = 0; j < m->n_ch; j++) {
+        struct chan *b = &m->ch[j];
+        b->parent = -1;
+        erg_domain want;
+        int same_device;
+        switch (b->c->domain) {
+        case ERG_DOMAIN_CORE:
+        case ERG_DOMAIN_UNCORE:
+            want = ERG_DOMAIN_PACKAGE;
+            same_device = 1;
+            break;
+        case ERG_DOMAIN_PACKAGE:
+        case ERG_DOMAIN_DRAM:
+            want = ERG_DOMAIN_PSYS;
+            same_device = 0;
+            break;
+        default:
+            continue;
+        }
+        for (int pass = 0; pass < 2 && b->parent < 0; pass++)
+            for (size_t i = 0; i < m->n_ch; i++) {
+                struct chan *a = &m->ch[i];
+                if (i == j || a->c->domain != want || a->dedup)
+                    continue;
+                if (pass == 0 && a->backend != b->backend)
+                    continue;
+                if (same_device && strcmp(a->c->device, b->c->device) != 0)
+                    continue;
+                b->parent = (int)i;
+                break;
+            }
+    }
+}
+
+static void close_backends(erg_meter *m)
+{
+    for (size_t i = 0; i < m->n_be; i++) {
+        struct backend *b = &m->be[i];
+        if (b->state && b->ops->close)
+            b->ops->close(b->state);
+        free(b->ticks);
+        free(b->st);
+        b->state = NULL;
+        b->ticks = NULL;
+        b->st = NULL;
+    }
+}
+
+static void poll_locked(erg_meter *m);
+
+int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag)
+{
+    if (!out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_meter_open: out is NULL");
+    *out = NULL;
+    erg_meter *m = calloc(1, sizeof *m);
+    if (!m)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    if (opts)
+        m->opts = *opts;
+    else
+        erg_meter_options_init(&m->opts);
+    if (!(m->opts.sampler_period_s > 0))
+        m->opts.sampler_period_s = 0.1;
+    m->env.root_fd = -1;
+    m->env.io.openat = (m->opts.io && m->opts.io->openat) ? m->opts.io->openat : io_openat;
+    m->env.io.pread = (m->opts.io && m->opts.io->pread) ? m->opts.io->pread : io_pread;
+    m->env.io.close = (m->opts.io && m->opts.io->close) ? m->opts.io->close : io_close;
+    m->env.io.now_ns = (m->opts.io && m->opts.io->now_ns) ? m->opts.io->now_ns : io_now_ns;
+    m->env.io.ud = m->opts.io ? m->opts.io->ud : NULL;
+
+    const char *root = m->opts.root ? m->opts.root : getenv("ERG_ROOT");
+    if (!root || !*root)
+        root = "/";
+    erg__strlcpy(m->env.root, strcmp(root, "/") == 0 ? "" : root, sizeof m->env.root);
+    size_t rl = strlen(m->env.root);
+    while (rl > 0 && m->env.root[rl - 1] == '/')
+        m->env.root[--rl] = '\0';
+    m->env.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (m->env.root_fd < 0) {
+        int e = errno;
+        free(m);
+        return erg_diag_set(diag, e == EACCES ? ERG_EACCES : ERG_ENOENT, root,
+                            "cannot open the root prefix (ERG_ROOT): %s", strerror(e));
+    }
+    m->env.nvml_path = m->opts.nvml_path ? m->opts.nvml_path : getenv("ERG_NVML_LIB");
+    if (!m->env.nvml_path || !*m->env.nvml_path)
+        m->env.nvml_path = "libnvidia-ml.so.1";
+    m->env.estimator_idle_w = env_double("ERG_ESTIMATOR_IDLE_W", m->opts.estimator_idle_w);
+    m->env.estimator_full_w = env_double("ERG_ESTIMATOR_FULL_W", m->opts.estimator_full_w);
+    if (!(m->env.estimator_full_w >= m->env.estimator_idle_w) || !(m->env.estimator_idle_w >= 0)) {
+        double iw = m->env.estimator_idle_w, fw = m->env.estimator_full_w;
+        close(m->env.root_fd);
+        free(m);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "estimator powers must satisfy 0 <= idle (%g W) <= full load (%g W)",
+                            iw, fw);
+    }
+    const char *list = m->opts.backends ? m->opts.backends : getenv("ERG_BACKENDS");
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->cv, &ca);
+    pthread_condattr_destroy(&ca);
+
+    for (size_t r = 0; r < sizeof registry / sizeof registry[0]; r++) {
+        struct backend *b = &m->be[m->n_be++];
+        b->ops = registry[r];
+        erg__strlcpy(b->info.name, b->ops->name, sizeof b->info.name);
+        if (!selected(list, b->ops->name)) {
+            b->info.state = ERG_BACKEND_SKIPPED;
+            erg__fmt(b->info.reason, sizeof b->info.reason, "not in ERG_BACKENDS / --backends");
+            continue;
+        }
+        erg_diag d;
+        erg_diag_clear(&d);
+        int rc = b->ops->open(&m->env, &b->state, &b->chans, &b->n, &d);
+        if (rc != ERG_OK) {
+            b->state = NULL;
+            b->n = 0;
+            b->info.state = rc == ERG_ENODEV || rc == ERG_ENOLIB || rc == ERG_ENOENT
+                                ? ERG_BACKEND_ABSENT
+                            : rc == ERG_EACCES ? ERG_BACKEND_DENIED
+                                               : ERG_BACKEND_ERROR;
+            char msg[sizeof d.where + sizeof d.detail + 4];
+            if (d.where[0])
+                erg__fmt(msg, sizeof msg, "%s: %s", d.where, d.detail);
+            else
+                erg__fmt(msg, sizeof msg, "%s", d.detail[0] ? d.detail : erg_strerror(rc));
+            erg__strlcpy(b->info.reason, msg, sizeof b->info.reason);
+            continue;
+        }
+        b->info.state = b->n ? ERG_BACKEND_FOUND : ERG_BACKEND_ABSENT;
+        if (!b->n)
+            erg__fmt(b->info.reason, sizeof b->info.reason, "no channels");
+        b->ticks = calloc(b->n ? b->n : 1, sizeof *b->ticks);
+        b->st = calloc(b->n ? b->n : 1, sizeof *b->st);
+        if (!b->ticks || !b->st) {
+            close_backends(m);
+            pthread_mutex_destroy(&m->mu);
+            pthread_cond_destroy(&m->cv);
+            close(m->env.root_fd);
+            free(m);
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        }
+        b->first = m->n_ch;
+        for (size_t i = 0; i < b->n; i++) {
+            if (m->n_ch == ERG_METER_MAX_CHANNELS) {
+                /* Over the limit: the backend still reads them, we ignore the rest. */
+                erg__fmt(b->info.reason, sizeof b->info.reason,
+                         "only the first channels kept (limit %d)", ERG_METER_MAX_CHANNELS);
+                break;
+            }
+            struct chan *c = &m->ch[m->n_ch++];
+            c->c = &b->chans[i];
+            c->backend = m->n_be - 1;
+            c->backend_slot = i;
+            c->usable = b->chans[i].usable;
+            c->live = -1;
+            erg__strlcpy(c->reason, b->chans[i].reason, sizeof c->reason);
+            b->info.n_channels++;
+        }
+        size_t usable = 0;
+        for (size_t i = 0; i < b->n; i++)
+            usable += b->chans[i].usable != 0;
+        if (b->n && !usable) {
+            /* every channel declined: say why the backend as a whole gives nothing */
+            b->info.state = strncmp(b->chans[0].reason, "permission denied", 17) == 0
+                                ? ERG_BACKEND_DENIED
+                                : ERG_BACKEND_ERROR;
+            erg__strlcpy(b->info.reason, b->chans[0].reason, sizeof b->info.reason);
+        }
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < m->n_ch; i++)
+        total += m->ch[i].usable != 0;
+    pthread_mutex_lock(&m->mu);
+    poll_locked(m); /* first reading: no value until the second */
+    pthread_mutex_unlock(&m->mu);
+    deduplicate(m);
+    build_hierarchy(m);
+    if (m->n_ch == 0) {
+        erg_meter_close(m);
+        return erg_diag_set(diag, ERG_ENODEV, NULL, "no backend found any channel");
+    }
+    (void)total;
+    *out = m;
+    return ERG_OK;
+}
+
+void erg_meter_close(erg_meter *m)
+{
+    if (!m)
+        return;
+    erg_meter_sampler_stop(m);
+    close_backends(m);
+    pthread_mutex_destroy(&m->mu);
+    pthread_cond_destroy(&m->cv);
+    if (m->env.root_fd >= 0)
+        close(m->env.root_fd);
+    free(m);
+}
+
+size_t erg_meter_backend_count(const erg_meter *m)
+{
+    return m ? m->n_be : 0;
+}
+
+int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_info *out)
+{
+    if (!m || !out || i >= m->n_be)
+        return ERG_EINVAL;
+    *out = m->be[i].info;
+    return ERG_OK;
+}
+
+size_t erg_meter_channel_count(const erg_meter *m)
+{
+    return m ? m->n_ch : 0;
+}
+
+int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out)
+{
+    if (!m || !out || i >= m->n_ch)
+        return ERG_EINVAL;
+    const struct chan *c = &m->ch[i];
+    memset(out, 0, sizeof *out);
+    erg__strlcpy(out->id, c->c->id, sizeof out->id);
+    erg__strlcpy(out->backend, m->be[c->backend].ops->name, sizeof out->backend);
+    out->domain = c->c->domain;
+    erg__strlcpy(out->device, c->c->device, sizeof out->device);
+    erg__strlcpy(out->label, c->c->label, sizeof out->label);
+    out->grade = c->c->grade;
+    out->kind = c->c->kind;
+    out->resolution_j = c->c->kind == ERG_KIND_COUNTER
+                            ? c->c->joules_per_tick
+                            : c->c->joules_per_tick * c->c->min_interval_s;
+    out->wrap_j = c->c->kind == ERG_KIND_COUNTER && !c->c->wrap_unknown
+                      ? (double)c->c->wrap_ticks * c->c->joules_per_tick
+                      : 0.0;
+    out->min_interval_s = c->c->min_interval_s;
+    out->max_power_w = c->c->max_power_w;
+    out->parent = c->parent;
+    out->usable = c->usable;
+    out->live = c->live;
+    out->deduplicated = c->dedup;
+    erg__strlcpy(out->reason, c->reason, sizeof out->reason);
+    return ERG_OK;
+}
+
+/* ---- polls ---- */
+
+/* Most energy a channel can plausibly gain over dt seconds, in ticks. */
+static double plausible_ticks(const struct erg__chan *c, double dt_s)
+{
+    return c->max_power_w * (dt_s + c->min_interval_s) / c->joules_per_tick;
+}
+
+static void update_counter(struct chan *ch, uint64_t v, uint64_t t)
+{
+    const struct erg__chan *c = ch->c;
+    if (!ch->have_prev) {
+        ch->have_prev = 1;
+        ch->prev = v;
+        ch->prev_t_ns = t;
+        ch->n_reads++;
+        return;
+    }
+    double dt_s = (double)(t - ch->prev_t_ns) * 1e-9;
+    uint64_t d = 0;
+    int wrapped = 0, ok = 1, up = 1;
+    if (v >= ch->prev) {
+        d = v - ch->prev;
+    } else if (c->wrap_ticks && !c->wrap_unknown && ch->prev < c->wrap_ticks && v < c->wrap_ticks) {
+        d = c->wrap_ticks - ch->prev + v; /* the domain's own modulus, never 2^64 */
+        wrapped = 1;
+    } else {
+        ok = 0; /* a decrease with no usable modulus: never negative energy */
+        up = 0;
+    }
+    if (ok && (double)d > plausible_ticks(c, dt_s)) {
+        ok = 0; /* implies impossible power: a step backwards (if "wrapped") or a jump */
+        up = !wrapped;
+    }
+    if (ok) {
+        if (c->wrap_ticks && !c->wrap_unknown &&
+            dt_s > (double)c->wrap_ticks * c->joules_per_tick / c->max_power_w)
+            ch->ev[EV_AMBIG]++; /* read too rarely: a whole wrap could hide in this interval */
+        if (wrapped)
+            ch->ev[EV_WRAP]++;
+        ch->acc_ticks += d;
+        ch->prev = v;
+        ch->prev_t_ns = t;
+        ch->pending = 0;
+        ch->n_reads++;
+        return;
+    }
+    /* Rejected. If it confirms an earlier rejected reading (the counter really moved there and
+     * goes on moving from it at a plausible rate: a reset), re-baseline there: the jump interval is skipped, never counted
+     * twice. Two implausible climbs in a row mean the units are wrong. */
+    if (ch->pending) {
+        if (v == ch->rej_val)
+            return; /* still held at the rejected value: wait for it to move */
+        double dt2 = (double)(t - ch->rej_t_ns) * 1e-9;
+        if (v > ch->rej_val && (double)(v - ch->rej_val) <= plausible_ticks(c, dt2)) {
+            ch->prev = v;
+            ch->prev_t_ns = t;
+            ch->pending = 0;
+            ch->n_reads++;
+            return;
+        }
+        if (up && ch->rej_up && v > ch->rej_val)
+            ch->ev[EV_UNIT]++;
+    }
+    ch->ev[up ? EV_GLITCH : EV_BACKWARDS]++;
+    ch->pending = 1;
+    ch->rej_val = v;
+    ch->rej_t_ns = t;
+    ch->rej_up = up;
+}
+
+static void update_power(struct chan *ch, uint64_t v, uint64_t t)
+{
+    const struct erg__chan *c = ch->c;
+    double w = (double)v * c->joules_per_tick;
+    if (w > c->max_power_w) {
+        ch->ev[EV_UNIT]++; /* discarded; the held value goes on */
+        return;
+    }
+    if (c->kind == ERG_KIND_POWER) {
+        /* hold semantics: the previous sample holds until this one, over the actual time */
+        if (ch->have_prev)
+            ch->acc_j += (double)ch->prev * c->joules_per_tick * (double)(t - ch->prev_t_ns) * 1e-9;
+        /* a vendor reading that has not changed for 10 s is stale (JouleClaw notes: a value held
+         * 10 s gives no live figure); flagged */
+        if (!ch->have_prev || v != ch->prev)
+            ch->changed_t_ns = t;
+        else if (t - ch->changed_t_ns > 10000000000ull)
+            ch->ev[EV_STALE]++;
+    } else {
+        /* estimate: the value is the mean power over the interval that ends now */
+        if (ch->have_prev)
+            ch->acc_j += w * (double)(t - ch->prev_t_ns) * 1e-9;
+    }
+    ch->have_prev = 1;
+    ch->prev = v;
+    ch->prev_t_ns = t;
+    ch->n_reads++;
+}
+
+/* One poll: read every backend, then stamp the whole poll with one CLOCK_MONOTONIC time, so that
+ * integration intervals and window times are the same intervals. */
+static void poll_locked(erg_meter *m)
+{
+    for (size_t bi = 0; bi < m->n_be; bi++) {
+        struct backend *b = &m->be[bi];
+        if (b->state && b->n)
+            b->ops->read(b->state, b->ticks, b->st, b->n);
+    }
+    uint64_t t = m->env.io.now_ns(m->env.io.ud);
+    m->last_poll_ns = t;
+    for (size_t bi = 0; bi < m->n_be; bi++) {
+        struct backend *b = &m->be[bi];
+        if (!b->state || !b->n)
+            continue;
+        for (size_t k = 0; k < b->n && b->first + k < m->n_ch; k++) {
+            struct chan *ch = &m->ch[b->first + k];
+            if (!ch->usable)
+                continue;
+            if (b->st[k] != ERG__READ_OK) {
+                ch->ev[b->st[k] == ERG__READ_FATAL ? EV_FATAL : EV_TRANSIENT]++;
+                ch->last_ok = 0;
+                continue;
+            }
+            ch->last_ok = 1;
+            if (ch->c->kind == ERG_KIND_COUNTER)
+                update_counter(ch, b->ticks[k], t);
+            else
+                update_power(ch, b->ticks[k], t);
+        }
+    }
+}
+
+int erg_meter_poll(erg_meter *m)
+{
+    if (!m)
+        return ERG_EINVAL;
+    pthread_mutex_lock(&m->mu);
+    poll_locked(m);
+    pthread_mutex_unlock(&m->mu);
+    return ERG_OK;
+}
+
+/* ---- snapshots and windows ---- */
+
+erg_meter_snapshot *erg_meter_snapshot_new(const erg_meter *m)
+{
+    if (!m)
+        return NULL;
+    erg_meter_snapshot *s = calloc(1, sizeof *s + m->n_ch * sizeof s->ch[0]);
+    if (!s)
+        return NULL;
+    s->m = m;
+    s->n = m->n_ch;
+    return s;
+}
+
+void erg_meter_snapshot_free(erg_meter_snapshot *s)
+{
+    free(s);
+}
+
+int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s)
+{
+    if (!m || !s || s->m != m)
+        return ERG_EINVAL;
+    pthread_mutex_lock(&m->mu);
+    poll_locked(m);
+    s->t_ns = m->last_poll_ns;
+    s->cpu_ns = cpu_time_ns();
+    for (size_t i = 0; i < s->n; i++) {
+        const struct chan *c = &m->ch[i];
+        struct snap_chan *o = &s->ch[i];
+        o->acc_ticks = c->acc_ticks;
+        o->acc_j = c->acc_j;
+        o->n_reads = c->n_reads;
+        o->have_prev = c->have_prev;
+        o->last_ok = c->last_ok;
+        memcpy(o->ev, c->ev, sizeof o->ev);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return ERG_OK;
+}
+
+static int cpu_side(erg_domain d)
+{
+    return d == ERG_DOMAIN_PACKAGE || d == ERG_DOMAIN_PSYS || d == ERG_DOMAIN_DRAM;
+}
+
+/* Choose the channels a total sums, so that no domain is counted twice:
+ * a system channel holds everything; else psys holds the packages and dram; else packages and
+ * dram per device; the estimator (a model of package power) only when no package or psys channel
+ * has a figure; GPUs per device. */
+static void select_total(const erg_meter *m, erg_measurement *out)
+{
+    erg_channel_reading *r = out->channels;
+    size_t n = out->n_channels;
+    int ok[ERG_METER_MAX_CHANNELS];
+    for (size_t i = 0; i < n; i++) {
+        ok[i] = r[i].state == ERG_READING_OK && !m->ch[i].dedup && m->ch[i].c->zone_type != 2;
+        r[i].in_total = 0;
+    }
+    /* best-graded ok channel of a domain and device not yet taken */
+    int sys = -1;
+    for (size_t i = 0; i < n; i++)
+        if (ok[i] && r[i].domain == ERG_DOMAIN_SYSTEM && (sys < 0 || r[i].grade < r[sys].grade))
+            sys = (int)i;
+    if (sys >= 0) {
+        r[sys].in_total = 1;
+    } else {
+        int psys = -1;
+        for (size_t i = 0; i < n; i++)
+            if (ok[i] && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE &&
+                (psys < 0 || r[i].grade < r[psys].grade))
+                psys = (int)i;
+        if (psys >= 0) {
+            /* psys contains the packages and dram: if it reads less than they do, it is not the
+             * container it claims to be here, and the parts are summed instead */
+            double parts = 0.0;
+            for (size_t i = 0; i < n; i++)
+                if (ok[i] && m->ch[i].c->kind == ERG_KIND_COUNTER &&
+                    (r[i].domain == ERG_DOMAIN_PACKAGE || r[i].domain == ERG_DOMAIN_DRAM))
+                    parts += r[i].energy_j;
+            if (r[psys].energy_j < parts * 0.99 - 1e-3) {
+                erg__fmt(r[psys].reason, sizeof r[psys].reason,
+                         "read %.6g J, less than the %.6g J of the packages and dram it contains: "
+                         "not summed",
+                         r[psys].energy_j, parts);
+                psys = -1;
+            }
+        }
+        int any_cpu = 0;
+        if (psys >= 0) {
+            r[psys].in_total = 1;
+            any_cpu = 1;
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                if (!ok[i] || m->ch[i].c->kind == ERG_KIND_ESTIMATE ||
+                    (r[i].domain != ERG_DOMAIN_PACKAGE && r[i].domain != ERG_DOMAIN_DRAM))
+                    continue;
+                int better = 0;
+                for (size_t j = 0; j < n; j++)
+                    if (j != i && ok[j] && r[j].domain == r[i].domain &&
+                        m->ch[j].c->kind != ERG_KIND_ESTIMATE &&
+                        strcmp(r[j].device, r[i].device) == 0 &&
+                        (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i)))
+                        better = 1;
+                if (!better) {
+                    r[i].in_total = 1;
+                    if (r[i].domain == ERG_DOMAIN_PACKAGE)
+                        any_cpu = 1; /* dram alone does not stand for the CPU */
+                }
+            }
+        }
+        if (!any_cpu)
+            for (size_t i = 0; i < n; i++)
+                if (ok[i] && m->ch[i].c->kind == ERG_KIND_ESTIMATE && cpu_side(r[i].domain)) {
+                    r[i].in_total = 1;
+                    break;
+                }
+        for (size_t i = 0; i < n; i++) {
+            if (!ok[i] || r[i].domain != ERG_DOMAIN_GPU)
+                continue;
+            int better = 0;
+            for (size_t j = 0; j < n; j++)
+                if (j != i && ok[j] && r[j].domain == ERG_DOMAIN_GPU &&
+                    strcmp(r[j].device, r[i].device) == 0 &&
+                    (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i)))
+                    better = 1;
+            if (!better)
+                r[i].in_total = 1;
+        }
+    }
+    out->total_energy_j = 0.0;
+    out->total_grade = ERG_GRADE_HW_SHUNT;
+    out->n_total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].in_total) {
+            out->total_energy_j += r[i].energy_j;
+            out->total_grade = erg_grade_weakest(out->total_grade, r[i].grade);
+            out->n_total++;
+        }
+    if (out->n_total == 0) {
+        out->total_energy_j = NAN;
+        out->total_grade = ERG_GRADE_ESTIMATOR;
+    }
+}
+
+int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_meter_snapshot *b,
+                   double extra_busy_s, erg_measurement *out)
+{
+    if (!m || !a || !b || !out || a->m != m || b->m != m || b->t_ns < a->t_ns)
+        return ERG_EINVAL;
+    if (!(extra_busy_s >= 0))
+        extra_busy_s = 0;
+    out->time_s = (double)(b->t_ns - a->t_ns) * 1e-9;
+    out->cpu_s = b->cpu_ns >= a->cpu_ns ? (double)(b->cpu_ns - a->cpu_ns) * 1e-9 : 0.0;
+    out->n_channels = m->n_ch;
+    for (size_t i = 0; i < m->n_ch; i++) {
+        const struct chan *ch = &m->ch[i];
+        const struct erg__chan *c = ch->c;
+        const struct snap_chan *x = &a->ch[i], *y = &b->ch[i];
+        erg_channel_reading *r = &out->channels[i];
+        erg__strlcpy(r->id, c->id, sizeof r->id);
+        r->domain = c->domain;
+        erg__strlcpy(r->device, c->device, sizeof r->device);
+        r->grade = c->grade;
+        r->flags = ch->dedup ? ERG_FLAG_DEDUPLICATED : 0;
+        r->reason[0] = '\0';
+        r->energy_j = NAN;
+        r->in_total = 0;
+        if (!ch->usable) {
+            r->state = ERG_READING_DECLINED;
+            erg__strlcpy(r->reason, ch->reason, sizeof r->reason);
+            continue;
+        }
+        uint64_t ev[EV_COUNT];
+        for (int k = 0; k < EV_COUNT; k++)
+            ev[k] = y->ev[k] - x->ev[k];
+        if (ev[EV_WRAP])
+            r->flags |= ERG_FLAG_WRAP_CORRECTED;
+        if (ev[EV_AMBIG])
+            r->flags |= ERG_FLAG_AMBIGUOUS_WRAP;
+        if (ev[EV_BACKWARDS])
+            r->flags |= ERG_FLAG_BACKWARDS;
+        if (ev[EV_GLITCH])
+            r->flags |= ERG_FLAG_GLITCH;
+        if (ev[EV_UNIT])
+            r->flags |= ERG_FLAG_UNIT_SUSPECT;
+        if (ev[EV_TRANSIENT] || ev[EV_STALE])
+            r->flags |= ERG_FLAG_STALE;
+        double busy_s = (c->domain == ERG_DOMAIN_GPU ? 0.0 : out->cpu_s) + extra_busy_s;
+        uint64_t dticks = y->acc_ticks - x->acc_ticks;
+        if (ch->dedup)
+            erg__strlcpy(r->reason, ch->reason, sizeof r->reason);
+        if (ev[EV_FATAL]) {
+            r->state = ERG_READING_ERROR;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "%llu device error(s) inside the window: no figure rather than a wrong one",
+                     (unsigned long long)ev[EV_FATAL]);
+        } else if (!x->last_ok || !y->last_ok) {
+            r->state = ERG_READING_ERROR;
+            erg__fmt(r->reason, sizeof r->reason, "the read at the window's %s failed",
+                     !x->last_ok ? "begin" : "end");
+        } else if (!x->have_prev) {
+            r->state = ERG_READING_NO_DATA;
+            erg__fmt(r->reason, sizeof r->reason, "no reading before the window began");
+        } else if (out->time_s < c->min_interval_s) {
+            r->state = ERG_READING_BELOW_RESOLUTION;
+            r->flags |= ERG_FLAG_BELOW_RESOLUTION;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "window of %.3g s is shorter than the update period %.3g s", out->time_s,
+                     c->min_interval_s);
+        } else if (ev[EV_UNIT]) {
+            r->state = ERG_READING_UNIT_SUSPECT;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "readings imply power above %.0f W: units suspect, no figure", c->max_power_w);
+        } else if (ev[EV_AMBIG]) {
+            r->state = ERG_READING_AMBIGUOUS;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "read too rarely: a wrap of %.6g J may be hidden; not guessed",
+                     (double)c->wrap_ticks * c->joules_per_tick);
+        } else if (c->kind == ERG_KIND_COUNTER && dticks == 0 && busy_s >= LIVENESS_BUSY_S &&
+                   c->domain != ERG_DOMAIN_UNCORE) {
+            /* uncore (PP1, client graphics) may legitimately idle at 0 W while the CPU works;
+             * package, core, dram (refresh alone draws watts), psys and GPUs may not */
+            r->state = ERG_READING_NOT_LIVE;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "counter did not move while the work used %.0f ms of %s time: not live, "
+                     "no %s figure",
+                     busy_s * 1e3, c->domain == ERG_DOMAIN_GPU ? "GPU" : "CPU",
+                     erg_grade_name(c->grade));
+        } else {
+            r->state = ERG_READING_OK;
+            r->energy_j = c->kind == ERG_KIND_COUNTER ? (double)dticks * c->joules_per_tick
+                                                      : y->acc_j - x->acc_j;
+            if (r->flags & (ERG_FLAG_BACKWARDS | ERG_FLAG_GLITCH))
+                erg__fmt(r->reason, sizeof r->reason,
+                         "anomalous interval(s) skipped, never counted twice");
+        }
+    }
+    select_total(m, out);
+    return ERG_OK;
+}
+
+/* ---- liveness probe ---- */
+
+int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
+{
+    if (!m || !(busy_s >= 0.01 && busy_s <= 5))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "liveness probe: busy time must be in [0.01, 5] s");
+    erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    erg_meter_snapshot_take(m, a);
+    /* spin until this thread has used busy_s of CPU time (on a loaded machine that takes longer
+     * than busy_s of wall time), giving up after 20·busy_s of wall time */
+    struct timespec c0, c1, w0, w1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    volatile double sink = 0;
+    do {
+        for (int i = 0; i < 10000; i++)
+            sink += sqrt((double)i);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        clock_gettime(CLOCK_MONOTONIC, &w1);
+    } while ((double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9 < busy_s &&
+             (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9 <
+                 20 * busy_s);
+    (void)sink;
+    erg_meter_snapshot_take(m, b);
+    double cpu_s = (double)(b->cpu_ns - a->cpu_ns) * 1e-9;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->n_ch; i++) {
+        struct chan *ch = &m->ch[i];
+        const struct erg__chan *c = ch->c;
+        if (!ch->usable || c->kind != ERG_KIND_COUNTER || !a->ch[i].last_ok || !b->ch[i].last_ok)
+            continue;
+        if (b->ch[i].acc_ticks != a->ch[i].acc_ticks) {
+            ch->live = 1;
+        } else if (cpu_s >= LIVENESS_BUSY_S && c->domain != ERG_DOMAIN_GPU &&
+                   c->domain != ERG_DOMAIN_UNCORE) {
+            ch->live = 0;
+            ch->usable = 0;
+            erg__fmt(ch->reason, sizeof ch->reason,
+                     "frozen: did not move across %.0f ms of CPU load; no %s figure",
+                     cpu_s * 1e3, erg_grade_name(c->grade));
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    free(a);
+    free(b);
+    return ERG_OK;
+}
+
+/* ---- sampler ---- */
+
+static void *sampler_main(void *arg)
+{
+    erg_meter *m = arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    uint64_t period_ns = (uint64_t)(m->period_s * 1e9);
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        poll_locked(m);
+        uint64_t nn = (uint64_t)next.tv_sec * 1000000000u + (uint64_t)next.tv_nsec + period_ns;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+        if (nn < now_ns)
+            nn = now_ns; /* overran its period: keep going, poll again at once */
+        next.tv_sec = (time_t)(nn / 1000000000u);
+        next.tv_nsec = (long)(nn % 1000000000u);
+        while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &next) != ETIMEDOUT) {
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
+
+int erg_meter_sampler_start(erg_meter *m, double period_s)
+{
+    if (!m || m->running)
+        return ERG_EINVAL;
+    double p = period_s > 0 ? period_s : m->opts.sampler_period_s;
+    for (size_t i = 0; i < m->n_ch; i++) {
+        const struct erg__chan *c = m->ch[i].c;
+        if (!m->ch[i].usable || c->kind != ERG_KIND_COUNTER || !c->wrap_ticks || c->wrap_unknown)
+            continue;
+        double wrap_s = (double)c->wrap_ticks * c->joules_per_tick / c->max_power_w;
+        if (wrap_s / 2 < p)
+            p = wrap_s / 2; /* never two wraps unseen */
+    }
+    if (p < 1e-3)
+        p = 1e-3;
+    m->period_s = p;
+    m->stop = 0;
+    if (pthread_create(&m->thread, NULL, sampler_main, m) != 0)
+        return ERG_EIO;
+    m->running = 1;
+    return ERG_OK;
+}
+
+void erg_meter_sampler_stop(erg_meter *m)
+{
+    if (!m || !m->running)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = 1;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    pthread_join(m->thread, NULL);
+    m->running = 0;
+}
+
+double erg_meter_sampler_period_s(const erg_meter *m)
+{
+    return m && m->running ? m->period_s : 0.0;
+}
+
+int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max, size_t *n)
+{
+    if (!m || !n || (!out && max))
+        return ERG_EINVAL;
+    *n = 0;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->n_be && *n < max; i++)
+        if (m->be[i].state && m->be[i].ops->temps)
+            *n += m->be[i].ops->temps(m->be[i].state, out + *n, max - *n);
+    pthread_mutex_unlock(&m->mu);
+    return ERG_OK;
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RAPL through the powercap sysfs interface (<root>/sys/class/powercap), Intel and AMD alike
+ * (both drivers register "intel-rapl" zones), plus "intel-rapl-mmio". Zones are identified by
+ * their `name` files and their parents, never by directory index: intel-rapl:0:2 named "dram"
+ * belongs to package-0, intel-rapl:1:2 to package-1; intel-rapl:10 sorts after intel-rapl:2
+ * (numeric sort); psys is not a socket. energy_uj is read with pread on a descriptor kept open;
+ * the modulus is the zone's own max_energy_range_uj + 1 (powercap sysfs ABI,
+ * Documentation/power/powercap/powercap.rst: energy_uj wraps after max_energy_range_uj).
+ */
+#include "meter/backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ZONES 64
+
+struct zone {
+    int type;      /* 0 intel-rapl, 1 intel-rapl-mmio */
+    unsigned a, b; /* intel-rapl:a[:b] */
+    int sub;       /* has b */
+    char dir[64];
+    char name[64];
+    int fd;
+};
+
+struct state {
+    const struct erg__env *env;
+    size_t n;
+    struct zone z[MAX_ZONES];
+    struct erg__chan ch[MAX_ZONES];
+};
+
+static int parse_zone_dir(const char *d, struct zone *z)
+{
+    const char *p;
+    if (strncmp(d, "intel-rapl-mmio:", 16) == 0) {
+        z->type = 1;
+        p = d + 16;
+    } else if (strncmp(d, "intel-rapl:", 11) == 0) {
+        z->type = 0;
+        p = d + 11;
+    } else {
+        return -1;
+    }
+    char *end;
+    if (*p < '0' || *p > '9')
+        return -1;
+    unsigned long a = strtoul(p, &end, 10);
+    z->a = (unsigned)a;
+    z->sub = 0;
+    z->b = 0;
+    if (*end == ':') {
+        p = end + 1;
+        if (*p < '0' || *p > '9')
+            return -1;
+        z->b = (unsigned)strtoul(p, &end, 10);
+        z->sub = 1;
+    }
+    if (*end != '\0' || strlen(d) >= sizeof z->dir)
+        return -1;
+    erg__strlcpy(z->dir, d, sizeof z->dir);
+    return 0;
+}
+
+static int zone_cmp(const void *x, const void *y)
+{
+    const struct zone *p = x, *q = y;
+    if (p->type != q->type)
+        return p->type - q->type;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->sub != q->sub)
+        return p->sub - q->sub;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int domain_of(const char *name, erg_domain *d)
+{
+    if (strncmp(name, "package-", 8) == 0)
+        *d = ERG_DOMAIN_PACKAGE;
+    else if (strcmp(name, "core") == 0)
+        *d = ERG_DOMAIN_CORE;
+    else if (strcmp(name, "uncore") == 0)
+        *d = ERG_DOMAIN_UNCORE;
+    else if (strcmp(name, "dram") == 0)
+        *d = ERG_DOMAIN_DRAM;
+    else if (strcmp(name, "psys") == 0)
+        *d = ERG_DOMAIN_PSYS;
+    else
+        return -1;
+    return 0;
+}
+
+static double max_power(erg_domain d)
+{
+    switch (d) {
+    case ERG_DOMAIN_PSYS:
+        return 3000.0;
+    case ERG_DOMAIN_DRAM:
+    case ERG_DOMAIN_UNCORE:
+        return 500.0;
+    default:
+        return 1000.0;
+    }
+}
+
+static void pc_close(void *st)
+{
+    struct state *s = st;
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->z[i].fd >= 0)
+            s->env->io.close(s->env->io.ud, s->z[i].fd);
+    free(s);
+}
+
+static int pc_open(const struct erg__env *env, void **out, struct erg__chan **chans, size_t *n,
+                   erg_diag *diag)
+{
+    char path[600];
+    erg__env_path(env, "sys/class/powercap", path, sizeof path);
+    DIR *d = erg__env_opendir(env, "sys/class/powercap");
+    if (!d)
+        return erg_diag_set(diag, errno == EACCES ? ERG_EACCES : ERG_ENODEV, path,
+                            "no powercap interface (not exposed in most VMs and containers): %s",
+                            strerror(errno));
+    struct state *s = calloc(1, sizeof *s);
+    if (!s) {
+        closedir(d);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    s->env = env;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && s->n < MAX_ZONES) {
+        if (strstr(e->d_name, "..") || strchr(e->d_name, '/'))
+            continue;
+        struct zone z;
+        if (parse_zone_dir(e->d_name, &z) == 0) {
+            z.fd = -1;
+            s->z[s->n++] = z;
+        }
+    }
+    closedir(d);
+    if (s->n == 0) {
+        free(s);
+        return erg_diag_set(diag, ERG_ENODEV, path,
+                            "no intel-rapl zones (empty powercap tree: VM, container or no RAPL "
+                            "driver)");
+    }
+    qsort(s->z, s->n, sizeof s->z[0], zone_cmp);
+
+    for (size_t i = 0; i < s->n; i++) {
+        struct zone *z = &s->z[i];
+        struct erg__chan *c = &s->ch[i];
+        char rel[200];
+        memset(c, 0, sizeof *c);
+        c->grade = ERG_GRADE_HW_SHUNT;
+        c->kind = ERG_KIND_COUNTER;
+        c->joules_per_tick = 1e-6; /* energy_uj */
+        c->min_interval_s = 1e-3;  /* RAPL updates about every millisecond */
+        c->zone_type = z->type;
+        c->usable = 1;
+        erg__fmt(rel, sizeof rel, "sys/class/powercap/%s/name", z->dir);
+        int r = erg__env_read_text(env, rel, z->name, sizeof z->name);
+        if (r < 0) {
+            erg__env_path(env, rel, path, sizeof path);
+            erg__fmt(c->id, sizeof c->id, "rapl-sysfs:%s", z->dir);
+            erg__strlcpy(c->device, z->dir, sizeof c->device);
+            c->domain = ERG_DOMAIN_PACKAGE;
+            c->usable = 0;
+            erg__fmt(c->reason, sizeof c->reason, "dangling or unreadable zone: %s: %s", path,
+                     strerror(-r));
+            continue;
+        }
+        erg__strlcpy(c->label, z->name, sizeof c->label);
+        if (domain_of(z->name, &c->domain) != 0) {
+            erg__fmt(c->id, sizeof c->id, "rapl-sysfs:%s", z->dir);
+            erg__strlcpy(c->device, z->dir, sizeof c->device);
+            c->domain = ERG_DOMAIN_PACKAGE;
+            c->usable = 0;
+            erg__fmt(c->reason, sizeof c->reason, "unknown zone name '%.60s'", z->name);
+            continue;
+        }
+        /* device: top-level zones name themselves; sub-zones belong to their parent zone */
+        const char *dev = z->name;
+        if (z->sub) {
+            dev = NULL;
+            for (size_t k = 0; k < s->n; k++)
+                if (!s->z[k].sub && s->z[k].type == z->type && s->z[k].a == z->a && s->z[k].name[0])
+                    dev = s->z[k].name;
+            if (!dev) {
+                erg__fmt(c->id, sizeof c->id, "rapl-sysfs:%s", z->dir);
+                erg__strlcpy(c->device, z->dir, sizeof c->device);
+                c->usable = 0;
+                erg__fmt(c->reason, sizeof c->reason, "sub-zone %s has no readable parent zone",
+                         z->dir);
+                continue;
+            }
+        }
+        erg__strlcpy(c->device, dev, sizeof c->device);
+        const char *prefix = z->type ? "rapl-sysfs:mmio/" : "rapl-sysfs:";
+        if (z->sub)
+            erg__fmt(c->id, sizeof c->id, "%s%.24s/%.24s", prefix, dev, z->name);
+        else
+            erg__fmt(c->id, sizeof c->id, "%s%.40s", prefix, dev);
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(s->ch[k].id, c->id) == 0) {
+                size_t l = strlen(c->id);
+                erg__fmt(c->id + l, sizeof c->id - l, "@%s", z->dir);
+                break;
+            }
+        c->max_power_w = max_power(c->domain);
+        erg__fmt(rel, sizeof rel, "sys/class/powercap/%s/max_energy_range_uj", z->dir);
+        uint64_t range;
+        r = erg__env_read_u64(env, rel, &range);
+        if (r == 0 && range > 0 && range < UINT64_MAX) {
+            c->wrap_ticks = range + 1;
+        } else {
+            c->wrap_unknown = 1; /* a decrease is then never turned into energy */
+        }
+        erg__fmt(rel, sizeof rel, "sys/class/powercap/%s/energy_uj", z->dir);
+        z->fd = erg__env_open(env, rel);
+        if (z->fd < 0) {
+            int er = errno;
+            erg__env_path(env, rel, path, sizeof path);
+            c->usable = 0;
+            if (er == EACCES || er == EPERM)
+                erg__fmt(c->reason, sizeof c->reason, "permission denied: %.150s (%s)", path,
+                         "root-only since CVE-2020-8694; run as root or grant read access");
+            else
+                erg__fmt(c->reason, sizeof c->reason, "domain has no counter: %.80s: %s", path,
+                         strerror(er));
+            continue;
+        }
+        char buf[64];
+        uint64_t v;
+        r = erg__env_pread_text(env, z->fd, buf, sizeof buf);
+        if (r == -EACCES || r == -EPERM) {
+            erg__env_path(env, rel, path, sizeof path);
+            c->usable = 0;
+            erg__fmt(c->reason, sizeof c->reason, "permission denied: %.150s (%s)", path,
+                     "root-only since CVE-2020-8694; run as root or grant read access");
+        } else if (r < 0 || erg__parse_u64(buf, &v) != 0) {
+            erg__env_path(env, rel, path, sizeof path);
+            c->usable = 0;
+            erg__fmt(c->reason, sizeof c->reason, "unreadable counter %.80s: %s", path,
+                     r < 0 ? strerror(-r) : "not an unsigned integer");
+        }
+    }
+    *out = s;
+    *chans = s->ch;
+    *n = s->n;
+    return ERG_OK;
+}
+
+static void pc_read(void *st, uint64_t *ticks, int *status, size_t n)
+{
+    struct state *s = st;
+    char buf[32];
+    for (size_t i = 0; i < n && i < s->n; i++) {
+        if (s->z[i].fd < 0) {
+            status[i] = ERG__READ_FATAL;
+            continue;
+        }
+        int r = erg__env_pread_text(s->env, s->z[i].fd, buf, sizeof buf);
+        if (r < 0) {
+            status[i] = (r == -ENODEV || r == -ENOENT) ? ERG__READ_FATAL : ERG__READ_TRANSIENT;
+            continue;
+        }
+        status[i] = erg__parse_u64(buf, &ticks[i]) == 0 ? ERG__READ_OK : ERG__READ_TRANSIENT;
+    }
+}
+
+const struct erg__backend_ops erg__backend_rapl_sysfs = {
+    ERG__BACKEND_ABI, "rapl-sysfs", pc_open, pc_read, NULL, pc_close,
+};

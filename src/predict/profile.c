@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/* The op profiler: HYMELL Section 5.1's protocol on the CPU. */
+#include "erg/predict.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/file.h"
+#include "predict/kernels.h"
+
+void erg_profile_options_init(erg_profile_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->target = ERG_TARGET_CPU;
+    o->min_time_s = 1.0;
+    o->batches = 20;
+    o->min_window_s = 0.02;
+    o->min_weight_sets = 2;
+    o->rotate_bytes = (size_t)64 << 20;
+    o->max_weight_sets = 64;
+    o->max_set_bytes = (size_t)1 << 30;
+    o->threads = 1;
+    o->est_power_w = 15.0;
+}
+
+int erg_profile_supports(erg_target target, erg_op op, erg_dtype dtype)
+{
+    if (target != ERG_TARGET_CPU)
+        return 0;
+    if (dtype == ERG_DTYPE_FP32)
+        return 1;
+    return op == ERG_OP_GEMM && dtype == ERG_DTYPE_BF16 && erg__find_sbgemm() != NULL;
+}
+
+static double now_s(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The built-in energy estimator: a static power model, graded "estimator" (DESIGN.md grades). */
+struct est_state {
+    double power_w;
+};
+
+static int est_begin(void *ud, erg_diag *diag)
+{
+    (void)ud;
+    (void)diag;
+    return ERG_OK;
+}
+
+static int est_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+{
+    (void)diag;
+    const struct est_state *st = ud;
+    *energy_j = st->power_w * elapsed_s;
+    *grade = ERG_GRADE_ESTIMATOR;
+    return ERG_OK;
+}
+
+/* One configuration's rotating input sets. */
+struct sets {
+    size_t count, set_bytes;
+    float **in1, **in2, **out; /* rmsnorm: x, w, y; softmax: s, -, p; gemm: A, B, C */
+    uint16_t **h1, **h2;       /* bf16 GEMM inputs */
+};
+
+static void sets_free(struct sets *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        if (s->in1)
+            free(s->in1[i]);
+        if (s->in2)
+            free(s->in2[i]);
+        if (s->out)
+            free(s->out[i]);
+        if (s->h1)
+            free(s->h1[i]);
+        if (s->h2)
+            free(s->h2[i]);
+    }
+    free(s->in1);
+    free(s->in2);
+    free(s->out);
+    free(s->h1);
+    free(s->h2);
+    memset(s, 0, sizeof *s);
+}
+
+/* Deterministic fill in [-1, 1) (splitmix64), different for every set. */
+static void fill(float *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (size_t i = 0; i < n; i++) {
+        x += 0x9e3779b97f4a7c15ull;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        p[i] = (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    }
+}
+
+static void to_bf16(const float *f, uint16_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &f[i], sizeof u);
+        h[i] = (uint16_t)(u >> 16);
+    }
+}
+
+static float *alloc_f(size_t n)
+{
+    return malloc((n ? n : 1) * sizeof(float));
+}
+
+static int sets_make(const erg_profile_options *o, const erg_op_dims *d, struct sets *s,
+                     erg_diag *diag)
+{
+    memset(s, 0, sizeof *s);
+    size_t n1 = 0, n2 = 0, no = 0;
+    switch (d->op) {
+    case ERG_OP_RMSNORM:
+        n1 = (size_t)d->tokens * (size_t)d->d_model;
+        n2 = (size_t)d->d_model;
+        no = n1;
+        break;
+    case ERG_OP_SOFTMAX: {
+        size_t r = d->tokens ? (size_t)d->tokens : (size_t)d->m;
+        size_t c = d->tokens ? (size_t)d->tokens : (size_t)d->n;
+        n1 = r * c;
+        no = n1;
+        break;
+    }
+    case ERG_OP_GEMM:
+        n1 = (size_t)d->m * (size_t)d->k;
+        n2 = (size_t)d->k * (size_t)d->n;
+        no = (size_t)d->m * (size_t)d->n;
+        break;
+    }
+    int bf16 = d->dtype == ERG_DTYPE_BF16;
+    s->set_bytes = (n1 + n2) * (bf16 ? 2u : 4u) + no * 4u;
+    if (s->set_bytes > o->max_set_bytes)
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "%s: one input set needs %zu bytes, over the limit of %zu",
+                            erg_op_name(d->op), s->set_bytes, o->max_set_bytes);
+    size_t count = o->min_weight_sets ? o->min_weight_sets : 1;
+    while (count < o->max_weight_sets && count * s->set_bytes < o->rotate_bytes)
+        count++;
+    s->in1 = calloc(count, sizeof *s->in1);
+    s->in2 = calloc(count, sizeof *s->in2);
+    s->out = calloc(count, sizeof *s->out);
+    if (bf16) {
+        s->h1 = calloc(count, sizeof *s->h1);
+        s->h2 = calloc(count, sizeof *s->h2);
+    }
+    if (!s->in1 || !s->in2 || !s->out || (bf16 && (!s->h1 || !s->h2)))
+        goto nomem;
+    for (size_t i = 0; i < count; i++) {
+        s->count = i + 1;
+        s->in1[i] = alloc_f(n1);
+        s->in2[i] = alloc_f(n2);
+        s->out[i] = alloc_f(no);
+        if (!s->in1[i] || !s->in2[i] || !s->out[i])
+            goto nomem;
+        /* Set 0 gets pseudo-random values, the others copies of it: rotation needs distinct
+         * memory, not distinct values, and a copy costs a fraction of generating. */
+        if (i == 0) {
+            fill(s->in1[i], n1, 1);
+            fill(s->in2[i], n2, 2);
+        } else {
+            memcpy(s->in1[i], s->in1[0], n1 * sizeof(float));
+            memcpy(s->in2[i], s->in2[0], n2 * sizeof(float));
+        }
+        memset(s->out[i], 0, no * sizeof(float));
+        if (bf16) {
+            s->h1[i] = malloc((n1 ? n1 : 1) * sizeof(uint16_t));
+            s->h2[i] = malloc((n2 ? n2 : 1) * sizeof(uint16_t));
+            if (!s->h1[i] || !s->h2[i])
+                goto nomem;
+            to_bf16(s->in1[i], s->h1[i], n1);
+            to_bf16(s->in2[i], s->h2[i], n2);
+            /* fp32 copies of sets > 0 are not needed: keep the footprint honest (set 0 stays as
+             * the source of the copies until the end) */
+            if (i > 0) {
+                free(s->in1[i]);
+                free(s->in2[i]);
+                s->in1[i] = NULL;
+                s->in2[i] = NULL;
+            }
+        }
+    }
+    return ERG_OK;
+nomem:
+    sets_free(s);
+    return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %s input sets",
+                        erg_op_name(d->op));
+}
+
+static void run_once(const erg_op_dims *d, const struct sets *s, size_t i, erg__sbgemm_fn sb)
+{
+    switch (d->op) {
+    case ERG_OP_RMSNORM:
+        erg__rmsnorm_f32(s->in1[i], s->in2[i], s->out[i], (size_t)d->tokens, (size_t)d->d_model,
+                         1e-6f);
+        break;
+    case ERG_OP_SOFTMAX:
+        if (d->tokens)
+            erg__softmax_causal_f32(s->in1[i], s->out[i], (size_t)d->tokens);
+        else
+            erg__softmax_rows_f32(s->in1[i], s->out[i], (size_t)d->m, (size_t)d->n);
+        break;
+    case ERG_OP_GEMM:
+        if (d->dtype == ERG_DTYPE_BF16)
+            erg__gemm_bf16(sb, s->h1[i], s->h2[i], s->out[i], (size_t)d->m, (size_t)d->n,
+                           (size_t)d->k);
+        else
+            erg__gemm_f32(s->in1[i], s->in2[i], s->out[i], (size_t)d->m, (size_t)d->n,
+                          (size_t)d->k);
+        break;
+    }
+}
+
+static void kappa_of(const erg_profile_options *o, const erg_op_dims *d, char *buf, size_t size)
+{
+    if (d->op == ERG_OP_GEMM) {
+        char ver[32], core[32];
+        erg__blas_identity(ver, sizeof ver, core, sizeof core);
+        snprintf(buf, size, "openblas-%.15s-%s-%.15s-t%d", ver,
+                 d->dtype == ERG_DTYPE_BF16 ? "sbgemm" : "sgemm", core, o->threads);
+    } else if (d->op == ERG_OP_SOFTMAX) {
+        snprintf(buf, size, "erg-c-%s", d->tokens ? "causal" : "rows");
+    } else {
+        snprintf(buf, size, "%s", "erg-c");
+    }
+}
+
+/* Profile one configuration (HYMELL Section 5.1). */
+static int profile_one(const erg_profile_options *o, const erg_energy_window *ew,
+                       const erg_op_dims *d, erg__sbgemm_fn sb, erg_op_sample *out, erg_diag *diag)
+{
+    clockid_t clk =
+        o->clock == ERG_PROFILE_CLOCK_THREAD_CPU ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+    int rc = erg_op_dims_check(d, diag);
+    if (rc != ERG_OK)
+        return rc;
+    if (!erg_profile_supports(o->target, d->op, d->dtype))
+        return erg_diag_set(diag, ERG_ENOTSUP, NULL,
+                            "%s in %s is not available on this target (Debian's OpenBLAS has no "
+                            "cblas_sbgemm; the own kernels are fp32 only)",
+                            erg_op_name(d->op), erg_dtype_name(d->dtype));
+    struct sets s;
+    if ((rc = sets_make(o, d, &s, diag)) != ERG_OK)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->dims = *d;
+    kappa_of(o, d, out->kappa, sizeof out->kappa);
+
+    /* Warm-up on set 0 (OpenBLAS buffers allocated, code paged in), timed to size the batches:
+     * a second execution unless the first already took 50 ms (then the warm-up effects are
+     * small next to it). Every set's pages were touched when it was written. */
+    double t_est = 0.0;
+    for (int i = 0; i < 2; i++) {
+        double t0 = now_s(clk);
+        run_once(d, &s, 0, sb);
+        t_est = now_s(clk) - t0;
+        if (t_est >= 0.05)
+            break;
+    }
+    if (!(t_est > 0))
+        t_est = 1e-9;
+    unsigned batches = o->batches >= 2 ? o->batches : 2;
+    double per_batch_s = fmax(o->min_time_s / batches, o->min_window_s);
+    uint64_t b = per_batch_s > t_est ? (uint64_t)ceil(per_batch_s / t_est) : 1;
+    double sum_t = 0, sum_t2 = 0, sum_e = 0, sum_e2 = 0, total_t = 0, total_e = 0;
+    uint64_t reps = 0, nb = 0;
+    unsigned discarded = 0;
+    size_t next = 0;
+    erg_grade grade = ERG_GRADE_HW_SHUNT;
+    while (total_t < o->min_time_s || nb < 2) {
+        if ((rc = ew->begin(ew->ud, diag)) != ERG_OK)
+            goto done;
+        double t0 = now_s(clk);
+        for (uint64_t r = 0; r < b; r++) {
+            run_once(d, &s, next, sb);
+            next = next + 1 == s.count ? 0 : next + 1;
+        }
+        double dt = now_s(clk) - t0;
+        double e_j;
+        erg_grade g;
+        if (dt < o->min_window_s && discarded < 20) {
+            /* too short for the meter's update period: discard, grow the batch, repeat */
+            ew->end(ew->ud, dt, &e_j, &g, NULL);
+            double grow = dt > 0 ? 1.25 * o->min_window_s / dt : 2.0;
+            b = (uint64_t)ceil((double)b * fmax(grow, 2.0));
+            discarded++;
+            continue;
+        }
+        if ((rc = ew->end(ew->ud, dt, &e_j, &g, diag)) != ERG_OK)
+            goto done;
+        grade = erg_grade_weakest(grade, g);
+        double tm = dt / (double)b, em = e_j / (double)b;
+        sum_t += tm;
+        sum_t2 += tm * tm;
+        sum_e += em;
+        sum_e2 += em * em;
+        total_t += dt;
+        total_e += e_j;
+        reps += b;
+        nb++;
+    }
+    out->reps = reps;
+    out->time_s = total_t / (double)reps;
+    out->energy_j = total_e / (double)reps;
+    {
+        double nbd = (double)nb;
+        double var_t = (sum_t2 - sum_t * sum_t / nbd) / (nbd - 1);
+        double var_e = (sum_e2 - sum_e * sum_e / nbd) / (nbd - 1);
+        /* sd of one execution from the sd of batch means of b executions each */
+        out->time_sd_s = sqrt(fmax(var_t, 0.0) * (double)b);
+        out->energy_sd_j = sqrt(fmax(var_e, 0.0) * (double)b);
+    }
+    out->grade = grade;
+    out->has_grade = 1;
+done:
+    sets_free(&s);
+    return rc;
+}
+
+int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
+                    erg_op_sample *out, size_t *done, erg_diag *diag)
+{
+    if (done)
+        *done = 0;
+    if (!o || (!grid && n) || (!out && n) || !(o->min_time_s >= 0) || !(o->min_window_s >= 0) ||
+        o->threads < 1)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "bad profiler options");
+    if (o->clock == ERG_PROFILE_CLOCK_THREAD_CPU && o->threads != 1)
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "the thread CPU clock needs threads = 1 (OpenBLAS workers would not be "
+                            "counted)");
+    if (o->target == ERG_TARGET_CUDA)
+        return erg_diag_set(diag, ERG_ENOTSUP, NULL,
+                            "target cuda is an extension point not built into this erg (it needs "
+                            "cuBLAS timed by CUDA events and NVML energy windows; see docs/predict.md)");
+    if (o->target != ERG_TARGET_CPU)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown target");
+    struct est_state est = {o->est_power_w};
+    erg_energy_window builtin = {&est, est_begin, est_end};
+    const erg_energy_window *ew = o->energy ? o->energy : &builtin;
+    erg__blas_set_threads(o->threads);
+    erg__sbgemm_fn sb = erg__find_sbgemm();
+    for (size_t i = 0; i < n; i++) {
+        int rc = profile_one(o, ew, &grid[i], sb, &out[i], diag);
+        if (rc != ERG_OK) {
+            if (diag && diag->where[0] == '\0')
+                snprintf(diag->where, sizeof diag->where, "grid row %zu", i + 1);
+            return rc;
+        }
+        if (done)
+            *done = i + 1;
+        if (o->progress)
+            o->progress(o->progress_ud, i + 1, n, &out[i]);
+    }
+    return ERG_OK;
+}
+
+void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size)
+{
+    const char *root = getenv("ERG_ROOT");
+    char path[512];
+    snprintf(path, sizeof path, "%s/proc/cpuinfo", root && *root ? root : "");
+    char model[128] = "unknown";
+    char *buf;
+    size_t len;
+    if (erg__read_file(path, &buf, &len, NULL) == ERG_OK) {
+        char *p = strstr(buf, "model name");
+        if (p && (p = strchr(p, ':'))) {
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            size_t i = 0;
+            while (p[i] && p[i] != '\n' && i + 1 < sizeof model) {
+                model[i] = p[i];
+                i++;
+            }
+            model[i] = '\0';
+        }
+        free(buf);
+    }
+    char k[128] = "cpu-";
+    size_t j = 4;
+    int dash = 1;
+    for (const char *q = model; *q && j + 1 < sizeof k; q++) {
+        if (isalnum((unsigned char)*q)) {
+            k[j++] = (char)tolower((unsigned char)*q);
+            dash = 0;
+        } else if (!dash) {
+            k[j++] = '-';
+            dash = 1;
+        }
+    }
+    while (j > 4 && k[j - 1] == '-')
+        j--;
+    k[j] = '\0';
+    snprintf(kind, kind_size, "%s", k);
+    char ver[32], core[32];
+    erg__blas_identity(ver, sizeof ver, core, sizeof core);
+    snprintf(desc, desc_size, "%s; OpenBLAS %s core %s", model, ver, core);
+}
+
+#ifndef ERG_PREDICT_GRID_DIR
+#define ERG_PREDICT_GRID_DIR "grids"
+#endif
+
+int erg_profile_default_grid(erg_target target, char *buf, size_t size)
+{
+    const char *dir = getenv("ERG_GRID_DIR");
+    return snprintf(buf, size, "%s/%s.csv", dir && *dir ? dir : ERG_PREDICT_GRID_DIR,
+                    target == ERG_TARGET_CUDA ? "cuda" : "cpu");
+}

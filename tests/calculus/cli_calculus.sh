@@ -1,0 +1,78 @@
+#!/bin/sh
+# erg compose / compare / insensitive from the command line: exit statuses, messages, output.
+set -u
+erg=${ERG_BIN:?}
+src=${ERG_TEST_SOURCE_DIR:?}
+tmp=$(mktemp -d /tmp/erg-cli-calculus.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ex="$src/examples"
+
+# compose: table with the paper's numbers, and JSON with the documented keys.
+"$erg" compose "$ex/attention-layer.json" > "$tmp/out" || fail "compose attention-layer exit $?"
+grep -q 'energy E *3.32 J' "$tmp/out" || fail "compose table lacks E = 3.32 J: $(cat "$tmp/out")"
+grep -q 'static energy *518.4 mJ' "$tmp/out" || fail "compose table lacks static 518.4 mJ"
+grep -q 'grade *model_based' "$tmp/out" || fail "compose table lacks the grade"
+grep -q 'bias bound' "$tmp/out" || fail "compose table lacks the bias bound"
+"$erg" compose --json "$ex/attention-layer.json" > "$tmp/json" || fail "compose --json exit"
+for k in energy_j energy_sd_j time_s time_sd_s static_energy_j dynamic_energy_j interval_j confidence \
+         bias_bound_j grade devices busy_s idle_s; do
+    grep -q "\"$k\"" "$tmp/json" || fail "compose --json lacks $k"
+done
+grep -q '"static_energy_j": 0.5184' "$tmp/json" || fail "JSON static energy"
+"$erg" compose --json --confidence 0.99 "$ex/pipeline-2gpu.json" | grep -q '"confidence": 0.99' || fail "--confidence"
+
+# deviation test (Eq. 23): consistent measurement exits 0, a far one exits 1.
+"$erg" compose --measured 3.33 --measured-sd 0.02 "$ex/attention-layer.json" > "$tmp/out" || fail "consistent deviation exit $?"
+grep -q 'consistent' "$tmp/out" || fail "deviation line"
+"$erg" compose --json --measured 3.6 --measured-sd 0.02 "$ex/attention-layer.json" > "$tmp/out"
+[ $? -eq 1 ] || fail "deviation should exit 1"
+grep -q '"detected": true' "$tmp/out" || fail "deviation JSON"
+
+# Monte Carlo is reproducible with a seed.
+a=$("$erg" compose --json --mc 2000 --seed 7 "$ex/pipeline-2gpu.json" | grep -A3 monte_carlo)
+b=$("$erg" compose --json --mc 2000 --seed 7 "$ex/pipeline-2gpu.json" | grep -A3 monte_carlo)
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "--mc with --seed is not reproducible"
+
+# Bad input: one line "erg: <file>...: <what>" on stderr, exit 2, nothing on stdout.
+printf '{"erg": "schedule/1",\n "devices": {\n}}}\n' > "$tmp/syntax.json"
+"$erg" compose "$tmp/syntax.json" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 2 ] || fail "malformed JSON should exit 2"
+grep -q "^erg: $tmp/syntax.json:3:[0-9]*: malformed JSON" "$tmp/err" || fail "syntax message: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "output written on bad input"
+[ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "message is not one line"
+cat > "$tmp/cycle.json" <<'J'
+{"erg": "schedule/1", "devices": {"g": {"static_power_w": 1}},
+ "signatures": {"x": {"device": "g", "time_s": 1, "dynamic_energy_j": 1}},
+ "nodes": [{"id": "a", "signature": "x"}, {"id": "b", "signature": "x"}],
+ "edges": [["a", "b"], ["b", "a"]]}
+J
+"$erg" compose "$tmp/cycle.json" 2> "$tmp/err"
+[ $? -eq 2 ] || fail "cycle should exit 2"
+grep -q "^erg: $tmp/cycle.json: the DAG has a cycle: \"a\" -> \"b\" -> \"a\"" "$tmp/err" || fail "cycle message: $(cat "$tmp/err")"
+"$erg" compose "$tmp/missing.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "missing file should exit 2"
+"$erg" compose 2> /dev/null; [ $? -eq 2 ] || fail "no file should exit 2"
+"$erg" compose --confidence 1.5 "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "bad confidence"
+"$erg" compose --measured-sd 1 "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "--measured-sd alone"
+"$erg" compose --mc -3 "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "negative --mc"
+"$erg" compose --help | grep -q '^Usage: erg compose' || fail "compose --help"
+# compare: the serialized layer is confidently costlier; a schedule against itself cannot be told apart.
+"$erg" compare "$ex/attention-layer.json" "$ex/attention-layer-serialized.json" > "$tmp/out" || fail "compare exit $?"
+grep -q 'A confidently uses less energy than B' "$tmp/out" || fail "compare verdict: $(cat "$tmp/out")"
+grep -q 'A - B = -332.4 mJ' "$tmp/out" || fail "compare difference"
+"$erg" compare --json "$ex/attention-layer-serialized.json" "$ex/attention-layer.json" | grep -q '"verdict": "b_less"' || fail "compare --json"
+"$erg" compare "$ex/attention-layer.json" "$ex/attention-layer.json" > /dev/null; [ $? -eq 1 ] || fail "indistinguishable should exit 1"
+"$erg" compare "$ex/attention-layer.json" "$tmp/syntax.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "compare bad input"
+grep -q "^erg: $tmp/syntax.json:3:" "$tmp/err" || fail "compare bad input message"
+"$erg" compare "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "compare one file"
+
+# insensitive (Eq. 11/12): 0.003084 J <= 0.0098 J passes, the hot context fails.
+i="$ex/insensitive"
+"$erg" insensitive "$i/softmax-null.json" "$i/softmax-after-gemm.json" > "$tmp/out" || fail "insensitive exit $?"
+grep -q 'bound 0.003084 J <= tolerance' "$tmp/out" || fail "insensitive bound: $(cat "$tmp/out")"
+"$erg" insensitive --json "$i/softmax-null.json" "$i/softmax-hot.json" > "$tmp/out"; [ $? -eq 1 ] || fail "sensitive should exit 1"
+grep -q '"insensitive": false' "$tmp/out" || fail "insensitive --json"
+printf '{"erg": "signature/1", "static_power_w": 1, "time_s": 1, "dynamic_energy_j": -2}\n' > "$tmp/neg.json"
+"$erg" insensitive "$i/softmax-null.json" "$tmp/neg.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "insensitive bad input"
+grep -q "^erg: $tmp/neg.json: signature.dynamic_energy_j: must not be negative" "$tmp/err" || fail "insensitive message: $(cat "$tmp/err")"
+echo "cli calculus: ok"

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: MIT */
+/* Schedules: schedule/1 reader, expression and DAG composition, report figures, bad input. */
+#include "support/erg_test.h"
+
+#include "erg/calculus.h"
+#include "erg/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/erg-test-schedule.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Write text to tmpdir/name; returns the path (static buffer). */
+static const char *put(const char *name, const char *text)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static int compose_file(const char *path, erg_report *r, erg_diag *diag)
+{
+    erg_schedule *s = NULL;
+    int rc = erg_schedule_read_file(path, &s, diag);
+    if (rc == ERG_OK)
+        rc = erg_schedule_compose(s, NULL, r, diag);
+    erg_schedule_free(s);
+    return rc;
+}
+
+static const char *example(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/examples/%s", ERG_TEST_SOURCE_DIR, name);
+    return path;
+}
+
+/* Paper Section 2.4: static 518.4 mJ, serialized 850.8 mJ, overcount 332.4 mJ = 64%, total 3.32 J.
+ */
+static void attention_layer_reproduces_the_paper(void **state)
+{
+    (void)state;
+    erg_report r, w;
+    erg_diag d;
+    assert_int_equal(compose_file(example("attention-layer.json"), &r, &d), ERG_OK);
+    assert_int_equal(compose_file(example("attention-layer-serialized.json"), &w, &d), ERG_OK);
+    erg_assert_near(r.static_energy_j, 0.5184, 1e-12);
+    erg_assert_near(r.energy_j, 3.32, 1e-12);
+    erg_assert_near(r.time_s, 4.32e-3, 1e-15);
+    erg_assert_near(w.static_energy_j, 0.8508, 1e-12);
+    erg_assert_near(w.static_energy_j - r.static_energy_j, 0.3324, 1e-12);
+    erg_assert_near((w.static_energy_j - r.static_energy_j) / r.static_energy_j, 0.641, 5e-4);
+    erg_assert_near(r.dynamic_energy_j, w.dynamic_energy_j, 1e-12);
+    /* var_E = var_E(prefix) + var_d(compute) + var_d(ar) + s²·Var(max(Tc, Tar)) (Section 5.2.1). */
+    double vmax;
+    erg_max2_normal(2.77e-3, 6.25e-10, 2.77e-3, 1.6e-9, NULL, &vmax);
+    double ve =
+        1.0324e-4 + (2.34e-4 - 14400 * 6.25e-10) + (4.804e-5 - 14400 * 1.6e-9) + 14400 * vmax;
+    erg_assert_rel(r.energy_sd_j * r.energy_sd_j, ve, 1e-12);
+    erg_assert_rel(r.time_sd_s * r.time_sd_s, 2.25e-10 + vmax, 1e-12);
+    double c = erg_two_sided_multiplier(0.95);
+    erg_assert_near(r.interval_j[0], 3.32 - c * sqrt(ve), 1e-12);
+    erg_assert_near(r.interval_j[1], 3.32 + c * sqrt(ve), 1e-12);
+    /* Eq. 13: prefix starts at the null context alone (m = 0); compute and AllReduce co-run and
+     * follow the prefix (m = 2 each). */
+    erg_assert_near(r.bias_bound_j, 2 * c * (sqrt(2.34e-4) + sqrt(4.804e-5)), 1e-12);
+    assert_int_equal(r.grade, ERG_GRADE_MODEL_BASED);
+    assert_int_equal(r.n_devices, 1);
+    assert_string_equal(r.devices[0].id, "a100x2");
+    erg_assert_near(r.devices[0].static_energy_j, 0.5184, 1e-12);
+    erg_assert_near(r.devices[0].busy_s, 4.32e-3, 1e-15);
+    assert_int_equal(erg_report_compare(&r, &w), -1);
+    assert_int_equal(erg_report_compare(&w, &r), 1);
+    assert_int_equal(erg_report_compare(&r, &r), 0);
+    erg_report_free(&r);
+    erg_report_free(&w);
+}
+
+/* The same layer as a DAG built through the API: identical figures (series-parallel DAG == its
+ * expression tree), and a warm start adds the prefix's entry-state substitution. */
+static void attention_layer_as_a_dag(void **state)
+{
+    (void)state;
+    erg_schedule *s = erg_schedule_new();
+    assert_non_null(s);
+    assert_int_equal(erg_schedule_add_device(s, "a100x2", 120, NAN, NULL), ERG_OK);
+    const char *names[] = {"prefix", "compute", "allreduce"};
+    double t[] = {1.55e-3, 2.77e-3, 2.77e-3}, d[] = {0.95, 1.6, 0.2516},
+           vt[] = {2.25e-10, 6.25e-10, 1.6e-9}, ve[] = {1.0324e-4, 2.34e-4, 4.804e-5};
+    for (int i = 0; i < 3; i++) {
+        erg_signature g;
+        erg_signature_init(&g);
+        snprintf(g.name, sizeof g.name, "%s", names[i]);
+        g.static_power_w = NAN; /* the device's */
+        g.time_s = t[i];
+        g.dynamic_energy_j = d[i];
+        g.time_var_s2 = vt[i];
+        g.energy_var_j2 = ve[i];
+        g.grade = ERG_GRADE_MODEL_BASED;
+        assert_int_equal(erg_schedule_add_signature(s, &g, NULL), ERG_OK);
+        assert_int_equal(erg_schedule_add_node(s, names[i], names[i], "a100x2", NAN, NULL), ERG_OK);
+    }
+    assert_int_equal(erg_schedule_add_edge(s, "prefix", "compute", NULL), ERG_OK);
+    assert_int_equal(erg_schedule_add_edge(s, "prefix", "allreduce", NULL), ERG_OK);
+    erg_report r, e;
+    erg_diag diag;
+    assert_int_equal(erg_schedule_compose(s, NULL, &r, &diag), ERG_OK);
+    assert_int_equal(compose_file(example("attention-layer.json"), &e, &diag), ERG_OK);
+    erg_assert_near(r.energy_j, e.energy_j, 1e-12);
+    erg_assert_near(r.static_energy_j, 0.5184, 1e-12);
+    erg_assert_rel(r.energy_sd_j, e.energy_sd_j, 1e-9);
+    erg_assert_rel(r.time_sd_s, e.time_sd_s, 1e-9);
+    erg_assert_near(r.bias_bound_j, e.bias_bound_j, 1e-12);
+    erg_assert_near(r.devices[0].idle_s, 0.0, 1e-15);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    o.warm_start = 1;
+    erg_report w;
+    assert_int_equal(erg_schedule_compose(s, &o, &w, &diag), ERG_OK);
+    double c = erg_two_sided_multiplier(0.95);
+    erg_assert_near(w.bias_bound_j - r.bias_bound_j, c * sqrt(1.0324e-4), 1e-12);
+    /* Round trip through a schedule/1 file. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/dag.json", tmpdir);
+    assert_int_equal(erg_schedule_write_file(s, path, &diag), ERG_OK);
+    erg_report back;
+    assert_int_equal(compose_file(path, &back, &diag), ERG_OK);
+    erg_assert_near(back.energy_j, r.energy_j, 1e-12);
+    erg_assert_rel(back.energy_sd_j, r.energy_sd_j, 1e-12);
+    erg_report_free(&back);
+    erg_report_free(&r);
+    erg_report_free(&e);
+    erg_report_free(&w);
+    erg_schedule_free(s);
+}
+
+/* Devices are held for the whole makespan: a gap on one device is an idle element at its idle
+ * power, a device that finishes early idles until the end. Hand-computed. */
+static void dag_holds_every_device_for_the_makespan(void **state)
+{
+    (void)state;
+    const char *text = "{\"erg\": \"schedule/1\",\n"
+                       " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
+                       "             \"g1\": {\"static_power_w\": 70}},\n"
+                       " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
+                       "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, "
+                       "\"static_power_w\": 80},\n"
+                       "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
+                       " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
+                       "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
+                       "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
+                       " \"edges\": [[\"b\", \"c\"]]}\n";
+    erg_report r;
+    erg_diag d;
+    assert_int_equal(compose_file(put("held.json", text), &r, &d), ERG_OK);
+    /* a on g0 [0,2], b on g1 [0,3] at 80 W, c on g0 [3,4]; makespan 4.
+     * g0: 50·2 + 40·1 (gap) + 50·1 = 190 J; g1: 80·3 + 70·1 (idle) = 310 J. */
+    erg_assert_near(r.time_s, 4.0, 1e-12);
+    assert_int_equal(r.n_devices, 2);
+    erg_assert_near(r.devices[0].static_energy_j, 190.0, 1e-9);
+    erg_assert_near(r.devices[1].static_energy_j, 310.0, 1e-9);
+    erg_assert_near(r.devices[0].busy_s, 3.0, 1e-12);
+    erg_assert_near(r.devices[0].idle_s, 1.0, 1e-12);
+    erg_assert_near(r.devices[1].idle_s, 1.0, 1e-12);
+    erg_assert_near(r.static_energy_j, 500.0, 1e-9);
+    erg_assert_near(r.energy_j, 535.0, 1e-9);
+    erg_assert_near(r.energy_sd_j, 0.0, 1e-12);
+    erg_report_free(&r);
+}
+
+/* Given start times are kept, later than the edges allow; a start before a predecessor ends is
+ * an error. */
+static void dag_start_times(void **state)
+{
+    (void)state;
+    const char *ok =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": 5},\n"
+        "           {\"id\": \"b\", \"signature\": \"x\", \"start_s\": 7.5}],\n"
+        " \"edges\": [[\"a\", \"b\"]]}\n";
+    erg_report r;
+    erg_diag d;
+    assert_int_equal(compose_file(put("starts.json", ok), &r, &d), ERG_OK);
+    erg_assert_near(r.time_s, 3.5, 1e-12); /* from 5 to 8.5 */
+    erg_assert_near(r.devices[0].idle_s, 1.5, 1e-12);
+    erg_assert_near(r.energy_j, 10 * 3.5 + 2, 1e-12);
+    erg_report_free(&r);
+    const char *bad =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": 5},\n"
+        "           {\"id\": \"b\", \"signature\": \"x\", \"start_s\": 5.5}],\n"
+        " \"edges\": [[\"a\", \"b\"]]}\n";
+    assert_int_equal(compose_file(put("starts-bad.json", bad), &r, &d), ERG_EINVAL);
+    assert_non_null(
+        strstr(d.detail, "\"b\" starts at 5.5 s, before its predecessor \"a\" ends at 6 s"));
+}
+
+struct bad_case {
+    const char *name, *text;
+    int status;
+    const char *where, *needle;
+};
+
+static void bad_inputs_are_rejected_with_a_location(void **state)
+{
+    (void)state;
+#define HEAD "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+#define SIGX                                                                                       \
+    " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+    static const struct bad_case cases[] = {
+        {"syntax.json", HEAD SIGX " \"expr\": \"x\",,}\n", ERG_EPARSE, ":3:", "malformed JSON"},
+        {"version.json", "{\"erg\": \"schedule/2\"}", ERG_EVERSION, "",
+         "unknown format version \"schedule/2\""},
+        {"tag.json", "{\"erg\": \"signature/1\"}", ERG_EPARSE, "", "expected \"schedule/1\""},
+        {"unknown-sig.json", HEAD SIGX " \"expr\": {\"seq\": [\"x\", \"y\"]}}", ERG_EINVAL, "",
+         "expr.seq[1]: unknown signature \"y\""},
+        {"empty-op.json", HEAD SIGX " \"expr\": {\"seq\": [\"x\", {\"par\": []}]}}", ERG_EINVAL, "",
+         "expr.seq[1].par: empty operator"},
+        {"bad-op.json", HEAD SIGX " \"expr\": {\"both\": [\"x\"]}}", ERG_EPARSE, "",
+         "unknown operator \"both\""},
+        {"negative.json",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": -1, \"dynamic_energy_j\": 1}},\n"
+         " \"expr\": \"x\"}",
+         ERG_EPARSE, "", "signatures.x.time_s: must not be negative"},
+        {"infinite.json",
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1e999, "
+              "\"dynamic_energy_j\": 1}},\n"
+              " \"expr\": \"x\"}",
+         ERG_EPARSE, ":2:", "malformed JSON"},
+        {"nan.json",
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": NaN, \"dynamic_energy_j\": "
+              "1}},\n"
+              " \"expr\": \"x\"}",
+         ERG_EPARSE, ":2:", "malformed JSON"},
+        {"nan-string.json",
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": \"NaN\", "
+              "\"dynamic_energy_j\": 1}},\n"
+              " \"expr\": \"x\"}",
+         ERG_EPARSE, "", "signatures.x.time_s: expected a number"},
+        {"m1.json",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
+         "   \"time_var_s2\": 0.01, \"energy_var_j2\": 0.5}},\n \"expr\": \"x\"}",
+         ERG_EINVAL, "", "Axiom M1"},
+        {"undeclared-sig-device.json",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"h\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+         " \"expr\": \"x\"}",
+         ERG_EINVAL, "", "signatures.x.device: undeclared device \"h\""},
+        {"undeclared-node-device.json",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"device\": \"h\"}]}",
+         ERG_EINVAL, ":3:12", "nodes[0]: node \"a\" is on undeclared device \"h\""},
+        {"undeclared-idle.json",
+         HEAD SIGX " \"expr\": {\"seq\": [\"x\", {\"idle\": {\"device\": \"q\", \"time_s\": 1}}]}}",
+         ERG_EINVAL, "", "expr.seq[1].idle.device: undeclared device \"q\""},
+        {"edge-missing.json",
+         HEAD SIGX
+         " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\", \"zz\"]]}",
+         ERG_EINVAL, ":3:", "edges[0]: edge [\"a\", \"zz\"]: no node \"zz\""},
+        {"node-unknown-sig.json", HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"y\"}]}",
+         ERG_EINVAL, ":3:12", "nodes[0]: node \"a\": unknown signature \"y\""},
+        {"dup-node.json",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}, {\"id\": \"a\", "
+                   "\"signature\": \"x\"}]}",
+         ERG_EINVAL, "", "nodes[1]: node \"a\" is defined twice"},
+        {"empty-nodes.json", HEAD SIGX " \"nodes\": []}", ERG_EINVAL, "", "nodes: empty"},
+        {"both.json", HEAD SIGX " \"expr\": \"x\", \"nodes\": []}", ERG_EPARSE, "", "not both"},
+        {"neither.json", HEAD SIGX " \"edges\": []}", ERG_EPARSE, "", "needs an expr or nodes"},
+        {"typo.json", HEAD SIGX " \"expr\": \"x\", \"edge\": []}", ERG_EPARSE, "",
+         "edge: unknown member"},
+        {"no-file-sig.json",
+         HEAD " \"signatures\": {\"x\": \"missing/sig.json\"}, \"expr\": \"x\"}", ERG_ENOENT, "",
+         "signatures.x:"},
+        {"array.json", "[1, 2]", ERG_EPARSE, ":1:", "expected a JSON object at the top level"},
+        {"eof.json", "{\"erg\": \"schedule/1\",\n \"devices\": {", ERG_EPARSE,
+         ":2:", "malformed JSON"},
+        {"node-start.json",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": -2}]}",
+         ERG_EPARSE, ":3:", "nodes[0].start_s: must not be negative"},
+        {"node-id.json", HEAD SIGX " \"nodes\": [{\"id\": 7, \"signature\": \"x\"}]}", ERG_EPARSE,
+         ":3:", "nodes[0].id: expected a string"},
+        {"dup-devices.json", HEAD SIGX " \"devices\": {}, \"expr\": \"x\"}", ERG_EPARSE,
+         ":3:", "devices: duplicate member"},
+        {"bad-edge.json",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\"]]}",
+         ERG_EPARSE, "", "edges[0]: expected [\"from\", \"to\"]"},
+    };
+#undef HEAD
+#undef SIGX
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *p = put(cases[i].name, cases[i].text);
+        erg_schedule *s = NULL;
+        erg_diag d;
+        erg_diag_clear(&d);
+        int rc = erg_schedule_read_file(p, &s, &d);
+        char line[1024];
+        erg_diag_format(&d, line, sizeof line);
+        if (rc != cases[i].status || !strstr(d.where, cases[i].name) ||
+            !strstr(d.where, cases[i].where) || !strstr(line, cases[i].needle))
+            fail_msg("%s: status %s, message \"%s\"; expected %s and \"%s\"", cases[i].name,
+                     erg_status_name(rc), line, erg_status_name(cases[i].status), cases[i].needle);
+        assert_null(s);
+    }
+}
+
+/* Cycles are named at composition; a self-loop is a cycle too. */
+static void cycles_are_named(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}, {\"id\": \"a\", \"signature\": "
+        "\"x\"},\n"
+        "   {\"id\": \"b\", \"signature\": \"x\"}, {\"id\": \"c\", \"signature\": \"x\"},\n"
+        "   {\"id\": \"t\", \"signature\": \"x\"}],\n"
+        " \"edges\": [[\"s\", \"a\"], [\"a\", \"b\"], [\"b\", \"c\"], [\"c\", \"a\"], [\"c\", "
+        "\"t\"]]}\n";
+    erg_report r;
+    erg_diag d;
+    assert_int_equal(compose_file(put("cycle.json", text), &r, &d), ERG_ECYCLE);
+    assert_non_null(strstr(d.detail, "\"a\" -> \"b\" -> \"c\" -> \"a\""));
+    const char *self =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}], \"edges\": [[\"s\", \"s\"]]}\n";
+    assert_int_equal(compose_file(put("self.json", self), &r, &d), ERG_ECYCLE);
+    assert_non_null(strstr(d.detail, "\"s\" -> \"s\""));
+    /* A long cycle is named by its start and its length. */
+    erg_schedule *s = erg_schedule_new();
+    assert_int_equal(erg_schedule_add_device(s, "g", 1, NAN, NULL), ERG_OK);
+    erg_signature g;
+    erg_signature_init(&g);
+    snprintf(g.name, sizeof g.name, "x");
+    snprintf(g.device, sizeof g.device, "g");
+    g.static_power_w = 1;
+    g.time_s = 1;
+    assert_int_equal(erg_schedule_add_signature(s, &g, NULL), ERG_OK);
+    char id[64], prev[64];
+    for (int i = 0; i < 500; i++) {
+        snprintf(id, sizeof id, "a-rather-long-node-name-%03d", i);
+        assert_int_equal(erg_schedule_add_node(s, id, "x", NULL, NAN, NULL), ERG_OK);
+        if (i > 0)
+            assert_int_equal(erg_schedule_add_edge(s, prev, id, NULL), ERG_OK);
+        snprintf(prev, sizeof prev, "%s", id);
+    }
+    assert_int_equal(erg_schedule_add_edge(s, prev, "a-rather-long-node-name-000", NULL), ERG_OK);
+    assert_int_equal(erg_schedule_compose(s, NULL, &r, &d), ERG_ECYCLE);
+    assert_non_null(strstr(
+        d.detail, "cycle: \"a-rather-long-node-name-000\" -> \"a-rather-long-node-name-001\""));
+    assert_non_null(strstr(d.detail, "-> ... (500 nodes)"));
+    erg_schedule_free(s);
+}
+
+/* Signature files referenced by path, relative to the schedule's folder. */
+static void signature_paths_are_relative_to_the_file(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/sigs'", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    put("sigs/k.json", "{\"erg\": \"signature/1\", \"name\": \"kernel\", \"device\": \"g\", "
+                       "\"static_power_w\": 30,"
+                       " \"time_s\": 0.5, \"dynamic_energy_j\": 4, \"grade\": \"estimator\"}");
+    const char *text = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 30}},\n"
+                       " \"signatures\": {\"k\": \"sigs/k.json\"},\n"
+                       " \"expr\": {\"seq\": [\"k\", \"k\"]}}\n";
+    erg_report r;
+    erg_diag d;
+    assert_int_equal(compose_file(put("paths.json", text), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 2 * (30 * 0.5 + 4), 1e-12);
+    assert_int_equal(r.grade, ERG_GRADE_ESTIMATOR);
+    erg_report_free(&r);
+}
+
+/* Deviation test (Eq. 23) and insensitivity test (Eq. 11/12), hand-computed. */
+static void deviation_and_insensitivity(void **state)
+{
+    (void)state;
+    erg_report r;
+    memset(&r, 0, sizeof r);
+    r.energy_j = 10.0;
+    r.energy_sd_j = 0.3;
+    r.confidence = 0.95;
+    assert_int_equal(erg_report_deviation(&r, 11.0, 0.4, NULL), ERG_OK);
+    erg_assert_near(r.deviation_z, 1.0 / 0.5, 1e-12); /* sqrt(0.09 + 0.16) = 0.5 */
+    assert_int_equal(r.deviation_detected, 1);        /* 1.0 > 1.96·0.5 */
+    assert_int_equal(erg_report_deviation(&r, 10.9, 0.4, NULL), ERG_OK);
+    assert_int_equal(r.deviation_detected, 0); /* 0.9 < 0.98 */
+    assert_int_equal(erg_report_deviation(&r, -1.0, 0.4, NULL), ERG_EINVAL);
+
+    erg_signature ref, oth;
+    erg_signature_init(&ref);
+    ref.static_power_w = 60;
+    ref.time_s = 0.01;
+    ref.dynamic_energy_j = 2.0;
+    ref.energy_var_j2 = 0.01; /* σ = 0.1 J, tolerance 0.196 J */
+    oth = ref;
+    oth.static_power_w = 62;
+    oth.time_s = 0.011;
+    oth.dynamic_energy_j = 2.05;
+    erg_insensitivity out;
+    assert_int_equal(erg_context_insensitive(&ref, &oth, 0.95, &out, NULL), ERG_OK);
+    /* 2·0.01 + 0.001·60 + 2·0.001 + 0.05 = 0.132 */
+    erg_assert_near(out.lhs_j, 0.132, 1e-12);
+    erg_assert_near(out.tolerance_j, 0.1959963984540054, 1e-9);
+    assert_int_equal(out.insensitive, 1);
+    oth.dynamic_energy_j = 2.2;
+    assert_int_equal(erg_context_insensitive(&ref, &oth, 0.95, &out, NULL), ERG_OK);
+    assert_int_equal(out.insensitive, 0);
+}
+
+/* The expression form survives a write and a read; a device-less signature takes each node's
+ * device's static power, and Axiom M1 is checked against it. */
+static void expression_round_trip_and_device_static_power(void **state)
+{
+    (void)state;
+    char src[512], path[512];
+    snprintf(src, sizeof src, "%s/examples/pipeline-2gpu.json", ERG_TEST_SOURCE_DIR);
+    snprintf(path, sizeof path, "%s/pipeline-copy.json", tmpdir);
+    erg_schedule *s = NULL;
+    erg_diag d;
+    assert_int_equal(erg_schedule_read_file(src, &s, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    erg_report a, b;
+    assert_int_equal(erg_schedule_compose(s, NULL, &a, &d), ERG_OK);
+    erg_schedule_free(s);
+    assert_int_equal(compose_file(path, &b, &d), ERG_OK);
+    erg_assert_near(a.energy_j, b.energy_j, 1e-12);
+    erg_assert_near(a.energy_sd_j, b.energy_sd_j, 1e-15);
+    erg_assert_near(a.bias_bound_j, b.bias_bound_j, 1e-15);
+    /* Section 3.3.4 example: 2 × 60 W × 9 ms static, 1.9 J dynamic; each GPU busy 6 ms. */
+    erg_assert_near(a.static_energy_j, 2 * 60 * 0.009, 1e-12);
+    erg_assert_near(a.energy_j, 1.08 + 1.9, 1e-12);
+    erg_assert_near(a.devices[0].busy_s, 0.006, 1e-15);
+    erg_assert_near(a.devices[1].idle_s, 0.003, 1e-15);
+    /* The same pipeline as a DAG of scheduled elements: the same energy, devices held 9 ms. */
+    erg_report g;
+    assert_int_equal(compose_file(example("pipeline-2gpu-dag.json"), &g, &d), ERG_OK);
+    erg_assert_near(g.energy_j, a.energy_j, 1e-12);
+    erg_assert_near(g.time_s, 0.009, 1e-15);
+    for (int i = 0; i < 2; i++) {
+        erg_assert_near(g.devices[i].static_energy_j, a.devices[i].static_energy_j, 1e-12);
+        erg_assert_near(g.devices[i].busy_s, 0.006, 1e-15);
+    }
+    /* Every join is decided by ≥ 30 σ, so σ²_T is the critical path's: F1.gpu0 F1.gpu1 B1.gpu1
+     * F2.gpu1 B2.gpu1 B2.gpu0 = (1 + 1 + 4 + 1 + 4 + 4)e-10 s². */
+    erg_assert_rel(g.time_sd_s * g.time_sd_s, 15e-10, 1e-9);
+    erg_report_free(&g);
+    erg_report_free(&a);
+    erg_report_free(&b);
+
+    const char *text =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"lo\": {\"static_power_w\": 10},\n"
+        " \"hi\": {\"static_power_w\": 100}},\n"
+        " \"signatures\": {\"k\": {\"time_s\": 1, \"dynamic_energy_j\": 2, \"time_var_s2\": 0.01,\n"
+        "   \"energy_var_j2\": 5}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"k\", \"device\": \"lo\"},\n"
+        "           {\"id\": \"b\", \"signature\": \"k\", \"device\": \"lo\"}],\n"
+        " \"edges\": [[\"a\", \"b\"]]}\n";
+    erg_report r;
+    assert_int_equal(compose_file(put("nodev.json", text), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 2 * (10 + 2), 1e-12);
+    erg_assert_near(r.energy_sd_j * r.energy_sd_j, 2 * 5.0,
+                    1e-9); /* var_d = 5 − 100·0.01 each, + 100·0.02 */
+    erg_report_free(&r);
+    /* On the 100 W device, 100² × 0.01 = 100 J² > 5 J²: Axiom M1 fails for that node. */
+    char *hi = strdup(text);
+    char *p = strstr(hi, "\"device\": \"lo\"}],");
+    assert_non_null(p);
+    memcpy(p, "\"device\": \"hi\"}],", strlen("\"device\": \"hi\"}],"));
+    assert_int_equal(compose_file(put("nodev-hi.json", hi), &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "node \"b\": energy_var_j2 (5 J^2) is below"));
+    free(hi);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attention_layer_reproduces_the_paper),
+        cmocka_unit_test(attention_layer_as_a_dag),
+        cmocka_unit_test(dag_holds_every_device_for_the_makespan),
+        cmocka_unit_test(dag_start_times),
+        cmocka_unit_test(bad_inputs_are_rejected_with_a_location),
+        cmocka_unit_test(cycles_are_named),
+        cmocka_unit_test(signature_paths_are_relative_to_the_file),
+        cmocka_unit_test(deviation_and_insensitivity),
+        cmocka_unit_test(expression_round_trip_and_device_static_power),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/* RAPL through powercap sysfs on fake trees: identity, hierarchy, totals, wrap-around, every
+ * anomaly kind, permission errors through the I/O seam. */
+#include "meter/fake_tree.h"
+#include "support/erg_test.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erg/meter.h"
+
+static char root[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_io_reset();
+    return fake_root_new(root, sizeof root);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fake_root_free(root);
+    return 0;
+}
+
+static erg_meter *open_meter(const char *backends)
+{
+    erg_meter_options o;
+    fake_options(&o, root, backends);
+    erg_meter *m = NULL;
+    erg_diag d;
+    int rc = erg_meter_open(&o, &m, &d);
+    if (rc != ERG_OK)
+        fail_msg("erg_meter_open: %s: %s", d.where, d.detail);
+    return m;
+}
+
+static void set_uj(const char *dir, uint64_t v)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "sys/class/powercap/%s/energy_uj", dir);
+    fake_write_u64(root, rel, v);
+}
+
+static void advance(double s)
+{
+    fake_now_ns += (uint64_t)(s * 1e9);
+}
+
+/* Measure one window: begin, the steps the callback makes, end. */
+struct win {
+    erg_meter_snapshot *a, *b;
+    erg_measurement r;
+};
+
+static void win_begin(erg_meter *m, struct win *w)
+{
+    w->a = erg_meter_snapshot_new(m);
+    w->b = erg_meter_snapshot_new(m);
+    assert_int_equal(erg_meter_snapshot_take(m, w->a), ERG_OK);
+}
+
+static const erg_channel_reading *win_end(erg_meter *m, struct win *w, double busy_s,
+                                          const char *id)
+{
+    assert_int_equal(erg_meter_snapshot_take(m, w->b), ERG_OK);
+    assert_int_equal(erg_meter_diff(m, w->a, w->b, busy_s, &w->r), ERG_OK);
+    erg_meter_snapshot_free(w->a);
+    erg_meter_snapshot_free(w->b);
+    int i = fake_find(m, id);
+    assert_true(i >= 0);
+    return &w->r.channels[i];
+}
+
+static void zones_are_identified_by_name_and_parent(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 1);
+    /* intel-rapl:10 sorts after intel-rapl:2; per-socket dram zones stay distinct */
+    fake_write(root, "sys/class/powercap/intel-rapl:10/name", "package-2\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:10/max_energy_range_uj", "262143328850\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:10/energy_uj", "8000000\n");
+    fake_write(root, "sys/class/powercap/intel-rapl/enabled", "1\n"); /* control type: ignored */
+    erg_meter *m = open_meter("rapl-sysfs");
+    const char *want[] = {"rapl-sysfs:package-0",      "rapl-sysfs:package-0/core",
+                          "rapl-sysfs:package-0/uncore", "rapl-sysfs:package-0/dram",
+                          "rapl-sysfs:package-1",      "rapl-sysfs:package-1/dram",
+                          "rapl-sysfs:psys",           "rapl-sysfs:package-2"};
+    assert_int_equal(erg_meter_channel_count(m), 8);
+    for (size_t i = 0; i < 8; i++) {
+        erg_channel_info c;
+        erg_meter_channel_info(m, i, &c);
+        assert_string_equal(c.id, want[i]);
+        assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
+        assert_true(c.usable);
+        erg_assert_near(c.resolution_j, 1e-6, 0);
+        erg_assert_near(c.wrap_j, 262143.328851, 1e-6);
+    }
+    erg_channel_info c;
+    erg_meter_channel_info(m, 5, &c);
+    assert_string_equal(c.device, "package-1");
+    assert_int_equal(c.domain, ERG_DOMAIN_DRAM);
+    /* hierarchy by domain: core ⊂ package-0 ⊂ psys; dram ⊂ psys, not ⊂ package */
+    erg_meter_channel_info(m, 1, &c);
+    assert_int_equal(c.parent, 0);
+    erg_meter_channel_info(m, 0, &c);
+    assert_int_equal(c.parent, 6);
+    erg_meter_channel_info(m, 3, &c);
+    assert_int_equal(c.parent, 6);
+    erg_meter_channel_info(m, 6, &c);
+    assert_int_equal(c.parent, -1);
+    assert_int_equal(c.domain, ERG_DOMAIN_PSYS);
+    erg_meter_close(m);
+}
+
+static void totals_never_double_count(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 1);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 10000000);   /* package-0 +10 J */
+    set_uj("intel-rapl:0:0", 2000000 + 6000000);  /* core +6 J (inside package) */
+    set_uj("intel-rapl:0:1", 3000000 + 1000000);  /* uncore +1 J */
+    set_uj("intel-rapl:0:2", 4000000 + 2000000);  /* dram-0 +2 J */
+    set_uj("intel-rapl:1", 5000000 + 8000000);    /* package-1 +8 J */
+    set_uj("intel-rapl:1:0", 6000000 + 3000000);  /* dram-1 +3 J */
+    set_uj("intel-rapl:2", 7000000 + 30000000);   /* psys +30 J */
+    advance(1.0);
+    win_end(m, &w, 0, "rapl-sysfs:psys");
+    /* psys holds everything: the total is psys alone */
+    erg_assert_near(w.r.total_energy_j, 30.0, 1e-9);
+    assert_int_equal(w.r.n_total, 1);
+    assert_int_equal(w.r.total_grade, ERG_GRADE_HW_SHUNT);
+    erg_assert_near(w.r.channels[1].energy_j, 6.0, 1e-9);
+    assert_int_equal(w.r.channels[1].in_total, 0);
+
+    /* a psys that reads less than the packages and dram it contains is not trusted as the total */
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 11000000 + 10000000); /* +10 J */
+    set_uj("intel-rapl:1", 13000000 + 1000000);  /* package-1 +1 J */
+    set_uj("intel-rapl:2", 37000000 + 5000000);  /* psys +5 J < 11 J */
+    advance(1.0);
+    const erg_channel_reading *ps = win_end(m, &w, 0, "rapl-sysfs:psys");
+    assert_int_equal(ps->in_total, 0);
+    assert_non_null(strstr(ps->reason, "not summed"));
+    erg_assert_near(w.r.total_energy_j, 11.0, 1e-9); /* packages (+ drams at 0 J) */
+    assert_int_equal(w.r.n_total, 4);
+    erg_meter_close(m);
+
+    /* without psys: packages + drams, never core/uncore */
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    fake_powercap_2s(root, 0);
+    m = open_meter("rapl-sysfs");
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 10000000);
+    set_uj("intel-rapl:0:0", 2000000 + 6000000);
+    set_uj("intel-rapl:0:1", 3000000 + 1000000);
+    set_uj("intel-rapl:0:2", 4000000 + 2000000);
+    set_uj("intel-rapl:1", 5000000 + 8000000);
+    set_uj("intel-rapl:1:0", 6000000 + 3000000);
+    advance(1.0);
+    win_end(m, &w, 0, "rapl-sysfs:package-0");
+    erg_assert_near(w.r.total_energy_j, 10.0 + 2.0 + 8.0 + 3.0, 1e-9);
+    assert_int_equal(w.r.n_total, 4);
+    erg_meter_close(m);
+}
+
+static void mmio_and_mirrored_dies_counted_once(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    fake_write(root, "sys/class/powercap/intel-rapl-mmio:0/name", "package-0\n");
+    fake_write(root, "sys/class/powercap/intel-rapl-mmio:0/max_energy_range_uj", "262143328850\n");
+    fake_write(root, "sys/class/powercap/intel-rapl-mmio:0/energy_uj", "123456789\n");
+    /* two die zones mirroring one socket's counter: identical readings */
+    fake_write(root, "sys/class/powercap/intel-rapl:3/name", "package-3-die-0\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:3/max_energy_range_uj", "262143328850\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:3/energy_uj", "987654321\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:4/name", "package-3-die-1\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:4/max_energy_range_uj", "262143328850\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:4/energy_uj", "987654321\n");
+    erg_meter *m = open_meter("rapl-sysfs");
+    erg_channel_info c;
+    int i = fake_find(m, "rapl-sysfs:mmio/package-0");
+    assert_true(i >= 0);
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 1);
+    assert_non_null(strstr(c.reason, "rapl-sysfs:package-0"));
+    i = fake_find(m, "rapl-sysfs:package-3-die-1");
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 1);
+    assert_non_null(strstr(c.reason, "mirrors"));
+    i = fake_find(m, "rapl-sysfs:package-3-die-0");
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 0);
+
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 5000000);
+    set_uj("intel-rapl-mmio:0", 123456789 + 5000000);
+    set_uj("intel-rapl:3", 987654321 + 4000000);
+    set_uj("intel-rapl:4", 987654321 + 4000000);
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:mmio/package-0");
+    assert_true(r->flags & ERG_FLAG_DEDUPLICATED);
+    assert_int_equal(r->in_total, 0);
+    erg_assert_near(w.r.total_energy_j, 5.0 + 4.0, 1e-9); /* drams did not move: 0 J each */
+    erg_meter_close(m);
+}
+
+static void wrap_at_max_energy_range_counts_forward(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    set_uj("intel-rapl:0", 262143000000ull);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 500000); /* wrapped: modulus 262143328851 */
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_OK);
+    assert_true(r->flags & ERG_FLAG_WRAP_CORRECTED);
+    erg_assert_near(r->energy_j, (262143328851.0 - 262143000000.0 + 500000.0) * 1e-6, 1e-9);
+
+    /* several wraps in one window, each seen by a poll (the sampler's job) */
+    win_begin(m, &w);
+    uint64_t v = 500000;
+    double expect = 0;
+    for (int k = 0; k < 3; k++) {
+        /* +200 J per step, over 1 s each: plausible; the counter wraps once per ~1310 steps, so
+         * jump close to the modulus and across it */
+        uint64_t next = (v + 262143328851ull - 100000000ull) % 262143328851ull; /* wraps */
+        expect += (double)((next + 262143328851ull - v) % 262143328851ull) * 1e-6;
+        advance(300.0); /* too long: ambiguous... */
+        set_uj("intel-rapl:0", next);
+        erg_meter_poll(m);
+        v = next;
+    }
+    r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    /* 300 s between reads exceeds the wrap time at max power (262 s): flagged, not guessed */
+    assert_int_equal(r->state, ERG_READING_AMBIGUOUS);
+    assert_true(r->flags & ERG_FLAG_AMBIGUOUS_WRAP);
+    assert_true(isnan(r->energy_j));
+    (void)expect;
+    erg_meter_close(m);
+}
+
+static void several_wraps_seen_by_polls_are_all_corrected(void **state)
+{
+    (void)state;
+    /* a small modulus so that wraps come fast: 10 J range (max_energy_range_uj 9999999) */
+    fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "9999999\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    uint64_t v = 0;
+    for (int k = 0; k < 5; k++) { /* 7 J every 5 ms = 1400 W > 1000 W max? no: 7 J / 5 ms */
+        v = (v + 7000000) % 10000000;
+        advance(0.008); /* 7 J in 8 ms = 875 W: plausible; wrap time at 1 kW is 10 ms */
+        set_uj("intel-rapl:0", v);
+        erg_meter_poll(m);
+    }
+    advance(0.001);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_OK);
+    assert_true(r->flags & ERG_FLAG_WRAP_CORRECTED);
+    erg_assert_near(r->energy_j, 35.0, 1e-9); /* never 2^64-based, never negative */
+    /* the sampler must poll at least twice per wrap time: 10 J / 1000 W / 2 = 5 ms */
+    assert_int_equal(erg_meter_sampler_start(m, 0.1), ERG_OK);
+    erg_assert_near(erg_meter_sampler_period_s(m), 0.005, 1e-12);
+    erg_meter_sampler_stop(m);
+    erg_meter_close(m);
+}
+
+static void unreadable_range_never_turns_a_decrease_into_energy(void **state)
+{
+    (void)state;
+    fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "5000000\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "garbage\n");
+    erg_meter *m = open_meter("rapl-sysfs");
+    erg_channel_info c;
+    erg_meter_channel_info(m, 0, &c);
+    erg_assert_near(c.wrap_j, 0.0, 0);
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    set_uj("intel-rapl:0", 6000000); /* +1 J */
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 100); /* a decrease with no modulus */
+    erg_meter_poll(m);
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_true(r->flags & ERG_FLAG_BACKWARDS);
+    assert_int_equal(r->state, ERG_READING_OK);
+    erg_assert_near(r->energy_j, 1.0, 1e-9);
+    assert_true(w.r.total_energy_j >= 0);
+    erg_meter_close(m);
+}
+
+static void backwards_step_and_glitch_are_skipped_never_counted_twice(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    set_uj("intel-rapl:0", 100000000); /* 100 J */
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    set_uj("intel-rapl:0", 500); /* backwards, far from the modulus (as a wrap: 262 kJ in 1 s) */
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 150000000); /* recovered: +50 J over 2 s from the last good 100 J */
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 9000000000000ull); /* upward glitch: 9 MJ */
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 160000000); /* recovered: +10 J */
+    erg_meter_poll(m);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_OK);
+    assert_true(r->flags & ERG_FLAG_BACKWARDS);
+    assert_true(r->flags & ERG_FLAG_GLITCH);
+    assert_false(r->flags & ERG_FLAG_WRAP_CORRECTED);
+    erg_assert_near(r->energy_j, 60.0, 1e-9);
+    erg_meter_close(m);
+}
+
+static void counter_reset_rebaselines_after_confirmation(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    set_uj("intel-rapl:0", 100000000);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    set_uj("intel-rapl:0", 10); /* reset */
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 20000010); /* +20 J from the reset value: confirms it */
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 30000010); /* +10 J */
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_true(r->flags & ERG_FLAG_BACKWARDS);
+    erg_assert_near(r->energy_j, 10.0, 1e-9); /* the unknown reset interval is skipped */
+    erg_meter_close(m);
+}
+
+static void implausible_rates_are_unit_suspect(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    uint64_t v = 1000000;
+    for (int k = 0; k < 4; k++) {
+        v += 5000000000ull; /* 5 kJ per second: 5 kW on a package */
+        advance(1.0);
+        set_uj("intel-rapl:0", v);
+        erg_meter_poll(m);
+    }
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_UNIT_SUSPECT);
+    assert_true(r->flags & ERG_FLAG_UNIT_SUSPECT);
+    assert_true(isnan(r->energy_j));
+    erg_meter_close(m);
+}
+
+static void frozen_counter_is_not_live_in_a_busy_window(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    set_uj("intel-rapl:0:2", 4000000 + 1000000); /* only dram moves */
+    const erg_channel_reading *r = win_end(m, &w, 0.5, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_NOT_LIVE);
+    assert_non_null(strstr(r->reason, "not live"));
+    assert_true(isnan(r->energy_j));
+    assert_int_equal(r->in_total, 0);
+    /* an idle window (no CPU time) may legitimately not move */
+    win_begin(m, &w);
+    advance(1.0);
+    r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    /* this process may have used a little CPU: accept either ok with 0 J or not_live */
+    if (w.r.cpu_s < 0.010) {
+        assert_int_equal(r->state, ERG_READING_OK);
+        erg_assert_near(r->energy_j, 0.0, 0);
+    }
+    /* the liveness probe declines a frozen counter for good */
+    assert_int_equal(erg_meter_probe_liveness(m, 0.02, NULL), ERG_OK);
+    erg_channel_info c;
+    erg_meter_channel_info(m, 0, &c);
+    assert_int_equal(c.usable, 0);
+    assert_int_equal(c.live, 0);
+    assert_non_null(strstr(c.reason, "frozen"));
+    erg_meter_close(m);
+}
+
+static void short_window_is_below_resolution(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    advance(0.0005);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_BELOW_RESOLUTION);
+    assert_true(r->flags & ERG_FLAG_BELOW_RESOLUTION);
+    assert_true(isnan(r->energy_j));
+    assert_true(isnan(w.r.total_energy_j));
+    erg_meter_close(m);
+}
+
+static void permission_denied_names_file_and_remedy(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    fake_fail_open_suffix = "intel-rapl:0/energy_uj";
+    erg_meter *m = open_meter("rapl-sysfs");
+    erg_channel_info c;
+    erg_meter_channel_info(m, 0, &c);
+    assert_int_equal(c.usable, 0);
+    assert_non_null(strstr(c.reason, "permission denied"));
+    assert_non_null(strstr(c.reason, "intel-rapl:0/energy_uj"));
+    assert_non_null(strstr(c.reason, "CVE-2020-8694"));
+    /* the other channels are still measured */
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:1", 5000000 + 2000000);
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-1");
+    assert_int_equal(r->state, ERG_READING_OK);
+    erg_assert_near(r->energy_j, 2.0, 1e-9);
+    assert_int_equal(w.r.channels[0].state, ERG_READING_DECLINED);
+    assert_true(isnan(w.r.channels[0].energy_j)); /* unavailable is not zero */
+    erg_meter_close(m);
+
+    /* every zone denied: the backend is "denied" */
+    fake_fail_open_suffix = "energy_uj";
+    m = open_meter("rapl-sysfs,estimator");
+    erg_backend_info b;
+    erg_meter_backend_info(m, 0, &b);
+    assert_string_equal(b.name, "rapl-sysfs");
+    assert_int_equal(b.state, ERG_BACKEND_DENIED);
+    erg_meter_close(m);
+}
+
+static void empty_or_dangling_trees_are_declined_with_reason(void **state)
+{
+    (void)state;
+    fake_mkdir(root, "sys/class/powercap");
+    fake_proc_stat(root, 100, 100);
+    erg_meter *m = open_meter("rapl-sysfs,estimator");
+    erg_backend_info b;
+    erg_meter_backend_info(m, 0, &b);
+    assert_int_equal(b.state, ERG_BACKEND_ABSENT);
+    assert_non_null(strstr(b.reason, "no intel-rapl zones"));
+    assert_int_equal(erg_meter_channel_count(m), 1); /* the estimator, as last resort */
+    erg_meter_close(m);
+
+    fake_mkdir(root, "sys/class/powercap/intel-rapl:0"); /* a zone with no files */
+    m = open_meter("rapl-sysfs");
+    erg_channel_info c;
+    erg_meter_channel_info(m, 0, &c);
+    assert_int_equal(c.usable, 0);
+    assert_non_null(strstr(c.reason, "dangling"));
+    erg_meter_close(m);
+
+    /* no powercap at all */
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    fake_proc_stat(root, 100, 100);
+    m = open_meter("rapl-sysfs,estimator");
+    erg_meter_backend_info(m, 0, &b);
+    assert_int_equal(b.state, ERG_BACKEND_ABSENT);
+    assert_non_null(strstr(b.reason, "powercap"));
+    erg_meter_close(m);
+}
+
+static void transient_read_error_is_a_missing_sample_not_zero(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    fake_fail_pread_suffix = "intel-rapl:0/energy_uj";
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    set_uj("intel-rapl:0", 1000000 + 3000000);
+    fake_fail_pread_count = 1;
+    erg_meter_poll(m); /* fails: a missing sample */
+    advance(1.0);
+    set_uj("intel-rapl:0", 1000000 + 4000000);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_OK);
+    assert_true(r->flags & ERG_FLAG_STALE);
+    erg_assert_near(r->energy_j, 4.0, 1e-9);
+    /* a failed read at a window's end gives no figure */
+    win_begin(m, &w);
+    advance(1.0);
+    fake_fail_pread_count = 1;
+    r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_ERROR);
+    assert_true(isnan(r->energy_j));
+    erg_meter_close(m);
+}
+
+static void garbage_counter_text_is_not_a_reading(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "-5\n");
+    erg_meter_poll(m);
+    fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "99999999999999999999999\n");
+    erg_meter_poll(m);
+    advance(1.0);
+    set_uj("intel-rapl:0", 2000000);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_OK);
+    assert_true(r->flags & ERG_FLAG_STALE);
+    erg_assert_near(r->energy_j, 1.0, 1e-9);
+    erg_meter_close(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(zones_are_identified_by_name_and_parent, setup, teardown),
+        cmocka_unit_test_setup_teardown(totals_never_double_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(mmio_and_mirrored_dies_counted_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(wrap_at_max_energy_range_counts_forward, setup, teardown),
+        cmocka_unit_test_setup_teardown(several_wraps_seen_by_polls_are_all_corrected, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(unreadable_range_never_turns_a_decrease_into_energy, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(backwards_step_and_glitch_are_skipped_never_counted_twice,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(counter_reset_rebaselines_after_confirmation, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(implausible_rates_are_unit_suspect, setup, teardown),
+        cmocka_unit_test_setup_teardown(frozen_counter_is_not_live_in_a_busy_window, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(short_window_is_below_resolution, setup, teardown),
+        cmocka_unit_test_setup_teardown(permission_denied_names_file_and_remedy, setup, teardown),
+        cmocka_unit_test_setup_teardown(empty_or_dangling_trees_are_declined_with_reason, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(transient_read_error_is_a_missing_sample_not_zero, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(garbage_counter_text_is_not_a_reading, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

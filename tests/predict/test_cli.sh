@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# erg profile / fit / predict from the command line: a tiny end-to-end run and every bad input.
+set -u
+erg=${ERG_BIN:?ERG_BIN not set}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # check NAME WANT_STATUS STDERR_PATTERN -- command...
+    local name=$1 want=$2 pat=$3
+    shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" != "$want" ] || ! grep -q -e "$pat" "$tmp/err" "$tmp/out"; then
+        echo "FAIL $name: status $got (want $want); stdout/stderr:"; cat "$tmp/out" "$tmp/err"
+        fails=$((fails + 1))
+    else
+        echo "ok   $name"
+    fi
+}
+
+# A small grid profiled quickly; the fit needs enough points per op, so synthesise a larger
+# ops.csv with awk for the fit tests (profiling many configurations would be slow).
+cat > "$tmp/grid.csv" <<'G'
+op,kappa,m,n,k,tokens,d_model,dtype
+rmsnorm,,,,,4,256,fp32
+softmax,,,,,32,,fp32
+gemm,,16,16,16,,,fp32
+G
+check "profile runs a grid" 0 "wrote 3 configurations" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 0.003 -o "$tmp/ops.csv"
+head -1 "$tmp/ops.csv" | grep -qx "op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade" \
+    || { echo "FAIL header"; fails=$((fails + 1)); }
+[ "$(grep -c ',estimator$' "$tmp/ops.csv")" = 3 ] || { echo "FAIL grade column"; fails=$((fails + 1)); }
+
+awk 'BEGIN { print "op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade";
+  for (t = 1; t <= 1024; t *= 2) for (d = 256; d <= 4096; d *= 2) {
+    nd = t * d; T = (nd < 200000) ? 1e-6 + 2e-10 * nd + 3e-8 * t : 5e-6 + 6e-10 * nd
+    printf "rmsnorm,x,,,,%d,%d,fp32,10,%.9g,,%.9g,,estimator\n", t, d, T, 12 * T }
+  for (n = 16; n <= 4096; n = int(n * 1.25) + 1) { T = 2e-6 + 3e-9 * n * n + 1e-8 * n
+    printf "softmax,x,,,,%d,,fp32,10,%.9g,,%.9g,,estimator\n", n, T, 12 * T } }' > "$tmp/syn.csv"
+check "fit prints table layout" 0 "RMSNorm estimator (Table 1 layout)" -- "$erg" fit ops "$tmp/syn.csv" -o "$tmp/model.json"
+grep -q '"erg": "model/1"' "$tmp/model.json" || { echo "FAIL model tag"; fails=$((fails + 1)); }
+check "fit --json" 0 '"time_mape_pct"' -- "$erg" fit ops "$tmp/syn.csv" -o "$tmp/model2.json" --json --paper-thresholds --target-kind other-box
+check "predict rmsnorm" 0 "rmsnorm fp32: time" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json"
+check "predict --json" 0 '"regime": "launch_bound"' -- "$erg" predict op rmsnorm --tokens 8 --d-model 1024 --model "$tmp/model.json" --json
+grep -q '"grade": "estimator"' "$tmp/out" && grep -q '"time_s": ' "$tmp/out" && grep -q '"energy_j": ' "$tmp/out" \
+    || { echo "FAIL predict json keys"; cat "$tmp/out"; fails=$((fails + 1)); }
+check "predict extrapolates with a warning" 0 "extrapolates" -- "$erg" predict op rmsnorm --tokens 100000 --d-model 1024 --model "$tmp/model.json"
+
+# bad input
+check "op not in model" 2 "no gemm estimator" -- "$erg" predict op gemm --m 8 --n 8 --k 8 --model "$tmp/model.json"
+check "unknown op" 2 "unknown op 'conv'" -- "$erg" predict op conv --m 8 --model "$tmp/model.json"
+check "negative dim" 2 "non-negative integer" -- "$erg" predict op gemm --m -8 --n 8 --k 8 --model "$tmp/model.json"
+check "missing dim" 2 "gemm needs m, n, k" -- "$erg" predict op gemm --m 8 --n 8 --model "$tmp/model.json"
+check "option of another op" 2 "option not used by rmsnorm" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --k 3 --model "$tmp/model.json"
+check "missing model" 2 "nonexistent" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --model "$tmp/nonexistent.json"
+sed 's|"hymell-level1-ops"|"something-else"|' "$tmp/model.json" > "$tmp/other.json"
+check "model of another kind" 2 "a level-1 op model" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --model "$tmp/other.json"
+check "model of another target" 0 "was fitted for other-box" -- "$erg" predict op rmsnorm --tokens 8 --d-model 256 --model "$tmp/model2.json"
+check "wrong dtype" 2 "fitted on fp32, not bf16" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --dtype bf16 --model "$tmp/model.json"
+printf 'op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade\ngemm,x,8,8,8,,,fp32,1,abc,,,,\n' > "$tmp/bad.csv"
+check "non-numeric column" 2 "bad.csv:2:23: column 'time_s': expected a number" -- "$erg" fit ops "$tmp/bad.csv" -o "$tmp/never.json"
+[ ! -e "$tmp/never.json" ] || { echo "FAIL half-written model"; fails=$((fails + 1)); }
+printf 'op,kappa,m,n,k,tokens,d_model,dtype\ngemm,,8,-2,8,,,fp32\n' > "$tmp/badgrid.csv"
+check "negative dim in grid" 2 "badgrid.csv:2:9: column 'n': dimensions must not be negative" -- "$erg" profile ops --grid "$tmp/badgrid.csv" -o "$tmp/never.csv"
+[ ! -e "$tmp/never.csv" ] || { echo "FAIL half-written ops.csv"; fails=$((fails + 1)); }
+check "cuda is an extension point" 3 "extension point" -- "$erg" profile ops --target cuda -o "$tmp/never.csv"
+check "thread clock" 0 "wrote 3 configurations" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 0.003 --clock thread --no-meter -o "$tmp/ops_thread.csv"
+check "thread clock needs one thread" 2 "needs --threads 1" -- "$erg" profile ops --grid "$tmp/grid.csv" --clock thread --threads 2 -o "$tmp/never.csv"
+check "unknown target" 2 "expects cpu or cuda" -- "$erg" profile ops --target tpu -o "$tmp/never.csv"
+check "fit without output" 2 "missing -o" -- "$erg" fit ops "$tmp/syn.csv"
+check "profile without subcommand" 2 "expected 'ops'" -- "$erg" profile
+[ "$fails" = 0 ]

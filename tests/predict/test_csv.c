@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* ops.csv and grid files: round trip, and every bad input located as file:line:col. */
+#include "support/erg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erg/predict.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/erg_csv_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+#define HEADER "op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade\n"
+
+static void round_trip_keeps_every_field(void **state)
+{
+    (void)state;
+    erg_op_sample s[3];
+    memset(s, 0, sizeof s);
+    s[0].dims.op = ERG_OP_GEMM;
+    s[0].dims.m = 64;
+    s[0].dims.n = 128;
+    s[0].dims.k = 256;
+    strcpy(s[0].kappa, "openblas-sgemm");
+    s[0].reps = 1000;
+    s[0].time_s = 1.25e-5;
+    s[0].time_sd_s = 1e-7;
+    s[0].energy_j = 1.875e-4;
+    s[0].energy_sd_j = 1.5e-6;
+    s[0].grade = ERG_GRADE_ESTIMATOR;
+    s[0].has_grade = 1;
+    s[1].dims.op = ERG_OP_RMSNORM;
+    s[1].dims.tokens = 8;
+    s[1].dims.d_model = 4096;
+    s[1].reps = 3;
+    s[1].time_s = 2e-6;
+    s[1].time_sd_s = 0;
+    s[1].energy_j = 3e-5;
+    s[1].energy_sd_j = 0;
+    s[1].grade = ERG_GRADE_HW_SHUNT;
+    s[1].has_grade = 1;
+    s[2].dims.op = ERG_OP_SOFTMAX; /* time only */
+    s[2].dims.tokens = 512;
+    s[2].dims.dtype = ERG_DTYPE_BF16;
+    s[2].time_s = 1e-4;
+    s[2].time_sd_s = NAN;
+    s[2].energy_j = NAN;
+    s[2].energy_sd_j = NAN;
+    char path[128];
+    snprintf(path, sizeof path, "%s/rt.csv", dir);
+    assert_int_equal(erg_ops_csv_write(path, s, 3, NULL), ERG_OK);
+    erg_op_sample *r;
+    size_t n;
+    erg_diag diag;
+    assert_int_equal(erg_ops_csv_read(path, 0, &r, &n, &diag), ERG_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(r[0].dims.op, ERG_OP_GEMM);
+    assert_int_equal(r[0].dims.k, 256);
+    assert_int_equal(r[0].dims.tokens, 0);
+    assert_string_equal(r[0].kappa, "openblas-sgemm");
+    assert_int_equal(r[0].reps, 1000);
+    erg_assert_rel(r[0].time_s, 1.25e-5, 1e-9);
+    erg_assert_rel(r[0].energy_sd_j, 1.5e-6, 1e-9);
+    assert_int_equal(r[0].grade, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(r[1].dims.d_model, 4096);
+    assert_int_equal(r[1].grade, ERG_GRADE_HW_SHUNT);
+    assert_int_equal(r[2].dims.dtype, ERG_DTYPE_BF16);
+    assert_true(isnan(r[2].energy_j));
+    assert_int_equal(r[2].has_grade, 0);
+    free(r);
+    /* the file's first line is the specified header */
+    FILE *f = fopen(path, "r");
+    char line[256];
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, HEADER);
+}
+
+static void grid_files_take_columns_up_to_dtype(void **state)
+{
+    (void)state;
+    const char *p = write_tmp("g.csv", "# a grid\nop,kappa,m,n,k,tokens,d_model,dtype\n"
+                                       "gemm,,8,16,32,,,fp32\n\nrmsnorm,,,,,4,256,\n");
+    erg_op_sample *r;
+    size_t n;
+    assert_int_equal(erg_ops_csv_read(p, 1, &r, &n, NULL), ERG_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].dims.n, 16);
+    assert_int_equal(r[1].dims.dtype, ERG_DTYPE_FP32);
+    free(r);
+    /* a grid file is not an ops.csv: time_s is missing */
+    erg_diag diag;
+    assert_int_equal(erg_ops_csv_read(p, 0, &r, &n, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "missing column 'reps'"));
+}
+
+struct bad {
+    const char *text, *where_suffix, *detail;
+};
+
+static void bad_inputs_name_file_line_and_column(void **state)
+{
+    (void)state;
+    static const struct bad cases[] = {
+        {"op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j\n",
+         ":1:1", "missing column 'grade'"},
+        {HEADER "gemm,x,8,abc,8,,,fp32,1,1e-3,,,,\n", ":2:10", "column 'n': expected an integer"},
+        {HEADER "gemm,x,8,-8,8,,,fp32,1,1e-3,,,,\n", ":2:10", "must not be negative"},
+        {HEADER "conv,x,8,8,8,,,fp32,1,1e-3,,,,\n", ":2:1", "unknown op 'conv'"},
+        {HEADER "gemm,x,8,8,8,,,fp32,1,fast,,,,\n", ":2:23", "column 'time_s': expected a number"},
+        {HEADER "gemm,x,8,8,8,,,fp32,1,,,,,\n", ":2:23", "column 'time_s': a value is required"},
+        {HEADER "gemm,x,8,8,8,,,fp32,1,1e-3,,2e-3,,\n", ":2:35", "its grade is required"},
+        {HEADER "gemm,x,8,8,8,,,fp32,1,1e-3,,2e-3,,bogus\n", ":2:35", "unknown grade 'bogus'"},
+        {HEADER "gemm,x,8,8,8,,,fp64,1,1e-3,,,,\n", ":2:16", "unknown dtype 'fp64'"},
+        {HEADER "gemm,x,8,8\n", ":2:1", "expected 14 cells"},
+        {HEADER "rmsnorm,x,,,,8,,fp32,1,1e-3,,,,\n", ":2:1", "rmsnorm needs tokens > 0"},
+        {"op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade,x\n",
+         ":1:86", "unknown column 'x'"},
+        {"", "", "no header line"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *p = write_tmp("bad.csv", cases[i].text);
+        erg_op_sample *r = NULL;
+        size_t n = 0;
+        erg_diag diag;
+        erg_diag_clear(&diag);
+        int rc = erg_ops_csv_read(p, 0, &r, &n, &diag);
+        if (rc != ERG_EPARSE)
+            fail_msg("case %zu: status %d", i, rc);
+        char want[160];
+        snprintf(want, sizeof want, "%s%s", p, cases[i].where_suffix);
+        if (strcmp(diag.where, want) != 0)
+            fail_msg("case %zu: where '%s', expected '%s' (%s)", i, diag.where, want, diag.detail);
+        if (!strstr(diag.detail, cases[i].detail))
+            fail_msg("case %zu: detail '%s' lacks '%s'", i, diag.detail, cases[i].detail);
+        assert_null(r);
+    }
+    erg_op_sample *r;
+    size_t n;
+    assert_int_equal(erg_ops_csv_read("/nonexistent/ops.csv", 0, &r, &n, NULL), ERG_ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trip_keeps_every_field),
+        cmocka_unit_test(grid_files_take_columns_up_to_dtype),
+        cmocka_unit_test(bad_inputs_name_file_line_and_column),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

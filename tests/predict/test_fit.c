@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fitting: exact recovery of known piecewise models, the data-chosen threshold landing where the
+ * truth switches, MAPE/R² on noisy data against their expected size, thin-regime fallback,
+ * save/load round trip, and every loader error.
+ */
+#include "support/erg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erg/predict.h"
+
+static uint64_t rng = 12345;
+static double uni(void) /* splitmix64 → [0, 1) */
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* RMSNorm truth: regime 0 for N·d < 1.5·2^20, regime 1 above (coefficients in seconds). */
+static double rms_truth(double nt, double d, int energy)
+{
+    double nd = nt * d;
+    double t = nd < 1.5 * 1048576 ? 2e-10 * nd + 3e-8 * nt + 1e-6 : 9e-10 * nd + 2e-5;
+    return energy ? 15.0 * t + 1e-9 * nd : t;
+}
+
+static size_t rms_samples(erg_op_sample *s, double noise, int dense)
+{
+    size_t n = 0;
+    for (int i = 0; i <= 24; i += dense ? 1 : 2)
+        for (int64_t d = 256; d <= 8192; d *= 2) {
+            int64_t nt = (int64_t)floor(pow(2.0, i / 2.0) + 0.5);
+            memset(&s[n], 0, sizeof s[n]);
+            s[n].dims.op = ERG_OP_RMSNORM;
+            s[n].dims.tokens = nt;
+            s[n].dims.d_model = d;
+            s[n].time_s = rms_truth((double)nt, (double)d, 0) * (1 + noise * (2 * uni() - 1));
+            s[n].energy_j = rms_truth((double)nt, (double)d, 1) * (1 + noise * (2 * uni() - 1));
+            s[n].grade = ERG_GRADE_ESTIMATOR;
+            s[n].has_grade = 1;
+            s[n].reps = 10;
+            n++;
+        }
+    return n;
+}
+
+static void exact_piecewise_rmsnorm_is_recovered_and_split_found(void **state)
+{
+    (void)state;
+    erg_op_sample s[128];
+    size_t n = rms_samples(s, 0.0, 0);
+    assert_int_equal(n, 78);
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.target_kind = "test";
+    o.target_desc = "synthetic";
+    erg_op_model *m;
+    erg_diag diag;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, &diag), ERG_OK);
+    erg_op_thresholds t;
+    int chosen[ERG_OP_COUNT];
+    erg_op_model_thresholds(m, &t, chosen);
+    assert_int_equal(chosen[ERG_OP_RMSNORM], 1);
+    /* N·d takes powers of two: any split in (2^20, 2^21] is exact; the paper's 2.5e6 is not */
+    if (!(t.rms_nd > 1048576.0 && t.rms_nd <= 2097152.0))
+        fail_msg("threshold %g", t.rms_nd);
+    erg_op_validation v;
+    assert_int_equal(erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &v), ERG_OK);
+    assert_int_equal(v.n_train + v.n_test, 78);
+    assert_int_equal(v.n_test, 16); /* round(0.2 · 78) */
+    assert_true(v.time_mape_pct < 1e-6);
+    assert_true(v.energy_mape_pct < 1e-6);
+    assert_true(v.time_r2 > 0.999999);
+    /* the roofline baseline cannot represent the fixed costs: clearly worse */
+    assert_true(v.roof_time_mape_pct > 10.0);
+    /* predictions reproduce the truth in both regimes */
+    erg_op_dims d;
+    memset(&d, 0, sizeof d);
+    d.op = ERG_OP_RMSNORM;
+    d.tokens = 16;
+    d.d_model = 1024;
+    erg_op_prediction p;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.regime, 0);
+    erg_assert_rel(p.time_s, rms_truth(16, 1024, 0), 1e-8);
+    erg_assert_rel(p.energy_j, rms_truth(16, 1024, 1), 1e-8);
+    assert_int_equal(p.grade, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(p.extrapolated, 0);
+    d.tokens = 2048;
+    d.d_model = 4096;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.regime, 1);
+    erg_assert_rel(p.time_s, rms_truth(2048, 4096, 0), 1e-8);
+    d.tokens = 100000; /* beyond the fitted range */
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.extrapolated, 1);
+    /* no softmax in this model; wrong dtype */
+    d.op = ERG_OP_SOFTMAX;
+    d.tokens = 64;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, &diag), ERG_ENOTSUP);
+    assert_non_null(strstr(diag.detail, "no softmax estimator"));
+    d.op = ERG_OP_RMSNORM;
+    d.dtype = ERG_DTYPE_BF16;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, &diag), ERG_ENOTSUP);
+    erg_op_model_free(m);
+
+    /* with the paper's threshold the 2^21 points sit in the wrong regime: worse */
+    o.choose_thresholds = 0;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
+    erg_op_model_thresholds(m, &t, chosen);
+    assert_int_equal(chosen[ERG_OP_RMSNORM], 0);
+    erg_assert_near(t.rms_nd, 2.5e6, 0);
+    erg_op_validation vp;
+    erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vp);
+    assert_true(vp.time_mape_pct > 1e3 * v.time_mape_pct + 1e-3);
+    erg_op_model_free(m);
+}
+
+static void noisy_data_gives_the_expected_mape(void **state)
+{
+    (void)state;
+    /* ±2% uniform multiplicative noise: E|U| = 1%, so held-out MAPE ≈ 1% (a little more for the
+     * fit's own error); R² stays near 1 in the memory-bound regime. N steps by √2 (150 points). */
+    erg_op_sample s[160];
+    rng = 777;
+    size_t n = rms_samples(s, 0.02, 1);
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.target_kind = "test";
+    o.target_desc = "synthetic";
+    o.test_fraction = 0.3;
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
+    erg_op_validation v;
+    erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &v);
+    if (!(v.time_mape_pct > 0.5 && v.time_mape_pct < 2.0))
+        fail_msg("time MAPE %g%%, expected about 1%%", v.time_mape_pct);
+    if (!(v.energy_mape_pct > 0.5 && v.energy_mape_pct < 2.0))
+        fail_msg("energy MAPE %g%%, expected about 1%%", v.energy_mape_pct);
+    erg_op_model_validation(m, ERG_OP_RMSNORM, 1, &v);
+    assert_true(v.time_r2 > 0.99);
+    erg_op_model_free(m);
+}
+
+/* GEMM truth per regime under the paper's thresholds, in features the estimator has. */
+static double gemm_truth(const erg_op_dims *d)
+{
+    erg_op_thresholds t;
+    erg_op_thresholds_paper(&t);
+    double x[ERG_OP_MAX_FEATURES];
+    erg_op_features(d, x);
+    static const double a[5] = {1e-12, 2e-12, 1.5e-12, 1.2e-12, 1e-12}; /* s per FLOP */
+    static const double b[5] = {1e-10, 1e-10, 8e-11, 5e-11, 2e-11};      /* s per byte in */
+    static const double c[5] = {5e-6, 2e-5, 3e-5, 4e-5, 1e-4};
+    unsigned r = erg_op_regime(d, &t);
+    return a[r] * x[3] + b[r] * x[7] + 3e-11 * x[6] + c[r];
+}
+
+static void gemm_five_regimes_exact(void **state)
+{
+    (void)state;
+    enum { PER = 40, N = 5 * PER };
+    erg_op_sample *s = calloc(N, sizeof *s);
+    assert_non_null(s);
+    rng = 99;
+    unsigned per[5] = {0};
+    erg_op_thresholds t;
+    erg_op_thresholds_paper(&t);
+    size_t i = 0;
+    while (i < N) { /* log-uniform dims, 40 per regime */
+        erg_op_dims d;
+        memset(&d, 0, sizeof d);
+        d.op = ERG_OP_GEMM;
+        d.m = (int64_t)exp(uni() * log(8192.0)) + 1;
+        d.n = (int64_t)exp(uni() * log(8192.0)) + 1;
+        d.k = (int64_t)exp(uni() * log(8192.0)) + 1;
+        unsigned r = erg_op_regime(&d, &t);
+        if (per[r] >= PER)
+            continue;
+        per[r]++;
+        s[i].dims = d;
+        s[i].time_s = gemm_truth(&d);
+        s[i].energy_j = NAN; /* time only */
+        i++;
+    }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.choose_thresholds = 0;
+    o.target_kind = "test";
+    o.target_desc = "synthetic";
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_fit(s, N, &o, &m, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_has(m, ERG_OP_GEMM), 1); /* no energy */
+    for (unsigned r = 0; r < 5; r++) {
+        erg_op_validation v;
+        assert_int_equal(erg_op_model_validation(m, ERG_OP_GEMM, r, &v), ERG_OK);
+        assert_int_equal(v.fallback, 0);
+        if (!(v.time_mape_pct < 1e-4))
+            fail_msg("regime %u: MAPE %g%%", r, v.time_mape_pct);
+        assert_true(isnan(v.energy_mape_pct));
+    }
+    erg_op_prediction p;
+    assert_int_equal(erg_op_model_predict(m, &s[0].dims, &p, NULL), ERG_OK);
+    erg_assert_rel(p.time_s, s[0].time_s, 1e-7);
+    assert_true(isnan(p.energy_j));
+    erg_op_model_free(m);
+    free(s);
+}
+
+static void thin_regime_falls_back_to_its_neighbour(void **state)
+{
+    (void)state;
+    /* softmax, paper threshold 1024: 3 points below (< 5 needed), 20 above */
+    erg_op_sample s[32];
+    size_t n = 0;
+    int64_t small[3] = {64, 256, 512};
+    for (int i = 0; i < 3; i++, n++) {
+        memset(&s[n], 0, sizeof s[n]);
+        s[n].dims.op = ERG_OP_SOFTMAX;
+        s[n].dims.tokens = small[i];
+    }
+    for (int i = 0; i < 20; i++, n++) {
+        memset(&s[n], 0, sizeof s[n]);
+        s[n].dims.op = ERG_OP_SOFTMAX;
+        s[n].dims.tokens = 1024 + 256 * i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double N = (double)s[i].dims.tokens;
+        s[i].time_s = 1e-9 * N * N + 1e-7 * N + 1e-6 * log2(N) + 5e-6;
+        s[i].energy_j = NAN;
+    }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.choose_thresholds = 0;
+    o.test_fraction = 0;
+    o.target_kind = "test";
+    o.target_desc = "synthetic";
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
+    erg_op_validation v;
+    erg_op_model_validation(m, ERG_OP_SOFTMAX, 0, &v);
+    assert_int_equal(v.fallback, 1);
+    assert_int_equal(v.fallback_to, 1);
+    assert_int_equal(v.n_train, 3);
+    assert_non_null(strstr(erg_op_model_notes(m), "softmax: regime launch_bound has 3 training points"));
+    erg_op_dims d;
+    memset(&d, 0, sizeof d);
+    d.op = ERG_OP_SOFTMAX;
+    d.tokens = 128;
+    erg_op_prediction p;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.regime, 0);
+    assert_int_equal(p.fallback, 1);
+    /* the neighbour's fit holds the same law here: exact */
+    erg_assert_rel(p.time_s, 1e-9 * 128 * 128 + 1e-7 * 128 + 7e-6 + 5e-6, 1e-6);
+    erg_op_model_free(m);
+}
+
+static char dir[64];
+
+static void save_load_round_trip_and_loader_errors(void **state)
+{
+    (void)state;
+    erg_op_sample s[128];
+    rng = 5;
+    size_t n = rms_samples(s, 0.01, 0);
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.target_kind = "cpu-test";
+    o.target_desc = "synthetic";
+    erg_op_model *m, *l;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
+    snprintf(dir, sizeof dir, "/tmp/erg_fit_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char path[128], bad[128];
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    erg_diag diag;
+    assert_int_equal(erg_op_model_save(m, path, &diag), ERG_OK);
+    assert_int_equal(erg_op_model_load(path, &l, &diag), ERG_OK);
+    assert_string_equal(erg_op_model_target(l), "cpu-test");
+    assert_int_equal(erg_op_model_grade(l), ERG_GRADE_ESTIMATOR);
+    for (size_t i = 0; i < n; i++) {
+        erg_op_prediction a, b;
+        assert_int_equal(erg_op_model_predict(m, &s[i].dims, &a, NULL), ERG_OK);
+        assert_int_equal(erg_op_model_predict(l, &s[i].dims, &b, NULL), ERG_OK);
+        erg_assert_rel(a.time_s, b.time_s, 1e-14);
+        erg_assert_rel(a.energy_j, b.energy_j, 1e-14);
+        assert_int_equal(a.regime, b.regime);
+    }
+    erg_op_validation va, vb;
+    erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &va);
+    erg_op_model_validation(l, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vb);
+    erg_assert_rel(va.time_mape_pct, vb.time_mape_pct, 1e-12);
+    erg_op_model_free(l);
+    erg_op_model_free(m);
+
+    /* loader errors: edit the saved file with sed */
+    struct {
+        const char *sed, *detail;
+        int status;
+    } cases[] = {
+        {"s|\"model/1\"|\"model/2\"|", "unknown format version", ERG_EVERSION},
+        {"s|\"model/1\"|\"signature/1\"|", "expected \"model/1\"", ERG_EPARSE},
+        {"s|\"hymell-level1-ops\"|\"hymell-level3-e2e\"|", "a level-1 op model", ERG_EPARSE},
+        {"s|\"rmsnorm\": {|\"conv2d\": {|", "ops.conv2d: unknown op", ERG_EPARSE},
+        {"s|\"N\\*d\"|\"R*C\"|", "ops.rmsnorm.features[0]", ERG_EPARSE},
+        {"0,/\"coef\": \\[/s|\"coef\": \\[|\"coef\": [\"x\", |", "coef", ERG_EPARSE},
+        {"s|\"dtype\": \"fp32\"|\"dtype\": \"int8\"|", "unknown dtype", ERG_EPARSE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[512];
+        snprintf(bad, sizeof bad, "%s/bad.json", dir);
+        snprintf(cmd, sizeof cmd, "sed -e '%s' '%s' > '%s'", cases[i].sed, path, bad);
+        assert_int_equal(system(cmd), 0);
+        erg_diag_clear(&diag);
+        int rc = erg_op_model_load(bad, &l, &diag);
+        if (rc != cases[i].status || !strstr(diag.detail, cases[i].detail))
+            fail_msg("case %zu: status %d, detail '%s'", i, rc, diag.detail);
+        assert_null(l);
+    }
+    assert_int_equal(erg_op_model_load("/nonexistent.json", &l, NULL), ERG_ENOENT);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void fit_rejects_bad_input(void **state)
+{
+    (void)state;
+    erg_op_model *m;
+    erg_diag diag;
+    assert_int_equal(erg_op_model_fit(NULL, 0, NULL, &m, &diag), ERG_EINVAL);
+    erg_op_sample s[4];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < 4; i++) {
+        s[i].dims.op = ERG_OP_GEMM;
+        s[i].dims.m = s[i].dims.n = s[i].dims.k = 8 << i;
+        s[i].time_s = 1e-6;
+        s[i].energy_j = NAN;
+    }
+    /* 4 samples, 11 features: too few */
+    assert_int_equal(erg_op_model_fit(s, 4, NULL, &m, &diag), ERG_EINVAL);
+    assert_non_null(strstr(diag.detail, "needs at least 12"));
+    s[2].time_s = 0;
+    assert_int_equal(erg_op_model_fit(s, 4, NULL, &m, &diag), ERG_EPARSE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exact_piecewise_rmsnorm_is_recovered_and_split_found),
+        cmocka_unit_test(noisy_data_gives_the_expected_mape),
+        cmocka_unit_test(gemm_five_regimes_exact),
+        cmocka_unit_test(thin_regime_falls_back_to_its_neighbour),
+        cmocka_unit_test(save_load_round_trip_and_loader_errors),
+        cmocka_unit_test(fit_rejects_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

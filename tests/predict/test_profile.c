@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/* The profiler's protocol, without timed assertions: repetitions, rotation, energy windows. */
+#include "support/erg_test.h"
+
+#include <string.h>
+
+#include "erg/measure.h"
+#include "erg/meter.h"
+#include "erg/predict.h"
+#include "predict/kernels.h"
+
+struct fake_meter {
+    unsigned begins, ends;
+    double joules_per_s;
+};
+
+static int fake_begin(void *ud, erg_diag *diag)
+{
+    (void)diag;
+    ((struct fake_meter *)ud)->begins++;
+    return ERG_OK;
+}
+
+static int fake_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+{
+    (void)diag;
+    struct fake_meter *f = ud;
+    f->ends++;
+    *energy_j = f->joules_per_s * elapsed_s + 1e-3; /* 1 mJ offset per window */
+    *grade = ERG_GRADE_HW_SHUNT;
+    return ERG_OK;
+}
+
+static int failing_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade,
+                       erg_diag *diag)
+{
+    (void)ud;
+    (void)elapsed_s;
+    (void)energy_j;
+    (void)grade;
+    return erg_diag_set(diag, ERG_ENOTLIVE, "fake", "counter frozen");
+}
+
+static erg_op_dims dims(erg_op op, int64_t a, int64_t b, int64_t c)
+{
+    erg_op_dims d;
+    memset(&d, 0, sizeof d);
+    d.op = op;
+    if (op == ERG_OP_GEMM) {
+        d.m = a;
+        d.n = b;
+        d.k = c;
+    } else if (op == ERG_OP_RMSNORM) {
+        d.tokens = a;
+        d.d_model = b;
+    } else {
+        d.tokens = a;
+    }
+    return d;
+}
+
+static void builtin_estimator_profile(void **state)
+{
+    (void)state;
+    erg_op_dims g[3] = {dims(ERG_OP_RMSNORM, 4, 256, 0), dims(ERG_OP_SOFTMAX, 64, 0, 0),
+                        dims(ERG_OP_GEMM, 32, 48, 64)};
+    erg_op_sample out[3];
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    erg_assert_near(o.min_time_s, 1.0, 0);
+    o.min_time_s = 0.005;
+    o.est_power_w = 20.0;
+    size_t done = 0;
+    erg_diag diag;
+    assert_int_equal(erg_profile_ops(&o, g, 3, out, &done, &diag), ERG_OK);
+    assert_int_equal(done, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_true(out[i].reps >= 2); /* at least two batches */
+        assert_true(out[i].time_s > 0);
+        assert_true(out[i].time_sd_s >= 0);
+        /* cumulative time reached the minimum: reps · mean ≥ min_time */
+        assert_true((double)out[i].reps * out[i].time_s >= o.min_time_s * (1 - 1e-9));
+        /* the estimator is P·t, graded as such */
+        erg_assert_rel(out[i].energy_j, 20.0 * out[i].time_s, 1e-9);
+        assert_int_equal(out[i].grade, ERG_GRADE_ESTIMATOR);
+        assert_int_equal(out[i].has_grade, 1);
+        assert_int_equal(out[i].dims.op, g[i].op);
+    }
+    assert_string_equal(out[0].kappa, "erg-c");
+    assert_string_equal(out[1].kappa, "erg-c-causal");
+    assert_non_null(strstr(out[2].kappa, "openblas-"));
+    assert_non_null(strstr(out[2].kappa, "-sgemm-"));
+}
+
+static void energy_comes_through_the_window(void **state)
+{
+    (void)state;
+    struct fake_meter f = {0, 0, 100.0};
+    erg_energy_window w = {&f, fake_begin, fake_end};
+    erg_op_dims g = dims(ERG_OP_GEMM, 16, 16, 16);
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 0.002;
+    o.min_window_s = 0; /* every batch counts, so the 1 mJ offsets can be tallied */
+    o.batches = 4;
+    o.energy = &w;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
+    assert_true(f.begins >= 2);
+    assert_int_equal(f.begins, f.ends);
+    assert_int_equal(out.grade, ERG_GRADE_HW_SHUNT);
+    /* energy per execution = (100 W · total time + windows · 1 mJ) / reps */
+    erg_assert_rel(out.energy_j, (100.0 * out.time_s * (double)out.reps + 1e-3 * f.ends) /
+                                     (double)out.reps, 1e-9);
+    w.end = failing_end;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    size_t done = 7;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, &done, &diag), ERG_ENOTLIVE);
+    assert_int_equal(done, 0);
+    assert_string_equal(diag.detail, "counter frozen");
+}
+
+/* Like the meter's estimator: no figure for a window shorter than its 10 ms update period. */
+static int coarse_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+{
+    (void)ud;
+    if (elapsed_s < 0.01)
+        return erg_diag_set(diag, ERG_ENODEV, NULL, "below resolution");
+    *energy_j = 50.0 * elapsed_s;
+    *grade = ERG_GRADE_ESTIMATOR;
+    return ERG_OK;
+}
+
+static void short_batches_grow_past_the_meter_resolution(void **state)
+{
+    (void)state;
+    struct fake_meter f = {0, 0, 0};
+    erg_energy_window w = {&f, fake_begin, coarse_end};
+    erg_op_dims g = dims(ERG_OP_RMSNORM, 1, 256, 0); /* ~100 ns per execution */
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    erg_assert_near(o.min_window_s, 0.02, 0);
+    o.min_time_s = 0.001; /* would ask for 50 µs batches */
+    o.min_window_s = 0.012;
+    o.energy = &w;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
+    erg_assert_rel(out.energy_j, 50.0 * out.time_s, 1e-9);
+    assert_true((double)out.reps * out.time_s >= 2 * 0.012);
+}
+
+static void energy_through_erg_meter_windows_is_graded(void **state)
+{
+    (void)state;
+    erg_meter_options mo;
+    erg_meter_options_init(&mo);
+    mo.backends = "estimator"; /* the backend every machine has; no counters needed */
+    erg_meter *m = NULL;
+    erg_diag diag;
+    assert_int_equal(erg_meter_open(&mo, &m, &diag), ERG_OK);
+    assert_int_equal(erg_meter_sampler_start(m, 0.01), ERG_OK);
+    erg_monitor *mon = NULL;
+    assert_int_equal(erg_monitor_open(m, &mon, &diag), ERG_OK);
+    erg_energy_window w;
+    assert_int_equal(erg_profile_energy_monitor(NULL, &w), ERG_EINVAL);
+    assert_int_equal(erg_profile_energy_monitor(mon, &w), ERG_OK);
+    erg_op_dims g = dims(ERG_OP_GEMM, 64, 64, 64);
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 0.05;
+    o.energy = &w;
+    int rc = erg_profile_ops(&o, &g, 1, &out, NULL, &diag);
+    if (rc != ERG_OK)
+        fail_msg("profile through the meter: %s", diag.detail);
+    assert_int_equal(out.grade, ERG_GRADE_ESTIMATOR);
+    assert_true(out.energy_j > 0);
+    /* a busy CPU core at the estimator's defaults (10-65 W for the whole CPU) draws between
+     * 0.1 W and 65 W: energy per execution divided by time per execution lands there */
+    double p_w = out.energy_j / out.time_s;
+    if (!(p_w > 0.1 && p_w < 65.0 * 1.5))
+        fail_msg("implied power %g W", p_w);
+    erg_monitor_close(mon);
+    erg_meter_sampler_stop(m);
+    erg_meter_close(m);
+}
+
+static void unsupported_targets_and_types(void **state)
+{
+    (void)state;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 0.001;
+    erg_op_dims g = dims(ERG_OP_GEMM, 8, 8, 8);
+    erg_op_sample out;
+    erg_diag diag;
+    o.target = ERG_TARGET_CUDA;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, &diag), ERG_ENOTSUP);
+    assert_non_null(strstr(diag.detail, "extension point"));
+    o.target = ERG_TARGET_CPU;
+    /* bf16 GEMM exactly when the linked OpenBLAS exports cblas_sbgemm (Debian 12's does not) */
+    g.dtype = ERG_DTYPE_BF16;
+    int have = erg__find_sbgemm() != NULL;
+    assert_int_equal(erg_profile_supports(ERG_TARGET_CPU, ERG_OP_GEMM, ERG_DTYPE_BF16), have);
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, &diag), have ? ERG_OK : ERG_ENOTSUP);
+    /* bf16 RMSNorm never (own kernels are fp32) */
+    erg_op_dims r = dims(ERG_OP_RMSNORM, 2, 64, 0);
+    r.dtype = ERG_DTYPE_BF16;
+    assert_int_equal(erg_profile_ops(&o, &r, 1, &out, NULL, &diag), ERG_ENOTSUP);
+    assert_string_equal(diag.where, "grid row 1");
+    /* a set too large is refused before allocating */
+    o.max_set_bytes = 1000;
+    erg_op_dims big = dims(ERG_OP_GEMM, 64, 64, 64);
+    assert_int_equal(erg_profile_ops(&o, &big, 1, &out, NULL, &diag), ERG_ERANGE);
+    erg_op_dims neg = dims(ERG_OP_GEMM, -1, 4, 4);
+    assert_int_equal(erg_profile_ops(&o, &neg, 1, &out, NULL, &diag), ERG_EINVAL);
+}
+
+static void target_identity_is_file_name_safe(void **state)
+{
+    (void)state;
+    char kind[128], desc[256];
+    erg_target_identity(kind, sizeof kind, desc, sizeof desc);
+    assert_true(strncmp(kind, "cpu-", 4) == 0);
+    for (const char *p = kind; *p; p++)
+        assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
+    assert_non_null(strstr(desc, "OpenBLAS"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(builtin_estimator_profile),
+        cmocka_unit_test(energy_comes_through_the_window),
+        cmocka_unit_test(short_batches_grow_past_the_meter_resolution),
+        cmocka_unit_test(energy_through_erg_meter_windows_is_graded),
+        cmocka_unit_test(unsupported_targets_and_types),
+        cmocka_unit_test(target_identity_is_file_name_safe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# End-to-end: erg store put/list/get/rm, and the bad inputs (exit 2, nothing stored).
+set -u
+erg=${ERG_BIN:?}
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat > "$t/a.json" <<'J'
+{"erg": "signature/1", "name": "gemm-4096", "device": "gpu0", "static_power_w": 60,
+ "time_s": 0.002, "dynamic_energy_j": 0.5, "time_var_s2": 1e-8, "energy_var_j2": 0.0001, "grade": "hw_shunt", "runs": 10}
+J
+cat > "$t/bad.json" <<'J'
+{"erg": "signature/1", "name": "bad", "static_power_w": 60,
+ "time_s": -1, "dynamic_energy_j": 0.5}
+J
+# A bad file among good ones: exit 2, the message names the file, and nothing is stored.
+"$erg" store --store "$t/s.db" put "$t/a.json" "$t/bad.json" 2> "$t/err"; rc=$?
+[ $rc -eq 2 ] || fail "bad put exited $rc"
+grep -q "bad.json" "$t/err" || fail "error does not name the file: $(cat "$t/err")"
+[ ! -e "$t/s.db" ] || fail "store created despite the bad input"
+
+"$erg" store --store "$t/s.db" put "$t/a.json" || fail "put"
+"$erg" store --store "$t/s.db" list --json > "$t/list.json" || fail "list"
+grep -q '"name": "gemm-4096"' "$t/list.json" || fail "list lacks the signature: $(cat "$t/list.json")"
+grep -q '"energy_j": 0.62' "$t/list.json" || fail "energy_j is not 60*0.002+0.5: $(cat "$t/list.json")"
+"$erg" store --store "$t/s.db" get gemm-4096 -o "$t/out.json" || fail "get"
+grep -q '"erg": "signature/1"' "$t/out.json" || fail "get wrote no signature/1"
+"$erg" store --store "$t/s.db" get nope 2> "$t/err"; rc=$?
+[ $rc -eq 2 ] || fail "get of a missing name exited $rc"
+grep -q "nope" "$t/err" || fail "missing-name error does not name it"
+"$erg" store --store "$t/s.db" rm gemm-4096 || fail "rm"
+"$erg" store --store "$t/s.db" get gemm-4096 2>/dev/null && fail "rm did not remove"
+"$erg" store --store "$t/none.db" list 2>/dev/null; rc=$?
+[ $rc -eq 2 ] || fail "list of a missing store exited $rc"
+"$erg" store --store "$t/s.db" frobnicate 2>/dev/null; rc=$?
+[ $rc -eq 2 ] || fail "unknown action exited $rc"
+echo "store cli: ok"
