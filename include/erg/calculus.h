@@ -12,11 +12,15 @@
  * does not modify it and may be called concurrently on one schedule.
  *
  * Composition of a DAG (docs/formats.md, "schedule/1"): point values are the critical path over the
- * mean times (max of means at every join, as the paper does); the makespan variance is propagated
- * by Gaussian moment matching at joins (Clark 1961), with the correlation between join operands
- * that share a common ancestor join accounted for exactly through that ancestor (so a
- * series-parallel DAG gives the same answer as its expression tree) and neglected otherwise.
- * Composition takes time linear in elements + edges.
+ * mean times (max of means at every join, as the paper does); every participating device is held
+ * for the whole makespan (gaps are idle elements at its idle power). The makespan variance is
+ * propagated in one topological pass by Gaussian moment matching at joins (Clark 1961): each
+ * finish is kept relative to an event of a tree of shared events (forks, joins), operands of a join
+ * are taken relative to their latest common event and combined bottom-up, and a join hangs below
+ * its most likely critical operand. A series-parallel DAG thus gives exactly its expression tree's
+ * figures; other correlations are neglected (within a few percent of Monte Carlo on random layered
+ * DAGs, tests/calculus/test_properties.c). Energy variance: σ²_E = Σ σ²_d_i + s̄²·Var(makespan),
+ * s̄ = static energy / makespan (the ⊕multi form). Time and memory are linear in elements + edges.
  */
 #ifndef ERG_CALCULUS_H
 #define ERG_CALCULUS_H
@@ -89,6 +93,7 @@ typedef struct erg_compose_options {
     uint64_t mc_seed;    /**< seed of the Monte Carlo generator */
 } erg_compose_options;
 
+/** Defaults: confidence 0.95, cold start (null context), no Monte Carlo, seed 1. */
 ERG_API void erg_compose_options_init(erg_compose_options *opts);
 
 /** Per-device figures of a composed schedule. */
@@ -102,11 +107,11 @@ typedef struct erg_device_report {
 
 /** What erg reports for a schedule (paper Section 5.2). Free with erg_report_free. */
 typedef struct erg_report {
-    erg_signature total;  /**< the composite signature (Property 5.3) */
-    double energy_j;      /**< E */
-    double energy_sd_j;   /**< σ_E */
-    double time_s;        /**< T (makespan) */
-    double time_sd_s;     /**< σ_T */
+    erg_signature total; /**< the composite signature (Property 5.3) */
+    double energy_j;     /**< E */
+    double energy_sd_j;  /**< σ_E */
+    double time_s;       /**< T (makespan) */
+    double time_sd_s;    /**< σ_T */
     double static_energy_j, dynamic_energy_j;
     double confidence;    /**< P */
     double interval_j[2]; /**< E ± c·σ_E */
@@ -114,22 +119,34 @@ typedef struct erg_report {
     erg_grade grade;
     size_t n_devices;
     erg_device_report *devices;
-    int has_mc;           /**< 1 when opts->mc_samples > 0 */
+    int has_mc;                                                  /**< 1 when opts->mc_samples > 0 */
     double mc_energy_j, mc_energy_sd_j, mc_time_s, mc_time_sd_s; /**< Monte Carlo mean and sd */
     uint64_t mc_samples;
-    int has_deviation;    /**< 1 after erg_report_deviation */
+    int has_deviation;                /**< 1 after erg_report_deviation */
     double measured_j, measured_sd_j; /**< the direct measurement and its sd, J */
-    double deviation_z;   /**< |E − E_measured| / sqrt(σ_E² + σ_measured²) */
-    int deviation_detected; /**< Eq. 23: z > c */
-    size_t n_elements;    /**< elements composed (signature leaves or DAG nodes; idle excluded) */
+    double deviation_z;               /**< |E − E_measured| / sqrt(σ_E² + σ_measured²) */
+    int deviation_detected;           /**< Eq. 23: z > c */
+    size_t n_elements; /**< elements composed (signature leaves or DAG nodes; idle excluded) */
 } erg_report;
 
+/** Free what erg_schedule_compose allocated in a report (its devices); NULL-safe, idempotent. */
 ERG_API void erg_report_free(erg_report *report);
 
 /**
  * Compose a schedule: evaluate its expression literally, or its DAG with every participating
- * device held at its static power for the whole makespan (gaps are idle elements).
- * Errors: ERG_EINVAL, ERG_ECYCLE, ERG_ENOMEM.
+ * device held at its static power for the whole makespan (gaps are idle elements). Fills out
+ * (free it with erg_report_free): E, σ_E, T, σ_T, static and dynamic energy, per-device figures,
+ * the interval E ± c·σ_E (c the two-sided Gaussian multiplier of opts->confidence), the weakest
+ * grade, and the Reduction Theorem's worst-case bias bound Σ m_i·c·σ_E_i (paper Eq. 13): m_i counts
+ * an entry-state substitution, dropped for elements that start with the composition unless
+ * opts->warm_start, plus an isolation substitution for elements that co-run with others
+ * (expression: under a par/multi of two or more operands; DAG: the element's interval overlaps
+ * another's). With opts->mc_samples > 0 it also samples times N(T, σ²_T) (truncated at 0) and
+ * dynamic energies N(d, σ²_d) and reports the Monte Carlo mean and sd (Appendix F.4). opts may be
+ * NULL (defaults). Errors: ERG_EINVAL (par operands on different devices or static powers,
+ * overlapping DAG nodes on one device with different static power, a start before a predecessor's
+ * end, Axiom M1 with the device's static power, bad confidence), ERG_ECYCLE (the cycle is named),
+ * ERG_ENOMEM.
  */
 ERG_API int erg_schedule_compose(const erg_schedule *sched, const erg_compose_options *opts,
                                  erg_report *out, erg_diag *diag);
@@ -160,9 +177,9 @@ ERG_API int erg_report_write_file(const erg_report *report, const char *path, er
 /** Outcome of erg_context_insensitive. */
 typedef struct erg_insensitivity {
     double delta_s_w, delta_t_s, delta_d_j; /**< |Δs|, |ΔT|, |Δd| between the two contexts */
-    double lhs_j;       /**< Δs·T_ref + ΔT·s_ref + Δs·ΔT + Δd, J */
-    double tolerance_j; /**< c_α·σ_E of the reference, J */
-    int insensitive;    /**< lhs_j ≤ tolerance_j */
+    double lhs_j;                           /**< Δs·T_ref + ΔT·s_ref + Δs·ΔT + Δd, J */
+    double tolerance_j;                     /**< c_α·σ_E of the reference, J */
+    int insensitive;                        /**< lhs_j ≤ tolerance_j */
 } erg_insensitivity;
 
 /**

@@ -50,7 +50,11 @@ ERG_API void erg_monitor_close(erg_monitor *mon);
 
 /**
  * Begin the window called name (1..63 bytes): poll every channel and record a snapshot.
- * Windows may nest and overlap; names must be distinct among open windows.
+ * Windows may nest and overlap; names must be distinct among open windows. Without the sampler
+ * (erg_meter_sampler_start), a window longer than a counter's wrap time at its maximum power
+ * (RAPL: about 262 kJ / 1 kW ≈ 4 minutes; 32-bit MSRs much less) is reported ambiguous, and
+ * power-only channels are integrated from the two end samples only: start the sampler for long
+ * windows or power sources.
  * Returns ERG_OK; ERG_EINVAL (bad name, a window of that name already open, too many windows:
  * diag says which).
  */
@@ -193,7 +197,8 @@ ERG_API int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mo
  * The signature/1 of a summary (paper Section 4.3): s = static_power_w, T = mean time,
  * d = max(0, E − s·T) with E the mean gross total, σ²_T and σ²_E the sample variances over runs;
  * σ²_E is raised to s²·σ²_T where sampling noise left it lower (Axiom M1), and *m1_raised is set.
- * grade = total grade, runs = n. name and device are copied (may be NULL).
+ * grade = total grade, runs = n. name is copied (may be NULL); device is copied, or when NULL
+ * is the device of the summed channels if they share one, else "host".
  * Returns ERG_OK or ERG_EINVAL (no total).
  */
 ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const char *device,

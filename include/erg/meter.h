@@ -217,7 +217,8 @@ enum {
     ERG_FLAG_BACKWARDS = 1u << 2,       /**< a decrease that is not a wrap: interval skipped */
     ERG_FLAG_GLITCH = 1u << 3,          /**< a jump that recovered: interval skipped */
     ERG_FLAG_BELOW_RESOLUTION = 1u << 4,/**< window shorter than the update period: no figure */
-    ERG_FLAG_STALE = 1u << 5,           /**< missing samples (read errors) or a held value */
+    ERG_FLAG_STALE = 1u << 5,           /**< missing samples (read errors), or a power reading
+                                             *   unchanged for more than 10 s */
     ERG_FLAG_UNIT_SUSPECT = 1u << 6,    /**< readings imply impossible power: no figure */
     ERG_FLAG_DEDUPLICATED = 1u << 7     /**< mirrors another channel; not summed */
 };
@@ -230,7 +231,9 @@ ERG_API const char *erg_flag_name(unsigned bit_index);
 typedef enum erg_reading_state {
     ERG_READING_OK = 0,
     ERG_READING_DECLINED,        /**< declined at open (denied, absent domain, MIG, frozen) */
-    ERG_READING_NOT_LIVE,        /**< did not move although the work used ≥ 10 ms CPU time */
+    ERG_READING_NOT_LIVE,        /**< did not move although the work used ≥ 10 ms CPU time
+                                  *   (GPU counters: busy time the caller reports); uncore,
+                                  *   which may idle at 0 W under CPU load, is exempt */
     ERG_READING_BELOW_RESOLUTION,/**< window shorter than the counter's update period */
     ERG_READING_AMBIGUOUS,       /**< a wrap may be hidden; not guessed */
     ERG_READING_UNIT_SUSPECT,    /**< implausible power; not reported */

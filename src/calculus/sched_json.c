@@ -6,9 +6,12 @@
 #include "core/json.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
 
 #define NONE ERG__STRMAP_NONE
 
@@ -28,20 +31,23 @@ static int relay(struct rd *r, int rc, const char *jpath, const erg_diag *sub)
 static int read_devices(struct rd *r, const json_t *devs)
 {
     if (!devs)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "devices: missing (an object of id -> {\"static_power_w\": W})");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "devices: missing (an object of id -> {\"static_power_w\": W})");
     if (!json_is_object(devs))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "devices: expected an object of id -> device");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "devices: expected an object of id -> device");
     const char *id;
     const json_t *d;
-    json_object_foreach((json_t *)devs, id, d) {
+    json_object_foreach((json_t *)devs, id, d)
+    {
         char jp[200];
         snprintf(jp, sizeof jp, "devices.%.150s", id);
         if (!json_is_object(d))
             return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expected an object", jp);
         double sw = NAN, iw = NAN;
         int rc;
-        if ((rc = erg__json_number(d, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &sw, r->file, jp,
-                                   r->diag)) ||
+        if ((rc = erg__json_number(d, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &sw,
+                                   r->file, jp, r->diag)) ||
             (rc = erg__json_number(d, "idle_power_w", ERG_JSON_NONNEG, &iw, r->file, jp, r->diag)))
             return rc;
         erg_diag sub;
@@ -55,17 +61,20 @@ static int read_devices(struct rd *r, const json_t *devs)
 static int read_signatures(struct rd *r, const json_t *sigs)
 {
     if (!sigs)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "signatures: missing (an object of name -> signature)");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "signatures: missing (an object of name -> signature)");
     if (!json_is_object(sigs))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "signatures: expected an object of name -> signature");
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "signatures: expected an object of name -> signature");
     const char *name;
     const json_t *v;
-    json_object_foreach((json_t *)sigs, name, v) {
+    json_object_foreach((json_t *)sigs, name, v)
+    {
         char jp[200];
         snprintf(jp, sizeof jp, "signatures.%.150s", name);
         if (strlen(name) >= ERG_SIG_NAME_MAX || !name[0])
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: name empty or longer than %d bytes", jp,
-                                ERG_SIG_NAME_MAX - 1);
+            return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                "%s: name empty or longer than %d bytes", jp, ERG_SIG_NAME_MAX - 1);
         erg_signature sg;
         int rc;
         if (json_is_string(v)) {
@@ -86,13 +95,15 @@ static int read_signatures(struct rd *r, const json_t *sigs)
         } else if (json_is_object(v)) {
             /* The device's static power is the default; the device must be declared. */
             char dev[ERG_SIG_DEVICE_MAX] = "";
-            if ((rc = erg__json_string(v, "device", 0, dev, sizeof dev, r->file, jp, r->diag)) != ERG_OK)
+            if ((rc = erg__json_string(v, "device", 0, dev, sizeof dev, r->file, jp, r->diag)) !=
+                ERG_OK)
                 return rc;
             double def = NAN;
             if (dev[0]) {
                 uint32_t di = erg__device_index(r->s, dev);
                 if (di == NONE)
-                    return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"", jp, dev);
+                    return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                                        "%s.device: undeclared device \"%s\"", jp, dev);
                 def = r->s->devices[di].static_power_w;
             }
             rc = dev[0] ? erg__signature_from_json(v, def, r->file, jp, &sg, r->diag)
@@ -101,10 +112,12 @@ static int read_signatures(struct rd *r, const json_t *sigs)
                 return rc;
         } else {
             return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                "%s: expected a signature object or the path of a signature/1 file", jp);
+                                "%s: expected a signature object or the path of a signature/1 file",
+                                jp);
         }
         if (sg.device[0] && erg__device_index(r->s, sg.device) == NONE)
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"", jp, sg.device);
+            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"",
+                                jp, sg.device);
         snprintf(sg.name, sizeof sg.name, "%s", name);
         erg_diag sub;
         erg_diag_clear(&sub);
@@ -117,43 +130,50 @@ static int read_signatures(struct rd *r, const json_t *sigs)
 static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, uint32_t *out)
 {
     if (depth > 64)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expression nested deeper than 64 levels", jp);
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "%s: expression nested deeper than 64 levels", jp);
     struct erg__expr e;
     memset(&e, 0, sizeof e);
     if (json_is_string(v)) {
         const char *name = json_string_value(v);
         uint32_t si = erg__sig_index(r->s, name);
         if (si == NONE)
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s: unknown signature \"%s\"", jp, name);
+            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s: unknown signature \"%s\"", jp,
+                                name);
         const erg_signature *sg = &r->s->sigs[si];
         if (isnan(sg->static_power_w) && !sg->device[0])
             return erg_diag_set(r->diag, ERG_EINVAL, r->file,
-                                "%s: signature \"%s\" has neither static_power_w nor a device", jp, name);
+                                "%s: signature \"%s\" has neither static_power_w nor a device", jp,
+                                name);
         e.kind = ERG__EX_SIG;
         e.ref = si;
     } else if (json_is_object(v)) {
         if (json_object_size(v) != 1)
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, {\"multi\": [...]}, "
-                                "{\"idle\": {...}}",
-                                jp);
+            return erg_diag_set(
+                r->diag, ERG_EPARSE, r->file,
+                "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, {\"multi\": [...]}, "
+                "{\"idle\": {...}}",
+                jp);
         const char *key = json_object_iter_key(json_object_iter((json_t *)v));
         const json_t *arg = json_object_get(v, key);
         char sub[512];
         if (strcmp(key, "idle") == 0) {
             snprintf(sub, sizeof sub, "%s.idle", jp);
             if (!json_is_object(arg))
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expected {\"device\": D, \"time_s\": t}", sub);
+                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                    "%s: expected {\"device\": D, \"time_s\": t}", sub);
             char dev[ERG_SIG_DEVICE_MAX] = "";
             double t = 0.0;
             int rc;
-            if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, dev, sizeof dev, r->file, sub, r->diag)) ||
-                (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t, r->file, sub,
-                                       r->diag)))
+            if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, dev, sizeof dev, r->file,
+                                       sub, r->diag)) ||
+                (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t,
+                                       r->file, sub, r->diag)))
                 return rc;
             uint32_t di = erg__device_index(r->s, dev);
             if (di == NONE)
-                return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"", sub, dev);
+                return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                                    "%s.device: undeclared device \"%s\"", sub, dev);
             e.kind = ERG__EX_IDLE;
             e.ref = di;
             e.time_s = t;
@@ -165,14 +185,17 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
             else if (strcmp(key, "multi") == 0)
                 e.kind = ERG__EX_MULTI;
             else
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                    "%s: unknown operator \"%s\" (expected seq, par, multi or idle)", jp, key);
+                return erg_diag_set(
+                    r->diag, ERG_EPARSE, r->file,
+                    "%s: unknown operator \"%s\" (expected seq, par, multi or idle)", jp, key);
             if (!json_is_array(arg))
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s.%s: expected an array of operands", jp, key);
+                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                    "%s.%s: expected an array of operands", jp, key);
             size_t n = json_array_size(arg);
             if (n == 0)
-                return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.%s: empty operator (it needs at least one operand)",
-                                    jp, key);
+                return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                                    "%s.%s: empty operator (it needs at least one operand)", jp,
+                                    key);
             uint32_t *kids = malloc(n * sizeof *kids);
             if (!kids)
                 return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
@@ -185,7 +208,8 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
                 }
             }
             erg_schedule *s = r->s;
-            if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n, sizeof *s->expr_kids)) {
+            if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n,
+                          sizeof *s->expr_kids)) {
                 free(kids);
                 return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
             }
@@ -205,89 +229,507 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
     return ERG_OK;
 }
 
-static int read_dag(struct rd *r, const json_t *nodes, const json_t *edges)
+/*
+ * The reader streams the file with yajl: "nodes" and "edges" (the part that grows with the
+ * schedule) are taken element by element without building a document, and keep their byte offsets
+ * so that errors about them name file:line:column; "devices", "signatures" and "expr" are
+ * re-emitted as small JSON texts and decoded with jansson by the functions above.
+ */
+enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES };
+enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_N };
+
+struct pnode {
+    size_t id, sig, dev; /* offsets into strs, or SIZE_MAX */
+    double start_s;
+    size_t off; /* byte offset of the node in the file */
+};
+
+struct pedge {
+    size_t from, to;
+    size_t off;
+};
+
+struct st {
+    struct rd *r;
+    const char *buf;
+    size_t len;
+    yajl_handle h;
+    int rc;
+    int depth;
+    enum member member;
+    int cap_which;
+    yajl_gen gen;
+    char *cap[CAP_N];
+    size_t cap_off[CAP_N];
+    int seen_tag, seen_nodes, seen_edges;
+    char tag[64];
+    size_t member_off;
+    struct pnode *nodes;
+    size_t n_nodes, cap_nodes;
+    struct pedge *edges;
+    size_t n_edges, cap_edges;
+    char *strs;
+    size_t strs_len, strs_cap;
+    int node_key; /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
+    int edge_count;
+    int seen_keys[CAP_N];
+};
+
+static const char *const node_keys[] = {"id", "signature", "device", "start_s"};
+
+static void line_col(const char *buf, size_t len, size_t off, unsigned long *line,
+                     unsigned long *col)
 {
-    if (!json_is_array(nodes))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "nodes: expected an array of nodes");
-    if (json_array_size(nodes) == 0)
-        return erg_diag_set(r->diag, ERG_EINVAL, r->file, "nodes: empty (a schedule needs at least one element)");
-    size_t i;
-    const json_t *nd;
-    json_array_foreach(nodes, i, nd) {
-        char jp[64];
-        snprintf(jp, sizeof jp, "nodes[%zu]", i);
-        if (!json_is_object(nd))
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expected an object", jp);
-        const char *id = json_string_value(json_object_get(nd, "id"));
-        const char *sig = json_string_value(json_object_get(nd, "signature"));
-        if (!id)
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s.id: required string is missing", jp);
-        if (!sig)
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s.signature: required string is missing", jp);
-        char dev[ERG_SIG_DEVICE_MAX] = "";
-        double st = NAN;
-        int rc;
-        if ((rc = erg__json_string(nd, "device", 0, dev, sizeof dev, r->file, jp, r->diag)) ||
-            (rc = erg__json_number(nd, "start_s", ERG_JSON_NONNEG, &st, r->file, jp, r->diag)))
-            return rc;
-        erg_diag sub;
-        erg_diag_clear(&sub);
-        if ((rc = erg_schedule_add_node(r->s, id, sig, dev[0] ? dev : NULL, st, &sub)) != ERG_OK)
-            return relay(r, rc, jp, &sub);
+    unsigned long l = 1, c = 1;
+    if (off > len)
+        off = len;
+    for (size_t i = 0; i < off; i++) {
+        if (buf[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
     }
-    if (!edges)
+    *line = l;
+    *col = c;
+}
+
+static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...)
+{
+    char where[300], detail[512];
+    unsigned long line, col;
+    line_col(t->buf, t->len, off, &line, &col);
+    snprintf(where, sizeof where, "%s:%lu:%lu", t->r->file, line, col);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    t->rc = erg_diag_set(t->r->diag, status, where, "%s", detail);
+    return 0;
+}
+
+static size_t here(struct st *t)
+{
+    return yajl_get_bytes_consumed(t->h);
+}
+
+static size_t keep_str(struct st *t, const char *v, size_t n)
+{
+    if (erg__grow((void **)&t->strs, &t->strs_cap, t->strs_len + n + 1, 1))
+        return SIZE_MAX;
+    memcpy(t->strs + t->strs_len, v, n);
+    t->strs[t->strs_len + n] = '\0';
+    size_t at = t->strs_len;
+    t->strs_len += n + 1;
+    return at;
+}
+
+/* The current member's value ended (a scalar at depth 1, or its container closed). */
+static int member_done(struct st *t)
+{
+    if (t->member == M_CAPTURE) {
+        const unsigned char *text;
+        size_t n;
+        yajl_gen_get_buf(t->gen, &text, &n);
+        t->cap[t->cap_which] = malloc(n + 1);
+        if (!t->cap[t->cap_which])
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        memcpy(t->cap[t->cap_which], text, n);
+        t->cap[t->cap_which][n] = '\0';
+        yajl_gen_free(t->gen);
+        t->gen = NULL;
+    }
+    t->member = M_NONE;
+    return 1;
+}
+
+#define GEN(call)                                                                                  \
+    do {                                                                                           \
+        if ((call) != yajl_gen_status_ok)                                                          \
+            return fail_at(t, here(t), ERG_ENOMEM, "cannot re-emit JSON");                         \
+    } while (0)
+
+enum { K_NULL, K_BOOL, K_NUMBER, K_STRING };
+
+static int node_scalar(struct st *t, int kind, const char *v, size_t n)
+{
+    size_t i = t->n_nodes - 1;
+    struct pnode *nd = &t->nodes[i];
+    if (t->node_key <= 2) {
+        if (kind != K_STRING)
+            return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: expected a string", i,
+                           node_keys[t->node_key]);
+        if (memchr(v, '\0', n))
+            return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: contains a NUL character", i,
+                           node_keys[t->node_key]);
+        size_t at = keep_str(t, v, n);
+        if (at == SIZE_MAX)
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        if (t->node_key == 0)
+            nd->id = at;
+        else if (t->node_key == 1)
+            nd->sig = at;
+        else
+            nd->dev = at;
+        return 1;
+    }
+    if (kind == K_NULL)
+        return 1;
+    if (kind != K_NUMBER)
+        return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].start_s: expected a number", i);
+    char num[64];
+    snprintf(num, sizeof num, "%.*s", (int)n, v);
+    double x = strtod(num, NULL);
+    if (x < 0.0)
+        return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].start_s: must not be negative (got %g)",
+                       i, x);
+    nd->start_s = x;
+    return 1;
+}
+
+static int on_scalar(struct st *t, int kind, const char *v, size_t n)
+{
+    if (t->depth == 0)
+        return fail_at(t, here(t), ERG_EPARSE, "expected a JSON object at the top level");
+    switch (t->member) {
+    case M_CAPTURE:
+        if (kind == K_NULL)
+            GEN(yajl_gen_null(t->gen));
+        else if (kind == K_BOOL)
+            GEN(yajl_gen_bool(t->gen, n != 0));
+        else if (kind == K_NUMBER)
+            GEN(yajl_gen_number(t->gen, v, n));
+        else
+            GEN(yajl_gen_string(t->gen, (const unsigned char *)v, n));
+        break;
+    case M_TAG:
+        if (kind != K_STRING || n >= sizeof t->tag || memchr(v, '\0', n))
+            return fail_at(t, here(t), ERG_EPARSE,
+                           "format tag \"erg\" is not a string, expected \"schedule/1\"");
+        memcpy(t->tag, v, n);
+        t->tag[n] = '\0';
+        t->seen_tag = 1;
+        break;
+    case M_NODES:
+        if (t->depth == 1)
+            return fail_at(t, here(t), ERG_EPARSE, "nodes: expected an array of nodes");
+        if (t->depth == 2)
+            return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu]: expected an object", t->n_nodes);
+        if (t->depth == 3 && t->node_key >= 0 && !node_scalar(t, kind, v, n))
+            return 0;
+        break;
+    case M_EDGES:
+        if (t->depth == 1)
+            return fail_at(t, here(t), ERG_EPARSE, "edges: expected an array of [from, to] pairs");
+        if (t->depth == 2)
+            return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                           t->n_edges);
+        if (kind != K_STRING || t->edge_count >= 2 || memchr(v, '\0', n))
+            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
+                           "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
+        {
+            size_t at = keep_str(t, v, n);
+            if (at == SIZE_MAX)
+                return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+            if (t->edge_count++ == 0)
+                t->edges[t->n_edges - 1].from = at;
+            else
+                t->edges[t->n_edges - 1].to = at;
+        }
+        break;
+    default:
+        break;
+    }
+    if (t->depth == 1)
+        return member_done(t);
+    return 1;
+}
+
+static int cb_null(void *ctx)
+{
+    return on_scalar(ctx, K_NULL, NULL, 0);
+}
+
+static int cb_bool(void *ctx, int b)
+{
+    return on_scalar(ctx, K_BOOL, NULL, (size_t)(b != 0));
+}
+
+static int cb_number(void *ctx, const char *v, size_t n)
+{
+    struct st *t = ctx;
+    char num[64];
+    if (n >= sizeof num)
+        return fail_at(t, here(t), ERG_EPARSE, "malformed JSON: number %.20s... is too long", v);
+    snprintf(num, sizeof num, "%.*s", (int)n, v);
+    if (!isfinite(strtod(num, NULL)))
+        return fail_at(t, here(t), ERG_EPARSE, "malformed JSON: number %s is out of range", num);
+    return on_scalar(ctx, K_NUMBER, v, n);
+}
+
+static int cb_string(void *ctx, const unsigned char *v, size_t n)
+{
+    return on_scalar(ctx, K_STRING, (const char *)v, n);
+}
+
+static int cb_start(struct st *t, int is_map)
+{
+    if (t->depth == 0) {
+        if (!is_map)
+            return fail_at(t, here(t), ERG_EPARSE, "expected a JSON object at the top level");
+        t->depth = 1;
+        return 1;
+    }
+    switch (t->member) {
+    case M_CAPTURE:
+        GEN(is_map ? yajl_gen_map_open(t->gen) : yajl_gen_array_open(t->gen));
+        break;
+    case M_TAG:
+        return fail_at(t, here(t), ERG_EPARSE,
+                       "format tag \"erg\" is not a string, expected \"schedule/1\"");
+    case M_NODES:
+        if (t->depth == 1 && is_map)
+            return fail_at(t, here(t), ERG_EPARSE, "nodes: expected an array of nodes");
+        if (t->depth == 2) {
+            if (!is_map)
+                return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu]: expected an object",
+                               t->n_nodes);
+            if (erg__grow((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes))
+                return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+            struct pnode *nd = &t->nodes[t->n_nodes++];
+            nd->id = nd->sig = nd->dev = SIZE_MAX;
+            nd->start_s = NAN;
+            nd->off = here(t) ? here(t) - 1 : 0;
+            t->node_key = -1;
+        } else if (t->depth == 3 && t->node_key >= 0) {
+            return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: expected a %s", t->n_nodes - 1,
+                           node_keys[t->node_key], t->node_key == 3 ? "number" : "string");
+        }
+        break;
+    case M_EDGES:
+        if (t->depth == 1 && is_map)
+            return fail_at(t, here(t), ERG_EPARSE, "edges: expected an array of [from, to] pairs");
+        if (t->depth == 2) {
+            if (is_map)
+                return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                               t->n_edges);
+            if (erg__grow((void **)&t->edges, &t->cap_edges, t->n_edges + 1, sizeof *t->edges))
+                return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+            struct pedge *e = &t->edges[t->n_edges++];
+            e->from = e->to = SIZE_MAX;
+            e->off = here(t) ? here(t) - 1 : 0;
+            t->edge_count = 0;
+        } else if (t->depth >= 3) {
+            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
+                           "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
+        }
+        break;
+    default:
+        break;
+    }
+    t->depth++;
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    return cb_start(ctx, 1);
+}
+
+static int cb_start_array(void *ctx)
+{
+    return cb_start(ctx, 0);
+}
+
+static int cb_end(struct st *t, int is_map)
+{
+    t->depth--;
+    if (t->depth == 0)
+        return 1;
+    if (t->member == M_CAPTURE)
+        GEN(is_map ? yajl_gen_map_close(t->gen) : yajl_gen_array_close(t->gen));
+    if (t->member == M_NODES && t->depth == 2) {
+        const struct pnode *nd = &t->nodes[t->n_nodes - 1];
+        if (nd->id == SIZE_MAX)
+            return fail_at(t, nd->off, ERG_EPARSE, "nodes[%zu].id: required string is missing",
+                           t->n_nodes - 1);
+        if (nd->sig == SIZE_MAX)
+            return fail_at(t, nd->off, ERG_EPARSE,
+                           "nodes[%zu].signature: required string is missing", t->n_nodes - 1);
+    }
+    if (t->member == M_EDGES && t->depth == 2 && t->edge_count != 2)
+        return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
+                       "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
+    if (t->depth == 1)
+        return member_done(t);
+    return 1;
+}
+
+static int cb_end_map(void *ctx)
+{
+    return cb_end(ctx, 1);
+}
+
+static int cb_end_array(void *ctx)
+{
+    return cb_end(ctx, 0);
+}
+
+static int cb_key(void *ctx, const unsigned char *k, size_t n)
+{
+    struct st *t = ctx;
+    if (t->member == M_CAPTURE) {
+        GEN(yajl_gen_string(t->gen, k, n));
+        return 1;
+    }
+    if (t->member == M_NODES && t->depth == 3) {
+        t->node_key = -1;
+        for (int i = 0; i < 4; i++)
+            if (strlen(node_keys[i]) == n && memcmp(node_keys[i], k, n) == 0)
+                t->node_key = i;
+        return 1;
+    }
+    if (t->depth != 1)
+        return 1; /* inside a skipped value */
+    t->member_off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
+    static const char *const known[] = {"erg",        "name", "description", "devices",
+                                        "signatures", "expr", "nodes",       "edges"};
+    int which = -1;
+    for (int i = 0; i < 8; i++)
+        if (strlen(known[i]) == n && memcmp(known[i], k, n) == 0)
+            which = i;
+    if (which < 0)
+        return fail_at(t, t->member_off, ERG_EPARSE, "%.*s: unknown member of a schedule/1 file",
+                       (int)(n < 60 ? n : 60), (const char *)k);
+    switch (which) {
+    case 0:
+        if (t->seen_tag)
+            return fail_at(t, t->member_off, ERG_EPARSE, "erg: duplicate member");
+        t->member = M_TAG;
+        break;
+    case 1:
+    case 2:
+        t->member = M_SKIP;
+        break;
+    case 3:
+    case 4:
+    case 5:
+        t->cap_which = which - 3;
+        if (t->seen_keys[t->cap_which]++)
+            return fail_at(t, t->member_off, ERG_EPARSE, "%s: duplicate member", known[which]);
+        t->cap_off[t->cap_which] = t->member_off;
+        t->gen = yajl_gen_alloc(NULL);
+        if (!t->gen)
+            return fail_at(t, t->member_off, ERG_ENOMEM, "out of memory");
+        t->member = M_CAPTURE;
+        break;
+    case 6:
+        if (t->seen_nodes++)
+            return fail_at(t, t->member_off, ERG_EPARSE, "nodes: duplicate member");
+        t->member = M_NODES;
+        break;
+    default:
+        if (t->seen_edges++)
+            return fail_at(t, t->member_off, ERG_EPARSE, "edges: duplicate member");
+        t->member = M_EDGES;
+        break;
+    }
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,         NULL,
+                                         cb_number,  cb_string,      cb_start_map, cb_key,
+                                         cb_end_map, cb_start_array, cb_end_array};
+
+/* Decode a captured member with jansson. */
+static int load_cap(struct st *t, int which, json_t **out)
+{
+    *out = NULL;
+    if (!t->cap[which])
         return ERG_OK;
-    if (!json_is_array(edges))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "edges: expected an array of [from, to] pairs");
-    const json_t *ed;
-    json_array_foreach(edges, i, ed) {
-        char jp[64];
-        snprintf(jp, sizeof jp, "edges[%zu]", i);
-        const char *a = json_string_value(json_array_get(ed, 0));
-        const char *b = json_string_value(json_array_get(ed, 1));
-        if (!json_is_array(ed) || json_array_size(ed) != 2 || !a || !b)
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: expected [\"from\", \"to\"]", jp);
-        erg_diag sub;
-        erg_diag_clear(&sub);
-        int rc = erg_schedule_add_edge(r->s, a, b, &sub);
-        if (rc != ERG_OK)
-            return relay(r, rc, jp, &sub);
+    json_error_t err;
+    *out = json_loads(t->cap[which], JSON_REJECT_DUPLICATES, &err);
+    if (!*out) {
+        static const char *const names[] = {"devices", "signatures", "expr"};
+        fail_at(t, t->cap_off[which], ERG_EPARSE, "%s: %s", names[which], err.text);
+        return t->rc;
     }
     return ERG_OK;
 }
 
-static int read_root(struct rd *r, const json_t *root)
+static int finish(struct st *t)
 {
-    static const char *const known[] = {"erg", "name", "description", "devices", "signatures",
-                                        "expr", "nodes", "edges"};
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)root, key, v) {
-        size_t k = 0;
-        while (k < sizeof known / sizeof known[0] && strcmp(known[k], key) != 0)
-            k++;
-        if (k == sizeof known / sizeof known[0])
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s: unknown member of a schedule/1 file", key);
-    }
+    struct rd *r = t->r;
     int rc;
-    if ((rc = read_devices(r, json_object_get(root, "devices"))) != ERG_OK ||
-        (rc = read_signatures(r, json_object_get(root, "signatures"))) != ERG_OK)
+    json_t *tagobj = json_object();
+    if (!tagobj)
+        return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
+    if (t->seen_tag)
+        json_object_set_new(tagobj, "erg", json_string(t->tag));
+    rc = erg__json_check_tag(tagobj, "schedule", 1, r->file, r->diag);
+    json_decref(tagobj);
+    if (rc != ERG_OK)
         return rc;
-    const json_t *expr = json_object_get(root, "expr"), *nodes = json_object_get(root, "nodes");
-    const json_t *edges = json_object_get(root, "edges");
-    if (expr && (nodes || edges))
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "expr: a schedule has either expr or nodes + edges, not both");
-    if (expr) {
+    json_t *devs, *sigs, *expr;
+    if ((rc = load_cap(t, CAP_DEVICES, &devs)) != ERG_OK)
+        return rc;
+    rc = read_devices(r, devs);
+    json_decref(devs);
+    if (rc != ERG_OK)
+        return rc;
+    if ((rc = load_cap(t, CAP_SIGNATURES, &sigs)) != ERG_OK)
+        return rc;
+    rc = read_signatures(r, sigs);
+    json_decref(sigs);
+    if (rc != ERG_OK)
+        return rc;
+    if (t->cap[CAP_EXPR] && (t->seen_nodes || t->seen_edges))
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "expr: a schedule has either expr or nodes + edges, not both");
+    if (t->cap[CAP_EXPR]) {
+        if ((rc = load_cap(t, CAP_EXPR, &expr)) != ERG_OK)
+            return rc;
         uint32_t root_ix;
-        if ((rc = read_expr(r, expr, "expr", 0, &root_ix)) != ERG_OK)
+        rc = read_expr(r, expr, "expr", 0, &root_ix);
+        json_decref(expr);
+        if (rc != ERG_OK)
             return rc;
         r->s->has_expr = 1;
         r->s->expr_root = root_ix;
         return ERG_OK;
     }
-    if (!nodes)
-        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "a schedule needs an expr or nodes (+ edges)");
-    return read_dag(r, nodes, edges);
+    if (!t->seen_nodes)
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "a schedule needs an expr or nodes (+ edges)");
+    if (t->n_nodes == 0)
+        return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                            "nodes: empty (a schedule needs at least one element)");
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const struct pnode *nd = &t->nodes[i];
+        erg_diag sub;
+        erg_diag_clear(&sub);
+        rc = erg_schedule_add_node(r->s, t->strs + nd->id, t->strs + nd->sig,
+                                   nd->dev == SIZE_MAX ? NULL : t->strs + nd->dev, nd->start_s,
+                                   &sub);
+        if (rc != ERG_OK) {
+            fail_at(t, nd->off, rc, "nodes[%zu]: %s", i, sub.detail);
+            return t->rc;
+        }
+    }
+    for (size_t i = 0; i < t->n_edges; i++) {
+        const struct pedge *e = &t->edges[i];
+        erg_diag sub;
+        erg_diag_clear(&sub);
+        rc = erg_schedule_add_edge(r->s, t->strs + e->from, t->strs + e->to, &sub);
+        if (rc != ERG_OK) {
+            fail_at(t, e->off, rc, "edges[%zu]: %s", i, sub.detail);
+            return t->rc;
+        }
+    }
+    return ERG_OK;
 }
 
 int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
@@ -295,26 +737,61 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_schedule_read_file: NULL argument");
     *out = NULL;
-    json_t *root;
-    int rc = erg__json_load_file(path, &root, diag);
+    char *buf;
+    size_t len;
+    int rc = erg__read_file(path, &buf, &len, diag);
     if (rc != ERG_OK)
         return rc;
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if ((rc = erg__json_check_tag(root, "schedule", 1, name, diag)) != ERG_OK) {
-        json_decref(root);
-        return rc;
-    }
     struct rd r = {.s = erg_schedule_new(), .file = name, .diag = diag};
-    if (!r.s) {
-        json_decref(root);
-        return erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
+    struct st t;
+    memset(&t, 0, sizeof t);
+    t.r = &r;
+    t.buf = buf;
+    t.len = len;
+    t.h = yajl_alloc(&callbacks, NULL, &t);
+    if (!r.s || !t.h) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
+        goto done;
     }
     if (strcmp(path, "-") == 0)
         snprintf(r.dir, sizeof r.dir, ".");
     else
         erg__dirname(path, r.dir, sizeof r.dir);
-    rc = read_root(&r, root);
-    json_decref(root);
+    yajl_status ys = yajl_parse(t.h, (const unsigned char *)buf, len);
+    int at_end = 0;
+    if (ys == yajl_status_ok) {
+        ys = yajl_complete_parse(t.h);
+        at_end = 1;
+    }
+    if (ys == yajl_status_client_canceled) {
+        rc = t.rc;
+    } else if (ys != yajl_status_ok) {
+        unsigned char *msg = yajl_get_error(t.h, 0, (const unsigned char *)buf, len);
+        const char *m = msg ? (const char *)msg : "syntax error";
+        size_t n = strlen(m);
+        while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
+            n--;
+        fail_at(&t, at_end ? len : here(&t), ERG_EPARSE, "malformed JSON: %.*s", (int)n, m);
+        if (msg)
+            yajl_free_error(t.h, msg);
+        rc = t.rc;
+    } else if (t.depth != 0 || len == 0) {
+        rc = erg_diag_set(diag, ERG_EPARSE, name, "malformed JSON: the document ends early");
+    } else {
+        rc = finish(&t);
+    }
+done:
+    if (t.h)
+        yajl_free(t.h);
+    if (t.gen)
+        yajl_gen_free(t.gen);
+    for (int i = 0; i < CAP_N; i++)
+        free(t.cap[i]);
+    free(t.nodes);
+    free(t.edges);
+    free(t.strs);
+    free(buf);
     if (rc != ERG_OK) {
         erg_schedule_free(r.s);
         return rc;
@@ -323,7 +800,8 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
     return ERG_OK;
 }
 
-/* ---------------------------------------------------------------- writer ----------------------- */
+/* ---------------------------------------------------------------- writer -----------------------
+ */
 
 static json_t *expr_json(const erg_schedule *s, uint32_t ei)
 {
@@ -421,12 +899,14 @@ int erg_schedule_write_file(const erg_schedule *s, const char *path, erg_diag *d
     json_t *root = schedule_json(s);
     if (!root)
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the schedule");
-    int rc = erg__json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
+    int rc = erg__json_dump_file(
+        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
     return rc;
 }
 
-/* ---------------------------------------------------------------- report ----------------------- */
+/* ---------------------------------------------------------------- report -----------------------
+ */
 
 int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
 {
@@ -452,7 +932,8 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
             json_t *x = json_object();
             bad |= !x || erg__json_set_number(x, "static_energy_j", d->static_energy_j) ||
                    erg__json_set_number(x, "dynamic_energy_j", d->dynamic_energy_j) ||
-                   erg__json_set_number(x, "busy_s", d->busy_s) || erg__json_set_number(x, "idle_s", d->idle_s);
+                   erg__json_set_number(x, "busy_s", d->busy_s) ||
+                   erg__json_set_number(x, "idle_s", d->idle_s);
             bad |= json_object_set_new(devs, d->id, x);
         }
         bad |= json_object_set(o, "devices", devs);
@@ -466,7 +947,8 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
         }
         if (!bad && r->has_mc) {
             json_t *x = json_object();
-            bad |= !x || json_object_set_new(x, "samples", json_integer((json_int_t)r->mc_samples)) ||
+            bad |= !x ||
+                   json_object_set_new(x, "samples", json_integer((json_int_t)r->mc_samples)) ||
                    erg__json_set_number(x, "energy_j", r->mc_energy_j) ||
                    erg__json_set_number(x, "energy_sd_j", r->mc_energy_sd_j) ||
                    erg__json_set_number(x, "time_s", r->mc_time_s) ||
@@ -480,7 +962,8 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
         json_decref(o);
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the report");
     }
-    int rc = erg__json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), diag);
+    int rc = erg__json_dump_file(
+        o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), diag);
     json_decref(o);
     return rc;
 }

@@ -15,13 +15,15 @@
 
 #define NONE ERG__STRMAP_NONE
 /* A join's operands are compared to its latest common ancestor join; the walk up the tree of
- * joins is capped so that composition stays linear (past the cap, operands count as independent). */
+ * joins is capped so that composition stays linear (past the cap, operands count as independent).
+ */
 #define LCA_WALK_MAX 64
 /* Joins with more operands than this (after pruning) fold Clark's pairwise form instead of
  * integrating numerically. */
 #define MAXN_INTEGRATE_MAX 64
 
-/* ---------------------------------------------------------------- builder ---------------------- */
+/* ---------------------------------------------------------------- builder ----------------------
+ */
 
 int erg__grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -106,20 +108,23 @@ void erg_schedule_free(erg_schedule *s)
     free(s);
 }
 
-int erg_schedule_add_device(erg_schedule *s, const char *id, double static_power_w, double idle_power_w,
-                            erg_diag *diag)
+int erg_schedule_add_device(erg_schedule *s, const char *id, double static_power_w,
+                            double idle_power_w, erg_diag *diag)
 {
     if (!s || !id || !id[0])
         return erg_diag_set(diag, ERG_EINVAL, NULL, "a device needs a non-empty id");
     if (strlen(id) >= ERG_SIG_DEVICE_MAX)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "device id \"%.40s...\" is longer than %d bytes", id,
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "device id \"%.40s...\" is longer than %d bytes", id,
                             ERG_SIG_DEVICE_MAX - 1);
     if (!isfinite(static_power_w) || static_power_w < 0.0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "device \"%s\": static_power_w must be finite and >= 0 (got %g)",
-                            id, static_power_w);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "device \"%s\": static_power_w must be finite and >= 0 (got %g)", id,
+                            static_power_w);
     if (!isnan(idle_power_w) && (!isfinite(idle_power_w) || idle_power_w < 0.0))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "device \"%s\": idle_power_w must be finite and >= 0 (got %g)",
-                            id, idle_power_w);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "device \"%s\": idle_power_w must be finite and >= 0 (got %g)", id,
+                            idle_power_w);
     if (erg__device_index(s, id) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "device \"%s\" is declared twice", id);
     if (s->n_devices >= NONE - 1 ||
@@ -138,7 +143,8 @@ int erg_schedule_add_device(erg_schedule *s, const char *id, double static_power
 int erg_schedule_add_signature(erg_schedule *s, const erg_signature *sig, erg_diag *diag)
 {
     if (!s || !sig || !sig->name[0])
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "a schedule's signature needs a non-empty name");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "a schedule's signature needs a non-empty name");
     if (memchr(sig->name, '\0', sizeof sig->name) == NULL)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "signature name is not terminated");
     erg_signature chk = *sig;
@@ -150,7 +156,8 @@ int erg_schedule_add_signature(erg_schedule *s, const erg_signature *sig, erg_di
         return erg_diag_set(diag, ERG_EINVAL, NULL, "%s", sub.detail);
     if (erg__sig_index(s, sig->name) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "signature \"%s\" is defined twice", sig->name);
-    if (s->n_sigs >= NONE - 1 || erg__grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs + 1, sizeof *s->sigs))
+    if (s->n_sigs >= NONE - 1 ||
+        erg__grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs + 1, sizeof *s->sigs))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     s->sigs[s->n_sigs] = *sig;
     if (erg__strmap_insert(&s->sig_map, (uint32_t)s->n_sigs, sig_key, s))
@@ -168,17 +175,20 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" has no signature", id);
     uint32_t si = erg__sig_index(s, sig_name);
     if (si == NONE)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\": unknown signature \"%s\"", id, sig_name);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\": unknown signature \"%s\"", id,
+                            sig_name);
     const char *dev = device && device[0] ? device : s->sigs[si].device;
     if (!dev[0])
         return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "node \"%s\": no device (give the node a device or its signature one)", id);
+                            "node \"%s\": no device (give the node a device or its signature one)",
+                            id);
     uint32_t di = erg__device_index(s, dev);
     if (di == NONE)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is on undeclared device \"%s\"", id, dev);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is on undeclared device \"%s\"",
+                            id, dev);
     if (!isnan(start_s) && (!isfinite(start_s) || start_s < 0.0))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\": start_s must be finite and >= 0 (got %g)", id,
-                            start_s);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "node \"%s\": start_s must be finite and >= 0 (got %g)", id, start_s);
     if (erg__strmap_find(&s->node_map, id, node_key, s) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is defined twice", id);
     size_t len = strlen(id) + 1;
@@ -206,9 +216,11 @@ int erg_schedule_add_edge(erg_schedule *s, const char *from, const char *to, erg
     uint32_t a = erg__strmap_find(&s->node_map, from, node_key, s);
     uint32_t b = erg__strmap_find(&s->node_map, to, node_key, s);
     if (a == NONE)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "edge [\"%s\", \"%s\"]: no node \"%s\"", from, to, from);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "edge [\"%s\", \"%s\"]: no node \"%s\"", from,
+                            to, from);
     if (b == NONE)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "edge [\"%s\", \"%s\"]: no node \"%s\"", from, to, to);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "edge [\"%s\", \"%s\"]: no node \"%s\"", from,
+                            to, to);
     if (erg__grow((void **)&s->edges, &s->cap_edges, s->n_edges + 1, sizeof *s->edges))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     s->edges[s->n_edges][0] = a;
@@ -233,17 +245,20 @@ void erg_report_free(erg_report *r)
     r->n_devices = 0;
 }
 
-/* ---------------------------------------------------------------- shared helpers --------------- */
+/* ---------------------------------------------------------------- shared helpers ---------------
+ */
 
 /* A signature with its static power resolved against its device (NAN: the device's). */
-static int resolve_sig(const erg_schedule *s, uint32_t si, uint32_t di, erg_signature *out, erg_diag *diag)
+static int resolve_sig(const erg_schedule *s, uint32_t si, uint32_t di, erg_signature *out,
+                       erg_diag *diag)
 {
     *out = s->sigs[si];
     if (isnan(out->static_power_w)) {
         if (di == NONE)
-            return erg_diag_set(diag, ERG_EINVAL, NULL,
-                                "signature \"%s\" has no static_power_w and no declared device to take it from",
-                                out->name);
+            return erg_diag_set(
+                diag, ERG_EINVAL, NULL,
+                "signature \"%s\" has no static_power_w and no declared device to take it from",
+                out->name);
         out->static_power_w = s->devices[di].static_power_w;
     }
     if (di != NONE && !out->device[0])
@@ -263,6 +278,8 @@ static int resolve_sig(const erg_schedule *s, uint32_t si, uint32_t di, erg_sign
  */
 static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_out, long *survivor)
 {
+    if (k == 0)
+        return ERG_EINVAL;
     double hi = -INFINITY;
     for (size_t i = 0; i < k; i++)
         if (m[i] - 10.0 * sqrt(v[i]) > hi)
@@ -295,7 +312,8 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
     return ERG_OK;
 }
 
-/* ---------------------------------------------------------------- DAG composition -------------- */
+/* ---------------------------------------------------------------- DAG composition --------------
+ */
 
 struct dag {
     const erg_schedule *s;
@@ -397,7 +415,8 @@ static int report_cycle(const struct dag *g, const unsigned char *done, erg_diag
     uint32_t *cyc = malloc((size_t)n_in * sizeof *cyc);
     if (!cyc) {
         free(mark);
-        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node \"%s\"", erg__node_id(s, v));
+        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node \"%s\"",
+                            erg__node_id(s, v));
     }
     uint32_t u = v;
     for (uint32_t i = 0; i < n_in; i++) {
@@ -414,12 +433,14 @@ static int report_cycle(const struct dag *g, const unsigned char *done, erg_diag
         if (cyc[i] < cyc[first])
             first = i;
     buf[0] = '\0';
-    for (uint32_t j = 0; j <= n_in && len < sizeof buf - 80; j++) {
+    uint32_t j = 0;
+    for (; j <= n_in && len < 300; j++) { /* an entry takes at most 68 bytes */
         uint32_t node = cyc[(first + n_in - j % n_in) % n_in];
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"%.60s\"", j ? " -> " : "", erg__node_id(s, node));
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"%.60s\"", j ? " -> " : "",
+                                erg__node_id(s, node));
     }
-    if (len >= sizeof buf - 80)
-        snprintf(buf + sizeof buf - 80, 80, " -> ... (%u nodes)", n_in);
+    if (j <= n_in)
+        snprintf(buf + len, sizeof buf - len, " -> ... (%u nodes)", n_in);
     free(cyc);
     free(mark);
     return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle: %s", buf);
@@ -518,10 +539,11 @@ static int check_m1(const erg_signature *g, double w, const char *who, erg_diag 
 {
     double floor = w * w * g->time_var_s2;
     if (g->energy_var_j2 < floor * (1.0 - 1e-9) - 1e-300)
-        return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "%s: energy_var_j2 (%g J^2) is below static_power_w^2 * time_var_s2 (%g J^2) "
-                            "with the device's static power %g W (Axiom M1)",
-                            who, g->energy_var_j2, floor, w);
+        return erg_diag_set(
+            diag, ERG_EINVAL, NULL,
+            "%s: energy_var_j2 (%g J^2) is below static_power_w^2 * time_var_s2 (%g J^2) "
+            "with the device's static power %g W (Axiom M1)",
+            who, g->energy_var_j2, floor, w);
     return ERG_OK;
 }
 
@@ -566,8 +588,8 @@ static int cmp_key(const void *a, const void *b)
  * Outputs: *v_out total variance, *anchor_out the event the max is relative to, *single_out the
  * original index of the one operand the max reduces to (pruning), or -1.
  */
-static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *m_out, double *v_out,
-                   uint32_t *anchor_out, long *single_out)
+static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *m_out,
+                   double *v_out, uint32_t *anchor_out, long *single_out)
 {
     if (k == 1) {
         *m_out = op[0].m;
@@ -590,13 +612,30 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         if (u != NONE && g->tparent[u] == l)
             op[i].key = u;
     }
-    qsort(op, k, sizeof *op, cmp_key);
-    double *gm = malloc(k * sizeof *gm), *gv = malloc(k * sizeof *gv), *gtot = malloc(k * sizeof *gtot);
-    size_t *gidx = malloc(k * sizeof *gidx);
-    uint32_t *ganc = malloc(k * sizeof *ganc);
-    long *gsingle = malloc(k * sizeof *gsingle);
+    if (k <= 16) { /* insertion sort: joins are small */
+        for (size_t i = 1; i < k; i++)
+            for (size_t j = i; j > 0 && op[j - 1].key > op[j].key; j--) {
+                struct opnd t = op[j];
+                op[j] = op[j - 1];
+                op[j - 1] = t;
+            }
+    } else {
+        qsort(op, k, sizeof *op, cmp_key);
+    }
+    enum { SMALL = 16 };
+    double sgm[SMALL], sgv[SMALL], sgtot[SMALL], smc[SMALL];
+    size_t sgidx[SMALL];
+    uint32_t sganc[SMALL];
+    long sgsingle[SMALL];
+    int heap = k > SMALL;
+    double *gm = heap ? malloc(k * sizeof *gm) : sgm, *gv = heap ? malloc(k * sizeof *gv) : sgv;
+    double *gtot = heap ? malloc(k * sizeof *gtot) : sgtot,
+           *mcopy = heap ? malloc(k * sizeof *mcopy) : smc;
+    size_t *gidx = heap ? malloc(k * sizeof *gidx) : sgidx;
+    uint32_t *ganc = heap ? malloc(k * sizeof *ganc) : sganc;
+    long *gsingle = heap ? malloc(k * sizeof *gsingle) : sgsingle;
     int rc = ERG_OK;
-    if (!gm || !gv || !gtot || !gidx || !ganc || !gsingle) {
+    if (!gm || !gv || !gtot || !mcopy || !gidx || !ganc || !gsingle) {
         rc = ERG_ENOMEM;
         goto done;
     }
@@ -628,14 +667,8 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
             pt = gm[i];
     double tot[1];
     long surv;
-    double *mcopy = malloc(ng * sizeof *mcopy);
-    if (!mcopy) {
-        rc = ERG_ENOMEM;
-        goto done;
-    }
     memcpy(mcopy, gm, ng * sizeof *gm);
     rc = var_of_max(mcopy, gv, gidx, ng, tot, &surv);
-    free(mcopy);
     if (rc != ERG_OK)
         goto done;
     *m_out = pt;
@@ -649,12 +682,15 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         *single_out = -1;
     }
 done:
-    free(gm);
-    free(gv);
-    free(gtot);
-    free(gidx);
-    free(ganc);
-    free(gsingle);
+    if (heap) {
+        free(gm);
+        free(gv);
+        free(gtot);
+        free(mcopy);
+        free(gidx);
+        free(ganc);
+        free(gsingle);
+    }
     return rc;
 }
 
@@ -712,8 +748,8 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, double c, struct dag *g,
-                       struct outcome *o, erg_diag *diag)
+static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, double c,
+                       struct dag *g, struct outcome *o, erg_diag *diag)
 {
     size_t n = s->n_nodes, e = s->n_edges;
     if (n == 0)
@@ -772,13 +808,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         free(done);
         return rc;
     }
-    /* Free sources start at the earliest given start, or at 0. */
-    g->origin0 = INFINITY;
-    for (size_t i = 0; i < n; i++)
-        if (!isnan(s->nodes[i].start_s) && s->nodes[i].start_s < g->origin0)
-            g->origin0 = s->nodes[i].start_s;
-    if (!isfinite(g->origin0))
-        g->origin0 = 0.0;
+    /* Sources without a start time start at 0 s. */
+    g->origin0 = 0.0;
     size_t maxk = n + 1;
     struct joinbuf jb = {malloc(maxk * sizeof(double)), malloc(maxk * sizeof(double)),
                          malloc(maxk * sizeof(uint32_t)), NULL};
@@ -830,9 +861,10 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         }
         if (!isnan(nd->start_s)) {
             if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s)) {
-                rc = erg_diag_set(diag, ERG_EINVAL, NULL,
-                                  "node \"%s\" starts at %.9g s, before its predecessor \"%s\" ends at %.9g s",
-                                  erg__node_id(s, v), nd->start_s, erg__node_id(s, latest_p), latest);
+                rc = erg_diag_set(
+                    diag, ERG_EINVAL, NULL,
+                    "node \"%s\" starts at %.9g s, before its predecessor \"%s\" ends at %.9g s",
+                    erg__node_id(s, v), nd->start_s, erg__node_id(s, latest_p), latest);
                 goto out;
             }
             jb.m[k] = nd->start_s;
@@ -847,7 +879,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         if (k >= 2 && isnan(nd->start_s)) {
             /* Look for an earlier join with the same predecessor set. */
             h ^= mix64(k);
-            for (slot = (size_t)h & (hcap - 1); hnode[slot] != NONE; slot = (slot + 1) & (hcap - 1)) {
+            for (slot = (size_t)h & (hcap - 1); hnode[slot] != NONE;
+                 slot = (slot + 1) & (hcap - 1)) {
                 uint32_t u = hnode[slot];
                 if (hkeys[slot] != h || g->pred_off[u + 1] - g->pred_off[u] != k)
                     continue;
@@ -877,7 +910,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
             sanch = g->sanchor[twin];
             svar = g->svar[twin];
         } else if ((rc = join(g, &jb, k, (uint32_t)(n + v), &st, &sanch, &svar)) != ERG_OK) {
-            erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"", erg__node_id(s, v));
+            erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
+                         erg__node_id(s, v));
             goto out;
         }
         if (k >= 2 && isnan(nd->start_s) && twin == NONE) {
@@ -956,10 +990,12 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
                 }
             } else {
                 if (fabs(w - run_s) > 1e-9 * fmax(1.0, run_s)) {
-                    rc = erg_diag_set(diag, ERG_EINVAL, NULL,
-                                      "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
-                                      "static power (%g W and %g W); a device has a single static power (Axiom P2)",
-                                      erg__node_id(s, run_node), erg__node_id(s, v), s->devices[d].id, run_s, w);
+                    rc = erg_diag_set(
+                        diag, ERG_EINVAL, NULL,
+                        "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
+                        "static power (%g W and %g W); a device has a single static power (Axiom "
+                        "P2)",
+                        erg__node_id(s, run_node), erg__node_id(s, v), s->devices[d].id, run_s, w);
                     goto out;
                 }
                 if (en > cur_end) {
@@ -987,7 +1023,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
     double pmax = -INFINITY, bias = 0.0;
     for (size_t i = 0; i < n; i++) {
         uint32_t v = byst[i];
-        int corun = (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < g->fin[v] - tol);
+        int corun =
+            (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < g->fin[v] - tol);
         if (g->fin[v] > pmax)
             pmax = g->fin[v];
         int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
@@ -1018,8 +1055,8 @@ out:
 /* Monte Carlo over the DAG (Appendix F.4): times T_i ~ N(T_i, var_T_i) truncated at 0, dynamic
  * energies d_i ~ N(d_i, var_d_i); each sample replays the schedule (start = max(given start,
  * predecessors' finishes)) and charges the composite static power over its makespan. */
-static int mc_dag(const erg_schedule *s, const struct dag *g, const struct outcome *o, uint64_t samples,
-                  uint64_t seed, erg_report *r)
+static int mc_dag(const erg_schedule *s, const struct dag *g, const struct outcome *o,
+                  uint64_t samples, uint64_t seed, erg_report *r)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     double *fin = malloc(s->n_nodes * sizeof *fin);
@@ -1042,7 +1079,8 @@ static int mc_dag(const erg_schedule *s, const struct dag *g, const struct outco
                     st = fin[g->pred[q]];
             if (st == -HUGE_VAL)
                 st = g->origin0;
-            double t = sg->time_s + (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
+            double t = sg->time_s +
+                       (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
             fin[v] = st + (t > 0.0 ? t : 0.0);
             if (fin[v] > end)
                 end = fin[v];
@@ -1062,17 +1100,18 @@ static int mc_dag(const erg_schedule *s, const struct dag *g, const struct outco
     return ERG_OK;
 }
 
-/* ---------------------------------------------------------------- expression composition ------- */
+/* ---------------------------------------------------------------- expression composition -------
+ */
 
 struct ectx {
     const erg_schedule *s;
     const erg_compose_options *opts;
     double c;
-    double *s_w;     /* per expr node: static power of its point composite (for Monte Carlo) */
+    double *s_w; /* per expr node: static power of its point composite (for Monte Carlo) */
     double bias;
     erg_grade grade;
     size_t n_elements;
-    size_t nd;       /* number of devices */
+    size_t nd; /* number of devices */
     /* where we are, for messages */
     uint32_t path[64];
     uint32_t path_idx[64];
@@ -1100,8 +1139,8 @@ static int expr_fail(struct ectx *x, int rc, const char *detail, erg_diag *diag)
     char where[256] = "expr";
     size_t len = 4;
     for (size_t i = 0; i < x->depth && i < 64 && len < sizeof where - 24; i++)
-        len += (size_t)snprintf(where + len, sizeof where - len, ".%s[%u]", kind_name(x->s->expr[x->path[i]].kind),
-                                x->path_idx[i]);
+        len += (size_t)snprintf(where + len, sizeof where - len, ".%s[%u]",
+                                kind_name(x->s->expr[x->path[i]].kind), x->path_idx[i]);
     char d[512];
     snprintf(d, sizeof d, "%s", detail);
     return erg_diag_set(diag, rc, NULL, "%s: %s", where, d);
@@ -1110,8 +1149,8 @@ static int expr_fail(struct ectx *x, int rc, const char *detail, erg_diag *diag)
 /* Per-device accumulators: 4 doubles per device (static J, dynamic J, busy s, held s). */
 enum { A_STAT, A_DYN, A_BUSY, A_HELD, A_N };
 
-static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signature *out, double *acc,
-                erg_diag *diag)
+static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signature *out,
+                double *acc, erg_diag *diag)
 {
     const erg_schedule *s = x->s;
     const struct erg__expr *ex = &s->expr[ei];
@@ -1155,9 +1194,11 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     if (ex->kind == ERG__EX_SEQ) {
         /* ⊗ folds exactly (sums), so the children are composed one at a time. */
         erg_signature accsig, child, pair[2];
+        erg_signature_init(&accsig);
         for (uint32_t i = 0; i < ex->n; i++) {
             x->path_idx[x->depth - 1] = i;
-            if ((rc = eval(x, s->expr_kids[ex->first + i], at_origin && i == 0, corun, &child, acc, diag)) != ERG_OK)
+            if ((rc = eval(x, s->expr_kids[ex->first + i], at_origin && i == 0, corun, &child, acc,
+                           diag)) != ERG_OK)
                 break;
             if (i == 0) {
                 accsig = child;
@@ -1177,7 +1218,7 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     } else {
         /* ⊕ / ⊕multi: all operands at once (n-ary Var(max)), per-device figures combined after. */
         int is_par = ex->kind == ERG__EX_PAR;
-        erg_signature *ops = malloc((size_t)ex->n * sizeof *ops);
+        erg_signature *ops = calloc((size_t)ex->n, sizeof *ops);
         double *cacc = malloc(nd * A_N * sizeof *cacc + 1);
         double *comb = calloc(nd * A_N + 1, sizeof *comb);
         if (!ops || !cacc || !comb) {
@@ -1191,7 +1232,8 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
         for (uint32_t i = 0; i < ex->n && rc == ERG_OK; i++) {
             x->path_idx[x->depth - 1] = i;
             memset(cacc, 0, nd * A_N * sizeof *cacc);
-            if ((rc = eval(x, s->expr_kids[ex->first + i], at_origin, child_corun, &ops[i], cacc, diag)) != ERG_OK)
+            if ((rc = eval(x, s->expr_kids[ex->first + i], at_origin, child_corun, &ops[i], cacc,
+                           diag)) != ERG_OK)
                 break;
             double ti = ops[i].time_s;
             for (size_t d = 0; d < nd; d++) {
@@ -1210,7 +1252,8 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
         if (rc == ERG_OK) {
             erg_diag sub;
             erg_diag_clear(&sub);
-            rc = is_par ? erg_signature_par(ops, ex->n, out, &sub) : erg_signature_multi(ops, ex->n, out, &sub);
+            rc = is_par ? erg_signature_par(ops, ex->n, out, &sub)
+                        : erg_signature_multi(ops, ex->n, out, &sub);
             if (rc != ERG_OK)
                 rc = expr_fail(x, rc, sub.detail, diag);
         }
@@ -1243,14 +1286,16 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
 }
 
 /* One Monte Carlo sample of an expression: time and energy, from sampled leaves (Appendix F.4). */
-static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double *t_out, double *e_out)
+static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double *t_out,
+                        double *e_out)
 {
     const erg_schedule *s = x->s;
     const struct erg__expr *ex = &s->expr[ei];
     if (ex->kind == ERG__EX_SIG) {
         const erg_signature *sg = &s->sigs[ex->ref];
         double w = x->s_w[ei];
-        double t = sg->time_s + (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
+        double t = sg->time_s +
+                   (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
         double vd = sg->energy_var_j2 - w * w * sg->time_var_s2;
         double d = sg->dynamic_energy_j + (vd > 0.0 ? gsl_ran_gaussian(rng, sqrt(vd)) : 0.0);
         t = t > 0.0 ? t : 0.0;
@@ -1273,7 +1318,8 @@ static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double 
             e += eci;
         } else {
             t = i == 0 ? ti : fmax(t, ti);
-            dyn += eci - x->s_w[ci] * ti; /* the operand's dynamic part at its constant static power */
+            dyn +=
+                eci - x->s_w[ci] * ti; /* the operand's dynamic part at its constant static power */
             sw = ex->kind == ERG__EX_PAR ? x->s_w[ci] : sw + x->s_w[ci];
         }
     }
@@ -1283,7 +1329,8 @@ static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double 
     *e_out = e;
 }
 
-/* ---------------------------------------------------------------- entry point ------------------ */
+/* ---------------------------------------------------------------- entry point ------------------
+ */
 
 int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_in, erg_report *r,
                          erg_diag *diag)
@@ -1297,7 +1344,8 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         erg_compose_options_init(&opts);
     memset(r, 0, sizeof *r);
     if (!(opts.confidence > 0.0 && opts.confidence < 1.0))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "confidence must lie strictly between 0 and 1 (got %g)",
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "confidence must lie strictly between 0 and 1 (got %g)",
                             opts.confidence);
     double c = erg_two_sided_multiplier(opts.confidence);
     size_t nd = s->n_devices;
@@ -1323,6 +1371,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         x.grade = ERG_GRADE_HW_SHUNT;
         x.s_w = calloc(s->n_expr + 1, sizeof *x.s_w);
         erg_signature tot;
+        erg_signature_init(&tot);
         if (!x.s_w)
             rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         else
@@ -1345,7 +1394,6 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
                 }
             }
         }
-        o.dev_static = devbuf; /* strided below */
     } else {
         o.dev_static = devbuf;
         o.dev_dynamic = devbuf + nd;
@@ -1443,16 +1491,19 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
     return rc;
 }
 
-/* ---------------------------------------------------------------- report helpers --------------- */
+/* ---------------------------------------------------------------- report helpers ---------------
+ */
 
 int erg_report_deviation(erg_report *r, double measured_j, double measured_sd_j, erg_diag *diag)
 {
     if (!r)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no report");
     if (!isfinite(measured_j) || measured_j < 0.0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "measured energy must be finite and >= 0 J (got %g)", measured_j);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "measured energy must be finite and >= 0 J (got %g)", measured_j);
     if (!isfinite(measured_sd_j) || measured_sd_j < 0.0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "measured standard deviation must be finite and >= 0 J (got %g)",
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "measured standard deviation must be finite and >= 0 J (got %g)",
                             measured_sd_j);
     double c = erg_two_sided_multiplier(r->confidence);
     double sd = sqrt(r->energy_sd_j * r->energy_sd_j + measured_sd_j * measured_sd_j);
@@ -1480,10 +1531,11 @@ int erg_context_insensitive(const erg_signature *ref, const erg_signature *other
     if (!ref || !other || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_insensitive: NULL argument");
     if (!(confidence > 0.0 && confidence < 1.0))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "confidence must lie strictly between 0 and 1 (got %g)",
-                            confidence);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "confidence must lie strictly between 0 and 1 (got %g)", confidence);
     int rc;
-    if ((rc = erg_signature_check(ref, diag)) != ERG_OK || (rc = erg_signature_check(other, diag)) != ERG_OK)
+    if ((rc = erg_signature_check(ref, diag)) != ERG_OK ||
+        (rc = erg_signature_check(other, diag)) != ERG_OK)
         return rc;
     double c = erg_two_sided_multiplier(confidence);
     out->delta_s_w = fabs(other->static_power_w - ref->static_power_w);

@@ -22,16 +22,16 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
     size_t n = strlen(text);
     if (n >= size) {
         free(text);
-        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: longer than %zu bytes as JSON", path, key,
-                            size - 1);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: longer than %zu bytes as JSON", path,
+                            key, size - 1);
     }
     memcpy(buf, text, n + 1);
     free(text);
     return ERG_OK;
 }
 
-static int from_json(const json_t *obj, double default_static_w, int static_optional, const char *file,
-                     const char *path, erg_signature *out, erg_diag *diag)
+static int from_json(const json_t *obj, double default_static_w, int static_optional,
+                     const char *file, const char *path, erg_signature *out, erg_diag *diag)
 {
     if (!json_is_object(obj))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a signature object", path);
@@ -39,13 +39,18 @@ static int from_json(const json_t *obj, double default_static_w, int static_opti
     erg_signature_init(&s);
     s.static_power_w = default_static_w;
     int rc;
-    int sflags = ERG_JSON_NONNEG | (isnan(default_static_w) && !static_optional ? ERG_JSON_REQUIRED : 0);
-    if ((rc = erg__json_number(obj, "static_power_w", sflags, &s.static_power_w, file, path, diag)) ||
-        (rc = erg__json_number(obj, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &s.time_s, file, path, diag)) ||
+    int sflags =
+        ERG_JSON_NONNEG | (isnan(default_static_w) && !static_optional ? ERG_JSON_REQUIRED : 0);
+    if ((rc = erg__json_number(obj, "static_power_w", sflags, &s.static_power_w, file, path,
+                               diag)) ||
+        (rc = erg__json_number(obj, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &s.time_s, file,
+                               path, diag)) ||
         (rc = erg__json_number(obj, "dynamic_energy_j", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
                                &s.dynamic_energy_j, file, path, diag)) ||
-        (rc = erg__json_number(obj, "time_var_s2", ERG_JSON_NONNEG, &s.time_var_s2, file, path, diag)) ||
-        (rc = erg__json_number(obj, "energy_var_j2", ERG_JSON_NONNEG, &s.energy_var_j2, file, path, diag)) ||
+        (rc = erg__json_number(obj, "time_var_s2", ERG_JSON_NONNEG, &s.time_var_s2, file, path,
+                               diag)) ||
+        (rc = erg__json_number(obj, "energy_var_j2", ERG_JSON_NONNEG, &s.energy_var_j2, file, path,
+                               diag)) ||
         (rc = erg__json_string(obj, "name", 0, s.name, sizeof s.name, file, path, diag)) ||
         (rc = erg__json_string(obj, "device", 0, s.device, sizeof s.device, file, path, diag)) ||
         (rc = erg__json_string(obj, "kappa", 0, s.kappa, sizeof s.kappa, file, path, diag)) ||
@@ -56,12 +61,14 @@ static int from_json(const json_t *obj, double default_static_w, int static_opti
     if (g && !json_is_null(g)) {
         if (erg_grade_parse(json_string_value(g), &s.grade) != ERG_OK)
             return erg_diag_set(diag, ERG_EPARSE, file,
-                                "%s.grade: expected \"hw_shunt\", \"model_based\" or \"estimator\"", path);
+                                "%s.grade: expected \"hw_shunt\", \"model_based\" or \"estimator\"",
+                                path);
     }
     const json_t *r = json_object_get(obj, "runs");
     if (r && !json_is_null(r)) {
         if (!json_is_integer(r) || json_integer_value(r) < 0 || json_integer_value(r) > 1000000000)
-            return erg_diag_set(diag, ERG_EPARSE, file, "%s.runs: expected a non-negative integer", path);
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s.runs: expected a non-negative integer",
+                                path);
         s.runs = (unsigned)json_integer_value(r);
     }
     erg_diag sub;
@@ -81,8 +88,8 @@ int erg__signature_from_json(const json_t *obj, double default_static_w, const c
     return from_json(obj, default_static_w, 0, file, path, out, diag);
 }
 
-int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path, erg_signature *out,
-                                 erg_diag *diag)
+int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path,
+                                 erg_signature *out, erg_diag *diag)
 {
     return from_json(obj, NAN, 1, file, path, out, diag);
 }
@@ -145,13 +152,15 @@ int erg_signature_write_file(const char *path, const erg_signature *sig, erg_dia
     if (!o)
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
     json_t *root = json_object();
-    if (!root || json_object_set_new(root, "erg", json_string("signature/1")) || json_object_update(root, o)) {
+    if (!root || json_object_set_new(root, "erg", json_string("signature/1")) ||
+        json_object_update(root, o)) {
         json_decref(o);
         json_decref(root);
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
     }
     json_decref(o);
-    int rc = erg__json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
+    int rc = erg__json_dump_file(
+        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Private: signature <-> JSON (jansson), shared by the calculus, trace, frontier and measure modules. */
+/* Private: signature <-> JSON (jansson), shared by the calculus, trace, frontier and measure
+ * modules. */
 #ifndef ERG_CALCULUS_SIG_JSON_H
 #define ERG_CALCULUS_SIG_JSON_H
 
@@ -17,8 +18,8 @@ int erg__signature_from_json(const json_t *obj, double default_static_w, const c
 
 /* Same, with "static_power_w" optional and left NAN when absent (a signature inside a schedule
  * that takes its static power from the device of each node that runs it). */
-int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path, erg_signature *out,
-                                 erg_diag *diag);
+int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path,
+                                 erg_signature *out, erg_diag *diag);
 
 /* Encode a signature as a new JSON object (no "erg" tag); NULL when out of memory. */
 json_t *erg__signature_to_json(const erg_signature *sig);

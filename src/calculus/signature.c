@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Signatures and the three operators, context-independent form (paper Sections 3.2, 3.3, 4.3, 5.2). */
+/* Signatures and the three operators, context-independent form (paper Sections 3.2, 3.3, 4.3, 5.2).
+ */
 #include "erg/signature.h"
 #include "erg/stats.h"
 
@@ -55,8 +56,8 @@ double erg_signature_dynamic_var_j2(const erg_signature *sig)
 
 int erg_signature_check(const erg_signature *sig, erg_diag *diag)
 {
-    static const char *const names[] = {"static_power_w", "time_s", "dynamic_energy_j", "time_var_s2",
-                                        "energy_var_j2"};
+    static const char *const names[] = {"static_power_w", "time_s", "dynamic_energy_j",
+                                        "time_var_s2", "energy_var_j2"};
     const double v[] = {sig->static_power_w, sig->time_s, sig->dynamic_energy_j, sig->time_var_s2,
                         sig->energy_var_j2};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
@@ -78,7 +79,8 @@ int erg_signature_check(const erg_signature *sig, erg_diag *diag)
 
 int erg_signature_idle(const char *device, double static_power_w, double time_s, erg_signature *out)
 {
-    if (!out || !isfinite(static_power_w) || !isfinite(time_s) || static_power_w < 0.0 || time_s < 0.0)
+    if (!out || !isfinite(static_power_w) || !isfinite(time_s) || static_power_w < 0.0 ||
+        time_s < 0.0)
         return ERG_EINVAL;
     erg_signature_init(out);
     out->static_power_w = static_power_w;
@@ -111,7 +113,8 @@ static erg_grade weakest_of(const erg_signature *ops, size_t n)
 int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
 {
     if (!ops || !out || n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "sequential composition needs at least one operand");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "sequential composition needs at least one operand");
     double e = 0, t = 0, d = 0, ve = 0, vt = 0;
     for (size_t i = 0; i < n; i++) {
         e += erg_signature_energy_j(&ops[i]);
@@ -137,7 +140,8 @@ int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out, er
 }
 
 /* Var(max T_i) and the max of means, for both parallel operators. */
-static int max_time(const erg_signature *ops, size_t n, double *t_out, double *var_out, erg_diag *diag)
+static int max_time(const erg_signature *ops, size_t n, double *t_out, double *var_out,
+                    erg_diag *diag)
 {
     double t = ops[0].time_s;
     for (size_t i = 1; i < n; i++)
@@ -147,7 +151,8 @@ static int max_time(const erg_signature *ops, size_t n, double *t_out, double *v
     if (n == 1) {
         var = ops[0].time_var_s2;
     } else if (n == 2) {
-        erg_max2_normal(ops[0].time_s, ops[0].time_var_s2, ops[1].time_s, ops[1].time_var_s2, NULL, &var);
+        erg_max2_normal(ops[0].time_s, ops[0].time_var_s2, ops[1].time_s, ops[1].time_var_s2, NULL,
+                        &var);
     } else {
         double *m = malloc(n * sizeof *m), *v = malloc(n * sizeof *v);
         if (!m || !v) {
@@ -173,7 +178,8 @@ static int max_time(const erg_signature *ops, size_t n, double *t_out, double *v
 int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
 {
     if (!ops || !out || n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "parallel composition needs at least one operand");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "parallel composition needs at least one operand");
     const char *dev = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!ops[i].device[0])
@@ -217,14 +223,16 @@ int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out, er
 int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
 {
     if (!ops || !out || n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "cross-device parallel composition needs at least one operand");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "cross-device parallel composition needs at least one operand");
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n && ops[i].device[0]; j++)
             if (strcmp(ops[i].device, ops[j].device) == 0)
-                return erg_diag_set(diag, ERG_EINVAL, NULL,
-                                    "cross-device parallel (multi) operands %zu and %zu are both on "
-                                    "device \"%s\"; use par for same-device parallelism",
-                                    i + 1, j + 1, ops[i].device);
+                return erg_diag_set(
+                    diag, ERG_EINVAL, NULL,
+                    "cross-device parallel (multi) operands %zu and %zu are both on "
+                    "device \"%s\"; use par for same-device parallelism",
+                    i + 1, j + 1, ops[i].device);
     double t, vt;
     int rc = max_time(ops, n, &t, &vt, diag);
     if (rc != ERG_OK)

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char compare_help[] =
     "Usage: erg compare A.json B.json [--confidence P] [--json]\n\n"
@@ -13,22 +14,23 @@ static const char compare_help[] =
     "5.2.2): one schedule confidently uses less energy only when its interval's upper bound lies\n"
     "below the other's lower bound; otherwise the two cannot be told apart.\n\n"
     "  --confidence P    confidence of the intervals (default 0.95)\n"
-    "  --json            print {\"erg\": \"compare/1\", \"a\": {...}, \"b\": {...}, \"verdict\": ...}\n\n"
+    "  --json            print {\"erg\": \"compare/1\", \"a\": {...}, \"b\": {...}, \"verdict\": "
+    "...}\n\n"
     "Exit status: 0 one is confidently lower, 1 they cannot be told apart, 2 bad input or usage.\n";
 
 static json_t *side(const char *path, const erg_report *r)
 {
-    return json_pack("{s:s,s:f,s:f,s:[f,f],s:f,s:s}", "file", path, "energy_j", r->energy_j, "energy_sd_j",
-                     r->energy_sd_j, "interval_j", r->interval_j[0], r->interval_j[1], "time_s", r->time_s, "grade",
-                     erg_grade_name(r->grade));
+    return json_pack("{s:s,s:f,s:f,s:[f,f],s:f,s:s}", "file", path, "energy_j", r->energy_j,
+                     "energy_sd_j", r->energy_sd_j, "interval_j", r->interval_j[0],
+                     r->interval_j[1], "time_s", r->time_s, "grade", erg_grade_name(r->grade));
 }
 
 static int run_compare(int argc, char **argv)
 {
     static const struct option opts[] = {{"confidence", required_argument, NULL, 'c'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     erg_compose_options co;
     erg_compose_options_init(&co);
     int json = 0, c;
@@ -38,7 +40,8 @@ static int run_compare(int argc, char **argv)
             if (erg_cli_double("compare", "--confidence", optarg, &co.confidence))
                 return ERG_EXIT_USAGE;
             if (!(co.confidence > 0.0 && co.confidence < 1.0))
-                return erg_cli_usage("compare", "--confidence must lie strictly between 0 and 1, got '%s'", optarg);
+                return erg_cli_usage(
+                    "compare", "--confidence must lie strictly between 0 and 1, got '%s'", optarg);
             break;
         case 'j':
             json = 1;
@@ -54,6 +57,8 @@ static int run_compare(int argc, char **argv)
         return erg_cli_usage("compare", "expected two schedule files, A.json and B.json");
     const char *pa = argv[optind], *pb = argv[optind + 1];
     erg_report a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
     int st = erg_cli_compose_file(pa, &co, &a);
     if (st != 0)
         return st;
@@ -64,10 +69,11 @@ static int run_compare(int argc, char **argv)
     int v = erg_report_compare(&a, &b);
     const char *verdict = v < 0 ? "a_less" : v > 0 ? "b_less" : "indistinguishable";
     if (json) {
-        json_t *o = json_pack("{s:s,s:o,s:o,s:f,s:f,s:s}", "erg", "compare/1", "a", side(pa, &a), "b", side(pb, &b),
-                              "confidence", co.confidence, "difference_j", a.energy_j - b.energy_j, "verdict",
-                              verdict);
-        if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
+        json_t *o = json_pack("{s:s,s:o,s:o,s:f,s:f,s:s}", "erg", "compare/1", "a", side(pa, &a),
+                              "b", side(pb, &b), "confidence", co.confidence, "difference_j",
+                              a.energy_j - b.energy_j, "verdict", verdict);
+        if (!o || json_dumpf(o, stdout,
+                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
             json_decref(o);
             erg_report_free(&a);
             erg_report_free(&b);
@@ -78,12 +84,16 @@ static int run_compare(int argc, char **argv)
         json_decref(o);
     } else {
         char x[64], y[64], z[64], w[64];
-        printf("A %s\n  E %s +- %s, %.3g%% interval [%s, %s]\n", pa, erg_cli_si(x, sizeof x, a.energy_j, "J"),
+        printf("A %s\n  E %s +- %s, %.3g%% interval [%s, %s]\n", pa,
+               erg_cli_si(x, sizeof x, a.energy_j, "J"),
                erg_cli_si(y, sizeof y, a.energy_sd_j, "J"), 100 * co.confidence,
-               erg_cli_si(z, sizeof z, a.interval_j[0], "J"), erg_cli_si(w, sizeof w, a.interval_j[1], "J"));
-        printf("B %s\n  E %s +- %s, %.3g%% interval [%s, %s]\n", pb, erg_cli_si(x, sizeof x, b.energy_j, "J"),
+               erg_cli_si(z, sizeof z, a.interval_j[0], "J"),
+               erg_cli_si(w, sizeof w, a.interval_j[1], "J"));
+        printf("B %s\n  E %s +- %s, %.3g%% interval [%s, %s]\n", pb,
+               erg_cli_si(x, sizeof x, b.energy_j, "J"),
                erg_cli_si(y, sizeof y, b.energy_sd_j, "J"), 100 * co.confidence,
-               erg_cli_si(z, sizeof z, b.interval_j[0], "J"), erg_cli_si(w, sizeof w, b.interval_j[1], "J"));
+               erg_cli_si(z, sizeof z, b.interval_j[0], "J"),
+               erg_cli_si(w, sizeof w, b.interval_j[1], "J"));
         printf("A - B = %s: ", erg_cli_si(x, sizeof x, a.energy_j - b.energy_j, "J"));
         if (v < 0)
             printf("A confidently uses less energy than B\n");
@@ -97,5 +107,5 @@ static int run_compare(int argc, char **argv)
     return v == 0 ? ERG_EXIT_CHECK : ERG_EXIT_OK;
 }
 
-const struct erg_cli_command erg_cli_cmd_compare = {"compare", "tell whether one schedule confidently uses less energy",
-                                                    run_compare};
+const struct erg_cli_command erg_cli_cmd_compare = {
+    "compare", "tell whether one schedule confidently uses less energy", run_compare};

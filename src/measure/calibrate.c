@@ -5,6 +5,7 @@
  * wait (temperatures below thresholds, CV of the last 20 power samples ≤ the calibrated CV).
  */
 #include "erg/measure.h"
+#include "erg/stats.h"
 
 #include "core/json.h"
 
@@ -90,8 +91,8 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     size_t nch = erg_meter_channel_count(m);
-    double sum[ERG_METER_MAX_CHANNELS] = {0}, sq[ERG_METER_MAX_CHANNELS] = {0};
-    size_t cnt[ERG_METER_MAX_CHANNELS] = {0};
+    erg_running run[ERG_METER_MAX_CHANNELS];
+    memset(run, 0, sizeof run);
     int in_total[ERG_METER_MAX_CHANNELS] = {0};
     size_t k = (size_t)(duration_s / window_s);
     double t0 = mono_s();
@@ -101,10 +102,7 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
             const erg_channel_reading *r = &s.r->channels[i];
             if (r->state != ERG_READING_OK || !(s.r->time_s > 0))
                 continue;
-            double p = r->energy_j / s.r->time_s;
-            sum[i] += p;
-            sq[i] += p * p;
-            cnt[i]++;
+            erg_running_add(&run[i], r->energy_j / s.r->time_s);
             in_total[i] = r->in_total;
         }
     }
@@ -112,7 +110,7 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
     out->duration_s = mono_s() - t0;
     out->window_s = window_s;
     for (size_t i = 0; i < nch; i++) {
-        if (cnt[i] < 2)
+        if (run[i].n < 2)
             continue;
         erg_channel_info info;
         erg_meter_channel_info(m, i, &info);
@@ -120,13 +118,9 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
         snprintf(c->id, sizeof c->id, "%s", info.id);
         c->domain = info.domain;
         snprintf(c->device, sizeof c->device, "%s", info.device);
-        double n = (double)cnt[i];
-        c->idle_power_w = sum[i] / n;
-        double var = (sq[i] - sum[i] * sum[i] / n) / (n - 1);
-        if (var < 0)
-            var = 0;
-        c->cv = c->idle_power_w > 0 ? sqrt(var) / c->idle_power_w : 0.0;
-        c->samples = cnt[i];
+        c->idle_power_w = run[i].mean;
+        c->cv = c->idle_power_w > 0 ? sqrt(erg_running_var(&run[i])) / c->idle_power_w : 0.0;
+        c->samples = run[i].n;
         if (in_total[i])
             out->idle_power_w += c->idle_power_w;
     }

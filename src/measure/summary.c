@@ -169,8 +169,20 @@ int erg_summary_signature(const erg_summary *s, const char *name, const char *de
     out->runs = (unsigned)s->runs;
     if (name)
         snprintf(out->name, sizeof out->name, "%s", name);
-    if (device)
+    if (device) {
         snprintf(out->device, sizeof out->device, "%s", device);
+    } else {
+        /* the device of the summed channels when they share one, else the whole host */
+        const char *dev = NULL;
+        for (size_t i = 0; i < s->n_channels; i++)
+            if (s->channels[i].in_total) {
+                if (!dev)
+                    dev = s->channels[i].device;
+                else if (strcmp(dev, s->channels[i].device) != 0)
+                    dev = "host";
+            }
+        snprintf(out->device, sizeof out->device, "%s", dev ? dev : "host");
+    }
     return erg_signature_check(out, diag);
 }
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 /* Anomaly counters kept per channel; a window's flags are the counters that moved in it. */
-enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_COUNT };
+enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_STALE, EV_COUNT };
 
 /* CPU (or GPU) time below which a frozen counter is not judged (the issue: 10 ms). */
 #define LIVENESS_BUSY_S 0.010
@@ -43,6 +43,7 @@ struct chan {
     uint64_t acc_ticks;
     double acc_j;
     uint64_t n_reads;
+    uint64_t changed_t_ns; /* power: when the reading last changed */
     int last_ok;
     uint64_t ev[EV_COUNT];
 };
@@ -71,6 +72,7 @@ struct erg_meter {
     pthread_cond_t cv;
     int running, stop;
     double period_s;
+    uint64_t last_poll_ns;
 };
 
 struct snap_chan {
@@ -97,9 +99,7 @@ static const struct erg__backend_ops *const registry[] = {
 #ifdef ERG_HAVE_NVML
     &erg__backend_nvml,
 #endif
-#ifdef ERG_HAVE_HWMON
     &erg__backend_hwmon,
-#endif
     &erg__backend_estimator,
 };
 
@@ -584,6 +584,12 @@ static void update_power(struct chan *ch, uint64_t v, uint64_t t)
         /* hold semantics: the previous sample holds until this one, over the actual time */
         if (ch->have_prev)
             ch->acc_j += (double)ch->prev * c->joules_per_tick * (double)(t - ch->prev_t_ns) * 1e-9;
+        /* a vendor reading that has not changed for 10 s is stale (JouleClaw notes: a value held
+         * 10 s gives no live figure); flagged */
+        if (!ch->have_prev || v != ch->prev)
+            ch->changed_t_ns = t;
+        else if (t - ch->changed_t_ns > 10000000000ull)
+            ch->ev[EV_STALE]++;
     } else {
         /* estimate: the value is the mean power over the interval that ends now */
         if (ch->have_prev)
@@ -595,14 +601,21 @@ static void update_power(struct chan *ch, uint64_t v, uint64_t t)
     ch->n_reads++;
 }
 
+/* One poll: read every backend, then stamp the whole poll with one CLOCK_MONOTONIC time, so that
+ * integration intervals and window times are the same intervals. */
 static void poll_locked(erg_meter *m)
 {
     for (size_t bi = 0; bi < m->n_be; bi++) {
         struct backend *b = &m->be[bi];
+        if (b->state && b->n)
+            b->ops->read(b->state, b->ticks, b->st, b->n);
+    }
+    uint64_t t = m->env.io.now_ns(m->env.io.ud);
+    m->last_poll_ns = t;
+    for (size_t bi = 0; bi < m->n_be; bi++) {
+        struct backend *b = &m->be[bi];
         if (!b->state || !b->n)
             continue;
-        b->ops->read(b->state, b->ticks, b->st, b->n);
-        uint64_t t = m->env.io.now_ns(m->env.io.ud);
         for (size_t k = 0; k < b->n && b->first + k < m->n_ch; k++) {
             struct chan *ch = &m->ch[b->first + k];
             if (!ch->usable)
@@ -656,7 +669,7 @@ int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s)
         return ERG_EINVAL;
     pthread_mutex_lock(&m->mu);
     poll_locked(m);
-    s->t_ns = m->env.io.now_ns(m->env.io.ud);
+    s->t_ns = m->last_poll_ns;
     s->cpu_ns = cpu_time_ns();
     for (size_t i = 0; i < s->n; i++) {
         const struct chan *c = &m->ch[i];
@@ -703,6 +716,22 @@ static void select_total(const erg_meter *m, erg_measurement *out)
             if (ok[i] && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE &&
                 (psys < 0 || r[i].grade < r[psys].grade))
                 psys = (int)i;
+        if (psys >= 0) {
+            /* psys contains the packages and dram: if it reads less than they do, it is not the
+             * container it claims to be here, and the parts are summed instead */
+            double parts = 0.0;
+            for (size_t i = 0; i < n; i++)
+                if (ok[i] && m->ch[i].c->kind == ERG_KIND_COUNTER &&
+                    (r[i].domain == ERG_DOMAIN_PACKAGE || r[i].domain == ERG_DOMAIN_DRAM))
+                    parts += r[i].energy_j;
+            if (r[psys].energy_j < parts * 0.99 - 1e-3) {
+                erg__fmt(r[psys].reason, sizeof r[psys].reason,
+                         "read %.6g J, less than the %.6g J of the packages and dram it contains: "
+                         "not summed",
+                         r[psys].energy_j, parts);
+                psys = -1;
+            }
+        }
         int any_cpu = 0;
         if (psys >= 0) {
             r[psys].in_total = 1;
@@ -801,7 +830,7 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
             r->flags |= ERG_FLAG_GLITCH;
         if (ev[EV_UNIT])
             r->flags |= ERG_FLAG_UNIT_SUSPECT;
-        if (ev[EV_TRANSIENT])
+        if (ev[EV_TRANSIENT] || ev[EV_STALE])
             r->flags |= ERG_FLAG_STALE;
         double busy_s = (c->domain == ERG_DOMAIN_GPU ? 0.0 : out->cpu_s) + extra_busy_s;
         uint64_t dticks = y->acc_ticks - x->acc_ticks;
@@ -835,7 +864,9 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
                      "read too rarely: a wrap of %.6g J may be hidden; not guessed",
                      (double)c->wrap_ticks * c->joules_per_tick);
         } else if (c->kind == ERG_KIND_COUNTER && dticks == 0 && busy_s >= LIVENESS_BUSY_S &&
-                   c->domain != ERG_DOMAIN_UNCORE && c->domain != ERG_DOMAIN_DRAM) {
+                   c->domain != ERG_DOMAIN_UNCORE) {
+            /* uncore (PP1, client graphics) may legitimately idle at 0 W while the CPU works;
+             * package, core, dram (refresh alone draws watts), psys and GPUs may not */
             r->state = ERG_READING_NOT_LIVE;
             erg__fmt(r->reason, sizeof r->reason,
                      "counter did not move while the work used %.0f ms of %s time: not live, "
@@ -894,11 +925,11 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
         if (b->ch[i].acc_ticks != a->ch[i].acc_ticks) {
             ch->live = 1;
         } else if (cpu_s >= LIVENESS_BUSY_S && c->domain != ERG_DOMAIN_GPU &&
-                   c->domain != ERG_DOMAIN_UNCORE && c->domain != ERG_DOMAIN_DRAM) {
+                   c->domain != ERG_DOMAIN_UNCORE) {
             ch->live = 0;
             ch->usable = 0;
             erg__fmt(ch->reason, sizeof ch->reason,
-                     "frozen: did not move across %.0f ms of CPU load; declined, no %s figure",
+                     "frozen: did not move across %.0f ms of CPU load; no %s figure",
                      cpu_s * 1e3, erg_grade_name(c->grade));
         }
     }

@@ -55,7 +55,8 @@ static const char *example(const char *name)
     return path;
 }
 
-/* Paper Section 2.4: static 518.4 mJ, serialized 850.8 mJ, overcount 332.4 mJ = 64%, total 3.32 J. */
+/* Paper Section 2.4: static 518.4 mJ, serialized 850.8 mJ, overcount 332.4 mJ = 64%, total 3.32 J.
+ */
 static void attention_layer_reproduces_the_paper(void **state)
 {
     (void)state;
@@ -73,7 +74,8 @@ static void attention_layer_reproduces_the_paper(void **state)
     /* var_E = var_E(prefix) + var_d(compute) + var_d(ar) + s²·Var(max(Tc, Tar)) (Section 5.2.1). */
     double vmax;
     erg_max2_normal(2.77e-3, 6.25e-10, 2.77e-3, 1.6e-9, NULL, &vmax);
-    double ve = 1.0324e-4 + (2.34e-4 - 14400 * 6.25e-10) + (4.804e-5 - 14400 * 1.6e-9) + 14400 * vmax;
+    double ve =
+        1.0324e-4 + (2.34e-4 - 14400 * 6.25e-10) + (4.804e-5 - 14400 * 1.6e-9) + 14400 * vmax;
     erg_assert_rel(r.energy_sd_j * r.energy_sd_j, ve, 1e-12);
     erg_assert_rel(r.time_sd_s * r.time_sd_s, 2.25e-10 + vmax, 1e-12);
     double c = erg_two_sided_multiplier(0.95);
@@ -103,8 +105,8 @@ static void attention_layer_as_a_dag(void **state)
     assert_non_null(s);
     assert_int_equal(erg_schedule_add_device(s, "a100x2", 120, NAN, NULL), ERG_OK);
     const char *names[] = {"prefix", "compute", "allreduce"};
-    double t[] = {1.55e-3, 2.77e-3, 2.77e-3}, d[] = {0.95, 1.6, 0.2516}, vt[] = {2.25e-10, 6.25e-10, 1.6e-9},
-           ve[] = {1.0324e-4, 2.34e-4, 4.804e-5};
+    double t[] = {1.55e-3, 2.77e-3, 2.77e-3}, d[] = {0.95, 1.6, 0.2516},
+           vt[] = {2.25e-10, 6.25e-10, 1.6e-9}, ve[] = {1.0324e-4, 2.34e-4, 4.804e-5};
     for (int i = 0; i < 3; i++) {
         erg_signature g;
         erg_signature_init(&g);
@@ -161,7 +163,8 @@ static void dag_holds_every_device_for_the_makespan(void **state)
                        " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
                        "             \"g1\": {\"static_power_w\": 70}},\n"
                        " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
-                       "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, \"static_power_w\": 80},\n"
+                       "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, "
+                       "\"static_power_w\": 80},\n"
                        "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
                        " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
                        "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
@@ -190,11 +193,12 @@ static void dag_holds_every_device_for_the_makespan(void **state)
 static void dag_start_times(void **state)
 {
     (void)state;
-    const char *ok = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
-                     " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
-                     " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": 5},\n"
-                     "           {\"id\": \"b\", \"signature\": \"x\", \"start_s\": 7.5}],\n"
-                     " \"edges\": [[\"a\", \"b\"]]}\n";
+    const char *ok =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": 5},\n"
+        "           {\"id\": \"b\", \"signature\": \"x\", \"start_s\": 7.5}],\n"
+        " \"edges\": [[\"a\", \"b\"]]}\n";
     erg_report r;
     erg_diag d;
     assert_int_equal(compose_file(put("starts.json", ok), &r, &d), ERG_OK);
@@ -202,13 +206,15 @@ static void dag_start_times(void **state)
     erg_assert_near(r.devices[0].idle_s, 1.5, 1e-12);
     erg_assert_near(r.energy_j, 10 * 3.5 + 2, 1e-12);
     erg_report_free(&r);
-    const char *bad = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
-                      " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
-                      " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": 5},\n"
-                      "           {\"id\": \"b\", \"signature\": \"x\", \"start_s\": 5.5}],\n"
-                      " \"edges\": [[\"a\", \"b\"]]}\n";
+    const char *bad =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": 5},\n"
+        "           {\"id\": \"b\", \"signature\": \"x\", \"start_s\": 5.5}],\n"
+        " \"edges\": [[\"a\", \"b\"]]}\n";
     assert_int_equal(compose_file(put("starts-bad.json", bad), &r, &d), ERG_EINVAL);
-    assert_non_null(strstr(d.detail, "\"b\" starts at 5.5 s, before its predecessor \"a\" ends at 6 s"));
+    assert_non_null(
+        strstr(d.detail, "\"b\" starts at 5.5 s, before its predecessor \"a\" ends at 6 s"));
 }
 
 struct bad_case {
@@ -221,60 +227,85 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
 {
     (void)state;
 #define HEAD "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
-#define SIGX " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+#define SIGX                                                                                       \
+    " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
     static const struct bad_case cases[] = {
         {"syntax.json", HEAD SIGX " \"expr\": \"x\",,}\n", ERG_EPARSE, ":3:", "malformed JSON"},
-        {"version.json", "{\"erg\": \"schedule/2\"}", ERG_EVERSION, "", "unknown format version \"schedule/2\""},
+        {"version.json", "{\"erg\": \"schedule/2\"}", ERG_EVERSION, "",
+         "unknown format version \"schedule/2\""},
         {"tag.json", "{\"erg\": \"signature/1\"}", ERG_EPARSE, "", "expected \"schedule/1\""},
         {"unknown-sig.json", HEAD SIGX " \"expr\": {\"seq\": [\"x\", \"y\"]}}", ERG_EINVAL, "",
          "expr.seq[1]: unknown signature \"y\""},
         {"empty-op.json", HEAD SIGX " \"expr\": {\"seq\": [\"x\", {\"par\": []}]}}", ERG_EINVAL, "",
          "expr.seq[1].par: empty operator"},
-        {"bad-op.json", HEAD SIGX " \"expr\": {\"both\": [\"x\"]}}", ERG_EPARSE, "", "unknown operator \"both\""},
+        {"bad-op.json", HEAD SIGX " \"expr\": {\"both\": [\"x\"]}}", ERG_EPARSE, "",
+         "unknown operator \"both\""},
         {"negative.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": -1, \"dynamic_energy_j\": 1}},\n"
-              " \"expr\": \"x\"}",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": -1, \"dynamic_energy_j\": 1}},\n"
+         " \"expr\": \"x\"}",
          ERG_EPARSE, "", "signatures.x.time_s: must not be negative"},
         {"infinite.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1e999, \"dynamic_energy_j\": 1}},\n"
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1e999, "
+              "\"dynamic_energy_j\": 1}},\n"
               " \"expr\": \"x\"}",
          ERG_EPARSE, ":2:", "malformed JSON"},
         {"nan.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": NaN, \"dynamic_energy_j\": 1}},\n"
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": NaN, \"dynamic_energy_j\": "
+              "1}},\n"
               " \"expr\": \"x\"}",
          ERG_EPARSE, ":2:", "malformed JSON"},
         {"nan-string.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": \"NaN\", \"dynamic_energy_j\": 1}},\n"
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": \"NaN\", "
+              "\"dynamic_energy_j\": 1}},\n"
               " \"expr\": \"x\"}",
          ERG_EPARSE, "", "signatures.x.time_s: expected a number"},
         {"m1.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
-              "   \"time_var_s2\": 0.01, \"energy_var_j2\": 0.5}},\n \"expr\": \"x\"}",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
+         "   \"time_var_s2\": 0.01, \"energy_var_j2\": 0.5}},\n \"expr\": \"x\"}",
          ERG_EINVAL, "", "Axiom M1"},
         {"undeclared-sig-device.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"h\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
-              " \"expr\": \"x\"}",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"h\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+         " \"expr\": \"x\"}",
          ERG_EINVAL, "", "signatures.x.device: undeclared device \"h\""},
         {"undeclared-node-device.json",
-         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"device\": \"h\"}]}", ERG_EINVAL, "",
-         "nodes[0]: node \"a\" is on undeclared device \"h\""},
-        {"undeclared-idle.json", HEAD SIGX " \"expr\": {\"seq\": [\"x\", {\"idle\": {\"device\": \"q\", \"time_s\": 1}}]}}",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"device\": \"h\"}]}",
+         ERG_EINVAL, ":3:12", "nodes[0]: node \"a\" is on undeclared device \"h\""},
+        {"undeclared-idle.json",
+         HEAD SIGX " \"expr\": {\"seq\": [\"x\", {\"idle\": {\"device\": \"q\", \"time_s\": 1}}]}}",
          ERG_EINVAL, "", "expr.seq[1].idle.device: undeclared device \"q\""},
         {"edge-missing.json",
-         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\", \"zz\"]]}", ERG_EINVAL,
-         "", "edges[0]: edge [\"a\", \"zz\"]: no node \"zz\""},
-        {"node-unknown-sig.json", HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"y\"}]}", ERG_EINVAL, "",
-         "nodes[0]: node \"a\": unknown signature \"y\""},
+         HEAD SIGX
+         " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\", \"zz\"]]}",
+         ERG_EINVAL, ":3:", "edges[0]: edge [\"a\", \"zz\"]: no node \"zz\""},
+        {"node-unknown-sig.json", HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"y\"}]}",
+         ERG_EINVAL, ":3:12", "nodes[0]: node \"a\": unknown signature \"y\""},
         {"dup-node.json",
-         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}, {\"id\": \"a\", \"signature\": \"x\"}]}",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}, {\"id\": \"a\", "
+                   "\"signature\": \"x\"}]}",
          ERG_EINVAL, "", "nodes[1]: node \"a\" is defined twice"},
         {"empty-nodes.json", HEAD SIGX " \"nodes\": []}", ERG_EINVAL, "", "nodes: empty"},
         {"both.json", HEAD SIGX " \"expr\": \"x\", \"nodes\": []}", ERG_EPARSE, "", "not both"},
         {"neither.json", HEAD SIGX " \"edges\": []}", ERG_EPARSE, "", "needs an expr or nodes"},
-        {"typo.json", HEAD SIGX " \"expr\": \"x\", \"edge\": []}", ERG_EPARSE, "", "edge: unknown member"},
-        {"no-file-sig.json", HEAD " \"signatures\": {\"x\": \"missing/sig.json\"}, \"expr\": \"x\"}", ERG_ENOENT, "",
+        {"typo.json", HEAD SIGX " \"expr\": \"x\", \"edge\": []}", ERG_EPARSE, "",
+         "edge: unknown member"},
+        {"no-file-sig.json",
+         HEAD " \"signatures\": {\"x\": \"missing/sig.json\"}, \"expr\": \"x\"}", ERG_ENOENT, "",
          "signatures.x:"},
-        {"bad-edge.json", HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\"]]}",
+        {"array.json", "[1, 2]", ERG_EPARSE, ":1:", "expected a JSON object at the top level"},
+        {"eof.json", "{\"erg\": \"schedule/1\",\n \"devices\": {", ERG_EPARSE,
+         ":2:", "malformed JSON"},
+        {"node-start.json",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\", \"start_s\": -2}]}",
+         ERG_EPARSE, ":3:", "nodes[0].start_s: must not be negative"},
+        {"node-id.json", HEAD SIGX " \"nodes\": [{\"id\": 7, \"signature\": \"x\"}]}", ERG_EPARSE,
+         ":3:", "nodes[0].id: expected a string"},
+        {"dup-devices.json", HEAD SIGX " \"devices\": {}, \"expr\": \"x\"}", ERG_EPARSE,
+         ":3:", "devices: duplicate member"},
+        {"bad-edge.json",
+         HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\"]]}",
          ERG_EPARSE, "", "edges[0]: expected [\"from\", \"to\"]"},
     };
 #undef HEAD
@@ -287,10 +318,10 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
         int rc = erg_schedule_read_file(p, &s, &d);
         char line[1024];
         erg_diag_format(&d, line, sizeof line);
-        if (rc != cases[i].status || !strstr(d.where, cases[i].name) || !strstr(d.where, cases[i].where) ||
-            !strstr(line, cases[i].needle))
-            fail_msg("%s: status %s, message \"%s\"; expected %s and \"%s\"", cases[i].name, erg_status_name(rc), line,
-                     erg_status_name(cases[i].status), cases[i].needle);
+        if (rc != cases[i].status || !strstr(d.where, cases[i].name) ||
+            !strstr(d.where, cases[i].where) || !strstr(line, cases[i].needle))
+            fail_msg("%s: status %s, message \"%s\"; expected %s and \"%s\"", cases[i].name,
+                     erg_status_name(rc), line, erg_status_name(cases[i].status), cases[i].needle);
         assert_null(s);
     }
 }
@@ -299,21 +330,49 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
 static void cycles_are_named(void **state)
 {
     (void)state;
-    const char *text = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
-                       " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
-                       " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}, {\"id\": \"a\", \"signature\": \"x\"},\n"
-                       "   {\"id\": \"b\", \"signature\": \"x\"}, {\"id\": \"c\", \"signature\": \"x\"},\n"
-                       "   {\"id\": \"t\", \"signature\": \"x\"}],\n"
-                       " \"edges\": [[\"s\", \"a\"], [\"a\", \"b\"], [\"b\", \"c\"], [\"c\", \"a\"], [\"c\", \"t\"]]}\n";
+    const char *text =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}, {\"id\": \"a\", \"signature\": "
+        "\"x\"},\n"
+        "   {\"id\": \"b\", \"signature\": \"x\"}, {\"id\": \"c\", \"signature\": \"x\"},\n"
+        "   {\"id\": \"t\", \"signature\": \"x\"}],\n"
+        " \"edges\": [[\"s\", \"a\"], [\"a\", \"b\"], [\"b\", \"c\"], [\"c\", \"a\"], [\"c\", "
+        "\"t\"]]}\n";
     erg_report r;
     erg_diag d;
     assert_int_equal(compose_file(put("cycle.json", text), &r, &d), ERG_ECYCLE);
     assert_non_null(strstr(d.detail, "\"a\" -> \"b\" -> \"c\" -> \"a\""));
-    const char *self = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
-                       " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
-                       " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}], \"edges\": [[\"s\", \"s\"]]}\n";
+    const char *self =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},\n"
+        " \"nodes\": [{\"id\": \"s\", \"signature\": \"x\"}], \"edges\": [[\"s\", \"s\"]]}\n";
     assert_int_equal(compose_file(put("self.json", self), &r, &d), ERG_ECYCLE);
     assert_non_null(strstr(d.detail, "\"s\" -> \"s\""));
+    /* A long cycle is named by its start and its length. */
+    erg_schedule *s = erg_schedule_new();
+    assert_int_equal(erg_schedule_add_device(s, "g", 1, NAN, NULL), ERG_OK);
+    erg_signature g;
+    erg_signature_init(&g);
+    snprintf(g.name, sizeof g.name, "x");
+    snprintf(g.device, sizeof g.device, "g");
+    g.static_power_w = 1;
+    g.time_s = 1;
+    assert_int_equal(erg_schedule_add_signature(s, &g, NULL), ERG_OK);
+    char id[64], prev[64];
+    for (int i = 0; i < 500; i++) {
+        snprintf(id, sizeof id, "a-rather-long-node-name-%03d", i);
+        assert_int_equal(erg_schedule_add_node(s, id, "x", NULL, NAN, NULL), ERG_OK);
+        if (i > 0)
+            assert_int_equal(erg_schedule_add_edge(s, prev, id, NULL), ERG_OK);
+        snprintf(prev, sizeof prev, "%s", id);
+    }
+    assert_int_equal(erg_schedule_add_edge(s, prev, "a-rather-long-node-name-000", NULL), ERG_OK);
+    assert_int_equal(erg_schedule_compose(s, NULL, &r, &d), ERG_ECYCLE);
+    assert_non_null(strstr(
+        d.detail, "cycle: \"a-rather-long-node-name-000\" -> \"a-rather-long-node-name-001\""));
+    assert_non_null(strstr(d.detail, "-> ... (500 nodes)"));
+    erg_schedule_free(s);
 }
 
 /* Signature files referenced by path, relative to the schedule's folder. */
@@ -323,7 +382,8 @@ static void signature_paths_are_relative_to_the_file(void **state)
     char cmd[400];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/sigs'", tmpdir);
     assert_int_equal(system(cmd), 0);
-    put("sigs/k.json", "{\"erg\": \"signature/1\", \"name\": \"kernel\", \"device\": \"g\", \"static_power_w\": 30,"
+    put("sigs/k.json", "{\"erg\": \"signature/1\", \"name\": \"kernel\", \"device\": \"g\", "
+                       "\"static_power_w\": 30,"
                        " \"time_s\": 0.5, \"dynamic_energy_j\": 4, \"grade\": \"estimator\"}");
     const char *text = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 30}},\n"
                        " \"signatures\": {\"k\": \"sigs/k.json\"},\n"
@@ -347,7 +407,7 @@ static void deviation_and_insensitivity(void **state)
     r.confidence = 0.95;
     assert_int_equal(erg_report_deviation(&r, 11.0, 0.4, NULL), ERG_OK);
     erg_assert_near(r.deviation_z, 1.0 / 0.5, 1e-12); /* sqrt(0.09 + 0.16) = 0.5 */
-    assert_int_equal(r.deviation_detected, 1);           /* 1.0 > 1.96·0.5 */
+    assert_int_equal(r.deviation_detected, 1);        /* 1.0 > 1.96·0.5 */
     assert_int_equal(erg_report_deviation(&r, 10.9, 0.4, NULL), ERG_OK);
     assert_int_equal(r.deviation_detected, 0); /* 0.9 < 0.98 */
     assert_int_equal(erg_report_deviation(&r, -1.0, 0.4, NULL), ERG_EINVAL);
@@ -373,6 +433,70 @@ static void deviation_and_insensitivity(void **state)
     assert_int_equal(out.insensitive, 0);
 }
 
+/* The expression form survives a write and a read; a device-less signature takes each node's
+ * device's static power, and Axiom M1 is checked against it. */
+static void expression_round_trip_and_device_static_power(void **state)
+{
+    (void)state;
+    char src[512], path[512];
+    snprintf(src, sizeof src, "%s/examples/pipeline-2gpu.json", ERG_TEST_SOURCE_DIR);
+    snprintf(path, sizeof path, "%s/pipeline-copy.json", tmpdir);
+    erg_schedule *s = NULL;
+    erg_diag d;
+    assert_int_equal(erg_schedule_read_file(src, &s, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    erg_report a, b;
+    assert_int_equal(erg_schedule_compose(s, NULL, &a, &d), ERG_OK);
+    erg_schedule_free(s);
+    assert_int_equal(compose_file(path, &b, &d), ERG_OK);
+    erg_assert_near(a.energy_j, b.energy_j, 1e-12);
+    erg_assert_near(a.energy_sd_j, b.energy_sd_j, 1e-15);
+    erg_assert_near(a.bias_bound_j, b.bias_bound_j, 1e-15);
+    /* Section 3.3.4 example: 2 × 60 W × 9 ms static, 1.9 J dynamic; each GPU busy 6 ms. */
+    erg_assert_near(a.static_energy_j, 2 * 60 * 0.009, 1e-12);
+    erg_assert_near(a.energy_j, 1.08 + 1.9, 1e-12);
+    erg_assert_near(a.devices[0].busy_s, 0.006, 1e-15);
+    erg_assert_near(a.devices[1].idle_s, 0.003, 1e-15);
+    /* The same pipeline as a DAG of scheduled elements: the same energy, devices held 9 ms. */
+    erg_report g;
+    assert_int_equal(compose_file(example("pipeline-2gpu-dag.json"), &g, &d), ERG_OK);
+    erg_assert_near(g.energy_j, a.energy_j, 1e-12);
+    erg_assert_near(g.time_s, 0.009, 1e-15);
+    for (int i = 0; i < 2; i++) {
+        erg_assert_near(g.devices[i].static_energy_j, a.devices[i].static_energy_j, 1e-12);
+        erg_assert_near(g.devices[i].busy_s, 0.006, 1e-15);
+    }
+    /* Every join is decided by ≥ 30 σ, so σ²_T is the critical path's: F1.gpu0 F1.gpu1 B1.gpu1
+     * F2.gpu1 B2.gpu1 B2.gpu0 = (1 + 1 + 4 + 1 + 4 + 4)e-10 s². */
+    erg_assert_rel(g.time_sd_s * g.time_sd_s, 15e-10, 1e-9);
+    erg_report_free(&g);
+    erg_report_free(&a);
+    erg_report_free(&b);
+
+    const char *text =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"lo\": {\"static_power_w\": 10},\n"
+        " \"hi\": {\"static_power_w\": 100}},\n"
+        " \"signatures\": {\"k\": {\"time_s\": 1, \"dynamic_energy_j\": 2, \"time_var_s2\": 0.01,\n"
+        "   \"energy_var_j2\": 5}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"k\", \"device\": \"lo\"},\n"
+        "           {\"id\": \"b\", \"signature\": \"k\", \"device\": \"lo\"}],\n"
+        " \"edges\": [[\"a\", \"b\"]]}\n";
+    erg_report r;
+    assert_int_equal(compose_file(put("nodev.json", text), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 2 * (10 + 2), 1e-12);
+    erg_assert_near(r.energy_sd_j * r.energy_sd_j, 2 * 5.0,
+                    1e-9); /* var_d = 5 − 100·0.01 each, + 100·0.02 */
+    erg_report_free(&r);
+    /* On the 100 W device, 100² × 0.01 = 100 J² > 5 J²: Axiom M1 fails for that node. */
+    char *hi = strdup(text);
+    char *p = strstr(hi, "\"device\": \"lo\"}],");
+    assert_non_null(p);
+    memcpy(p, "\"device\": \"hi\"}],", strlen("\"device\": \"hi\"}],"));
+    assert_int_equal(compose_file(put("nodev-hi.json", hi), &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "node \"b\": energy_var_j2 (5 J^2) is below"));
+    free(hi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +508,7 @@ int main(void)
         cmocka_unit_test(cycles_are_named),
         cmocka_unit_test(signature_paths_are_relative_to_the_file),
         cmocka_unit_test(deviation_and_insensitivity),
+        cmocka_unit_test(expression_round_trip_and_device_static_power),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

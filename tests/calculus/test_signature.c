@@ -39,8 +39,8 @@ static void attention_layer_static_energy(void **state)
     erg_signature all3[3] = {prefix, compute, ar};
     assert_int_equal(erg_signature_seq(all3, 3, &serial, NULL), ERG_OK);
     erg_assert_near(erg_signature_static_energy_j(&serial), 0.8508, 1e-12);
-    erg_assert_near(erg_signature_static_energy_j(&serial) - erg_signature_static_energy_j(&layer), 0.3324,
-                    1e-12);
+    erg_assert_near(erg_signature_static_energy_j(&serial) - erg_signature_static_energy_j(&layer),
+                    0.3324, 1e-12);
 }
 
 static void seq_adds_energy_time_and_variances(void **state)
@@ -61,7 +61,8 @@ static void seq_adds_energy_time_and_variances(void **state)
 static void par_uses_clark_variance(void **state)
 {
     (void)state;
-    erg_signature a = sig("g", 60, 1.0, 10, 0.01, 60 * 60 * 0.01 + 4), b = sig("g", 60, 1.1, 7, 0.04, 60 * 60 * 0.04 + 1);
+    erg_signature a = sig("g", 60, 1.0, 10, 0.01, 60 * 60 * 0.01 + 4),
+                  b = sig("g", 60, 1.1, 7, 0.04, 60 * 60 * 0.04 + 1);
     erg_signature ops[2] = {a, b}, r;
     assert_int_equal(erg_signature_par(ops, 2, &r, NULL), ERG_OK);
     double vmax;
@@ -98,7 +99,8 @@ static void multi_pads_shorter_device_with_idle(void **state)
     check[0] = b;
     check[1] = idle;
     assert_int_equal(erg_signature_seq(check, 2, &padded, NULL), ERG_OK);
-    erg_assert_near(erg_signature_energy_j(&r), erg_signature_energy_j(&a) + erg_signature_energy_j(&padded), 1e-12);
+    erg_assert_near(erg_signature_energy_j(&r),
+                    erg_signature_energy_j(&a) + erg_signature_energy_j(&padded), 1e-12);
     assert_string_equal(r.device, "");
     ops[1] = sig("g0", 60, 1, 1, 0, 0);
     assert_int_equal(erg_signature_multi(ops, 2, &r, NULL), ERG_EINVAL);
@@ -157,12 +159,16 @@ static void signature_file_round_trip_and_errors(void **state)
 
     erg_diag d;
     FILE *f = fopen(path, "w");
-    fputs("{\"erg\": \"signature/1\",\n \"time_s\": 1,\n \"dynamic_energy_j\": -1, \"static_power_w\": 1}\n", f);
+    fputs("{\"erg\": \"signature/1\",\n \"time_s\": 1,\n \"dynamic_energy_j\": -1, "
+          "\"static_power_w\": 1}\n",
+          f);
     fclose(f);
     assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EPARSE);
     assert_non_null(strstr(d.detail, "dynamic_energy_j"));
     f = fopen(path, "w");
-    fputs("{\"erg\": \"signature/3\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1}", f);
+    fputs(
+        "{\"erg\": \"signature/3\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1}",
+        f);
     fclose(f);
     assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EVERSION);
     f = fopen(path, "w");

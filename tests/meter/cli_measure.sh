@@ -54,7 +54,8 @@ burn='i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done'
 tr -d ' \n' < "$T/out" > "$T/flat"
 grep -q '"id":"rapl-sysfs:package-0","domain":"package","device":"package-0","grade":"hw_shunt","state":"not_live"' "$T/flat" || fail "frozen package not_live"
 grep -q '"energy_j":{"mean":null' "$T/flat" || fail "frozen gives null, not 0"
-grep -q '"grade":"estimator","channels":\["rapl-sysfs:package-0/dram","estimator:cpu"\]' "$T/flat" || fail "estimator fallback (dram still summed)"
+grep -q '"id":"rapl-sysfs:package-0/dram","domain":"dram","device":"package-0","grade":"hw_shunt","state":"not_live"' "$T/flat" || fail "frozen dram not_live"
+grep -q '"grade":"estimator","channels":\["estimator:cpu"\]' "$T/flat" || fail "estimator fallback"
 grep -q '"note":"thetotalrestsontheestimator' "$T/flat" || fail "estimate note"
 
 # --- a glitch that recovers inside the run: flagged, skipped, never counted twice
@@ -84,6 +85,18 @@ grep -q '"runs": 2' "$T/sig.json" || fail "signature runs"
 tr -d ' \n' < "$T/out" > "$T/flat"
 grep -q '"runs":0,"runs_attempted":2,"exit_status":7' "$T/flat" || fail "exit status reported"
 
+# --- warm-up runs are run, not measured; CSV output
+echo 0 > "$T/count"
+"$erg" measure -r 2 --warmup 3 --csv --baseline none --backends rapl-sysfs -- sh -c 'read n < "$0"; echo $((n+1)) > "$0"' "$T/count" > "$T/out" 2> "$T/err" || fail "warmup measure"
+[ "$(cat "$T/count")" = 5 ] || fail "3 warm-up + 2 measured runs"
+head -1 "$T/out" | grep -q '^id,domain,device,grade,state,flags,energy_j_mean,energy_j_sd,' || fail "csv header"
+grep -q '^rapl-sysfs:psys,psys,psys,hw_shunt,' "$T/out" || fail "csv psys row"
+grep -q '^total,' "$T/out" || fail "csv total row"
+
+# --- a command that cannot start: exit 2, said
+"$erg" measure --backends rapl-sysfs -- "$T/no-such-command" > /dev/null 2> "$T/err"; [ $? -eq 2 ] || fail "unstartable command: exit 2"
+grep -q "cannot run" "$T/err" || fail "unstartable command message"
+
 # --- bad input: exit 2 with one line naming the file and place
 "$erg" measure 2> "$T/err"; [ $? -eq 2 ] || fail "no command: exit 2"
 "$erg" measure -r x -- true 2> "$T/err"; [ $? -eq 2 ] || fail "bad -r: exit 2"
@@ -93,10 +106,33 @@ grep -q "^erg: $T/bad.json:2:" "$T/err" || fail "bad calibration names file:line
 XDG_CACHE_HOME=$T/none "$erg" measure --stable --backends rapl-sysfs -- true > /dev/null 2> "$T/err"; [ $? -eq 2 ] || fail "--stable without calibration: exit 2"
 "$erg" calibrate --duration 0.01 2> "$T/err"; [ $? -eq 2 ] || fail "calibrate bad duration"
 
+# --- NVML through the fake library: the command advances the GPU's energy counter file
+if [ -n "${ERG_FAKE_NVML:-}" ]; then
+    export FAKE_NVML_FILE=$T/nvml.txt
+    printf '1 0\n1000 50000 0 0 0 40\n' > "$FAKE_NVML_FILE"
+    echo 1000 > "$T/gpu_mj"
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" meters --json --no-probe --backends nvml > "$T/out" 2> "$T/err" || fail "nvml meters"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","backend":"nvml","domain":"gpu","device":"gpu-0","label":"FakeGPU0GPU-fake-0000","grade":"hw_shunt"' "$T/flat" || fail "nvml channel"
+    gcmd='sleep 0.2; read e < "$1"; e=$(expr "$e" + 3000); echo $e > "$1"; printf "1 0\n%s 50000 0 0 0 40\n" $e > "$0"; sleep 0.05'
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 2 --json --baseline none --backends nvml -- sh -c "$gcmd" "$FAKE_NVML_FILE" "$T/gpu_mj" > "$T/out" 2> "$T/err" || fail "nvml measure"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"ok","reason":"","flags":\[\],"energy_j":{"mean":3.0,"sd":0.0}' "$T/flat" || fail "nvml 3 J per run (mJ counter)"
+    # an NVML error inside the run: no figure, not a wrong one
+    lcmd='printf "1 0\n7000 50000 15 0 0 40\n" > "$0"; sleep 0.3; printf "1 0\n9000 50000 0 0 0 40\n" > "$0"; sleep 0.05'
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 1 --period 0.02 --json --baseline none --backends nvml -- sh -c "$lcmd" "$FAKE_NVML_FILE" > "$T/out" 2> "$T/err" || fail "nvml lost measure"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"error"' "$T/flat" || fail "nvml error mid-window gives no figure"
+    unset FAKE_NVML_FILE
+fi
+
 # --- no usable meter: exit 3
 rm -rf "$PC"; mkdir -p "$PC"
 "$erg" measure --backends rapl-sysfs -- true > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "no meter: exit 3"
 ERG_ROOT=$T/nonexistent "$erg" meters > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "missing root: exit 3"
+"$erg" measure --min-grade hw_shunt -r 1 -- sleep 0.05 > /dev/null 2> "$T/err"; [ $? -eq 3 ] || fail "--min-grade hw_shunt on the estimator: exit 3"
+grep -q "total grade estimator is below the required hw_shunt" "$T/err" || fail "--min-grade message"
+"$erg" measure --min-grade estimator -r 1 -- sleep 0.05 > /dev/null 2> "$T/err" || fail "--min-grade estimator: exit 0"
 "$erg" meters --no-probe > "$T/out" 2>&1 || fail "meters with estimator only"
 grep -q 'no intel-rapl zones' "$T/out" || fail "empty powercap reason"
 grep -q 'figures come from the estimator' "$T/out" || fail "estimate note in meters"

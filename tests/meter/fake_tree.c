@@ -89,7 +89,7 @@ void fake_root_free(const char *root)
 void fake_mkdir(const char *root, const char *rel)
 {
     char p[1024];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
+    snprintf(p, sizeof p, "%.500s/%.500s", root, rel);
     for (char *s = p + strlen(root) + 1; *s; s++)
         if (*s == '/') {
             *s = '\0';
@@ -102,8 +102,8 @@ void fake_mkdir(const char *root, const char *rel)
 void fake_write(const char *root, const char *rel, const char *fmt, ...)
 {
     char p[1024], dir[1024];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    snprintf(dir, sizeof dir, "%s", rel);
+    snprintf(p, sizeof p, "%.500s/%.500s", root, rel);
+    snprintf(dir, sizeof dir, "%.1000s", rel);
     char *slash = strrchr(dir, '/');
     if (slash) {
         *slash = '\0';
@@ -130,7 +130,7 @@ void fake_write_u64(const char *root, const char *rel, uint64_t v)
 void fake_unlink(const char *root, const char *rel)
 {
     char p[1024];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
+    snprintf(p, sizeof p, "%.500s/%.500s", root, rel);
     unlink(p);
 }
 

@@ -138,6 +138,18 @@ static void totals_never_double_count(void **state)
     assert_int_equal(w.r.total_grade, ERG_GRADE_HW_SHUNT);
     erg_assert_near(w.r.channels[1].energy_j, 6.0, 1e-9);
     assert_int_equal(w.r.channels[1].in_total, 0);
+
+    /* a psys that reads less than the packages and dram it contains is not trusted as the total */
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 11000000 + 10000000); /* +10 J */
+    set_uj("intel-rapl:1", 13000000 + 1000000);  /* package-1 +1 J */
+    set_uj("intel-rapl:2", 37000000 + 5000000);  /* psys +5 J < 11 J */
+    advance(1.0);
+    const erg_channel_reading *ps = win_end(m, &w, 0, "rapl-sysfs:psys");
+    assert_int_equal(ps->in_total, 0);
+    assert_non_null(strstr(ps->reason, "not summed"));
+    erg_assert_near(w.r.total_energy_j, 11.0, 1e-9); /* packages (+ drams at 0 J) */
+    assert_int_equal(w.r.n_total, 4);
     erg_meter_close(m);
 
     /* without psys: packages + drams, never core/uncore */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_trace FILE... : import the trace files (one per rank) as `erg trace report` does, then make
+ * the report with the default rules, and print the import throughput in MB/s of uncompressed JSON,
+ * the report time, and the process's peak resident memory (getrusage ru_maxrss). Run one process
+ * per measurement: peak memory is a high-water mark. bench/bench_trace.sh drives it and compares
+ * with Python's json.load of the same files.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "erg/trace.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0; /* KiB on Linux → MiB */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s TRACE.json[.gz]...\n", argv[0]);
+        return 2;
+    }
+    erg_diag d;
+    double t0 = now_s();
+    erg_trace *t = erg_trace_new();
+    for (int i = 1; i < argc; i++)
+        if (erg_trace_read_file(t, argv[i], &d) != ERG_OK) {
+            fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+            return 2;
+        }
+    double t1 = now_s();
+    double rss_import = peak_rss_mb();
+    erg_rules *r = NULL;
+    erg_trace_report rep;
+    if (erg_rules_default(&r, &d) != ERG_OK ||
+        erg_trace_report_make(t, r, NULL, &rep, &d) != ERG_OK) {
+        fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+        return 2;
+    }
+    double t2 = now_s();
+    /* Breakdown of the report: building the schedule, and composing it (calculus). */
+    erg_schedule *sched = NULL;
+    erg_compose_options co;
+    erg_compose_options_init(&co);
+    erg_report cr;
+    if (erg_trace_schedule(t, r, NULL, &sched, &d) != ERG_OK) {
+        fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+        return 2;
+    }
+    double t3 = now_s();
+    if (erg_schedule_compose(sched, &co, &cr, &d) != ERG_OK) {
+        fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+        return 2;
+    }
+    double t4 = now_s();
+    erg_report_free(&cr);
+    erg_schedule_free(sched);
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    double mb = (double)s.json_bytes / 1e6;
+    printf("files %zu  json %.1f MB  events %zu  gpu_activities %zu\n", s.files, mb, s.events,
+           s.activities);
+    printf("import %.3f s  %.1f MB/s  peak_rss_after_import %.1f MiB\n", t1 - t0, mb / (t1 - t0),
+           rss_import);
+    printf("report %.3f s (schedule + compose + accounting)  total %.3f s  %.1f MB/s  "
+           "peak_rss %.1f MiB\n",
+           t2 - t1, t2 - t0, mb / (t2 - t0), peak_rss_mb());
+    printf(
+        "  of which: build schedule %.3f s, erg_schedule_compose %.3f s, trace accounting %.3f s\n",
+        t3 - t2, t4 - t3, (t2 - t1) - (t4 - t2));
+    printf("energy %.6g J ± %.3g J over %.6g s\n", rep.energy_j, rep.energy_sd_j, rep.time_s);
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    erg_trace_free(t);
+    return 0;
+}

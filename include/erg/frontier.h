@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * erg/frontier.h - operating sets and time–energy frontiers (Pareto sets) of schedules.
+ *
+ * Source: "Energy Calculus", arXiv 2607.11087 (the "paper"), Section 6: operating sets and
+ * frontiers (6.1), frontier composition under ⊗ (Property 6.1, proof H.1) and under ⊕ / ⊕multi
+ * with slack (6.2.2, H.2); transition elements (6.1); DAG schedules (6.2, general composition;
+ * the discrete time–cost trade-off problem, De et al. 1997, is NP-hard).
+ *
+ * An operating schedule (erg_opsched) is a schedule/1 document whose elements carry operating sets:
+ * every element lists its points, each an implementation κ at an operating point ω = (ω_dev, ω_elem)
+ * with its signature there (static power s, time T, dynamic energy d). A point's total energy is
+ * E = s·T + d (Axiom P1). The frontier is the set of Pareto-minimal (T, E) points of the whole
+ * schedule, each with the choice of point per element that attains it.
+ *
+ * Composition rules (expression form, evaluated literally like erg_signature_seq/par/multi):
+ * - ⊗: Pareto-min of the Minkowski sum of the operands' point sets (Property 6.1). When two
+ *   consecutive parts of a sequence run on one device at different ω_dev, a declared transition
+ *   element e_{ω→ω'} is inserted (Section 6.1); undeclared transitions cost nothing.
+ * - ⊕ (one device): operands share ω_dev and its static power s. At makespan T* the composite
+ *   energy is s·T* + Σ_i min{ d_i : point of operand i at that ω_dev with T_i ≤ T* } (Section
+ *   6.2.2). Points off an operand's own (T, E) frontier but on its (T, d) frontier survive.
+ * - ⊕multi: each operand i is held at its own static power h_i for the whole makespan, so at T*
+ *   it chooses the point minimising h_i·T* + d_i among those with T_i ≤ T*.
+ * Intermediate point sets keep every point that is not dominated in (T, d, h) (h = S/T, the
+ * closure static power of Property 5.3), which is what an enclosing ⊕/⊕multi may still use. The
+ * result is exact for expression trees (series-parallel schedules) whenever, inside each operand
+ * of a ⊕multi, the hold power h of a sub-sequence does not depend on its choices (true when
+ * static power depends only on the device, the usual case); see docs/frontier.md.
+ *
+ * DAG form (nodes + edges): every device is held at its static power for the whole makespan M,
+ * so E = (Σ_dev s_dev)·M + Σ_nodes d_node. Small DAGs are solved exactly by enumeration; larger
+ * ones through the convex relaxation (each node's lower convex hull of (T, d), minimum energy for
+ * a deadline as a linear program solved with GLPK), rounded back to real points, with the gap to
+ * the relaxation reported per point.
+ *
+ * Thread safety: an erg_opsched is not locked; erg_opsched_frontier only reads it, so it may be
+ * called concurrently on one frozen erg_opsched. erg_frontier is a plain value.
+ */
+#ifndef ERG_FRONTIER_H
+#define ERG_FRONTIER_H
+
+#include <stddef.h>
+
+#include "erg/error.h"
+#include "erg/signature.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ERG_API
+#define ERG_API __attribute__((visibility("default")))
+#endif
+
+/**
+ * Indices of the Pareto-minimal points of n (time, energy) pairs (Section 6.1): a point is kept
+ * unless another has time ≤ and energy ≤ with one of them strictly smaller; of exact duplicates
+ * the first is kept. idx_out (capacity n) receives the kept indices sorted by time ascending
+ * (energy then strictly decreasing); *n_out their count. O(n log n).
+ * Errors: ERG_EINVAL (NULL with n > 0, a NaN or negative value), ERG_ENOMEM.
+ */
+ERG_API int erg_pareto_min(const double *time_s, const double *energy_j, size_t n, size_t *idx_out,
+                           size_t *n_out);
+
+/** One point of a frontier. energy_j = static_energy_j + dynamic_energy_j. */
+typedef struct erg_frontier_point {
+    double time_s;           /**< makespan T, s */
+    double energy_j;         /**< total energy E, J */
+    double static_energy_j;  /**< static part (s·T terms, idle included), J */
+    double dynamic_energy_j; /**< dynamic part Σ d, J */
+    double bound_j;          /**< lower bound on E at this time: the LP relaxation's optimum for
+                                  DAG frontiers (gap = energy_j − bound_j ≥ 0), E/(1+ε) for an
+                                  ε-approximate frontier, energy_j for an exact one */
+} erg_frontier_point;
+
+/** How a frontier was obtained. */
+typedef enum erg_frontier_method {
+    ERG_FRONTIER_EXACT = 0,      /**< exact composition rules or exhaustive enumeration */
+    ERG_FRONTIER_APPROX = 1,     /**< ε-approximate ⊗ (energy within (1+ε) of the exact frontier) */
+    ERG_FRONTIER_RELAXATION = 2  /**< convex relaxation (LP) rounded to real points */
+} erg_frontier_method;
+
+/**
+ * A frontier: n_points points sorted by time ascending with strictly decreasing energy, ending at
+ * the energy-minimising makespan; and, per point, the point index chosen for every element:
+ * choices[i * n_elements + k] is the index, in element k's operating set, of the point chosen at
+ * frontier point i. Free the members with erg_frontier_free.
+ */
+typedef struct erg_frontier {
+    size_t n_points;
+    erg_frontier_point *points;
+    size_t n_elements;
+    char **element_names; /**< n_elements names: expression leaves (a name used twice gets "#2"),
+                               or DAG node ids */
+    size_t *choices;      /**< n_points × n_elements */
+    erg_frontier_method method;
+    double epsilon;       /**< ε of an approximate frontier, else 0 */
+    double max_gap_j;     /**< largest energy_j − bound_j over the points, J */
+} erg_frontier;
+
+/** Free the members of a frontier and zero it. NULL-safe. */
+ERG_API void erg_frontier_free(erg_frontier *frontier);
+
+/** Operating schedule: elements with operating sets, composed by an expression or a DAG. */
+typedef struct erg_opsched erg_opsched;
+
+/** New empty operating schedule; NULL when out of memory. */
+ERG_API erg_opsched *erg_opsched_new(void);
+
+/** Free an operating schedule. NULL-safe. */
+ERG_API void erg_opsched_free(erg_opsched *os);
+
+/**
+ * Read a schedule/1 file whose signatures may carry operating sets (docs/frontier.md):
+ * "signatures": name → signature object, path of a signature file, or
+ *   {"device": D, "points": [{"kappa", "omega_device": {...}, "omega_element": {...},
+ *    "static_power_w", "time_s", "dynamic_energy_j", "time_var_s2", "energy_var_j2"}, ...]};
+ * "transitions": [{"device", "from": ω_dev, "to": ω_dev, "time_s", "dynamic_energy_j",
+ *   "static_power_w"}] (optional); then "expr" or "nodes" + "edges" as in schedule/1.
+ * A point's static power defaults to its device's "static_power_w".
+ * Errors: ERG_ENOENT/ERG_EIO; ERG_EPARSE with file:line:col (syntax) or file and JSON path
+ * (empty operating set, NaN/negative value, unknown name); ERG_EVERSION; ERG_ECYCLE.
+ */
+ERG_API int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag);
+
+/** Declare a device with its static power (W, ≥ 0). Errors: ERG_EINVAL (duplicate, bad value). */
+ERG_API int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_w,
+                                   erg_diag *diag);
+
+/**
+ * Add a point to the operating set of element `element` (created on first use, on sig->device).
+ * omega_device is the device-wide operating point as compact JSON ("" or NULL when there is
+ * none); points of operands of ⊕ must have equal omega_device to be combined. The signature is
+ * copied; it must pass erg_signature_check. Errors: ERG_EINVAL.
+ */
+ERG_API int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signature *sig,
+                                  const char *omega_device, erg_diag *diag);
+
+/**
+ * Declare a transition element e_{from→to} on device: when a sequence runs something at ω_dev
+ * `from` directly followed by something at `to` on that device, sig (time, dynamic energy, static
+ * power) is inserted between them (Section 6.1). Errors: ERG_EINVAL.
+ */
+ERG_API int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
+                                       const char *to, const erg_signature *sig, erg_diag *diag);
+
+/** Expression operators. */
+typedef enum erg_op { ERG_OP_LEAF = 0, ERG_OP_SEQ, ERG_OP_PAR, ERG_OP_MULTI } erg_op;
+
+/**
+ * Build the expression bottom-up. erg_opsched_expr_leaf makes a leaf for an element (each leaf is
+ * its own choice, named after the element); erg_opsched_expr_op combines n ≥ 1 earlier
+ * expression ids with op. *out_id receives the new id. The last expression built is the root.
+ * Errors: ERG_EINVAL (unknown element or id, n = 0), ERG_ENOMEM.
+ */
+ERG_API int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id,
+                                  erg_diag *diag);
+ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n,
+                                size_t *out_id, erg_diag *diag);
+
+/**
+ * DAG form: add a node running element's operating set (its own choice), and edges (to starts
+ * after from ends). A schedule is in DAG form once it has a node. Errors: ERG_EINVAL, ERG_ENOMEM.
+ */
+ERG_API int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element,
+                                 erg_diag *diag);
+ERG_API int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag);
+
+/** DAG solution methods. */
+typedef enum erg_dag_method {
+    ERG_DAG_AUTO = 0,  /**< enumeration when Π|points| ≤ enum_limit, else relaxation */
+    ERG_DAG_ENUMERATE, /**< exhaustive enumeration (exact; refused above enum_limit) */
+    ERG_DAG_RELAX      /**< LP relaxation rounded to real points */
+} erg_dag_method;
+
+/** Options of erg_opsched_frontier; initialise with erg_frontier_options_init. */
+typedef struct erg_frontier_options {
+    double epsilon;        /**< > 0: ε-approximate ⊗ chains (energy error ≤ ε relative); 0 exact */
+    erg_dag_method dag_method;
+    double enum_limit;     /**< largest number of choice combinations enumerated; default 1e6 */
+    size_t lp_deadlines;   /**< deadlines on which the LP is solved; default 200 */
+} erg_frontier_options;
+
+ERG_API void erg_frontier_options_init(erg_frontier_options *opts);
+
+/**
+ * Compute the frontier of an operating schedule (expression or DAG form).
+ * Errors: ERG_EINVAL (no expression or nodes, ⊕ operands without a shared ω_dev or with different
+ * static powers, ERG_DAG_ENUMERATE above enum_limit), ERG_ECYCLE, ERG_ENOMEM, ERG_EIO (GLPK
+ * failure).
+ */
+ERG_API int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts,
+                                 erg_frontier *out, erg_diag *diag);
+
+/** Number of points in an element's operating set (0 for an unknown element). */
+ERG_API size_t erg_opsched_n_points(const erg_opsched *os, const char *element);
+
+/**
+ * The least-energy frontier point whose time is ≤ deadline_s. Errors: ERG_ERANGE when the
+ * deadline is below the fastest point (diag names the fastest makespan), ERG_EINVAL.
+ */
+ERG_API int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
+                                       erg_diag *diag);
+
+/**
+ * The fastest frontier point whose energy is ≤ budget_j. Errors: ERG_ERANGE when the budget is
+ * below the least energy (diag names it), ERG_EINVAL.
+ */
+ERG_API int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx,
+                                     erg_diag *diag);
+
+/** No plan (for the writers below). */
+#define ERG_FRONTIER_NO_PLAN ((size_t)-1)
+
+/**
+ * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "points": [{"time_s",
+ * "energy_j", "static_energy_j", "dynamic_energy_j", "bound_j", "choice": {element: index}}],
+ * and "plan" (same keys) when plan_idx is not ERG_FRONTIER_NO_PLAN}; whole or not at all ("-" is
+ * stdout). Errors: ERG_EIO, ERG_ENOMEM, ERG_EINVAL.
+ */
+ERG_API int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
+                                    erg_diag *diag);
+
+/** Write CSV: time_s,energy_j,static_energy_j,dynamic_energy_j,bound_j,plan,<element>...;
+ *  the plan column is 1 on the plan's row. Whole or not at all ("-" is stdout). */
+ERG_API int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path,
+                                   erg_diag *diag);
+
+/**
+ * Draw the frontier as SVG with cairo: time (s) on x, energy (J) on y, the points joined as a
+ * staircase, the plan (if any) marked in red, and an optional reference curve (ref_n points,
+ * e.g. another tool's frontier; 0 for none) in grey. Errors: ERG_EIO, ERG_EINVAL.
+ */
+ERG_API int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
+                                  const double *ref_energy_j, size_t ref_n, const char *path,
+                                  erg_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/* erg frontier: the time–energy frontier of a schedule whose elements carry operating sets. */
+#include "cli.h"
+#include "erg/frontier.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void)
+{
+    printf("Usage: erg frontier FILE [--deadline T | --budget E] [--json | --csv] [--plot OUT.svg]\n"
+           "                        [--epsilon EPS] [--method auto|enumerate|relax] [--lp-deadlines N]\n"
+           "                        [--reference REF.csv]\n\n"
+           "Time-energy frontier of a schedule/1 FILE whose signatures carry operating sets\n"
+           "(\"points\": one signature per implementation and operating point).\n"
+           "Expressions (seq/par/multi) are composed exactly by the frontier rules of the energy\n"
+           "calculus (Section 6); DAGs (nodes + edges) are enumerated when small, else solved through\n"
+           "the convex relaxation (LP, GLPK) rounded to real points, with the gap reported.\n\n"
+           "  --deadline T      also give the least-energy plan that finishes by T seconds\n"
+           "  --budget E        also give the fastest plan within E joules\n"
+           "  --json            print {\"erg\": \"frontier/1\", \"points\": [...], \"plan\": {...}}\n"
+           "  --csv             print the frontier as CSV (one column per element choice)\n"
+           "  --plot OUT.svg    draw the frontier (time on x, energy on y), plan marked\n"
+           "  --reference CSV   with --plot: overlay another frontier (CSV with time,energy columns)\n"
+           "  --epsilon EPS     epsilon-approximate sequences: energy within (1+EPS) of exact\n"
+           "  --method M        DAG method: auto (default), enumerate, relax\n"
+           "  --lp-deadlines N  deadlines on which the DAG relaxation is solved (default 200)\n");
+}
+
+/* Read a two-column (time, energy) CSV with a header line; returns 0 or prints and returns 2. */
+static int read_ref(const char *path, double **t, double **e, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "erg: %s: cannot open the reference frontier\n", path);
+        return ERG_EXIT_USAGE;
+    }
+    char line[512];
+    size_t cap = 0, ln = 0;
+    *n = 0;
+    *t = *e = NULL;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        double a, b;
+        if (sscanf(line, "%lf,%lf", &a, &b) != 2) {
+            if (ln == 1)
+                continue; /* header */
+            fprintf(stderr, "erg: %s:%zu:1: expected \"time,energy\"\n", path, ln);
+            fclose(f);
+            return ERG_EXIT_USAGE;
+        }
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *nt = realloc(*t, cap * sizeof *nt), *ne;
+            if (nt)
+                *t = nt;
+            ne = realloc(*e, cap * sizeof *ne);
+            if (ne)
+                *e = ne;
+            if (!nt || !ne) {
+                fclose(f);
+                fprintf(stderr, "erg: out of memory\n");
+                return ERG_EXIT_USAGE;
+            }
+        }
+        (*t)[*n] = a;
+        (*e)[*n] = b;
+        (*n)++;
+    }
+    fclose(f);
+    return 0;
+}
+
+static void print_table(const erg_frontier *f, size_t plan)
+{
+    printf("%-3s %12s %14s %14s %14s %12s  %s\n", "", "time_s", "energy_j", "static_j", "dynamic_j",
+           "gap_j", "choice");
+    for (size_t i = 0; i < f->n_points; i++) {
+        const erg_frontier_point *p = &f->points[i];
+        printf("%-3s %12.6g %14.8g %14.8g %14.8g %12.4g  ", i == plan ? "*" : "", p->time_s, p->energy_j,
+               p->static_energy_j, p->dynamic_energy_j, p->energy_j - p->bound_j);
+        for (size_t k = 0; k < f->n_elements; k++)
+            printf("%s%s=%zu", k ? " " : "", f->element_names[k], f->choices[i * f->n_elements + k]);
+        printf("\n");
+    }
+    const char *m = f->method == ERG_FRONTIER_EXACT  ? "exact"
+                    : f->method == ERG_FRONTIER_APPROX ? "epsilon-approximate"
+                                                       : "LP relaxation rounded to real points";
+    printf("%zu points, %s", f->n_points, m);
+    if (f->method == ERG_FRONTIER_APPROX)
+        printf(" (epsilon %g: energy within %g%% of the exact frontier)", f->epsilon, 100 * f->epsilon);
+    if (f->method == ERG_FRONTIER_RELAXATION)
+        printf(" (largest gap to the relaxation %.6g J)", f->max_gap_j);
+    printf("\n");
+    if (plan != ERG_FRONTIER_NO_PLAN)
+        printf("plan (*): %.6g s, %.8g J\n", f->points[plan].time_s, f->points[plan].energy_j);
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"deadline", required_argument, NULL, 'd'}, {"budget", required_argument, NULL, 'b'},
+        {"json", no_argument, NULL, 'j'},            {"csv", no_argument, NULL, 'c'},
+        {"plot", required_argument, NULL, 'p'},      {"epsilon", required_argument, NULL, 'e'},
+        {"method", required_argument, NULL, 'm'},    {"lp-deadlines", required_argument, NULL, 'n'},
+        {"reference", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    double deadline = NAN, budget = NAN;
+    int json = 0, csv = 0;
+    const char *plot = NULL, *ref = NULL;
+    erg_frontier_options opts;
+    erg_frontier_options_init(&opts);
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        unsigned long ul;
+        switch (c) {
+        case 'd':
+            if (erg_cli_double("frontier", "--deadline", optarg, &deadline))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'b':
+            if (erg_cli_double("frontier", "--budget", optarg, &budget))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'c':
+            csv = 1;
+            break;
+        case 'p':
+            plot = optarg;
+            break;
+        case 'r':
+            ref = optarg;
+            break;
+        case 'e':
+            if (erg_cli_double("frontier", "--epsilon", optarg, &opts.epsilon))
+                return ERG_EXIT_USAGE;
+            if (opts.epsilon < 0 || opts.epsilon > 10)
+                return erg_cli_usage("frontier", "--epsilon must be in [0, 10], got %s", optarg);
+            break;
+        case 'm':
+            if (strcmp(optarg, "auto") == 0)
+                opts.dag_method = ERG_DAG_AUTO;
+            else if (strcmp(optarg, "enumerate") == 0)
+                opts.dag_method = ERG_DAG_ENUMERATE;
+            else if (strcmp(optarg, "relax") == 0)
+                opts.dag_method = ERG_DAG_RELAX;
+            else
+                return erg_cli_usage("frontier", "--method must be auto, enumerate or relax, got '%s'", optarg);
+            break;
+        case 'n':
+            if (erg_cli_ulong("frontier", "--lp-deadlines", optarg, &ul))
+                return ERG_EXIT_USAGE;
+            if (ul < 2 || ul > 100000)
+                return erg_cli_usage("frontier", "--lp-deadlines must be in [2, 100000]");
+            opts.lp_deadlines = ul;
+            break;
+        case 'h':
+            help();
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_usage("frontier", "unknown option");
+        }
+    }
+    if (optind + 1 != argc)
+        return erg_cli_usage("frontier", "expected exactly one schedule FILE");
+    if (json && csv)
+        return erg_cli_usage("frontier", "give --json or --csv, not both");
+    if (!isnan(deadline) && !isnan(budget))
+        return erg_cli_usage("frontier", "give --deadline or --budget, not both");
+    if (!isnan(deadline) && !(deadline > 0))
+        return erg_cli_usage("frontier", "--deadline must be positive");
+    if (!isnan(budget) && !(budget > 0))
+        return erg_cli_usage("frontier", "--budget must be positive");
+    if (ref && !plot)
+        return erg_cli_usage("frontier", "--reference needs --plot");
+    const char *file = argv[optind];
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    erg_opsched *os = NULL;
+    int rc = erg_opsched_read_file(file, &os, &diag);
+    if (rc != ERG_OK)
+        return erg_cli_fail(&diag, rc);
+    erg_frontier f;
+    rc = erg_opsched_frontier(os, &opts, &f, &diag);
+    erg_opsched_free(os);
+    if (rc != ERG_OK) {
+        if (!diag.where[0])
+            snprintf(diag.where, sizeof diag.where, "%s", file);
+        return erg_cli_fail(&diag, rc);
+    }
+    size_t plan = ERG_FRONTIER_NO_PLAN;
+    if (!isnan(deadline))
+        rc = erg_frontier_plan_deadline(&f, deadline, &plan, &diag);
+    else if (!isnan(budget))
+        rc = erg_frontier_plan_budget(&f, budget, &plan, &diag);
+    if (rc != ERG_OK) {
+        snprintf(diag.where, sizeof diag.where, "%s", file);
+        erg_frontier_free(&f);
+        return erg_cli_fail(&diag, rc);
+    }
+    int exit_code = ERG_EXIT_OK;
+    if (plot) {
+        double *rt = NULL, *re = NULL;
+        size_t rn = 0;
+        if (ref && (exit_code = read_ref(ref, &rt, &re, &rn)) != 0) {
+            erg_frontier_free(&f);
+            return exit_code;
+        }
+        rc = erg_frontier_plot_svg(&f, plan, rt, re, rn, plot, &diag);
+        free(rt);
+        free(re);
+        if (rc != ERG_OK) {
+            erg_frontier_free(&f);
+            return erg_cli_fail(&diag, rc);
+        }
+    }
+    if (json)
+        rc = erg_frontier_write_json(&f, plan, "-", &diag);
+    else if (csv)
+        rc = erg_frontier_write_csv(&f, plan, "-", &diag);
+    else
+        print_table(&f, plan);
+    erg_frontier_free(&f);
+    if (rc != ERG_OK)
+        return erg_cli_fail(&diag, rc);
+    return exit_code;
+}
+
+const struct erg_cli_command erg_cli_cmd_frontier = {
+    "frontier", "time-energy frontier of a schedule with operating sets (--deadline, --budget)", run};

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Frontier of a DAG schedule with a choice of operating point per node. Every device is held at its
+ * static power for the whole makespan M, so E = (Σ_dev s_dev)·M + Σ_k d_k (schedule/1 DAG
+ * semantics; paper Section 3.3). Minimising Σ d under a deadline is the discrete time–cost
+ * trade-off problem (NP-hard; De et al. 1997), so:
+ * - small instances are enumerated exhaustively (exact);
+ * - otherwise each node's (T, d) points are replaced by their lower convex hull and the minimum
+ *   dynamic energy for a deadline is a linear program (GLPK simplex, warm-started across
+ *   deadlines). Its durations are rounded down to real points (always feasible), then every node
+ *   takes the least-energy point that fits its slack (critical-path slack reclamation). The LP
+ *   optimum at the plan's makespan is a lower bound on the true frontier; the gap is reported.
+ */
+#include "frontier/opsched.h"
+
+#include <glpk.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct stair { /* a node's (T, d) Pareto staircase: T ascending, d strictly decreasing */
+    size_t n;
+    double *t, *d;
+    size_t *pt; /* index in the element's operating set */
+};
+
+struct dag {
+    const erg_opsched *os;
+    size_t n, m;
+    size_t *topo;              /* topological order */
+    size_t *pred_off, *pred;   /* CSR of predecessors */
+    size_t *succ_off, *succ;   /* CSR of successors */
+    struct stair *st;
+    double static_w;           /* Σ_dev s_dev */
+    double *dur, *fin, *lst;   /* scratch: durations, finish times, latest finish */
+};
+
+static void dag_free(struct dag *g)
+{
+    free(g->topo);
+    free(g->pred_off);
+    free(g->pred);
+    free(g->succ_off);
+    free(g->succ);
+    if (g->st)
+        for (size_t k = 0; k < g->n; k++) {
+            free(g->st[k].t);
+            free(g->st[k].d);
+            free(g->st[k].pt);
+        }
+    free(g->st);
+    free(g->dur);
+    free(g->fin);
+    free(g->lst);
+}
+
+struct td {
+    double t, d;
+    size_t i;
+};
+
+static int cmp_td(const void *pa, const void *pb)
+{
+    const struct td *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->d != b->d)
+        return a->d < b->d ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
+{
+    memset(g, 0, sizeof *g);
+    g->os = os;
+    g->n = os->n_node;
+    g->m = os->n_edge;
+    size_t n = g->n, m = g->m;
+    g->topo = malloc(n * sizeof *g->topo);
+    g->pred_off = calloc(n + 1, sizeof *g->pred_off);
+    g->succ_off = calloc(n + 1, sizeof *g->succ_off);
+    g->pred = malloc((m + 1) * sizeof *g->pred);
+    g->succ = malloc((m + 1) * sizeof *g->succ);
+    g->st = calloc(n, sizeof *g->st);
+    g->dur = malloc(n * sizeof *g->dur);
+    g->fin = malloc(n * sizeof *g->fin);
+    g->lst = malloc(n * sizeof *g->lst);
+    size_t *indeg = calloc(n, sizeof *indeg), *fill = calloc(n + 1, sizeof *fill);
+    if (!g->topo || !g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->st || !g->dur ||
+        !g->fin || !g->lst || !indeg || !fill) {
+        free(indeg);
+        free(fill);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t e = 0; e < m; e++) {
+        g->pred_off[os->edge[e][1] + 1]++;
+        g->succ_off[os->edge[e][0] + 1]++;
+    }
+    for (size_t k = 0; k < n; k++) {
+        g->pred_off[k + 1] += g->pred_off[k];
+        g->succ_off[k + 1] += g->succ_off[k];
+    }
+    for (size_t e = 0; e < m; e++) {
+        size_t a = os->edge[e][0], b = os->edge[e][1];
+        g->pred[g->pred_off[b] + fill[b]++] = a;
+    }
+    memset(fill, 0, (n + 1) * sizeof *fill);
+    for (size_t e = 0; e < m; e++) {
+        size_t a = os->edge[e][0], b = os->edge[e][1];
+        g->succ[g->succ_off[a] + fill[a]++] = b;
+        indeg[b]++;
+    }
+    size_t head = 0, tail = 0;
+    for (size_t k = 0; k < n; k++)
+        if (indeg[k] == 0)
+            g->topo[tail++] = k;
+    while (head < tail) {
+        size_t a = g->topo[head++];
+        for (size_t j = g->succ_off[a]; j < g->succ_off[a + 1]; j++)
+            if (--indeg[g->succ[j]] == 0)
+                g->topo[tail++] = g->succ[j];
+    }
+    if (tail < n) {
+        size_t k = 0;
+        while (indeg[k] == 0)
+            k++;
+        free(indeg);
+        free(fill);
+        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node %s",
+                            os->node[k].id);
+    }
+    free(indeg);
+    free(fill);
+    /* Static power: each device once. */
+    for (size_t k = 0; k < n; k++) {
+        const char *dev = os->elem[os->node[k].elem].device;
+        int first = 1;
+        for (size_t j = 0; j < k && first; j++)
+            first = strcmp(os->elem[os->node[j].elem].device, dev) != 0;
+        if (first)
+            g->static_w += erg__fr_device_static_w(os, dev);
+    }
+    /* Per-node staircases. */
+    for (size_t k = 0; k < n; k++) {
+        const struct fr_element *el = &os->elem[os->node[k].elem];
+        struct td *v = malloc(el->n * sizeof *v);
+        struct stair *s = &g->st[k];
+        s->t = malloc(el->n * sizeof *s->t);
+        s->d = malloc(el->n * sizeof *s->d);
+        s->pt = malloc(el->n * sizeof *s->pt);
+        if (!v || !s->t || !s->d || !s->pt) {
+            free(v);
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        }
+        for (size_t i = 0; i < el->n; i++)
+            v[i] = (struct td){el->pts[i].sig.time_s, el->pts[i].sig.dynamic_energy_j, i};
+        qsort(v, el->n, sizeof *v, cmp_td);
+        double best = INFINITY;
+        for (size_t i = 0; i < el->n; i++) {
+            if (v[i].d < best) {
+                best = v[i].d;
+                s->t[s->n] = v[i].t;
+                s->d[s->n] = v[i].d;
+                s->pt[s->n] = v[i].i;
+                s->n++;
+            }
+        }
+        free(v);
+    }
+    return ERG_OK;
+}
+
+/* Longest path with durations g->dur; fills g->fin, returns the makespan. */
+static double forward(struct dag *g)
+{
+    double M = 0;
+    for (size_t q = 0; q < g->n; q++) {
+        size_t k = g->topo[q];
+        double st = 0;
+        for (size_t j = g->pred_off[k]; j < g->pred_off[k + 1]; j++)
+            st = fmax(st, g->fin[g->pred[j]]);
+        g->fin[k] = st + g->dur[k];
+        M = fmax(M, g->fin[k]);
+    }
+    return M;
+}
+
+/* Latest finish times for makespan M; fills g->lst. */
+static void backward(struct dag *g, double M)
+{
+    for (size_t q = g->n; q-- > 0;) {
+        size_t k = g->topo[q];
+        double lf = M;
+        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++)
+            lf = fmin(lf, g->lst[g->succ[j]] - g->dur[g->succ[j]]);
+        g->lst[k] = lf;
+    }
+}
+
+/* Index in node k's staircase of the least-energy point with T ≤ t (the fastest when none). */
+static size_t stair_at(const struct stair *s, double t)
+{
+    double tol = 1e-9 * fmax(1.0, fabs(t));
+    size_t lo = 0, hi = s->n; /* first index with T > t + tol */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->t[mid] <= t + tol)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? lo - 1 : 0;
+}
+
+/* Give every node the least-energy point that fits its slack under makespan target M. */
+static void reclaim(struct dag *g, size_t *sel, double M)
+{
+    for (size_t k = 0; k < g->n; k++)
+        g->dur[k] = g->st[k].t[sel[k]];
+    for (size_t q = g->n; q-- > 0;) {
+        size_t k = g->topo[q];
+        if (sel[k] + 1 >= g->st[k].n)
+            continue;
+        forward(g);
+        backward(g, M);
+        double es = g->fin[k] - g->dur[k];
+        size_t s = stair_at(&g->st[k], g->lst[k] - es);
+        if (s > sel[k]) {
+            sel[k] = s;
+            g->dur[k] = g->st[k].t[s];
+        }
+    }
+}
+
+struct plan {
+    double M, E, D;
+    size_t *sel;
+};
+
+static int add_plan(struct plan **pl, size_t *n, size_t *cap, struct dag *g, const size_t *sel)
+{
+    for (size_t k = 0; k < g->n; k++)
+        g->dur[k] = g->st[k].t[sel[k]];
+    double M = forward(g), D = 0;
+    for (size_t k = 0; k < g->n; k++)
+        D += g->st[k].d[sel[k]];
+    if (erg__fr_grow((void **)pl, cap, *n + 1, sizeof **pl))
+        return ERG_ENOMEM;
+    size_t *c = malloc(g->n * sizeof *c);
+    if (!c)
+        return ERG_ENOMEM;
+    memcpy(c, sel, g->n * sizeof *c);
+    (*pl)[*n] = (struct plan){M, g->static_w * M + D, D, c};
+    (*n)++;
+    return ERG_OK;
+}
+
+struct lp {
+    glp_prob *p;
+    size_t n_dl;
+    int *dl_rows;
+};
+
+static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
+{
+    size_t n = g->n;
+    size_t nrows = g->m, nz = 3 * g->m;
+    for (size_t k = 0; k < n; k++) {
+        if (g->succ_off[k + 1] == g->succ_off[k]) {
+            nrows++;
+            nz += 2;
+        }
+        if (g->st[k].n > 1) {
+            nrows += g->st[k].n - 1;
+            nz += 2 * (g->st[k].n - 1);
+        }
+    }
+    if (nrows > (size_t)INT32_MAX / 2 || nz > (size_t)INT32_MAX / 2 || 3 * n > (size_t)INT32_MAX / 2)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "DAG too large for the LP");
+    int *ia = malloc((nz + 1) * sizeof *ia), *ja = malloc((nz + 1) * sizeof *ja);
+    double *ar = malloc((nz + 1) * sizeof *ar);
+    lp->dl_rows = malloc((n + 1) * sizeof *lp->dl_rows);
+    lp->p = glp_create_prob();
+    if (!ia || !ja || !ar || !lp->dl_rows || !lp->p) {
+        free(ia);
+        free(ja);
+        free(ar);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    glp_prob *p = lp->p;
+    glp_set_obj_dir(p, GLP_MIN);
+    glp_add_cols(p, (int)(3 * n));
+    glp_add_rows(p, (int)(nrows ? nrows : 1));
+    /* Columns: x_k start (3k+1), t_k duration (3k+2), δ_k dynamic energy (3k+3). */
+    for (size_t k = 0; k < n; k++) {
+        const struct stair *s = &g->st[k];
+        int c = (int)(3 * k);
+        glp_set_col_bnds(p, c + 1, GLP_LO, 0.0, 0.0);
+        double t0 = s->t[0], t1 = s->t[s->n - 1];
+        glp_set_col_bnds(p, c + 2, t1 > t0 ? GLP_DB : GLP_FX, t0, t1);
+        glp_set_col_bnds(p, c + 3, GLP_LO, s->d[s->n - 1], 0.0);
+        glp_set_obj_coef(p, c + 3, 1.0);
+    }
+    int r = 0, z = 0;
+    for (size_t e = 0; e < g->m; e++) { /* x_b − x_a − t_a ≥ 0 */
+        size_t a = g->os->edge[e][0], b = g->os->edge[e][1];
+        r++;
+        glp_set_row_bnds(p, r, GLP_LO, 0.0, 0.0);
+        ia[++z] = r, ja[z] = (int)(3 * b + 1), ar[z] = 1.0;
+        ia[++z] = r, ja[z] = (int)(3 * a + 1), ar[z] = -1.0;
+        ia[++z] = r, ja[z] = (int)(3 * a + 2), ar[z] = -1.0;
+    }
+    lp->n_dl = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (g->succ_off[k + 1] == g->succ_off[k]) { /* sink: x_k + t_k ≤ T* */
+            r++;
+            glp_set_row_bnds(p, r, GLP_UP, 0.0, 0.0);
+            lp->dl_rows[lp->n_dl++] = r;
+            ia[++z] = r, ja[z] = (int)(3 * k + 1), ar[z] = 1.0;
+            ia[++z] = r, ja[z] = (int)(3 * k + 2), ar[z] = 1.0;
+        }
+        /* Lower convex hull of the staircase: δ_k ≥ a·t_k + b on every hull segment. Segments
+         * between all consecutive staircase points are not enough (not convex), so take the hull
+         * with a monotone chain first. */
+        const struct stair *s = &g->st[k];
+        size_t *h = malloc(s->n * sizeof *h), nh = 0;
+        if (!h) {
+            free(ia);
+            free(ja);
+            free(ar);
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        }
+        for (size_t i = 0; i < s->n; i++) {
+            while (nh >= 2) {
+                size_t o = h[nh - 2], a = h[nh - 1];
+                double cr = (s->t[a] - s->t[o]) * (s->d[i] - s->d[o]) - (s->d[a] - s->d[o]) * (s->t[i] - s->t[o]);
+                if (cr <= 0)
+                    nh--; /* a lies on or above the chord o→i */
+                else
+                    break;
+            }
+            h[nh++] = i;
+        }
+        for (size_t i = 0; i + 1 < nh; i++) {
+            double t0 = s->t[h[i]], d0 = s->d[h[i]], t1 = s->t[h[i + 1]], d1 = s->d[h[i + 1]];
+            double a = (d1 - d0) / (t1 - t0), b = d0 - a * t0;
+            r++;
+            glp_set_row_bnds(p, r, GLP_LO, b, 0.0);
+            ia[++z] = r, ja[z] = (int)(3 * k + 3), ar[z] = 1.0;
+            ia[++z] = r, ja[z] = (int)(3 * k + 2), ar[z] = -a;
+        }
+        free(h);
+    }
+    if (r == 0) { /* keep GLPK happy with one empty row */
+        r = 1;
+        glp_set_row_bnds(p, 1, GLP_FR, 0.0, 0.0);
+    }
+    glp_load_matrix(p, z, ia, ja, ar);
+    free(ia);
+    free(ja);
+    free(ar);
+    return ERG_OK;
+}
+
+/* Solve the LP for deadline T; *obj = min Σ δ. ERG_OK, or ERG_EIO when GLPK fails. */
+static int lp_solve(struct lp *lp, double T, double *obj)
+{
+    for (size_t i = 0; i < lp->n_dl; i++)
+        glp_set_row_bnds(lp->p, lp->dl_rows[i], GLP_UP, 0.0, T);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.meth = GLP_DUALP;
+    int rc = glp_simplex(lp->p, &parm);
+    if (rc != 0 || glp_get_status(lp->p) != GLP_OPT) {
+        /* The warm basis can go bad; retry from an advanced basis once. */
+        glp_adv_basis(lp->p, 0);
+        rc = glp_simplex(lp->p, &parm);
+        if (rc != 0 || glp_get_status(lp->p) != GLP_OPT)
+            return ERG_EIO;
+    }
+    *obj = glp_get_obj_val(lp->p);
+    return ERG_OK;
+}
+
+static int cmp_plan(const void *pa, const void *pb)
+{
+    const struct plan *a = pa, *b = pb;
+    if (a->M != b->M)
+        return a->M < b->M ? -1 : 1;
+    return a->E < b->E ? -1 : (a->E > b->E);
+}
+
+static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp, erg_frontier_method method,
+                  erg_frontier *out, erg_diag *diag)
+{
+    qsort(pl, np, sizeof *pl, cmp_plan);
+    size_t nk = 0;
+    double best = INFINITY;
+    for (size_t i = 0; i < np; i++) {
+        if (pl[i].E < best) {
+            best = pl[i].E;
+            struct plan keep = pl[i];
+            pl[i].sel = NULL;
+            pl[nk++] = keep;
+        } else {
+            free(pl[i].sel);
+            pl[i].sel = NULL;
+        }
+    }
+    out->n_points = nk;
+    out->n_elements = g->n;
+    out->points = calloc(nk + 1, sizeof *out->points);
+    out->choices = malloc((nk * g->n + 1) * sizeof *out->choices);
+    out->element_names = calloc(g->n + 1, sizeof *out->element_names);
+    int rc = ERG_OK;
+    if (!out->points || !out->choices || !out->element_names)
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    for (size_t k = 0; k < g->n && rc == ERG_OK; k++)
+        if (!(out->element_names[k] = strdup(g->os->node[k].id)))
+            rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    out->method = method;
+    for (size_t i = 0; i < nk && rc == ERG_OK; i++) {
+        erg_frontier_point *p = &out->points[i];
+        p->time_s = pl[i].M;
+        p->energy_j = pl[i].E;
+        p->dynamic_energy_j = pl[i].D;
+        p->static_energy_j = pl[i].E - pl[i].D;
+        p->bound_j = p->energy_j;
+        if (lp) {
+            double obj;
+            if (lp_solve(lp, pl[i].M, &obj) != ERG_OK) {
+                rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at %g s", pl[i].M);
+                break;
+            }
+            p->bound_j = fmin(p->energy_j, g->static_w * pl[i].M + obj);
+        }
+        out->max_gap_j = fmax(out->max_gap_j, p->energy_j - p->bound_j);
+        for (size_t k = 0; k < g->n; k++)
+            out->choices[i * g->n + k] = g->st[k].pt[pl[i].sel[k]];
+    }
+    for (size_t i = 0; i < nk; i++)
+        free(pl[i].sel);
+    if (rc != ERG_OK)
+        erg_frontier_free(out);
+    return rc;
+}
+
+static int enumerate(struct dag *g, erg_frontier *out, erg_diag *diag)
+{
+    size_t n = g->n;
+    size_t *sel = calloc(n + 1, sizeof *sel);
+    struct plan *pl = NULL;
+    size_t np = 0, cap = 0;
+    int rc = sel ? ERG_OK : ERG_ENOMEM;
+    /* Mixed-radix walk over every staircase combination (off-staircase points are dominated in
+     * (T, d) and never help: E = S·M + Σ d is monotone in every T and d). */
+    while (rc == ERG_OK) {
+        for (size_t k = 0; k < n; k++)
+            g->dur[k] = g->st[k].t[sel[k]];
+        double M = forward(g), D = 0;
+        for (size_t k = 0; k < n; k++)
+            D += g->st[k].d[sel[k]];
+        double E = g->static_w * M + D;
+        /* Keep the candidate only if no stored plan dominates it (cheap online filter). */
+        int dom = 0;
+        for (size_t i = 0; i < np && !dom; i++)
+            dom = pl[i].M <= M && pl[i].E <= E;
+        if (!dom) {
+            size_t w = 0;
+            for (size_t i = 0; i < np; i++) {
+                if (M <= pl[i].M && E <= pl[i].E)
+                    free(pl[i].sel);
+                else
+                    pl[w++] = pl[i];
+            }
+            np = w;
+            rc = add_plan(&pl, &np, &cap, g, sel);
+        }
+        size_t k = 0;
+        while (k < n && ++sel[k] == g->st[k].n)
+            sel[k++] = 0;
+        if (k == n)
+            break;
+    }
+    free(sel);
+    if (rc != ERG_OK) {
+        for (size_t i = 0; i < np; i++)
+            free(pl[i].sel);
+        free(pl);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    rc = finish(g, pl, np, NULL, ERG_FRONTIER_EXACT, out, diag);
+    free(pl);
+    return rc;
+}
+
+static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *out, erg_diag *diag)
+{
+    size_t n = g->n;
+    struct lp lp = {0};
+    int rc = lp_build(g, &lp, diag);
+    size_t *sel = malloc((n + 1) * sizeof *sel);
+    struct plan *pl = NULL;
+    size_t np = 0, cap = 0;
+    if (rc == ERG_OK && !sel)
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    double tfast = 0, tslow = 0;
+    if (rc == ERG_OK) {
+        for (size_t k = 0; k < n; k++)
+            g->dur[k] = g->st[k].t[0];
+        tfast = forward(g);
+        for (size_t k = 0; k < n; k++)
+            g->dur[k] = g->st[k].t[g->st[k].n - 1];
+        tslow = forward(g);
+    }
+    size_t K = opts->lp_deadlines ? opts->lp_deadlines : 1;
+    if (!(tslow > tfast))
+        K = 1;
+    for (size_t q = 0; q < K && rc == ERG_OK; q++) {
+        double T = K == 1 ? tfast : tfast + (tslow - tfast) * (double)q / (double)(K - 1);
+        double obj;
+        if (lp_solve(&lp, T, &obj) != ERG_OK) {
+            rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at deadline %g s", T);
+            break;
+        }
+        for (size_t k = 0; k < n; k++)
+            sel[k] = stair_at(&g->st[k], glp_get_col_prim(lp.p, (int)(3 * k + 2)));
+        /* Two real plans per deadline: slack filled up to the rounded plan's own makespan, and up
+         * to the deadline itself. */
+        for (size_t k = 0; k < n; k++)
+            g->dur[k] = g->st[k].t[sel[k]];
+        double M = forward(g);
+        size_t *sel2 = malloc((n + 1) * sizeof *sel2);
+        if (!sel2) {
+            rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        memcpy(sel2, sel, n * sizeof *sel);
+        reclaim(g, sel, M);
+        reclaim(g, sel2, fmax(M, T));
+        if (add_plan(&pl, &np, &cap, g, sel) || add_plan(&pl, &np, &cap, g, sel2))
+            rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        free(sel2);
+    }
+    free(sel);
+    if (rc == ERG_OK)
+        rc = finish(g, pl, np, &lp, ERG_FRONTIER_RELAXATION, out, diag);
+    else
+        for (size_t i = 0; i < np; i++)
+            free(pl[i].sel);
+    free(pl);
+    if (lp.p)
+        glp_delete_prob(lp.p);
+    free(lp.dl_rows);
+    return rc;
+}
+
+int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
+                         erg_diag *diag)
+{
+    struct dag g;
+    int rc = dag_build(os, &g, diag);
+    if (rc == ERG_OK) {
+        double combos = 1;
+        for (size_t k = 0; k < g.n; k++)
+            combos *= (double)g.st[k].n;
+        erg_dag_method m = opts->dag_method;
+        if (m == ERG_DAG_AUTO)
+            m = combos <= opts->enum_limit ? ERG_DAG_ENUMERATE : ERG_DAG_RELAX;
+        if (m == ERG_DAG_ENUMERATE && combos > opts->enum_limit)
+            rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                              "enumeration of %.3g choice combinations is above the limit %.3g", combos,
+                              opts->enum_limit);
+        else if (m == ERG_DAG_ENUMERATE)
+            rc = enumerate(&g, out, diag);
+        else
+            rc = relax(&g, opts, out, diag);
+    }
+    dag_free(&g);
+    return rc;
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/* Operating schedules: construction, lookup, dispatch, and choosing a plan on a frontier. */
+#include "frontier/opsched.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int erg__fr_grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return ERG_OK;
+    size_t c = *cap ? *cap : 8;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / sz)
+            return ERG_ENOMEM;
+        c *= 2;
+    }
+    void *p = realloc(*arr, c * sz);
+    if (!p)
+        return ERG_ENOMEM;
+    *arr = p;
+    *cap = c;
+    return ERG_OK;
+}
+
+#define GROW(arr, capf, need) erg__fr_grow((void **)&(arr), &(capf), (need), sizeof *(arr))
+
+erg_opsched *erg_opsched_new(void)
+{
+    return calloc(1, sizeof(erg_opsched));
+}
+
+void erg_opsched_free(erg_opsched *os)
+{
+    if (!os)
+        return;
+    free(os->dev);
+    for (size_t i = 0; i < os->n_elem; i++)
+        free(os->elem[i].pts);
+    free(os->elem);
+    for (size_t i = 0; i < os->n_group; i++)
+        free(os->group[i].omega);
+    free(os->group);
+    free(os->tr);
+    for (size_t i = 0; i < os->n_expr; i++)
+        free(os->expr[i].kids);
+    free(os->expr);
+    free(os->node);
+    free(os->edge);
+    free(os);
+}
+
+size_t erg__fr_find_element(const erg_opsched *os, const char *name)
+{
+    for (size_t i = 0; i < os->n_elem; i++)
+        if (strcmp(os->elem[i].name, name) == 0)
+            return i;
+    return FR_NONE;
+}
+
+size_t erg__fr_find_device(const erg_opsched *os, const char *id)
+{
+    for (size_t i = 0; i < os->n_dev; i++)
+        if (strcmp(os->dev[i].id, id) == 0)
+            return i;
+    return FR_NONE;
+}
+
+size_t erg__fr_find_node(const erg_opsched *os, const char *id)
+{
+    for (size_t i = 0; i < os->n_node; i++)
+        if (strcmp(os->node[i].id, id) == 0)
+            return i;
+    return FR_NONE;
+}
+
+int erg__fr_group(erg_opsched *os, const char *device, const char *omega)
+{
+    if (!omega)
+        omega = "";
+    for (size_t i = 0; i < os->n_group; i++)
+        if (strcmp(os->group[i].device, device) == 0 && strcmp(os->group[i].omega, omega) == 0)
+            return (int)i;
+    if (os->n_group >= (size_t)INT32_MAX || GROW(os->group, os->cap_group, os->n_group + 1))
+        return -1;
+    struct fr_group *g = &os->group[os->n_group];
+    memset(g, 0, sizeof *g);
+    snprintf(g->device, sizeof g->device, "%s", device);
+    g->omega = strdup(omega);
+    if (!g->omega)
+        return -1;
+    return (int)os->n_group++;
+}
+
+double erg__fr_device_static_w(const erg_opsched *os, const char *device)
+{
+    size_t d = erg__fr_find_device(os, device);
+    if (d != FR_NONE)
+        return os->dev[d].static_power_w;
+    for (size_t i = 0; i < os->n_elem; i++)
+        if (strcmp(os->elem[i].device, device) == 0 && os->elem[i].n > 0)
+            return os->elem[i].pts[0].sig.static_power_w;
+    return 0.0;
+}
+
+static int bad_name(const char *s, size_t max)
+{
+    return !s || !s[0] || strlen(s) >= max;
+}
+
+int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_w, erg_diag *diag)
+{
+    if (!os || bad_name(id, ERG_SIG_DEVICE_MAX))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "device id must be 1 to %d bytes",
+                            ERG_SIG_DEVICE_MAX - 1);
+    if (!(static_power_w >= 0) || isinf(static_power_w))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s: static_power_w = %g must be finite and >= 0",
+                            id, static_power_w);
+    if (erg__fr_find_device(os, id) != FR_NONE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s declared twice", id);
+    if (GROW(os->dev, os->cap_dev, os->n_dev + 1))
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    struct fr_device *d = &os->dev[os->n_dev++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->id, sizeof d->id, "%s", id);
+    d->static_power_w = static_power_w;
+    return ERG_OK;
+}
+
+int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signature *sig,
+                          const char *omega_device, erg_diag *diag)
+{
+    if (!os || !sig || bad_name(element, ERG_SIG_NAME_MAX))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "element name must be 1 to %d bytes",
+                            ERG_SIG_NAME_MAX - 1);
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    if (erg_signature_check(sig, &sub) != ERG_OK)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "element %s: %s", element, sub.detail);
+    size_t e = erg__fr_find_element(os, element);
+    if (e == FR_NONE) {
+        if (GROW(os->elem, os->cap_elem, os->n_elem + 1))
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        e = os->n_elem++;
+        struct fr_element *el = &os->elem[e];
+        memset(el, 0, sizeof *el);
+        snprintf(el->name, sizeof el->name, "%s", element);
+        snprintf(el->device, sizeof el->device, "%s", sig->device);
+    }
+    struct fr_element *el = &os->elem[e];
+    if (strcmp(el->device, sig->device) != 0)
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "element %s: point on device \"%s\", but the element runs on \"%s\"",
+                            element, sig->device, el->device);
+    int g = erg__fr_group(os, el->device, omega_device);
+    if (g < 0 || GROW(el->pts, el->cap, el->n + 1))
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    el->pts[el->n].sig = *sig;
+    el->pts[el->n].group = g;
+    el->n++;
+    return ERG_OK;
+}
+
+int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
+                               const char *to, const erg_signature *sig, erg_diag *diag)
+{
+    if (!os || !sig || bad_name(device, ERG_SIG_DEVICE_MAX))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "transition: bad device");
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    if (erg_signature_check(sig, &sub) != ERG_OK)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s: %s", device, sub.detail);
+    int f = erg__fr_group(os, device, from), t = erg__fr_group(os, device, to);
+    if (f < 0 || t < 0 || GROW(os->tr, os->cap_tr, os->n_tr + 1))
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    if (f == t)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s: from and to are the same ω_dev",
+                            device);
+    for (size_t i = 0; i < os->n_tr; i++)
+        if (os->tr[i].from == f && os->tr[i].to == t)
+            return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s declared twice", device);
+    os->tr[os->n_tr].from = f;
+    os->tr[os->n_tr].to = t;
+    os->tr[os->n_tr].sig = *sig;
+    os->n_tr++;
+    return ERG_OK;
+}
+
+int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id, erg_diag *diag)
+{
+    if (!os || !element || !out_id)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
+    size_t e = erg__fr_find_element(os, element);
+    if (e == FR_NONE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown element \"%s\"", element);
+    if (GROW(os->expr, os->cap_expr, os->n_expr + 1))
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    os->expr[os->n_expr] = (struct fr_expr){ERG_OP_LEAF, e, 0, NULL};
+    *out_id = os->n_expr++;
+    return ERG_OK;
+}
+
+int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n, size_t *out_id,
+                        erg_diag *diag)
+{
+    if (!os || !ids || !out_id || n == 0 || (op != ERG_OP_SEQ && op != ERG_OP_PAR && op != ERG_OP_MULTI))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "expression operator needs 1 or more operands");
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] >= os->n_expr)
+            return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown expression id %zu", ids[i]);
+    size_t *k = malloc(n * sizeof *k);
+    if (!k || GROW(os->expr, os->cap_expr, os->n_expr + 1)) {
+        free(k);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    memcpy(k, ids, n * sizeof *k);
+    os->expr[os->n_expr] = (struct fr_expr){op, FR_NONE, n, k};
+    *out_id = os->n_expr++;
+    return ERG_OK;
+}
+
+int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element, erg_diag *diag)
+{
+    if (!os || bad_name(id, ERG_SIG_NAME_MAX) || !element)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node id must be 1 to %d bytes",
+                            ERG_SIG_NAME_MAX - 1);
+    size_t e = erg__fr_find_element(os, element);
+    if (e == FR_NONE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s: unknown signature \"%s\"", id, element);
+    if (erg__fr_find_node(os, id) != FR_NONE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s declared twice", id);
+    if (GROW(os->node, os->cap_node, os->n_node + 1))
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    snprintf(os->node[os->n_node].id, sizeof os->node[0].id, "%s", id);
+    os->node[os->n_node].elem = e;
+    os->n_node++;
+    return ERG_OK;
+}
+
+int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag)
+{
+    if (!os || !from || !to)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
+    size_t a = erg__fr_find_node(os, from), b = erg__fr_find_node(os, to);
+    if (a == FR_NONE || b == FR_NONE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "edge [%s, %s]: unknown node \"%s\"", from, to,
+                            a == FR_NONE ? from : to);
+    if (GROW(os->edge, os->cap_edge, os->n_edge + 1))
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    os->edge[os->n_edge][0] = a;
+    os->edge[os->n_edge][1] = b;
+    os->n_edge++;
+    return ERG_OK;
+}
+
+size_t erg_opsched_n_points(const erg_opsched *os, const char *element)
+{
+    if (!os || !element)
+        return 0;
+    size_t e = erg__fr_find_element(os, element);
+    return e == FR_NONE ? 0 : os->elem[e].n;
+}
+
+void erg_frontier_options_init(erg_frontier_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->epsilon = 0.0;
+    opts->dag_method = ERG_DAG_AUTO;
+    opts->enum_limit = 1e6;
+    opts->lp_deadlines = 200;
+}
+
+void erg_frontier_free(erg_frontier *f)
+{
+    if (!f)
+        return;
+    free(f->points);
+    if (f->element_names)
+        for (size_t i = 0; i < f->n_elements; i++)
+            free(f->element_names[i]);
+    free(f->element_names);
+    free(f->choices);
+    memset(f, 0, sizeof *f);
+}
+
+int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
+                         erg_diag *diag)
+{
+    if (!os || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
+    memset(out, 0, sizeof *out);
+    erg_frontier_options def;
+    if (!opts) {
+        erg_frontier_options_init(&def);
+        opts = &def;
+    }
+    if (!(opts->epsilon >= 0) || opts->epsilon > 10)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "epsilon = %g must be in [0, 10]", opts->epsilon);
+    for (size_t i = 0; i < os->n_elem; i++)
+        if (os->elem[i].n == 0)
+            return erg_diag_set(diag, ERG_EINVAL, NULL, "element %s has an empty operating set",
+                                os->elem[i].name);
+    if (os->n_node > 0)
+        return erg__fr_dag_frontier(os, opts, out, diag);
+    if (os->n_expr > 0)
+        return erg__fr_expr_frontier(os, opts, out, diag);
+    return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither an expression nor nodes");
+}
+
+int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx, erg_diag *diag)
+{
+    if (!f || !idx || f->n_points == 0 || isnan(deadline_s))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no frontier or no deadline");
+    if (deadline_s < f->points[0].time_s)
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "deadline %.9g s is below the fastest possible makespan %.9g s",
+                            deadline_s, f->points[0].time_s);
+    /* Energy decreases along the frontier, so the latest point that meets the deadline. */
+    size_t k = 0;
+    while (k + 1 < f->n_points && f->points[k + 1].time_s <= deadline_s)
+        k++;
+    *idx = k;
+    return ERG_OK;
+}
+
+int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx, erg_diag *diag)
+{
+    if (!f || !idx || f->n_points == 0 || isnan(budget_j))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no frontier or no budget");
+    const erg_frontier_point *last = &f->points[f->n_points - 1];
+    if (budget_j < last->energy_j)
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "budget %.9g J is below the least energy %.9g J (at makespan %.9g s)",
+                            budget_j, last->energy_j, last->time_s);
+    size_t k = 0;
+    while (f->points[k].energy_j > budget_j)
+        k++;
+    *idx = k;
+    return ERG_OK;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to the frontier module: the operating schedule's representation. */
+#ifndef ERG_FRONTIER_OPSCHED_H
+#define ERG_FRONTIER_OPSCHED_H
+
+#include <stddef.h>
+
+#include "erg/frontier.h"
+
+#define FR_NONE ((size_t)-1)
+
+struct fr_point {
+    erg_signature sig; /* s, T, d at (κ, ω); omega holds {"device":..,"element":..} */
+    int group;         /* interned (device, ω_dev) */
+};
+
+struct fr_element {
+    char name[ERG_SIG_NAME_MAX];
+    char device[ERG_SIG_DEVICE_MAX];
+    size_t n, cap;
+    struct fr_point *pts;
+};
+
+struct fr_group {
+    char device[ERG_SIG_DEVICE_MAX];
+    char *omega; /* compact JSON of ω_dev, "" when none */
+};
+
+struct fr_device {
+    char id[ERG_SIG_DEVICE_MAX];
+    double static_power_w;
+};
+
+struct fr_transition {
+    int from, to; /* groups on one device */
+    erg_signature sig;
+};
+
+struct fr_expr {
+    erg_op op;
+    size_t elem; /* leaf: element index */
+    size_t n;    /* operands */
+    size_t *kids;
+};
+
+struct fr_node {
+    char id[ERG_SIG_NAME_MAX];
+    size_t elem;
+};
+
+struct erg_opsched {
+    size_t n_dev, cap_dev;
+    struct fr_device *dev;
+    size_t n_elem, cap_elem;
+    struct fr_element *elem;
+    size_t n_group, cap_group;
+    struct fr_group *group;
+    size_t n_tr, cap_tr;
+    struct fr_transition *tr;
+    size_t n_expr, cap_expr;
+    struct fr_expr *expr;
+    size_t n_node, cap_node;
+    struct fr_node *node;
+    size_t n_edge, cap_edge;
+    size_t (*edge)[2];
+};
+
+/* Grow *arr (element size sz) so that it holds at least need; ERG_OK or ERG_ENOMEM. */
+int erg__fr_grow(void **arr, size_t *cap, size_t need, size_t sz);
+size_t erg__fr_find_element(const erg_opsched *os, const char *name);
+size_t erg__fr_find_device(const erg_opsched *os, const char *id);
+size_t erg__fr_find_node(const erg_opsched *os, const char *id);
+/* Intern (device, ω_dev JSON); returns the id or -1 when out of memory. */
+int erg__fr_group(erg_opsched *os, const char *device, const char *omega);
+/* Static power of a device: declared, else the first point on it, else 0. */
+double erg__fr_device_static_w(const erg_opsched *os, const char *device);
+
+/* Expression frontier (compose.c) and DAG frontier (dag.c). */
+int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
+                          erg_diag *diag);
+int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
+                         erg_diag *diag);
+
+#endif

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* SVG plot of a frontier with cairo: time on x, energy on y, staircase, plan marked. */
+#include "core/file.h"
+#include "frontier/opsched.h"
+
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sink {
+    char *p;
+    size_t n, cap;
+    int err;
+};
+
+static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    struct sink *s = closure;
+    if (s->n + len > s->cap) {
+        size_t cap = s->cap ? s->cap : 16384;
+        while (cap < s->n + len)
+            cap *= 2;
+        char *np = realloc(s->p, cap);
+        if (!np) {
+            s->err = 1;
+            return CAIRO_STATUS_WRITE_ERROR;
+        }
+        s->p = np;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->n, data, len);
+    s->n += len;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
+                          const double *ref_energy_j, size_t ref_n, const char *path, erg_diag *diag)
+{
+    if (!f || !path || f->n_points == 0 || (ref_n && (!ref_time_s || !ref_energy_j)) ||
+        (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "nothing to plot");
+    const double W = 640, H = 420, L = 80, R = 20, Tm = 30, B = 50;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (size_t i = 0; i < f->n_points; i++) {
+        x0 = fmin(x0, f->points[i].time_s);
+        x1 = fmax(x1, f->points[i].time_s);
+        y0 = fmin(y0, f->points[i].energy_j);
+        y1 = fmax(y1, f->points[i].energy_j);
+    }
+    for (size_t i = 0; i < ref_n; i++) {
+        x0 = fmin(x0, ref_time_s[i]);
+        x1 = fmax(x1, ref_time_s[i]);
+        y0 = fmin(y0, ref_energy_j[i]);
+        y1 = fmax(y1, ref_energy_j[i]);
+    }
+    double dx = x1 - x0, dy = y1 - y0;
+    if (!(dx > 0))
+        dx = fmax(fabs(x0), 1.0) * 0.1;
+    if (!(dy > 0))
+        dy = fmax(fabs(y0), 1.0) * 0.1;
+    x0 -= 0.05 * dx, x1 += 0.05 * dx, y0 -= 0.05 * dy, y1 += 0.05 * dy;
+#define PX(t) (L + ((t)-x0) / (x1 - x0) * (W - L - R))
+#define PY(e) (H - B - ((e)-y0) / (y1 - y0) * (H - Tm - B))
+    struct sink s = {0};
+    cairo_surface_t *surf = cairo_svg_surface_create_for_stream(sink_write, &s, W, H);
+    cairo_t *cr = cairo_create(surf);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    /* Axes, ticks and labels. */
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
+    cairo_stroke(cr);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 11);
+    char lab[64];
+    for (int i = 0; i <= 5; i++) {
+        double t = x0 + (x1 - x0) * i / 5.0, e = y0 + (y1 - y0) * i / 5.0;
+        cairo_move_to(cr, PX(t), H - B);
+        cairo_line_to(cr, PX(t), H - B + 4);
+        cairo_move_to(cr, L - 4, PY(e));
+        cairo_line_to(cr, L, PY(e));
+        cairo_stroke(cr);
+        snprintf(lab, sizeof lab, "%.4g", t);
+        cairo_move_to(cr, PX(t) - 14, H - B + 16);
+        cairo_show_text(cr, lab);
+        snprintf(lab, sizeof lab, "%.5g", e);
+        cairo_move_to(cr, 4, PY(e) + 4);
+        cairo_show_text(cr, lab);
+    }
+    cairo_move_to(cr, W / 2 - 30, H - 12);
+    cairo_show_text(cr, "time (s)");
+    cairo_move_to(cr, 4, Tm - 10);
+    cairo_show_text(cr, "energy (J)");
+    if (ref_n) { /* reference curve in grey */
+        cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+        cairo_set_line_width(cr, 1.5);
+        for (size_t i = 0; i < ref_n; i++)
+            (i ? cairo_line_to : cairo_move_to)(cr, PX(ref_time_s[i]), PY(ref_energy_j[i]));
+        cairo_stroke(cr);
+    }
+    /* Frontier as a staircase: the best energy achievable by time t. */
+    cairo_set_source_rgb(cr, 0.1, 0.3, 0.8);
+    cairo_set_line_width(cr, 1.5);
+    for (size_t i = 0; i < f->n_points; i++) {
+        const erg_frontier_point *p = &f->points[i];
+        if (i == 0)
+            cairo_move_to(cr, PX(p->time_s), PY(p->energy_j));
+        else {
+            cairo_line_to(cr, PX(p->time_s), PY(f->points[i - 1].energy_j));
+            cairo_line_to(cr, PX(p->time_s), PY(p->energy_j));
+        }
+    }
+    cairo_line_to(cr, PX(x1), PY(f->points[f->n_points - 1].energy_j));
+    cairo_stroke(cr);
+    for (size_t i = 0; i < f->n_points; i++) {
+        cairo_arc(cr, PX(f->points[i].time_s), PY(f->points[i].energy_j), 2.0, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
+    if (plan_idx != ERG_FRONTIER_NO_PLAN) {
+        const erg_frontier_point *p = &f->points[plan_idx];
+        cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
+        cairo_arc(cr, PX(p->time_s), PY(p->energy_j), 5.0, 0, 2 * M_PI);
+        cairo_fill(cr);
+        snprintf(lab, sizeof lab, "plan %.4g s, %.5g J", p->time_s, p->energy_j);
+        cairo_move_to(cr, PX(p->time_s) + 8, PY(p->energy_j) - 8);
+        cairo_show_text(cr, lab);
+    }
+#undef PX
+#undef PY
+    cairo_destroy(cr);
+    cairo_surface_finish(surf);
+    cairo_status_t st = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    int rc;
+    if (s.err || st != CAIRO_STATUS_SUCCESS)
+        rc = erg_diag_set(diag, ERG_EIO, path, "cairo could not draw the SVG: %s", cairo_status_to_string(st));
+    else
+        rc = erg__write_file_atomic(path, s.p, s.n, diag);
+    free(s.p);
+    return rc;
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RAPL through the MSR driver (<root>/dev/cpu/N/msr, one reader per package), read with pread at
+ * the register address as the msr(4) driver expects.
+ * Intel (SDM Vol. 3B, section 14.10 "Platform Specific Power Management Support"):
+ *   MSR_RAPL_POWER_UNIT 0x606, energy status unit ESU = bits 12:8, one tick = 1/2^ESU J;
+ *   MSR_PKG_ENERGY_STATUS 0x611, MSR_PP0 (core) 0x639, MSR_PP1 (uncore/graphics) 0x641,
+ *   MSR_DRAM 0x619, MSR_PLATFORM_ENERGY_STATUS (psys) 0x64D; 32-bit counters.
+ * AMD (PPR for family 17h/19h): unit 0xC0010299 (same ESU field), core 0xC001029A,
+ *   package 0xC001029B.
+ * Server parts count DRAM energy in a fixed unit of 2^-16 J (15.3 µJ) whatever ESU says; the
+ * models are kept as data (turbostat's has_fixed_rapl_unit), not as if chains.
+ */
+#include "meter/backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PKG 16
+#define MAX_CH (MAX_PKG * 4 + 1)
+
+/* Intel family-6 models whose DRAM domain uses the fixed 2^-16 J unit (turbostat
+ * platform_features.has_fixed_rapl_unit; Intel SDM Vol. 3B 14.10.1 footnote on server DRAM). */
+static const struct dram_quirk {
+    unsigned model;
+    const char *what;
+} fixed_dram_unit[] = {
+    {0x3F, "Haswell-X"},        {0x4F, "Broadwell-X"},     {0x56, "Broadwell-D"},
+    {0x55, "Skylake-X/Cascade Lake/Cooper Lake"},           {0x57, "Xeon Phi Knights Landing"},
+    {0x85, "Xeon Phi Knights Mill"}, {0x6A, "Ice Lake-X"}, {0x6C, "Ice Lake-D"},
+    {0x8F, "Sapphire Rapids-X"}, {0xCF, "Emerald Rapids-X"}, {0xAD, "Granite Rapids-X"},
+    {0xAE, "Granite Rapids-D"},
+};
+
+struct reg {
+    unsigned addr;
+    erg_domain domain;
+    const char *name;
+};
+
+static const struct reg intel_regs[] = {
+    {0x611, ERG_DOMAIN_PACKAGE, "package"}, {0x639, ERG_DOMAIN_CORE, "core"},
+    {0x641, ERG_DOMAIN_UNCORE, "uncore"},   {0x619, ERG_DOMAIN_DRAM, "dram"},
+};
+#define INTEL_UNIT 0x606u
+#define INTEL_PSYS 0x64Du
+static const struct reg amd_regs[] = {
+    {0xC001029Bu, ERG_DOMAIN_PACKAGE, "package"},
+};
+#define AMD_UNIT 0xC0010299u
+
+struct state {
+    const struct erg__env *env;
+    size_t n;
+    struct erg__chan ch[MAX_CH];
+    int fd[MAX_CH];      /* borrowed from pkg_fd */
+    unsigned addr[MAX_CH];
+    size_t npkg;
+    int pkg_fd[MAX_PKG];
+};
+
+static int rd_msr(const struct erg__env *env, int fd, unsigned addr, uint64_t *v)
+{
+    ssize_t r = env->io.pread(env->io.ud, fd, v, sizeof *v, (off_t)addr);
+    return r == (ssize_t)sizeof *v ? 0 : -1;
+}
+
+/* vendor, family and model from <root>/proc/cpuinfo (first processor). */
+static int cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsigned *model)
+{
+    int fd = erg__env_open(env, "proc/cpuinfo");
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    ssize_t r = env->io.pread(env->io.ud, fd, buf, sizeof buf - 1, 0);
+    env->io.close(env->io.ud, fd);
+    if (r <= 0)
+        return -1;
+    buf[r] = '\0';
+    const char *v = strstr(buf, "vendor_id");
+    const char *f = strstr(buf, "cpu family");
+    const char *m = strstr(buf, "\nmodel\t");
+    if (!v || !f || !m)
+        return -1;
+    *amd = strstr(v, "AuthenticAMD") != NULL && strstr(v, "AuthenticAMD") < strchr(v, '\n') + 1;
+    f = strchr(f, ':');
+    m = strchr(m, ':');
+    if (!f || !m)
+        return -1;
+    *family = (unsigned)strtoul(f + 1, NULL, 10);
+    *model = (unsigned)strtoul(m + 1, NULL, 10);
+    return 0;
+}
+
+static void msr_close(void *st)
+{
+    struct state *s = st;
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->npkg; i++)
+        if (s->pkg_fd[i] >= 0)
+            s->env->io.close(s->env->io.ud, s->pkg_fd[i]);
+    free(s);
+}
+
+static int msr_open(const struct erg__env *env, void **out, struct erg__chan **chans, size_t *n,
+                    erg_diag *diag)
+{
+    char path[600];
+    int amd = 0;
+    unsigned family = 0, model = 0;
+    erg__env_path(env, "proc/cpuinfo", path, sizeof path);
+    if (cpu_id(env, &amd, &family, &model) != 0)
+        return erg_diag_set(diag, ERG_ENODEV, path, "cannot tell the CPU vendor and model");
+    if (!amd && family != 6)
+        return erg_diag_set(diag, ERG_ENODEV, path, "no RAPL MSRs on this CPU (family %u)", family);
+    if (amd && family < 0x17)
+        return erg_diag_set(diag, ERG_ENODEV, path, "AMD family %#x has no RAPL MSRs", family);
+    struct state *s = calloc(1, sizeof *s);
+    if (!s)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    s->env = env;
+    /* one reader per package: the first CPU of each physical_package_id */
+    int pkg_cpu[MAX_PKG];
+    for (size_t k = 0; k < MAX_PKG; k++)
+        pkg_cpu[k] = -1;
+    for (int cpu = 0; cpu < 4096; cpu++) {
+        char rel[128];
+        uint64_t pkg;
+        erg__fmt(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+        if (erg__env_read_u64(env, rel, &pkg) != 0) {
+            if (cpu == 0)
+                pkg_cpu[0] = 0; /* no topology: assume one package read through cpu0 */
+            break;
+        }
+        if (pkg < MAX_PKG && pkg_cpu[pkg] < 0)
+            pkg_cpu[pkg] = cpu;
+    }
+    int denied = 0, missing = 0;
+    for (size_t p = 0; p < MAX_PKG; p++) {
+        if (pkg_cpu[p] < 0)
+            continue;
+        char rel[64];
+        erg__fmt(rel, sizeof rel, "dev/cpu/%d/msr", pkg_cpu[p]);
+        int fd = erg__env_open(env, rel);
+        size_t pi = s->npkg++;
+        s->pkg_fd[pi] = fd;
+        if (fd < 0) {
+            if (errno == EACCES || errno == EPERM)
+                denied = 1;
+            else
+                missing = 1;
+            erg__env_path(env, rel, path, sizeof path);
+            continue;
+        }
+        uint64_t unit;
+        if (rd_msr(env, fd, amd ? AMD_UNIT : INTEL_UNIT, &unit) != 0)
+            continue;
+        unsigned esu = (unsigned)(unit >> 8) & 0x1f;
+        double jpt = 1.0 / (double)(1ull << esu);
+        const struct reg *regs = amd ? amd_regs : intel_regs;
+        size_t nregs = amd ? sizeof amd_regs / sizeof amd_regs[0]
+                           : sizeof intel_regs / sizeof intel_regs[0];
+        for (size_t r = 0; r <= nregs && s->n < MAX_CH; r++) {
+            struct reg rg;
+            if (r == nregs) {
+                if (amd || p != 0)
+                    break;
+                rg = (struct reg){INTEL_PSYS, ERG_DOMAIN_PSYS, "psys"}; /* platform: once */
+            } else {
+                rg = regs[r];
+            }
+            uint64_t v;
+            if (rd_msr(env, fd, rg.addr, &v) != 0 || (v & 0xffffffffu) == 0)
+                continue; /* not implemented on this model: no channel rather than a dead one */
+            struct erg__chan *c = &s->ch[s->n];
+            memset(c, 0, sizeof *c);
+            c->domain = rg.domain;
+            if (rg.domain == ERG_DOMAIN_PSYS) {
+                erg__strlcpy(c->device, "psys", sizeof c->device);
+                erg__strlcpy(c->id, "rapl-msr:psys", sizeof c->id);
+            } else {
+                erg__fmt(c->device, sizeof c->device, "package-%zu", p);
+                if (rg.domain == ERG_DOMAIN_PACKAGE)
+                    erg__fmt(c->id, sizeof c->id, "rapl-msr:package-%zu", p);
+                else
+                    erg__fmt(c->id, sizeof c->id, "rapl-msr:package-%zu/%s", p, rg.name);
+            }
+            erg__fmt(c->label, sizeof c->label, "MSR %#x", rg.addr);
+            c->grade = ERG_GRADE_HW_SHUNT;
+            c->kind = ERG_KIND_COUNTER;
+            c->joules_per_tick = jpt;
+            if (!amd && rg.domain == ERG_DOMAIN_DRAM)
+                for (size_t q = 0; q < sizeof fixed_dram_unit / sizeof fixed_dram_unit[0]; q++)
+                    if (fixed_dram_unit[q].model == model) {
+                        c->joules_per_tick = 1.0 / 65536.0; /* fixed DRAM unit, 15.3 µJ */
+                        erg__fmt(c->label, sizeof c->label, "MSR %#x, fixed DRAM unit (%s)",
+                                 rg.addr, fixed_dram_unit[q].what);
+                    }
+            c->wrap_ticks = 1ull << 32; /* 32-bit counters */
+            c->min_interval_s = 1e-3;
+            c->max_power_w = rg.domain == ERG_DOMAIN_PSYS    ? 3000.0
+                             : rg.domain == ERG_DOMAIN_DRAM ? 500.0
+                                                             : 1000.0;
+            c->usable = 1;
+            s->fd[s->n] = fd;
+            s->addr[s->n] = rg.addr;
+            s->n++;
+        }
+    }
+    if (s->n == 0) {
+        msr_close(s);
+        if (denied)
+            return erg_diag_set(diag, ERG_EACCES, path,
+                                "permission denied (needs root or CAP_SYS_RAWIO; or use powercap)");
+        if (missing)
+            return erg_diag_set(diag, ERG_ENODEV, path,
+                                "no MSR device (load the msr module: modprobe msr)");
+        return erg_diag_set(diag, ERG_ENODEV, path, "no RAPL energy register reads");
+    }
+    *out = s;
+    *chans = s->ch;
+    *n = s->n;
+    return ERG_OK;
+}
+
+static void msr_read(void *st, uint64_t *ticks, int *status, size_t n)
+{
+    struct state *s = st;
+    for (size_t i = 0; i < n && i < s->n; i++) {
+        uint64_t v;
+        if (rd_msr(s->env, s->fd[i], s->addr[i], &v) != 0) {
+            status[i] = ERG__READ_TRANSIENT;
+            continue;
+        }
+        ticks[i] = v & 0xffffffffu;
+        status[i] = ERG__READ_OK;
+    }
+}
+
+const struct erg__backend_ops erg__backend_rapl_msr = {
+    ERG__BACKEND_ABI, "rapl-msr", msr_open, msr_read, NULL, msr_close,
+};

@@ -1,0 +1,1100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming import of Chrome trace-event JSON (PyTorch profiler / Kineto). yajl calls back for
+ * every token; a small state machine keeps only the fields of the current event, and only GPU
+ * activities are stored, so memory grows with the activities kept, never with the file. zlib's
+ * gzread reads plain and gzip files alike.
+ *
+ * Format: Chrome "Trace Event Format" (Google, 2016), JSON Object and JSON Array forms, phases X
+ * (complete), B/E (begin/end, matched per pid/tid as a stack), the rest ignored. Kineto's keys:
+ * args.device, args.stream, args["Collective name"], deviceProperties[].{id,name},
+ * distributedInfo.rank.
+ */
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+enum { READ_CHUNK = 256 * 1024 };
+
+enum ev_field {
+    F_NONE = 0,
+    F_PH,
+    F_CAT,
+    F_NAME,
+    F_TS,
+    F_DUR,
+    F_PID,
+    F_TID,
+    F_ARGS,
+    A_DEVICE,
+    A_STREAM,
+    A_COLL
+};
+
+enum top_key { T_NONE = 0, T_EVENTS, T_DEVPROPS, T_DISTINFO };
+
+/* Event class, from its category. */
+enum ev_class {
+    C_GPU_KERNEL = ERG_TRACE_CAT_KERNEL,
+    C_GPU_MEMCPY = ERG_TRACE_CAT_MEMCPY,
+    C_GPU_MEMSET = ERG_TRACE_CAT_MEMSET,
+    C_HOST = 10,
+    C_UNKNOWN = 11
+};
+
+typedef struct open_begin {
+    int64_t ts_ns;
+    uint32_t name, device, stream;
+    int cls; /* ev_class */
+    int coll;
+} open_begin;
+
+typedef struct be_stack {
+    open_begin *v;
+    size_t n, cap;
+} be_stack;
+
+typedef struct devprop {
+    char id[32];
+    char name[ERG_SIG_NAME_MAX];
+} devprop;
+
+typedef struct pctx {
+    struct erg_trace *tr;
+    const char *file;
+    unsigned file_index;
+    size_t first_dev; /* devices of this file start here */
+    size_t last_dev;  /* cache for device lookup */
+    int status;       /* set by a callback that cancels the parse */
+    char err[256];
+
+    long depth;
+    int top_seen;
+    enum top_key top_key;
+    long events_depth; /* depth inside the events array, -1 when not in it */
+    long devprops_depth, distinfo_depth;
+    int in_event, in_args;
+    enum ev_field ev_field, arg_field;
+
+    /* current event */
+    char ph;
+    char cat[64];
+    int has_cat;
+    char *name;
+    size_t name_len, name_cap;
+    int has_name;
+    int64_t ts_ns, dur_ns;
+    int has_ts, has_dur, bad_ts, bad_dur;
+    char pid[32], tid[32], adev[32], astream[32];
+    int has_pid, has_tid, has_adev, has_astream, has_coll;
+
+    /* deviceProperties entries and distributedInfo */
+    devprop *props;
+    size_t n_props, props_cap;
+    devprop cur_prop;
+    int prop_key; /* 1 id, 2 name */
+    int rank, has_rank, rank_key;
+
+    be_stack *stacks; /* indexed by misc id of "pid\x1ftid" */
+    size_t n_stacks;
+} pctx;
+
+/* ---------------------------------------------------------------------------------------------- */
+
+static int fail(pctx *c, int status, const char *fmt, const char *arg)
+{
+    (void)fmt; /* every caller passes "%s" */
+    c->status = status;
+    snprintf(c->err, sizeof c->err, "%s", arg);
+    return 0;
+}
+
+static void copy_text(char *dst, size_t size, const char *s, size_t len)
+{
+    if (len >= size)
+        len = size - 1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
+
+/* Parse a decimal number of microseconds into nanoseconds, exactly for the usual forms
+ * ("1695835583881571", "4458676983543.183"); other forms go through strtod. */
+static int parse_us_to_ns(const char *s, size_t len, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        neg = s[i++] == '-';
+    int64_t whole = 0;
+    size_t digits = 0;
+    while (i < len && s[i] >= '0' && s[i] <= '9') {
+        if (whole > (INT64_MAX / 1000 - 9) / 10)
+            goto slow;
+        whole = whole * 10 + (s[i++] - '0');
+        digits++;
+    }
+    int64_t frac = 0;
+    int fd = 0;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            if (fd < 3) {
+                frac = frac * 10 + (s[i] - '0');
+            } else if (fd == 3 && s[i] >= '5') {
+                frac += 1; /* round half up at the nanosecond */
+            }
+            fd++;
+            i++;
+        }
+    }
+    if (i != len || digits == 0)
+        goto slow;
+    while (fd < 3) {
+        frac *= 10;
+        fd++;
+    }
+    *out = (neg ? -1 : 1) * (whole * 1000 + frac);
+    return 0;
+slow : {
+    char buf[64];
+    if (len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end) * 1000.0;
+    if (*end != '\0' || errno == ERANGE || !isfinite(v) || fabs(v) > 9.0e18)
+        return -1;
+    *out = llround(v);
+    return 0;
+}
+}
+
+static int classify(const char *cat, int has_cat)
+{
+    if (!has_cat)
+        return C_UNKNOWN;
+    if (strcmp(cat, "kernel") == 0 || strcmp(cat, "Kernel") == 0)
+        return C_GPU_KERNEL;
+    if (strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "Memcpy") == 0)
+        return C_GPU_MEMCPY;
+    if (strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "Memset") == 0)
+        return C_GPU_MEMSET;
+    static const char *const host[] = {"cpu_op",
+                                       "Operator",
+                                       "operator",
+                                       "cuda_runtime",
+                                       "Runtime",
+                                       "cuda_driver",
+                                       "Driver",
+                                       "user_annotation",
+                                       "gpu_user_annotation",
+                                       "python_function",
+                                       "python",
+                                       "ac2g",
+                                       "fwdbwd",
+                                       "Trace",
+                                       "cuda_sync",
+                                       "cpu_instant_event",
+                                       "overhead",
+                                       "Overhead",
+                                       "cuda_profiler_range",
+                                       "cpu_memory",
+                                       "Memory",
+                                       "mtia_runtime",
+                                       "privateuse1_runtime",
+                                       "privateuse1_driver"};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (strcmp(cat, host[i]) == 0)
+            return C_HOST;
+    return C_UNKNOWN;
+}
+
+static int count_unknown(pctx *c)
+{
+    struct erg_trace *tr = c->tr;
+    const char *name = c->has_cat ? c->cat : "(no category)";
+    uint32_t id = erg__strtab_intern(&tr->misc, name, strlen(name));
+    if (id == ERG__NOID)
+        return fail(c, ERG_ENOMEM, "%s", "out of memory");
+    for (size_t i = 0; i < tr->n_unknown; i++)
+        if (tr->unknown[i].name == id) {
+            tr->unknown[i].count++;
+            return 1;
+        }
+    if (tr->n_unknown == tr->unknown_cap) {
+        size_t cap = tr->unknown_cap ? tr->unknown_cap * 2 : 8;
+        erg__unknown *p = realloc(tr->unknown, cap * sizeof *p);
+        if (!p)
+            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        tr->unknown = p;
+        tr->unknown_cap = cap;
+    }
+    tr->unknown[tr->n_unknown++] = (erg__unknown){id, 1};
+    return 1;
+}
+
+/* Index in tr->devs of this file's device `key`, adding it when new; ERG__NOID on ENOMEM. */
+static uint32_t device_of(pctx *c, const char *key)
+{
+    struct erg_trace *tr = c->tr;
+    if (c->last_dev < tr->n_devs && c->last_dev >= c->first_dev &&
+        strcmp(tr->devs[c->last_dev].key, key) == 0)
+        return (uint32_t)c->last_dev;
+    for (size_t i = c->first_dev; i < tr->n_devs; i++)
+        if (strcmp(tr->devs[i].key, key) == 0) {
+            c->last_dev = i;
+            return (uint32_t)i;
+        }
+    if (tr->n_devs == tr->devs_cap) {
+        size_t cap = tr->devs_cap ? tr->devs_cap * 2 : 8;
+        erg__dev *p = realloc(tr->devs, cap * sizeof *p);
+        if (!p)
+            return ERG__NOID;
+        tr->devs = p;
+        tr->devs_cap = cap;
+    }
+    erg__dev *d = &tr->devs[tr->n_devs];
+    memset(d, 0, sizeof *d);
+    d->file = c->file_index;
+    copy_text(d->key, sizeof d->key, key, strlen(key));
+    c->last_dev = tr->n_devs;
+    return (uint32_t)tr->n_devs++;
+}
+
+static int add_activity(pctx *c, int64_t start_ns, int64_t dur_ns, uint32_t name, uint32_t dev,
+                        uint32_t stream, int cat)
+{
+    struct erg_trace *tr = c->tr;
+    if (tr->n_acts == tr->acts_cap) {
+        size_t cap = tr->acts_cap ? tr->acts_cap * 2 : 1024;
+        erg__act *p = realloc(tr->acts, cap * sizeof *p);
+        if (!p)
+            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        tr->acts = p;
+        tr->acts_cap = cap;
+    }
+    tr->acts[tr->n_acts++] = (erg__act){start_ns, dur_ns, name, dev, stream, (uint8_t)cat};
+    tr->stats.activities++;
+    return 1;
+}
+
+/* Resolve name, device and stream of the current event (a GPU one). */
+static int event_ids(pctx *c, uint32_t *name, uint32_t *dev, uint32_t *stream)
+{
+    struct erg_trace *tr = c->tr;
+    *name =
+        erg__strtab_intern(&tr->names, c->has_name ? c->name : "", c->has_name ? c->name_len : 0);
+    const char *dkey = c->has_adev ? c->adev : c->has_pid ? c->pid : "0";
+    const char *skey = c->has_astream ? c->astream : c->has_tid ? c->tid : "0";
+    *dev = device_of(c, dkey);
+    *stream = erg__strtab_intern(&tr->misc, skey, strlen(skey));
+    if (*name == ERG__NOID || *dev == ERG__NOID || *stream == ERG__NOID)
+        return fail(c, ERG_ENOMEM, "%s", "out of memory");
+    return 1;
+}
+
+static int is_collective(pctx *c)
+{
+    if (c->has_coll)
+        return 1;
+    return c->has_name && c->name_len >= 4 &&
+           (strncasecmp(c->name, "nccl", 4) == 0 || strncasecmp(c->name, "rccl", 4) == 0);
+}
+
+static be_stack *stack_of(pctx *c)
+{
+    char key[66];
+    size_t lp = strlen(c->has_pid ? c->pid : ""), lt = strlen(c->has_tid ? c->tid : "");
+    memcpy(key, c->has_pid ? c->pid : "", lp);
+    key[lp] = '\x1f';
+    memcpy(key + lp + 1, c->has_tid ? c->tid : "", lt);
+    uint32_t id = erg__strtab_intern(&c->tr->misc, key, lp + 1 + lt);
+    if (id == ERG__NOID)
+        return NULL;
+    if (id >= c->n_stacks) {
+        size_t n = (size_t)id + 16;
+        be_stack *p = realloc(c->stacks, n * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + c->n_stacks, 0, (n - c->n_stacks) * sizeof *p);
+        c->stacks = p;
+        c->n_stacks = n;
+    }
+    return &c->stacks[id];
+}
+
+static int end_event(pctx *c)
+{
+    struct erg_trace *tr = c->tr;
+    tr->stats.events++;
+    char ph = c->ph;
+    if (ph != 'X' && ph != 'B' && ph != 'E') {
+        tr->stats.host_events++; /* metadata, instants, flows, counters, ... */
+        return 1;
+    }
+    if (ph == 'E') {
+        be_stack *st = stack_of(c);
+        if (!st)
+            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        if (st->n == 0) {
+            tr->stats.unmatched_end++;
+            return 1;
+        }
+        open_begin b = st->v[--st->n];
+        if (b.cls == C_HOST) {
+            tr->stats.host_events++;
+            return 1;
+        }
+        if (b.cls == C_UNKNOWN)
+            return 1; /* counted at its B */
+        if (!c->has_ts || c->bad_ts) {
+            tr->stats.missing_duration++;
+            return 1;
+        }
+        int64_t dur = c->ts_ns - b.ts_ns;
+        if (dur < 0) {
+            tr->stats.negative_duration++;
+            return 1;
+        }
+        int cat = b.cls == C_GPU_KERNEL && b.coll ? ERG_TRACE_CAT_COLLECTIVE : b.cls;
+        return add_activity(c, b.ts_ns, dur, b.name, b.device, b.stream, cat);
+    }
+    int cls = classify(c->cat, c->has_cat);
+    if (ph == 'B') {
+        be_stack *st = stack_of(c);
+        if (!st)
+            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        if (st->n == st->cap) {
+            size_t cap = st->cap ? st->cap * 2 : 8;
+            open_begin *p = realloc(st->v, cap * sizeof *p);
+            if (!p)
+                return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            st->v = p;
+            st->cap = cap;
+        }
+        open_begin b = {0, ERG__NOID, 0, 0, cls, 0};
+        if (cls == C_UNKNOWN) {
+            if (!count_unknown(c))
+                return 0;
+            tr->stats.unknown_events++;
+        } else if (cls != C_HOST) {
+            if (!c->has_ts || c->bad_ts) {
+                tr->stats.missing_duration++;
+                b.cls = C_UNKNOWN; /* keep the stack balanced; the E is then ignored */
+            } else {
+                if (!event_ids(c, &b.name, &b.device, &b.stream))
+                    return 0;
+                b.ts_ns = c->ts_ns;
+                b.coll = is_collective(c);
+            }
+        }
+        st->v[st->n++] = b;
+        return 1;
+    }
+    /* ph == 'X' */
+    if (cls == C_HOST) {
+        tr->stats.host_events++;
+        return 1;
+    }
+    if (cls == C_UNKNOWN) {
+        tr->stats.unknown_events++;
+        return count_unknown(c);
+    }
+    if (!c->has_ts || c->bad_ts || !c->has_dur || c->bad_dur) {
+        tr->stats.missing_duration++;
+        return 1;
+    }
+    if (c->dur_ns < 0) {
+        tr->stats.negative_duration++;
+        return 1;
+    }
+    uint32_t name, dev, stream;
+    if (!event_ids(c, &name, &dev, &stream))
+        return 0;
+    int cat = cls == C_GPU_KERNEL && is_collective(c) ? ERG_TRACE_CAT_COLLECTIVE : cls;
+    return add_activity(c, c->ts_ns, c->dur_ns, name, dev, stream, cat);
+}
+
+static void begin_event(pctx *c)
+{
+    c->in_event = 1;
+    c->in_args = 0;
+    c->ev_field = F_NONE;
+    c->arg_field = F_NONE;
+    c->ph = 0;
+    c->has_cat = c->has_name = c->has_ts = c->has_dur = c->bad_ts = c->bad_dur = 0;
+    c->has_pid = c->has_tid = c->has_adev = c->has_astream = c->has_coll = 0;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* yajl callbacks */
+
+static long ev_level(const pctx *c)
+{
+    return c->events_depth + 1;
+}
+
+/* A scalar value: str/len is its text (strings unquoted, numbers raw); is_num tells which. */
+static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
+{
+    if (c->in_event) {
+        if (c->depth == ev_level(c)) {
+            enum ev_field f = c->ev_field;
+            c->ev_field = F_NONE;
+            switch (f) {
+            case F_PH:
+                if (is_str && len >= 1)
+                    c->ph = s[0];
+                break;
+            case F_CAT:
+                if (is_str) {
+                    copy_text(c->cat, sizeof c->cat, s, len);
+                    c->has_cat = 1;
+                }
+                break;
+            case F_NAME:
+                if (is_str) {
+                    if (len + 1 > c->name_cap) {
+                        size_t cap = len + 1 > 256 ? len + 1 : 256;
+                        char *p = realloc(c->name, cap);
+                        if (!p)
+                            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                        c->name = p;
+                        c->name_cap = cap;
+                    }
+                    memcpy(c->name, s, len);
+                    c->name[len] = '\0';
+                    c->name_len = len;
+                    c->has_name = 1;
+                }
+                break;
+            case F_TS:
+                c->has_ts = 1;
+                c->bad_ts = !is_num || parse_us_to_ns(s, len, &c->ts_ns) != 0;
+                break;
+            case F_DUR:
+                c->has_dur = 1;
+                c->bad_dur = !is_num || parse_us_to_ns(s, len, &c->dur_ns) != 0;
+                break;
+            case F_PID:
+                if (is_num || is_str) {
+                    copy_text(c->pid, sizeof c->pid, s, len);
+                    c->has_pid = 1;
+                }
+                break;
+            case F_TID:
+                if (is_num || is_str) {
+                    copy_text(c->tid, sizeof c->tid, s, len);
+                    c->has_tid = 1;
+                }
+                break;
+            default:
+                break;
+            }
+        } else if (c->in_args && c->depth == ev_level(c) + 1) {
+            enum ev_field f = c->arg_field;
+            c->arg_field = F_NONE;
+            if (f == A_DEVICE && (is_num || is_str)) {
+                copy_text(c->adev, sizeof c->adev, s, len);
+                c->has_adev = 1;
+            } else if (f == A_STREAM && (is_num || is_str)) {
+                copy_text(c->astream, sizeof c->astream, s, len);
+                c->has_astream = 1;
+            } else if (f == A_COLL) {
+                c->has_coll = 1;
+            }
+        }
+        return 1;
+    }
+    if (c->devprops_depth >= 0 && c->depth == c->devprops_depth + 1) {
+        if (c->prop_key == 1 && (is_num || is_str))
+            copy_text(c->cur_prop.id, sizeof c->cur_prop.id, s, len);
+        else if (c->prop_key == 2 && is_str)
+            copy_text(c->cur_prop.name, sizeof c->cur_prop.name, s, len);
+        c->prop_key = 0;
+        return 1;
+    }
+    if (c->distinfo_depth >= 0 && c->depth == c->distinfo_depth) {
+        if (c->rank_key && is_num) {
+            char buf[32];
+            copy_text(buf, sizeof buf, s, len);
+            char *end;
+            long r = strtol(buf, &end, 10);
+            if (*end == '\0' && r >= 0 && r < 1000000) {
+                c->rank = (int)r;
+                c->has_rank = 1;
+            }
+        }
+        c->rank_key = 0;
+    }
+    return 1;
+}
+
+static int cb_null(void *ctx)
+{
+    return on_scalar(ctx, "", 0, 0, 0);
+}
+static int cb_bool(void *ctx, int v)
+{
+    (void)v;
+    return on_scalar(ctx, "", 0, 0, 0);
+}
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+    return on_scalar(ctx, s, len, 1, 0);
+}
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+    return on_scalar(ctx, (const char *)s, len, 0, 1);
+}
+
+static int key_is(const unsigned char *k, size_t len, const char *lit)
+{
+    size_t n = strlen(lit);
+    return len == n && memcmp(k, lit, n) == 0;
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
+{
+    pctx *c = ctx;
+    if (c->in_event) {
+        if (c->depth == ev_level(c)) {
+            enum ev_field f = F_NONE;
+            switch (len) {
+            case 2:
+                f = key_is(k, len, "ph") ? F_PH : key_is(k, len, "ts") ? F_TS : F_NONE;
+                break;
+            case 3:
+                f = key_is(k, len, "cat")   ? F_CAT
+                    : key_is(k, len, "dur") ? F_DUR
+                    : key_is(k, len, "pid") ? F_PID
+                    : key_is(k, len, "tid") ? F_TID
+                                            : F_NONE;
+                break;
+            case 4:
+                f = key_is(k, len, "name") ? F_NAME : key_is(k, len, "args") ? F_ARGS : F_NONE;
+                break;
+            default:
+                break;
+            }
+            c->ev_field = f;
+        } else if (c->in_args && c->depth == ev_level(c) + 1) {
+            c->arg_field = key_is(k, len, "device")            ? A_DEVICE
+                           : key_is(k, len, "stream")          ? A_STREAM
+                           : key_is(k, len, "Collective name") ? A_COLL
+                                                               : F_NONE;
+        }
+        return 1;
+    }
+    if (c->depth == 1 && c->top_seen == 1) {
+        c->top_key = key_is(k, len, "traceEvents")        ? T_EVENTS
+                     : key_is(k, len, "deviceProperties") ? T_DEVPROPS
+                     : key_is(k, len, "distributedInfo")  ? T_DISTINFO
+                                                          : T_NONE;
+        return 1;
+    }
+    if (c->devprops_depth >= 0 && c->depth == c->devprops_depth + 1)
+        c->prop_key = key_is(k, len, "id") ? 1 : key_is(k, len, "name") ? 2 : 0;
+    else if (c->distinfo_depth >= 0 && c->depth == c->distinfo_depth)
+        c->rank_key = key_is(k, len, "rank");
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    pctx *c = ctx;
+    if (c->depth == 0) {
+        c->top_seen = 1; /* JSON Object Format */
+    } else if (c->in_event) {
+        if (c->depth == ev_level(c)) {
+            if (c->ev_field == F_ARGS)
+                c->in_args = 1;
+            c->ev_field = F_NONE;
+        } else if (c->in_args && c->depth == ev_level(c) + 1) {
+            if (c->arg_field == A_COLL)
+                c->has_coll = 1;
+            c->arg_field = F_NONE;
+        }
+    } else if (c->events_depth >= 0 && c->depth == c->events_depth) {
+        begin_event(c);
+    } else if (c->devprops_depth >= 0 && c->depth == c->devprops_depth) {
+        memset(&c->cur_prop, 0, sizeof c->cur_prop);
+        c->prop_key = 0;
+    } else if (c->depth == 1 && c->top_seen == 1 && c->top_key == T_DISTINFO) {
+        c->distinfo_depth = 2;
+    }
+    c->depth++;
+    return 1;
+}
+
+static int cb_end_map(void *ctx)
+{
+    pctx *c = ctx;
+    c->depth--;
+    if (c->in_event) {
+        if (c->in_args && c->depth == ev_level(c))
+            c->in_args = 0;
+        else if (c->depth == c->events_depth) {
+            c->in_event = 0;
+            return end_event(c);
+        }
+        return 1;
+    }
+    if (c->devprops_depth >= 0 && c->depth == c->devprops_depth) {
+        if (c->cur_prop.id[0]) {
+            if (c->n_props == c->props_cap) {
+                size_t cap = c->props_cap ? c->props_cap * 2 : 8;
+                devprop *p = realloc(c->props, cap * sizeof *p);
+                if (!p)
+                    return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                c->props = p;
+                c->props_cap = cap;
+            }
+            c->props[c->n_props++] = c->cur_prop;
+        }
+    } else if (c->distinfo_depth >= 0 && c->depth == c->distinfo_depth - 1) {
+        c->distinfo_depth = -1;
+    }
+    if (c->depth == 1)
+        c->top_key = T_NONE;
+    return 1;
+}
+
+static int cb_start_array(void *ctx)
+{
+    pctx *c = ctx;
+    if (c->depth == 0) {
+        c->top_seen = 2; /* JSON Array Format: the events themselves */
+        c->events_depth = 1;
+    } else if (c->in_event) {
+        if (c->depth == ev_level(c))
+            c->ev_field = F_NONE;
+        else if (c->in_args && c->depth == ev_level(c) + 1) {
+            if (c->arg_field == A_COLL)
+                c->has_coll = 1;
+            c->arg_field = F_NONE;
+        }
+    } else if (c->depth == 1 && c->top_seen == 1) {
+        if (c->top_key == T_EVENTS)
+            c->events_depth = 2;
+        else if (c->top_key == T_DEVPROPS)
+            c->devprops_depth = 2;
+    }
+    c->depth++;
+    return 1;
+}
+
+static int cb_end_array(void *ctx)
+{
+    pctx *c = ctx;
+    c->depth--;
+    if (!c->in_event) {
+        if (c->events_depth >= 0 && c->depth == c->events_depth - 1)
+            c->events_depth = -1;
+        else if (c->devprops_depth >= 0 && c->depth == c->devprops_depth - 1)
+            c->devprops_depth = -1;
+        if (c->depth == 1)
+            c->top_key = T_NONE;
+    }
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null,      cb_bool,    NULL,       NULL,           cb_number,    cb_string,
+    cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
+};
+
+/* ---------------------------------------------------------------------------------------------- */
+
+/* Line and column (1-based) of byte offset `off` of the uncompressed stream, for messages. */
+static void line_col(const char *path, const void *buf, size_t buf_len, uint64_t off,
+                     unsigned long *line, unsigned long *col)
+{
+    *line = 1;
+    *col = 1;
+    if (!buf && strcmp(path, "-") == 0)
+        return; /* stdin cannot be read again: the byte offset in the message has to do */
+    if (buf) {
+        const char *p = buf;
+        for (uint64_t i = 0; i < off && i < buf_len; i++) {
+            if (p[i] == '\n') {
+                (*line)++;
+                *col = 1;
+            } else {
+                (*col)++;
+            }
+        }
+        return;
+    }
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        return;
+    char tmp[65536];
+    uint64_t pos = 0;
+    while (pos < off) {
+        int n = gzread(f, tmp, sizeof tmp);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n && pos < off; i++, pos++) {
+            if (tmp[i] == '\n') {
+                (*line)++;
+                *col = 1;
+            } else {
+                (*col)++;
+            }
+        }
+    }
+    gzclose(f);
+}
+
+/* Context around the byte where yajl stopped, made printable. */
+static void context_text(const unsigned char *chunk, size_t len, size_t at, char *out, size_t size)
+{
+    size_t from = at > 30 ? at - 30 : 0, to = at + 30 < len ? at + 30 : len;
+    size_t k = 0;
+    for (size_t i = from; i < to && k + 1 < size; i++)
+        out[k++] = chunk[i] >= 0x20 && chunk[i] < 0x7f ? (char)chunk[i] : ' ';
+    out[k] = '\0';
+}
+
+static void set_parse_error(pctx *c, yajl_handle h, const char *path, const void *mem,
+                            size_t mem_len, const unsigned char *chunk, size_t chunk_len,
+                            uint64_t chunk_off, erg_diag *diag)
+{
+    size_t at = yajl_get_bytes_consumed(h);
+    if (at > chunk_len)
+        at = chunk_len;
+    if (at > 0)
+        at--; /* yajl has consumed the offending byte: point at it */
+    uint64_t off = chunk_off + at;
+    unsigned char *msg = yajl_get_error(h, 0, chunk, chunk_len);
+    char what[160];
+    copy_text(what, sizeof what, msg ? (const char *)msg : "parse error",
+              strlen(msg ? (const char *)msg : "parse error"));
+    if (msg)
+        yajl_free_error(h, msg);
+    for (char *p = what; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    size_t wl = strlen(what);
+    while (wl > 0 && what[wl - 1] == ' ')
+        what[--wl] = '\0';
+    unsigned long line, col;
+    line_col(path, mem, mem_len, off, &line, &col);
+    char ctx_txt[80] = "";
+    if (chunk && chunk_len)
+        context_text(chunk, chunk_len, at, ctx_txt, sizeof ctx_txt);
+    char where[256];
+    if (path && strcmp(path, "-") == 0) /* stdin cannot be read again for the line */
+        snprintf(where, sizeof where, "%s", c->file);
+    else
+        snprintf(where, sizeof where, "%s:%lu:%lu", c->file, line, col);
+    erg_diag_set(diag, ERG_EPARSE, where, "malformed JSON at byte %llu: %s near '%s'",
+                 (unsigned long long)off, what, ctx_txt);
+}
+
+static void ctx_free(pctx *c)
+{
+    for (size_t i = 0; i < c->n_stacks; i++)
+        free(c->stacks[i].v);
+    free(c->stacks);
+    free(c->props);
+    free(c->name);
+}
+
+/* Give this file's devices their rank, id and name; count unclosed B events. */
+static int finish_file(pctx *c, erg_diag *diag)
+{
+    struct erg_trace *tr = c->tr;
+    for (size_t i = 0; i < c->n_stacks; i++)
+        for (size_t j = 0; j < c->stacks[i].n; j++)
+            if (c->stacks[i].v[j].cls != C_HOST)
+                tr->stats.unclosed_begin++;
+    int rank = c->has_rank ? c->rank : (int)c->file_index;
+    for (int again = 1; again;) { /* without distributedInfo: the first rank not yet taken */
+        again = 0;
+        for (size_t f = 0; f < tr->n_files; f++) {
+            if (tr->file_rank[f] != rank)
+                continue;
+            if (c->has_rank)
+                return erg_diag_set(diag, ERG_EINVAL, c->file,
+                                    "rank %d was already read from another file (each file must "
+                                    "be one rank; distributedInfo.rank decides)",
+                                    rank);
+            rank++;
+            again = 1;
+        }
+    }
+    for (size_t i = c->first_dev; i < tr->n_devs; i++) {
+        erg__dev *d = &tr->devs[i];
+        d->rank = rank;
+        const char *k = d->key;
+        char *end;
+        long v = strtol(k, &end, 10);
+        if (*k && *end == '\0' && v >= 0)
+            snprintf(d->id, sizeof d->id, "rank%d/gpu%ld", rank, v);
+        else
+            snprintf(d->id, sizeof d->id, "rank%d/%s", rank, k);
+        for (size_t p = 0; p < c->n_props; p++)
+            if (strcmp(c->props[p].id, k) == 0)
+                copy_text(d->name, sizeof d->name, c->props[p].name, strlen(c->props[p].name));
+    }
+    if (tr->n_files == tr->files_cap) {
+        size_t cap = tr->files_cap ? tr->files_cap * 2 : 8;
+        int *p = realloc(tr->file_rank, cap * sizeof *p);
+        if (!p)
+            return erg_diag_set(diag, ERG_ENOMEM, c->file, "out of memory");
+        tr->file_rank = p;
+        tr->files_cap = cap;
+    }
+    if (tr->n_files == 0)
+        copy_text(tr->first_file, sizeof tr->first_file, c->file, strlen(c->file));
+    tr->file_rank[tr->n_files++] = rank;
+    return ERG_OK;
+}
+
+/* Sort key: (device, stream, file order), then count descents and overlaps per stream. */
+typedef struct idx_act {
+    uint32_t device, stream;
+    size_t pos;
+    int64_t start, end;
+} idx_act;
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const idx_act *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_idx_start(const void *a, const void *b)
+{
+    const idx_act *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+void erg__trace_check_streams(struct erg_trace *tr, size_t first)
+{
+    size_t n = tr->n_acts - first;
+    if (n < 2)
+        return;
+    idx_act *v = malloc(n * sizeof *v);
+    if (!v)
+        return; /* informational counts only */
+    for (size_t i = 0; i < n; i++) {
+        const erg__act *a = &tr->acts[first + i];
+        v[i] = (idx_act){a->device, a->stream, i, a->start_ns, a->start_ns + a->dur_ns};
+    }
+    qsort(v, n, sizeof *v, cmp_idx);
+    for (size_t i = 1; i < n; i++)
+        if (v[i].device == v[i - 1].device && v[i].stream == v[i - 1].stream &&
+            v[i].start < v[i - 1].start)
+            tr->stats.out_of_order++;
+    qsort(v, n, sizeof *v, cmp_idx_start);
+    int64_t end = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && v[i].device == v[i - 1].device && v[i].stream == v[i - 1].stream) {
+            if (v[i].start < end)
+                tr->stats.stream_overlaps++;
+            if (v[i].end > end)
+                end = v[i].end;
+        } else {
+            end = v[i].end;
+        }
+    }
+    free(v);
+}
+
+/* Read from a gz stream (path) or a memory buffer (mem). */
+static int read_common(struct erg_trace *tr, const char *path, const void *mem, size_t mem_len,
+                       const char *name, erg_diag *diag)
+{
+    if (!tr)
+        return erg_diag_set(diag, ERG_EINVAL, name, "no trace");
+    pctx c;
+    memset(&c, 0, sizeof c);
+    c.tr = tr;
+    c.file = name;
+    c.file_index = (unsigned)tr->n_files;
+    c.first_dev = tr->n_devs;
+    c.last_dev = (size_t)-1;
+    c.events_depth = c.devprops_depth = c.distinfo_depth = -1;
+
+    size_t acts0 = tr->n_acts, devs0 = tr->n_devs, unk0 = tr->n_unknown;
+    erg_trace_stats stats0 = tr->stats;
+    size_t *unk_counts0 = NULL;
+    if (unk0) {
+        unk_counts0 = malloc(unk0 * sizeof *unk_counts0);
+        if (!unk_counts0)
+            return erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
+        for (size_t i = 0; i < unk0; i++)
+            unk_counts0[i] = tr->unknown[i].count;
+    }
+
+    gzFile gz = NULL;
+    unsigned char *buf = NULL;
+    yajl_handle h = NULL;
+    int st = ERG_OK;
+    uint64_t total = 0;
+
+    if (path) {
+        if (strcmp(path, "-") == 0)
+            gz = gzdopen(dup(0), "rb");
+        else
+            gz = gzopen(path, "rb");
+        if (!gz) {
+            int e = errno;
+            st = erg_diag_set(diag, e == ENOENT ? ERG_ENOENT : ERG_EIO, name, "cannot open: %s",
+                              e ? strerror(e) : "out of memory");
+            goto out;
+        }
+        gzbuffer(gz, 128 * 1024);
+        buf = malloc(READ_CHUNK);
+        if (!buf) {
+            st = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
+            goto out;
+        }
+    }
+    h = yajl_alloc(&callbacks, NULL, &c);
+    if (!h) {
+        st = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
+        goto out;
+    }
+    for (;;) {
+        const unsigned char *chunk;
+        size_t n;
+        if (path) {
+            int r = gzread(gz, buf, READ_CHUNK);
+            if (r < 0) {
+                int zerr;
+                const char *m = gzerror(gz, &zerr);
+                st = erg_diag_set(diag, zerr == Z_ERRNO ? ERG_EIO : ERG_EPARSE, name,
+                                  "%s after %llu bytes: %s",
+                                  zerr == Z_ERRNO ? "read error" : "corrupt gzip stream",
+                                  (unsigned long long)total, zerr == Z_ERRNO ? strerror(errno) : m);
+                goto out;
+            }
+            if (r == 0) {
+                int zerr;
+                const char *m = gzerror(gz, &zerr);
+                if (zerr != Z_OK && zerr != Z_STREAM_END) {
+                    st = erg_diag_set(diag, ERG_EPARSE, name,
+                                      "truncated gzip stream after %llu bytes: %s",
+                                      (unsigned long long)total, m);
+                    goto out;
+                }
+                break;
+            }
+            chunk = buf;
+            n = (size_t)r;
+        } else {
+            if (total >= mem_len)
+                break;
+            chunk = mem;
+            n = mem_len;
+        }
+        yajl_status ys = yajl_parse(h, chunk, n);
+        if (ys == yajl_status_client_canceled) {
+            st = erg_diag_set(diag, c.status, name, "%s", c.err);
+            goto out;
+        }
+        if (ys == yajl_status_error) {
+            set_parse_error(&c, h, path, mem, mem_len, chunk, n, total, diag);
+            st = ERG_EPARSE;
+            goto out;
+        }
+        total += n;
+    }
+    if (total == 0) {
+        st = erg_diag_set(diag, ERG_EPARSE, name, "empty file: no JSON trace in it");
+        goto out;
+    }
+    {
+        yajl_status ys = yajl_complete_parse(h);
+        if (ys == yajl_status_client_canceled) {
+            st = erg_diag_set(diag, c.status, name, "%s", c.err);
+            goto out;
+        }
+        /* The JSON Array Format may omit its closing "]" (a tracer that was killed): accept an
+         * end between two events, as the Trace Event Format document allows. */
+        int open_array_ok = c.top_seen == 2 && c.depth == 1 && !c.in_event;
+        if (ys != yajl_status_ok && !open_array_ok) {
+            unsigned long line, col;
+            line_col(path, mem, mem_len, total, &line, &col);
+            char where[256];
+            if (path && strcmp(path, "-") == 0)
+                snprintf(where, sizeof where, "%s", name);
+            else
+                snprintf(where, sizeof where, "%s:%lu:%lu", name, line, col);
+            st = erg_diag_set(diag, ERG_EPARSE, where,
+                              "JSON ends early at byte %llu (truncated file?)",
+                              (unsigned long long)total);
+            goto out;
+        }
+    }
+    if (!c.top_seen) {
+        st = erg_diag_set(diag, ERG_EPARSE, name,
+                          "not a trace: expected a JSON object with traceEvents or an array of "
+                          "events");
+        goto out;
+    }
+    st = finish_file(&c, diag);
+    if (st != ERG_OK)
+        goto out;
+    tr->stats.files++;
+    tr->stats.json_bytes += total;
+    erg__trace_check_streams(tr, acts0);
+
+out:
+    if (st != ERG_OK) { /* nothing of this file is kept */
+        tr->n_acts = acts0;
+        tr->n_devs = devs0;
+        tr->stats = stats0;
+        tr->n_unknown = unk0;
+        for (size_t i = 0; i < unk0; i++)
+            tr->unknown[i].count = unk_counts0[i];
+    }
+    free(unk_counts0);
+    if (h)
+        yajl_free(h);
+    if (gz)
+        gzclose(gz);
+    free(buf);
+    ctx_free(&c);
+    return st;
+}
+
+int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag)
+{
+    if (!path)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no path");
+    errno = 0;
+    return read_common(trace, path, NULL, 0, strcmp(path, "-") == 0 ? "<stdin>" : path, diag);
+}
+
+int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
+                          erg_diag *diag)
+{
+    if (!buf && len)
+        return erg_diag_set(diag, ERG_EINVAL, name, "no buffer");
+    return read_common(trace, NULL, buf ? buf : "", len, name ? name : "(buffer)", diag);
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to the trace module: the imported trace, the string interner and the rules set. */
+#ifndef ERG_TRACE_INTERNAL_H
+#define ERG_TRACE_INTERNAL_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erg/trace.h"
+
+/* ---- string interner: each distinct string gets a dense uint32 id; strings live in an arena ----
+ */
+typedef struct erg__strtab {
+    uint32_t *slots; /* open addressing; UINT32_MAX is empty */
+    size_t cap;      /* power of two */
+    char **str;      /* id → NUL-terminated string */
+    uint32_t *len;   /* id → length */
+    uint32_t *hash;  /* id → hash */
+    size_t n, n_cap;
+    char *chunk; /* current arena chunk */
+    size_t chunk_used, chunk_cap;
+    char **chunks; /* every chunk, to free */
+    size_t n_chunks, chunks_cap;
+} erg__strtab;
+
+#define ERG__NOID UINT32_MAX
+
+void erg__strtab_init(erg__strtab *t);
+void erg__strtab_free(erg__strtab *t);
+/* Id of s[0..len), adding it when new; ERG__NOID when out of memory. */
+uint32_t erg__strtab_intern(erg__strtab *t, const char *s, size_t len);
+/* Id of s or ERG__NOID when absent (never adds). */
+uint32_t erg__strtab_find(const erg__strtab *t, const char *s, size_t len);
+static inline const char *erg__strtab_get(const erg__strtab *t, uint32_t id)
+{
+    return t->str[id];
+}
+
+/* ---- the imported trace ---- */
+typedef struct erg__act {
+    int64_t start_ns; /* as written in the file (µs × 1000), before alignment */
+    int64_t dur_ns;
+    uint32_t name;   /* id in trace->names */
+    uint32_t device; /* index in trace->devs */
+    uint32_t stream; /* id in trace->misc (stream text) */
+    uint8_t cat;     /* erg_trace_category */
+} erg__act;
+
+typedef struct erg__dev {
+    unsigned file; /* index of the file that declared it */
+    int rank;
+    char key[32];                /* device text within the file (args.device or pid) */
+    char id[ERG_SIG_DEVICE_MAX]; /* "rank<R>/gpu<D>" */
+    char name[ERG_SIG_NAME_MAX]; /* from deviceProperties, "" when absent */
+} erg__dev;
+
+typedef struct erg__unknown {
+    uint32_t name; /* id in trace->misc */
+    size_t count;
+} erg__unknown;
+
+struct erg_trace {
+    erg__strtab names; /* activity names */
+    erg__strtab misc;  /* streams, pid/tid keys, unknown category names */
+    erg__act *acts;
+    size_t n_acts, acts_cap;
+    erg__dev *devs;
+    size_t n_devs, devs_cap;
+    int *file_rank;       /* rank of each file */
+    char first_file[256]; /* name of the first file read, for messages */
+    size_t n_files, files_cap;
+    erg__unknown *unknown;
+    size_t n_unknown, unknown_cap;
+    erg_trace_stats stats;
+};
+
+/* Post-process the activities [first, n_acts) of one file: count out-of-order starts and
+ * overlaps on one stream (parse.c). */
+void erg__trace_check_streams(struct erg_trace *tr, size_t first);
+
+/* ---- rules ---- */
+typedef struct erg__dev_rule {
+    char *match;                         /* glob on the device name */
+    double static_power_w, idle_power_w; /* idle NAN when absent */
+    erg_grade grade;                     /* of these figures; default estimator */
+} erg__dev_rule;
+
+typedef struct erg__rule {
+    char *category; /* glob */
+    char *name;     /* glob, or NULL when regex is used */
+    int has_regex;
+    regex_t regex;
+    char *device; /* glob on the device name, NULL = any */
+    int has_signature;
+    double dynamic_power_w, dynamic_power_sd_w; /* power rules */
+    erg_signature sig;                          /* signature rules */
+    erg_grade grade;
+} erg__rule;
+
+struct erg_rules {
+    char name[256]; /* the file read, or "rules/default.json (built in)" */
+    erg__dev_rule *devices;
+    size_t n_devices;
+    int has_default;
+    erg__dev_rule default_device;
+    erg__rule *rules;
+    size_t n_rules;
+};
+
+/* Index of the first rule matching (category name, activity name, device name) or -1. */
+long erg__rules_match(const struct erg_rules *rules, const char *category, const char *name,
+                      const char *device_name);
+
+/* The device entry for a device name ("" when unknown): a matching entry, else default_device,
+ * else NULL. */
+const erg__dev_rule *erg__rules_device(const struct erg_rules *rules, const char *device_name);
+
+#endif

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* DAG frontiers: exhaustive enumeration against brute force over every point, the LP relaxation's
+ * rounded plans against the exact frontier, its lower bound, series-parallel DAG = expression. */
+#include "erg/frontier.h"
+#include "support/erg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static erg_signature sig(const char *dev, double s, double t, double d)
+{
+    erg_signature g;
+    erg_signature_init(&g);
+    snprintf(g.device, sizeof g.device, "%s", dev);
+    g.static_power_w = s;
+    g.time_s = t;
+    g.dynamic_energy_j = d;
+    return g;
+}
+
+static void add(erg_opsched *os, const char *el, const char *dev, double s, double t, double d)
+{
+    erg_signature g = sig(dev, s, t, d);
+    assert_int_equal(erg_opsched_add_point(os, el, &g, "", NULL), ERG_OK);
+}
+
+/* a (gpu0) -> c (gpu0); b (gpu1) -> c. s0 = 10, s1 = 5, so E = 15·M + Σ d.
+ * a: (1, 8) (2, 3); b: (1.5, 4) (3, 1); c: (1, 2).
+ * Plans: a0 b0: M = 2.5, d 14 -> 51.5; a1 b0: M 3, d 9 -> 54; a0 b1 / a1 b1: M 4, d 11 / 6 -> 66 / 66.
+ * Frontier: (2.5, 51.5) only... a1 b0 at 3 s is 54 > 51.5, dominated. */
+static void dag_enumeration_hand_case(void **state)
+{
+    (void)state;
+    erg_opsched *os = erg_opsched_new();
+    erg_opsched_add_device(os, "gpu0", 10, NULL);
+    erg_opsched_add_device(os, "gpu1", 5, NULL);
+    add(os, "A", "gpu0", 10, 1, 8);
+    add(os, "A", "gpu0", 10, 2, 3);
+    add(os, "B", "gpu1", 5, 1.5, 4);
+    add(os, "B", "gpu1", 5, 3, 1);
+    add(os, "C", "gpu0", 10, 1, 2);
+    assert_int_equal(erg_opsched_add_node(os, "a", "A", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_node(os, "b", "B", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_node(os, "c", "C", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(os, "a", "c", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(os, "b", "c", NULL), ERG_OK);
+    erg_frontier f;
+    assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
+    assert_int_equal(f.method, ERG_FRONTIER_EXACT);
+    assert_int_equal(f.n_points, 1);
+    erg_assert_near(f.points[0].time_s, 2.5, 1e-12);
+    erg_assert_near(f.points[0].energy_j, 51.5, 1e-12);
+    erg_assert_near(f.points[0].static_energy_j, 37.5, 1e-12);
+    assert_int_equal(f.choices[0], 0);
+    assert_int_equal(f.choices[1], 0);
+    erg_frontier_free(&f);
+    erg_opsched_free(os);
+}
+
+/* Non-convex operating set: (1, 10) (2, 8) (3, 3). The relaxation's hull at t = 2 gives 6.5 J, the
+ * real point 8 J: the gap 1.5 J is reported. */
+static void relaxation_reports_its_gap(void **state)
+{
+    (void)state;
+    erg_opsched *os = erg_opsched_new();
+    erg_opsched_add_device(os, "g", 1, NULL);
+    add(os, "X", "g", 1, 1, 10);
+    add(os, "X", "g", 1, 2, 8);
+    add(os, "X", "g", 1, 3, 3);
+    erg_opsched_add_node(os, "x", "X", NULL);
+    erg_frontier_options o;
+    erg_frontier_options_init(&o);
+    o.dag_method = ERG_DAG_RELAX;
+    o.lp_deadlines = 3; /* deadlines 1, 2, 3 */
+    erg_frontier f;
+    assert_int_equal(erg_opsched_frontier(os, &o, &f, NULL), ERG_OK);
+    assert_int_equal(f.method, ERG_FRONTIER_RELAXATION);
+    assert_int_equal(f.n_points, 3);
+    erg_assert_near(f.points[1].time_s, 2, 1e-12);
+    erg_assert_near(f.points[1].energy_j, 2 + 8, 1e-9);
+    erg_assert_near(f.points[1].bound_j, 2 + 6.5, 1e-7);
+    erg_assert_near(f.points[2].energy_j, 3 + 3, 1e-9);
+    erg_assert_near(f.points[2].bound_j, 3 + 3, 1e-7);
+    erg_assert_near(f.max_gap_j, 1.5, 1e-7);
+    erg_frontier_free(&f);
+    erg_opsched_free(os);
+}
+
+static uint64_t rng_state;
+static double urand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+#define MAXN 8
+#define MAXP 4
+
+struct rdag {
+    size_t n, np[MAXN], ne;
+    double t[MAXN][MAXP], d[MAXN][MAXP];
+    size_t dev[MAXN];
+    size_t edge[32][2];
+    double sdev[3];
+};
+
+/* Makespan and energy of a choice by direct longest path (nodes are in topological order). */
+static void eval_dag(const struct rdag *g, const size_t *c, double *M, double *E)
+{
+    double fin[MAXN], S = 0, D = 0, m = 0;
+    int used[3] = {0};
+    for (size_t k = 0; k < g->n; k++) {
+        double st = 0;
+        for (size_t e = 0; e < g->ne; e++)
+            if (g->edge[e][1] == k && fin[g->edge[e][0]] > st)
+                st = fin[g->edge[e][0]];
+        fin[k] = st + g->t[k][c[k]];
+        m = fin[k] > m ? fin[k] : m;
+        D += g->d[k][c[k]];
+        used[g->dev[k]] = 1;
+    }
+    for (int i = 0; i < 3; i++)
+        S += used[i] ? g->sdev[i] : 0;
+    *M = m;
+    *E = S * m + D;
+}
+
+static void random_dags_enumeration_and_relaxation_against_brute_force(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        rng_state = seed * 0x9E3779B97F4A7C15ull + 7;
+        struct rdag g;
+        memset(&g, 0, sizeof g);
+        g.n = 3 + (size_t)(urand() * 5);
+        for (int i = 0; i < 3; i++)
+            g.sdev[i] = 1 + 5 * urand();
+        erg_opsched *os = erg_opsched_new();
+        for (int i = 0; i < 3; i++) {
+            char id[8];
+            snprintf(id, sizeof id, "d%d", i);
+            erg_opsched_add_device(os, id, g.sdev[i], NULL);
+        }
+        for (size_t k = 0; k < g.n; k++) {
+            char el[8], id[8], dv[8];
+            snprintf(el, sizeof el, "E%zu", k);
+            snprintf(id, sizeof id, "n%zu", k);
+            g.dev[k] = (size_t)(urand() * 3) % 3;
+            snprintf(dv, sizeof dv, "d%zu", g.dev[k]);
+            g.np[k] = 1 + (size_t)(urand() * MAXP) % MAXP;
+            for (size_t p = 0; p < g.np[k]; p++) {
+                g.t[k][p] = 0.2 + 2 * urand();
+                g.d[k][p] = 10 * urand();
+                add(os, el, dv, g.sdev[g.dev[k]], g.t[k][p], g.d[k][p]);
+            }
+            assert_int_equal(erg_opsched_add_node(os, id, el, NULL), ERG_OK);
+            for (size_t j = 0; j < k; j++)
+                if (urand() < 0.35 && g.ne < 32) {
+                    char a[8];
+                    snprintf(a, sizeof a, "n%zu", j);
+                    g.edge[g.ne][0] = j;
+                    g.edge[g.ne][1] = k;
+                    g.ne++;
+                    assert_int_equal(erg_opsched_add_edge(os, a, id, NULL), ERG_OK);
+                }
+        }
+        /* Brute force over every point, staircase or not. */
+        size_t total = 1;
+        for (size_t k = 0; k < g.n; k++)
+            total *= g.np[k];
+        double *T = malloc(total * sizeof *T), *E = malloc(total * sizeof *E);
+        size_t *idx = malloc(total * sizeof *idx), nk, c[MAXN];
+        for (size_t i = 0; i < total; i++) {
+            size_t r = i;
+            for (size_t k = 0; k < g.n; k++) {
+                c[k] = r % g.np[k];
+                r /= g.np[k];
+            }
+            eval_dag(&g, c, &T[i], &E[i]);
+        }
+        assert_int_equal(erg_pareto_min(T, E, total, idx, &nk), ERG_OK);
+        erg_frontier ex, rl;
+        erg_frontier_options o;
+        erg_frontier_options_init(&o);
+        o.dag_method = ERG_DAG_ENUMERATE;
+        assert_int_equal(erg_opsched_frontier(os, &o, &ex, NULL), ERG_OK);
+        assert_int_equal(ex.n_points, nk);
+        for (size_t i = 0; i < nk; i++) {
+            erg_assert_rel(ex.points[i].time_s, T[idx[i]], 1e-12);
+            erg_assert_rel(ex.points[i].energy_j, E[idx[i]], 1e-12);
+        }
+        o.dag_method = ERG_DAG_RELAX;
+        o.lp_deadlines = 50;
+        assert_int_equal(erg_opsched_frontier(os, &o, &rl, NULL), ERG_OK);
+        erg_assert_rel(rl.points[0].time_s, ex.points[0].time_s, 1e-12);
+        for (size_t i = 0; i < rl.n_points; i++) {
+            /* A real plan: its choices reproduce it. */
+            double M, EE;
+            for (size_t k = 0; k < g.n; k++)
+                c[k] = rl.choices[i * rl.n_elements + k];
+            eval_dag(&g, c, &M, &EE);
+            erg_assert_rel(rl.points[i].time_s, M, 1e-12);
+            erg_assert_rel(rl.points[i].energy_j, EE, 1e-12);
+            /* Never better than the exact frontier; the bound never above it. */
+            double best = INFINITY;
+            for (size_t j = 0; j < ex.n_points; j++)
+                if (ex.points[j].time_s <= M * (1 + 1e-12) && ex.points[j].energy_j < best)
+                    best = ex.points[j].energy_j;
+            assert_true(rl.points[i].energy_j >= best * (1 - 1e-12));
+            assert_true(rl.points[i].bound_j <= best * (1 + 1e-9) + 1e-9);
+        }
+        erg_frontier_free(&ex);
+        erg_frontier_free(&rl);
+        free(T);
+        free(E);
+        free(idx);
+        erg_opsched_free(os);
+    }
+}
+
+/* One device: the DAG a -> {b, c} -> d is series-parallel, and its frontier equals that of the
+ * expression seq(a, par(b, c), d) (s·M + Σ d either way). */
+static void series_parallel_dag_equals_expression(void **state)
+{
+    (void)state;
+    rng_state = 4242;
+    erg_opsched *dg = erg_opsched_new(), *ex = erg_opsched_new();
+    const char *names[] = {"a", "b", "c", "d"};
+    erg_opsched_add_device(dg, "g", 7, NULL);
+    for (int k = 0; k < 4; k++)
+        for (int p = 0; p < 4; p++) {
+            double t = 0.5 + urand(), d = 5 * urand();
+            add(dg, names[k], "g", 7, t, d);
+            add(ex, names[k], "g", 7, t, d);
+        }
+    for (int k = 0; k < 4; k++)
+        erg_opsched_add_node(dg, names[k], names[k], NULL);
+    erg_opsched_add_edge(dg, "a", "b", NULL);
+    erg_opsched_add_edge(dg, "a", "c", NULL);
+    erg_opsched_add_edge(dg, "b", "d", NULL);
+    erg_opsched_add_edge(dg, "c", "d", NULL);
+    size_t id[4], pc, root;
+    for (int k = 0; k < 4; k++)
+        erg_opsched_expr_leaf(ex, names[k], &id[k], NULL);
+    size_t bc[2] = {id[1], id[2]};
+    erg_opsched_expr_op(ex, ERG_OP_PAR, bc, 2, &pc, NULL);
+    size_t sq[3] = {id[0], pc, id[3]};
+    erg_opsched_expr_op(ex, ERG_OP_SEQ, sq, 3, &root, NULL);
+    erg_frontier f1, f2;
+    assert_int_equal(erg_opsched_frontier(dg, NULL, &f1, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_frontier(ex, NULL, &f2, NULL), ERG_OK);
+    assert_int_equal(f1.n_points, f2.n_points);
+    assert_true(f1.n_points >= 2);
+    for (size_t i = 0; i < f1.n_points; i++) {
+        erg_assert_rel(f1.points[i].time_s, f2.points[i].time_s, 1e-12);
+        erg_assert_rel(f1.points[i].energy_j, f2.points[i].energy_j, 1e-12);
+    }
+    erg_frontier_free(&f1);
+    erg_frontier_free(&f2);
+    erg_opsched_free(dg);
+    erg_opsched_free(ex);
+}
+
+static void cycles_and_limits_are_errors(void **state)
+{
+    (void)state;
+    erg_opsched *os = erg_opsched_new();
+    add(os, "A", "g", 1, 1, 1);
+    erg_opsched_add_node(os, "x", "A", NULL);
+    erg_opsched_add_node(os, "y", "A", NULL);
+    erg_opsched_add_edge(os, "x", "y", NULL);
+    erg_opsched_add_edge(os, "y", "x", NULL);
+    erg_frontier f;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_opsched_frontier(os, NULL, &f, &diag), ERG_ECYCLE);
+    assert_non_null(strstr(diag.detail, "cycle"));
+    erg_opsched_free(os);
+
+    os = erg_opsched_new();
+    for (int p = 0; p < 10; p++)
+        add(os, "A", "g", 1, 1 + p, 10 - p);
+    for (int k = 0; k < 7; k++) {
+        char id[8];
+        snprintf(id, sizeof id, "n%d", k);
+        erg_opsched_add_node(os, id, "A", NULL);
+    }
+    erg_frontier_options o;
+    erg_frontier_options_init(&o);
+    o.dag_method = ERG_DAG_ENUMERATE;
+    assert_int_equal(erg_opsched_frontier(os, &o, &f, &diag), ERG_EINVAL);
+    assert_non_null(strstr(diag.detail, "above the limit"));
+    erg_opsched_free(os);
+    assert_int_equal(erg_opsched_add_edge(NULL, "a", "b", NULL), ERG_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dag_enumeration_hand_case),
+        cmocka_unit_test(relaxation_reports_its_gap),
+        cmocka_unit_test(random_dags_enumeration_and_relaxation_against_brute_force),
+        cmocka_unit_test(series_parallel_dag_equals_expression),
+        cmocka_unit_test(cycles_and_limits_are_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* schedule/1 with operating sets: reading good files and rejecting bad ones with a location. */
+#include "erg/frontier.h"
+#include "support/erg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static int read_frontier(const char *text, erg_frontier *f, erg_diag *diag)
+{
+    const char *p = write_tmp("s.json", text);
+    erg_opsched *os = NULL;
+    erg_diag_clear(diag);
+    int rc = erg_opsched_read_file(p, &os, diag);
+    if (rc == ERG_OK) {
+        rc = erg_opsched_frontier(os, NULL, f, diag);
+        erg_opsched_free(os);
+    }
+    return rc;
+}
+
+#define PAR_DOC                                                                                    \
+    "{\"erg\": \"schedule/1\", \"devices\": {\"gpu0\": {\"static_power_w\": 10}},\n"              \
+    " \"signatures\": {\n"                                                                         \
+    "  \"long\": {\"device\": \"gpu0\", \"points\": [\n"                                           \
+    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 100}, \"time_s\": 1.0, \"dynamic_energy_j\": 50},\n" \
+    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 60}, \"time_s\": 2.0, \"dynamic_energy_j\": 30}]},\n" \
+    "  \"short\": {\"device\": \"gpu0\", \"points\": [\n"                                          \
+    "    {\"time_s\": 0.2, \"dynamic_energy_j\": 10}, {\"time_s\": 0.4, \"dynamic_energy_j\": 6},\n" \
+    "    {\"time_s\": 0.9, \"dynamic_energy_j\": 5}]}},\n"                                         \
+    " \"expr\": {\"par\": [\"long\", \"short\"]}}\n"
+
+static void reads_an_expression_with_operating_sets(void **state)
+{
+    (void)state;
+    erg_frontier f;
+    erg_diag d;
+    assert_int_equal(read_frontier(PAR_DOC, &f, &d), ERG_OK);
+    assert_int_equal(f.n_points, 2);
+    erg_assert_near(f.points[0].energy_j, 65, 1e-12);
+    erg_assert_near(f.points[1].energy_j, 55, 1e-12);
+    assert_string_equal(f.element_names[0], "long");
+    assert_string_equal(f.element_names[1], "short");
+    erg_frontier_free(&f);
+}
+
+static void reads_a_dag_a_signature_file_and_transitions(void **state)
+{
+    (void)state;
+    erg_signature s;
+    erg_signature_init(&s);
+    s.static_power_w = 4;
+    s.time_s = 0.5;
+    s.dynamic_energy_j = 1;
+    snprintf(s.device, sizeof s.device, "g1");
+    char p[512];
+    snprintf(p, sizeof p, "%s/fixed.json", dir);
+    assert_int_equal(erg_signature_write_file(p, &s, NULL), ERG_OK);
+    erg_frontier f;
+    erg_diag d;
+    int rc = read_frontier("{\"erg\": \"schedule/1\",\n"
+                           " \"devices\": {\"g0\": {\"static_power_w\": 2}, \"g1\": {\"static_power_w\": 4}},\n"
+                           " \"signatures\": {\"fixed\": \"fixed.json\",\n"
+                           "   \"op\": {\"device\": \"g0\", \"points\": [\n"
+                           "      {\"omega_device\": {\"f\": 1}, \"time_s\": 1, \"dynamic_energy_j\": 6},\n"
+                           "      {\"omega_device\": {\"f\": 2}, \"time_s\": 2, \"dynamic_energy_j\": 1}]}},\n"
+                           " \"transitions\": [{\"device\": \"g0\", \"from\": {\"f\": 1}, \"to\": {\"f\": 2},\n"
+                           "    \"time_s\": 0.1, \"dynamic_energy_j\": 0.5}],\n"
+                           " \"nodes\": [{\"id\": \"a\", \"signature\": \"op\"}, {\"id\": \"b\", \"signature\": \"fixed\"},\n"
+                           "           {\"id\": \"c\", \"signature\": \"op\"}],\n"
+                           " \"edges\": [[\"a\", \"c\"], [\"b\", \"c\"]]}\n",
+                           &f, &d);
+    if (rc != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    /* E = (2 + 4)·M + Σ d; a, c ∈ {(1, 6), (2, 1)}, b (0.5, 1):
+     * a0 c0: M 2, 6·2 + 13 = 25; a1 c0 / a0 c1: M 3, 18 + 8 = 26; a1 c1: M 4, 24 + 3 = 27. */
+    assert_int_equal(f.n_points, 1);
+    erg_assert_near(f.points[0].time_s, 2, 1e-12);
+    erg_assert_near(f.points[0].energy_j, 25, 1e-12);
+    assert_string_equal(f.element_names[2], "c");
+    erg_frontier_free(&f);
+}
+
+static void expect_error(const char *text, int status, const char *where_part, const char *detail_part)
+{
+    erg_frontier f;
+    erg_diag d;
+    int rc = read_frontier(text, &f, &d);
+    if (rc == ERG_OK)
+        erg_frontier_free(&f);
+    if (rc != status)
+        fail_msg("status %d, expected %d (%s: %s)", rc, status, d.where, d.detail);
+    if (where_part && !strstr(d.where, where_part))
+        fail_msg("where \"%s\" lacks \"%s\"", d.where, where_part);
+    if (detail_part && !strstr(d.detail, detail_part))
+        fail_msg("detail \"%s\" lacks \"%s\"", d.detail, detail_part);
+}
+
+static void rejects_bad_operating_sets(void **state)
+{
+    (void)state;
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": []}},"
+                 " \"expr\": \"a\"}",
+                 ERG_EPARSE, "s.json", "signatures.a.points: empty operating set");
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+                 "{\"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
+                 "{\"static_power_w\": 1, \"time_s\": -1, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
+                 ERG_EPARSE, "s.json", "points[1]");
+    expect_error("{\"erg\": \"schedule/1\",\n \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+                 "{\"static_power_w\": 1, \"time_s\": NaN, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
+                 ERG_EPARSE, "s.json:2:", NULL);
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+                 " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"b\"]}}",
+                 ERG_EPARSE, "s.json", "expr.seq[1]: unknown signature \"b\"");
+    expect_error("{\"erg\": \"schedule/2\", \"signatures\": {}}", ERG_EVERSION, "s.json", "schedule/2");
+    expect_error("{\"signatures\": {}}", ERG_EPARSE, "s.json", "missing format tag");
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+                 " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"}],"
+                 " \"edges\": [[\"x\", \"y\"]]}",
+                 ERG_EPARSE, "s.json", "edges[0]");
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+                 " \"dynamic_energy_j\": 1}}}",
+                 ERG_EPARSE, "s.json", "expected \"expr\"");
+    /* ⊕ across devices has no shared ω_dev. */
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {"
+                 "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
+                 "\"b\": {\"device\": \"g1\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1}},"
+                 " \"expr\": {\"par\": [\"a\", \"b\"]}}",
+                 ERG_EINVAL, NULL, "share no device operating point");
+}
+
+static void plans_for_deadline_and_budget(void **state)
+{
+    (void)state;
+    erg_frontier f;
+    erg_diag d;
+    assert_int_equal(read_frontier(PAR_DOC, &f, &d), ERG_OK);
+    size_t i;
+    assert_int_equal(erg_frontier_plan_deadline(&f, 1.5, &i, &d), ERG_OK);
+    assert_int_equal(i, 0);
+    assert_int_equal(erg_frontier_plan_deadline(&f, 2.0, &i, &d), ERG_OK);
+    assert_int_equal(i, 1);
+    assert_int_equal(erg_frontier_plan_deadline(&f, 0.5, &i, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "fastest possible makespan 1 s"));
+    assert_int_equal(erg_frontier_plan_budget(&f, 60, &i, &d), ERG_OK);
+    assert_int_equal(i, 1);
+    assert_int_equal(erg_frontier_plan_budget(&f, 65, &i, &d), ERG_OK);
+    assert_int_equal(i, 0);
+    assert_int_equal(erg_frontier_plan_budget(&f, 54, &i, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "least energy 55 J"));
+    /* frontier/1 round trip through jansson. */
+    char p[512];
+    snprintf(p, sizeof p, "%s/f.json", dir);
+    assert_int_equal(erg_frontier_write_json(&f, 1, p, &d), ERG_OK);
+    FILE *fp = fopen(p, "r");
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    assert_non_null(strstr(buf, "\"erg\": \"frontier/1\""));
+    assert_non_null(strstr(buf, "\"plan\""));
+    assert_non_null(strstr(buf, "\"short\": 2"));
+    erg_frontier_free(&f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/erg_frontier_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const char *files[] = {"s.json", "fixed.json", "f.json"};
+    for (size_t i = 0; i < 3; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        unlink(p);
+    }
+    return rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_an_expression_with_operating_sets),
+        cmocka_unit_test(reads_a_dag_a_signature_file_and_transitions),
+        cmocka_unit_test(rejects_bad_operating_sets),
+        cmocka_unit_test(plans_for_deadline_and_budget),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

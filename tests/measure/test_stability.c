@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* Calibration at rest and the stability wait (FECoM 2.3) on fake trees with the real clock, and
+ * the sampler going on when a poll overruns its period. */
+#include "meter/fake_tree.h"
+#include "support/erg_test.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "erg/measure.h"
+
+static char root[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_io_reset();
+    if (fake_root_new(root, sizeof root))
+        return -1;
+    fake_write(root, "sys/class/hwmon/hwmon0/name", "ina3221\n");
+    fake_write(root, "sys/class/hwmon/hwmon0/in1_label", "VDD_IN\n");
+    fake_write(root, "sys/class/hwmon/hwmon0/in1_input", "5000\n");
+    fake_write(root, "sys/class/hwmon/hwmon0/curr1_input", "2000\n"); /* 10 W */
+    fake_write(root, "sys/class/hwmon/hwmon1/name", "coretemp\n");
+    fake_write(root, "sys/class/hwmon/hwmon1/temp1_input", "40000\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fake_root_free(root);
+    return 0;
+}
+
+static erg_meter *open_real_clock(const erg_io *io)
+{
+    erg_meter_options o;
+    erg_meter_options_init(&o);
+    o.root = root;
+    o.backends = "hwmon";
+    o.io = io;
+    erg_meter *m = NULL;
+    if (erg_meter_open(&o, &m, NULL) != ERG_OK)
+        fail_msg("open");
+    return m;
+}
+
+static void calibration_gives_idle_power_and_cv(void **state)
+{
+    (void)state;
+    erg_meter *m = open_real_clock(NULL);
+    erg_calibration cal;
+    erg_diag d;
+    assert_int_equal(erg_calibrate(m, 0.2, 0.02, &cal, &d), ERG_OK);
+    assert_int_equal(cal.n_channels, 1);
+    assert_string_equal(cal.channels[0].id, "hwmon:ina3221/VDD_IN");
+    erg_assert_rel(cal.channels[0].idle_power_w, 10.0, 1e-9); /* a constant 10 W, held */
+    erg_assert_near(cal.channels[0].cv, 0.0, 1e-9);
+    assert_true(cal.channels[0].samples >= 5);
+    erg_assert_rel(cal.idle_power_w, 10.0, 1e-9);
+    assert_int_equal(erg_calibrate(m, 0.01, 0.02, &cal, &d), ERG_EINVAL);
+    erg_meter_close(m);
+}
+
+static void stability_wait_reaches_or_gives_up_with_reason(void **state)
+{
+    (void)state;
+    erg_meter *m = open_real_clock(NULL);
+    erg_calibration cal;
+    memset(&cal, 0, sizeof cal);
+    cal.window_s = 0.01;
+    cal.n_channels = 1;
+    strcpy(cal.channels[0].id, "hwmon:ina3221/VDD_IN");
+    cal.channels[0].idle_power_w = 10;
+    cal.channels[0].cv = 0.05;
+    erg_stability_options o;
+    erg_stability_options_init(&o);
+    o.n_samples = 3;
+    o.timeout_s = 5;
+    erg_stability_result r;
+    assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
+    assert_int_equal(r.stable, 1); /* constant power: CV 0 ≤ 0.05; 40 °C < 55 °C */
+    /* too hot: gives up at the timeout and names the sensor */
+    fake_write(root, "sys/class/hwmon/hwmon1/temp1_input", "70000\n");
+    o.timeout_s = 0.1;
+    assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
+    assert_int_equal(r.stable, 0);
+    if (!strstr(r.reason, "hwmon:coretemp/temp1"))
+        fail_msg("reason: %s", r.reason);
+    assert_non_null(strstr(r.reason, "gave up"));
+    assert_true(r.waited_s >= 0.1);
+    erg_meter_close(m);
+}
+
+/* a pread that takes 30 ms: the sampler at 5 ms overruns every period and must keep polling */
+static atomic_int reads;
+static ssize_t slow_pread(void *ud, int fd, void *buf, size_t size, off_t off)
+{
+    (void)ud;
+    atomic_fetch_add(&reads, 1);
+    struct timespec ts = {0, 30000000};
+    nanosleep(&ts, NULL);
+    return pread(fd, buf, size, off);
+}
+
+static void sampler_that_overruns_keeps_going(void **state)
+{
+    (void)state;
+    static const erg_io slow = {NULL, slow_pread, NULL, NULL, NULL};
+    erg_meter *m = open_real_clock(&slow);
+    atomic_store(&reads, 0);
+    assert_int_equal(erg_meter_sampler_start(m, 0.005), ERG_OK);
+    assert_int_equal(erg_meter_sampler_start(m, 0.005), ERG_EINVAL); /* already running */
+    /* wait (up to 10 s) for 8 more reads: a sampler that stopped after an overrun never gets there */
+    for (int k = 0; k < 1000 && atomic_load(&reads) < 8; k++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    erg_meter_sampler_stop(m);
+    assert_true(atomic_load(&reads) >= 8);
+    erg_meter_sampler_stop(m); /* idempotent */
+    erg_meter_close(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(calibration_gives_idle_power_and_cv, setup, teardown),
+        cmocka_unit_test_setup_teardown(stability_wait_reaches_or_gives_up_with_reason, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(sampler_that_overruns_keeps_going, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* `erg trace import|report` end to end: import + `erg compose` gives the report's totals; bad
+ * input exits 2 with a one-line "erg: <where>: <what>" and writes nothing. */
+#include "support/erg_test.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define DATA ERG_TEST_SOURCE_DIR "/tests/trace/data/"
+#define NCCL ERG_TEST_SOURCE_DIR "/../shared/data/traces/hta_nccl_2xa100_rank0.json.gz"
+
+static char dir[] = "/tmp/erg_trace_cli_XXXXXX";
+static char out_path[512], err_path[512], sched_path[512];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    snprintf(sched_path, sizeof sched_path, "%s/sched.json", dir);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Run `erg ARGS` with stdout and stderr to files; return the exit status. */
+static int erg(const char *args)
+{
+    const char *bin = getenv("ERG_BIN");
+    if (!bin)
+        fail_msg("ERG_BIN is not set");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin, args, out_path, err_path);
+    int rc = system(cmd);
+    if (rc == -1 || !WIFEXITED(rc))
+        fail_msg("cannot run %s", cmd);
+    return WEXITSTATUS(rc);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static json_t *stdout_json(void)
+{
+    json_error_t e;
+    json_t *j = json_load_file(out_path, 0, &e);
+    if (!j)
+        fail_msg("stdout is not JSON: %s (%s)", e.text, slurp(out_path));
+    return j;
+}
+
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_number(v))
+        fail_msg("no number %s", k);
+    return json_number_value(v);
+}
+
+/* The five totals of `erg trace report --json` and of `erg compose --json` on the import. */
+static void check_roundtrip(const char *inputs)
+{
+    char args[2048];
+    snprintf(args, sizeof args, "trace report %s --json", inputs);
+    assert_int_equal(erg(args), 0);
+    json_t *rep = stdout_json();
+    unlink(sched_path);
+    snprintf(args, sizeof args, "trace import %s -o '%s'", inputs, sched_path);
+    assert_int_equal(erg(args), 0);
+    assert_int_equal(access(sched_path, R_OK), 0);
+    snprintf(args, sizeof args, "compose '%s' --json", sched_path);
+    int rc = erg(args);
+    if (rc != 0)
+        fail_msg("erg compose exited %d: %s", rc, slurp(err_path));
+    json_t *comp = stdout_json();
+    static const char *const keys[] = {"energy_j", "energy_sd_j", "time_s", "static_energy_j",
+                                       "dynamic_energy_j"};
+    for (size_t i = 0; i < 5; i++)
+        erg_assert_rel(num(comp, keys[i]), num(rep, keys[i]), 1e-9);
+    assert_string_equal(json_string_value(json_object_get(comp, "grade")),
+                        json_string_value(json_object_get(rep, "grade")));
+    json_decref(rep);
+    json_decref(comp);
+}
+
+static void import_then_compose_equals_report(void **state)
+{
+    (void)state;
+    check_roundtrip("'" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json'");
+    /* Same with the default rules. */
+    check_roundtrip("'" DATA "two_gpus.json'");
+    /* Two ranks with first-kernel alignment. */
+    char rank1[600];
+    snprintf(rank1, sizeof rank1, "%s/rank1.json", dir);
+    FILE *f = fopen(rank1, "w");
+    assert_non_null(f);
+    fputs("{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\","
+          "\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":99000,\"dur\":300}]}",
+          f);
+    fclose(f);
+    char args[1500];
+    snprintf(args, sizeof args, "'%s' '%s' --align first-kernel", DATA "two_gpus.json", rank1);
+    check_roundtrip(args);
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --json"), 0);
+    if (access(NCCL, R_OK) == 0)
+        check_roundtrip("'" NCCL "'");
+    else
+        print_message("skipped the NCCL trace: not found\n");
+}
+
+static void report_table_and_json(void **state)
+{
+    (void)state;
+    /* import warns about the activity no rule matches */
+    char args[1024];
+    snprintf(args, sizeof args,
+             "trace import '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' -o '%s'",
+             sched_path);
+    assert_int_equal(erg(args), 0);
+    assert_non_null(strstr(slurp(err_path), "1 GPU activities match no rule"));
+    assert_non_null(strstr(slurp(err_path), "unknown categories were ignored"));
+    assert_int_equal(
+        erg("trace report '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' --top 3"),
+        0);
+    char *o = slurp(out_path);
+    assert_non_null(strstr(o, "rank0/gpu0"));
+    assert_non_null(strstr(o, "NVIDIA A100-SXM4-80GB"));
+    assert_non_null(strstr(o, "top 3 by dynamic energy"));
+    assert_non_null(strstr(o, "unmatched: 1 activities"));
+    assert_non_null(strstr(o, "Memset (Device)"));
+    assert_non_null(strstr(o, "mystery_cat 1"));
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --rules '" DATA
+                         "two_gpus_rules.json' --json --top 1"),
+                     0);
+    json_t *j = stdout_json();
+    assert_int_equal(json_array_size(json_object_get(j, "top")), 1);
+    json_decref(j);
+    /* "-" reads stdin */
+    assert_int_equal(erg("trace report - --rules '" DATA
+                         "two_gpus_rules.json' --json --top 1 < '" DATA "two_gpus.json'"),
+                     0);
+    j = stdout_json();
+    erg_assert_rel(num(j, "energy_j"), 0.0863, 1e-9);
+    erg_assert_rel(num(j, "energy_sd_j"), 0.003, 1e-9);
+    json_decref(j);
+    assert_int_equal(erg("trace --help"), 0);
+    assert_non_null(strstr(slurp(out_path), "erg trace import"));
+}
+
+/* Exit 2, one line "erg: <where>: ..." containing needle, and the output file untouched. */
+static void expect_fail(const char *file_args, const char *needle)
+{
+    FILE *f = fopen(sched_path, "w");
+    assert_non_null(f);
+    fputs("keep", f);
+    fclose(f);
+    char args[2048];
+    snprintf(args, sizeof args, "trace import %s -o '%s'", file_args, sched_path);
+    assert_int_equal(erg(args), 2);
+    char *e = slurp(err_path);
+    if (strncmp(e, "erg", 3) != 0 || !strstr(e, needle))
+        fail_msg("stderr \"%s\" lacks \"%s\"", e, needle);
+    assert_string_equal(slurp(sched_path), "keep");
+    snprintf(args, sizeof args, "trace report %s", file_args);
+    assert_int_equal(erg(args), 2);
+    assert_string_equal(slurp(out_path), "");
+}
+
+static void bad_input_exits_2_and_writes_nothing(void **state)
+{
+    (void)state;
+    char p[600], args[700];
+    snprintf(p, sizeof p, "%s/bad.json", dir);
+    FILE *f = fopen(p, "w");
+    fputs("{\"traceEvents\": [\n {\"ph\": \"X\" \"cat\": \"kernel\"}]}\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "'%s'", p);
+    char where[700];
+    snprintf(where, sizeof where, "erg: %s:2:", p);
+    expect_fail(args, where);
+    expect_fail(args, "malformed JSON at byte");
+
+    snprintf(p, sizeof p, "%s/empty.json", dir);
+    f = fopen(p, "w");
+    fclose(f);
+    snprintf(args, sizeof args, "'%s'", p);
+    expect_fail(args, "empty file");
+
+    snprintf(p, sizeof p, "%s/cut.json.gz", dir);
+    gzFile g = gzopen(p, "wb");
+    for (int i = 0; i < 2000; i++)
+        gzprintf(g, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1}",
+                 i ? "," : "{\"traceEvents\":[", i, i * 7);
+    gzputs(g, "]}");
+    gzclose(g);
+    f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fclose(f);
+    assert_int_equal(truncate(p, len - 20), 0);
+    snprintf(args, sizeof args, "'%s'", p);
+    expect_fail(args, "truncated gzip");
+
+    snprintf(p, sizeof p, "%s/cpu.json", dir);
+    f = fopen(p, "w");
+    fputs(
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"ts\":1,\"dur\":1}]}",
+        f);
+    fclose(f);
+    snprintf(args, sizeof args, "'%s'", p);
+    expect_fail(args, "no GPU activity");
+    expect_fail(args, "cpu.json: no GPU activity");
+
+    expect_fail("/nonexistent/trace.json", "/nonexistent/trace.json");
+    expect_fail("'" DATA "two_gpus.json' --rules /nonexistent/rules.json", "rules.json");
+
+    /* Usage errors. */
+    assert_int_equal(erg("trace report"), 2);
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --align sideways"), 2);
+    assert_non_null(strstr(slurp(err_path), "--align"));
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --top many"), 2);
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --frobnicate"), 2);
+    assert_int_equal(erg("trace import '" DATA "two_gpus.json'"), 2);
+    assert_non_null(strstr(slurp(err_path), "-o"));
+    assert_int_equal(erg("trace export x"), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(import_then_compose_equals_report),
+        cmocka_unit_test(report_table_and_json),
+        cmocka_unit_test(bad_input_exits_2_and_writes_nothing),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

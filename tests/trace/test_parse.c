@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/* Streaming import: formats, phases, categories, devices, timestamps, and bad or odd input. */
+#include "support/erg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "erg/trace.h"
+#include "trace/trace_internal.h"
+
+static int read_str(erg_trace *t, const char *json, erg_diag *d)
+{
+    return erg_trace_read_buffer(t, json, strlen(json), "t.json", d);
+}
+
+static erg_trace *ok_trace(const char *json)
+{
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    assert_non_null(t);
+    if (read_str(t, json, &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    return t;
+}
+
+static const char *act_name(const erg_trace *t, size_t i)
+{
+    return erg__strtab_get(&t->names, t->acts[i].name);
+}
+
+static void kineto_object_format_keeps_gpu_activities(void **state)
+{
+    (void)state;
+    /* deviceProperties after the events; distributedInfo before; fractional µs timestamps. */
+    erg_trace *t = ok_trace(
+        "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 3, \"pg_config\": [{\"ranks\": "
+        "[0]}]},"
+        " \"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k1\", \"pid\": 0, \"tid\": 7,"
+        "  \"ts\": 4458676983543.183, \"dur\": 41.407, \"args\": {\"device\": 0, \"stream\": 7,"
+        "  \"grid\": [512, 1, 1], \"nested\": {\"device\": 5}}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float\","
+        "  \"pid\": 0, \"tid\": 40, \"ts\": 4458677009853.422, \"dur\": 2636.669,"
+        "  \"args\": {\"device\": 0, \"stream\": 40}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"my_allgather\", \"pid\": 0, \"tid\": 41,"
+        "  \"ts\": 4458677009853, \"dur\": 1, \"args\": {\"Collective name\": \"allgather\","
+        "  \"device\": 0, \"stream\": 41}},"
+        "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoD\", \"pid\": 0, \"tid\": "
+        "7,"
+        "  \"ts\": 4458677052061.431, \"dur\": 5.088, \"args\": {\"device\": 0, \"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 2, "
+        "\"tid\": 3,"
+        "  \"ts\": 10, \"dur\": 2},"
+        "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"old_spelling\", \"pid\": 0, \"tid\": 7,"
+        "  \"ts\": 1e3, \"dur\": 0.5e1, \"args\": {\"device\": 0, \"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 9, \"tid\": 9, "
+        "\"ts\": 1, \"dur\": 1},"
+        "{\"ph\": \"f\", \"cat\": \"ac2g\", \"id\": 1, \"pid\": 9, \"tid\": 9, \"ts\": 1, \"bp\": "
+        "\"e\"},"
+        "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"x\"}},"
+        "{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"w\", \"pid\": 0, \"tid\": 7, \"ts\": 1, "
+        "\"dur\": 1},"
+        "{\"ph\": \"X\", \"name\": \"no category\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1},"
+        "{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"w2\", \"pid\": 0, \"tid\": 7, \"ts\": 1, "
+        "\"dur\": 1}"
+        "], \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-PG509-200\", \"numSms\": "
+        "108}],"
+        " \"traceName\": \"x\"}");
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.files, 1);
+    assert_int_equal(s.events, 12);
+    assert_int_equal(s.activities, 6);
+    assert_int_equal(s.host_events, 3);
+    assert_int_equal(s.unknown_events, 3);
+    const char *un;
+    size_t uc;
+    assert_int_equal(erg_trace_unknown(t, 0, &un, &uc), ERG_OK);
+    assert_string_equal(un, "weird");
+    assert_int_equal(uc, 2);
+    assert_int_equal(erg_trace_unknown(t, 1, &un, &uc), ERG_OK);
+    assert_string_equal(un, "(no category)");
+    assert_int_equal(erg_trace_unknown(t, 2, &un, &uc), ERG_ERANGE);
+
+    /* Exact nanoseconds from fractional microseconds. */
+    assert_true(t->acts[0].start_ns == INT64_C(4458676983543183));
+    assert_true(t->acts[0].dur_ns == 41407);
+    assert_string_equal(act_name(t, 0), "k1");
+    assert_int_equal(t->acts[0].cat, ERG_TRACE_CAT_KERNEL);
+    assert_int_equal(t->acts[1].cat, ERG_TRACE_CAT_COLLECTIVE); /* by name */
+    assert_true(t->acts[1].dur_ns == 2636669);
+    assert_int_equal(t->acts[2].cat, ERG_TRACE_CAT_COLLECTIVE); /* by args["Collective name"] */
+    assert_int_equal(t->acts[3].cat, ERG_TRACE_CAT_MEMCPY);
+    assert_int_equal(t->acts[4].cat, ERG_TRACE_CAT_MEMSET);
+    assert_int_equal(t->acts[5].cat, ERG_TRACE_CAT_KERNEL);
+    assert_true(t->acts[5].start_ns == 1000000 && t->acts[5].dur_ns == 5000); /* 1e3 µs, 0.5e1 µs */
+
+    /* Devices: args.device 0 (the nested "device": 5 is not it), and pid 2 as fallback. */
+    assert_int_equal(t->n_devs, 2);
+    assert_int_equal(t->acts[0].device, t->acts[3].device);
+    assert_string_equal(t->devs[t->acts[0].device].id, "rank3/gpu0");
+    assert_string_equal(t->devs[t->acts[0].device].name, "NVIDIA A100-PG509-200");
+    assert_string_equal(t->devs[t->acts[4].device].id, "rank3/gpu2");
+    assert_string_equal(t->devs[t->acts[4].device].name, "");
+    /* Streams: args.stream, else tid. */
+    assert_string_equal(erg__strtab_get(&t->misc, t->acts[1].stream), "40");
+    assert_string_equal(erg__strtab_get(&t->misc, t->acts[4].stream), "3");
+    erg_trace_free(t);
+}
+
+static void array_format_and_begin_end_pairs(void **state)
+{
+    (void)state;
+    erg_trace *t = ok_trace("[{\"ph\": \"B\", \"cat\": \"kernel\", \"name\": \"kb\", \"pid\": 0, "
+                            "\"tid\": 7, \"ts\": 10},"
+                            " {\"ph\": \"B\", \"cat\": \"user_annotation\", \"name\": \"inner\", "
+                            "\"pid\": 0, \"tid\": 7, \"ts\": 12},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 7, \"ts\": 20},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 7, \"ts\": 25.5},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 8, \"ts\": 30},"
+                            " {\"ph\": \"B\", \"cat\": \"gpu_memcpy\", \"name\": \"open\", "
+                            "\"pid\": 0, \"tid\": 9, \"ts\": 40},"
+                            " {\"ph\": \"B\", \"cat\": \"kernel\", \"name\": \"ar\", \"pid\": 0, "
+                            "\"tid\": 5, \"ts\": 50, \"args\": {\"Collective name\": {\"op\": 1}}},"
+                            " {\"ph\": \"E\", \"pid\": 0, \"tid\": 5, \"ts\": 60},"
+                            " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kx\", \"pid\": 0, "
+                            "\"tid\": 7, \"ts\": 30, \"dur\": 1}]");
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.activities, 3);
+    assert_string_equal(act_name(t, 0), "kb");
+    assert_true(t->acts[0].start_ns == 10000 && t->acts[0].dur_ns == 15500);
+    assert_string_equal(act_name(t, 1), "ar"); /* a collective by args, as a B/E pair */
+    assert_int_equal(t->acts[1].cat, ERG_TRACE_CAT_COLLECTIVE);
+    assert_true(t->acts[1].dur_ns == 10000);
+    assert_string_equal(act_name(t, 2), "kx");
+    assert_int_equal(s.unmatched_end, 1);
+    assert_int_equal(s.unclosed_begin, 1);
+    assert_string_equal(t->devs[0].id, "rank0/gpu0");
+    erg_trace_free(t);
+
+    /* The array format may lack its closing bracket, even after a trailing comma. */
+    t = ok_trace(
+        "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 2},\n"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 2},\n");
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.activities, 2);
+    erg_trace_free(t);
+    /* ... but not in the middle of an event. */
+    erg_diag d;
+    t = erg_trace_new();
+    assert_int_equal(
+        read_str(t, "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, ", &d),
+        ERG_EPARSE);
+    assert_non_null(strstr(d.detail, "ends early"));
+    erg_trace_free(t);
+}
+
+static void durations_problems_are_counted_not_fatal(void **state)
+{
+    (void)state;
+    erg_trace *t = ok_trace(
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"neg\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":-"
+        "5},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nodur\",\"pid\":0,\"tid\":7,\"ts\":100},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nots\",\"pid\":0,\"tid\":7,\"dur\":3},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"strdur\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":"
+        "\"3\"},"
+        "{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"backwards\",\"pid\":0,\"tid\":7,\"ts\":50},"
+        "{\"ph\":\"E\",\"pid\":0,\"tid\":7,\"ts\":40},"
+        /* out of order on stream 7, and overlapping on stream 7 */
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":7,\"ts\":200,\"dur\":10}"
+        ","
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":10}"
+        ","
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c\",\"pid\":0,\"tid\":7,\"ts\":205,\"dur\":10}"
+        ","
+        /* another stream: no overlap with stream 7 counted */
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"d\",\"pid\":0,\"tid\":8,\"ts\":100,\"dur\":"
+        "500},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"zero\",\"pid\":0,\"tid\":8,\"ts\":700,\"dur\":"
+        "0}"
+        "]}");
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.negative_duration, 2);
+    assert_int_equal(s.missing_duration, 3);
+    assert_int_equal(s.activities, 5);
+    assert_int_equal(s.out_of_order, 1);
+    assert_int_equal(s.stream_overlaps, 1);
+    erg_trace_free(t);
+}
+
+static void expect_parse_error(const char *json, const char *where, const char *needle)
+{
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    assert_int_equal(read_str(t, json, &d), ERG_EPARSE);
+    if (where)
+        assert_string_equal(d.where, where);
+    if (!strstr(d.detail, needle))
+        fail_msg("detail \"%s\" lacks \"%s\"", d.detail, needle);
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.files, 0);
+    assert_int_equal(s.activities, 0);
+    erg_trace_free(t);
+}
+
+static void malformed_input_names_line_column_and_byte(void **state)
+{
+    (void)state;
+    /* The stray comma is byte 32 (from 0), on line 2 column 15. */
+    expect_parse_error("{\"traceEvents\": [\n"
+                       "  {\"ph\": \"X\", ,\"cat\": \"kernel\"}]}",
+                       "t.json:2:15", "byte 32");
+    expect_parse_error(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 2", NULL,
+        "ends early");
+    expect_parse_error("", "t.json", "empty file");
+    expect_parse_error("   \n ", NULL, "ends early");
+    expect_parse_error("42", "t.json", "not a trace");
+    expect_parse_error("{\"traceEvents\": []} {}", NULL, "byte");
+}
+
+static void activities_kept_before_an_error_are_dropped(void **state)
+{
+    (void)state;
+    erg_diag d;
+    erg_trace *t = ok_trace("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\","
+                            "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1}]}");
+    assert_int_equal(
+        read_str(t,
+                 "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\","
+                 "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"cat\":\"zz\"},",
+                 &d),
+        ERG_EPARSE);
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.files, 1);
+    assert_int_equal(s.activities, 1);
+    assert_int_equal(s.unknown_events, 0);
+    assert_int_equal(t->n_devs, 1);
+    erg_trace_free(t);
+}
+
+static char *write_gz(const char *text, size_t *gz_len)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/erg_trace_gz_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    gzFile g = gzdopen(fd, "wb");
+    assert_non_null(g);
+    assert_int_equal(gzwrite(g, text, (unsigned)strlen(text)), (int)strlen(text));
+    assert_int_equal(gzclose(g), Z_OK);
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    *gz_len = (size_t)ftell(f);
+    fclose(f);
+    return path;
+}
+
+static void gzip_files_stream_and_truncation_is_reported(void **state)
+{
+    (void)state;
+    /* Large enough to span several read chunks. */
+    size_t n = 20000;
+    char *json = malloc(n * 120 + 64);
+    assert_non_null(json);
+    size_t k = (size_t)sprintf(json, "{\"traceEvents\": [");
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)sprintf(json + k,
+                             "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%zu\",\"pid\":0,"
+                             "\"tid\":7,\"ts\":%zu.5,\"dur\":1.25}",
+                             i ? "," : "", i % 7, i * 10);
+    sprintf(json + k, "]}");
+    size_t gz_len;
+    char *path = write_gz(json, &gz_len);
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    int st = erg_trace_read_file(t, path, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.activities, n);
+    assert_true(s.json_bytes == strlen(json));
+    assert_true(t->acts[n - 1].start_ns == (int64_t)((n - 1) * 10000 + 500));
+    assert_true(t->acts[n - 1].dur_ns == 1250);
+    assert_int_equal(t->names.n, 7);
+    erg_trace_free(t);
+
+    /* Cut the compressed file in half: a truncated gzip stream, nothing kept. */
+    assert_int_equal(truncate(path, (off_t)(gz_len / 2)), 0);
+    t = erg_trace_new();
+    assert_int_equal(erg_trace_read_file(t, path, &d), ERG_EPARSE);
+    assert_string_equal(d.where, path);
+    assert_non_null(strstr(d.detail, "truncated gzip"));
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.activities, 0);
+    erg_trace_free(t);
+    unlink(path);
+    free(json);
+
+    /* A missing file. */
+    t = erg_trace_new();
+    assert_int_equal(erg_trace_read_file(t, "/nonexistent/trace.json.gz", &d), ERG_ENOENT);
+    erg_trace_free(t);
+}
+
+/* Every strict prefix of a trace fails cleanly (ASan/UBSan watch), and byte corruptions either
+ * parse or fail with ERG_EPARSE, leaving nothing behind. */
+static void prefixes_and_corruptions_fail_cleanly(void **state)
+{
+    (void)state;
+    FILE *f = fopen(ERG_TEST_SOURCE_DIR "/tests/trace/data/two_gpus.json", "rb");
+    assert_non_null(f);
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 100 && n < sizeof buf);
+    size_t end = n;
+    while (end > 0 && (buf[end - 1] == '\n' || buf[end - 1] == ' '))
+        end--;
+    erg_diag d;
+    for (size_t len = 0; len < end; len++) {
+        erg_trace *t = erg_trace_new();
+        int st = erg_trace_read_buffer(t, buf, len, "prefix.json", &d);
+        if (st != ERG_EPARSE)
+            fail_msg("prefix of %zu bytes: status %d", len, st);
+        assert_int_equal(t->n_acts, 0);
+        erg_trace_free(t);
+    }
+    uint64_t x = 12345;
+    static const char junk[] = "{}[],:\"\\0-.eE x\x01\xff";
+    size_t ok = 0, bad = 0;
+    for (int round = 0; round < 2000; round++) {
+        static char copy[16384];
+        memcpy(copy, buf, n);
+        for (int k = 0; k < 3; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            copy[x % n] = junk[(x >> 32) % (sizeof junk - 1)];
+        }
+        erg_trace *t = erg_trace_new();
+        int st = erg_trace_read_buffer(t, copy, n, "corrupt.json", &d);
+        if (st == ERG_OK)
+            ok++;
+        else if (st == ERG_EPARSE && t->n_acts == 0)
+            bad++;
+        else
+            fail_msg("round %d: status %d with %zu activities", round, st, t->n_acts);
+        erg_trace_free(t);
+    }
+    assert_true(ok > 0 && bad > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kineto_object_format_keeps_gpu_activities),
+        cmocka_unit_test(array_format_and_begin_end_pairs),
+        cmocka_unit_test(durations_problems_are_counted_not_fatal),
+        cmocka_unit_test(malformed_input_names_line_column_and_byte),
+        cmocka_unit_test(activities_kept_before_an_error_are_dropped),
+        cmocka_unit_test(gzip_files_stream_and_truncation_is_reported),
+        cmocka_unit_test(prefixes_and_corruptions_fail_cleanly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

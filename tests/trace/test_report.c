@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/* Report and schedule of a hand-computed two-GPU trace (tests/trace/data/two_gpus.json).
+ *
+ * Times in µs from the first activity (ts 1000):
+ *   gpu0 (A100, s = 60 W, idle = s): gemm [0,100] 200±20 W, add [50,150] 100±10 W (stream 8),
+ *        allreduce [120,200] 50 W, memcpy [300,350] 30 W
+ *   gpu1 (unknown name → default_device s = 40 W, idle 10 W): add [100,300] 100±10 W,
+ *        memset [310,320] unmatched
+ * makespan 350; gpu0 busy [0,200]∪[300,350] = 250, idle 100; compute [0,150], comm [120,200],
+ * overlap 30; gpu1 busy 210, idle 140.
+ * dynamic: gpu0 0.02+0.01+0.004+0.0015 = 0.0355 J; gpu1 0.02 J.
+ * static: gpu0 60·350e-6 = 0.021 J; gpu1 40·210e-6 + 10·140e-6 = 0.0098 J.
+ * E = 0.0863 J; σ²_E = (20·1e-4)² + (10·1e-4)² + (10·2e-4)² = 9e-6 J², σ = 0.003 J.
+ */
+#include "support/erg_test.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erg/calculus.h"
+#include "erg/trace.h"
+
+#define DATA ERG_TEST_SOURCE_DIR "/tests/trace/data/"
+
+static erg_trace *load_two(void)
+{
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    assert_non_null(t);
+    int st = erg_trace_read_file(t, DATA "two_gpus.json", &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    return t;
+}
+
+static erg_rules *load_rules(void)
+{
+    erg_diag d;
+    erg_rules *r = NULL;
+    int st = erg_rules_read_file(DATA "two_gpus_rules.json", &r, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    return r;
+}
+
+static void report_matches_hand_computed_values(void **state)
+{
+    (void)state;
+    erg_trace *t = load_two();
+    erg_rules *r = load_rules();
+    erg_trace_report rep;
+    erg_diag d;
+    int st = erg_trace_report_make(t, r, NULL, &rep, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_assert_rel(rep.time_s, 350e-6, 1e-12);
+    erg_assert_rel(rep.energy_j, 0.0863, 1e-9);
+    erg_assert_rel(rep.energy_sd_j, 0.003, 1e-9);
+    erg_assert_rel(rep.static_energy_j, 0.021 + 0.0098, 1e-9);
+    erg_assert_rel(rep.dynamic_energy_j, 0.0555, 1e-9);
+    erg_assert_rel(rep.idle_static_energy_j, 0.006 + 0.0014, 1e-9);
+    assert_int_equal(rep.grade, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(rep.unmatched, 1);
+    size_t unm = 0;
+    assert_int_equal(erg_trace_unmatched(t, r, &unm, &d), ERG_OK);
+    assert_int_equal(unm, 1);
+    assert_int_equal(rep.n_unmatched_names, 1);
+    assert_string_equal(rep.unmatched_names[0].name, "Memset (Device)");
+    assert_int_equal(rep.unmatched_names[0].category, ERG_TRACE_CAT_MEMSET);
+
+    assert_int_equal(rep.n_devices, 2);
+    const erg_trace_device *g0 = &rep.devices[0], *g1 = &rep.devices[1];
+    assert_string_equal(g0->id, "rank0/gpu0");
+    assert_string_equal(g0->name, "NVIDIA A100-SXM4-80GB");
+    assert_string_equal(g1->id, "rank0/gpu1");
+    assert_string_equal(g1->name, "Mystery GPU");
+    assert_int_equal(g0->activities, 4);
+    erg_assert_rel(g0->busy_s, 250e-6, 1e-12);
+    erg_assert_rel(g0->idle_s, 100e-6, 1e-12);
+    erg_assert_rel(g0->static_energy_j, 0.021, 1e-12);
+    erg_assert_rel(g0->idle_static_energy_j, 0.006, 1e-12);
+    erg_assert_rel(g0->dynamic_energy_j, 0.0355, 1e-12);
+    erg_assert_rel(g0->compute_s, 150e-6, 1e-12);
+    erg_assert_rel(g0->communication_s, 80e-6, 1e-12);
+    erg_assert_rel(g0->overlap_s, 30e-6, 1e-12);
+    erg_assert_rel(g1->busy_s, 210e-6, 1e-12);
+    erg_assert_rel(g1->idle_s, 140e-6, 1e-12);
+    erg_assert_rel(g1->static_energy_j, 0.0098, 1e-12);
+    erg_assert_rel(g1->idle_static_energy_j, 0.0014, 1e-12);
+    erg_assert_rel(g1->dynamic_energy_j, 0.02, 1e-12);
+    erg_assert_near(g1->overlap_s, 0, 0);
+
+    /* The report's own accounting adds up to the composed totals. */
+    erg_assert_rel(g0->static_energy_j + g1->static_energy_j, rep.static_energy_j, 1e-9);
+    erg_assert_rel(g0->dynamic_energy_j + g1->dynamic_energy_j, rep.dynamic_energy_j, 1e-9);
+
+    const erg_trace_group *k = &rep.categories[ERG_TRACE_CAT_KERNEL];
+    assert_string_equal(k->name, "kernel");
+    assert_int_equal(k->count, 3);
+    erg_assert_rel(k->time_s, 400e-6, 1e-12);
+    erg_assert_rel(k->energy_j, 0.05, 1e-12);
+    assert_int_equal(rep.categories[ERG_TRACE_CAT_COLLECTIVE].count, 1);
+    erg_assert_rel(rep.categories[ERG_TRACE_CAT_COLLECTIVE].energy_j, 0.004, 1e-12);
+    assert_int_equal(rep.categories[ERG_TRACE_CAT_MEMCPY].count, 1);
+    erg_assert_rel(rep.categories[ERG_TRACE_CAT_MEMCPY].energy_j, 0.0015, 1e-12);
+    assert_int_equal(rep.categories[ERG_TRACE_CAT_MEMSET].count, 1);
+    erg_assert_near(rep.categories[ERG_TRACE_CAT_MEMSET].energy_j, 0, 0);
+
+    assert_int_equal(rep.n_top, 5);
+    assert_string_equal(rep.top[0].name, "elementwise_add");
+    assert_int_equal(rep.top[0].count, 2);
+    erg_assert_rel(rep.top[0].time_s, 300e-6, 1e-12);
+    erg_assert_rel(rep.top[0].energy_j, 0.03, 1e-12);
+    assert_string_equal(rep.top[1].name, "ampere_sgemm_128x64_tn");
+    assert_int_equal(rep.top[2].category, ERG_TRACE_CAT_COLLECTIVE);
+    assert_string_equal(rep.top[4].name, "Memset (Device)");
+
+    assert_int_equal(rep.stats.activities, 6);
+    assert_int_equal(rep.stats.host_events, 5);
+    assert_int_equal(rep.stats.unknown_events, 1);
+    assert_int_equal(rep.stats.events, 12);
+    erg_trace_report_free(&rep);
+
+    /* --top 2 keeps the two largest. */
+    erg_trace_options o;
+    erg_trace_options_init(&o);
+    o.top_n = 2;
+    assert_int_equal(erg_trace_report_make(t, r, &o, &rep, &d), ERG_OK);
+    assert_int_equal(rep.n_top, 2);
+    assert_string_equal(rep.top[1].name, "ampere_sgemm_128x64_tn");
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+/* The schedule composes to the report's totals, and so does the schedule/1 file written from it. */
+static void schedule_file_composes_to_the_report_totals(void **state)
+{
+    (void)state;
+    erg_trace *t = load_two();
+    erg_rules *r = load_rules();
+    erg_diag d;
+    erg_schedule *s = NULL;
+    int st = erg_trace_schedule(t, r, NULL, &s, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    char path[] = "/tmp/erg_trace_sched_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    st = erg_schedule_write_file(s, path, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_schedule *back = NULL;
+    st = erg_schedule_read_file(path, &back, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    unlink(path);
+    erg_compose_options co;
+    erg_compose_options_init(&co);
+    erg_report a, b;
+    assert_int_equal(erg_schedule_compose(s, &co, &a, &d), ERG_OK);
+    assert_int_equal(erg_schedule_compose(back, &co, &b, &d), ERG_OK);
+    erg_assert_rel(a.energy_j, 0.0863, 1e-9);
+    erg_assert_rel(b.energy_j, a.energy_j, 1e-9);
+    erg_assert_rel(b.energy_sd_j, a.energy_sd_j, 1e-9);
+    erg_assert_rel(b.time_s, 350e-6, 1e-9);
+    erg_assert_rel(b.static_energy_j, a.static_energy_j, 1e-9);
+    erg_assert_rel(b.dynamic_energy_j, a.dynamic_energy_j, 1e-9);
+    assert_int_equal(b.grade, ERG_GRADE_ESTIMATOR);
+    erg_report_free(&a);
+    erg_report_free(&b);
+    erg_schedule_free(s);
+    erg_schedule_free(back);
+    erg_trace_free(t);
+
+    /* Odd stream and device texts (quotes, backslashes, UTF-8) still make a readable file. */
+    static const char odd[] = "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":"
+                              "\"k\\\"q\",\"pid\":\"GPU \\\"0\\\"\",\"tid\":\"str\\\\eam \\u00e9\","
+                              "\"ts\":1,\"dur\":2}]}";
+    t = erg_trace_new();
+    st = erg_trace_read_buffer(t, odd, strlen(odd), "odd.json", &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_OK);
+    memcpy(path + strlen(path) - 6, "XXXXXX", 6);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    st = erg_schedule_read_file(path, &back, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    unlink(path);
+    assert_int_equal(erg_schedule_compose(back, &co, &b, &d), ERG_OK);
+    erg_assert_rel(b.energy_j, 40 * 2e-6 + 100 * 2e-6, 1e-9);
+    erg_report_free(&b);
+    erg_schedule_free(s);
+    erg_schedule_free(back);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+/* Two ranks: align none keeps the clock (rank 1 starts 4000 µs later); first-kernel aligns both. */
+static void ranks_compose_cross_device_with_alignment(void **state)
+{
+    (void)state;
+    static const char r0[] = "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
+                             "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy "
+                             "HtoD\",\"pid\":0,\"tid\":7,\"ts\":900,\"dur\":50},"
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":1000,\"dur\":100}]}";
+    static const char r1[] = "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":5000,\"dur\":300}]}";
+    static const char rules[] =
+        "{\"erg\":\"rules/1\",\"default_device\":{\"static_power_w\":10},"
+        "\"rules\":[{\"category\":\"*\",\"name\":\"*\",\"dynamic_power_w\":100}]}";
+    erg_diag d;
+    erg_rules *ru = NULL;
+    assert_int_equal(erg_rules_read_buffer(rules, strlen(rules), "r", ".", &ru, &d), ERG_OK);
+    erg_trace *t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, r1, strlen(r1), "rank1.json", &d), ERG_OK);
+    assert_int_equal(erg_trace_read_buffer(t, r0, strlen(r0), "rank0.json", &d), ERG_OK);
+    erg_trace_options o;
+    erg_trace_options_init(&o);
+    erg_trace_report rep;
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
+    /* none: makespan from 900 to 5300 µs; two devices held at 10 W each. */
+    assert_int_equal(rep.n_devices, 2);
+    assert_string_equal(rep.devices[0].id, "rank1/gpu0");
+    assert_string_equal(rep.devices[1].id, "rank0/gpu0");
+    erg_assert_rel(rep.time_s, 4400e-6, 1e-12);
+    erg_assert_rel(rep.energy_j, 2 * 10 * 4400e-6 + 100 * 450e-6, 1e-9);
+    erg_trace_report_free(&rep);
+    /* first-kernel: rank 0 shifted by −1000 (its memcpy at −100), rank 1 by −5000: −100 .. 300. */
+    o.align = ERG_TRACE_ALIGN_FIRST_KERNEL;
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
+    erg_assert_rel(rep.time_s, 400e-6, 1e-12);
+    erg_assert_rel(rep.energy_j, 2 * 10 * 400e-6 + 100 * 450e-6, 1e-9);
+    erg_assert_rel(rep.devices[0].busy_s, 300e-6, 1e-12);
+    erg_assert_rel(rep.devices[1].busy_s, 150e-6, 1e-12);
+    erg_assert_rel(rep.devices[1].idle_s, 250e-6, 1e-12);
+    erg_trace_report_free(&rep);
+
+    /* A third file claiming rank 1 is refused, and the trace is unchanged. */
+    assert_int_equal(erg_trace_read_buffer(t, r1, strlen(r1), "again.json", &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "rank 1"));
+    erg_trace_stats s;
+    erg_trace_get_stats(t, &s);
+    assert_int_equal(s.files, 2);
+    assert_int_equal(s.activities, 3);
+    erg_trace_free(t);
+    erg_rules_free(ru);
+}
+
+/* Repeated kernels (same name, device, stream and duration) share one signature in the schedule. */
+static void repeated_kernels_share_a_signature(void **state)
+{
+    (void)state;
+    static const char j[] =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":11},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":8,\"ts\":60,\"dur\":10}]"
+        "}";
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, j, strlen(j), "rep.json", &d), ERG_OK);
+    erg_rules *r = load_rules();
+    erg_schedule *s = NULL;
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_OK);
+    char path[] = "/tmp/erg_trace_share_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    unlink(path);
+    assert_non_null(root);
+    assert_int_equal(json_object_size(json_object_get(root, "signatures")), 3);
+    assert_int_equal(json_array_size(json_object_get(root, "nodes")), 5);
+    json_decref(root);
+    erg_compose_options co;
+    erg_compose_options_init(&co);
+    erg_report rep;
+    assert_int_equal(erg_schedule_compose(s, &co, &rep, &d), ERG_OK);
+    /* 51 µs of 100 W kernels, sd 10 W each, no deviceProperties: default device 40 W busy 71 µs
+     * of the makespan 0..71 (gaps 10..20, 30..40, 50..60: 30 µs idle at 10 W). */
+    erg_assert_rel(rep.dynamic_energy_j, 100 * 51e-6, 1e-9);
+    erg_assert_rel(rep.static_energy_j, 40 * 41e-6 + 10 * 30e-6, 1e-9);
+    erg_assert_rel(rep.energy_sd_j, sqrt(4 * pow(10 * 10e-6, 2) + pow(10 * 11e-6, 2)), 1e-9);
+    erg_report_free(&rep);
+    erg_schedule_free(s);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+static void trace_without_gpu_activity_is_a_clear_error(void **state)
+{
+    (void)state;
+    static const char j[] =
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
+        "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5}]}";
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, j, strlen(j), "cpu.json", &d), ERG_OK);
+    erg_rules *r = NULL;
+    assert_int_equal(erg_rules_default(&r, &d), ERG_OK);
+    erg_trace_report rep;
+    assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "no GPU activity"));
+    assert_string_equal(d.where, "cpu.json");
+    erg_schedule *s = (erg_schedule *)(void *)t; /* any non-NULL value: must be reset to NULL */
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_EINVAL);
+    assert_null(s);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+static void device_without_entry_needs_default_device(void **state)
+{
+    (void)state;
+    static const char rules[] = "{\"erg\":\"rules/1\",\"devices\":[{\"match\":\"NVIDIA H100*\","
+                                "\"static_power_w\":100}],\"rules\":[]}";
+    erg_diag d;
+    erg_rules *r = NULL;
+    assert_int_equal(erg_rules_read_buffer(rules, strlen(rules), "r", ".", &r, &d), ERG_OK);
+    erg_trace *t = load_two();
+    erg_trace_report rep;
+    assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_EINVAL);
+    assert_string_equal(d.where, "rank0/gpu0");
+    assert_non_null(strstr(d.detail, "NVIDIA A100-SXM4-80GB"));
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+/* Default rules on the fixture: A100 (60 W) and unknown → default_device (60 W). */
+static void default_rules_give_estimator_figures(void **state)
+{
+    (void)state;
+    erg_diag d;
+    erg_rules *r = NULL;
+    assert_int_equal(erg_rules_default(&r, &d), ERG_OK);
+    erg_trace *t = load_two();
+    erg_trace_report rep;
+    assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_OK);
+    assert_int_equal(rep.grade, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(rep.unmatched, 0);
+    /* gemm 290 W·100 µs + add 185 W·(100+200) µs + collective 60 W·80 µs + copy/set 50 W·60 µs */
+    double dyn = 290 * 100e-6 + 185 * 300e-6 + 60 * 80e-6 + 50 * 60e-6;
+    erg_assert_rel(rep.dynamic_energy_j, dyn, 1e-9);
+    erg_assert_rel(rep.static_energy_j, 2 * 60 * 350e-6, 1e-9);
+    double var = pow(50 * 100e-6, 2) + pow(60 * 100e-6, 2) + pow(60 * 200e-6, 2) +
+                 pow(30 * 80e-6, 2) + pow(25 * 50e-6, 2) + pow(25 * 10e-6, 2);
+    erg_assert_rel(rep.energy_sd_j, sqrt(var), 1e-9);
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+static void report_json_has_the_documented_keys(void **state)
+{
+    (void)state;
+    erg_trace *t = load_two();
+    erg_rules *r = load_rules();
+    erg_trace_report rep;
+    erg_diag d;
+    assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_OK);
+    char *text = NULL;
+    assert_int_equal(erg_trace_report_json(t, &rep, &text, &d), ERG_OK);
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    assert_non_null(j);
+    static const char *const keys[] = {
+        "energy_j", "energy_sd_j", "time_s",  "static_energy_j", "dynamic_energy_j",
+        "grade",    "unmatched",   "devices", "categories",      "top"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!json_object_get(j, keys[i]))
+            fail_msg("missing key %s", keys[i]);
+    erg_assert_rel(json_real_value(json_object_get(j, "energy_j")), 0.0863, 1e-9);
+    assert_string_equal(json_string_value(json_object_get(j, "grade")), "estimator");
+    assert_string_equal(json_string_value(json_object_get(j, "rules")), DATA "two_gpus_rules.json");
+    assert_int_equal(json_integer_value(json_object_get(j, "unmatched")), 1);
+    json_t *g1 = json_object_get(json_object_get(j, "devices"), "rank0/gpu1");
+    assert_non_null(g1);
+    static const char *const dkeys[] = {"busy_s", "idle_s", "static_energy_j",
+                                        "idle_static_energy_j", "dynamic_energy_j"};
+    for (size_t i = 0; i < sizeof dkeys / sizeof dkeys[0]; i++)
+        if (!json_object_get(g1, dkeys[i]))
+            fail_msg("missing device key %s", dkeys[i]);
+    erg_assert_rel(json_real_value(json_object_get(g1, "idle_static_energy_j")), 0.0014, 1e-12);
+    json_t *kc = json_object_get(json_object_get(j, "categories"), "kernel");
+    assert_int_equal(json_integer_value(json_object_get(kc, "count")), 3);
+    erg_assert_rel(json_real_value(json_object_get(kc, "time_s")), 400e-6, 1e-12);
+    erg_assert_rel(json_real_value(json_object_get(kc, "energy_j")), 0.05, 1e-12);
+    json_t *top0 = json_array_get(json_object_get(j, "top"), 0);
+    assert_string_equal(json_string_value(json_object_get(top0, "name")), "elementwise_add");
+    assert_int_equal(json_integer_value(json_object_get(top0, "count")), 2);
+    json_t *unk = json_object_get(json_object_get(j, "ignored"), "unknown_categories");
+    assert_int_equal(json_integer_value(json_object_get(unk, "mystery_cat")), 1);
+    json_decref(j);
+    free(text);
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(report_matches_hand_computed_values),
+        cmocka_unit_test(schedule_file_composes_to_the_report_totals),
+        cmocka_unit_test(ranks_compose_cross_device_with_alignment),
+        cmocka_unit_test(repeated_kernels_share_a_signature),
+        cmocka_unit_test(trace_without_gpu_activity_is_a_clear_error),
+        cmocka_unit_test(device_without_entry_needs_default_device),
+        cmocka_unit_test(default_rules_give_estimator_figures),
+        cmocka_unit_test(report_json_has_the_documented_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
