@@ -647,9 +647,7 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
     m->seed = o->seed;
     m->n_samples = n;
     m->mean_power_w = NAN;
-    /* Roofline constants and the grade from all samples (their training share is what matters
-     * for honesty; using all samples would leak the held-out maxima, so the test split is drawn
-     * per op below with the same seed and the roofline measured on its training rows). */
+    /* Check every sample and take the weakest grade of the energy data. */
     for (size_t i = 0; i < n; i++) {
         if (erg_op_dims_check(&s[i].dims, NULL) != ERG_OK || !(s[i].time_s > 0)) {
             rc = erg_diag_set(diag, ERG_EPARSE, NULL,
@@ -661,10 +659,11 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
             m->has_grade = 1;
         }
     }
-    /* First pass: per-op splits, to measure the roofline on training rows only. */
+    /* First pass: draw each op's split as fit_op will (same generator sequence) and measure the
+     * roofline's peak FLOP/s, bandwidth and mean power on the training rows only, so that the
+     * baseline does not see the held-out points either. */
     uint64_t rng = o->seed;
     size_t counts[ERG_OP_COUNT] = {0};
-    struct pt *opts_pts[ERG_OP_COUNT] = {0};
     double psum = 0;
     size_t pn = 0;
     for (unsigned op = 0; op < ERG_OP_COUNT; op++) {
@@ -721,7 +720,6 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
         free(perm);
         rng = r2;
     }
-    (void)opts_pts;
     if (pn)
         m->mean_power_w = psum / (double)pn;
     /* Second pass: fit each op with the same generator sequence. */
