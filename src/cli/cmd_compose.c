@@ -31,7 +31,7 @@ static const char compose_help[] =
     "                    entry-state substitution in the bias bound\n\n"
     "Exit status: 0 ok, 1 deviation detected, 2 bad input or usage.\n";
 
-const char *erg_cli_si(char *buf, size_t size, double v, const char *unit)
+static const char *si(char *buf, size_t size, double v, const char *unit, int digits)
 {
     static const struct {
         double f;
@@ -50,8 +50,25 @@ const char *erg_cli_si(char *buf, size_t size, double v, const char *unit)
     size_t i = 0;
     while (i + 1 < sizeof pre / sizeof pre[0] && a < pre[i].f * 0.9995)
         i++;
-    snprintf(buf, size, "%.4g %s%s", v / pre[i].f, pre[i].p, unit);
+    if (digits <= 0) {
+        snprintf(buf, size, "%.4g %s%s", v / pre[i].f, pre[i].p, unit);
+    } else {
+        /* fixed decimals, so that 100 reads "100" and not "1e+02" at two digits */
+        int decimals = digits - 1 - (int)floor(log10(a / pre[i].f));
+        snprintf(buf, size, "%.*f %s%s", decimals > 0 ? decimals : 0, v / pre[i].f, pre[i].p,
+                 unit);
+    }
     return buf;
+}
+
+const char *erg_cli_si(char *buf, size_t size, double v, const char *unit)
+{
+    return si(buf, size, v, unit, 0);
+}
+
+const char *erg_cli_si_digits(char *buf, size_t size, double v, const char *unit, int digits)
+{
+    return si(buf, size, v, unit, digits < 1 ? 1 : digits);
 }
 
 void erg_cli_print_report(FILE *out, const char *title, const erg_report *r)
