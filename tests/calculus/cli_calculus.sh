@@ -13,7 +13,10 @@ ex="$src/examples"
 grep -q 'energy E *3.32 J' "$tmp/out" || fail "compose table lacks E = 3.32 J: $(cat "$tmp/out")"
 grep -q 'static energy *518.4 mJ' "$tmp/out" || fail "compose table lacks static 518.4 mJ"
 grep -q 'grade *model_based' "$tmp/out" || fail "compose table lacks the grade"
-grep -q 'bias bound' "$tmp/out" || fail "compose table lacks the bias bound"
+grep -q 'bias bound (Eq. 13) 87.13 mJ' "$tmp/out" || fail "compose table lacks the bias bound: $(cat "$tmp/out")"
+# ... explained on the next line, as a worst case (trial: "the bias bound is unexplained").
+grep -A1 'bias bound' "$tmp/out" | tail -1 | grep -qx '    worst case: the most E can shift because elements were measured alone, not in this context' ||
+    fail "the bias bound is not explained: $(cat "$tmp/out")"
 "$erg" compose --json "$ex/attention-layer.json" > "$tmp/json" || fail "compose --json exit"
 for k in energy_j energy_sd_j time_s time_sd_s static_energy_j dynamic_energy_j interval_j confidence \
          bias_bound_j grade devices busy_s idle_s; do
