@@ -28,8 +28,9 @@
  * of a ⊕multi, the hold power h of a sub-sequence does not depend on its choices (true when
  * static power depends only on the device, the usual case); see docs/frontier.md.
  *
- * DAG form (nodes + edges): every device is held at its static power for the whole makespan M,
- * so E = (Σ_dev s_dev)·M + Σ_nodes d_node. Small DAGs are solved exactly by enumeration; larger
+ * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power while
+ * its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so
+ * E = Σ_dev p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s). Small DAGs are solved exactly by enumeration; larger
  * ones through the convex relaxation (each node's lower convex hull of (T, d), minimum energy for
  * a deadline as a linear program solved with GLPK), rounded back to real points, with the gap to
  * the relaxation reported per point.
@@ -129,6 +130,13 @@ ERG_API int erg_opsched_add_device(erg_opsched *os, const char *id, double stati
                                    erg_diag *diag);
 
 /**
+ * Set a declared device's idle power (W, ≥ 0; default its static power): what it draws in the gaps of
+ * a DAG and in idle elements (schedule/1 "idle_power_w"). Errors: ERG_EINVAL.
+ */
+ERG_API int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w,
+                                       erg_diag *diag);
+
+/**
  * Add a point to the operating set of element `element` (created on first use, on sig->device).
  * omega_device is the device-wide operating point as compact JSON ("" or NULL when there is
  * none); points of operands of ⊕ must have equal omega_device to be combined. The signature is
@@ -165,6 +173,9 @@ ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, s
  */
 ERG_API int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element,
                                  erg_diag *diag);
+/** Same, on device (NULL or "": the element's device), as a schedule/1 node's "device". */
+ERG_API int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
+                                    const char *device, erg_diag *diag);
 ERG_API int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag);
 
 /** DAG solution methods. */

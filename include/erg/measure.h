@@ -77,16 +77,16 @@ typedef struct erg_calibration_channel {
     char id[ERG_METER_ID_MAX];
     erg_domain domain;
     char device[ERG_METER_ID_MAX];
-    double idle_power_w;    /**< mean power at rest, W */
-    double cv;              /**< coefficient of variation σ/μ of windowed power at rest */
-    size_t samples;         /**< windows behind the figures */
+    double idle_power_w; /**< mean power at rest, W */
+    double cv;           /**< coefficient of variation σ/μ of windowed power at rest */
+    size_t samples;      /**< windows behind the figures */
 } erg_calibration_channel;
 
 /** A calibration (FECoM's stable state). File: {"erg": "calibration/1", ...}. */
 typedef struct erg_calibration {
-    double duration_s;      /**< time spent at rest, s */
-    double window_s;        /**< length of each power window, s */
-    double idle_power_w;    /**< idle power of the channels a total sums, W */
+    double duration_s;   /**< time spent at rest, s */
+    double window_s;     /**< length of each power window, s */
+    double idle_power_w; /**< idle power of the channels a total sums, W */
     size_t n_channels;
     erg_calibration_channel channels[ERG_METER_MAX_CHANNELS];
 } erg_calibration;
@@ -116,11 +116,11 @@ ERG_API int erg_calibration_default_path(char *buf, size_t size);
 
 /** Options of the stability wait (FECoM 3.5 thresholds by default). */
 typedef struct erg_stability_options {
-    double cpu_max_c;       /**< CPU temperature threshold, °C (default 55) */
-    double gpu_max_c;       /**< GPU temperature threshold, °C (default 40) */
-    double timeout_s;       /**< give up after, s (default 120) */
-    double sample_s;        /**< power sample window, s (default: calibration's window_s) */
-    size_t n_samples;       /**< CV over the last n samples (default 20) */
+    double cpu_max_c; /**< CPU temperature threshold, °C (default 55) */
+    double gpu_max_c; /**< GPU temperature threshold, °C (default 40) */
+    double timeout_s; /**< give up after, s (default 120) */
+    double sample_s;  /**< power sample window, s (default: calibration's window_s) */
+    size_t n_samples; /**< CV over the last n samples (default 20) */
 } erg_stability_options;
 
 /** Fill the defaults above. */
@@ -128,9 +128,9 @@ ERG_API void erg_stability_options_init(erg_stability_options *o);
 
 /** Outcome of the stability wait. */
 typedef struct erg_stability_result {
-    int stable;                         /**< 1 stable, 0 gave up at the timeout */
+    int stable; /**< 1 stable, 0 gave up at the timeout */
     double waited_s;
-    char reason[ERG_METER_REASON_MAX];  /**< what was still unstable when giving up */
+    char reason[ERG_METER_REASON_MAX]; /**< what was still unstable when giving up */
 } erg_stability_result;
 
 /**
@@ -151,9 +151,9 @@ typedef struct erg_mean_sd {
 
 /** Baseline subtraction modes of erg_summarize. */
 typedef enum erg_baseline_mode {
-    ERG_BASELINE_NONE = 0,      /**< baseline 0 */
-    ERG_BASELINE_CALIBRATED,    /**< per-channel idle power from a calibration × time */
-    ERG_BASELINE_FIXED_W        /**< a fixed power for the total × time */
+    ERG_BASELINE_NONE = 0,   /**< baseline 0 */
+    ERG_BASELINE_CALIBRATED, /**< per-channel idle power from a calibration × time */
+    ERG_BASELINE_FIXED_W     /**< a fixed power for the total × time */
 } erg_baseline_mode;
 
 /** Per-channel summary over runs. */
@@ -162,22 +162,22 @@ typedef struct erg_channel_summary {
     erg_domain domain;
     char device[ERG_METER_ID_MAX];
     erg_grade grade;
-    erg_reading_state state;           /**< ok only when every successful run was ok */
+    erg_reading_state state; /**< ok only when every successful run was ok */
     char reason[ERG_METER_REASON_MAX];
-    unsigned flags;                    /**< union over runs */
+    unsigned flags; /**< union over runs */
     erg_mean_sd energy_j, baseline_j, net_energy_j;
     int in_total;
 } erg_channel_summary;
 
 /** Summary of repeated runs (the runs whose command succeeded). */
 typedef struct erg_summary {
-    size_t runs;                       /**< runs summarised */
+    size_t runs; /**< runs summarised */
     erg_mean_sd time_s;
     size_t n_channels;
     erg_channel_summary channels[ERG_METER_MAX_CHANNELS];
     erg_mean_sd total_energy_j, total_baseline_j, total_net_energy_j;
     erg_grade total_grade;
-    double static_power_w;             /**< s: idle power of the summed channels, W (0 if none) */
+    double static_power_w; /**< s: idle power of the summed channels, W (0 if none) */
     char total_ids[ERG_METER_MAX_CHANNELS][ERG_METER_ID_MAX];
     size_t n_total;
 } erg_summary;

@@ -16,8 +16,10 @@ static const char calibrate_help[] =
     "Usage: erg calibrate [--duration S] [--window S] [--out FILE] [--json] [--backends LIST]\n\n"
     "Measure the machine at rest (run nothing else meanwhile): for every usable channel, the idle\n"
     "power (mean of windowed power) and the coefficient of variation sigma/mu of windowed power\n"
-    "(FECoM's stable state, Section 2.3). 'erg measure' uses the file for its baseline (idle power x\n"
-    "time), for --stable (CV of the last 20 samples <= the calibrated CV) and for the static power s\n"
+    "(FECoM's stable state, Section 2.3). 'erg measure' uses the file for its baseline (idle power "
+    "x\n"
+    "time), for --stable (CV of the last 20 samples <= the calibrated CV) and for the static power "
+    "s\n"
     "of --signature.\n\n"
     "  --duration S   time at rest, s (default 10; FECoM used about 10 minutes)\n"
     "  --window S     power window, s (default 0.5, FECoM's sampling interval)\n"
@@ -47,12 +49,12 @@ static void make_parent(const char *path)
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, NULL, 'd'},
-                                              {"window", required_argument, NULL, 'w'},
-                                              {"out", required_argument, NULL, 'o'},
-                                              {"json", no_argument, NULL, 'j'},
-                                              {"backends", required_argument, NULL, 'b'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"window", required_argument, NULL, 'w'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"backends", required_argument, NULL, 'b'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     double duration_s = 10, window_s = 0.5;
     const char *out = NULL, *backends = NULL;
     int json = 0, c;
@@ -132,4 +134,5 @@ static int run(int argc, char **argv)
     return ERG_EXIT_OK;
 }
 
-const struct erg_cli_command erg_cli_cmd_calibrate = {"calibrate", "measure idle power and its variation at rest (stable state)", run};
+const struct erg_cli_command erg_cli_cmd_calibrate = {
+    "calibrate", "measure idle power and its variation at rest (stable state)", run};

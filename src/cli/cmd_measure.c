@@ -25,32 +25,30 @@ static const char measure_help[] =
     "                   [--calibration FILE] [--signature OUT.json] [--name NAME] [--json|--csv]\n"
     "                   [--period S] [--backends LIST] [--min-grade G] -- CMD ARGS...\n\n"
     "Run CMD N times, each inside a measurement window, and report per channel and in total the\n"
-    "gross energy, the baseline (idle power x time) and the net energy, each as mean ± sd over the\n"
+    "gross energy, the baseline (idle power x time) and the net energy, each as mean ± sd over "
+    "the\n"
     "runs whose command succeeded, with the provenance grade, the state and the flags of every\n"
-    "channel. A failing command is reported, not averaged in. Totals never count a domain twice.\n\n"
+    "channel. A failing command is reported, not averaged in. Totals never count a domain "
+    "twice.\n\n"
     "  -r, --runs N        runs to measure (default 5)\n"
     "  --warmup K          unmeasured runs first (default 0)\n"
     "  --cooldown S        rest between runs, s (default 0)\n"
-    "  --stable            first wait for the stable state (FECoM): temperatures below 55 °C (CPU)\n"
+    "  --stable            first wait for the stable state (FECoM): temperatures below 55 °C "
+    "(CPU)\n"
     "                      and 40 °C (GPU), CV of the last 20 power samples <= the calibrated CV;\n"
     "                      gives up after --stable-timeout S (default 120) and says so\n"
-    "  --baseline MODE     auto: idle power from the calibration file when there is one, else none;\n"
+    "  --baseline MODE     auto: idle power from the calibration file when there is one, else "
+    "none;\n"
     "                      none; or a power in W subtracted from the total (default auto)\n"
     "  --calibration FILE  calibration file (default $XDG_CACHE_HOME/erg/calibration.json)\n"
     "  --signature OUT     write the run as a signature/1 file (s = calibrated idle power)\n"
     "  --name NAME         element name in the signature (default: the command)\n"
-    "  --json | --csv      machine-readable output (measurement/1); the command's stdout then goes\n"
+    "  --json | --csv      machine-readable output (measurement/1); the command's stdout then "
+    "goes\n"
     "                      to stderr so stdout holds one document\n"
     "  --period S          sampler period, s (default 0.1)\n"
     "  --min-grade G       exit 3 unless the total is at least hw_shunt|model_based|estimator\n\n"
     "Exit status: 0 ok, 1 some run of CMD failed, 2 bad usage or input, 3 no usable meter.\n";
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sleep_s(double s)
 {
@@ -103,16 +101,22 @@ struct opts {
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    static const struct option longopts[] = {
-        {"runs", required_argument, NULL, 'r'},       {"warmup", required_argument, NULL, 'w'},
-        {"cooldown", required_argument, NULL, 'c'},   {"stable", no_argument, NULL, 's'},
-        {"stable-timeout", required_argument, NULL, 'T'},
-        {"baseline", required_argument, NULL, 'b'},   {"calibration", required_argument, NULL, 'C'},
-        {"signature", required_argument, NULL, 'S'},  {"name", required_argument, NULL, 'n'},
-        {"json", no_argument, NULL, 'j'},             {"csv", no_argument, NULL, 'v'},
-        {"period", required_argument, NULL, 'p'},     {"backends", required_argument, NULL, 'B'},
-        {"min-grade", required_argument, NULL, 'g'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"runs", required_argument, NULL, 'r'},
+                                             {"warmup", required_argument, NULL, 'w'},
+                                             {"cooldown", required_argument, NULL, 'c'},
+                                             {"stable", no_argument, NULL, 's'},
+                                             {"stable-timeout", required_argument, NULL, 'T'},
+                                             {"baseline", required_argument, NULL, 'b'},
+                                             {"calibration", required_argument, NULL, 'C'},
+                                             {"signature", required_argument, NULL, 'S'},
+                                             {"name", required_argument, NULL, 'n'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"csv", no_argument, NULL, 'v'},
+                                             {"period", required_argument, NULL, 'p'},
+                                             {"backends", required_argument, NULL, 'B'},
+                                             {"min-grade", required_argument, NULL, 'g'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->runs = 5;
     o->stable_timeout_s = 120;
@@ -122,7 +126,8 @@ static int parse(int argc, char **argv, struct opts *o)
     while ((c = getopt_long(argc, argv, "+r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r':
-            if (erg_cli_ulong("measure", "--runs", optarg, &o->runs) || o->runs < 1 || o->runs > 1000)
+            if (erg_cli_ulong("measure", "--runs", optarg, &o->runs) || o->runs < 1 ||
+                o->runs > 1000)
                 return o->runs < 1 || o->runs > 1000
                            ? erg_cli_usage("measure", "--runs must be 1 to 1000")
                            : ERG_EXIT_USAGE;
@@ -237,7 +242,8 @@ static void print_text(const struct opts *o, const erg_summary *s, char **cmd, c
     else
         printf("\nTotal: no figure (no channel gave one in every run)\n");
     if (s->n_total && s->total_grade == ERG_GRADE_ESTIMATOR)
-        printf("Note: the total rests on the estimator (no live hardware counter for the CPU): it is an estimate.\n");
+        printf("Note: the total rests on the estimator (no live hardware counter for the CPU): it "
+               "is an estimate.\n");
     (void)o;
 }
 
@@ -264,9 +270,16 @@ static void print_csv(const erg_summary *s)
            s->total_net_energy_j.sd);
 }
 
-static json_t *to_json(const erg_summary *s, char **cmd, const int *status, size_t nruns,
-                       const char *baseline_src, double baseline_w,
-                       const erg_stability_result *st, int m1_raised)
+/* What each attempted run gave, failed runs included (the summary holds the successful ones). */
+struct run_rec {
+    double time_s, total_energy_j;
+    erg_grade grade;
+    size_t n_total;
+};
+
+static json_t *to_json(const erg_summary *s, char **cmd, const int *status,
+                       const struct run_rec *rec, size_t nruns, const char *baseline_src,
+                       double baseline_w, const erg_stability_result *st, int m1_raised)
 {
     json_t *root = json_object(), *ca = json_array(), *argv = json_array(), *sts = json_array();
     json_object_set_new(root, "erg", json_string("measurement/1"));
@@ -283,6 +296,15 @@ static json_t *to_json(const erg_summary *s, char **cmd, const int *status, size
     }
     json_object_set_new(root, "exit_status", json_integer(first_fail));
     json_object_set_new(root, "exit_statuses", sts);
+    json_t *per = json_array();
+    for (size_t k = 0; k < nruns; k++)
+        json_array_append_new(
+            per,
+            json_pack("{s:i, s:o, s:o, s:o}", "exit_status", status[k], "time_s",
+                      erg_cli_num(rec[k].time_s), "energy_j", erg_cli_num(rec[k].total_energy_j),
+                      "grade",
+                      rec[k].n_total ? json_string(erg_grade_name(rec[k].grade)) : json_null()));
+    json_object_set_new(root, "per_run", per);
     json_object_set_new(root, "time_s", msd(s->time_s));
     for (size_t i = 0; i < s->n_channels; i++) {
         const erg_channel_summary *c = &s->channels[i];
@@ -305,22 +327,24 @@ static json_t *to_json(const erg_summary *s, char **cmd, const int *status, size
     json_object_set_new(tot, "energy_j", msd(s->total_energy_j));
     json_object_set_new(tot, "baseline_j", msd(s->total_baseline_j));
     json_object_set_new(tot, "net_energy_j", msd(s->total_net_energy_j));
-    json_object_set_new(tot, "grade", s->n_total ? json_string(erg_grade_name(s->total_grade))
-                                                 : json_null());
+    json_object_set_new(tot, "grade",
+                        s->n_total ? json_string(erg_grade_name(s->total_grade)) : json_null());
     for (size_t i = 0; i < s->n_total; i++)
         json_array_append_new(ids, json_string(s->total_ids[i]));
     json_object_set_new(tot, "channels", ids);
     json_object_set_new(root, "total", tot);
-    json_object_set_new(root, "baseline", json_pack("{s:s, s:o}", "source", baseline_src,
-                                                    "power_w", erg_cli_num(baseline_w)));
+    json_object_set_new(
+        root, "baseline",
+        json_pack("{s:s, s:o}", "source", baseline_src, "power_w", erg_cli_num(baseline_w)));
     if (st)
-        json_object_set_new(root, "stable", json_pack("{s:b, s:f, s:s}", "reached", st->stable,
-                                                      "waited_s", st->waited_s, "reason",
-                                                      st->reason));
+        json_object_set_new(root, "stable",
+                            json_pack("{s:b, s:f, s:s}", "reached", st->stable, "waited_s",
+                                      st->waited_s, "reason", st->reason));
     if (s->n_total && s->total_grade == ERG_GRADE_ESTIMATOR)
-        json_object_set_new(root, "note", json_string("the total rests on the estimator (no live "
-                                                      "hardware counter for the CPU): it is an "
-                                                      "estimate"));
+        json_object_set_new(root, "note",
+                            json_string("the total rests on the estimator (no live "
+                                        "hardware counter for the CPU): it is an "
+                                        "estimate"));
     if (m1_raised)
         json_object_set_new(root, "signature_note",
                             json_string("var_E raised to s^2 var_T (Axiom M1)"));
@@ -340,11 +364,12 @@ static int run(int argc, char **argv)
     erg_calibration *cal = calloc(1, sizeof *cal);
     erg_measurement *runs = calloc(o.runs, sizeof *runs);
     int *status = calloc(o.runs, sizeof *status);
+    struct run_rec *rec = calloc(o.runs, sizeof *rec);
     erg_summary *sum = calloc(1, sizeof *sum);
     erg_meter *m = NULL;
     erg_monitor *mon = NULL;
     int have_cal = 0, rc = ERG_EXIT_OK;
-    if (!cal || !runs || !status || !sum) {
+    if (!cal || !runs || !status || !sum || !rec) {
         fprintf(stderr, "erg: out of memory\n");
         rc = ERG_EXIT_USAGE;
         goto out;
@@ -418,6 +443,7 @@ static int run(int argc, char **argv)
         status[k] = run_child(cmd, quiet);
         erg_measurement r;
         erg_window_end(mon, "run", 0, &r, NULL);
+        rec[k] = (struct run_rec){r.time_s, r.total_energy_j, r.total_grade, r.n_total};
         if (status[k] < 0) {
             rc = ERG_EXIT_USAGE;
             goto out;
@@ -459,7 +485,7 @@ static int run(int argc, char **argv)
         }
     }
     if (o.json)
-        erg_cli_print_json(to_json(sum, cmd, status, o.runs, src, base_w, stp, m1));
+        erg_cli_print_json(to_json(sum, cmd, status, rec, o.runs, src, base_w, stp, m1));
     else if (o.csv)
         print_csv(sum);
     else
@@ -483,9 +509,10 @@ out:
     free(cal);
     free(runs);
     free(status);
+    free(rec);
     free(sum);
-    (void)mono_s;
     return rc;
 }
 
-const struct erg_cli_command erg_cli_cmd_measure = {"measure", "run a command and measure its energy (gross, baseline, net)", run};
+const struct erg_cli_command erg_cli_cmd_measure = {
+    "measure", "run a command and measure its energy (gross, baseline, net)", run};

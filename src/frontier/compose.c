@@ -473,18 +473,28 @@ static int multi_op(struct ctx *x, struct cset **ops, size_t n, int padded, stru
     return prune(s, padded, 0.0);
 }
 
+/* Largest number of ε-trims on any path from the root to a leaf: each trim multiplies the energy
+ * error by at most (1 + δ), so δ = (1+ε)^(1/depth) − 1 keeps the total within 1 + ε. Sequences are
+ * merged as balanced binary trees in ε mode, so a chain of n adds ⌈log2 n⌉ trims, not n − 1. */
+static size_t ceil_log2(size_t n)
+{
+    size_t k = 0;
+    while (((size_t)1 << k) < n)
+        k++;
+    return k;
+}
+
 static size_t count_trims(const erg_opsched *os, size_t id, int padded)
 {
     const struct fr_expr *e = &os->expr[id];
-    if (e->op == ERG_OP_LEAF)
-        return 0;
-    size_t n = 0;
-    int sub_padded = padded || e->op != ERG_OP_SEQ;
-    for (size_t k = 0; k < e->n; k++)
-        n += count_trims(os, e->kids[k], sub_padded);
-    if (e->op == ERG_OP_SEQ && !padded)
-        n += e->n - 1;
-    return n;
+    if (e->op == ERG_OP_LEAF || padded || e->op != ERG_OP_SEQ)
+        return 0; /* no trimming inside ⊕/⊕multi operands */
+    size_t deepest = 0;
+    for (size_t k = 0; k < e->n; k++) {
+        size_t c = count_trims(os, e->kids[k], 0);
+        deepest = c > deepest ? c : deepest;
+    }
+    return deepest + ceil_log2(e->n);
 }
 
 static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cset **out)
@@ -502,7 +512,19 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
     for (size_t k = 0; k < e->n && rc == ERG_OK; k++)
         rc = eval(x, e->kids[k], sub_padded, depth + 1, &ops[k]);
     if (rc == ERG_OK) {
-        if (e->op == ERG_OP_SEQ) {
+        if (e->op == ERG_OP_SEQ && x->delta > 0 && !padded) {
+            /* Balanced merge tree (⊗ is associative, Property 6.1): fewer trims per path. */
+            size_t m = e->n;
+            while (m > 1 && rc == ERG_OK) {
+                size_t w = 0;
+                for (size_t k = 0; k + 1 < m && rc == ERG_OK; k += 2)
+                    rc = seq2(x, ops[k], ops[k + 1], padded, &ops[w++]);
+                if (m % 2)
+                    ops[w++] = ops[m - 1];
+                m = w;
+            }
+            *out = ops[0];
+        } else if (e->op == ERG_OP_SEQ) {
             struct cset *acc = ops[0];
             for (size_t k = 1; k < e->n && rc == ERG_OK; k++)
                 rc = seq2(x, acc, ops[k], padded, &acc);

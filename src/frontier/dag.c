@@ -33,7 +33,8 @@ struct dag {
     size_t *pred_off, *pred;   /* CSR of predecessors */
     size_t *succ_off, *succ;   /* CSR of successors */
     struct stair *st;
-    double static_w;           /* Σ_dev s_dev */
+    double static_w;           /* Σ_dev p_dev: every device held for the makespan at its idle power */
+    double *cstat;             /* per node: s_dev − p_dev, the extra static power while it runs */
     double *dur, *fin, *lst;   /* scratch: durations, finish times, latest finish */
 };
 
@@ -54,6 +55,7 @@ static void dag_free(struct dag *g)
     free(g->dur);
     free(g->fin);
     free(g->lst);
+    free(g->cstat);
 }
 
 struct td {
@@ -87,9 +89,10 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     g->dur = malloc(n * sizeof *g->dur);
     g->fin = malloc(n * sizeof *g->fin);
     g->lst = malloc(n * sizeof *g->lst);
+    g->cstat = malloc((n + 1) * sizeof *g->cstat);
     size_t *indeg = calloc(n, sizeof *indeg), *fill = calloc(n + 1, sizeof *fill);
     if (!g->topo || !g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->st || !g->dur ||
-        !g->fin || !g->lst || !indeg || !fill) {
+        !g->fin || !g->lst || !g->cstat || !indeg || !fill) {
         free(indeg);
         free(fill);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -133,14 +136,16 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     }
     free(indeg);
     free(fill);
-    /* Static power: each device once. */
+    /* Every device once, held at its idle power; a node adds s − p while it runs (gaps are idle
+     * elements, schedule/1 DAG semantics). */
     for (size_t k = 0; k < n; k++) {
-        const char *dev = os->elem[os->node[k].elem].device;
+        const char *dev = os->node[k].device;
+        g->cstat[k] = erg__fr_device_static_w(os, dev) - erg__fr_device_idle_w(os, dev);
         int first = 1;
         for (size_t j = 0; j < k && first; j++)
-            first = strcmp(os->elem[os->node[j].elem].device, dev) != 0;
+            first = strcmp(os->node[j].device, dev) != 0;
         if (first)
-            g->static_w += erg__fr_device_static_w(os, dev);
+            g->static_w += erg__fr_device_idle_w(os, dev);
     }
     /* Per-node staircases. */
     for (size_t k = 0; k < n; k++) {
@@ -155,7 +160,8 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
         for (size_t i = 0; i < el->n; i++)
-            v[i] = (struct td){el->pts[i].sig.time_s, el->pts[i].sig.dynamic_energy_j, i};
+            v[i] = (struct td){el->pts[i].sig.time_s,
+                               el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
         qsort(v, el->n, sizeof *v, cmp_td);
         double best = INFINITY;
         for (size_t i = 0; i < el->n; i++) {
@@ -235,7 +241,7 @@ static void reclaim(struct dag *g, size_t *sel, double M)
 }
 
 struct plan {
-    double M, E, D;
+    double M, E, D; /* makespan, energy, dynamic energy Σ d (s) */
     size_t *sel;
 };
 
@@ -243,16 +249,18 @@ static int add_plan(struct plan **pl, size_t *n, size_t *cap, struct dag *g, con
 {
     for (size_t k = 0; k < g->n; k++)
         g->dur[k] = g->st[k].t[sel[k]];
-    double M = forward(g), D = 0;
-    for (size_t k = 0; k < g->n; k++)
+    double M = forward(g), D = 0, Dtrue = 0;
+    for (size_t k = 0; k < g->n; k++) {
         D += g->st[k].d[sel[k]];
+        Dtrue += g->st[k].d[sel[k]] - g->cstat[k] * g->st[k].t[sel[k]];
+    }
     if (erg__fr_grow((void **)pl, cap, *n + 1, sizeof **pl))
         return ERG_ENOMEM;
     size_t *c = malloc(g->n * sizeof *c);
     if (!c)
         return ERG_ENOMEM;
     memcpy(c, sel, g->n * sizeof *c);
-    (*pl)[*n] = (struct plan){M, g->static_w * M + D, D, c};
+    (*pl)[*n] = (struct plan){M, g->static_w * M + D, Dtrue, c};
     (*n)++;
     return ERG_OK;
 }

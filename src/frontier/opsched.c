@@ -106,6 +106,26 @@ double erg__fr_device_static_w(const erg_opsched *os, const char *device)
     return 0.0;
 }
 
+double erg__fr_device_idle_w(const erg_opsched *os, const char *device)
+{
+    size_t d = erg__fr_find_device(os, device);
+    if (d != FR_NONE && !isnan(os->dev[d].idle_power_w))
+        return os->dev[d].idle_power_w;
+    return erg__fr_device_static_w(os, device);
+}
+
+int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w, erg_diag *diag)
+{
+    size_t d = os && id ? erg__fr_find_device(os, id) : FR_NONE;
+    if (d == FR_NONE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "idle power of an undeclared device");
+    if (!(idle_power_w >= 0) || isinf(idle_power_w))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s: idle_power_w = %g must be finite and >= 0",
+                            id, idle_power_w);
+    os->dev[d].idle_power_w = idle_power_w;
+    return ERG_OK;
+}
+
 static int bad_name(const char *s, size_t max)
 {
     return !s || !s[0] || strlen(s) >= max;
@@ -127,6 +147,7 @@ int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_
     memset(d, 0, sizeof *d);
     snprintf(d->id, sizeof d->id, "%s", id);
     d->static_power_w = static_power_w;
+    d->idle_power_w = NAN;
     return ERG_OK;
 }
 
@@ -224,6 +245,12 @@ int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n,
 
 int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element, erg_diag *diag)
 {
+    return erg_opsched_add_node_on(os, id, element, NULL, diag);
+}
+
+int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element, const char *device,
+                            erg_diag *diag)
+{
     if (!os || bad_name(id, ERG_SIG_NAME_MAX) || !element)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node id must be 1 to %d bytes",
                             ERG_SIG_NAME_MAX - 1);
@@ -234,7 +261,11 @@ int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element, e
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s declared twice", id);
     if (GROW(os->node, os->cap_node, os->n_node + 1))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    if (device && strlen(device) >= ERG_SIG_DEVICE_MAX)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s: device id too long", id);
     snprintf(os->node[os->n_node].id, sizeof os->node[0].id, "%s", id);
+    snprintf(os->node[os->n_node].device, sizeof os->node[0].device, "%s",
+             device && device[0] ? device : os->elem[e].device);
     os->node[os->n_node].elem = e;
     os->n_node++;
     return ERG_OK;

@@ -29,6 +29,7 @@ struct fr_group {
 struct fr_device {
     char id[ERG_SIG_DEVICE_MAX];
     double static_power_w;
+    double idle_power_w; /* draw of an idle device (gaps in a DAG, idle elements) */
 };
 
 struct fr_transition {
@@ -46,6 +47,7 @@ struct fr_expr {
 struct fr_node {
     char id[ERG_SIG_NAME_MAX];
     size_t elem;
+    char device[ERG_SIG_DEVICE_MAX]; /* where it runs: the node's own, else its element's */
 };
 
 struct erg_opsched {
@@ -74,6 +76,8 @@ size_t erg__fr_find_node(const erg_opsched *os, const char *id);
 int erg__fr_group(erg_opsched *os, const char *device, const char *omega);
 /* Static power of a device: declared, else the first point on it, else 0. */
 double erg__fr_device_static_w(const erg_opsched *os, const char *device);
+/* Idle power of a device: declared idle_power_w, else its static power. */
+double erg__fr_device_idle_w(const erg_opsched *os, const char *device);
 
 /* Expression frontier (compose.c) and DAG frontier (dag.c). */
 int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,

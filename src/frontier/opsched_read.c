@@ -158,7 +158,9 @@ static int read_expr(struct rd *r, const json_t *v, const char *path, size_t *id
                                    diag)))
             return rc;
         erg_signature sig;
-        if ((rc = erg_signature_idle(device, erg__fr_device_static_w(r->os, device), t, &sig)) != ERG_OK)
+        if (erg__fr_find_device(r->os, device) == FR_NONE)
+            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: undeclared device \"%s\"", sub, device);
+        if ((rc = erg_signature_idle(device, erg__fr_device_idle_w(r->os, device), t, &sig)) != ERG_OK)
             return erg_diag_set(diag, rc, r->file, "%s: bad idle element", sub);
         char name[ERG_SIG_NAME_MAX];
         snprintf(name, sizeof name, "idle@%s#%zu", device, ++r->n_idle);
@@ -198,6 +200,17 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
     int rc = erg__json_check_tag(root, "schedule", 1, r->file, diag);
     if (rc != ERG_OK)
         return rc;
+    static const char *const known[] = {"erg", "name", "description", "devices", "signatures",
+                                        "transitions", "expr", "nodes", "edges"};
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)root, key, val) {
+        size_t i = 0;
+        while (i < sizeof known / sizeof known[0] && strcmp(known[i], key) != 0)
+            i++;
+        if (i == sizeof known / sizeof known[0])
+            return erg_diag_set(diag, ERG_EPARSE, r->file, "unknown key \"%s\" at the top level", key);
+    }
     const json_t *devs = json_object_get(root, "devices");
     if (devs) {
         if (!json_is_object(devs))
@@ -213,7 +226,11 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
             if ((rc = erg__json_number(dv, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &s,
                                        r->file, path, diag)))
                 return rc;
-            if ((rc = erg_opsched_add_device(r->os, id, s, diag)) != ERG_OK)
+            double idle = NAN;
+            if ((rc = erg__json_number(dv, "idle_power_w", ERG_JSON_NONNEG, &idle, r->file, path, diag)))
+                return rc;
+            if ((rc = erg_opsched_add_device(r->os, id, s, diag)) != ERG_OK ||
+                (!isnan(idle) && (rc = erg_opsched_set_idle_power(r->os, id, idle, diag)) != ERG_OK))
                 return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
         }
     }
@@ -272,11 +289,14 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
     json_array_foreach(nodes, i, nv) {
         char path[64];
         snprintf(path, sizeof path, "nodes[%zu]", i);
-        char id[ERG_SIG_NAME_MAX] = "", sg[ERG_SIG_NAME_MAX] = "";
+        char id[ERG_SIG_NAME_MAX] = "", sg[ERG_SIG_NAME_MAX] = "", dev[ERG_SIG_DEVICE_MAX] = "";
+        double start = NAN; /* accepted for schedule/1 compatibility; a frontier re-times nodes */
         if ((rc = erg__json_string(nv, "id", ERG_JSON_REQUIRED, id, sizeof id, r->file, path, diag)) ||
-            (rc = erg__json_string(nv, "signature", ERG_JSON_REQUIRED, sg, sizeof sg, r->file, path, diag)))
+            (rc = erg__json_string(nv, "signature", ERG_JSON_REQUIRED, sg, sizeof sg, r->file, path, diag)) ||
+            (rc = erg__json_string(nv, "device", 0, dev, sizeof dev, r->file, path, diag)) ||
+            (rc = erg__json_number(nv, "start_s", ERG_JSON_NONNEG, &start, r->file, path, diag)))
             return rc;
-        if ((rc = erg_opsched_add_node(r->os, id, sg, diag)) != ERG_OK)
+        if ((rc = erg_opsched_add_node_on(r->os, id, sg, dev, diag)) != ERG_OK)
             return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
     }
     const json_t *edges = json_object_get(root, "edges");

@@ -178,7 +178,8 @@ int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *
     memset(cal, 0, sizeof *cal);
     rc = erg__json_check_tag(root, "calibration", 1, path, diag);
     if (rc == ERG_OK)
-        rc = erg__json_number(root, "duration_s", ERG_JSON_NONNEG, &cal->duration_s, path, "", diag);
+        rc =
+            erg__json_number(root, "duration_s", ERG_JSON_NONNEG, &cal->duration_s, path, "", diag);
     if (rc == ERG_OK)
         rc = erg__json_number(root, "window_s", ERG_JSON_NONNEG, &cal->window_s, path, "", diag);
     if (rc == ERG_OK)
@@ -312,7 +313,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
             double lim = t[k].is_gpu ? o->gpu_max_c : o->cpu_max_c;
             if (t[k].temp_c > lim) {
                 ok = 0;
-                snprintf(why, sizeof why, "%s at %.1f °C, above %.1f °C", t[k].id, t[k].temp_c, lim);
+                snprintf(why, sizeof why, "%s at %.1f °C, above %.1f °C", t[k].id, t[k].temp_c,
+                         lim);
             }
         }
         out->waited_s = mono_s() - t0;

@@ -35,8 +35,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                   const erg_calibration *cal, double fixed_w, erg_summary *out, erg_diag *diag)
 {
     if (!runs || !out || n == 0 || n > MAX_RUNS_STACK)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "summarize: need 1 to %d runs",
-                            MAX_RUNS_STACK);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "summarize: need 1 to %d runs", MAX_RUNS_STACK);
     if (mode == ERG_BASELINE_CALIBRATED && !cal)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "calibrated baseline needs a calibration");
     if (mode == ERG_BASELINE_FIXED_W && !(fixed_w >= 0 && isfinite(fixed_w)))
@@ -214,9 +213,8 @@ int erg_summary_write_signature(const char *path, const erg_signature *sig, cons
         json_array_append_new(ids, json_string(s->total_ids[i]));
     json_object_set_new(root, "flags", fl);
     json_object_set_new(root, "channels", ids);
-    int rc = erg__json_dump_file(root, path,
-                                 JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17),
-                                 diag);
+    int rc = erg__json_dump_file(
+        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
     return rc;
 }

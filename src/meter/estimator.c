@@ -140,5 +140,9 @@ static void est_read(void *st, uint64_t *ticks, int *status, size_t n)
 }
 
 const struct erg__backend_ops erg__backend_estimator = {
-    ERG__BACKEND_ABI, "estimator", est_open, est_read, NULL, est_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "estimator",
+    .open = est_open,
+    .read = est_read,
+    .close = est_close,
 };

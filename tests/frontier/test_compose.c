@@ -317,6 +317,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
         return r;
     }
     struct ev k[3];
+    memset(k, 0, sizeof k);
     erg_signature ops[3];
     for (size_t i = 0; i < t->n; i++) {
         k[i] = evaluate(m, t->kids[i], choice);

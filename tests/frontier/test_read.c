@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* schedule/1 with operating sets: reading good files and rejecting bad ones with a location. */
+#include "erg/calculus.h"
 #include "erg/frontier.h"
 #include "support/erg_test.h"
 
@@ -95,6 +96,69 @@ static void reads_a_dag_a_signature_file_and_transitions(void **state)
     erg_frontier_free(&f);
 }
 
+/* A schedule whose elements have one point each has a one-point frontier: the calculus's own
+ * composition (erg_schedule_compose, expression and DAG form) of the same file. */
+static void single_point_schedules_match_the_calculus(void **state)
+{
+    (void)state;
+    const char *files[] = {"attention-layer.json", "attention-layer-serialized.json", "pipeline-2gpu.json",
+                           "pipeline-2gpu-dag.json"};
+    const char *src = getenv("ERG_TEST_SOURCE_DIR");
+    if (!src)
+        src = ERG_TEST_SOURCE_DIR;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/examples/%s", src, files[i]);
+        erg_schedule *sc = NULL;
+        erg_opsched *os = NULL;
+        erg_diag d;
+        erg_diag_clear(&d);
+        if (erg_schedule_read_file(p, &sc, &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        erg_report rep;
+        assert_int_equal(erg_schedule_compose(sc, NULL, &rep, &d), ERG_OK);
+        if (erg_opsched_read_file(p, &os, &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        erg_frontier f;
+        assert_int_equal(erg_opsched_frontier(os, NULL, &f, &d), ERG_OK);
+        assert_int_equal(f.n_points, 1);
+        erg_assert_rel(f.points[0].energy_j, rep.energy_j, 1e-12);
+        erg_assert_rel(f.points[0].time_s, rep.time_s, 1e-12);
+        erg_assert_rel(f.points[0].static_energy_j, rep.static_energy_j, 1e-12);
+        erg_frontier_free(&f);
+        erg_opsched_free(os);
+        erg_report_free(&rep);
+        erg_schedule_free(sc);
+    }
+}
+
+/* Idle power in a DAG: gpu0 s = 10, idle 4; gpu1 s = 6 (idle = static). a (gpu0, 1 s or 2 s) and
+ * b (node on gpu1 though its signature says gpu0) run in parallel; b takes 3 s.
+ * E = 4·M + 6·M + Σ d + (10 − 4)·T_a: a0 (1 s, d 5): 30 + 5 + 2 + 6 = 43; a1 (2 s, d 2): 30 + 2 + 2 + 12 = 46. */
+static void dag_gaps_are_charged_at_idle_power(void **state)
+{
+    (void)state;
+    erg_frontier f;
+    erg_diag d;
+    int rc = read_frontier("{\"erg\": \"schedule/1\",\n"
+                           " \"devices\": {\"gpu0\": {\"static_power_w\": 10, \"idle_power_w\": 4},"
+                           "   \"gpu1\": {\"static_power_w\": 6}},\n"
+                           " \"signatures\": {\"A\": {\"device\": \"gpu0\", \"points\": ["
+                           "   {\"time_s\": 1, \"dynamic_energy_j\": 5}, {\"time_s\": 2, \"dynamic_energy_j\": 2}]},"
+                           "   \"B\": {\"device\": \"gpu0\", \"static_power_w\": 6, \"time_s\": 3, \"dynamic_energy_j\": 2}},\n"
+                           " \"nodes\": [{\"id\": \"a\", \"signature\": \"A\"},"
+                           "   {\"id\": \"b\", \"signature\": \"B\", \"device\": \"gpu1\", \"start_s\": 0}]}\n",
+                           &f, &d);
+    if (rc != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    assert_int_equal(f.n_points, 1);
+    erg_assert_near(f.points[0].time_s, 3, 1e-12);
+    erg_assert_near(f.points[0].energy_j, 43, 1e-12);
+    erg_assert_near(f.points[0].dynamic_energy_j, 7, 1e-12);
+    assert_int_equal(f.choices[0], 0);
+    erg_frontier_free(&f);
+}
+
 static void expect_error(const char *text, int status, const char *where_part, const char *detail_part)
 {
     erg_frontier f;
@@ -135,6 +199,9 @@ static void rejects_bad_operating_sets(void **state)
     expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
                  " \"dynamic_energy_j\": 1}}}",
                  ERG_EPARSE, "s.json", "expected \"expr\"");
+    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+                 " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
+                 ERG_EPARSE, "s.json", "unknown key \"edge\"");
     /* ⊕ across devices has no shared ω_dev. */
     expect_error("{\"erg\": \"schedule/1\", \"signatures\": {"
                  "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
@@ -201,6 +268,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_an_expression_with_operating_sets),
         cmocka_unit_test(reads_a_dag_a_signature_file_and_transitions),
+        cmocka_unit_test(single_point_schedules_match_the_calculus),
+        cmocka_unit_test(dag_gaps_are_charged_at_idle_power),
         cmocka_unit_test(rejects_bad_operating_sets),
         cmocka_unit_test(plans_for_deadline_and_budget),
     };

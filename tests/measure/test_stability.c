@@ -116,7 +116,8 @@ static void sampler_that_overruns_keeps_going(void **state)
     atomic_store(&reads, 0);
     assert_int_equal(erg_meter_sampler_start(m, 0.005), ERG_OK);
     assert_int_equal(erg_meter_sampler_start(m, 0.005), ERG_EINVAL); /* already running */
-    /* wait (up to 10 s) for 8 more reads: a sampler that stopped after an overrun never gets there */
+    /* wait (up to 10 s) for 8 more reads: a sampler that stopped after an overrun never gets there
+     */
     for (int k = 0; k < 1000 && atomic_load(&reads) < 8; k++) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);

@@ -243,7 +243,9 @@ static void calibration_file_round_trip_and_errors(void **state)
     assert_int_equal(back.channels[0].domain, ERG_DOMAIN_PACKAGE);
 
     erg_diag d;
-    fake_write(root, "bad.json", "{\"erg\": \"calibration/1\", \"idle_power_w\": 1,\n \"channels\": [{\"id\": \"x\", \"idle_power_w\": -3, \"cv\": 0}]}\n");
+    fake_write(root, "bad.json",
+               "{\"erg\": \"calibration/1\", \"idle_power_w\": 1,\n \"channels\": [{\"id\": \"x\", "
+               "\"idle_power_w\": -3, \"cv\": 0}]}\n");
     snprintf(path, sizeof path, "%s/bad.json", root);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
     assert_non_null(strstr(d.where, "bad.json"));
