@@ -167,10 +167,12 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
 /**
  * Profile each configuration of grid (n entries; kappa of the grid rows is ignored) and write one
  * sample per configuration into out (caller-allocated, n entries). Protocol (HYMELL Section 5.1):
- * one warm-up execution, then repetitions in batches until the cumulative time reaches
- * min_time_s, rotating the pre-generated input sets; time by CLOCK_MONOTONIC, energy by the
- * energy window around each batch; totals divided by repetitions. Kernels: RMSNorm and causal
- * softmax are erg's own scalar C loops (κ "erg-c"); GEMM is OpenBLAS cblas_sgemm (fp32) or
+ * one or two warm-up executions, then repetitions in batches (each at least min_window_s) until
+ * the cumulative time reaches min_time_s and two batches ran, rotating the pre-generated input
+ * sets; time by CLOCK_MONOTONIC (or the thread's CPU clock, o->clock), energy by the energy
+ * window around each batch; totals divided by repetitions; sds from the robust (MAD) spread of
+ * batch means. Kernels: RMSNorm and causal softmax are erg's own C loops (κ "erg-c",
+ * "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS cblas_sgemm (fp32) or
  * cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors: ERG_EINVAL (bad dims),
  * ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE (a set too large),
  * or the energy window's status. *done (may be NULL) is the number of samples written.
