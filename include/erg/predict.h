@@ -319,6 +319,20 @@ typedef struct erg_op_prediction {
 ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
                                  erg_op_prediction *out, erg_diag *diag);
 
+/**
+ * A prediction as an energy signature (erg/signature.h), so that level-1 estimates compose with
+ * the energy calculus (⊗, ⊕) into blocks and models: T = predicted time, d = E − s·T with s =
+ * static_power_w (the device's static power at its operating point, e.g. a calibration's idle
+ * power; 0 puts all energy in d), and variances from the regime's held-out error: a relative sd
+ * of MAPE·√(π/2) (the mean absolute value of a normal error is σ·√(2/π)), σ²_E raised to s²·σ²_T
+ * if needed (Axiom M1). grade: the model's; runs 0; name the op; kappa the fitted κ; device the
+ * model's target; theta the dimensions as JSON. Errors: those of erg_op_model_predict,
+ * ERG_ENOTSUP (the model has no energy for the op), ERG_ERANGE (s·T exceeds the predicted E),
+ * ERG_EINVAL (static_power_w negative or not finite).
+ */
+ERG_API int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d,
+                                   double static_power_w, erg_signature *out, erg_diag *diag);
+
 /** Held-out figures of one op and regime (regime = ERG_OP_MAX_REGIMES for the op's average row). */
 typedef struct erg_op_validation {
     unsigned n_train, n_test;

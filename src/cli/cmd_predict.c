@@ -18,7 +18,9 @@ static void help(FILE *out)
             "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
             "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
             "Prints time_s, energy_j, regime and the grade of the model's energy data; warns when\n"
-            "the configuration lies outside the fitted range (the prediction extrapolates).\n");
+            "the configuration lies outside the fitted range (the prediction extrapolates).\n"
+            "--signature FILE also writes the prediction as a signature/1 file for the energy\n"
+            "calculus (s = --static-power-w W, default 0; variances from the held-out error).\n");
 }
 
 static int dim_opt(const char *opt, const char *text, int64_t *out)
@@ -57,9 +59,12 @@ static int run(int argc, char **argv)
                                          {"dtype", required_argument, NULL, 'y'},
                                          {"model", required_argument, NULL, 'M'},
                                          {"json", no_argument, NULL, 'J'},
+                                         {"signature", required_argument, NULL, 'S'},
+                                         {"static-power-w", required_argument, NULL, 'P'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *model_path = NULL;
+    const char *model_path = NULL, *sig_path = NULL;
+    double static_w = 0;
     int json = 0, c, have_dtype = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -95,6 +100,15 @@ static int run(int argc, char **argv)
             break;
         case 'J':
             json = 1;
+            break;
+        case 'S':
+            sig_path = optarg;
+            break;
+        case 'P':
+            if (erg_cli_double("predict", "--static-power-w", optarg, &static_w) != 0)
+                return ERG_EXIT_USAGE;
+            if (static_w < 0)
+                return erg_cli_usage("predict", "--static-power-w must not be negative");
             break;
         case 'h':
             help(stdout);
@@ -149,6 +163,17 @@ static int run(int argc, char **argv)
         rc = erg_cli_fail(&diag, rc);
         erg_op_model_free(m);
         return rc == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : rc;
+    }
+    if (sig_path) {
+        erg_signature sig;
+        rc = erg_op_model_signature(m, &d, static_w, &sig, &diag);
+        if (rc == ERG_OK)
+            rc = erg_signature_write_file(sig_path, &sig, &diag);
+        if (rc != ERG_OK) {
+            erg_op_model_free(m);
+            rc = erg_cli_fail(&diag, rc);
+            return rc == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : rc;
+        }
     }
     if (p.extrapolated)
         fprintf(stderr, "erg: warning: %s configuration lies outside the range %s was fitted on; "
