@@ -124,8 +124,9 @@ static int run(int argc, char **argv)
               (d.op == ERG_OP_RMSNORM && (d.m || d.n || d.k)) ||
               (d.op == ERG_OP_SOFTMAX && (d.k || d.d_model || (d.tokens && (d.m || d.n))));
     if (bad)
-        return erg_cli_usage("predict", "option not used by %s (gemm: --m --n --k; rmsnorm: "
-                                        "--tokens --d-model; softmax: --tokens, or --m --n)",
+        return erg_cli_usage("predict",
+                             "option not used by %s (gemm: --m --n --k; rmsnorm: "
+                             "--tokens --d-model; softmax: --tokens, or --m --n)",
                              erg_op_name(d.op));
     erg_diag diag;
     erg_diag_clear(&diag);
@@ -141,8 +142,10 @@ static int run(int argc, char **argv)
     int rc = erg_op_model_load(model_path, &m, &diag);
     if (rc != ERG_OK) {
         if (rc == ERG_ENOENT && model_path == path)
-            fprintf(stderr, "erg: no committed model for this machine (%s); fit one with 'erg fit "
-                            "ops' and pass --model\n", kind);
+            fprintf(stderr,
+                    "erg: no committed model for this machine (%s); fit one with 'erg fit "
+                    "ops' and pass --model\n",
+                    kind);
         return erg_cli_fail(&diag, rc);
     }
     if (strcmp(erg_op_model_target(m), kind) != 0 && !json)
@@ -176,15 +179,18 @@ static int run(int argc, char **argv)
         }
     }
     if (p.extrapolated)
-        fprintf(stderr, "erg: warning: %s configuration lies outside the range %s was fitted on; "
-                        "the prediction extrapolates\n", erg_op_name(d.op), model_path);
+        fprintf(stderr,
+                "erg: warning: %s configuration lies outside the range %s was fitted on; "
+                "the prediction extrapolates\n",
+                erg_op_name(d.op), model_path);
     const char *grade = erg_op_model_has(m, d.op) == 2 ? erg_grade_name(p.grade) : "none";
     if (json) {
         json_t *o = json_object();
         json_object_set_new(o, "op", json_string(erg_op_name(d.op)));
         json_object_set_new(o, "dtype", json_string(erg_dtype_name(d.dtype)));
         json_object_set_new(o, "time_s", json_real(p.time_s));
-        json_object_set_new(o, "energy_j", isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
+        json_object_set_new(o, "energy_j",
+                            isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
         json_object_set_new(o, "regime", json_string(erg_op_regime_name(d.op, p.regime)));
         json_object_set_new(o, "grade", json_string(grade));
         json_object_set_new(o, "extrapolated", json_boolean(p.extrapolated));

@@ -28,7 +28,8 @@ int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d, double s
     if (dyn < 0)
         return erg_diag_set(diag, ERG_ERANGE, NULL,
                             "static power %g W x predicted time %g s exceeds the predicted energy "
-                            "%g J", static_power_w, p.time_s, p.energy_j);
+                            "%g J",
+                            static_power_w, p.time_s, p.energy_j);
     const erg_op_validation *v = &m->op[d->op].val[p.regime];
     const erg_op_validation *avg = &m->op[d->op].val[ERG_OP_MAX_REGIMES];
     double rt = rel_sd(isfinite(v->time_mape_pct) ? v->time_mape_pct : avg->time_mape_pct);

@@ -156,7 +156,7 @@ static double gemm_truth(const erg_op_dims *d)
     double x[ERG_OP_MAX_FEATURES];
     erg_op_features(d, x);
     static const double a[5] = {1e-12, 2e-12, 1.5e-12, 1.2e-12, 1e-12}; /* s per FLOP */
-    static const double b[5] = {1e-10, 1e-10, 8e-11, 5e-11, 2e-11};      /* s per byte in */
+    static const double b[5] = {1e-10, 1e-10, 8e-11, 5e-11, 2e-11};     /* s per byte in */
     static const double c[5] = {5e-6, 2e-5, 3e-5, 4e-5, 1e-4};
     unsigned r = erg_op_regime(d, &t);
     return a[r] * x[3] + b[r] * x[7] + 3e-11 * x[6] + c[r];
@@ -250,7 +250,8 @@ static void thin_regime_falls_back_to_its_neighbour(void **state)
     assert_int_equal(v.fallback, 1);
     assert_int_equal(v.fallback_to, 1);
     assert_int_equal(v.n_train, 3);
-    assert_non_null(strstr(erg_op_model_notes(m), "softmax: regime launch_bound has 3 training points"));
+    assert_non_null(
+        strstr(erg_op_model_notes(m), "softmax: regime launch_bound has 3 training points"));
     erg_op_dims d;
     memset(&d, 0, sizeof d);
     d.op = ERG_OP_SOFTMAX;

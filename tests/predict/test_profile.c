@@ -110,8 +110,9 @@ static void energy_comes_through_the_window(void **state)
     assert_int_equal(f.begins, f.ends);
     assert_int_equal(out.grade, ERG_GRADE_HW_SHUNT);
     /* energy per execution = (100 W · total time + windows · 1 mJ) / reps */
-    erg_assert_rel(out.energy_j, (100.0 * out.time_s * (double)out.reps + 1e-3 * f.ends) /
-                                     (double)out.reps, 1e-9);
+    erg_assert_rel(out.energy_j,
+                   (100.0 * out.time_s * (double)out.reps + 1e-3 * f.ends) / (double)out.reps,
+                   1e-9);
     w.end = failing_end;
     erg_diag diag;
     erg_diag_clear(&diag);
@@ -122,7 +123,8 @@ static void energy_comes_through_the_window(void **state)
 }
 
 /* Like the meter's estimator: no figure for a window shorter than its 10 ms update period. */
-static int coarse_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+static int coarse_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade,
+                      erg_diag *diag)
 {
     (void)ud;
     if (elapsed_s < 0.01)
