@@ -180,6 +180,11 @@ typedef struct erg_channel_info {
     int live;
     int deduplicated;
     char reason[ERG_METER_REASON_MAX];
+    /** ERG_KIND_ESTIMATE only: the model's power at idle and at full load, W, so that a power
+     *  figure maps back to utilisation u = (P − model_idle_w) / (model_full_w − model_idle_w)
+     *  (Fan, Weber, Barroso, ISCA 2007, Eq. 1); both 0 for other kinds. */
+    double model_idle_w;
+    double model_full_w;
 } erg_channel_info;
 
 /** Number of channels (usable and declined). */
@@ -223,9 +228,14 @@ enum {
     ERG_FLAG_STALE = 1u << 5,            /**< missing samples (read errors), or a power reading
                                           *   unchanged for more than 10 s */
     ERG_FLAG_UNIT_SUSPECT = 1u << 6,     /**< readings imply impossible power: no figure */
-    ERG_FLAG_DEDUPLICATED = 1u << 7      /**< mirrors another channel; not summed */
+    ERG_FLAG_DEDUPLICATED = 1u << 7,     /**< mirrors another channel; not summed */
+    /** Set by summaries (erg_summarize, erg/measure.h), never by a reading: the mean baseline
+     *  (calibrated idle power × time) exceeds the mean gross energy, so the net energy is
+     *  negative. The machine drew less than its calibrated idle power: the calibration was taken
+     *  under load or in another state (frequency, fans, another machine). Recalibrate at rest. */
+    ERG_FLAG_BASELINE_EXCEEDS_GROSS = 1u << 8
 };
-#define ERG_FLAG_COUNT 8
+#define ERG_FLAG_COUNT 9
 
 /** Name of flag bit i (0 ≤ i < ERG_FLAG_COUNT): "wrap_corrected", ...; NULL otherwise. */
 ERG_API const char *erg_flag_name(unsigned bit_index);

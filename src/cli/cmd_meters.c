@@ -77,6 +77,21 @@ int erg_cli_print_json(json_t *root)
     return rc == 0 ? 0 : ERG_EXIT_USAGE;
 }
 
+int erg_cli_meter_bad_option(const char *cmd, int c, int argc, char **argv)
+{
+    const char *arg = optind - 1 >= 1 && optind - 1 < argc ? argv[optind - 1] : NULL;
+    char name[96];
+    if (arg && strncmp(arg, "--", 2) == 0)
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+    else if (optopt > 0 && optopt < 256)
+        snprintf(name, sizeof name, "-%c", optopt);
+    else
+        snprintf(name, sizeof name, "%s", arg ? arg : "?");
+    if (c == ':')
+        return erg_cli_usage(cmd, "option '%s' needs a value", name);
+    return erg_cli_usage(cmd, "unknown option '%s'", name);
+}
+
 int erg_cli_has_hardware(const erg_meter *m)
 {
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
@@ -97,7 +112,8 @@ static int run(int argc, char **argv)
                                              {NULL, 0, NULL, 0}};
     int json = 0, probe = 1, c;
     const char *backends = NULL;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = 1;
@@ -112,7 +128,7 @@ static int run(int argc, char **argv)
             fputs(meters_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("meters", "unknown option");
+            return erg_cli_meter_bad_option("meters", c, argc, argv);
         }
     }
     if (optind < argc)

@@ -136,7 +136,8 @@ const char *erg_flag_name(unsigned bit)
 {
     static const char *const names[ERG_FLAG_COUNT] = {
         "wrap_corrected",   "ambiguous_wrap", "backwards",    "glitch",
-        "below_resolution", "stale",          "unit_suspect", "deduplicated"};
+        "below_resolution", "stale",          "unit_suspect", "deduplicated",
+        "baseline_exceeds_gross"};
     return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
 }
 
@@ -224,6 +225,41 @@ static int selected(const char *list, const char *name)
         p = e + 1;
     }
     return 0;
+}
+
+/* Every backend name erg knows, built in or not (rapl-msr and nvml depend on the build). */
+static const char *const known_backends[] = {"rapl-sysfs", "rapl-msr", "nvml", "hwmon",
+                                             "estimator"};
+
+/* Is name one of the backends compiled into this build? */
+static int built_in(const char *name, size_t len)
+{
+    for (size_t r = 0; r < sizeof registry / sizeof registry[0]; r++)
+        if (strlen(registry[r]->name) == len && strncmp(registry[r]->name, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Check a comma-separated backend list (empty items are ignored): every name must be known.
+ * ERG_OK, or ERG_EINVAL naming the first unknown one and the known ones. */
+static int check_backend_list(const char *list, const char *origin, erg_diag *diag)
+{
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int known = len == 0;
+        for (size_t k = 0; !known && k < sizeof known_backends / sizeof known_backends[0]; k++)
+            known = strlen(known_backends[k]) == len && strncmp(known_backends[k], p, len) == 0;
+        if (!known)
+            return erg_diag_set(diag, ERG_EINVAL, NULL,
+                                "unknown backend '%.*s' in %s (known: rapl-sysfs, rapl-msr, nvml, "
+                                "hwmon, estimator)",
+                                (int)(len < 64 ? len : 64), p, origin);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return ERG_OK;
 }
 
 /* ---- open ---- */
@@ -321,6 +357,13 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     if (!out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_meter_open: out is NULL");
     *out = NULL;
+    {
+        const char *l = opts && opts->backends ? opts->backends : getenv("ERG_BACKENDS");
+        int r = check_backend_list(l, opts && opts->backends ? "--backends" : "$ERG_BACKENDS",
+                                   diag);
+        if (r != ERG_OK)
+            return r;
+    }
     erg_meter *m = calloc(1, sizeof *m);
     if (!m)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -448,8 +491,31 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     deduplicate(m);
     build_hierarchy(m);
     if (m->n_ch == 0) {
+        /* say why each backend tried gave nothing (the listing would; a short error must too) */
+        char why[480] = "";
+        size_t used = 0;
+        for (size_t b = 0; b < m->n_be && used < sizeof why; b++) {
+            const erg_backend_info *bi = &m->be[b].info;
+            if (bi->state == ERG_BACKEND_SKIPPED)
+                continue;
+            int w = snprintf(why + used, sizeof why - used, "%s%s %s: %s", used ? "; " : ": ",
+                             bi->name, erg_backend_state_name(bi->state), bi->reason);
+            used = w < 0 ? sizeof why : used + (size_t)w;
+        }
+        for (const char *p = list; p && *p && used < sizeof why;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (len && !built_in(p, len)) {
+                int w = snprintf(why + used, sizeof why - used, "%s%.*s: not built into this erg",
+                                 used ? "; " : ": ", (int)len, p);
+                used = w < 0 ? sizeof why : used + (size_t)w;
+            }
+            if (!e)
+                break;
+            p = e + 1;
+        }
         erg_meter_close(m);
-        return erg_diag_set(diag, ERG_ENODEV, NULL, "no backend found any channel");
+        return erg_diag_set(diag, ERG_ENODEV, NULL, "no backend found any channel%s", why);
     }
     *out = m;
     return ERG_OK;
@@ -512,6 +578,10 @@ int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out)
     out->live = c->live;
     out->deduplicated = c->dedup;
     erg__strlcpy(out->reason, c->reason, sizeof out->reason);
+    if (c->c->kind == ERG_KIND_ESTIMATE) {
+        out->model_idle_w = m->env.estimator_idle_w;
+        out->model_full_w = m->env.estimator_full_w;
+    }
     return ERG_OK;
 }
 
