@@ -111,10 +111,10 @@ static int run_compare(int argc, char **argv)
     struct difference dd = difference(&a, &b);
     const char *verdict = v < 0 ? "a_less" : v > 0 ? "b_less" : "indistinguishable";
     if (json) {
-        json_t *o = json_pack("{s:s,s:o,s:o,s:f,s:f,s:f,s:s}", "erg", "compare/1", "a",
-                              side(pa, &a), "b", side(pb, &b), "confidence", co.confidence,
-                              "difference_j", dd.diff_j, "combined_sd_j", dd.sd_j, "verdict",
-                              verdict);
+        json_t *o =
+            json_pack("{s:s,s:o,s:o,s:f,s:f,s:f,s:s}", "erg", "compare/1", "a", side(pa, &a), "b",
+                      side(pb, &b), "confidence", co.confidence, "difference_j", dd.diff_j,
+                      "combined_sd_j", dd.sd_j, "verdict", verdict);
         if (!o || json_dumpf(o, stdout,
                              JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
             json_decref(o);

@@ -55,8 +55,7 @@ static const char *si(char *buf, size_t size, double v, const char *unit, int di
     } else {
         /* fixed decimals, so that 100 reads "100" and not "1e+02" at two digits */
         int decimals = digits - 1 - (int)floor(log10(a / pre[i].f));
-        snprintf(buf, size, "%.*f %s%s", decimals > 0 ? decimals : 0, v / pre[i].f, pre[i].p,
-                 unit);
+        snprintf(buf, size, "%.*f %s%s", decimals > 0 ? decimals : 0, v / pre[i].f, pre[i].p, unit);
     }
     return buf;
 }

@@ -346,8 +346,8 @@ static void wrong_kind_files_are_named_by_their_tag(void **state)
          "{\"rules\": [{\"nodes\": 3, \"devices\": [1]}],\n \"x\": null,\n \"erg\": \"rules/1\"}",
          ERG_EPARSE, ":3:2", "\"rules/1\", expected \"schedule/1\""},
         /* truncated, but the tag was read before the end */
-        {"calibration.json", "{\"erg\": \"calibration/1\", \"idle_power_w\": [1, 2",
-         ERG_EPARSE, ":1:2", "\"calibration/1\", expected \"schedule/1\""},
+        {"calibration.json", "{\"erg\": \"calibration/1\", \"idle_power_w\": [1, 2", ERG_EPARSE,
+         ":1:2", "\"calibration/1\", expected \"schedule/1\""},
         {"tag-number.json", "{\"devices\": {}, \"erg\": 3}", ERG_EPARSE, ":1:17",
          "format tag \"erg\" is not a string, expected \"schedule/1\""},
         {"untagged.json", "{\"foo\": 1, \"bar\": [true]}", ERG_EPARSE, "",
@@ -356,8 +356,9 @@ static void wrong_kind_files_are_named_by_their_tag(void **state)
          "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0}],\n"
          " \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
          "\"dur\": 2}]}",
-         ERG_EPARSE, "", "a Chrome/Kineto trace, not a schedule/1 file: convert it first with "
-                         "`erg trace import"},
+         ERG_EPARSE, "",
+         "a Chrome/Kineto trace, not a schedule/1 file: convert it first with "
+         "`erg trace import"},
         {"chrome-array.json", "[{\"ph\": \"B\", \"name\": \"k\", \"ts\": 1, \"pid\": 0}]",
          ERG_EPARSE, "", "Chrome/Kineto trace"},
         {"trace.json.gz", "\x1f\x8b\x08\x00\x45\x32\x10\x65\x00\x03", ERG_EPARSE, "",
@@ -368,8 +369,8 @@ static void wrong_kind_files_are_named_by_their_tag(void **state)
          "bogus: unknown member of a schedule/1 file"},
         {"v2-unknown.json", "{\"bogus\": 1, \"erg\": \"schedule/2\"}", ERG_EVERSION, ":1:14",
          "unknown format version \"schedule/2\""},
-        {"array-not-trace.json", "[{\"a\": 1}]", ERG_EPARSE, ":1:",
-         "expected a JSON object at the top level"},
+        {"array-not-trace.json", "[{\"a\": 1}]", ERG_EPARSE,
+         ":1:", "expected a JSON object at the top level"},
         {"syntax-untagged.json", "{\"devices\": {}},", ERG_EPARSE, ":1:", "malformed JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -382,9 +383,9 @@ static void wrong_kind_files_are_named_by_their_tag(void **state)
         erg_diag_format(&d, line, sizeof line);
         if (rc != cases[i].status || !strstr(d.where, cases[i].name) ||
             !strstr(d.where, cases[i].where) || !strstr(line, cases[i].needle))
-            fail_msg("%s: status %s, message \"%s\"; expected %s, \"%s\" and \"%s\"",
-                     cases[i].name, erg_status_name(rc), line, erg_status_name(cases[i].status),
-                     cases[i].where, cases[i].needle);
+            fail_msg("%s: status %s, message \"%s\"; expected %s, \"%s\" and \"%s\"", cases[i].name,
+                     erg_status_name(rc), line, erg_status_name(cases[i].status), cases[i].where,
+                     cases[i].needle);
         assert_null(s);
     }
     /* The same checks for a signature expected (erg insensitive). */
@@ -431,9 +432,8 @@ static void bare_expr_and_rounding_in_compare(void **state)
     assert_int_equal(erg_report_compare(&f, &b), 0);
     assert_int_equal(erg_report_compare(&b, &f), 0);
     erg_report_free(&b);
-    assert_int_equal(compose_file(put("more.json", THREE("\"x\", \"y\", \"z\"", "0.100001")), &b,
-                                  &d),
-                     ERG_OK);
+    assert_int_equal(
+        compose_file(put("more.json", THREE("\"x\", \"y\", \"z\"", "0.100001")), &b, &d), ERG_OK);
     assert_int_equal(erg_report_compare(&f, &b), -1);
     assert_int_equal(erg_report_compare(&b, &f), 1);
 #undef THREE
