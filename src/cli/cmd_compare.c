@@ -50,7 +50,7 @@ static int run_compare(int argc, char **argv)
             fputs(compare_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("compare", "unknown option");
+            return erg_cli_bad_option("compare", argc, argv, "h", opts);
         }
     }
     if (argc - optind != 2)

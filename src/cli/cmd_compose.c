@@ -175,7 +175,7 @@ static int run_compose(int argc, char **argv)
             fputs(compose_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("compose", "unknown option");
+            return erg_cli_bad_option("compose", argc, argv, "h", opts);
         }
     }
     if (optind + 1 != argc)

@@ -566,6 +566,249 @@ static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *
     return rc;
 }
 
+/* ---- series-parallel DAGs: exact by the operator rules ---- */
+
+struct spe {
+    size_t u, v; /* junctions: 0 source, 1 sink, 2.. one per distinct predecessor set */
+    size_t expr; /* expression id in the temporary schedule */
+    int alive;
+};
+
+static int cmp_spe(const void *pa, const void *pb)
+{
+    const struct spe *a = pa, *b = pb;
+    if (a->alive != b->alive)
+        return a->alive > b->alive ? -1 : 1;
+    if (a->u != b->u)
+        return a->u < b->u ? -1 : 1;
+    return a->v < b->v ? -1 : (a->v > b->v);
+}
+
+/* Combine two expressions with op; an empty operand (FR_NONE) takes no time and no energy. */
+static int sp_join(erg_opsched *t, erg_op op, size_t a, size_t b, size_t *out)
+{
+    if (a == FR_NONE || b == FR_NONE) {
+        *out = a == FR_NONE ? b : a;
+        return ERG_OK;
+    }
+    size_t ids[2] = {a, b};
+    return erg_opsched_expr_op(t, op, ids, 2, out, NULL);
+}
+
+/*
+ * If the DAG's transitive reduction is series-parallel, its frontier follows from the operator
+ * rules exactly: with every device held for the makespan, E = P·M + Σ d'_k (d' = d + (s − p)·T), and
+ * minimising Σ d' under a makespan is ⊗ (Minkowski sum) along series and ⊕ (Σ min d' finishing by
+ * T*) across parallel branches, with no static power inside. Nodes become edges of a two-terminal
+ * multigraph between junctions; series and parallel reductions either reduce it to one edge, whose
+ * expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing done).
+ */
+static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
+{
+    size_t n = g->n;
+    if (n > 4096)
+        return 1;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < g->st[k].n; i++)
+            if (g->st[k].d[i] < 0)
+                return 1; /* idle power above static power: d' < 0 is not a signature */
+    size_t words = (n + 63) / 64;
+    uint64_t *reach = calloc(n * words + 1, sizeof *reach);
+    struct spe *e = malloc((n + 1) * sizeof *e);
+    size_t *ine = malloc((n + 2) * sizeof *ine), *oute = malloc((n + 2) * sizeof *oute);
+    size_t *indeg = malloc((n + 2) * sizeof *indeg), *outdeg = malloc((n + 2) * sizeof *outdeg);
+    erg_opsched *t = erg_opsched_new();
+    int rc = ERG_OK;
+    if (!reach || !e || !ine || !oute || !indeg || !outdeg || !t) {
+        rc = ERG_ENOMEM;
+        goto done;
+    }
+    /* Reachability in reverse topological order, then drop transitive edges. */
+    for (size_t q = n; q-- > 0;) {
+        size_t k = g->topo[q];
+        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++) {
+            size_t c = g->succ[j];
+            reach[k * words + c / 64] |= (uint64_t)1 << (c % 64);
+            for (size_t w = 0; w < words; w++)
+                reach[k * words + w] |= reach[c * words + w];
+        }
+    }
+    /* Transitive reduction: keep edge (k, b) unless b is reachable through another successor. */
+    char *keep = calloc(g->m + 1, 1);
+    size_t *pid = malloc((n + 1) * sizeof *pid);
+    if (!keep || !pid) {
+        free(keep);
+        free(pid);
+        rc = ERG_ENOMEM;
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++) {
+            size_t b = g->succ[j];
+            int redundant = 0;
+            for (size_t jj = g->succ_off[k]; jj < g->succ_off[k + 1] && !redundant; jj++) {
+                size_t c = g->succ[jj];
+                redundant = c != b && (reach[c * words + b / 64] >> (b % 64) & 1);
+            }
+            keep[j] = !redundant;
+        }
+    /* Inverse line digraph (Valdes, Tarjan and Lawler 1982): a reduced DAG is series-parallel iff
+     * every node becomes an edge between two junctions (the set of its predecessors, the set of
+     * its successors) and that two-terminal multigraph reduces to one edge. Junction of a node's
+     * input = its predecessor set (bitset rows compared directly). */
+    uint64_t *pset = calloc(n * words + 1, sizeof *pset);
+    if (!pset) {
+        free(keep);
+        free(pid);
+        rc = ERG_ENOMEM;
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++)
+            if (keep[j])
+                pset[g->succ[j] * words + k / 64] |= (uint64_t)1 << (k % 64);
+    size_t njunc = 2; /* 0 source, 1 sink */
+    for (size_t k = 0; k < n; k++) {
+        int empty = 1;
+        for (size_t w = 0; w < words && empty; w++)
+            empty = pset[k * words + w] == 0;
+        if (empty) {
+            pid[k] = 0;
+            continue;
+        }
+        pid[k] = FR_NONE;
+        for (size_t j = 0; j < k && pid[k] == FR_NONE; j++)
+            if (pid[j] != 0 && memcmp(&pset[j * words], &pset[k * words], words * sizeof *pset) == 0)
+                pid[k] = pid[j];
+        if (pid[k] == FR_NONE)
+            pid[k] = njunc++;
+    }
+    int line = 1;
+    size_t ne = 0;
+    for (size_t k = 0; k < n && rc == ERG_OK && line; k++) {
+        size_t outj = 1;
+        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++) {
+            if (!keep[j])
+                continue;
+            if (outj == 1)
+                outj = pid[g->succ[j]];
+            else if (outj != pid[g->succ[j]])
+                line = 0; /* successors with different predecessor sets: not series-parallel */
+        }
+        const struct stair *st = &g->st[k];
+        for (size_t i = 0; i < st->n && rc == ERG_OK; i++) {
+            erg_signature sg;
+            erg_signature_init(&sg);
+            sg.time_s = st->t[i];
+            sg.dynamic_energy_j = st->d[i];
+            rc = erg_opsched_add_point(t, g->os->node[k].id, &sg, "", NULL);
+        }
+        size_t leaf = FR_NONE;
+        if (rc == ERG_OK)
+            rc = erg_opsched_expr_leaf(t, g->os->node[k].id, &leaf, NULL);
+        e[ne++] = (struct spe){pid[k], outj, leaf, 1};
+    }
+    free(keep);
+    free(pid);
+    free(pset);
+    if (rc == ERG_OK && !line)
+        rc = 1;
+    if (rc != ERG_OK)
+        goto done;
+    size_t nv = njunc, alive = ne;
+    int changed = 1;
+    while (rc == ERG_OK && changed && alive > 1) {
+        changed = 0;
+        /* Parallel reductions: edges with the same ends. */
+        qsort(e, ne, sizeof *e, cmp_spe);
+        while (ne > 0 && !e[ne - 1].alive)
+            ne--;
+        for (size_t i = 0; i + 1 < ne && rc == ERG_OK; i++) {
+            size_t j = i + 1;
+            while (j < ne && e[j].u == e[i].u && e[j].v == e[i].v) {
+                rc = sp_join(t, ERG_OP_PAR, e[i].expr, e[j].expr, &e[i].expr);
+                e[j].alive = 0;
+                alive--;
+                changed = 1;
+                j++;
+            }
+            i = j - 1;
+        }
+        /* Series reductions: a vertex with one edge in and one edge out. */
+        for (size_t w = 0; w < nv; w++)
+            indeg[w] = outdeg[w] = 0;
+        for (size_t i = 0; i < ne; i++)
+            if (e[i].alive) {
+                outdeg[e[i].u]++;
+                indeg[e[i].v]++;
+                oute[e[i].u] = i;
+                ine[e[i].v] = i;
+            }
+        for (size_t w = 2; w < nv && rc == ERG_OK; w++) {
+            if (indeg[w] != 1 || outdeg[w] != 1)
+                continue;
+            size_t a = ine[w], b = oute[w];
+            if (!e[a].alive || !e[b].alive || a == b)
+                continue;
+            rc = sp_join(t, ERG_OP_SEQ, e[a].expr, e[b].expr, &e[a].expr);
+            e[a].v = e[b].v;
+            e[b].alive = 0;
+            ine[e[a].v] = a;
+            indeg[w] = outdeg[w] = 0;
+            alive--;
+            changed = 1;
+        }
+    }
+    if (rc != ERG_OK)
+        goto done;
+    size_t root = FR_NONE;
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].alive && alive == 1 && e[i].u == 0 && e[i].v == 1)
+            root = e[i].expr;
+    if (root == FR_NONE) {
+        rc = 1; /* not series-parallel */
+        goto done;
+    }
+    if (root != t->n_expr - 1 && (rc = erg_opsched_expr_op(t, ERG_OP_SEQ, &root, 1, &root, NULL)))
+        goto done;
+    erg_frontier_options o;
+    erg_frontier_options_init(&o);
+    erg_frontier tf;
+    if ((rc = erg__fr_expr_frontier(t, &o, &tf, diag)) != ERG_OK)
+        goto done;
+    struct plan *pl = NULL;
+    size_t np = 0, cap = 0;
+    size_t *sel = malloc((n + 1) * sizeof *sel);
+    if (!sel)
+        rc = ERG_ENOMEM;
+    for (size_t i = 0; i < tf.n_points && rc == ERG_OK; i++) {
+        for (size_t k = 0; k < tf.n_elements; k++) {
+            size_t node = erg__fr_find_node(g->os, tf.element_names[k]);
+            sel[node] = tf.choices[i * tf.n_elements + k];
+        }
+        rc = add_plan(&pl, &np, &cap, g, sel);
+    }
+    free(sel);
+    erg_frontier_free(&tf);
+    if (rc == ERG_OK)
+        rc = finish(g, pl, np, NULL, ERG_FRONTIER_EXACT, out, diag);
+    else
+        for (size_t i = 0; i < np; i++)
+            free(pl[i].sel);
+    free(pl);
+done:
+    if (rc == ERG_ENOMEM)
+        erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    erg_opsched_free(t);
+    free(reach);
+    free(e);
+    free(ine);
+    free(oute);
+    free(indeg);
+    free(outdeg);
+    return rc;
+}
+
 int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
                          erg_diag *diag)
 {
@@ -576,8 +819,16 @@ int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts
         for (size_t k = 0; k < g.n; k++)
             combos *= (double)g.st[k].n;
         erg_dag_method m = opts->dag_method;
-        if (m == ERG_DAG_AUTO)
+        if (m == ERG_DAG_AUTO) {
+            /* Series-parallel: exact by the operator rules, at any size. */
+            rc = sp_frontier(&g, out, diag);
+            if (rc <= 0) {
+                dag_free(&g);
+                return rc;
+            }
+            rc = ERG_OK;
             m = combos <= opts->enum_limit ? ERG_DAG_ENUMERATE : ERG_DAG_RELAX;
+        }
         if (m == ERG_DAG_ENUMERATE && combos > opts->enum_limit)
             rc = erg_diag_set(diag, ERG_EINVAL, NULL,
                               "enumeration of %.3g choice combinations is above the limit %.3g", combos,

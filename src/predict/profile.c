@@ -377,9 +377,10 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
                             "the thread CPU clock needs threads = 1 (OpenBLAS workers would not be "
                             "counted)");
     if (o->target == ERG_TARGET_CUDA)
-        return erg_diag_set(diag, ERG_ENOTSUP, NULL,
-                            "target cuda is an extension point not built into this erg (it needs "
-                            "cuBLAS timed by CUDA events and NVML energy windows; see docs/predict.md)");
+        return erg_diag_set(
+            diag, ERG_ENOTSUP, NULL,
+            "target cuda is an extension point not built into this erg (it needs "
+            "cuBLAS timed by CUDA events and NVML energy windows; see docs/predict.md)");
     if (o->target != ERG_TARGET_CPU)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown target");
     struct est_state est = {o->est_power_w};

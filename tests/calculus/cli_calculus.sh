@@ -75,4 +75,57 @@ grep -q '"insensitive": false' "$tmp/out" || fail "insensitive --json"
 printf '{"erg": "signature/1", "static_power_w": 1, "time_s": 1, "dynamic_energy_j": -2}\n' > "$tmp/neg.json"
 "$erg" insensitive "$i/softmax-null.json" "$tmp/neg.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "insensitive bad input"
 grep -q "^erg: $tmp/neg.json: signature.dynamic_energy_j: must not be negative" "$tmp/err" || fail "insensitive message: $(cat "$tmp/err")"
+
+# A file of another kind is named by its "erg" tag first; a trace, plain or gzip, gets the remedy.
+wrongkind() { # expected message (grep -F), command and arguments...
+    want=$1; shift
+    "$erg" "$@" > "$tmp/out" 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "$*: exit $? (expected 2)"
+    [ -s "$tmp/out" ] && fail "$*: wrote to stdout"
+    [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "$*: not one line: $(cat "$tmp/err")"
+    grep -qF -- "$want" "$tmp/err" || fail "$*: message $(cat "$tmp/err"), expected $want"
+}
+wrongkind "erg: $ex/insensitive/softmax-null.json:1:2: format tag \"erg\" is \"signature/1\", expected \"schedule/1\"" \
+    compose "$ex/insensitive/softmax-null.json"
+wrongkind 'format tag "erg" is "rules/1", expected "schedule/1"' compose "$ex/trace-rules.json"
+wrongkind 'format tag "erg" is "signature/1", expected "schedule/1"' \
+    compare "$ex/attention-layer.json" "$ex/insensitive/softmax-hot.json"
+printf '{"schemaVersion": 1,\n "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 5}]}\n' > "$tmp/trace.json"
+wrongkind "erg: $tmp/trace.json: a Chrome/Kineto trace, not a schedule/1 file: convert it first with \`erg trace import" \
+    compose "$tmp/trace.json"
+wrongkind "a Chrome/Kineto trace, not a schedule/1 file" compare "$tmp/trace.json" "$ex/attention-layer.json"
+wrongkind "a Chrome/Kineto trace, not a signature/1 file" insensitive "$tmp/trace.json" "$i/softmax-hot.json"
+if command -v gzip > /dev/null; then
+    gzip -c "$tmp/trace.json" > "$tmp/trace.json.gz"
+    wrongkind "erg: $tmp/trace.json.gz: a gzip-compressed file, not a schedule/1 file; for a Chrome/Kineto trace, convert it first with \`erg trace import" \
+        compose "$tmp/trace.json.gz"
+    wrongkind "gzip-compressed file, not a schedule/1 file" compare "$ex/attention-layer.json" "$tmp/trace.json.gz"
+fi
+printf '{"bogus": 1, "erg": "schedule/1"}' > "$tmp/typo.json"
+wrongkind "$tmp/typo.json:1:2: bogus: unknown member of a schedule/1 file" compose "$tmp/typo.json"
+
+# A rejected option gives one message naming it (getopt's own line is off), then the --help hint.
+badopt() { # cmd, expected first line, args...
+    cmd=$1; want=$2; shift 2
+    "$erg" "$cmd" "$@" > "$tmp/out" 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "$cmd $*: exit $? (expected 2)"
+    [ -s "$tmp/out" ] && fail "$cmd $*: wrote to stdout"
+    [ "$(sed -n 1p "$tmp/err")" = "erg $cmd: $want" ] || fail "$cmd $*: message $(cat "$tmp/err")"
+    [ "$(sed -n 2p "$tmp/err")" = "Try 'erg $cmd --help'." ] || fail "$cmd $*: hint $(cat "$tmp/err")"
+    [ "$(wc -l < "$tmp/err")" -eq 2 ] || fail "$cmd $*: more than one message: $(cat "$tmp/err")"
+}
+badopt compose "unknown option '--bogus'" --bogus "$ex/attention-layer.json"
+badopt compose "unknown option '-x'" -x "$ex/attention-layer.json"
+badopt compose "unknown option '-q'" --json -qz "$ex/attention-layer.json"
+badopt compose "unknown option '-q'" --mc 5 -q "$ex/attention-layer.json"
+badopt compose "option '--json' takes no value" --json=yes "$ex/attention-layer.json"
+badopt compose "option '--mc' needs a value" "$ex/attention-layer.json" --mc
+badopt compose "option '--confidence' needs a value" "$ex/attention-layer.json" --conf
+badopt compose "option '--m' is ambiguous: --measured, --measured-sd, --mc" --m 3 "$ex/attention-layer.json"
+badopt compare "unknown option '--nope'" --nope "$ex/attention-layer.json" "$ex/attention-layer.json"
+badopt compare "option '--confidence' needs a value" "$ex/attention-layer.json" "$ex/attention-layer.json" --confidence
+badopt insensitive "unknown option '-Z'" -Z "$i/softmax-null.json" "$i/softmax-hot.json"
+badopt insensitive "option '--json' takes no value" --json=1 "$i/softmax-null.json" "$i/softmax-hot.json"
+# Abbreviations getopt accepts still work.
+"$erg" compose --conf 0.9 --js "$ex/attention-layer.json" | grep -q '"confidence": 0.9' || fail "abbreviated options"
 echo "cli calculus: ok"

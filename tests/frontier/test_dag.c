@@ -130,7 +130,8 @@ static void eval_dag(const struct rdag *g, const size_t *c, double *M, double *E
 static void random_dags_enumeration_and_relaxation_against_brute_force(void **state)
 {
     (void)state;
-    for (uint64_t seed = 1; seed <= 60; seed++) {
+    size_t n_sp = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
         rng_state = seed * 0x9E3779B97F4A7C15ull + 7;
         struct rdag g;
         memset(&g, 0, sizeof g);
@@ -139,12 +140,12 @@ static void random_dags_enumeration_and_relaxation_against_brute_force(void **st
             g.sdev[i] = 1 + 5 * urand();
         erg_opsched *os = erg_opsched_new();
         for (int i = 0; i < 3; i++) {
-            char id[8];
+            char id[32];
             snprintf(id, sizeof id, "d%d", i);
             erg_opsched_add_device(os, id, g.sdev[i], NULL);
         }
         for (size_t k = 0; k < g.n; k++) {
-            char el[8], id[8], dv[8];
+            char el[32], id[32], dv[32];
             snprintf(el, sizeof el, "E%zu", k);
             snprintf(id, sizeof id, "n%zu", k);
             g.dev[k] = (size_t)(urand() * 3) % 3;
@@ -158,7 +159,7 @@ static void random_dags_enumeration_and_relaxation_against_brute_force(void **st
             assert_int_equal(erg_opsched_add_node(os, id, el, NULL), ERG_OK);
             for (size_t j = 0; j < k; j++)
                 if (urand() < 0.35 && g.ne < 32) {
-                    char a[8];
+                    char a[32];
                     snprintf(a, sizeof a, "n%zu", j);
                     g.edge[g.ne][0] = j;
                     g.edge[g.ne][1] = k;
@@ -191,6 +192,19 @@ static void random_dags_enumeration_and_relaxation_against_brute_force(void **st
             erg_assert_rel(ex.points[i].time_s, T[idx[i]], 1e-12);
             erg_assert_rel(ex.points[i].energy_j, E[idx[i]], 1e-12);
         }
+        /* Auto with enumeration off: series-parallel DAGs are solved exactly (and must match),
+         * the others by the relaxation. */
+        erg_frontier au;
+        o.dag_method = ERG_DAG_AUTO;
+        o.enum_limit = 0;
+        assert_int_equal(erg_opsched_frontier(os, &o, &au, NULL), ERG_OK);
+        if (au.method == ERG_FRONTIER_EXACT) {
+            n_sp++;
+            assert_int_equal(au.n_points, nk);
+            for (size_t i = 0; i < nk; i++)
+                erg_assert_rel(au.points[i].energy_j, E[idx[i]], 1e-12);
+        }
+        erg_frontier_free(&au);
         o.dag_method = ERG_DAG_RELAX;
         o.lp_deadlines = 50;
         assert_int_equal(erg_opsched_frontier(os, &o, &rl, NULL), ERG_OK);
@@ -218,6 +232,7 @@ static void random_dags_enumeration_and_relaxation_against_brute_force(void **st
         free(idx);
         erg_opsched_free(os);
     }
+    assert_true(n_sp >= 20); /* both paths exercised */
 }
 
 /* One device: the DAG a -> {b, c} -> d is series-parallel, and its frontier equals that of the
@@ -263,6 +278,124 @@ static void series_parallel_dag_equals_expression(void **state)
     erg_opsched_free(ex);
 }
 
+/* Random series-parallel DAGs (with redundant transitive edges) on three devices: the exact
+ * series-parallel path (forced by enum_limit = 0) equals exhaustive enumeration. An N-shaped DAG is
+ * not series-parallel and goes to the relaxation. */
+struct spgen {
+    erg_opsched *os;
+    size_t n;
+    int adj[16][16];
+};
+
+static void sp_build(struct spgen *s, int depth, size_t *src, size_t *nsrc, size_t *snk, size_t *nsnk)
+{
+    if (depth == 0 || s->n >= 11 || urand() < 0.25) {
+        size_t k = s->n++;
+        char id[32], el[32], dv[32];
+        snprintf(id, sizeof id, "n%zu", k);
+        snprintf(el, sizeof el, "E%zu", k);
+        snprintf(dv, sizeof dv, "d%zu", k % 3);
+        for (int p = 0; p < 3; p++)
+            add(s->os, el, dv, 1 + (double)(k % 3), 0.3 + urand(), 4 * urand());
+        assert_int_equal(erg_opsched_add_node(s->os, id, el, NULL), ERG_OK);
+        src[0] = snk[0] = k;
+        *nsrc = *nsnk = 1;
+        return;
+    }
+    size_t as[16], an, at[16], atn, bs[16], bn, bt[16], btn;
+    sp_build(s, depth - 1, as, &an, at, &atn);
+    sp_build(s, depth - 1, bs, &bn, bt, &btn);
+    if (urand() < 0.5) { /* series */
+        for (size_t i = 0; i < atn; i++)
+            for (size_t j = 0; j < bn; j++)
+                s->adj[at[i]][bs[j]] = 1;
+        memcpy(src, as, an * sizeof *src);
+        *nsrc = an;
+        memcpy(snk, bt, btn * sizeof *snk);
+        *nsnk = btn;
+    } else {
+        memcpy(src, as, an * sizeof *src);
+        memcpy(src + an, bs, bn * sizeof *src);
+        *nsrc = an + bn;
+        memcpy(snk, at, atn * sizeof *snk);
+        memcpy(snk + atn, bt, btn * sizeof *snk);
+        *nsnk = atn + btn;
+    }
+}
+
+static void series_parallel_dags_are_exact_at_any_size(void **state)
+{
+    (void)state;
+    size_t checked_sp = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        rng_state = seed * 0x2545F4914F6CDD1Dull + 3;
+        struct spgen g;
+        memset(&g, 0, sizeof g);
+        g.os = erg_opsched_new();
+        for (int i = 0; i < 3; i++) {
+            char id[32];
+            snprintf(id, sizeof id, "d%d", i);
+            erg_opsched_add_device(g.os, id, 1 + i, NULL);
+        }
+        size_t src[16], ns, snk[16], nk;
+        sp_build(&g, 4, src, &ns, snk, &nk);
+        /* Transitive closure edges added at random are redundant. */
+        for (size_t a = 0; a < g.n; a++)
+            for (size_t b = 0; b < g.n; b++)
+                for (size_t c = 0; c < g.n; c++)
+                    if (g.adj[a][b] && g.adj[b][c] && urand() < 0.3)
+                        g.adj[a][c] = 1;
+        for (size_t a = 0; a < g.n; a++)
+            for (size_t b = 0; b < g.n; b++)
+                if (g.adj[a][b]) {
+                    char x[32], y[32];
+                    snprintf(x, sizeof x, "n%zu", a);
+                    snprintf(y, sizeof y, "n%zu", b);
+                    assert_int_equal(erg_opsched_add_edge(g.os, x, y, NULL), ERG_OK);
+                }
+        erg_frontier sp, en;
+        erg_frontier_options o;
+        erg_frontier_options_init(&o);
+        o.enum_limit = 0;
+        assert_int_equal(erg_opsched_frontier(g.os, &o, &sp, NULL), ERG_OK);
+        assert_int_equal(sp.method, ERG_FRONTIER_EXACT);
+        checked_sp++;
+        o.enum_limit = 1e6;
+        o.dag_method = ERG_DAG_ENUMERATE;
+        assert_int_equal(erg_opsched_frontier(g.os, &o, &en, NULL), ERG_OK);
+        assert_int_equal(sp.n_points, en.n_points);
+        for (size_t i = 0; i < sp.n_points; i++) {
+            erg_assert_rel(sp.points[i].time_s, en.points[i].time_s, 1e-12);
+            erg_assert_rel(sp.points[i].energy_j, en.points[i].energy_j, 1e-12);
+            erg_assert_rel(sp.points[i].dynamic_energy_j, en.points[i].dynamic_energy_j, 1e-12);
+        }
+        erg_frontier_free(&sp);
+        erg_frontier_free(&en);
+        erg_opsched_free(g.os);
+    }
+    assert_int_equal(checked_sp, 40);
+
+    /* N: a -> c, b -> c, b -> d. */
+    erg_opsched *os = erg_opsched_new();
+    const char *ids[] = {"a", "b", "c", "d"};
+    for (int k = 0; k < 4; k++) {
+        add(os, "E", "g", 1, 1, 2);
+        erg_opsched_add_node(os, ids[k], "E", NULL);
+    }
+    add(os, "E", "g", 1, 2, 1);
+    erg_opsched_add_edge(os, "a", "c", NULL);
+    erg_opsched_add_edge(os, "b", "c", NULL);
+    erg_opsched_add_edge(os, "b", "d", NULL);
+    erg_frontier f;
+    erg_frontier_options o;
+    erg_frontier_options_init(&o);
+    o.enum_limit = 0;
+    assert_int_equal(erg_opsched_frontier(os, &o, &f, NULL), ERG_OK);
+    assert_int_equal(f.method, ERG_FRONTIER_RELAXATION);
+    erg_frontier_free(&f);
+    erg_opsched_free(os);
+}
+
 static void cycles_and_limits_are_errors(void **state)
 {
     (void)state;
@@ -283,7 +416,7 @@ static void cycles_and_limits_are_errors(void **state)
     for (int p = 0; p < 10; p++)
         add(os, "A", "g", 1, 1 + p, 10 - p);
     for (int k = 0; k < 7; k++) {
-        char id[8];
+        char id[32];
         snprintf(id, sizeof id, "n%d", k);
         erg_opsched_add_node(os, id, "A", NULL);
     }
@@ -303,6 +436,7 @@ int main(void)
         cmocka_unit_test(relaxation_reports_its_gap),
         cmocka_unit_test(random_dags_enumeration_and_relaxation_against_brute_force),
         cmocka_unit_test(series_parallel_dag_equals_expression),
+        cmocka_unit_test(series_parallel_dags_are_exact_at_any_size),
         cmocka_unit_test(cycles_and_limits_are_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
