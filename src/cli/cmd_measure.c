@@ -165,7 +165,6 @@ static int parse(int argc, char **argv, struct opts *o)
     o->period_s = 0.1;
     o->baseline_auto = 1;
     int c;
-    opterr = 0;
     while ((c = getopt_long(argc, argv, "+:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r':
@@ -243,7 +242,7 @@ static int parse(int argc, char **argv, struct opts *o)
             fputs(measure_help, stdout);
             return -1;
         default:
-            return erg_cli_meter_bad_option("measure", c, argc, argv);
+            return erg_cli_bad_option("measure", argc, argv, "+:r:h", longopts);
         }
     }
     if (o->json && o->csv)
