@@ -181,9 +181,9 @@ int erg_calibration_describe(const erg_calibration *cal, char *buf, size_t size)
         sep = "; ";
         if (c->flags & ERG_CAL_PINNED_AT_CEILING)
             append(buf, size, &used,
-                   " sat at its full-load ceiling of %.4g W throughout (a CV of about 0 here is "
-                   "saturation, not calm): the CPU was fully busy",
-                   c->idle_power_w);
+                   " sat at its full-load ceiling throughout (%.4g W, utilisation %.0f %%; a CV "
+                   "of about 0 here is saturation, not calm): the CPU was fully busy",
+                   c->idle_power_w, 100 * c->utilisation);
         else if (c->flags & ERG_CAL_BUSY)
             append(buf, size, &used,
                    " saw a mean CPU utilisation of %.0f %% (more than %.0f %%), so its idle power "

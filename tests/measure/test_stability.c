@@ -126,7 +126,7 @@ static void calibration_notices_a_busy_machine(void **state)
     assert_int_equal(cal->flags, ERG_CAL_BUSY | ERG_CAL_PINNED_AT_CEILING);
     char why[1024];
     erg_calibration_describe(cal, why, sizeof why);
-    if (!strstr(why, "estimator:cpu sat at its full-load ceiling of 65 W") ||
+    if (!strstr(why, "estimator:cpu sat at its full-load ceiling throughout (65 W, utilisation 100 %") ||
         !strstr(why, "run 'erg calibrate' again"))
         fail_msg("describe: %s", why);
     /* half busy: 10 + 55 × 0.5 = 37.5 W, busy but not pinned */

@@ -132,7 +132,7 @@ sh -c "$busy" "$R/proc/stat" & BG=$!
 kill "$BG"; wait "$BG" 2>/dev/null; BG=
 # (the writer may be descheduled for a window on a loaded machine: pinned_at_ceiling, exact in
 # test_stability.c, is not required here)
-grep -q "^erg: warning: the machine was not at rest during calibration: estimator:cpu \(sat at its full-load ceiling of 65 W\|saw a mean CPU utilisation of\)" "$T/err" || fail "busy: warned"
+grep -q "^erg: warning: the machine was not at rest during calibration: estimator:cpu \(sat at its full-load ceiling throughout\|saw a mean CPU utilisation of\)" "$T/err" || fail "busy: warned"
 grep -q "run 'erg calibrate' again" "$T/err" || fail "busy: remedy"
 tr -d ' \n' < "$T/busy.json" > "$T/flat"
 grep -q '"not_at_rest":true,"flags":\["busy"[],].*"warning":"themachinewasnotatrest' "$T/flat" || fail "busy: flagged in calibration/1"
@@ -147,7 +147,7 @@ grep -q '"not_at_rest": false' "$T/rest.json" || fail "rest: not_at_rest false"
 grep -q '"flags": \[\]' "$T/rest.json" || fail "rest: no flags"
 grep -q warning "$T/err" && fail "rest: no warning"
 # a hardware counter whose power jumps about: high CV
-jumpy='while :; do sleep 0.15; read w < "$0"; printf "%020d\n" $(expr "$w" + 3000000) 1<> "$0"; done'
+jumpy='while :; do sleep 0.15; read w < "$0"; printf "%020d\n" $(expr "$w" + 1000000) 1<> "$0"; done'
 sh -c "$jumpy" "$P" & BG=$!
 "$erg" calibrate --duration 0.9 --window 0.05 --backends rapl-sysfs --out "$T/jumpy.json" > "$T/out" 2> "$T/err" || fail "jumpy calibrate exits 0"
 kill "$BG"; wait "$BG" 2>/dev/null; BG=
