@@ -72,9 +72,11 @@ ERG_API int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
 
 /**
  * One measured configuration: one row of ops.csv. time_s and energy_j are per execution (totals
- * divided by reps); time_sd_s and energy_sd_j are standard deviations of one execution, estimated
- * from batch means (sd_batch·√batch). energy_j and energy_sd_j are NaN when the data has no
- * energy (time-only data such as LLMCompass); grade is then meaningless and has_grade 0.
+ * divided by reps), on one time base (energy = the windows' mean power × time on the profiling
+ * clock). time_sd_s and energy_sd_j are the run-to-run sd of the per-execution cost: the robust
+ * (1.4826·MAD) spread across batches of each batch's per-execution mean, not scaled by √batch
+ * (see erg_profile_ops). energy_j and energy_sd_j are NaN when the data has no energy (time-only
+ * data such as LLMCompass); grade is then meaningless and has_grade 0.
  */
 typedef struct erg_op_sample {
     erg_op_dims dims;
@@ -159,6 +161,11 @@ typedef struct erg_profile_options {
     erg_profile_clock clock; /**< default ERG_PROFILE_CLOCK_MONOTONIC */
     double est_power_w;      /**< power of the built-in estimator (default 15 W, one busy core) */
     const erg_energy_window *energy; /**< NULL: the built-in estimator */
+    /** Optional clock replacing o->clock (tests, external timers): seconds, monotone; NULL: the
+     *  system clock. Energy windows are wall time (CLOCK_MONOTONIC) and their energy is scaled
+     *  to this clock's batch time as with the thread clock. */
+    double (*now_s)(void *ud);
+    void *now_ud;
     /** Optional progress callback after each configuration. */
     void (*progress)(void *ud, size_t done, size_t total, const erg_op_sample *s);
     void *progress_ud;
@@ -173,8 +180,10 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
  * one or two warm-up executions, then repetitions in batches (each at least min_window_s) until
  * the cumulative time reaches min_time_s and two batches ran, rotating the pre-generated input
  * sets; time by CLOCK_MONOTONIC (or the thread's CPU clock, o->clock), energy by the energy
- * window around each batch; totals divided by repetitions; sds from the robust (MAD) spread of
- * batch means. Kernels: RMSNorm and causal softmax are erg's own C loops (κ "erg-c",
+ * window around each batch; totals divided by repetitions. Energy and time share one time
+ * base: with the thread clock each batch's window energy is scaled by (thread time / wall time),
+ * i.e. energy = the window's mean power × the thread's time. sds: the robust (1.4826·MAD) spread
+ * across batches of the per-execution batch means, not scaled by √b. Kernels: RMSNorm and causal softmax are erg's own C loops (κ "erg-c",
  * "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS cblas_sgemm (fp32) or
  * cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors: ERG_EINVAL (bad dims),
  * ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE (a set too large),
