@@ -2,7 +2,9 @@
 /**
  * erg/predict.h - HYMELL level 1: the primitive-operation profiler and the regime-split
  * analytical estimators of the time and energy of RMSNorm, causal softmax and GEMM
- * (HYMELL, ../shared/seeds/hymell.txt, Sections 3.1-3.3 and 5.1; Tables 1-3).
+ * (HYMELL: Shokoufa, Sadeghi, Kamal, Pedram, "Multi-Level Modeling of Large Language Model
+ * Inference Latency and Energy via Hybrid Analytical-Machine-Learning Predictors",
+ * arXiv:2608.06723; Sections 3.1-3.3 and 5.1; Tables 1-3).
  *
  * Flow: a grid of operation configurations (erg_op_dims) is profiled on a target with the
  * paper's protocol (erg_profile_ops) into samples (erg_op_sample, one ops.csv row each); samples
@@ -183,11 +185,12 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
  * window around each batch; totals divided by repetitions. Energy and time share one time
  * base: with the thread clock each batch's window energy is scaled by (thread time / wall time),
  * i.e. energy = the window's mean power × the thread's time. sds: the robust (1.4826·MAD) spread
- * across batches of the per-execution batch means, not scaled by √b. Kernels: RMSNorm and causal softmax are erg's own C loops (κ "erg-c",
- * "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS cblas_sgemm (fp32) or
- * cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors: ERG_EINVAL (bad dims),
- * ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE (a set too large),
- * or the energy window's status. *done (may be NULL) is the number of samples written.
+ * across batches of the per-execution batch means, not scaled by √b. Kernels: RMSNorm and causal
+ * softmax are erg's own C loops (κ "erg-c", "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS
+ * cblas_sgemm (fp32) or cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors:
+ * ERG_EINVAL (bad dims), ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE
+ * (a set too large), or the energy window's status. *done (may be NULL) is the number of samples
+ * written.
  */
 ERG_API int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
                             erg_op_sample *out, size_t *done, erg_diag *diag);

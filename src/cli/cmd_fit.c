@@ -67,8 +67,9 @@ static void print_tables(const erg_op_model *m)
                    th.gemm_ai[0], th.gemm_ai[1], th.gemm_ai[2]);
         erg_op_bounds b;
         if (erg_op_model_bounds(m, (erg_op)op, &b) == ERG_OK) {
-            printf("bounds: peak %.4g FLOP/s, launch floor %.4g s, eta %.3g, trained work %.4g..%.4g",
-                   b.peak_flop_s, b.launch_time_s, b.eta, b.work_lo, b.work_hi);
+            printf(
+                "bounds: peak %.4g FLOP/s, launch floor %.4g s, eta %.3g, trained work %.4g..%.4g",
+                b.peak_flop_s, b.launch_time_s, b.eta, b.work_lo, b.work_hi);
             if (isfinite(b.power_med_w))
                 printf(", power %.4g/%.4g/%.4g W (min/median/max)", b.power_lo_w, b.power_med_w,
                        b.power_hi_w);

@@ -12,25 +12,26 @@
 
 static void help(FILE *out)
 {
-    fprintf(out,
-            "Usage: erg predict op gemm --m M --n N --k K [OPTIONS]\n"
-            "       erg predict op rmsnorm --tokens N --d-model D [OPTIONS]\n"
-            "       erg predict op softmax --tokens N [OPTIONS]   (or --m R --n C, row-wise)\n"
-            "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
-            "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
-            "Dimensions are positive integers (at most 2^40).\n"
-            "Prints time_s, energy_j, the regime, the method, the model's held-out MAPE for that\n"
-            "regime and the grade of the model's energy data. Inside the fitted range the regime's\n"
-            "estimator answers, kept inside the roofline envelope measured in training (floor:\n"
-            "roofline time at the best measured FLOP/s and bandwidth, and the fixed cost per\n"
-            "call; top: the worst efficiency seen); outside the range it\n"
-            "(\"extrapolated\") the op's calibrated roofline answers (method \"roofline\"), with\n"
-            "the power bounded by the powers observed. A warning on stderr says which bound or\n"
-            "range applied.\n"
-            "--signature FILE also writes the prediction as a signature/1 file for the energy\n"
-            "calculus (s = --static-power-w W, default 0; variances from the held-out error).\n"
-            "Exit status: 0 predicted, 2 bad input (usage, model file, op or dtype the model\n"
-            "lacks).\n");
+    fprintf(
+        out,
+        "Usage: erg predict op gemm --m M --n N --k K [OPTIONS]\n"
+        "       erg predict op rmsnorm --tokens N --d-model D [OPTIONS]\n"
+        "       erg predict op softmax --tokens N [OPTIONS]   (or --m R --n C, row-wise)\n"
+        "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
+        "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
+        "Dimensions are positive integers (at most 2^40).\n"
+        "Prints time_s, energy_j, the regime, the method, the model's held-out MAPE for that\n"
+        "regime and the grade of the model's energy data. Inside the fitted range the regime's\n"
+        "estimator answers, kept inside the roofline envelope measured in training (floor:\n"
+        "roofline time at the best measured FLOP/s and bandwidth, and the fixed cost per\n"
+        "call; top: the worst efficiency seen); outside the range it\n"
+        "(\"extrapolated\") the op's calibrated roofline answers (method \"roofline\"), with\n"
+        "the power bounded by the powers observed. A warning on stderr says which bound or\n"
+        "range applied.\n"
+        "--signature FILE also writes the prediction as a signature/1 file for the energy\n"
+        "calculus (s = --static-power-w W, default 0; variances from the held-out error).\n"
+        "Exit status: 0 predicted, 2 bad input (usage, model file, op or dtype the model\n"
+        "lacks).\n");
 }
 
 static int dim_opt(const char *opt, const char *text, int64_t *out)

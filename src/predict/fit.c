@@ -243,12 +243,13 @@ static unsigned need_points(const erg_fit_options *o, unsigned p)
  * Splits that the threshold search must not choose (docs/predict.md, "Thresholds"): one violation
  * per regime left almost empty (1 ≤ n < need training points: it could only borrow a neighbour's
  * fit), and one per training point put in the launch-bound regime although its roofline time
- * exceeds twice the op's launch floor t0 (its fixed cost per call, struct erg__bounds): launch-bound means
- * the work is too small to matter next to the fixed cost of a call, so its roofline time must be
- * of the order of that cost. (On HYMELL's H100 the paper's th_RMS = 2.5e6 meets this with equality:
- * 10^7 bytes at 3.35 TB/s ≈ 3 µs, about one kernel launch.) For GEMM also one per point on the
- * wrong side of the measured ridge point AI* = peak / bandwidth: memory_bound and balanced_mem
- * need AI ≤ AI*, compute_bound AI ≥ AI* (balanced_comp straddles it, as the paper's does).
+ * exceeds twice the op's launch floor t0 (its fixed cost per call, struct erg__bounds):
+ * launch-bound means the work is too small to matter next to the fixed cost of a call, so its
+ * roofline time must be of the order of that cost. (On HYMELL's H100 the paper's th_RMS = 2.5e6
+ * meets this with equality: 10^7 bytes at 3.35 TB/s ≈ 3 µs, about one kernel launch.) For GEMM also
+ * one per point on the wrong side of the measured ridge point AI* = peak / bandwidth: memory_bound
+ * and balanced_mem need AI ≤ AI*, compute_bound AI ≥ AI* (balanced_comp straddles it, as the
+ * paper's does).
  */
 static unsigned split_violations(const struct erg__op_est *e, const struct pt *pts,
                                  const size_t *train, size_t ntrain, const erg_op_thresholds *th,
@@ -513,8 +514,8 @@ static void validate(const erg_op_model *m, struct erg__op_est *e, const struct 
         double t_pred = enveloped_time(e, &q->d, lsq_eval(erg__regime_fit(e, r, 0), q->x, p), &ok);
         double e_pred = NAN;
         if (e->has_energy) {
-            double pw = ok ? lsq_eval(erg__regime_fit(e, r, 1), q->x, p) / t_pred
-                           : e->bnd.power_med_w;
+            double pw =
+                ok ? lsq_eval(erg__regime_fit(e, r, 1), q->x, p) / t_pred : e->bnd.power_med_w;
             e_pred = fmin(fmax(pw, e->bnd.power_lo_w / ERG_PREDICT_SLACK),
                           e->bnd.power_hi_w * ERG_PREDICT_SLACK) *
                      t_pred;
@@ -1048,15 +1049,16 @@ static int in_range(const struct erg__op_est *e, const erg_op_dims *d, char *why
         return 1;
     double w = erg_op_split_value(d), tol = 1e-9;
     if (w < b->work_lo * (1 - tol) || w > b->work_hi * (1 + tol)) {
-        snprintf(why, size, "%s = %.4g is outside the trained %.4g..%.4g", wn[d->op], w,
-                 b->work_lo, b->work_hi);
+        snprintf(why, size, "%s = %.4g is outside the trained %.4g..%.4g", wn[d->op], w, b->work_lo,
+                 b->work_hi);
         return 0;
     }
     if (d->op == ERG_OP_GEMM) {
         double ai = erg_gemm_ai(d);
         if (ai < b->ai_lo * (1 - tol) || ai > b->ai_hi * (1 + tol)) {
-            snprintf(why, size, "arithmetic intensity %.4g FLOP/B is outside the trained %.4g..%.4g",
-                     ai, b->ai_lo, b->ai_hi);
+            snprintf(why, size,
+                     "arithmetic intensity %.4g FLOP/B is outside the trained %.4g..%.4g", ai,
+                     b->ai_lo, b->ai_hi);
             return 0;
         }
     }
@@ -1156,8 +1158,8 @@ static int predict_core(const erg_op_model *m, const struct erg__op_est *e, cons
             erg_op_features(&dc, xc);
             unsigned rc_ = erg_op_regime(&dc, &m->th);
             int fit_ok;
-            double tc = enveloped_time(e, &dc, lsq_eval(erg__regime_fit(e, rc_, 0), xc, p),
-                                       &fit_ok);
+            double tc =
+                enveloped_time(e, &dc, lsq_eval(erg__regime_fit(e, rc_, 0), xc, p), &fit_ok);
             double rl = erg__roofline_predict(b, &dc);
             if (rl > 0) {
                 out->time_s = tc * (out->time_s / rl);
@@ -1181,8 +1183,8 @@ static int predict_core(const erg_op_model *m, const struct erg__op_est *e, cons
     }
     if (out->method == ERG_PREDICT_ROOFLINE) {
         /* the anchor's power if it was within the observed range, else the median */
-        out->power_w = anchor_pw >= b->power_lo_w && anchor_pw <= b->power_hi_w ? anchor_pw
-                                                                                 : b->power_med_w;
+        out->power_w =
+            anchor_pw >= b->power_lo_w && anchor_pw <= b->power_hi_w ? anchor_pw : b->power_med_w;
     } else {
         /* the fit's power, trusted within ERG_PREDICT_SLACK of the observed range */
         double pw = e_fit / out->time_s, lo = b->power_lo_w / ERG_PREDICT_SLACK,

@@ -25,12 +25,12 @@ struct erg__regime {
 /* Physical bounds of an op measured on its training rows (docs/predict.md, "Bounds"). */
 struct erg__bounds {
     int present;
-    double peak_flop_s;          /* largest FLOP/s of the op's training rows */
-    double bandwidth_bytes_s;    /* largest bytes/s of any training row (all ops) */
-    double launch_time_s;        /* fixed cost of a call t0: intercept of t = t0 + s·roofline over
-                                    the half of the rows with the least work, in [0, min t] */
-    double work_lo, work_hi;     /* split value (F, N·d, √(R·C)) over the training rows */
-    double ai_lo, ai_hi;         /* GEMM arithmetic intensity over the training rows (else 0) */
+    double peak_flop_s;       /* largest FLOP/s of the op's training rows */
+    double bandwidth_bytes_s; /* largest bytes/s of any training row (all ops) */
+    double launch_time_s;     /* fixed cost of a call t0: intercept of t = t0 + s·roofline over
+                                 the half of the rows with the least work, in [0, min t] */
+    double work_lo, work_hi;  /* split value (F, N·d, √(R·C)) over the training rows */
+    double ai_lo, ai_hi;      /* GEMM arithmetic intensity over the training rows (else 0) */
     double eta; /* median (t − t0) / roofline time over the quarter of the training rows with the
                    most work (at least 1): the efficiency of large work */
     double eta_hi; /* max (t − launch_time_s) / roofline time over all training rows: the worst

@@ -119,10 +119,10 @@ static int bounds_load(const json_t *o, int energy, int gemm, struct erg__bounds
                                &b->bandwidth_bytes_s, file, path, diag)) ||
         (rc = erg__json_number(o, "launch_time_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
                                &b->launch_time_s, file, path, diag)) ||
-        (rc = erg__json_number(o, "eta", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta, file,
+        (rc = erg__json_number(o, "eta", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta, file, path,
+                               diag)) ||
+        (rc = erg__json_number(o, "eta_hi", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta_hi, file,
                                path, diag)) ||
-        (rc = erg__json_number(o, "eta_hi", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta_hi,
-                               file, path, diag)) ||
         (rc = nums_load(o, "work", 2, work, file, path, diag)) ||
         (gemm && (rc = nums_load(o, "ai", 2, ai, file, path, diag))) ||
         (energy && (rc = nums_load(o, "power_w", 3, pw, file, path, diag))))

@@ -292,9 +292,8 @@ static double wall_s(void)
 static int profile_one(const erg_profile_options *o, const erg_energy_window *ew,
                        const erg_op_dims *d, erg__sbgemm_fn sb, erg_op_sample *out, erg_diag *diag)
 {
-    struct clocks clk = {o, o->clock == ERG_PROFILE_CLOCK_THREAD_CPU ? CLOCK_THREAD_CPUTIME_ID
-                                                                      : CLOCK_MONOTONIC,
-                         0};
+    struct clocks clk = {
+        o, o->clock == ERG_PROFILE_CLOCK_THREAD_CPU ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, 0};
     clk.same = o->now_s == NULL && o->clock == ERG_PROFILE_CLOCK_MONOTONIC;
     int rc = erg_op_dims_check(d, diag);
     if (rc != ERG_OK)

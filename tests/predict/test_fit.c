@@ -172,8 +172,8 @@ static void a_cache_split_is_not_called_launch_bound(void **state)
         if (r == 0) {
             in_launch++;
             if (!(roof <= 2 * b.launch_time_s * (1 + 1e-12)))
-                fail_msg("launch-bound point N*d = %g has roofline time %g s > 2 x %g s", nd,
-                         roof, b.launch_time_s);
+                fail_msg("launch-bound point N*d = %g has roofline time %g s > 2 x %g s", nd, roof,
+                         b.launch_time_s);
         }
     }
     /* and no regime is left almost empty: either empty or enough points for its 6 terms */

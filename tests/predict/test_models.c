@@ -149,7 +149,8 @@ static void predictions_are_physical_across_and_beyond_the_range(void **state)
     assert_int_equal(p.extrapolated, 1);
     assert_int_equal(p.method, ERG_PREDICT_ROOFLINE);
     assert_non_null(strstr(p.why, "m = 99999999999 is outside"));
-    double fl = 2.0 * 99999999999.0 * 100, by = (99999999999.0 * 10 * 2 + 100 + 99999999999.0 * 10) * 4;
+    double fl = 2.0 * 99999999999.0 * 100,
+           by = (99999999999.0 * 10 * 2 + 100 + 99999999999.0 * 10) * 4;
     /* the roofline's growth anchored at the edge of the range: within a factor 2 of the
      * calibrated roofline itself */
     double roof = b.eta * fmax(fl / b.peak_flop_s, by / b.bandwidth_bytes_s);

@@ -230,7 +230,6 @@ static void one_spiky_batch_moves_the_mean_not_the_spread(void **state)
     assert_true(out.energy_sd_j < 0.5 * (0.2 / b) / sqrt((double)f.ends));
 }
 
-
 /* A scripted profiling clock: the warm-up execution takes 0.25 s, batch i (of b = 64 executions)
  * takes 64 × 0.25·(1 + 0.01·i) s. */
 struct script_clock {
@@ -308,7 +307,8 @@ static int own_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grad
     (void)elapsed_s;
     struct timespec t1, *t0 = &((struct own_clock_meter *)ud)->t0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    *energy_j = 100.0 * ((double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec));
+    *energy_j =
+        100.0 * ((double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec));
     *grade = ERG_GRADE_ESTIMATOR;
     return ERG_OK;
 }
