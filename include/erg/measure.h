@@ -90,8 +90,8 @@ typedef struct erg_calibration_channel {
 enum {
     /** An estimator channel's mean utilisation exceeded ERG_CAL_MAX_UTILISATION. */
     ERG_CAL_BUSY = 1u << 0,
-    /** An estimator channel sat at its full-load ceiling (u ≥ 0.99, CV below 1e-6): the CV of
-     *  0 is not calm but saturation. */
+    /** An estimator channel sat at its full-load ceiling (mean u ≥ 0.95, CV below 0.01): its
+     *  CV of about 0 is not calm but saturation. */
     ERG_CAL_PINNED_AT_CEILING = 1u << 1,
     /** A channel's CV exceeded ERG_CAL_MAX_CV: power moved more than it does at rest. */
     ERG_CAL_HIGH_CV = 1u << 2

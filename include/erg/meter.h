@@ -110,8 +110,10 @@ typedef struct erg_meter erg_meter;
  * the first reading (a counter has no value until two readings). Backends that find nothing are
  * recorded with a reason (erg_meter_backend_info); this is not an error. The estimator is always
  * present unless excluded by opts->backends.
- * Returns ERG_OK; ERG_EINVAL (bad options); ERG_ENOENT (root does not exist, named in diag);
- * ERG_ENOMEM; ERG_ENODEV when no backend gave any channel at all.
+ * Returns ERG_OK; ERG_EINVAL (bad options; a name in opts->backends or $ERG_BACKENDS that is not
+ * one of rapl-sysfs, rapl-msr, nvml, hwmon, estimator, named in diag with the known ones; empty
+ * items are ignored); ERG_ENOENT (root does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when
+ * no backend gave any channel at all (diag gives each tried backend's state and reason).
  */
 ERG_API int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);
 

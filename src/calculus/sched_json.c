@@ -652,7 +652,7 @@ static int load_cap(struct st *t, int which, json_t **out)
     if (!t->cap[which])
         return ERG_OK;
     json_error_t err;
-    *out = json_loads(t->cap[which], JSON_REJECT_DUPLICATES, &err);
+    *out = json_loads(t->cap[which], JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (!*out) {
         static const char *const names[] = {"devices", "signatures", "expr"};
         fail_at(t, t->cap_off[which], ERG_EPARSE, "%s: %s", names[which], err.text);

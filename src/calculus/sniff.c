@@ -10,9 +10,9 @@ struct sn {
     yajl_handle h;
     int depth;
     int top_array;
-    int elements;  /* top-level array elements started */
-    int in_first;  /* inside the first element (an object) of a top-level array */
-    int want_tag;  /* the next value at depth 1 is the "erg" member's */
+    int elements; /* top-level array elements started */
+    int in_first; /* inside the first element (an object) of a top-level array */
+    int want_tag; /* the next value at depth 1 is the "erg" member's */
 };
 
 static int value(struct sn *s, int is_string, const unsigned char *v, size_t n)
@@ -61,8 +61,7 @@ static int start(struct sn *s, int is_map)
     if (s->depth == 0) {
         s->top_array = !is_map;
         s->out->top_object = is_map;
-    }
-    else if (s->depth == 1 && s->top_array && s->elements == 0 && is_map)
+    } else if (s->depth == 1 && s->top_array && s->elements == 0 && is_map)
         s->in_first = 1;
     if (s->depth == 1)
         value(s, 0, NULL, 0); /* counts the element, or records a non-string tag */
@@ -106,9 +105,9 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
     return 1;
 }
 
-static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,        NULL,
-                                         cb_number,  cb_string,      cb_start_map, cb_key,
-                                         cb_end,     cb_start_array, cb_end};
+static const yajl_callbacks callbacks = {cb_null,   cb_bool,        NULL,         NULL,
+                                         cb_number, cb_string,      cb_start_map, cb_key,
+                                         cb_end,    cb_start_array, cb_end};
 
 int erg__is_gzip(const char *buf, size_t len)
 {

@@ -12,13 +12,13 @@
 
 /* What a JSON text declares at its top level. */
 typedef struct erg__sniff {
-    int complete;     /* the whole text is well-formed JSON */
-    int top_object;   /* its top level is an object */
-    int tag_kind;     /* 0 no top-level "erg" member, 1 a string, 2 another JSON value */
-    char tag[64];     /* the string (truncated to 63 bytes) when tag_kind == 1 */
-    size_t tag_off;   /* byte offset of the "erg" key */
-    int trace;        /* looks like a Chrome trace: a top-level "traceEvents" member, or a
-                         top-level array whose first element is an object with "ph" */
+    int complete;   /* the whole text is well-formed JSON */
+    int top_object; /* its top level is an object */
+    int tag_kind;   /* 0 no top-level "erg" member, 1 a string, 2 another JSON value */
+    char tag[64];   /* the string (truncated to 63 bytes) when tag_kind == 1 */
+    size_t tag_off; /* byte offset of the "erg" key */
+    int trace;      /* looks like a Chrome trace: a top-level "traceEvents" member, or a
+                       top-level array whose first element is an object with "ph" */
 } erg__sniff;
 
 /* Whether buf starts with the gzip magic bytes 1f 8b (RFC 1952, Section 2.3.1). */

@@ -67,7 +67,6 @@ static int run(int argc, char **argv)
     double duration_s = 10, window_s = 0.5;
     const char *out = NULL, *backends = NULL;
     int json = 0, c;
-    opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -91,7 +90,7 @@ static int run(int argc, char **argv)
             fputs(calibrate_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_meter_bad_option("calibrate", c, argc, argv);
+            return erg_cli_bad_option("calibrate", argc, argv, ":o:h", longopts);
         }
     }
     if (optind < argc)

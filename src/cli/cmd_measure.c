@@ -43,7 +43,9 @@ static const char measure_help[] =
     "  --baseline MODE     auto: idle power from the calibration file when there is one, else "
     "none;\n"
     "                      none; or a power in W subtracted from the total (default auto)\n"
-    "  --calibration FILE  calibration file (default $XDG_CACHE_HOME/erg/calibration.json)\n"
+    "  --calibration FILE  calibration file (default $XDG_CACHE_HOME/erg/calibration.json, "
+    "else\n"
+    "                      ~/.cache/erg/calibration.json, where 'erg calibrate' writes)\n"
     "  --signature OUT     write the run as a signature/1 file (s = calibrated idle power; "
     "without a\n"
     "                      calibration erg refuses, since s would be unknown: calibrate, give\n"
@@ -53,6 +55,7 @@ static const char measure_help[] =
     "goes\n"
     "                      to stderr so stdout holds one document\n"
     "  --period S          sampler period, s (default 0.1)\n"
+    "  --backends LIST     comma-separated backends to use (see 'erg meters'; unknown: exit 2)\n"
     "  --min-grade G       exit 3 unless the total is at least hw_shunt|model_based|estimator\n\n"
     "Net energy is not clamped: a baseline above the gross energy (net < 0) is flagged\n"
     "baseline_exceeds_gross with a warning (the machine drew less than its calibrated idle power:\n"
@@ -165,7 +168,6 @@ static int parse(int argc, char **argv, struct opts *o)
     o->period_s = 0.1;
     o->baseline_auto = 1;
     int c;
-    opterr = 0;
     while ((c = getopt_long(argc, argv, "+:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r':
@@ -243,7 +245,7 @@ static int parse(int argc, char **argv, struct opts *o)
             fputs(measure_help, stdout);
             return -1;
         default:
-            return erg_cli_meter_bad_option("measure", c, argc, argv);
+            return erg_cli_bad_option("measure", argc, argv, "+:r:h", longopts);
         }
     }
     if (o->json && o->csv)

@@ -21,7 +21,9 @@ static const char meters_help[] =
     "a counter that does not move is declined and never gives a hw_shunt figure.\n\n"
     "  --json           {\"erg\": \"meters/1\", \"backends\": [...], \"channels\": [...]}\n"
     "  --no-probe       skip the liveness probe (live is reported as unknown)\n"
-    "  --backends LIST  comma-separated backends to try (default $ERG_BACKENDS, else all)\n\n"
+    "  --backends LIST  comma-separated backends to try (default $ERG_BACKENDS, else all); an\n"
+    "                   unknown name is bad usage, and when those asked for find nothing the\n"
+    "                   error says why for each\n\n"
     "Environment: ERG_ROOT (prefix of /sys, /proc, /dev), ERG_NVML_LIB (NVML library path),\n"
     "ERG_ESTIMATOR_IDLE_W / ERG_ESTIMATOR_FULL_W (estimator model, default 10 W / 65 W).\n"
     "Exit status: 0 (also when only the estimator is available; the output says so), 2 bad usage,\n"
@@ -77,21 +79,6 @@ int erg_cli_print_json(json_t *root)
     return rc == 0 ? 0 : ERG_EXIT_USAGE;
 }
 
-int erg_cli_meter_bad_option(const char *cmd, int c, int argc, char **argv)
-{
-    const char *arg = optind - 1 >= 1 && optind - 1 < argc ? argv[optind - 1] : NULL;
-    char name[96];
-    if (arg && strncmp(arg, "--", 2) == 0)
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
-    else if (optopt > 0 && optopt < 256)
-        snprintf(name, sizeof name, "-%c", optopt);
-    else
-        snprintf(name, sizeof name, "%s", arg ? arg : "?");
-    if (c == ':')
-        return erg_cli_usage(cmd, "option '%s' needs a value", name);
-    return erg_cli_usage(cmd, "unknown option '%s'", name);
-}
-
 int erg_cli_has_hardware(const erg_meter *m)
 {
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
@@ -112,7 +99,6 @@ static int run(int argc, char **argv)
                                              {NULL, 0, NULL, 0}};
     int json = 0, probe = 1, c;
     const char *backends = NULL;
-    opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
@@ -128,7 +114,7 @@ static int run(int argc, char **argv)
             fputs(meters_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_meter_bad_option("meters", c, argc, argv);
+            return erg_cli_bad_option("meters", argc, argv, ":h", longopts);
         }
     }
     if (optind < argc)

@@ -110,7 +110,7 @@ static int run_store(int argc, char **argv)
             fputs(store_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("store", "unknown option");
+            return erg_cli_bad_option("store", argc, argv, "o:h", opts);
         }
     }
     if (optind >= argc)

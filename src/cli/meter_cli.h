@@ -18,11 +18,6 @@ json_t *erg_cli_flags_json(unsigned flags);
 void erg_cli_flags_text(unsigned flags, char *buf, size_t size);
 /* Print a JSON document on stdout, one object and a newline. 0, or 2 on failure. */
 int erg_cli_print_json(json_t *root);
-/* Report the option getopt_long just rejected (it returned '?', or ':' with a leading ':' in the
- * option string; opterr must be 0 so getopt printed nothing): one line "erg <cmd>: unknown option
- * '--bogus'" or "erg <cmd>: option '--runs' needs a value", then "Try 'erg <cmd> --help'.".
- * Returns 2. */
-int erg_cli_meter_bad_option(const char *cmd, int c, int argc, char **argv);
 /* 1 when the meter has a usable channel better than the estimator. */
 int erg_cli_has_hardware(const erg_meter *m);
 

@@ -129,7 +129,7 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
             c->utilisation = u < 0 ? 0.0 : u > 1 ? 1.0 : u;
             if (c->utilisation > ERG_CAL_MAX_UTILISATION)
                 c->flags |= ERG_CAL_BUSY;
-            if (c->utilisation >= 0.99 && c->cv < 1e-6)
+            if (c->utilisation >= 0.95 && c->cv < 0.01)
                 c->flags |= ERG_CAL_PINNED_AT_CEILING;
         }
         if (c->cv > ERG_CAL_MAX_CV)
@@ -181,9 +181,9 @@ int erg_calibration_describe(const erg_calibration *cal, char *buf, size_t size)
         sep = "; ";
         if (c->flags & ERG_CAL_PINNED_AT_CEILING)
             append(buf, size, &used,
-                   " sat at its full-load ceiling of %.4g W throughout (CV %.2g is saturation, not "
-                   "calm): the CPU was fully busy",
-                   c->idle_power_w, c->cv);
+                   " sat at its full-load ceiling throughout (%.4g W, utilisation %.0f %%; a CV "
+                   "of about 0 here is saturation, not calm): the CPU was fully busy",
+                   c->idle_power_w, 100 * c->utilisation);
         else if (c->flags & ERG_CAL_BUSY)
             append(buf, size, &used,
                    " saw a mean CPU utilisation of %.0f %% (more than %.0f %%), so its idle power "

@@ -219,6 +219,25 @@ static void summary_gross_baseline_net_and_signature(void **state)
 }
 
 /* Trial finding 2: a baseline above the gross energy is flagged, and net is not clamped. */
+/* Trial finding 9: unknown backend names are refused; an empty result says why per backend. */
+static void unknown_backend_refused_absent_one_explained(void **state)
+{
+    (void)state;
+    erg_meter_options o;
+    fake_options(&o, root, "rapl-sysfs,bogus");
+    erg_meter *m = NULL;
+    erg_diag d;
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_EINVAL);
+    assert_null(m);
+    assert_string_equal(d.detail, "unknown backend 'bogus' in --backends (known: rapl-sysfs, "
+                                  "rapl-msr, nvml, hwmon, estimator)");
+    o.backends = "rapl-sysfs,,hwmon"; /* empty items ignored; nothing in the fake root */
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_ENODEV);
+    if (!strstr(d.detail, "no backend found any channel: rapl-sysfs absent: ") ||
+        !strstr(d.detail, "; hwmon absent: "))
+        fail_msg("detail: %s", d.detail);
+}
+
 static void negative_net_is_flagged_not_clamped(void **state)
 {
     (void)state;
@@ -363,6 +382,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(estimator_is_the_labelled_last_resort, setup, teardown),
         cmocka_unit_test_setup_teardown(estimator_yields_to_a_live_counter, setup, teardown),
         cmocka_unit_test_setup_teardown(summary_gross_baseline_net_and_signature, setup, teardown),
+        cmocka_unit_test_setup_teardown(unknown_backend_refused_absent_one_explained, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(negative_net_is_flagged_not_clamped, setup, teardown),
         cmocka_unit_test_setup_teardown(calibration_file_round_trip_and_errors, setup, teardown),
     };

@@ -98,7 +98,7 @@ grep -q '"per_run":\[{"exit_status":7,"time_s":[0-9.e-]*,"energy_j":' "$T/flat" 
 echo 0 > "$T/count"
 "$erg" measure -r 2 --warmup 3 --csv --baseline none --backends rapl-sysfs -- sh -c 'read n < "$0"; echo $((n+1)) > "$0"' "$T/count" > "$T/out" 2> "$T/err" || fail "warmup measure"
 [ "$(cat "$T/count")" = 5 ] || fail "3 warm-up + 2 measured runs"
-head -1 "$T/out" | grep -q '^id,domain,device,grade,state,flags,energy_j_mean,energy_j_sd,' || fail "csv header"
+head -1 "$T/out" | grep -q '^id,domain,device,grade,state,flags,time_s_mean,time_s_sd,energy_j_mean,energy_j_sd,' || fail "csv header"
 grep -q '^rapl-sysfs:psys,psys,psys,hw_shunt,' "$T/out" || fail "csv psys row"
 grep -q '^total,' "$T/out" || fail "csv total row"
 

@@ -56,4 +56,8 @@ grep -q "2 earlier versions" "$t/err" || fail "message: $(cat "$t/err")"
 [ $rc -eq 2 ] || fail "list of a missing store exited $rc"
 "$erg" store --store "$t/s.db" frobnicate 2>/dev/null; rc=$?
 [ $rc -eq 2 ] || fail "unknown action exited $rc"
+"$erg" store --bogus list 2> "$t/err"; rc=$?
+[ $rc -eq 2 ] || fail "unknown option exited $rc"
+[ "$(wc -l < "$t/err")" -eq 2 ] || fail "unknown option: expected one message and the hint: $(cat "$t/err")"
+grep -q "unknown option '--bogus'" "$t/err" || fail "unknown option not named: $(cat "$t/err")"
 echo "store cli: ok"
