@@ -425,6 +425,8 @@ static void save_load_round_trip_and_loader_errors(void **state)
         {"s|\"N\\*d\"|\"R*C\"|", "ops.rmsnorm.features[0]", ERG_EPARSE},
         {"0,/\"coef\": \\[/s|\"coef\": \\[|\"coef\": [\"x\", |", "coef", ERG_EPARSE},
         {"s|\"dtype\": \"fp32\"|\"dtype\": \"int8\"|", "unknown dtype", ERG_EPARSE},
+        {"s|\"eta_hi\": |\"eta_top\": |", "eta_hi", ERG_EPARSE},
+        {"s|\"launch_time_s\": |\"launch_time_s\": -|", "ops.rmsnorm.bounds", ERG_EPARSE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char cmd[512];
@@ -436,6 +438,21 @@ static void save_load_round_trip_and_loader_errors(void **state)
         if (rc != cases[i].status || !strstr(diag.detail, cases[i].detail))
             fail_msg("case %zu: status %d, detail '%s'", i, rc, diag.detail);
         assert_null(l);
+    }
+    /* a model file from before the bounds loads; predictions inside the range still work, and
+     * erg_op_model_bounds says the bounds are absent */
+    {
+        char cmd[512];
+        snprintf(bad, sizeof bad, "%s/old.json", dir);
+        snprintf(cmd, sizeof cmd, "sed -e '/\"bounds\": {/,/^   },$/d' '%s' > '%s'", path, bad);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(erg_op_model_load(bad, &l, &diag), ERG_OK);
+        erg_op_bounds b;
+        assert_int_equal(erg_op_model_bounds(l, ERG_OP_RMSNORM, &b), ERG_ENOENT);
+        erg_op_prediction a;
+        assert_int_equal(erg_op_model_predict(l, &s[0].dims, &a, NULL), ERG_OK);
+        assert_true(a.time_s > 0);
+        erg_op_model_free(l);
     }
     assert_int_equal(erg_op_model_load("/nonexistent.json", &l, NULL), ERG_ENOENT);
     char cmd[128];
