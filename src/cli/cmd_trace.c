@@ -49,7 +49,8 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *fi
     optind = 1;
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, ":o:r:a:jn:J:h", longopts, NULL)) != -1) {
+    static const char shortopts[] = ":o:r:a:jn:J:h";
+    while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         unsigned long n;
         switch (ch) {
         case 'o':
@@ -78,10 +79,8 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *fi
         case 'h':
             usage(stdout);
             return -1;
-        case ':':
-            return erg_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return erg_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        default: /* '?' or ':' */
+            return erg_cli_bad_option(cmd, argc, argv, shortopts, longopts);
         }
     }
     if (optind >= argc)

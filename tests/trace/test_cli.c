@@ -257,6 +257,11 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
     assert_non_null(strstr(slurp(err_path), "--align"));
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' --top many"), 2);
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' --frobnicate"), 2);
+    assert_non_null(strstr(slurp(err_path), "erg trace report: unknown option '--frobnicate'"));
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' --top"), 2);
+    assert_non_null(strstr(slurp(err_path), "'--top' needs a value"));
+    assert_int_equal(erg("trace report '" DATA "two_gpus.json' -x"), 2);
+    assert_non_null(strstr(slurp(err_path), "unknown option '-x'"));
     assert_int_equal(erg("trace import '" DATA "two_gpus.json'"), 2);
     assert_non_null(strstr(slurp(err_path), "-o"));
     assert_int_equal(erg("trace export x"), 2);
