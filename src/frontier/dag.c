@@ -584,15 +584,30 @@ static int cmp_spe(const void *pa, const void *pb)
     return a->v < b->v ? -1 : (a->v > b->v);
 }
 
-/* Combine two expressions with op; an empty operand (FR_NONE) takes no time and no energy. */
+/* Combine two expressions with op, flattening nested operators of the same kind into one n-ary
+ * operator (so ε-mode sequences merge as balanced trees); an empty operand (FR_NONE) is skipped. */
 static int sp_join(erg_opsched *t, erg_op op, size_t a, size_t b, size_t *out)
 {
     if (a == FR_NONE || b == FR_NONE) {
         *out = a == FR_NONE ? b : a;
         return ERG_OK;
     }
-    size_t ids[2] = {a, b};
-    return erg_opsched_expr_op(t, op, ids, 2, out, NULL);
+    const struct fr_expr *ea = &t->expr[a], *eb = &t->expr[b];
+    size_t na = ea->op == op ? ea->n : 1, nb = eb->op == op ? eb->n : 1;
+    size_t *ids = malloc((na + nb) * sizeof *ids);
+    if (!ids)
+        return ERG_ENOMEM;
+    if (ea->op == op)
+        memcpy(ids, ea->kids, na * sizeof *ids);
+    else
+        ids[0] = a;
+    if (eb->op == op)
+        memcpy(ids + na, eb->kids, nb * sizeof *ids);
+    else
+        ids[na] = b;
+    int rc = erg_opsched_expr_op(t, op, ids, na + nb, out, NULL);
+    free(ids);
+    return rc;
 }
 
 /*
@@ -603,7 +618,7 @@ static int sp_join(erg_opsched *t, erg_op op, size_t a, size_t b, size_t *out)
  * multigraph between junctions; series and parallel reductions either reduce it to one edge, whose
  * expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing done).
  */
-static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
+static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_diag *diag)
 {
     size_t n = g->n;
     if (n > 4096)
@@ -773,6 +788,7 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
         goto done;
     erg_frontier_options o;
     erg_frontier_options_init(&o);
+    o.epsilon = epsilon; /* E' = P·T' + d'' ≤ P·T + (1+ε)·d' ≤ (1+ε)·E */
     erg_frontier tf;
     if ((rc = erg__fr_expr_frontier(t, &o, &tf, diag)) != ERG_OK)
         goto done;
@@ -791,11 +807,19 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
     free(sel);
     erg_frontier_free(&tf);
     if (rc == ERG_OK)
-        rc = finish(g, pl, np, NULL, ERG_FRONTIER_EXACT, out, diag);
+        rc = finish(g, pl, np, NULL, epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT, out, diag);
     else
         for (size_t i = 0; i < np; i++)
             free(pl[i].sel);
     free(pl);
+    if (rc == ERG_OK && epsilon > 0) {
+        out->epsilon = epsilon;
+        out->max_gap_j = 0;
+        for (size_t i = 0; i < out->n_points; i++) {
+            out->points[i].bound_j = out->points[i].energy_j / (1 + epsilon);
+            out->max_gap_j = fmax(out->max_gap_j, out->points[i].energy_j - out->points[i].bound_j);
+        }
+    }
 done:
     if (rc == ERG_ENOMEM)
         erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -821,7 +845,7 @@ int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts
         erg_dag_method m = opts->dag_method;
         if (m == ERG_DAG_AUTO) {
             /* Series-parallel: exact by the operator rules, at any size. */
-            rc = sp_frontier(&g, out, diag);
+            rc = sp_frontier(&g, opts->epsilon, out, diag);
             if (rc <= 0) {
                 dag_free(&g);
                 return rc;

@@ -369,6 +369,21 @@ static void series_parallel_dags_are_exact_at_any_size(void **state)
             erg_assert_rel(sp.points[i].energy_j, en.points[i].energy_j, 1e-12);
             erg_assert_rel(sp.points[i].dynamic_energy_j, en.points[i].dynamic_energy_j, 1e-12);
         }
+        /* ε-approximate: every exact point covered within (1 + ε) by a point no slower. */
+        erg_frontier ap;
+        o.dag_method = ERG_DAG_AUTO;
+        o.enum_limit = 0;
+        o.epsilon = 0.05;
+        assert_int_equal(erg_opsched_frontier(g.os, &o, &ap, NULL), ERG_OK);
+        assert_int_equal(ap.method, ERG_FRONTIER_APPROX);
+        for (size_t i = 0; i < en.n_points; i++) {
+            int covered = 0;
+            for (size_t j = 0; j < ap.n_points && !covered; j++)
+                covered = ap.points[j].time_s <= en.points[i].time_s * (1 + 1e-12) &&
+                          ap.points[j].energy_j <= 1.05 * en.points[i].energy_j * (1 + 1e-12);
+            assert_true(covered);
+        }
+        erg_frontier_free(&ap);
         erg_frontier_free(&sp);
         erg_frontier_free(&en);
         erg_opsched_free(g.os);
