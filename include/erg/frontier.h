@@ -30,10 +30,12 @@
  *
  * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power while
  * its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so
- * E = Σ_dev p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s). Small DAGs are solved exactly by enumeration; larger
- * ones through the convex relaxation (each node's lower convex hull of (T, d), minimum energy for
- * a deadline as a linear program solved with GLPK), rounded back to real points, with the gap to
- * the relaxation reported per point.
+ * E = Σ_dev p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s).
+ * Series-parallel DAGs (after transitive reduction; Valdes, Tarjan and Lawler 1982) are solved
+ * exactly at any size by the ⊗/⊕ rules; other small DAGs by enumeration; larger ones through the
+ * convex relaxation (each node's lower convex hull of (T, d), minimum energy for a deadline as a
+ * linear program solved with GLPK), rounded back to real points, with the gap to the relaxation
+ * reported per point.
  *
  * Thread safety: an erg_opsched is not locked; erg_opsched_frontier only reads it, so it may be
  * called concurrently on one frozen erg_opsched. erg_frontier is a plain value.
@@ -180,7 +182,8 @@ ERG_API int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *
 
 /** DAG solution methods. */
 typedef enum erg_dag_method {
-    ERG_DAG_AUTO = 0,  /**< enumeration when Π|points| ≤ enum_limit, else relaxation */
+    ERG_DAG_AUTO = 0,  /**< series-parallel DAG: exact operator rules (ε applies); otherwise
+                            enumeration when Π|points| ≤ enum_limit, else the relaxation */
     ERG_DAG_ENUMERATE, /**< exhaustive enumeration (exact; refused above enum_limit) */
     ERG_DAG_RELAX      /**< LP relaxation rounded to real points */
 } erg_dag_method;
