@@ -18,6 +18,15 @@ struct rd {
     size_t n_idle;
 };
 
+/* Re-raise a diagnostic from a nested call with the JSON path in front (copying the detail first:
+ * erg_diag_set writes into the same buffer). */
+static int wrap(erg_diag *diag, int status, const char *file, const char *path)
+{
+    char detail[sizeof diag->detail];
+    snprintf(detail, sizeof detail, "%s", diag ? diag->detail : "");
+    return erg_diag_set(diag, status, file, "%s: %s", path, detail);
+}
+
 /* Compact JSON text of obj[key] when it is an object; "" when absent. */
 static int omega_text(const json_t *obj, const char *key, char **out, const char *file,
                       const char *path, erg_diag *diag)
@@ -103,7 +112,7 @@ static int read_signature(struct rd *r, const char *name, const json_t *v, erg_d
         rc = erg_opsched_add_point(r->os, name, &sig, od ? od : "", diag);
         free(od);
         if (rc != ERG_OK)
-            return erg_diag_set(diag, rc, r->file, "%s: %s", path, diag ? diag->detail : "");
+            return wrap(diag, rc, r->file, path);
         return ERG_OK;
     }
     if (!json_is_object(v))
@@ -231,7 +240,7 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
                 return rc;
             if ((rc = erg_opsched_add_device(r->os, id, s, diag)) != ERG_OK ||
                 (!isnan(idle) && (rc = erg_opsched_set_idle_power(r->os, id, idle, diag)) != ERG_OK))
-                return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
+                return wrap(diag, ERG_EPARSE, r->file, path);
         }
     }
     const json_t *sigs = json_object_get(root, "signatures");
@@ -266,7 +275,7 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
                 (rc = omega_text(tv, "to", &to, r->file, path, diag)) == ERG_OK) {
                 rc = erg_opsched_add_transition(r->os, device, from, to, &sig, diag);
                 if (rc != ERG_OK)
-                    rc = erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
+                    rc = wrap(diag, ERG_EPARSE, r->file, path);
             }
             free(from);
             free(to);
@@ -297,7 +306,7 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
             (rc = erg__json_number(nv, "start_s", ERG_JSON_NONNEG, &start, r->file, path, diag)))
             return rc;
         if ((rc = erg_opsched_add_node_on(r->os, id, sg, dev, diag)) != ERG_OK)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
+            return wrap(diag, ERG_EPARSE, r->file, path);
     }
     const json_t *edges = json_object_get(root, "edges");
     if (edges && !json_is_array(edges))
@@ -308,8 +317,11 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
         const char *b = json_string_value(json_array_get(ev, 1));
         if (!json_is_array(ev) || json_array_size(ev) != 2 || !a || !b)
             return erg_diag_set(diag, ERG_EPARSE, r->file, "edges[%zu]: expected [from, to]", i);
-        if ((rc = erg_opsched_add_edge(r->os, a, b, diag)) != ERG_OK)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "edges[%zu]: %s", i, diag ? diag->detail : "");
+        if ((rc = erg_opsched_add_edge(r->os, a, b, diag)) != ERG_OK) {
+            char path[64];
+            snprintf(path, sizeof path, "edges[%zu]", i);
+            return wrap(diag, ERG_EPARSE, r->file, path);
+        }
     }
     return ERG_OK;
 }
