@@ -256,6 +256,7 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
         return ERG_ENOMEM;
     s->sub[0] = A;
     s->sub[1] = B;
+    size_t next_prune = 65536;
     for (size_t i = 0; i < A->n; i++) {
         const struct cand *a = &A->c[i];
         for (size_t j = 0; j < B->n; j++) {
@@ -274,9 +275,12 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
             if (cset_push(s, &c, k))
                 return ERG_ENOMEM;
         }
-        /* Keep memory bounded on long rows: prune every so often. */
-        if (s->n > 65536 && prune(s, padded, 0.0))
-            return ERG_ENOMEM;
+        /* Keep memory bounded: prune whenever the candidates have doubled since the last prune. */
+        if (s->n > next_prune) {
+            if (prune(s, padded, 0.0))
+                return ERG_ENOMEM;
+            next_prune = 2 * s->n + 65536;
+        }
     }
     *out = s;
     return prune(s, padded, padded ? 0.0 : x->delta);
@@ -314,10 +318,10 @@ static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct
         total += ops[k]->n;
     struct byt **lists = calloc(n, sizeof *lists);
     size_t *len = calloc(n, sizeof *len), *pos = calloc(n, sizeof *pos), *arg = calloc(n, sizeof *arg);
-    size_t *best = calloc(total + 1, sizeof *best), *pick = calloc(n, sizeof *pick);
+    size_t *pick = calloc(n, sizeof *pick);
     double *ts = malloc((total + 1) * sizeof *ts);
     int rc = ERG_OK, any = 0;
-    if (!lists || !len || !pos || !arg || !best || !pick || !ts) {
+    if (!lists || !len || !pos || !arg || !pick || !ts) {
         rc = ERG_ENOMEM;
         goto done;
     }
@@ -399,7 +403,6 @@ done:
     free(len);
     free(pos);
     free(arg);
-    free(best);
     free(pick);
     free(ts);
     if (rc != ERG_OK)
