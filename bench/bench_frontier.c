@@ -41,7 +41,8 @@ static erg_opsched *make(erg_op op, size_t n, size_t p)
         for (size_t i = 0; i < p; i++) {
             erg_signature s;
             erg_signature_init(&s);
-            snprintf(s.device, sizeof s.device, op == ERG_OP_MULTI ? "g%zu" : "g", op == ERG_OP_MULTI ? k : 0);
+            snprintf(s.device, sizeof s.device, op == ERG_OP_MULTI ? "g%zu" : "g",
+                     op == ERG_OP_MULTI ? k : 0);
             double x = (double)i / (double)(p > 1 ? p - 1 : 1);
             s.static_power_w = 60;
             s.time_s = base * (1 + 0.6 * x) * (1 + 0.01 * urand());
@@ -174,8 +175,10 @@ int main(int argc, char **argv)
             bench_expr("multi", ERG_OP_MULTI, ns[a], ps[b], 0);
 
     printf("# series-parallel DAG frontier (exact, fork-join blocks, 8 devices)\n");
-    struct { size_t n, p; double eps; } cases[] = {{20, 4, 0}, {20, 16, 0}, {50, 4, 0},
-                                                     {200, 16, 0.01}, {1000, 16, 0.01}};
+    struct {
+        size_t n, p;
+        double eps;
+    } cases[] = {{20, 4, 0}, {20, 16, 0}, {50, 4, 0}, {200, 16, 0.01}, {1000, 16, 0.01}};
     for (size_t a = 0; a < sizeof cases / sizeof cases[0]; a++) {
         size_t np;
         double dt = bench_sp_dag(cases[a].n, cases[a].p, cases[a].eps, &np);
@@ -183,7 +186,8 @@ int main(int argc, char **argv)
                cases[a].p, cases[a].eps, 1e3 * dt, np, np ? "" : " (not series-parallel?)");
         fflush(stdout);
     }
-    printf("# DAG frontier: Perseus GPT-3 175B, 8 stages x 12 microbatches 1F1B (192 nodes x 38 points)\n");
+    printf("# DAG frontier: Perseus GPT-3 175B, 8 stages x 12 microbatches 1F1B (192 nodes x 38 "
+           "points)\n");
     char csv[1024];
     snprintf(csv, sizeof csv, "%s/%s", src, PERSEUS_PROFILE);
     size_t dls[] = {50, 200, 640};

@@ -8,10 +8,10 @@
  * the discrete time–cost trade-off problem, De et al. 1997, is NP-hard).
  *
  * An operating schedule (erg_opsched) is a schedule/1 document whose elements carry operating sets:
- * every element lists its points, each an implementation κ at an operating point ω = (ω_dev, ω_elem)
- * with its signature there (static power s, time T, dynamic energy d). A point's total energy is
- * E = s·T + d (Axiom P1). The frontier is the set of Pareto-minimal (T, E) points of the whole
- * schedule, each with the choice of point per element that attains it.
+ * every element lists its points, each an implementation κ at an operating point ω = (ω_dev,
+ * ω_elem) with its signature there (static power s, time T, dynamic energy d). A point's total
+ * energy is E = s·T + d (Axiom P1). The frontier is the set of Pareto-minimal (T, E) points of the
+ * whole schedule, each with the choice of point per element that attains it.
  *
  * Composition rules (expression form, evaluated literally like erg_signature_seq/par/multi):
  * - ⊗: Pareto-min of the Minkowski sum of the operands' point sets (Property 6.1). When two
@@ -28,14 +28,14 @@
  * of a ⊕multi, the hold power h of a sub-sequence does not depend on its choices (true when
  * static power depends only on the device, the usual case); see docs/frontier.md.
  *
- * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power while
- * its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so
- * E = Σ_dev p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s).
- * Series-parallel DAGs (after transitive reduction; Valdes, Tarjan and Lawler 1982) are solved
- * exactly at any size by the ⊗/⊕ rules; other small DAGs by enumeration; larger ones through the
- * convex relaxation (each node's lower convex hull of (T, d), minimum energy for a deadline as a
- * linear program solved with GLPK), rounded back to real points, with the gap to the relaxation
- * reported per point.
+ * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power
+ * while its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so E = Σ_dev
+ * p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s). Series-parallel
+ * DAGs (after transitive reduction; Valdes, Tarjan and Lawler 1982) are solved exactly at any size
+ * by the ⊗/⊕ rules; other small DAGs by enumeration; larger ones through the convex relaxation
+ * (each node's lower convex hull of (T, d), minimum energy for a deadline as a linear program
+ * solved with GLPK), rounded back to real points, with the gap to the relaxation reported per
+ * point.
  *
  * Thread safety: an erg_opsched is not locked; erg_opsched_frontier only reads it, so it may be
  * called concurrently on one frozen erg_opsched. erg_frontier is a plain value.
@@ -79,9 +79,9 @@ typedef struct erg_frontier_point {
 
 /** How a frontier was obtained. */
 typedef enum erg_frontier_method {
-    ERG_FRONTIER_EXACT = 0,      /**< exact composition rules or exhaustive enumeration */
-    ERG_FRONTIER_APPROX = 1,     /**< ε-approximate ⊗ (energy within (1+ε) of the exact frontier) */
-    ERG_FRONTIER_RELAXATION = 2  /**< convex relaxation (LP) rounded to real points */
+    ERG_FRONTIER_EXACT = 0,  /**< exact composition rules or exhaustive enumeration */
+    ERG_FRONTIER_APPROX = 1, /**< ε-approximate ⊗ (energy within (1+ε) of the exact frontier) */
+    ERG_FRONTIER_RELAXATION = 2 /**< convex relaxation (LP) rounded to real points */
 } erg_frontier_method;
 
 /**
@@ -98,8 +98,8 @@ typedef struct erg_frontier {
                                or DAG node ids */
     size_t *choices;      /**< n_points × n_elements */
     erg_frontier_method method;
-    double epsilon;       /**< ε of an approximate frontier, else 0 */
-    double max_gap_j;     /**< largest energy_j − bound_j over the points, J */
+    double epsilon;   /**< ε of an approximate frontier, else 0 */
+    double max_gap_j; /**< largest energy_j − bound_j over the points, J */
 } erg_frontier;
 
 /** Free the members of a frontier and zero it. NULL-safe. */
@@ -132,8 +132,8 @@ ERG_API int erg_opsched_add_device(erg_opsched *os, const char *id, double stati
                                    erg_diag *diag);
 
 /**
- * Set a declared device's idle power (W, ≥ 0; default its static power): what it draws in the gaps of
- * a DAG and in idle elements (schedule/1 "idle_power_w"). Errors: ERG_EINVAL.
+ * Set a declared device's idle power (W, ≥ 0; default its static power): what it draws in the gaps
+ * of a DAG and in idle elements (schedule/1 "idle_power_w"). Errors: ERG_EINVAL.
  */
 ERG_API int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w,
                                        erg_diag *diag);
@@ -190,10 +190,10 @@ typedef enum erg_dag_method {
 
 /** Options of erg_opsched_frontier; initialise with erg_frontier_options_init. */
 typedef struct erg_frontier_options {
-    double epsilon;        /**< > 0: ε-approximate ⊗ chains (energy error ≤ ε relative); 0 exact */
+    double epsilon; /**< > 0: ε-approximate ⊗ chains (energy error ≤ ε relative); 0 exact */
     erg_dag_method dag_method;
-    double enum_limit;     /**< largest number of choice combinations enumerated; default 1e6 */
-    size_t lp_deadlines;   /**< deadlines on which the LP is solved; default 200 */
+    double enum_limit;   /**< largest number of choice combinations enumerated; default 1e6 */
+    size_t lp_deadlines; /**< deadlines on which the LP is solved; default 200 */
 } erg_frontier_options;
 
 ERG_API void erg_frontier_options_init(erg_frontier_options *opts);

@@ -11,23 +11,26 @@
 
 static void help(void)
 {
-    printf("Usage: erg frontier FILE [--deadline T | --budget E] [--json | --csv] [--plot OUT.svg]\n"
-           "                        [--epsilon EPS] [--method auto|enumerate|relax] [--lp-deadlines N]\n"
-           "                        [--reference REF.csv]\n\n"
-           "Time-energy frontier of a schedule/1 FILE whose signatures carry operating sets\n"
-           "(\"points\": one signature per implementation and operating point).\n"
-           "Expressions (seq/par/multi) are composed exactly by the frontier rules of the energy\n"
-           "calculus (Section 6); DAGs (nodes + edges) are enumerated when small, else solved through\n"
-           "the convex relaxation (LP, GLPK) rounded to real points, with the gap reported.\n\n"
-           "  --deadline T      also give the least-energy plan that finishes by T seconds\n"
-           "  --budget E        also give the fastest plan within E joules\n"
-           "  --json            print {\"erg\": \"frontier/1\", \"points\": [...], \"plan\": {...}}\n"
-           "  --csv             print the frontier as CSV (one column per element choice)\n"
-           "  --plot OUT.svg    draw the frontier (time on x, energy on y), plan marked\n"
-           "  --reference CSV   with --plot: overlay another frontier (CSV with time,energy columns)\n"
-           "  --epsilon EPS     epsilon-approximate sequences: energy within (1+EPS) of exact\n"
-           "  --method M        DAG method: auto (default), enumerate, relax\n"
-           "  --lp-deadlines N  deadlines on which the DAG relaxation is solved (default 200)\n");
+    printf(
+        "Usage: erg frontier FILE [--deadline T | --budget E] [--json | --csv] [--plot OUT.svg]\n"
+        "                        [--epsilon EPS] [--method auto|enumerate|relax] [--lp-deadlines "
+        "N]\n"
+        "                        [--reference REF.csv]\n\n"
+        "Time-energy frontier of a schedule/1 FILE whose signatures carry operating sets\n"
+        "(\"points\": one signature per implementation and operating point).\n"
+        "Expressions (seq/par/multi) are composed exactly by the frontier rules of the energy\n"
+        "calculus (Section 6); DAGs (nodes + edges) are enumerated when small, else solved "
+        "through\n"
+        "the convex relaxation (LP, GLPK) rounded to real points, with the gap reported.\n\n"
+        "  --deadline T      also give the least-energy plan that finishes by T seconds\n"
+        "  --budget E        also give the fastest plan within E joules\n"
+        "  --json            print {\"erg\": \"frontier/1\", \"points\": [...], \"plan\": {...}}\n"
+        "  --csv             print the frontier as CSV (one column per element choice)\n"
+        "  --plot OUT.svg    draw the frontier (time on x, energy on y), plan marked\n"
+        "  --reference CSV   with --plot: overlay another frontier (CSV with time,energy columns)\n"
+        "  --epsilon EPS     epsilon-approximate sequences: energy within (1+EPS) of exact\n"
+        "  --method M        DAG method: auto (default), enumerate, relax\n"
+        "  --lp-deadlines N  deadlines on which the DAG relaxation is solved (default 200)\n");
 }
 
 /* Read a two-column (time, energy) CSV with a header line; returns 0 or prints and returns 2. */
@@ -80,18 +83,20 @@ static void print_table(const erg_frontier *f, size_t plan)
            "gap_j", "choice");
     for (size_t i = 0; i < f->n_points; i++) {
         const erg_frontier_point *p = &f->points[i];
-        printf("%-3s %12.6g %14.8g %14.8g %14.8g %12.4g  ", i == plan ? "*" : "", p->time_s, p->energy_j,
-               p->static_energy_j, p->dynamic_energy_j, p->energy_j - p->bound_j);
+        printf("%-3s %12.6g %14.8g %14.8g %14.8g %12.4g  ", i == plan ? "*" : "", p->time_s,
+               p->energy_j, p->static_energy_j, p->dynamic_energy_j, p->energy_j - p->bound_j);
         for (size_t k = 0; k < f->n_elements; k++)
-            printf("%s%s=%zu", k ? " " : "", f->element_names[k], f->choices[i * f->n_elements + k]);
+            printf("%s%s=%zu", k ? " " : "", f->element_names[k],
+                   f->choices[i * f->n_elements + k]);
         printf("\n");
     }
-    const char *m = f->method == ERG_FRONTIER_EXACT  ? "exact"
+    const char *m = f->method == ERG_FRONTIER_EXACT    ? "exact"
                     : f->method == ERG_FRONTIER_APPROX ? "epsilon-approximate"
                                                        : "LP relaxation rounded to real points";
     printf("%zu points, %s", f->n_points, m);
     if (f->method == ERG_FRONTIER_APPROX)
-        printf(" (epsilon %g: energy within %g%% of the exact frontier)", f->epsilon, 100 * f->epsilon);
+        printf(" (epsilon %g: energy within %g%% of the exact frontier)", f->epsilon,
+               100 * f->epsilon);
     if (f->method == ERG_FRONTIER_RELAXATION)
         printf(" (largest gap to the relaxation %.6g J)", f->max_gap_j);
     printf("\n");
@@ -101,13 +106,17 @@ static void print_table(const erg_frontier *f, size_t plan)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"deadline", required_argument, NULL, 'd'}, {"budget", required_argument, NULL, 'b'},
-        {"json", no_argument, NULL, 'j'},            {"csv", no_argument, NULL, 'c'},
-        {"plot", required_argument, NULL, 'p'},      {"epsilon", required_argument, NULL, 'e'},
-        {"method", required_argument, NULL, 'm'},    {"lp-deadlines", required_argument, NULL, 'n'},
-        {"reference", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"deadline", required_argument, NULL, 'd'},
+                                             {"budget", required_argument, NULL, 'b'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"csv", no_argument, NULL, 'c'},
+                                             {"plot", required_argument, NULL, 'p'},
+                                             {"epsilon", required_argument, NULL, 'e'},
+                                             {"method", required_argument, NULL, 'm'},
+                                             {"lp-deadlines", required_argument, NULL, 'n'},
+                                             {"reference", required_argument, NULL, 'r'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     double deadline = NAN, budget = NAN;
     int json = 0, csv = 0;
     const char *plot = NULL, *ref = NULL;
@@ -151,7 +160,8 @@ static int run(int argc, char **argv)
             else if (strcmp(optarg, "relax") == 0)
                 opts.dag_method = ERG_DAG_RELAX;
             else
-                return erg_cli_usage("frontier", "--method must be auto, enumerate or relax, got '%s'", optarg);
+                return erg_cli_usage("frontier",
+                                     "--method must be auto, enumerate or relax, got '%s'", optarg);
             break;
         case 'n':
             if (erg_cli_ulong("frontier", "--lp-deadlines", optarg, &ul))
@@ -233,4 +243,5 @@ static int run(int argc, char **argv)
 }
 
 const struct erg_cli_command erg_cli_cmd_frontier = {
-    "frontier", "time-energy frontier of a schedule with operating sets (--deadline, --budget)", run};
+    "frontier", "time-energy frontier of a schedule with operating sets (--deadline, --budget)",
+    run};

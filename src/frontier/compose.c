@@ -240,8 +240,13 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
     for (size_t p = 0; p < el->n; p++) {
         const erg_signature *g = &el->pts[p].sig;
         int grp = el->pts[p].group;
-        struct cand c = {g->time_s, g->static_power_w * g->time_s, g->dynamic_energy_j,
-                         g->static_power_w, x->has_tr ? grp : NO_TR, x->has_tr ? grp : NO_TR, grp};
+        struct cand c = {g->time_s,
+                         g->static_power_w * g->time_s,
+                         g->dynamic_energy_j,
+                         g->static_power_w,
+                         x->has_tr ? grp : NO_TR,
+                         x->has_tr ? grp : NO_TR,
+                         grp};
         if (cset_push(s, &c, &p))
             return ERG_ENOMEM;
     }
@@ -261,7 +266,12 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
         const struct cand *a = &A->c[i];
         for (size_t j = 0; j < B->n; j++) {
             const struct cand *b = &B->c[j];
-            struct cand c = {a->t + b->t, a->S + b->S, a->d + b->d, 0, a->first, b->last,
+            struct cand c = {a->t + b->t,
+                             a->S + b->S,
+                             a->d + b->d,
+                             0,
+                             a->first,
+                             b->last,
                              a->uni == b->uni ? a->uni : -1};
             const struct fr_transition *tr = x->has_tr ? find_tr(x->os, a->last, b->first) : NULL;
             if (tr) {
@@ -305,7 +315,8 @@ static int cmp_dbl(const void *pa, const void *pb)
     return a < b ? -1 : (a > b);
 }
 
-/* ⊕ on one device: at each makespan T*, s_g·T* + Σ_k min{d : point of operand k at group g, T ≤ T*}. */
+/* ⊕ on one device: at each makespan T*, s_g·T* + Σ_k min{d : point of operand k at group g, T ≤
+ * T*}. */
 static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct cset **out)
 {
     const erg_opsched *os = x->os;
@@ -317,7 +328,8 @@ static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct
     for (size_t k = 0; k < n; k++)
         total += ops[k]->n;
     struct byt **lists = calloc(n, sizeof *lists);
-    size_t *len = calloc(n, sizeof *len), *pos = calloc(n, sizeof *pos), *arg = calloc(n, sizeof *arg);
+    size_t *len = calloc(n, sizeof *len), *pos = calloc(n, sizeof *pos),
+           *arg = calloc(n, sizeof *arg);
     size_t *pick = calloc(n, sizeof *pick);
     double *ts = malloc((total + 1) * sizeof *ts);
     int rc = ERG_OK, any = 0;
@@ -347,11 +359,12 @@ static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct
                 if (c->uni != g)
                     continue;
                 if (fabs(c->h - sg) > 1e-6 * fmax(fabs(sg), 1e-9)) {
-                    rc = erg_diag_set(x->diag, ERG_EINVAL, NULL,
-                                      "⊕ operands on device %s at ω_dev %s have static power %g W and %g W "
-                                      "(operands of ⊕ share one static power)",
-                                      os->group[g].device, os->group[g].omega[0] ? os->group[g].omega : "{}",
-                                      sg, c->h);
+                    rc = erg_diag_set(
+                        x->diag, ERG_EINVAL, NULL,
+                        "⊕ operands on device %s at ω_dev %s have static power %g W and %g W "
+                        "(operands of ⊕ share one static power)",
+                        os->group[g].device, os->group[g].omega[0] ? os->group[g].omega : "{}", sg,
+                        c->h);
                     break;
                 }
                 lists[k][len[k]++] = (struct byt){c->t, i};
@@ -552,8 +565,8 @@ static void reconstruct(const struct cset *s, size_t idx, size_t *row)
         reconstruct(s->sub[k], s->kids[idx * s->arity + k], row);
 }
 
-int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
-                          erg_diag *diag)
+int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts,
+                          erg_frontier *out, erg_diag *diag)
 {
     struct ctx x = {0};
     x.os = os;

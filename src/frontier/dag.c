@@ -29,13 +29,13 @@ struct stair { /* a node's (T, d) Pareto staircase: T ascending, d strictly decr
 struct dag {
     const erg_opsched *os;
     size_t n, m;
-    size_t *topo;              /* topological order */
-    size_t *pred_off, *pred;   /* CSR of predecessors */
-    size_t *succ_off, *succ;   /* CSR of successors */
+    size_t *topo;            /* topological order */
+    size_t *pred_off, *pred; /* CSR of predecessors */
+    size_t *succ_off, *succ; /* CSR of successors */
     struct stair *st;
-    double static_w;           /* Σ_dev p_dev: every device held for the makespan at its idle power */
-    double *cstat;             /* per node: s_dev − p_dev, the extra static power while it runs */
-    double *dur, *fin, *lst;   /* scratch: durations, finish times, latest finish */
+    double static_w; /* Σ_dev p_dev: every device held for the makespan at its idle power */
+    double *cstat;   /* per node: s_dev − p_dev, the extra static power while it runs */
+    double *dur, *fin, *lst; /* scratch: durations, finish times, latest finish */
 };
 
 static void dag_free(struct dag *g)
@@ -160,8 +160,9 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
         for (size_t i = 0; i < el->n; i++)
-            v[i] = (struct td){el->pts[i].sig.time_s,
-                               el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
+            v[i] = (struct td){
+                el->pts[i].sig.time_s,
+                el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
         qsort(v, el->n, sizeof *v, cmp_td);
         double best = INFINITY;
         for (size_t i = 0; i < el->n; i++) {
@@ -285,7 +286,8 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
             nz += 2 * (g->st[k].n - 1);
         }
     }
-    if (nrows > (size_t)INT32_MAX / 2 || nz > (size_t)INT32_MAX / 2 || 3 * n > (size_t)INT32_MAX / 2)
+    if (nrows > (size_t)INT32_MAX / 2 || nz > (size_t)INT32_MAX / 2 ||
+        3 * n > (size_t)INT32_MAX / 2)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "DAG too large for the LP");
     int *ia = malloc((nz + 1) * sizeof *ia), *ja = malloc((nz + 1) * sizeof *ja);
     double *ar = malloc((nz + 1) * sizeof *ar);
@@ -343,7 +345,8 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
         for (size_t i = 0; i < s->n; i++) {
             while (nh >= 2) {
                 size_t o = h[nh - 2], a = h[nh - 1];
-                double cr = (s->t[a] - s->t[o]) * (s->d[i] - s->d[o]) - (s->d[a] - s->d[o]) * (s->t[i] - s->t[o]);
+                double cr = (s->t[a] - s->t[o]) * (s->d[i] - s->d[o]) -
+                            (s->d[a] - s->d[o]) * (s->t[i] - s->t[o]);
                 if (cr <= 0)
                     nh--; /* a lies on or above the chord o→i */
                 else
@@ -401,8 +404,8 @@ static int cmp_plan(const void *pa, const void *pb)
     return a->E < b->E ? -1 : (a->E > b->E);
 }
 
-static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp, erg_frontier_method method,
-                  erg_frontier *out, erg_diag *diag)
+static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp,
+                  erg_frontier_method method, erg_frontier *out, erg_diag *diag)
 {
     qsort(pl, np, sizeof *pl, cmp_plan);
     size_t nk = 0;
@@ -440,7 +443,8 @@ static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp, erg_
         if (lp) {
             double obj;
             if (lp_solve(lp, pl[i].M, &obj) != ERG_OK) {
-                rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at %g s", pl[i].M);
+                rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at %g s",
+                                  pl[i].M);
                 break;
             }
             p->bound_j = fmin(p->energy_j, g->static_w * pl[i].M + obj);
@@ -531,7 +535,8 @@ static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *
         double T = K == 1 ? tfast : tfast + (tslow - tfast) * (double)q / (double)(K - 1);
         double obj;
         if (lp_solve(&lp, T, &obj) != ERG_OK) {
-            rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at deadline %g s", T);
+            rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at deadline %g s",
+                              T);
             break;
         }
         for (size_t k = 0; k < n; k++)
@@ -612,11 +617,12 @@ static int sp_join(erg_opsched *t, erg_op op, size_t a, size_t b, size_t *out)
 
 /*
  * If the DAG's transitive reduction is series-parallel, its frontier follows from the operator
- * rules exactly: with every device held for the makespan, E = P·M + Σ d'_k (d' = d + (s − p)·T), and
- * minimising Σ d' under a makespan is ⊗ (Minkowski sum) along series and ⊕ (Σ min d' finishing by
- * T*) across parallel branches, with no static power inside. Nodes become edges of a two-terminal
- * multigraph between junctions; series and parallel reductions either reduce it to one edge, whose
- * expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing done).
+ * rules exactly: with every device held for the makespan, E = P·M + Σ d'_k (d' = d + (s − p)·T),
+ * and minimising Σ d' under a makespan is ⊗ (Minkowski sum) along series and ⊕ (Σ min d' finishing
+ * by T*) across parallel branches, with no static power inside. Nodes become edges of a
+ * two-terminal multigraph between junctions; series and parallel reductions either reduce it to one
+ * edge, whose expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing
+ * done).
  */
 static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_diag *diag)
 {
@@ -693,7 +699,8 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
         }
         pid[k] = FR_NONE;
         for (size_t j = 0; j < k && pid[k] == FR_NONE; j++)
-            if (pid[j] != 0 && memcmp(&pset[j * words], &pset[k * words], words * sizeof *pset) == 0)
+            if (pid[j] != 0 &&
+                memcmp(&pset[j * words], &pset[k * words], words * sizeof *pset) == 0)
                 pid[k] = pid[j];
         if (pid[k] == FR_NONE)
             pid[k] = njunc++;
@@ -807,7 +814,8 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
     free(sel);
     erg_frontier_free(&tf);
     if (rc == ERG_OK)
-        rc = finish(g, pl, np, NULL, epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT, out, diag);
+        rc = finish(g, pl, np, NULL, epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT, out,
+                    diag);
     else
         for (size_t i = 0; i < np; i++)
             free(pl[i].sel);
@@ -855,8 +863,8 @@ int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts
         }
         if (m == ERG_DAG_ENUMERATE && combos > opts->enum_limit)
             rc = erg_diag_set(diag, ERG_EINVAL, NULL,
-                              "enumeration of %.3g choice combinations is above the limit %.3g", combos,
-                              opts->enum_limit);
+                              "enumeration of %.3g choice combinations is above the limit %.3g",
+                              combos, opts->enum_limit);
         else if (m == ERG_DAG_ENUMERATE)
             rc = enumerate(&g, out, diag);
         else

@@ -80,8 +80,8 @@ double erg__fr_device_static_w(const erg_opsched *os, const char *device);
 double erg__fr_device_idle_w(const erg_opsched *os, const char *device);
 
 /* Expression frontier (compose.c) and DAG frontier (dag.c). */
-int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
-                          erg_diag *diag);
+int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts,
+                          erg_frontier *out, erg_diag *diag);
 int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
                          erg_diag *diag);
 

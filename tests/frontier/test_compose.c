@@ -186,7 +186,8 @@ static void transition_elements_are_charged_between_operating_points(void **stat
     add(os, "b", "g", 10, 1.0, 10, "{\"f\":1}");
     add(os, "b", "g", 6, 2.0, 6, "{\"f\":2}");
     erg_signature tr = sig("g", 10, 0.5, 100);
-    assert_int_equal(erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":2}", &tr, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":2}", &tr, NULL),
+                     ERG_OK);
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
@@ -238,8 +239,8 @@ struct model {
         int f[MAXP];
     } el[MAXE];
     struct tnode node[MAXN];
-    double s[16][2];     /* static power per (device, f) */
-    int tr_on;           /* transitions declared */
+    double s[16][2]; /* static power per (device, f) */
+    int tr_on;       /* transitions declared */
     erg_signature tr[16][2][2];
     int hetero, groups;
     size_t expr_id[MAXN];
@@ -249,7 +250,8 @@ static size_t gen(struct model *m, size_t dev, int depth, int allow_multi)
 {
     size_t id = m->n_nodes++;
     struct tnode *t = &m->node[id];
-    if (depth == 0 || urand() < 0.3 || m->n_el + 3 >= MAXE || m->n_nodes + 4 >= MAXN || m->n_dev >= 15) {
+    if (depth == 0 || urand() < 0.3 || m->n_el + 3 >= MAXE || m->n_nodes + 4 >= MAXN ||
+        m->n_dev >= 15) {
         size_t e = m->n_el++;
         snprintf(m->el[e].name, sizeof m->el[e].name, "e%zu", e);
         m->el[e].dev = dev;
@@ -285,10 +287,12 @@ static void build(struct model *m, size_t id)
         for (size_t p = 0; p < m->el[t->elem].n; p++) {
             char od[16];
             snprintf(od, sizeof od, "{\"f\":%d}", m->el[t->elem].f[p]);
-            assert_int_equal(erg_opsched_add_point(m->os, m->el[t->elem].name, &m->el[t->elem].p[p], od, NULL),
-                             ERG_OK);
+            assert_int_equal(
+                erg_opsched_add_point(m->os, m->el[t->elem].name, &m->el[t->elem].p[p], od, NULL),
+                ERG_OK);
         }
-        assert_int_equal(erg_opsched_expr_leaf(m->os, m->el[t->elem].name, &m->expr_id[id], NULL), ERG_OK);
+        assert_int_equal(erg_opsched_expr_leaf(m->os, m->el[t->elem].name, &m->expr_id[id], NULL),
+                         ERG_OK);
         return;
     }
     size_t ids[3];
@@ -404,7 +408,9 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
                     snprintf(fa, sizeof fa, "{\"f\":%d}", a);
                     snprintf(fb, sizeof fb, "{\"f\":%d}", b);
                     snprintf(m->tr[d][a][b].device, sizeof m->tr[d][a][b].device, "%s", dv);
-                    assert_int_equal(erg_opsched_add_transition(m->os, dv, fa, fb, &m->tr[d][a][b], NULL), ERG_OK);
+                    assert_int_equal(
+                        erg_opsched_add_transition(m->os, dv, fa, fb, &m->tr[d][a][b], NULL),
+                        ERG_OK);
                 }
         }
     build(m, root);
@@ -433,12 +439,14 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
     int rc = erg_opsched_frontier(m->os, NULL, &f, &diag);
     if (nf == 0) {
         if (rc != ERG_EINVAL)
-            fail_msg("seed %llu: no feasible combination but frontier rc %d", (unsigned long long)seed, rc);
+            fail_msg("seed %llu: no feasible combination but frontier rc %d",
+                     (unsigned long long)seed, rc);
     } else {
         if (rc != ERG_OK)
             fail_msg("seed %llu: rc %d: %s", (unsigned long long)seed, rc, diag.detail);
         if (f.n_points != nk)
-            fail_msg("seed %llu: %zu frontier points, brute force %zu", (unsigned long long)seed, f.n_points, nk);
+            fail_msg("seed %llu: %zu frontier points, brute force %zu", (unsigned long long)seed,
+                     f.n_points, nk);
         for (size_t i = 0; i < nk; i++) {
             erg_assert_rel(f.points[i].time_s, t[idx[i]], 1e-9);
             erg_assert_rel(f.points[i].energy_j, e[idx[i]], 1e-9);
@@ -449,7 +457,8 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
             assert_true(v.ok);
             erg_assert_rel(erg_signature_energy_j(&v.s), f.points[i].energy_j, 1e-9);
             erg_assert_rel(v.s.time_s, f.points[i].time_s, 1e-9);
-            erg_assert_rel(f.points[i].static_energy_j + f.points[i].dynamic_energy_j, f.points[i].energy_j, 1e-12);
+            erg_assert_rel(f.points[i].static_energy_j + f.points[i].dynamic_energy_j,
+                           f.points[i].energy_j, 1e-12);
         }
         erg_frontier_free(&f);
     }
@@ -525,10 +534,12 @@ static void epsilon_chain_stays_within_its_bound(void **state)
     for (size_t i = 0; i < ex.n_points; i++) {
         int covered = 0;
         for (size_t j = 0; j < ap.n_points && !covered; j++)
-            covered = ap.points[j].time_s <= ex.points[i].time_s * (1 + 1e-12) &&
-                      ap.points[j].energy_j <= (1 + o.epsilon) * ex.points[i].energy_j * (1 + 1e-12);
+            covered =
+                ap.points[j].time_s <= ex.points[i].time_s * (1 + 1e-12) &&
+                ap.points[j].energy_j <= (1 + o.epsilon) * ex.points[i].energy_j * (1 + 1e-12);
         if (!covered)
-            fail_msg("exact point %zu (%g s, %g J) not covered", i, ex.points[i].time_s, ex.points[i].energy_j);
+            fail_msg("exact point %zu (%g s, %g J) not covered", i, ex.points[i].time_s,
+                     ex.points[i].energy_j);
     }
     for (size_t j = 0; j < ap.n_points; j++) {
         double tt = 0, ee = 0; /* recompute from the choices */

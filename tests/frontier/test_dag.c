@@ -26,8 +26,8 @@ static void add(erg_opsched *os, const char *el, const char *dev, double s, doub
 
 /* a (gpu0) -> c (gpu0); b (gpu1) -> c. s0 = 10, s1 = 5, so E = 15·M + Σ d.
  * a: (1, 8) (2, 3); b: (1.5, 4) (3, 1); c: (1, 2).
- * Plans: a0 b0: M = 2.5, d 14 -> 51.5; a1 b0: M 3, d 9 -> 54; a0 b1 / a1 b1: M 4, d 11 / 6 -> 66 / 66.
- * Frontier: (2.5, 51.5) only... a1 b0 at 3 s is 54 > 51.5, dominated. */
+ * Plans: a0 b0: M = 2.5, d 14 -> 51.5; a1 b0: M 3, d 9 -> 54; a0 b1 / a1 b1: M 4, d 11 / 6 -> 66
+ * / 66. Frontier: (2.5, 51.5) only... a1 b0 at 3 s is 54 > 51.5, dominated. */
 static void dag_enumeration_hand_case(void **state)
 {
     (void)state;
@@ -287,7 +287,8 @@ struct spgen {
     int adj[16][16];
 };
 
-static void sp_build(struct spgen *s, int depth, size_t *src, size_t *nsrc, size_t *snk, size_t *nsnk)
+static void sp_build(struct spgen *s, int depth, size_t *src, size_t *nsrc, size_t *snk,
+                     size_t *nsnk)
 {
     if (depth == 0 || s->n >= 11 || urand() < 0.25) {
         size_t k = s->n++;

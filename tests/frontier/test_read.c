@@ -35,13 +35,16 @@ static int read_frontier(const char *text, erg_frontier *f, erg_diag *diag)
 }
 
 #define PAR_DOC                                                                                    \
-    "{\"erg\": \"schedule/1\", \"devices\": {\"gpu0\": {\"static_power_w\": 10}},\n"              \
+    "{\"erg\": \"schedule/1\", \"devices\": {\"gpu0\": {\"static_power_w\": 10}},\n"               \
     " \"signatures\": {\n"                                                                         \
     "  \"long\": {\"device\": \"gpu0\", \"points\": [\n"                                           \
-    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 100}, \"time_s\": 1.0, \"dynamic_energy_j\": 50},\n" \
-    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 60}, \"time_s\": 2.0, \"dynamic_energy_j\": 30}]},\n" \
+    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 100}, \"time_s\": 1.0, "                   \
+    "\"dynamic_energy_j\": 50},\n"                                                                 \
+    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 60}, \"time_s\": 2.0, "                    \
+    "\"dynamic_energy_j\": 30}]},\n"                                                               \
     "  \"short\": {\"device\": \"gpu0\", \"points\": [\n"                                          \
-    "    {\"time_s\": 0.2, \"dynamic_energy_j\": 10}, {\"time_s\": 0.4, \"dynamic_energy_j\": 6},\n" \
+    "    {\"time_s\": 0.2, \"dynamic_energy_j\": 10}, {\"time_s\": 0.4, \"dynamic_energy_j\": "    \
+    "6},\n"                                                                                        \
     "    {\"time_s\": 0.9, \"dynamic_energy_j\": 5}]}},\n"                                         \
     " \"expr\": {\"par\": [\"long\", \"short\"]}}\n"
 
@@ -73,18 +76,20 @@ static void reads_a_dag_a_signature_file_and_transitions(void **state)
     assert_int_equal(erg_signature_write_file(p, &s, NULL), ERG_OK);
     erg_frontier f;
     erg_diag d;
-    int rc = read_frontier("{\"erg\": \"schedule/1\",\n"
-                           " \"devices\": {\"g0\": {\"static_power_w\": 2}, \"g1\": {\"static_power_w\": 4}},\n"
-                           " \"signatures\": {\"fixed\": \"fixed.json\",\n"
-                           "   \"op\": {\"device\": \"g0\", \"points\": [\n"
-                           "      {\"omega_device\": {\"f\": 1}, \"time_s\": 1, \"dynamic_energy_j\": 6},\n"
-                           "      {\"omega_device\": {\"f\": 2}, \"time_s\": 2, \"dynamic_energy_j\": 1}]}},\n"
-                           " \"transitions\": [{\"device\": \"g0\", \"from\": {\"f\": 1}, \"to\": {\"f\": 2},\n"
-                           "    \"time_s\": 0.1, \"dynamic_energy_j\": 0.5}],\n"
-                           " \"nodes\": [{\"id\": \"a\", \"signature\": \"op\"}, {\"id\": \"b\", \"signature\": \"fixed\"},\n"
-                           "           {\"id\": \"c\", \"signature\": \"op\"}],\n"
-                           " \"edges\": [[\"a\", \"c\"], [\"b\", \"c\"]]}\n",
-                           &f, &d);
+    int rc = read_frontier(
+        "{\"erg\": \"schedule/1\",\n"
+        " \"devices\": {\"g0\": {\"static_power_w\": 2}, \"g1\": {\"static_power_w\": 4}},\n"
+        " \"signatures\": {\"fixed\": \"fixed.json\",\n"
+        "   \"op\": {\"device\": \"g0\", \"points\": [\n"
+        "      {\"omega_device\": {\"f\": 1}, \"time_s\": 1, \"dynamic_energy_j\": 6},\n"
+        "      {\"omega_device\": {\"f\": 2}, \"time_s\": 2, \"dynamic_energy_j\": 1}]}},\n"
+        " \"transitions\": [{\"device\": \"g0\", \"from\": {\"f\": 1}, \"to\": {\"f\": 2},\n"
+        "    \"time_s\": 0.1, \"dynamic_energy_j\": 0.5}],\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"op\"}, {\"id\": \"b\", \"signature\": "
+        "\"fixed\"},\n"
+        "           {\"id\": \"c\", \"signature\": \"op\"}],\n"
+        " \"edges\": [[\"a\", \"c\"], [\"b\", \"c\"]]}\n",
+        &f, &d);
     if (rc != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
     /* E = (2 + 4)·M + Σ d; a, c ∈ {(1, 6), (2, 1)}, b (0.5, 1):
@@ -101,8 +106,8 @@ static void reads_a_dag_a_signature_file_and_transitions(void **state)
 static void single_point_schedules_match_the_calculus(void **state)
 {
     (void)state;
-    const char *files[] = {"attention-layer.json", "attention-layer-serialized.json", "pipeline-2gpu.json",
-                           "pipeline-2gpu-dag.json"};
+    const char *files[] = {"attention-layer.json", "attention-layer-serialized.json",
+                           "pipeline-2gpu.json", "pipeline-2gpu-dag.json"};
     const char *src = getenv("ERG_TEST_SOURCE_DIR");
     if (!src)
         src = ERG_TEST_SOURCE_DIR;
@@ -134,21 +139,24 @@ static void single_point_schedules_match_the_calculus(void **state)
 
 /* Idle power in a DAG: gpu0 s = 10, idle 4; gpu1 s = 6 (idle = static). a (gpu0, 1 s or 2 s) and
  * b (node on gpu1 though its signature says gpu0) run in parallel; b takes 3 s.
- * E = 4·M + 6·M + Σ d + (10 − 4)·T_a: a0 (1 s, d 5): 30 + 5 + 2 + 6 = 43; a1 (2 s, d 2): 30 + 2 + 2 + 12 = 46. */
+ * E = 4·M + 6·M + Σ d + (10 − 4)·T_a: a0 (1 s, d 5): 30 + 5 + 2 + 6 = 43; a1 (2 s, d 2): 30 + 2 + 2
+ * + 12 = 46. */
 static void dag_gaps_are_charged_at_idle_power(void **state)
 {
     (void)state;
     erg_frontier f;
     erg_diag d;
-    int rc = read_frontier("{\"erg\": \"schedule/1\",\n"
-                           " \"devices\": {\"gpu0\": {\"static_power_w\": 10, \"idle_power_w\": 4},"
-                           "   \"gpu1\": {\"static_power_w\": 6}},\n"
-                           " \"signatures\": {\"A\": {\"device\": \"gpu0\", \"points\": ["
-                           "   {\"time_s\": 1, \"dynamic_energy_j\": 5}, {\"time_s\": 2, \"dynamic_energy_j\": 2}]},"
-                           "   \"B\": {\"device\": \"gpu0\", \"static_power_w\": 6, \"time_s\": 3, \"dynamic_energy_j\": 2}},\n"
-                           " \"nodes\": [{\"id\": \"a\", \"signature\": \"A\"},"
-                           "   {\"id\": \"b\", \"signature\": \"B\", \"device\": \"gpu1\", \"start_s\": 0}]}\n",
-                           &f, &d);
+    int rc = read_frontier(
+        "{\"erg\": \"schedule/1\",\n"
+        " \"devices\": {\"gpu0\": {\"static_power_w\": 10, \"idle_power_w\": 4},"
+        "   \"gpu1\": {\"static_power_w\": 6}},\n"
+        " \"signatures\": {\"A\": {\"device\": \"gpu0\", \"points\": ["
+        "   {\"time_s\": 1, \"dynamic_energy_j\": 5}, {\"time_s\": 2, \"dynamic_energy_j\": 2}]},"
+        "   \"B\": {\"device\": \"gpu0\", \"static_power_w\": 6, \"time_s\": 3, "
+        "\"dynamic_energy_j\": 2}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"A\"},"
+        "   {\"id\": \"b\", \"signature\": \"B\", \"device\": \"gpu1\", \"start_s\": 0}]}\n",
+        &f, &d);
     if (rc != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
     assert_int_equal(f.n_points, 1);
@@ -159,7 +167,8 @@ static void dag_gaps_are_charged_at_idle_power(void **state)
     erg_frontier_free(&f);
 }
 
-static void expect_error(const char *text, int status, const char *where_part, const char *detail_part)
+static void expect_error(const char *text, int status, const char *where_part,
+                         const char *detail_part)
 {
     erg_frontier f;
     erg_diag d;
@@ -177,35 +186,45 @@ static void expect_error(const char *text, int status, const char *where_part, c
 static void rejects_bad_operating_sets(void **state)
 {
     (void)state;
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": []}},"
-                 " \"expr\": \"a\"}",
-                 ERG_EPARSE, "s.json", "signatures.a.points: empty operating set");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
-                 "{\"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
-                 "{\"static_power_w\": 1, \"time_s\": -1, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
-                 ERG_EPARSE, "s.json", "points[1]");
-    expect_error("{\"erg\": \"schedule/1\",\n \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
-                 "{\"static_power_w\": 1, \"time_s\": NaN, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
-                 ERG_EPARSE, "s.json:2:", NULL);
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"b\"]}}",
-                 ERG_EPARSE, "s.json", "expr.seq[1]: unknown signature \"b\"");
-    expect_error("{\"erg\": \"schedule/2\", \"signatures\": {}}", ERG_EVERSION, "s.json", "schedule/2");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": []}},"
+        " \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json", "signatures.a.points: empty operating set");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+        "{\"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
+        "{\"static_power_w\": 1, \"time_s\": -1, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json", "points[1]");
+    expect_error(
+        "{\"erg\": \"schedule/1\",\n \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+        "{\"static_power_w\": 1, \"time_s\": NaN, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json:2:", NULL);
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"b\"]}}",
+        ERG_EPARSE, "s.json", "expr.seq[1]: unknown signature \"b\"");
+    expect_error("{\"erg\": \"schedule/2\", \"signatures\": {}}", ERG_EVERSION, "s.json",
+                 "schedule/2");
     expect_error("{\"signatures\": {}}", ERG_EPARSE, "s.json", "missing format tag");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"}],"
-                 " \"edges\": [[\"x\", \"y\"]]}",
-                 ERG_EPARSE, "s.json", "edges[0]");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}}",
-                 ERG_EPARSE, "s.json", "expected \"expr\"");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
-                 ERG_EPARSE, "s.json", "unknown key \"edge\"");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"}],"
+        " \"edges\": [[\"x\", \"y\"]]}",
+        ERG_EPARSE, "s.json", "edges[0]");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}}",
+        ERG_EPARSE, "s.json", "expected \"expr\"");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
+        ERG_EPARSE, "s.json", "unknown key \"edge\"");
     /* ⊕ across devices has no shared ω_dev. */
     expect_error("{\"erg\": \"schedule/1\", \"signatures\": {"
-                 "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
-                 "\"b\": {\"device\": \"g1\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1}},"
+                 "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, "
+                 "\"dynamic_energy_j\": 1},"
+                 "\"b\": {\"device\": \"g1\", \"static_power_w\": 1, \"time_s\": 1, "
+                 "\"dynamic_energy_j\": 1}},"
                  " \"expr\": {\"par\": [\"a\", \"b\"]}}",
                  ERG_EINVAL, NULL, "share no device operating point");
 }
