@@ -127,7 +127,8 @@ static void msr_tree(const char *root)
     if (pwrite(fd, &v, 8, 0x606) != 8)
         perror("pwrite");
     v = 1000;
-    if (pwrite(fd, &v, 8, 0x611) != 8 || pwrite(fd, &v, 8, 0x619) != 8 || pwrite(fd, &v, 8, 0x639) != 8)
+    if (pwrite(fd, &v, 8, 0x611) != 8 || pwrite(fd, &v, 8, 0x619) != 8 ||
+        pwrite(fd, &v, 8, 0x639) != 8)
         perror("pwrite");
     close(fd);
 }

@@ -31,7 +31,8 @@ static erg_op_model *synthetic_model(void)
         erg_op_dims *d = &s[i].dims;
         unsigned op = (unsigned)(i % 3);
         d->op = (erg_op)op;
-        int64_t a = 1 + (int64_t)((i * 2654435761u) % 4096), b = 16 + (int64_t)((i * 40503u) % 8192);
+        int64_t a = 1 + (int64_t)((i * 2654435761u) % 4096),
+                b = 16 + (int64_t)((i * 40503u) % 8192);
         if (op == ERG_OP_RMSNORM) {
             d->tokens = a;
             d->d_model = b;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_trace FILE... : import the trace files (one per rank) as `erg trace report` does, then make
+ * bench_trace [-J JOBS] FILE... : import the trace files (one per rank) as `erg trace report` does
+ * (JOBS files parsed at once; default 1), then make
  * the report with the default rules, and print the import throughput in MB/s of uncompressed JSON,
  * the report time, and the process's peak resident memory (getrusage ru_maxrss). Run one process
  * per measurement: peak memory is a high-water mark. bench/bench_trace.sh drives it and compares
@@ -8,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -29,18 +31,24 @@ static double peak_rss_mb(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s TRACE.json[.gz]...\n", argv[0]);
+    unsigned jobs = 1;
+    int first = 1;
+    if (argc > 2 && strcmp(argv[1], "-J") == 0) {
+        jobs = (unsigned)atoi(argv[2]);
+        first = 3;
+    }
+    if (argc <= first) {
+        fprintf(stderr, "usage: %s [-J JOBS] TRACE.json[.gz]...\n", argv[0]);
         return 2;
     }
     erg_diag d;
     double t0 = now_s();
     erg_trace *t = erg_trace_new();
-    for (int i = 1; i < argc; i++)
-        if (erg_trace_read_file(t, argv[i], &d) != ERG_OK) {
-            fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
-            return 2;
-        }
+    if (erg_trace_read_files(t, (const char *const *)(argv + first), (size_t)(argc - first), jobs,
+                             &d) != ERG_OK) {
+        fprintf(stderr, "bench_trace: %s: %s\n", d.where, d.detail);
+        return 2;
+    }
     double t1 = now_s();
     double rss_import = peak_rss_mb();
     erg_rules *r = NULL;
@@ -71,8 +79,8 @@ int main(int argc, char **argv)
     erg_trace_stats s;
     erg_trace_get_stats(t, &s);
     double mb = (double)s.json_bytes / 1e6;
-    printf("files %zu  json %.1f MB  events %zu  gpu_activities %zu\n", s.files, mb, s.events,
-           s.activities);
+    printf("jobs %u  files %zu  json %.1f MB  events %zu  gpu_activities %zu\n", jobs, s.files, mb,
+           s.events, s.activities);
     printf("import %.3f s  %.1f MB/s  peak_rss_after_import %.1f MiB\n", t1 - t0, mb / (t1 - t0),
            rss_import);
     printf("report %.3f s (schedule + compose + accounting)  total %.3f s  %.1f MB/s  "

@@ -17,28 +17,35 @@ done
 tmp=$(mktemp -d /tmp/erg_bench_trace.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# wall seconds and peak RSS (MiB) of a command
+# wall seconds (bash's time keyword, no extra process; the mean of 10 runs for small files) and
+# peak RSS (MiB, from one run under /usr/bin/time) of a command whose first argument is the file size
 measure() {
-    local t0 t1
-    t0=$(date +%s%N)
+    local bytes=$1 reps=1 t
+    shift
+    [ "$bytes" -lt 50000000 ] && reps=10
+    TIMEFORMAT=%R
+    t=$( { time for ((i = 0; i < reps; i++)); do "$@" >/dev/null; done; } 2>&1 )
     /usr/bin/time -f "%M" -o "$tmp/time" "$@" >/dev/null
-    t1=$(date +%s%N)
-    awk -v ns=$((t1 - t0)) '{printf "%.4f %.1f\n", ns / 1e9, $1 / 1024}' "$tmp/time"
+    awk -v t="$t" -v r=$reps '{printf "%.4f %.1f\n", t / r, $1 / 1024}' "$tmp/time"
 }
-py_load() { # seconds of json.load alone, and Python's peak RSS (MiB)
+py_load() { # seconds of json.load alone (the mean of 10 loads for small files), Python's peak RSS
     python3 - "$1" <<'PY'
-import gzip, json, resource, sys, time
+import gzip, json, os, resource, sys, time
 p = sys.argv[1]
-f = gzip.open(p, "rt") if p.endswith(".gz") else open(p)
-t = time.perf_counter(); json.load(f); dt = time.perf_counter() - t
-print("%.4f %.1f" % (dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+reps = 10 if os.path.getsize(p) < 50_000_000 else 1
+total = 0.0
+for _ in range(reps):
+    f = gzip.open(p, "rt") if p.endswith(".gz") else open(p)
+    t = time.perf_counter(); json.load(f); total += time.perf_counter() - t
+    f.close()
+print("%.4f %.1f" % (total / reps, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 PY
 }
 compare() { # file label
     local f=$1
     echo "== $2: $f ($(du -h "$f" | cut -f1) on disk)"
     "$bench" "$f" | sed 's/^/   /'
-    read -r erg_s erg_mb < <(measure "$erg" trace report "$f" --json)
+    read -r erg_s erg_mb < <(measure "$(stat -c %s "$f")" "$erg" trace report "$f" --json)
     if [ "${3:-py}" = py ]; then
         read -r py_s py_mb < <(py_load "$f")
         awk -v e="$erg_s" -v p="$py_s" -v em="$erg_mb" -v pm="$py_mb" 'BEGIN {
@@ -67,3 +74,15 @@ if [ "$avail_mb" -gt $((size_mb * 12)) ]; then
 else
     compare "$big" "generated" "needs ~$((size_mb * 10)) MiB, only ${avail_mb} MiB available"
 fi
+
+# Several rank files: parsed one at a time (-J 1) and all at once (-J nproc).
+ranks=4
+per_mb=$((size_mb / 10 > 0 ? size_mb / 10 : 1))
+files=()
+for r in $(seq 0 $((ranks - 1))); do
+    "$gen" "$tmp/rank$r.json" "$per_mb" "$r" "$r" 2>/dev/null
+    files+=("$tmp/rank$r.json")
+done
+echo "== $ranks generated rank files of ${per_mb} MB"
+"$bench" -J 1 "${files[@]}" | sed 's/^/   /' | grep -E 'jobs|import'
+"$bench" -J "$(nproc)" "${files[@]}" | sed 's/^/   /' | grep -E 'jobs|import'

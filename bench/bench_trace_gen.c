@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_trace_gen OUT.json SIZE_MB [SEED]: write a synthetic PyTorch-profiler (Kineto) trace of
- * about SIZE_MB megabytes (10^6 bytes) for bench_trace. The mix follows the shared HTA NCCL trace
- * (hta_nccl_2xa100_rank0): per GPU activity about nine host-side events (cpu_op, cuda_runtime,
- * ac2g flows), kernels with Kineto's args, memcpy/memset, and an NCCL AllReduce on its own stream
- * every 150 kernels; deviceProperties and distributedInfo at the end, as Kineto writes them.
+ * bench_trace_gen OUT.json SIZE_MB [SEED [RANK]]: write a synthetic PyTorch-profiler (Kineto) trace
+ * of about SIZE_MB megabytes (10^6 bytes) for bench_trace. The mix follows the shared HTA NCCL
+ * trace (hta_nccl_2xa100_rank0): per GPU activity about nine host-side events (cpu_op,
+ * cuda_runtime, ac2g flows), kernels with Kineto's args, memcpy/memset, and an NCCL AllReduce on
+ * its own stream every 150 kernels; deviceProperties and distributedInfo at the end, as Kineto
+ * writes them.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -44,12 +45,13 @@ static const char *const kernels[] = {
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED [RANK]]\n", argv[0]);
         return 2;
     }
     double target = strtod(argv[2], NULL) * 1e6;
     if (argc > 3)
         rng ^= strtoull(argv[3], NULL, 10) * 0x9E3779B97F4A7C15ull;
+    int rank = argc > 4 ? atoi(argv[4]) : 0;
     FILE *f = fopen(argv[1], "w");
     if (!f) {
         perror(argv[1]);
@@ -168,11 +170,13 @@ int main(int argc, char **argv)
         corr++;
     }
     bytes += fprintf(
-        f, "\n  ],\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
-           "\"totalGlobalMem\": 85899345920, \"computeMajor\": 8, \"computeMinor\": 0, \"numSms\": "
-           "108}],\n"
-           "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n"
-           "  \"traceName\": \"synthetic\"\n}\n");
+        f,
+        "\n  ],\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
+        "\"totalGlobalMem\": 85899345920, \"computeMajor\": 8, \"computeMinor\": 0, \"numSms\": "
+        "108}],\n"
+        "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n"
+        "  \"traceName\": \"synthetic\"\n}\n",
+        rank, rank + 1);
     if (fclose(f) != 0) {
         perror(argv[1]);
         return 1;

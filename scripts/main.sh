@@ -16,11 +16,13 @@ echo
 echo "== Energy meters on this machine =="
 "$erg" meters
 echo
+# The calibration goes where 'erg measure' looks by default ($XDG_CACHE_HOME/erg/calibration.json,
+# else ~/.cache/erg/calibration.json), so later 'erg measure' runs use it too.
 echo "== Calibrating idle power (3 s at rest) =="
-"$erg" calibrate --duration 3 --window 0.25 --out build/release/calibration.json
+"$erg" calibrate --duration 3 --window 0.25
 echo
 echo "== Measuring the bundled kernel (5 runs) =="
-"$erg" measure -r 5 --warmup 1 --name kernel --calibration build/release/calibration.json \
+"$erg" measure -r 5 --warmup 1 --name kernel \
     --signature build/release/kernel.json -- build/release/src/meter/erg-kernel 256 4
 # The schedule declares the kernel's device with the static power the signature measured.
 dev=$(sed -n 's/^ *"device": "\(.*\)",*$/\1/p' build/release/kernel.json)

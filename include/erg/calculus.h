@@ -163,9 +163,19 @@ ERG_API int erg_report_deviation(erg_report *report, double measured_j, double m
 /**
  * Interval comparison (paper Section 5.2.2): returns −1 when a's interval lies wholly below b's
  * (a confidently uses less energy), +1 when b's lies wholly below a's, 0 when they overlap and the
- * two cannot be told apart.
+ * two cannot be told apart. Intervals closer than ERG_ROUNDING_REL × max(|E_a|, |E_b|) count as
+ * overlapping: two zero-variance compositions of the same work summed in another order differ by
+ * floating-point rounding only (e.g. 4.4e-16 J of 2.98 J), not in energy.
  */
 ERG_API int erg_report_compare(const erg_report *a, const erg_report *b);
+
+/**
+ * Relative tolerance under which two composed energies are equal to within rounding: 1e-9, far
+ * above the summation error of 10^6 terms in any order (about 10^6 × 1.1e-16 relative, Higham,
+ * Accuracy and Stability of Numerical Algorithms, Section 4.2) and far below any measurable energy
+ * difference (1 nJ per J).
+ */
+#define ERG_ROUNDING_REL 1e-9
 
 /**
  * Write a report as JSON (keys in docs/formats.md: energy_j, energy_sd_j, time_s, time_sd_s,

@@ -110,8 +110,10 @@ typedef struct erg_meter erg_meter;
  * the first reading (a counter has no value until two readings). Backends that find nothing are
  * recorded with a reason (erg_meter_backend_info); this is not an error. The estimator is always
  * present unless excluded by opts->backends.
- * Returns ERG_OK; ERG_EINVAL (bad options); ERG_ENOENT (root does not exist, named in diag);
- * ERG_ENOMEM; ERG_ENODEV when no backend gave any channel at all.
+ * Returns ERG_OK; ERG_EINVAL (bad options; a name in opts->backends or $ERG_BACKENDS that is not
+ * one of rapl-sysfs, rapl-msr, nvml, hwmon, estimator, named in diag with the known ones; empty
+ * items are ignored); ERG_ENOENT (root does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when
+ * no backend gave any channel at all (diag gives each tried backend's state and reason).
  */
 ERG_API int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);
 
@@ -120,11 +122,11 @@ ERG_API void erg_meter_close(erg_meter *m);
 
 /** State of a backend after erg_meter_open. */
 typedef enum erg_backend_state {
-    ERG_BACKEND_FOUND = 0,    /**< opened; at least one channel */
-    ERG_BACKEND_ABSENT,       /**< nothing there (no zones, no library, no device) */
-    ERG_BACKEND_DENIED,       /**< present but permission denied (reason names the remedy) */
-    ERG_BACKEND_ERROR,        /**< present but failed (reason says how) */
-    ERG_BACKEND_SKIPPED       /**< excluded by options / $ERG_BACKENDS */
+    ERG_BACKEND_FOUND = 0, /**< opened; at least one channel */
+    ERG_BACKEND_ABSENT,    /**< nothing there (no zones, no library, no device) */
+    ERG_BACKEND_DENIED,    /**< present but permission denied (reason names the remedy) */
+    ERG_BACKEND_ERROR,     /**< present but failed (reason says how) */
+    ERG_BACKEND_SKIPPED    /**< excluded by options / $ERG_BACKENDS */
 } erg_backend_state;
 
 /** "found", "absent", "denied", "error", "skipped". */
@@ -132,10 +134,10 @@ ERG_API const char *erg_backend_state_name(erg_backend_state state);
 
 /** A backend as tried by erg_meter_open. */
 typedef struct erg_backend_info {
-    char name[32];                      /**< "rapl-sysfs", "rapl-msr", "nvml", "hwmon", "estimator" */
+    char name[32]; /**< "rapl-sysfs", "rapl-msr", "nvml", "hwmon", "estimator" */
     erg_backend_state state;
-    char reason[ERG_METER_REASON_MAX];  /**< why absent/denied/error; "" when found */
-    size_t n_channels;                  /**< channels it contributed (usable or declined) */
+    char reason[ERG_METER_REASON_MAX]; /**< why absent/denied/error; "" when found */
+    size_t n_channels;                 /**< channels it contributed (usable or declined) */
 } erg_backend_info;
 
 /** Number of backends tried. */
@@ -145,9 +147,9 @@ ERG_API int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_inf
 
 /** How a channel obtains energy. */
 typedef enum erg_channel_kind {
-    ERG_KIND_COUNTER = 0,   /**< a hardware energy counter (ticks × joules_per_tick) */
-    ERG_KIND_POWER,         /**< a power reading integrated with hold semantics */
-    ERG_KIND_ESTIMATE       /**< modelled power over each interval (the estimator) */
+    ERG_KIND_COUNTER = 0, /**< a hardware energy counter (ticks × joules_per_tick) */
+    ERG_KIND_POWER,       /**< a power reading integrated with hold semantics */
+    ERG_KIND_ESTIMATE     /**< modelled power over each interval (the estimator) */
 } erg_channel_kind;
 
 /**
@@ -180,6 +182,11 @@ typedef struct erg_channel_info {
     int live;
     int deduplicated;
     char reason[ERG_METER_REASON_MAX];
+    /** ERG_KIND_ESTIMATE only: the model's power at idle and at full load, W, so that a power
+     *  figure maps back to utilisation u = (P − model_idle_w) / (model_full_w − model_idle_w)
+     *  (Fan, Weber, Barroso, ISCA 2007, Eq. 1); both 0 for other kinds. */
+    double model_idle_w;
+    double model_full_w;
 } erg_channel_info;
 
 /** Number of channels (usable and declined). */
@@ -188,9 +195,12 @@ ERG_API size_t erg_meter_channel_count(const erg_meter *m);
 ERG_API int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out);
 
 /**
- * Judge liveness at rest-vs-load: poll, keep one CPU busy for busy_s seconds (spinning in the
- * calling thread), poll again. A counter that did not move is marked not live and declined
- * ("frozen"), never giving a hw_shunt figure. busy_s in [0.01, 5]. Returns ERG_OK or ERG_EINVAL.
+ * Judge liveness under load: poll, spin in the calling thread until it has used busy_s seconds
+ * of CPU time (giving up after 20·busy_s of wall time on a loaded machine), poll again. A CPU-side
+ * counter (package, core, dram, psys, system) that did not move is marked not live and declined
+ * ("frozen"), never giving a hw_shunt figure; one that moved is marked live. GPU counters and
+ * uncore are not judged here (no GPU load is made). busy_s in [0.01, 5].
+ * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM.
  */
 ERG_API int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag);
 
@@ -212,17 +222,22 @@ ERG_API double erg_meter_sampler_period_s(const erg_meter *m);
 
 /** Reading flags (bit set), carried into JSON and signatures. */
 enum {
-    ERG_FLAG_WRAP_CORRECTED = 1u << 0,  /**< a wrap-around was corrected */
-    ERG_FLAG_AMBIGUOUS_WRAP = 1u << 1,  /**< an interval long enough to hide a wrap: no figure */
-    ERG_FLAG_BACKWARDS = 1u << 2,       /**< a decrease that is not a wrap: interval skipped */
-    ERG_FLAG_GLITCH = 1u << 3,          /**< a jump that recovered: interval skipped */
-    ERG_FLAG_BELOW_RESOLUTION = 1u << 4,/**< window shorter than the update period: no figure */
-    ERG_FLAG_STALE = 1u << 5,           /**< missing samples (read errors), or a power reading
-                                             *   unchanged for more than 10 s */
-    ERG_FLAG_UNIT_SUSPECT = 1u << 6,    /**< readings imply impossible power: no figure */
-    ERG_FLAG_DEDUPLICATED = 1u << 7     /**< mirrors another channel; not summed */
+    ERG_FLAG_WRAP_CORRECTED = 1u << 0,   /**< a wrap-around was corrected */
+    ERG_FLAG_AMBIGUOUS_WRAP = 1u << 1,   /**< an interval long enough to hide a wrap: no figure */
+    ERG_FLAG_BACKWARDS = 1u << 2,        /**< a decrease that is not a wrap: interval skipped */
+    ERG_FLAG_GLITCH = 1u << 3,           /**< a jump that recovered: interval skipped */
+    ERG_FLAG_BELOW_RESOLUTION = 1u << 4, /**< window shorter than the update period: no figure */
+    ERG_FLAG_STALE = 1u << 5,            /**< missing samples (read errors), or a power reading
+                                          *   unchanged for more than 10 s */
+    ERG_FLAG_UNIT_SUSPECT = 1u << 6,     /**< readings imply impossible power: no figure */
+    ERG_FLAG_DEDUPLICATED = 1u << 7,     /**< mirrors another channel; not summed */
+    /** Set by summaries (erg_summarize, erg/measure.h), never by a reading: the mean baseline
+     *  (calibrated idle power × time) exceeds the mean gross energy, so the net energy is
+     *  negative. The machine drew less than its calibrated idle power: the calibration was taken
+     *  under load or in another state (frequency, fans, another machine). Recalibrate at rest. */
+    ERG_FLAG_BASELINE_EXCEEDS_GROSS = 1u << 8
 };
-#define ERG_FLAG_COUNT 8
+#define ERG_FLAG_COUNT 9
 
 /** Name of flag bit i (0 ≤ i < ERG_FLAG_COUNT): "wrap_corrected", ...; NULL otherwise. */
 ERG_API const char *erg_flag_name(unsigned bit_index);
@@ -230,15 +245,16 @@ ERG_API const char *erg_flag_name(unsigned bit_index);
 /** State of one channel's figure in a measurement. Only ERG_READING_OK has an energy figure. */
 typedef enum erg_reading_state {
     ERG_READING_OK = 0,
-    ERG_READING_DECLINED,        /**< declined at open (denied, absent domain, MIG, frozen) */
-    ERG_READING_NOT_LIVE,        /**< did not move although the work used ≥ 10 ms CPU time
-                                  *   (GPU counters: busy time the caller reports); uncore,
-                                  *   which may idle at 0 W under CPU load, is exempt */
-    ERG_READING_BELOW_RESOLUTION,/**< window shorter than the counter's update period */
-    ERG_READING_AMBIGUOUS,       /**< a wrap may be hidden; not guessed */
-    ERG_READING_UNIT_SUSPECT,    /**< implausible power; not reported */
-    ERG_READING_ERROR,           /**< read failed at an end, or a fatal device error inside */
-    ERG_READING_NO_DATA          /**< fewer than two readings in the window */
+    ERG_READING_DECLINED,         /**< declined at open (denied, absent domain, MIG, frozen) */
+    ERG_READING_NOT_LIVE,         /**< did not move although the work used ≥ 10 ms CPU time (GPU
+                                   *   counters: the GPU's NVML utilisation integrated over the window,
+                                   *   plus busy time the caller reports); uncore, which may idle at 0 W
+                                   *   under CPU load, is exempt */
+    ERG_READING_BELOW_RESOLUTION, /**< window shorter than the counter's update period */
+    ERG_READING_AMBIGUOUS,        /**< a wrap may be hidden; not guessed */
+    ERG_READING_UNIT_SUSPECT,     /**< implausible power; not reported */
+    ERG_READING_ERROR,            /**< read failed at an end, or a fatal device error inside */
+    ERG_READING_NO_DATA           /**< fewer than two readings in the window */
 } erg_reading_state;
 
 /** "ok", "declined", "not_live", "below_resolution", "ambiguous", "unit_suspect", "error",
@@ -255,7 +271,7 @@ typedef struct erg_channel_reading {
     char reason[ERG_METER_REASON_MAX];
     unsigned flags;
     double energy_j;
-    int in_total;   /**< 1 when summed into the total */
+    int in_total; /**< 1 when summed into the total */
 } erg_channel_reading;
 
 /**
@@ -288,18 +304,20 @@ ERG_API int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
 
 /**
  * The measurement between snapshots a (earlier) and b (later): per-channel energy with grade,
- * state, reason and flags, and the total. extra_busy_s adds busy time the caller knows of (GPU
- * time, work in other processes) to cpu_s for the liveness test: a counter that did not move
- * while cpu_s + extra_busy_s ≥ 0.01 s is ERG_READING_NOT_LIVE.
+ * state, reason and flags, and the total. Liveness: a CPU-side counter that did not move while
+ * cpu_s + extra_busy_s ≥ 0.01 s, or a GPU counter that did not move while the GPU's busy time
+ * (NVML utilisation integrated over the window) + extra_busy_s ≥ 0.01 s, is
+ * ERG_READING_NOT_LIVE. extra_busy_s: busy time the caller knows of (GPU time, work in other
+ * processes), s.
  * Returns ERG_OK or ERG_EINVAL (snapshots from another meter, b before a).
  */
 ERG_API int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
-                           const erg_meter_snapshot *b, double extra_busy_s,
-                           erg_measurement *out);
+                           const erg_meter_snapshot *b, double extra_busy_s, erg_measurement *out);
 
 /** A temperature for the stability protocol. */
 typedef struct erg_temperature {
-    char id[ERG_METER_ID_MAX];   /**< "hwmon:coretemp/Package id 0", "thermal:x86_pkg_temp", "nvml:gpu-0" */
+    char id[ERG_METER_ID_MAX]; /**< "hwmon:coretemp/Package id 0", "thermal:x86_pkg_temp",
+                                  "nvml:gpu-0" */
     int is_gpu;
     double temp_c;
 } erg_temperature;

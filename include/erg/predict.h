@@ -66,7 +66,8 @@ typedef struct erg_op_dims {
     int64_t m, n, k, tokens, d_model;
 } erg_op_dims;
 
-/** Check that the dimensions the op needs are present and positive. ERG_OK or ERG_EINVAL (diag says which). */
+/** Check that the dimensions the op needs are present and positive. ERG_OK or ERG_EINVAL (diag says
+ * which). */
 ERG_API int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
 
 /**
@@ -99,7 +100,8 @@ typedef struct erg_op_sample {
 ERG_API int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n,
                              erg_diag *diag);
 
-/** Write samples as ops.csv, whole or not at all ("-" writes stdout). ERG_OK, ERG_EIO, ERG_ENOMEM. */
+/** Write samples as ops.csv, whole or not at all ("-" writes stdout). ERG_OK, ERG_EIO, ERG_ENOMEM.
+ */
 ERG_API int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_diag *diag);
 
 /* ---------------------------------------------------------------- profiler */
@@ -142,19 +144,20 @@ typedef enum erg_profile_clock {
 
 /** Profiler options; initialise with erg_profile_options_init() so new fields get defaults. */
 typedef struct erg_profile_options {
-    erg_target target;          /**< default ERG_TARGET_CPU */
-    double min_time_s;          /**< cumulative kernel time per configuration (default 1 s; paper 10 s) */
-    unsigned batches;           /**< batches the repetitions are split into, for the sd (default 20) */
-    double min_window_s;        /**< shortest batch (energy window), s (default 0.02: above RAPL's
-                                     1 ms and the meter estimator's 10 ms update period); a
-                                     shorter batch is discarded and the batch size grown */
-    unsigned min_weight_sets;   /**< pre-generated input sets rotated across runs (default 2) */
-    size_t rotate_bytes;        /**< more sets until their footprint reaches this (default 64 MiB) */
-    unsigned max_weight_sets;   /**< cap (default 64) */
-    size_t max_set_bytes;       /**< skip (ERG_ERANGE) a configuration whose one set exceeds this (1 GiB) */
-    int threads;                /**< OpenBLAS threads (default 1; our own kernels are single-threaded) */
-    erg_profile_clock clock;    /**< default ERG_PROFILE_CLOCK_MONOTONIC */
-    double est_power_w;         /**< power of the built-in estimator (default 15 W, one busy core) */
+    erg_target target;   /**< default ERG_TARGET_CPU */
+    double min_time_s;   /**< cumulative kernel time per configuration (default 1 s; paper 10 s) */
+    unsigned batches;    /**< batches the repetitions are split into, for the sd (default 20) */
+    double min_window_s; /**< shortest batch (energy window), s (default 0.02: above RAPL's
+                              1 ms and the meter estimator's 10 ms update period); a
+                              shorter batch is discarded and the batch size grown */
+    unsigned min_weight_sets; /**< pre-generated input sets rotated across runs (default 2) */
+    size_t rotate_bytes;      /**< more sets until their footprint reaches this (default 64 MiB) */
+    unsigned max_weight_sets; /**< cap (default 64) */
+    size_t
+        max_set_bytes; /**< skip (ERG_ERANGE) a configuration whose one set exceeds this (1 GiB) */
+    int threads;       /**< OpenBLAS threads (default 1; our own kernels are single-threaded) */
+    erg_profile_clock clock; /**< default ERG_PROFILE_CLOCK_MONOTONIC */
+    double est_power_w;      /**< power of the built-in estimator (default 15 W, one busy core) */
     const erg_energy_window *energy; /**< NULL: the built-in estimator */
     /** Optional progress callback after each configuration. */
     void (*progress)(void *ud, size_t done, size_t total, const erg_op_sample *s);
@@ -167,10 +170,12 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
 /**
  * Profile each configuration of grid (n entries; kappa of the grid rows is ignored) and write one
  * sample per configuration into out (caller-allocated, n entries). Protocol (HYMELL Section 5.1):
- * one warm-up execution, then repetitions in batches until the cumulative time reaches
- * min_time_s, rotating the pre-generated input sets; time by CLOCK_MONOTONIC, energy by the
- * energy window around each batch; totals divided by repetitions. Kernels: RMSNorm and causal
- * softmax are erg's own scalar C loops (κ "erg-c"); GEMM is OpenBLAS cblas_sgemm (fp32) or
+ * one or two warm-up executions, then repetitions in batches (each at least min_window_s) until
+ * the cumulative time reaches min_time_s and two batches ran, rotating the pre-generated input
+ * sets; time by CLOCK_MONOTONIC (or the thread's CPU clock, o->clock), energy by the energy
+ * window around each batch; totals divided by repetitions; sds from the robust (MAD) spread of
+ * batch means. Kernels: RMSNorm and causal softmax are erg's own C loops (κ "erg-c",
+ * "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS cblas_sgemm (fp32) or
  * cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors: ERG_EINVAL (bad dims),
  * ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE (a set too large),
  * or the energy window's status. *done (may be NULL) is the number of samples written.
@@ -200,7 +205,8 @@ ERG_API void erg_target_identity(char *kind, size_t kind_size, char *desc, size_
 #define ERG_OP_MAX_REGIMES 5
 /** Number of regimes of op: 2 (rmsnorm, softmax) or 5 (gemm). */
 ERG_API unsigned erg_op_regime_count(erg_op op);
-/** Name of regime r of op ("launch_bound", "memory_bound", "balanced_mem", "balanced_comp", "compute_bound"). */
+/** Name of regime r of op ("launch_bound", "memory_bound", "balanced_mem", "balanced_comp",
+ * "compute_bound"). */
 ERG_API const char *erg_op_regime_name(erg_op op, unsigned r);
 
 /** Number of features (terms, bias included) of op's estimator: 6, 4 and 11. */
@@ -228,10 +234,10 @@ ERG_API double erg_gemm_ai(const erg_op_dims *d);
 
 /** Regime thresholds (Sections 3.1-3.3, 5.2). */
 typedef struct erg_op_thresholds {
-    double rms_nd;      /**< th_RMS on N·d (paper 2.5e6) */
-    double softmax_n;   /**< th_Softmax on N (paper 1024) */
-    double gemm_f;      /**< F_launch in FLOPs (paper 8.39e6) */
-    double gemm_ai[3];  /**< AI_low, AI_mid, AI_high in FLOP/byte (paper 81.92, 166.05, 288.91) */
+    double rms_nd;     /**< th_RMS on N·d (paper 2.5e6) */
+    double softmax_n;  /**< th_Softmax on N (paper 1024) */
+    double gemm_f;     /**< F_launch in FLOPs (paper 8.39e6) */
+    double gemm_ai[3]; /**< AI_low, AI_mid, AI_high in FLOP/byte (paper 81.92, 166.05, 288.91) */
 } erg_op_thresholds;
 
 /** The paper's thresholds (H100, bf16). */
@@ -247,10 +253,10 @@ typedef struct erg_op_model erg_op_model;
 
 /** Fit options; initialise with erg_fit_options_init(). */
 typedef struct erg_fit_options {
-    double test_fraction;    /**< held-out share, random and seeded (default 0.2) */
-    uint64_t seed;           /**< split seed (default 42) */
-    int choose_thresholds;   /**< 1: choose thresholds from the training data (default); 0: keep
-                                  the initial ones */
+    double test_fraction;  /**< held-out share, random and seeded (default 0.2) */
+    uint64_t seed;         /**< split seed (default 42) */
+    int choose_thresholds; /**< 1: choose thresholds from the training data (default); 0: keep
+                                the initial ones */
     const erg_op_thresholds *thresholds; /**< initial thresholds (NULL: the paper's) */
     unsigned min_points;     /**< a regime with fewer training points than max(this, features+1)
                                   falls back to its neighbour (default 0: features + 1) */
@@ -302,10 +308,10 @@ ERG_API int erg_op_model_has(const erg_op_model *m, erg_op op);
 /** One prediction. */
 typedef struct erg_op_prediction {
     double time_s;
-    double energy_j;   /**< NaN when the model has no energy for the op */
+    double energy_j; /**< NaN when the model has no energy for the op */
     unsigned regime;
-    int fallback;      /**< 1 when the regime had too few points and uses a neighbour's fit */
-    int extrapolated;  /**< 1 when a feature lies outside the fitted regime's training range */
+    int fallback;     /**< 1 when the regime had too few points and uses a neighbour's fit */
+    int extrapolated; /**< 1 when a feature lies outside the fitted regime's training range */
     erg_grade grade;
 } erg_op_prediction;
 
@@ -317,10 +323,24 @@ typedef struct erg_op_prediction {
 ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
                                  erg_op_prediction *out, erg_diag *diag);
 
+/**
+ * A prediction as an energy signature (erg/signature.h), so that level-1 estimates compose with
+ * the energy calculus (⊗, ⊕) into blocks and models: T = predicted time, d = E − s·T with s =
+ * static_power_w (the device's static power at its operating point, e.g. a calibration's idle
+ * power; 0 puts all energy in d), and variances from the regime's held-out error: a relative sd
+ * of MAPE·√(π/2) (the mean absolute value of a normal error is σ·√(2/π)), σ²_E raised to s²·σ²_T
+ * if needed (Axiom M1). grade: the model's; runs 0; name the op; kappa the fitted κ; device the
+ * model's target; theta the dimensions as JSON. Errors: those of erg_op_model_predict,
+ * ERG_ENOTSUP (the model has no energy for the op), ERG_ERANGE (s·T exceeds the predicted E),
+ * ERG_EINVAL (static_power_w negative or not finite).
+ */
+ERG_API int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d,
+                                   double static_power_w, erg_signature *out, erg_diag *diag);
+
 /** Held-out figures of one op and regime (regime = ERG_OP_MAX_REGIMES for the op's average row). */
 typedef struct erg_op_validation {
     unsigned n_train, n_test;
-    double time_mape_pct, time_r2, energy_mape_pct, energy_r2;       /**< NaN when not computable */
+    double time_mape_pct, time_r2, energy_mape_pct, energy_r2; /**< NaN when not computable */
     double roof_time_mape_pct, roof_time_r2, roof_energy_mape_pct, roof_energy_r2;
     double threshold_lo, threshold_hi; /**< the regime's split-variable interval */
     int fallback;                      /**< regime uses neighbour fallback_to */

@@ -71,6 +71,15 @@ ERG_API int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signa
  */
 ERG_API int erg_store_history(erg_store *store, const char *name, size_t *count, erg_diag *diag);
 
+/**
+ * Call fn(ud, sig, stored_unix_s) for every earlier version of name, newest first (version 1 is
+ * the one replaced last); fn returning non-zero stops the walk and that value is returned.
+ * stored_unix_s is when that version was stored (s since the Unix epoch). Errors: ERG_EIO.
+ */
+ERG_API int erg_store_history_each(erg_store *store, const char *name,
+                                   int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s),
+                                   void *ud, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,7 +20,8 @@
  * the traced duration, or a signature whose dynamic energy is scaled to the traced duration.
  *
  * Thread safety: the objects here are not locked; a fully read erg_trace and erg_rules may be read
- * by several threads at once (erg_trace_report and erg_trace_schedule do not modify them).
+ * by several threads at once (erg_trace_report_make and erg_trace_schedule do not modify them).
+ * erg_trace_read_files uses threads of its own; the library keeps no global state.
  */
 #ifndef ERG_TRACE_H
 #define ERG_TRACE_H
@@ -72,14 +73,24 @@ ERG_API void erg_trace_free(erg_trace *trace);
 
 /**
  * Stream one trace file (one rank) into trace: plain or gzip JSON, "-" for stdin. Either the JSON
- * Object Format ({"traceEvents": [...], ...}) or the JSON Array Format ([...]).
- * The rank is distributedInfo.rank, else the file's position among those read (0, 1, ...).
+ * Object Format ({"traceEvents": [...], ...}) or the JSON Array Format ([...], whose closing
+ * bracket may be missing, as the format allows). The rank is distributedInfo.rank, else the first
+ * rank not taken from the file's position among those read (0, 1, ...) on.
  * On error nothing of this file is kept (the trace is as before the call).
  * Errors: ERG_ENOENT, ERG_EIO (read error), ERG_EPARSE (empty file, truncated gzip, malformed
  * JSON: diag->where is "file:line:col" and detail gives the byte offset and the text around it),
  * ERG_EINVAL (two files claim one rank), ERG_ENOMEM.
  */
 ERG_API int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag);
+
+/**
+ * Read n trace files (one per rank), parsing up to jobs of them at once in threads of their own
+ * (jobs 0: one per online CPU), then adding them in the order given, so that the result is that of
+ * erg_trace_read_file on each in turn. On error nothing of these files is kept and diag holds the
+ * first error in the order given. Errors: as erg_trace_read_file.
+ */
+ERG_API int erg_trace_read_files(erg_trace *trace, const char *const *paths, size_t n,
+                                 unsigned jobs, erg_diag *diag);
 
 /** Same as erg_trace_read_file from a memory buffer (plain JSON); name is used in messages. */
 ERG_API int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
@@ -177,6 +188,7 @@ typedef struct erg_trace_device {
     char id[ERG_SIG_DEVICE_MAX]; /**< "rank<R>/gpu<D>" */
     char name[ERG_SIG_NAME_MAX]; /**< from deviceProperties; "" when absent */
     double static_power_w;       /**< from the rules */
+    double idle_power_w; /**< its draw over idle gaps (the static power when the rules give none) */
     size_t activities;
     double busy_s;               /**< union of its activity intervals */
     double idle_s;               /**< makespan − busy_s */
@@ -221,7 +233,9 @@ typedef struct erg_trace_report {
     erg_trace_group *top; /**< names by dynamic energy, largest first, at most top_n */
     double compute_s, communication_s, overlap_s; /**< sums over devices */
     erg_trace_stats stats;
-    char rules[256]; /**< where the rules came from: their file, or the built-in defaults */
+    char rules[256];       /**< where the rules came from: their file, or the built-in defaults */
+    double start_spread_s; /**< latest first activity of a file − earliest (after alignment), s:
+                                large values with ERG_TRACE_ALIGN_NONE suggest unsynced clocks */
 } erg_trace_report;
 
 /**

@@ -2,6 +2,7 @@
 /* schedule/1 files: reader (expression and DAG forms) and writer. Format: docs/formats.md. */
 #include "calculus/schedule_impl.h"
 #include "calculus/sig_json.h"
+#include "calculus/sniff.h"
 #include "core/file.h"
 #include "core/json.h"
 
@@ -651,7 +652,7 @@ static int load_cap(struct st *t, int which, json_t **out)
     if (!t->cap[which])
         return ERG_OK;
     json_error_t err;
-    *out = json_loads(t->cap[which], JSON_REJECT_DUPLICATES, &err);
+    *out = json_loads(t->cap[which], JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (!*out) {
         static const char *const names[] = {"devices", "signatures", "expr"};
         fail_at(t, t->cap_off[which], ERG_EPARSE, "%s: %s", names[which], err.text);
@@ -732,6 +733,40 @@ static int finish(struct st *t)
     return ERG_OK;
 }
 
+/* The streaming parse failed with status rc. Unless the file declared "erg": "schedule/1" before
+ * the failure, look at the whole text: a file of another kind (a signature, a model, a
+ * calibration) is reported by its format tag, a Chrome/Kineto trace with the command that
+ * converts it, an untagged well-formed file by its missing tag; rc's message stands otherwise. */
+static int tag_first(struct st *t, int rc)
+{
+    if (t->seen_tag && strcmp(t->tag, "schedule/1") == 0)
+        return rc;
+    erg__sniff sn;
+    if (erg__sniff_json(t->buf, t->len, &sn) != 0)
+        return rc;
+    if (sn.tag_kind) {
+        json_t *o = json_pack("{s:o}", "erg", sn.tag_kind == 1 ? json_string(sn.tag) : json_null());
+        erg_diag sub;
+        erg_diag_clear(&sub);
+        int trc = o ? erg__json_check_tag(o, "schedule", 1, t->r->file, &sub) : ERG_OK;
+        json_decref(o);
+        if (trc == ERG_OK)
+            return rc;
+        const char *hint = "";
+        if (sn.tag_kind == 1 && strncmp(sn.tag, "signature/", 10) == 0)
+            hint = " (a signature/1 file is one element: name it in a schedule's \"signatures\")";
+        fail_at(t, sn.tag_off, trc, "%s%s", sub.detail, hint);
+        return t->rc;
+    }
+    if (sn.trace)
+        return erg_diag_set(t->r->diag, ERG_EPARSE, t->r->file,
+                            "a Chrome/Kineto trace, not a schedule/1 file: " ERG__TRACE_HINT);
+    if (sn.complete && sn.top_object)
+        return erg_diag_set(t->r->diag, ERG_EPARSE, t->r->file,
+                            "missing format tag \"erg\": \"schedule/1\" (not a schedule file?)");
+    return rc;
+}
+
 int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
 {
     if (!path || !out)
@@ -754,6 +789,12 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
         rc = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
         goto done;
     }
+    if (erg__is_gzip(buf, len)) {
+        rc = erg_diag_set(diag, ERG_EPARSE, name,
+                          "a gzip-compressed file, not a schedule/1 file; for a Chrome/Kineto "
+                          "trace, " ERG__TRACE_HINT);
+        goto done;
+    }
     if (strcmp(path, "-") == 0)
         snprintf(r.dir, sizeof r.dir, ".");
     else
@@ -765,7 +806,7 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
         at_end = 1;
     }
     if (ys == yajl_status_client_canceled) {
-        rc = t.rc;
+        rc = tag_first(&t, t.rc);
     } else if (ys != yajl_status_ok) {
         unsigned char *msg = yajl_get_error(t.h, 0, (const unsigned char *)buf, len);
         const char *m = msg ? (const char *)msg : "syntax error";
@@ -775,7 +816,7 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
         fail_at(&t, at_end ? len : here(&t), ERG_EPARSE, "malformed JSON: %.*s", (int)n, m);
         if (msg)
             yajl_free_error(t.h, msg);
-        rc = t.rc;
+        rc = tag_first(&t, t.rc);
     } else if (t.depth != 0 || len == 0) {
         rc = erg_diag_set(diag, ERG_EPARSE, name, "malformed JSON: the document ends early");
     } else {

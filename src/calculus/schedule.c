@@ -1518,9 +1518,10 @@ int erg_report_deviation(erg_report *r, double measured_j, double measured_sd_j,
 
 int erg_report_compare(const erg_report *a, const erg_report *b)
 {
-    if (a->interval_j[1] < b->interval_j[0])
+    double tol = ERG_ROUNDING_REL * fmax(fabs(a->energy_j), fabs(b->energy_j));
+    if (a->interval_j[1] + tol < b->interval_j[0])
         return -1;
-    if (b->interval_j[1] < a->interval_j[0])
+    if (b->interval_j[1] + tol < a->interval_j[0])
         return 1;
     return 0;
 }

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "calculus/sig_json.h"
+#include "calculus/sniff.h"
+#include "core/file.h"
 #include "core/json.h"
 
 #include <math.h>
@@ -135,13 +137,34 @@ json_t *erg__signature_to_json(const erg_signature *sig)
 
 int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag)
 {
-    json_t *root;
-    int rc = erg__json_load_file(path, &root, diag);
+    char *buf;
+    size_t len;
+    int rc = erg__read_file(path, &buf, &len, diag);
     if (rc != ERG_OK)
         return rc;
-    rc = erg__json_check_tag(root, "signature", 1, path, diag);
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (erg__is_gzip(buf, len)) {
+        free(buf);
+        return erg_diag_set(diag, ERG_EPARSE, name,
+                            "a gzip-compressed file, not a signature/1 file; for a Chrome/Kineto "
+                            "trace, " ERG__TRACE_HINT);
+    }
+    json_t *root;
+    rc = erg__json_load_buffer(buf, len, name, &root, diag);
+    if (rc != ERG_OK) {
+        free(buf);
+        return rc;
+    }
+    rc = erg__json_check_tag(root, "signature", 1, name, diag);
+    if (rc != ERG_OK && !json_object_get(root, "erg")) {
+        erg__sniff sn;
+        if (erg__sniff_json(buf, len, &sn) == 0 && sn.trace)
+            rc = erg_diag_set(diag, ERG_EPARSE, name,
+                              "a Chrome/Kineto trace, not a signature/1 file: " ERG__TRACE_HINT);
+    }
+    free(buf);
     if (rc == ERG_OK)
-        rc = erg__signature_from_json(root, NAN, path, "signature", out, diag);
+        rc = erg__signature_from_json(root, NAN, name, "signature", out, diag);
     json_decref(root);
     return rc;
 }

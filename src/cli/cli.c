@@ -2,9 +2,11 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 int erg_cli_fail(const erg_diag *diag, int status)
 {
@@ -61,4 +63,76 @@ int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned l
     }
     *out = v;
     return 0;
+}
+
+/* Whether the long option named by arg ("--name" or "--name=value") is one getopt_long rejects:
+ * unknown, ambiguous, a missing or an unwanted value; if so the message goes into buf. */
+static int long_option_problem(const char *arg, int is_last, const struct option *longopts,
+                               char *buf, size_t size)
+{
+    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+        return 0;
+    const char *name = arg + 2;
+    size_t n = strcspn(name, "=");
+    int has_value = name[n] == '=';
+    const struct option *hit = NULL;
+    size_t matches = 0;
+    for (const struct option *o = longopts; o && o->name; o++) {
+        if (strncmp(o->name, name, n) != 0)
+            continue;
+        if (o->name[n] == '\0') { /* exact match wins */
+            hit = o;
+            matches = 1;
+            break;
+        }
+        if (hit && hit->has_arg == o->has_arg && hit->flag == o->flag && hit->val == o->val)
+            continue; /* same option under two names: glibc does not call that ambiguous */
+        if (!hit)
+            hit = o;
+        matches++;
+    }
+    if (matches == 0) {
+        snprintf(buf, size, "unknown option '--%.*s'", (int)(n < 80 ? n : 80), name);
+        return 1;
+    }
+    if (matches > 1) {
+        size_t used = (size_t)snprintf(buf, size, "option '--%.*s' is ambiguous:",
+                                       (int)(n < 80 ? n : 80), name);
+        const char *sep = " ";
+        for (const struct option *o = longopts; o->name && used < size; o++)
+            if (strncmp(o->name, name, n) == 0) {
+                used += (size_t)snprintf(buf + used, size - used, "%s--%s", sep, o->name);
+                sep = ", ";
+            }
+        return 1;
+    }
+    if (hit->has_arg == no_argument && has_value) {
+        snprintf(buf, size, "option '--%s' takes no value", hit->name);
+        return 1;
+    }
+    if (hit->has_arg == required_argument && !has_value && is_last) {
+        snprintf(buf, size, "option '--%s' needs a value", hit->name);
+        return 1;
+    }
+    return 0;
+}
+
+int erg_cli_bad_option(const char *cmd, int argc, char *const argv[], const char *shortopts,
+                       const struct option *longopts)
+{
+    char msg[512];
+    int at = optind - 1;
+    if (at >= 1 && at < argc && argv[at] &&
+        long_option_problem(argv[at], at == argc - 1, longopts, msg, sizeof msg))
+        return erg_cli_usage(cmd, "%s", msg);
+    int c = optopt;
+    if (c > 0 && c < 256 && c != ':' && c != '?') {
+        const char *p = shortopts ? strchr(shortopts, c) : NULL;
+        if (p && p[1] == ':')
+            return erg_cli_usage(cmd, "option '-%c' needs a value", c);
+        return erg_cli_usage(cmd, "unknown option '-%c'", c);
+    }
+    if (at >= 1 && at < argc && argv[at])
+        return erg_cli_usage(cmd, "bad option '%s'", argv[at]);
+    return erg_cli_usage(cmd, "bad option");
 }

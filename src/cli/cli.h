@@ -28,6 +28,17 @@ int erg_cli_fail(const erg_diag *diag, int status);
 /* Print "erg <cmd>: <message>" and "Try 'erg <cmd> --help'." on stderr; return 2. */
 int erg_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct option;
+
+/* Report the option that getopt_long just rejected (it returned '?' or ':'). main() sets
+ * opterr = 0, so getopt itself prints nothing and this is the only message: one line
+ * "erg <cmd>: unknown option '--bogus'" (or "option '--mc' needs a value", "option '--json' takes
+ * no value", "option '--m' is ambiguous: --measured, --mc", "unknown option '-x'") and
+ * "Try 'erg <cmd> --help'.". argc/argv/shortopts/longopts are those given to getopt_long (the
+ * offending element is argv[optind - 1] for a long option, optopt for a short one). Returns 2. */
+int erg_cli_bad_option(const char *cmd, int argc, char *const argv[], const char *shortopts,
+                       const struct option *longopts);
+
 /* Parse a finite double option value; on error print a usage message and return -1. */
 int erg_cli_double(const char *cmd, const char *opt, const char *text, double *out);
 

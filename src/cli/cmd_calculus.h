@@ -10,6 +10,10 @@
 /* A value with an SI prefix chosen for readability: "518.400 mJ". buf of size bytes. */
 const char *erg_cli_si(char *buf, size_t size, double value, const char *unit);
 
+/* The same with digits significant digits (at least 1), trailing zeros kept: "100 mJ",
+ * "332.4 mJ", "123.00 uJ". */
+const char *erg_cli_si_digits(char *buf, size_t size, double value, const char *unit, int digits);
+
 /* The human-readable table of a report. */
 void erg_cli_print_report(FILE *out, const char *title, const erg_report *r);
 

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,15 +17,25 @@ static const char calibrate_help[] =
     "Usage: erg calibrate [--duration S] [--window S] [--out FILE] [--json] [--backends LIST]\n\n"
     "Measure the machine at rest (run nothing else meanwhile): for every usable channel, the idle\n"
     "power (mean of windowed power) and the coefficient of variation sigma/mu of windowed power\n"
-    "(FECoM's stable state, Section 2.3). 'erg measure' uses the file for its baseline (idle power x\n"
-    "time), for --stable (CV of the last 20 samples <= the calibrated CV) and for the static power s\n"
+    "(FECoM's stable state, Section 2.3). 'erg measure' uses the file for its baseline (idle power "
+    "x\n"
+    "time), for --stable (CV of the last 20 samples <= the calibrated CV) and for the static power "
+    "s\n"
     "of --signature.\n\n"
     "  --duration S   time at rest, s (default 10; FECoM used about 10 minutes)\n"
     "  --window S     power window, s (default 0.5, FECoM's sampling interval)\n"
     "  --out FILE     calibration file (default $XDG_CACHE_HOME/erg/calibration.json, else\n"
     "                 ~/.cache/erg/calibration.json); written whole or not at all\n"
-    "  --json         print the calibration (calibration/1) on stdout as well\n\n"
-    "Exit status: 0 ok, 2 bad usage or unwritable file, 3 no meter gave a figure.\n";
+    "  --json         print the calibration (calibration/1) on stdout as well\n"
+    "  --backends LIST  comma-separated backends to use (default $ERG_BACKENDS, else all)\n\n"
+    "A machine that is not at rest is noticed: an estimator channel whose mean CPU utilisation\n"
+    "exceeds 10 % (flag busy; pinned_at_ceiling when it sat at its full-load power, where a CV of\n"
+    "0 means saturation), or any channel whose CV exceeds 0.20 (high_cv), is flagged in the file\n"
+    "(\"not_at_rest\": true, \"flags\", \"warning\") and a warning goes to stderr; 'erg measure'\n"
+    "repeats it whenever it uses the file. A steady load on a hardware counter has a low CV and\n"
+    "cannot be told from rest: keep the machine idle.\n\n"
+    "Exit status: 0 ok (also when flagged: the file is written, with its flags), 2 bad usage or\n"
+    "unwritable file, 3 no meter gave a figure.\n";
 
 /* mkdir -p of the folder that holds path. */
 static void make_parent(const char *path)
@@ -47,16 +58,16 @@ static void make_parent(const char *path)
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, NULL, 'd'},
-                                              {"window", required_argument, NULL, 'w'},
-                                              {"out", required_argument, NULL, 'o'},
-                                              {"json", no_argument, NULL, 'j'},
-                                              {"backends", required_argument, NULL, 'b'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"window", required_argument, NULL, 'w'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"backends", required_argument, NULL, 'b'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     double duration_s = 10, window_s = 0.5;
     const char *out = NULL, *backends = NULL;
     int json = 0, c;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':
             if (erg_cli_double("calibrate", "--duration", optarg, &duration_s))
@@ -79,7 +90,7 @@ static int run(int argc, char **argv)
             fputs(calibrate_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("calibrate", "unknown option");
+            return erg_cli_bad_option("calibrate", argc, argv, ":o:h", longopts);
         }
     }
     if (optind < argc)
@@ -118,18 +129,33 @@ static int run(int argc, char **argv)
     } else {
         printf("Calibrated %.1f s at rest in %.2f s windows; written to %s\n", cal->duration_s,
                cal->window_s, out);
-        printf("  %-34s %-8s %12s %8s\n", "channel", "domain", "idle (W)", "CV");
-        for (size_t i = 0; i < cal->n_channels; i++)
-            printf("  %-34s %-8s %12.4f %8.4f\n", cal->channels[i].id,
-                   erg_domain_name(cal->channels[i].domain), cal->channels[i].idle_power_w,
-                   cal->channels[i].cv);
+        printf("  %-34s %-8s %12s %8s %6s  %s\n", "channel", "domain", "idle (W)", "CV", "util",
+               "flags");
+        for (size_t i = 0; i < cal->n_channels; i++) {
+            const erg_calibration_channel *ch = &cal->channels[i];
+            char util[16] = "-", fl[64] = "";
+            if (isfinite(ch->utilisation))
+                snprintf(util, sizeof util, "%.0f%%", 100 * ch->utilisation);
+            for (unsigned b = 0, n = 0; b < ERG_CAL_FLAG_COUNT; b++)
+                if (ch->flags & (1u << b))
+                    n += (unsigned)snprintf(fl + n, sizeof fl - n, "%s%s", n ? "," : "",
+                                            erg_calibration_flag_name(b));
+            printf("  %-34s %-8s %12.4f %8.4f %6s  %s\n", ch->id, erg_domain_name(ch->domain),
+                   ch->idle_power_w, ch->cv, util, fl[0] ? fl : "-");
+        }
         printf("Idle power of the summed channels: %.4f W\n", cal->idle_power_w);
         if (!erg_cli_has_hardware(m))
             printf("Note: no hardware energy counter is usable here: these are estimates.\n");
+    }
+    if (cal->flags) {
+        char why[2048];
+        erg_calibration_describe(cal, why, sizeof why);
+        fprintf(stderr, "erg: warning: %s\n", why);
     }
     erg_meter_close(m);
     free(cal);
     return ERG_EXIT_OK;
 }
 
-const struct erg_cli_command erg_cli_cmd_calibrate = {"calibrate", "measure idle power and its variation at rest (stable state)", run};
+const struct erg_cli_command erg_cli_cmd_calibrate = {
+    "calibrate", "measure idle power and its variation at rest (stable state)", run};

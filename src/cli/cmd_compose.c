@@ -31,7 +31,7 @@ static const char compose_help[] =
     "                    entry-state substitution in the bias bound\n\n"
     "Exit status: 0 ok, 1 deviation detected, 2 bad input or usage.\n";
 
-const char *erg_cli_si(char *buf, size_t size, double v, const char *unit)
+static const char *si(char *buf, size_t size, double v, const char *unit, int digits)
 {
     static const struct {
         double f;
@@ -50,8 +50,24 @@ const char *erg_cli_si(char *buf, size_t size, double v, const char *unit)
     size_t i = 0;
     while (i + 1 < sizeof pre / sizeof pre[0] && a < pre[i].f * 0.9995)
         i++;
-    snprintf(buf, size, "%.4g %s%s", v / pre[i].f, pre[i].p, unit);
+    if (digits <= 0) {
+        snprintf(buf, size, "%.4g %s%s", v / pre[i].f, pre[i].p, unit);
+    } else {
+        /* fixed decimals, so that 100 reads "100" and not "1e+02" at two digits */
+        int decimals = digits - 1 - (int)floor(log10(a / pre[i].f));
+        snprintf(buf, size, "%.*f %s%s", decimals > 0 ? decimals : 0, v / pre[i].f, pre[i].p, unit);
+    }
     return buf;
+}
+
+const char *erg_cli_si(char *buf, size_t size, double v, const char *unit)
+{
+    return si(buf, size, v, unit, 0);
+}
+
+const char *erg_cli_si_digits(char *buf, size_t size, double v, const char *unit, int digits)
+{
+    return si(buf, size, v, unit, digits < 1 ? 1 : digits);
 }
 
 void erg_cli_print_report(FILE *out, const char *title, const erg_report *r)
@@ -73,8 +89,10 @@ void erg_cli_print_report(FILE *out, const char *title, const erg_report *r)
             r->energy_j > 0.0 ? 100.0 * r->static_energy_j / r->energy_j : 0.0);
     fprintf(out, "  dynamic energy      %s\n", erg_cli_si(a, sizeof a, r->dynamic_energy_j, "J"));
     fprintf(out, "  grade               %s (weakest part)\n", erg_grade_name(r->grade));
-    fprintf(out, "  bias bound (Eq. 13) %s  (worst case, sum of m_i*c*sd_Ei)\n",
+    fprintf(out, "  bias bound (Eq. 13) %s  (sum of m_i*c*sd_Ei)\n",
             erg_cli_si(a, sizeof a, r->bias_bound_j, "J"));
+    fprintf(out, "    worst case: the most E can shift because elements were measured alone, "
+                 "not in this context\n");
     if (r->has_mc) {
         char d[64];
         fprintf(out, "  Monte Carlo         E %s +- %s, T %s +- %s (%llu samples)\n",
@@ -175,7 +193,7 @@ static int run_compose(int argc, char **argv)
             fputs(compose_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("compose", "unknown option");
+            return erg_cli_bad_option("compose", argc, argv, "h", opts);
         }
     }
     if (optind + 1 != argc)

@@ -52,7 +52,7 @@ static void print_tables(const erg_op_model *m)
         if (!erg_op_model_has(m, (erg_op)op))
             continue;
         printf("%s; thresholds %s: ", titles[op],
-               chosen[op] == 1 ? "chosen from the data"
+               chosen[op] == 1   ? "chosen from the data"
                : chosen[op] == 2 ? "of the paper (kept by the data search)"
                                  : "of the paper");
         if (op == ERG_OP_RMSNORM)

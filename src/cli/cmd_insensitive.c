@@ -45,7 +45,7 @@ static int run_insensitive(int argc, char **argv)
             fputs(insensitive_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("insensitive", "unknown option");
+            return erg_cli_bad_option("insensitive", argc, argv, "h", opts);
         }
     }
     if (argc - optind != 2)

@@ -12,13 +12,18 @@
 
 static const char meters_help[] =
     "Usage: erg meters [--json] [--no-probe] [--backends LIST]\n\n"
-    "List every energy meter backend erg tries (rapl-sysfs, rapl-msr, nvml, hwmon, estimator), what\n"
-    "each found, and every channel with its domain, device, provenance grade, liveness, resolution\n"
-    "and wrap range, or why it was declined. Liveness is probed by keeping one CPU busy for 50 ms:\n"
+    "List every energy meter backend erg tries (rapl-sysfs, rapl-msr, nvml, hwmon, estimator), "
+    "what\n"
+    "each found, and every channel with its domain, device, provenance grade, liveness, "
+    "resolution\n"
+    "and wrap range, or why it was declined. Liveness is probed by keeping one CPU busy for 50 "
+    "ms:\n"
     "a counter that does not move is declined and never gives a hw_shunt figure.\n\n"
     "  --json           {\"erg\": \"meters/1\", \"backends\": [...], \"channels\": [...]}\n"
     "  --no-probe       skip the liveness probe (live is reported as unknown)\n"
-    "  --backends LIST  comma-separated backends to try (default $ERG_BACKENDS, else all)\n\n"
+    "  --backends LIST  comma-separated backends to try (default $ERG_BACKENDS, else all); an\n"
+    "                   unknown name is bad usage, and when those asked for find nothing the\n"
+    "                   error says why for each\n\n"
     "Environment: ERG_ROOT (prefix of /sys, /proc, /dev), ERG_NVML_LIB (NVML library path),\n"
     "ERG_ESTIMATOR_IDLE_W / ERG_ESTIMATOR_FULL_W (estimator model, default 10 W / 65 W).\n"
     "Exit status: 0 (also when only the estimator is available; the output says so), 2 bad usage,\n"
@@ -88,13 +93,13 @@ int erg_cli_has_hardware(const erg_meter *m)
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                              {"no-probe", no_argument, NULL, 'n'},
-                                              {"backends", required_argument, NULL, 'b'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"no-probe", no_argument, NULL, 'n'},
+                                             {"backends", required_argument, NULL, 'b'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int json = 0, probe = 1, c;
     const char *backends = NULL;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = 1;
@@ -109,7 +114,7 @@ static int run(int argc, char **argv)
             fputs(meters_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("meters", "unknown option");
+            return erg_cli_bad_option("meters", argc, argv, ":h", longopts);
         }
     }
     if (optind < argc)
@@ -130,9 +135,9 @@ static int run(int argc, char **argv)
         for (size_t i = 0; i < erg_meter_backend_count(m); i++) {
             erg_backend_info b;
             erg_meter_backend_info(m, i, &b);
-            json_array_append_new(ba, json_pack("{s:s, s:s, s:s}", "name", b.name, "state",
-                                                erg_backend_state_name(b.state), "reason",
-                                                b.reason));
+            json_array_append_new(ba,
+                                  json_pack("{s:s, s:s, s:s}", "name", b.name, "state",
+                                            erg_backend_state_name(b.state), "reason", b.reason));
         }
         for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
             erg_channel_info ci;
@@ -144,9 +149,10 @@ static int run(int argc, char **argv)
             json_object_set_new(o, "device", json_string(ci.device));
             json_object_set_new(o, "label", json_string(ci.label));
             json_object_set_new(o, "grade", json_string(erg_grade_name(ci.grade)));
-            json_object_set_new(o, "kind", json_string(ci.kind == ERG_KIND_COUNTER ? "counter"
-                                                       : ci.kind == ERG_KIND_POWER ? "power"
-                                                                                   : "estimate"));
+            json_object_set_new(o, "kind",
+                                json_string(ci.kind == ERG_KIND_COUNTER ? "counter"
+                                            : ci.kind == ERG_KIND_POWER ? "power"
+                                                                        : "estimate"));
             json_object_set_new(o, "usable", json_boolean(ci.usable));
             json_object_set_new(o, "live", ci.live < 0 ? json_null() : json_boolean(ci.live));
             json_object_set_new(o, "resolution_j", json_real(ci.resolution_j));
@@ -195,4 +201,5 @@ static int run(int argc, char **argv)
     return ERG_EXIT_OK;
 }
 
-const struct erg_cli_command erg_cli_cmd_meters = {"meters", "list energy meters, their channels, grades and liveness", run};
+const struct erg_cli_command erg_cli_cmd_meters = {
+    "meters", "list energy meters, their channels, grades and liveness", run};

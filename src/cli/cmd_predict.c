@@ -18,7 +18,9 @@ static void help(FILE *out)
             "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
             "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
             "Prints time_s, energy_j, regime and the grade of the model's energy data; warns when\n"
-            "the configuration lies outside the fitted range (the prediction extrapolates).\n");
+            "the configuration lies outside the fitted range (the prediction extrapolates).\n"
+            "--signature FILE also writes the prediction as a signature/1 file for the energy\n"
+            "calculus (s = --static-power-w W, default 0; variances from the held-out error).\n");
 }
 
 static int dim_opt(const char *opt, const char *text, int64_t *out)
@@ -57,9 +59,12 @@ static int run(int argc, char **argv)
                                          {"dtype", required_argument, NULL, 'y'},
                                          {"model", required_argument, NULL, 'M'},
                                          {"json", no_argument, NULL, 'J'},
+                                         {"signature", required_argument, NULL, 'S'},
+                                         {"static-power-w", required_argument, NULL, 'P'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *model_path = NULL;
+    const char *model_path = NULL, *sig_path = NULL;
+    double static_w = 0;
     int json = 0, c, have_dtype = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -96,6 +101,15 @@ static int run(int argc, char **argv)
         case 'J':
             json = 1;
             break;
+        case 'S':
+            sig_path = optarg;
+            break;
+        case 'P':
+            if (erg_cli_double("predict", "--static-power-w", optarg, &static_w) != 0)
+                return ERG_EXIT_USAGE;
+            if (static_w < 0)
+                return erg_cli_usage("predict", "--static-power-w must not be negative");
+            break;
         case 'h':
             help(stdout);
             return ERG_EXIT_OK;
@@ -110,8 +124,9 @@ static int run(int argc, char **argv)
               (d.op == ERG_OP_RMSNORM && (d.m || d.n || d.k)) ||
               (d.op == ERG_OP_SOFTMAX && (d.k || d.d_model || (d.tokens && (d.m || d.n))));
     if (bad)
-        return erg_cli_usage("predict", "option not used by %s (gemm: --m --n --k; rmsnorm: "
-                                        "--tokens --d-model; softmax: --tokens, or --m --n)",
+        return erg_cli_usage("predict",
+                             "option not used by %s (gemm: --m --n --k; rmsnorm: "
+                             "--tokens --d-model; softmax: --tokens, or --m --n)",
                              erg_op_name(d.op));
     erg_diag diag;
     erg_diag_clear(&diag);
@@ -127,8 +142,10 @@ static int run(int argc, char **argv)
     int rc = erg_op_model_load(model_path, &m, &diag);
     if (rc != ERG_OK) {
         if (rc == ERG_ENOENT && model_path == path)
-            fprintf(stderr, "erg: no committed model for this machine (%s); fit one with 'erg fit "
-                            "ops' and pass --model\n", kind);
+            fprintf(stderr,
+                    "erg: no committed model for this machine (%s); fit one with 'erg fit "
+                    "ops' and pass --model\n",
+                    kind);
         return erg_cli_fail(&diag, rc);
     }
     if (strcmp(erg_op_model_target(m), kind) != 0 && !json)
@@ -150,16 +167,30 @@ static int run(int argc, char **argv)
         erg_op_model_free(m);
         return rc == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : rc;
     }
+    if (sig_path) {
+        erg_signature sig;
+        rc = erg_op_model_signature(m, &d, static_w, &sig, &diag);
+        if (rc == ERG_OK)
+            rc = erg_signature_write_file(sig_path, &sig, &diag);
+        if (rc != ERG_OK) {
+            erg_op_model_free(m);
+            rc = erg_cli_fail(&diag, rc);
+            return rc == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : rc;
+        }
+    }
     if (p.extrapolated)
-        fprintf(stderr, "erg: warning: %s configuration lies outside the range %s was fitted on; "
-                        "the prediction extrapolates\n", erg_op_name(d.op), model_path);
+        fprintf(stderr,
+                "erg: warning: %s configuration lies outside the range %s was fitted on; "
+                "the prediction extrapolates\n",
+                erg_op_name(d.op), model_path);
     const char *grade = erg_op_model_has(m, d.op) == 2 ? erg_grade_name(p.grade) : "none";
     if (json) {
         json_t *o = json_object();
         json_object_set_new(o, "op", json_string(erg_op_name(d.op)));
         json_object_set_new(o, "dtype", json_string(erg_dtype_name(d.dtype)));
         json_object_set_new(o, "time_s", json_real(p.time_s));
-        json_object_set_new(o, "energy_j", isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
+        json_object_set_new(o, "energy_j",
+                            isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
         json_object_set_new(o, "regime", json_string(erg_op_regime_name(d.op, p.regime)));
         json_object_set_new(o, "grade", json_string(grade));
         json_object_set_new(o, "extrapolated", json_boolean(p.extrapolated));

@@ -11,20 +11,21 @@
 
 static void help(FILE *out)
 {
-    fprintf(out,
-            "Usage: erg profile ops [--target cpu|cuda] [--grid FILE] [--min-time S] [--threads N]\n"
-            "                       [--clock monotonic|thread] [--no-meter [--est-power-w W]]\n"
-            "                       [--quiet] -o ops.csv\n\n"
-            "Time (CLOCK_MONOTONIC) and energy of RMSNorm, causal softmax and GEMM (OpenBLAS) for\n"
-            "every configuration of the grid. Each configuration repeats until its cumulative time\n"
-            "passes --min-time (default 1 s; HYMELL used 10 s), rotating pre-generated input sets.\n"
-            "Energy comes from erg's meters (a window per batch of repetitions); without energy\n"
-            "counters that is the meter's estimator and the grade column says 'estimator'.\n"
-            "--no-meter uses a constant-power estimate instead (--est-power-w, default 15 W).\n"
-            "--clock thread times batches by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which\n"
-            "a shared machine does not inflate; it needs --threads 1 (the default).\n"
-            "The default grid is grids/<target>.csv (ERG_GRID_DIR overrides). --target cuda is an\n"
-            "extension point that this build does not implement (exit 3).\n");
+    fprintf(
+        out,
+        "Usage: erg profile ops [--target cpu|cuda] [--grid FILE] [--min-time S] [--threads N]\n"
+        "                       [--clock monotonic|thread] [--no-meter [--est-power-w W]]\n"
+        "                       [--quiet] -o ops.csv\n\n"
+        "Time (CLOCK_MONOTONIC) and energy of RMSNorm, causal softmax and GEMM (OpenBLAS) for\n"
+        "every configuration of the grid. Each configuration repeats until its cumulative time\n"
+        "passes --min-time (default 1 s; HYMELL used 10 s), rotating pre-generated input sets.\n"
+        "Energy comes from erg's meters (a window per batch of repetitions); without energy\n"
+        "counters that is the meter's estimator and the grade column says 'estimator'.\n"
+        "--no-meter uses a constant-power estimate instead (--est-power-w, default 15 W).\n"
+        "--clock thread times batches by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which\n"
+        "a shared machine does not inflate; it needs --threads 1 (the default).\n"
+        "The default grid is grids/<target>.csv (ERG_GRID_DIR overrides). --target cuda is an\n"
+        "extension point that this build does not implement (exit 3).\n");
 }
 
 struct progress {

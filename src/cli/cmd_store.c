@@ -13,29 +13,64 @@ static const char store_help[] =
     "Usage: erg store [--store PATH] put SIGNATURE.json...\n"
     "       erg store [--store PATH] get NAME [-o OUT.json]\n"
     "       erg store [--store PATH] list [--json]\n"
+    "       erg store [--store PATH] history NAME [--json]\n"
+    "       erg store [--store PATH] get NAME --previous K [-o OUT.json]\n"
     "       erg store [--store PATH] rm NAME\n\n"
     "Keep characterized energy signatures (signature/1 files) in one SQLite file, by name, so that\n"
     "schedules, trace rules and later sessions can reuse them. Putting a name again replaces it and\n"
-    "keeps the old one as history.\n\n"
+    "keeps the old one as history: 'history' lists earlier versions, newest first, and\n"
+    "'get --previous K' takes out the K-th one (1 = the one replaced last).\n\n"
     "  --store PATH   the store file (default $ERG_STORE, $XDG_DATA_HOME/erg/signatures.db or\n"
     "                 ~/.local/share/erg/signatures.db)\n"
     "  -o, --output F write the signature to F instead of stdout (get)\n"
-    "  --json         list as JSON {\"erg\": \"store-list/1\", \"signatures\": [...]}\n";
+    "  --previous K   get the K-th earlier version instead of the current one\n"
+    "  --json         list/history as JSON {\"erg\": \"store-list/1\", \"signatures\": [...]}\n\n"
+    "Exit status: 0 success, 2 bad input, unknown name or unreadable store.\n";
 
 struct list_ctx {
     int json;
     json_t *arr;
+    unsigned long want; /* history: the version to take out (0: list them all) */
+    unsigned long seen;
+    erg_signature found;
 };
+
+static json_t *list_entry(const erg_signature *s)
+{
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i}", "name", s->name, "device", s->device, "energy_j",
+                     erg_signature_energy_j(s), "time_s", s->time_s, "static_power_w", s->static_power_w,
+                     "dynamic_energy_j", s->dynamic_energy_j, "grade", erg_grade_name(s->grade), "runs",
+                     (int)s->runs);
+}
+
+static int history_one(void *ud, const erg_signature *s, double stored_unix_s)
+{
+    struct list_ctx *c = ud;
+    c->seen++;
+    if (c->want) {
+        if (c->seen == c->want) {
+            c->found = *s;
+            return 1;
+        }
+        return 0;
+    }
+    if (c->json) {
+        json_t *e = list_entry(s);
+        json_object_set_new(e, "version", json_integer((json_int_t)c->seen));
+        json_object_set_new(e, "stored_unix_s", json_real(stored_unix_s));
+        json_array_append_new(c->arr, e);
+    } else {
+        printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s\n", c->seen, stored_unix_s, erg_signature_energy_j(s),
+               s->time_s, s->static_power_w, erg_grade_name(s->grade));
+    }
+    return 0;
+}
 
 static int list_one(void *ud, const erg_signature *s)
 {
     struct list_ctx *c = ud;
     if (c->json) {
-        json_array_append_new(c->arr, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i}", "name", s->name, "device",
-                                                s->device, "energy_j", erg_signature_energy_j(s), "time_s",
-                                                s->time_s, "static_power_w", s->static_power_w,
-                                                "dynamic_energy_j", s->dynamic_energy_j, "grade",
-                                                erg_grade_name(s->grade), "runs", (int)s->runs));
+        json_array_append_new(c->arr, list_entry(s));
     } else {
         printf("%-32s %-12s %12.6g %12.6g %12.6g  %s\n", s->name, s->device[0] ? s->device : "-",
                erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade));
@@ -48,10 +83,12 @@ static int run_store(int argc, char **argv)
     static const struct option opts[] = {{"store", required_argument, NULL, 's'},
                                           {"output", required_argument, NULL, 'o'},
                                           {"json", no_argument, NULL, 'j'},
+                                          {"previous", required_argument, NULL, 'p'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     const char *path = NULL, *output = "-";
     int json = 0, c;
+    unsigned long previous = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 's':
@@ -63,11 +100,17 @@ static int run_store(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'p':
+            if (erg_cli_ulong("store", "--previous", optarg, &previous) != 0)
+                return ERG_EXIT_USAGE;
+            if (previous == 0)
+                return erg_cli_usage("store", "--previous counts from 1 (the version replaced last)");
+            break;
         case 'h':
             fputs(store_help, stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("store", "unknown option");
+            return erg_cli_bad_option("store", argc, argv, "o:h", opts);
         }
     }
     if (optind >= argc)
@@ -80,9 +123,11 @@ static int run_store(int argc, char **argv)
         path = defpath;
     }
     int is_put = strcmp(action, "put") == 0;
-    if (!is_put && strcmp(action, "get") && strcmp(action, "list") && strcmp(action, "rm"))
-        return erg_cli_usage("store", "unknown action '%s' (put, get, list, rm)", action);
-    if ((is_put && optind >= argc) || ((!strcmp(action, "get") || !strcmp(action, "rm")) && optind + 1 != argc))
+    if (!is_put && strcmp(action, "get") && strcmp(action, "list") && strcmp(action, "rm") &&
+        strcmp(action, "history"))
+        return erg_cli_usage("store", "unknown action '%s' (put, get, list, history, rm)", action);
+    if ((is_put && optind >= argc) ||
+        ((!strcmp(action, "get") || !strcmp(action, "rm") || !strcmp(action, "history")) && optind + 1 != argc))
         return erg_cli_usage("store", "'%s' needs %s", action, is_put ? "signature files" : "one name");
 
     erg_diag d;
@@ -121,14 +166,50 @@ static int run_store(int argc, char **argv)
     erg_store *st;
     if ((rc = erg_store_open(path, 0, &st, &d)) != ERG_OK)
         return erg_cli_fail(&d, rc);
-    if (!strcmp(action, "get")) {
+    if (!strcmp(action, "get") && previous) {
+        struct list_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.want = previous;
+        rc = erg_store_history_each(st, argv[optind], history_one, &ctx, &d);
+        if (rc == 1)
+            rc = erg_signature_write_file(output, &ctx.found, &d);
+        else if (rc == ERG_OK)
+            rc = erg_diag_set(&d, ERG_ENOENT, path, "'%s' has %lu earlier version%s, not %lu", argv[optind],
+                              ctx.seen, ctx.seen == 1 ? "" : "s", previous);
+    } else if (!strcmp(action, "get")) {
         erg_signature s;
         if ((rc = erg_store_get(st, argv[optind], &s, &d)) == ERG_OK)
             rc = erg_signature_write_file(output, &s, &d);
+    } else if (!strcmp(action, "history")) {
+        erg_signature cur;
+        if ((rc = erg_store_get(st, argv[optind], &cur, &d)) == ERG_OK) {
+            struct list_ctx ctx;
+            memset(&ctx, 0, sizeof ctx);
+            ctx.json = json;
+            ctx.arr = json ? json_array() : NULL;
+            if (!json)
+                printf("%-8s %14s %12s %12s %12s  %s\n", "version", "stored_unix_s", "energy_j", "time_s",
+                       "static_w", "grade");
+            rc = erg_store_history_each(st, argv[optind], history_one, &ctx, &d);
+            if (json) {
+                json_t *root = json_pack("{s:s,s:s,s:o}", "erg", "store-list/1", "name", argv[optind],
+                                         "signatures", ctx.arr);
+                if (rc == ERG_OK) {
+                    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                    putchar('\n');
+                }
+                json_decref(root);
+            } else if (rc == ERG_OK && ctx.seen == 0) {
+                printf("(no earlier versions)\n");
+            }
+        }
     } else if (!strcmp(action, "rm")) {
         rc = erg_store_remove(st, argv[optind], &d);
     } else {
-        struct list_ctx ctx = {json, json ? json_array() : NULL};
+        struct list_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.json = json;
+        ctx.arr = json ? json_array() : NULL;
         if (!json)
             printf("%-32s %-12s %12s %12s %12s  %s\n", "name", "device", "energy_j", "time_s", "static_w", "grade");
         rc = erg_store_each(st, list_one, &ctx, &d);

@@ -25,6 +25,7 @@ static void usage(FILE *out)
         "                      (shift each file so its first kernel starts at 0)\n"
         "  -j, --json          report as one JSON object\n"
         "  -n, --top N         kernels in the top list (default 10)\n"
+        "  -J, --jobs N        files parsed at once (default: one per CPU)\n"
         "  -h, --help          this help\n\n"
         "Exit status: 0 success, 2 unreadable or unusable input (nothing written).\n");
 }
@@ -33,23 +34,22 @@ struct opts {
     const char *output, *rules;
     erg_trace_options topts;
     int json;
+    unsigned jobs; /* 0: one per CPU */
 };
 
 static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *first_file)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"rules", required_argument, NULL, 'r'},
-                                             {"align", required_argument, NULL, 'a'},
-                                             {"json", no_argument, NULL, 'j'},
-                                             {"top", required_argument, NULL, 'n'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"rules", required_argument, NULL, 'r'},
+        {"align", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
+        {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
+        {"jobs", required_argument, NULL, 'J'},   {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     erg_trace_options_init(&o->topts);
     optind = 1;
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, ":o:r:a:jn:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":o:r:a:jn:J:h", longopts, NULL)) != -1) {
         unsigned long n;
         switch (ch) {
         case 'o':
@@ -69,6 +69,11 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *fi
             if (erg_cli_ulong(cmd, "--top", optarg, &n) != 0)
                 return ERG_EXIT_USAGE;
             o->topts.top_n = n;
+            break;
+        case 'J':
+            if (erg_cli_ulong(cmd, "--jobs", optarg, &n) != 0)
+                return ERG_EXIT_USAGE;
+            o->jobs = n > 1024 ? 1024 : (unsigned)n;
             break;
         case 'h':
             usage(stdout);
@@ -103,15 +108,14 @@ static int load(int argc, char **argv, int first, const struct opts *o, erg_trac
         *rules = NULL;
         return erg_cli_fail(NULL, ERG_ENOMEM);
     }
-    for (int i = first; i < argc; i++) {
-        st = erg_trace_read_file(*trace, argv[i], &diag);
-        if (st != ERG_OK) {
-            erg_trace_free(*trace);
-            erg_rules_free(*rules);
-            *trace = NULL;
-            *rules = NULL;
-            return erg_cli_fail(&diag, st);
-        }
+    st = erg_trace_read_files(*trace, (const char *const *)(argv + first), (size_t)(argc - first),
+                              o->jobs, &diag);
+    if (st != ERG_OK) {
+        erg_trace_free(*trace);
+        erg_rules_free(*rules);
+        *trace = NULL;
+        *rules = NULL;
+        return erg_cli_fail(&diag, st);
     }
     return 0;
 }
@@ -260,6 +264,11 @@ static int run_report(int argc, char **argv)
     erg_diag_clear(&diag);
     erg_trace_report rep;
     int st = erg_trace_report_make(trace, rules, &o.topts, &rep, &diag);
+    if (st == ERG_OK && o.topts.align == ERG_TRACE_ALIGN_NONE && rep.start_spread_s > 60)
+        fprintf(stderr,
+                "erg trace: warning: the files' first GPU activities are %.6g s apart: if their "
+                "clocks differ, try --align first-kernel\n",
+                rep.start_spread_s);
     if (st != ERG_OK) {
         rc = erg_cli_fail(&diag, st);
     } else if (o.json) {

@@ -38,6 +38,7 @@ int main(int argc, char **argv)
         const struct erg_cli_command *c = erg_cli_commands[i];
         if (c && strcmp(c->name, argv[1]) == 0) {
             optind = 1;
+            opterr = 0; /* commands report a rejected option once, see erg_cli_bad_option */
             return c->run(argc - 1, argv + 1);
         }
     }

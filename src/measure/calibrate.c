@@ -10,6 +10,7 @@
 #include "core/json.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,19 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
         c->idle_power_w = run[i].mean;
         c->cv = c->idle_power_w > 0 ? sqrt(erg_running_var(&run[i])) / c->idle_power_w : 0.0;
         c->samples = run[i].n;
+        c->utilisation = NAN;
+        if (info.kind == ERG_KIND_ESTIMATE && info.model_full_w > info.model_idle_w) {
+            double u = (c->idle_power_w - info.model_idle_w) /
+                       (info.model_full_w - info.model_idle_w);
+            c->utilisation = u < 0 ? 0.0 : u > 1 ? 1.0 : u;
+            if (c->utilisation > ERG_CAL_MAX_UTILISATION)
+                c->flags |= ERG_CAL_BUSY;
+            if (c->utilisation >= 0.95 && c->cv < 0.01)
+                c->flags |= ERG_CAL_PINNED_AT_CEILING;
+        }
+        if (c->cv > ERG_CAL_MAX_CV)
+            c->flags |= ERG_CAL_HIGH_CV;
+        out->flags |= c->flags;
         if (in_total[i])
             out->idle_power_w += c->idle_power_w;
     }
@@ -128,6 +142,64 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
     if (out->n_channels == 0)
         return erg_diag_set(diag, ERG_ENODEV, NULL, "no channel gave two power windows at rest");
     return ERG_OK;
+}
+
+const char *erg_calibration_flag_name(unsigned bit)
+{
+    static const char *const names[ERG_CAL_FLAG_COUNT] = {"busy", "pinned_at_ceiling", "high_cv"};
+    return bit < ERG_CAL_FLAG_COUNT ? names[bit] : NULL;
+}
+
+/* Append to buf at *used (snprintf semantics; *used counts what the full text needs). */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size, size_t *used,
+                                                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(*used < size ? buf + *used : NULL, *used < size ? size - *used : 0, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *used += (size_t)w;
+}
+
+int erg_calibration_describe(const erg_calibration *cal, char *buf, size_t size)
+{
+    if (buf && size)
+        buf[0] = '\0';
+    if (!buf)
+        size = 0;
+    if (!cal || !cal->flags)
+        return 0;
+    size_t used = 0;
+    append(buf, size, &used, "the machine was not at rest during calibration:");
+    const char *sep = " ";
+    for (size_t i = 0; i < cal->n_channels; i++) {
+        const erg_calibration_channel *c = &cal->channels[i];
+        if (!c->flags)
+            continue;
+        append(buf, size, &used, "%s%s", sep, c->id);
+        sep = "; ";
+        if (c->flags & ERG_CAL_PINNED_AT_CEILING)
+            append(buf, size, &used,
+                   " sat at its full-load ceiling throughout (%.4g W, utilisation %.0f %%; a CV "
+                   "of about 0 here is saturation, not calm): the CPU was fully busy",
+                   c->idle_power_w, 100 * c->utilisation);
+        else if (c->flags & ERG_CAL_BUSY)
+            append(buf, size, &used,
+                   " saw a mean CPU utilisation of %.0f %% (more than %.0f %%), so its idle power "
+                   "%.4g W is a busy power",
+                   100 * c->utilisation, 100 * ERG_CAL_MAX_UTILISATION, c->idle_power_w);
+        if (c->flags & ERG_CAL_HIGH_CV)
+            append(buf, size, &used, "%s power varied with a CV of %.3g (more than %.2g)",
+                   (c->flags & (ERG_CAL_BUSY | ERG_CAL_PINNED_AT_CEILING)) ? ", and its" : "",
+                   c->cv, ERG_CAL_MAX_CV);
+    }
+    if (sep[0] == ' ')
+        append(buf, size, &used, " the file is flagged so");
+    append(buf, size, &used,
+           ". Baselines and static power from this calibration are suspect (too high when the "
+           "machine was busy): stop other work and run 'erg calibrate' again.");
+    return (int)used;
 }
 
 int erg_calibration_default_path(char *buf, size_t size)
@@ -141,6 +213,38 @@ int erg_calibration_default_path(char *buf, size_t size)
     return -1;
 }
 
+static json_t *cal_flags_json(unsigned flags)
+{
+    json_t *a = json_array();
+    for (unsigned b = 0; b < ERG_CAL_FLAG_COUNT; b++)
+        if (flags & (1u << b))
+            json_array_append_new(a, json_string(erg_calibration_flag_name(b)));
+    return a;
+}
+
+/* Optional "flags": an array of names; names this version does not know are ignored (a newer
+ * erg may add some). */
+static int cal_flags_read(const json_t *o, unsigned *flags, const char *path, const char *jp,
+                          erg_diag *diag)
+{
+    const json_t *a = json_object_get(o, "flags");
+    *flags = 0;
+    if (!a)
+        return ERG_OK;
+    if (!json_is_array(a))
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s%sflags: not an array", jp, *jp ? "." : "");
+    for (size_t k = 0; k < json_array_size(a); k++) {
+        const char *name = json_string_value(json_array_get(a, k));
+        if (!name)
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s%sflags[%zu]: not a string", jp,
+                                *jp ? "." : "", k);
+        for (unsigned b = 0; b < ERG_CAL_FLAG_COUNT; b++)
+            if (strcmp(name, erg_calibration_flag_name(b)) == 0)
+                *flags |= 1u << b;
+    }
+    return ERG_OK;
+}
+
 int erg_calibration_write_file(const char *path, const erg_calibration *cal, erg_diag *diag)
 {
     if (!path || !cal)
@@ -150,6 +254,13 @@ int erg_calibration_write_file(const char *path, const erg_calibration *cal, erg
     erg__json_set_number(root, "duration_s", cal->duration_s);
     erg__json_set_number(root, "window_s", cal->window_s);
     erg__json_set_number(root, "idle_power_w", cal->idle_power_w);
+    json_object_set_new(root, "not_at_rest", json_boolean(cal->flags != 0));
+    json_object_set_new(root, "flags", cal_flags_json(cal->flags));
+    if (cal->flags) {
+        char why[2048];
+        erg_calibration_describe(cal, why, sizeof why);
+        json_object_set_new(root, "warning", json_string(why));
+    }
     for (size_t i = 0; i < cal->n_channels; i++) {
         const erg_calibration_channel *c = &cal->channels[i];
         json_t *o = json_object();
@@ -159,6 +270,9 @@ int erg_calibration_write_file(const char *path, const erg_calibration *cal, erg
         erg__json_set_number(o, "idle_power_w", c->idle_power_w);
         erg__json_set_number(o, "cv", c->cv);
         json_object_set_new(o, "samples", json_integer((json_int_t)c->samples));
+        if (isfinite(c->utilisation))
+            erg__json_set_number(o, "utilisation", c->utilisation);
+        json_object_set_new(o, "flags", cal_flags_json(c->flags));
         json_array_append_new(arr, o);
     }
     json_object_set_new(root, "channels", arr);
@@ -178,12 +292,16 @@ int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *
     memset(cal, 0, sizeof *cal);
     rc = erg__json_check_tag(root, "calibration", 1, path, diag);
     if (rc == ERG_OK)
-        rc = erg__json_number(root, "duration_s", ERG_JSON_NONNEG, &cal->duration_s, path, "", diag);
+        rc =
+            erg__json_number(root, "duration_s", ERG_JSON_NONNEG, &cal->duration_s, path, "", diag);
     if (rc == ERG_OK)
         rc = erg__json_number(root, "window_s", ERG_JSON_NONNEG, &cal->window_s, path, "", diag);
     if (rc == ERG_OK)
         rc = erg__json_number(root, "idle_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
                               &cal->idle_power_w, path, "", diag);
+    unsigned top_flags = 0;
+    if (rc == ERG_OK)
+        rc = cal_flags_read(root, &top_flags, path, "", diag);
     json_t *arr = json_object_get(root, "channels");
     if (rc == ERG_OK && !json_is_array(arr))
         rc = erg_diag_set(diag, ERG_EPARSE, path, "channels: missing or not an array");
@@ -215,6 +333,13 @@ int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *
                                   diag);
         if (rc == ERG_OK)
             rc = erg__json_number(o, "samples", ERG_JSON_NONNEG, &samples, path, jp, diag);
+        c->utilisation = NAN;
+        if (rc == ERG_OK && json_object_get(o, "utilisation"))
+            rc = erg__json_number(o, "utilisation", ERG_JSON_NONNEG, &c->utilisation, path, jp,
+                                  diag);
+        if (rc == ERG_OK)
+            rc = cal_flags_read(o, &c->flags, path, jp, diag);
+        cal->flags |= c->flags;
         c->samples = (size_t)samples;
         c->domain = ERG_DOMAIN_SYSTEM;
         for (int d = 0; d <= ERG_DOMAIN_SYSTEM; d++)
@@ -222,6 +347,7 @@ int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *
                 c->domain = (erg_domain)d;
         cal->n_channels++;
     }
+    cal->flags |= top_flags;
     json_decref(root);
     return rc;
 }
@@ -312,7 +438,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
             double lim = t[k].is_gpu ? o->gpu_max_c : o->cpu_max_c;
             if (t[k].temp_c > lim) {
                 ok = 0;
-                snprintf(why, sizeof why, "%s at %.1f °C, above %.1f °C", t[k].id, t[k].temp_c, lim);
+                snprintf(why, sizeof why, "%s at %.1f °C, above %.1f °C", t[k].id, t[k].temp_c,
+                         lim);
             }
         }
         out->waited_s = mono_s() - t0;

@@ -35,8 +35,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                   const erg_calibration *cal, double fixed_w, erg_summary *out, erg_diag *diag)
 {
     if (!runs || !out || n == 0 || n > MAX_RUNS_STACK)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "summarize: need 1 to %d runs",
-                            MAX_RUNS_STACK);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "summarize: need 1 to %d runs", MAX_RUNS_STACK);
     if (mode == ERG_BASELINE_CALIBRATED && !cal)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "calibrated baseline needs a calibration");
     if (mode == ERG_BASELINE_FIXED_W && !(fixed_w >= 0 && isfinite(fixed_w)))
@@ -83,6 +82,8 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
             c->energy_j = mean_sd(g, n);
             c->baseline_j = mean_sd(b, n);
             c->net_energy_j = mean_sd(net, n);
+            if (c->baseline_j.mean > c->energy_j.mean)
+                c->flags |= ERG_FLAG_BASELINE_EXCEEDS_GROSS;
         } else {
             c->energy_j = c->baseline_j = c->net_energy_j = (erg_mean_sd){NAN, NAN};
             c->in_total = 0;
@@ -101,6 +102,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
             size_t len = strlen(out->channels[i].id);
             memcpy(out->total_ids[out->n_total], out->channels[i].id, len + 1);
             out->n_total++;
+            out->total_flags |= out->channels[i].flags & ~(unsigned)ERG_FLAG_BASELINE_EXCEEDS_GROSS;
             out->total_grade = erg_grade_weakest(out->total_grade, out->channels[i].grade);
             if (cal) {
                 double w = erg_calibration_idle_w(cal, out->channels[i].id);
@@ -110,6 +112,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
         }
     if (!same || out->n_total == 0) {
         out->n_total = 0;
+        out->total_flags = 0;
         out->total_energy_j = out->total_baseline_j = out->total_net_energy_j =
             (erg_mean_sd){NAN, NAN};
         out->total_grade = ERG_GRADE_ESTIMATOR;
@@ -137,6 +140,8 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
     out->total_energy_j = mean_sd(g, n);
     out->total_baseline_j = mean_sd(b, n);
     out->total_net_energy_j = mean_sd(net, n);
+    if (out->total_baseline_j.mean > out->total_energy_j.mean)
+        out->total_flags |= ERG_FLAG_BASELINE_EXCEEDS_GROSS;
     return ERG_OK;
 }
 
@@ -202,11 +207,8 @@ int erg_summary_write_signature(const char *path, const erg_signature *sig, cons
     json_object_set_new(root, "erg", json_string("signature/1"));
     json_object_update(root, body);
     json_decref(body);
-    unsigned flags = 0;
+    unsigned flags = s->total_flags;
     json_t *ids = json_array(), *fl = json_array();
-    for (size_t i = 0; i < s->n_channels; i++)
-        if (s->channels[i].in_total)
-            flags |= s->channels[i].flags;
     for (unsigned b = 0; b < ERG_FLAG_COUNT; b++)
         if (flags & (1u << b))
             json_array_append_new(fl, json_string(erg_flag_name(b)));
@@ -214,9 +216,8 @@ int erg_summary_write_signature(const char *path, const erg_signature *sig, cons
         json_array_append_new(ids, json_string(s->total_ids[i]));
     json_object_set_new(root, "flags", fl);
     json_object_set_new(root, "channels", ids);
-    int rc = erg__json_dump_file(root, path,
-                                 JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17),
-                                 diag);
+    int rc = erg__json_dump_file(
+        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
     return rc;
 }

@@ -16,14 +16,14 @@
 
 #pragma GCC visibility push(hidden)
 
-#define ERG__BACKEND_ABI 1
+#define ERG__BACKEND_ABI 2 /* 2: busy() added */
 
 /* What a backend sees of the meter: the root, the seam, the options. */
 struct erg__env {
-    int root_fd;             /* O_DIRECTORY fd of the root prefix */
-    char root[512];          /* root prefix as given, for messages ("" for "/") */
-    const char *nvml_path;   /* library to dlopen */
-    erg_io io;               /* seam, every member set */
+    int root_fd;           /* O_DIRECTORY fd of the root prefix */
+    char root[512];        /* root prefix as given, for messages ("" for "/") */
+    const char *nvml_path; /* library to dlopen */
+    erg_io io;             /* seam, every member set */
     double estimator_idle_w, estimator_full_w;
 };
 
@@ -35,14 +35,14 @@ struct erg__chan {
     erg_domain domain;
     erg_grade grade;
     erg_channel_kind kind;
-    double joules_per_tick;  /* COUNTER: J per tick; POWER/ESTIMATE: W per tick */
-    uint64_t wrap_ticks;     /* COUNTER modulus (max_energy_range_uj + 1, 2^32); 0 none/unknown */
-    int wrap_unknown;        /* 1 when the modulus could not be read (decreases are not wraps) */
-    double min_interval_s;   /* update period, s */
-    double max_power_w;      /* plausibility bound, W */
-    int usable;              /* 0: declined at open, reason says why */
+    double joules_per_tick; /* COUNTER: J per tick; POWER/ESTIMATE: W per tick */
+    uint64_t wrap_ticks;    /* COUNTER modulus (max_energy_range_uj + 1, 2^32); 0 none/unknown */
+    int wrap_unknown;       /* 1 when the modulus could not be read (decreases are not wraps) */
+    double min_interval_s;  /* update period, s */
+    double max_power_w;     /* plausibility bound, W */
+    int usable;             /* 0: declined at open, reason says why */
     char reason[ERG_METER_REASON_MAX];
-    int zone_type;           /* backend-private grouping (e.g. 1 for intel-rapl-mmio) */
+    int zone_type; /* backend-private grouping (e.g. 1 for intel-rapl-mmio) */
 };
 
 /* Read status of one channel in one poll. */
@@ -60,6 +60,10 @@ struct erg__backend_ops {
     /* Temperatures (optional, may be NULL). */
     size_t (*temps)(void *state, erg_temperature *out, size_t max);
     void (*close)(void *state);
+    /* Device utilisation in [0, 1] of each channel's device right now (optional, may be NULL;
+     * GPU backends): integrated by the meter into busy time for the per-window liveness test.
+     * A negative value means unknown. No allocation. */
+    void (*busy)(void *state, double *util, size_t n);
 };
 
 extern const struct erg__backend_ops erg__backend_rapl_sysfs;

@@ -56,8 +56,8 @@ int erg__env_pread_text(const struct erg__env *env, int fd, char *buf, size_t si
     if (r == 0)
         return -EIO;
     size_t n = (size_t)r;
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t' ||
-                     buf[n - 1] == '\r'))
+    while (n > 0 &&
+           (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
         n--;
     buf[n] = '\0';
     return (int)n;

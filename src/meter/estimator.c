@@ -20,6 +20,7 @@ struct state {
     int fd;
     int have_prev;
     uint64_t prev_busy, prev_all;
+    double last_u; /* utilisation of the last interval with elapsed jiffies */
     struct erg__chan ch;
 };
 
@@ -126,11 +127,14 @@ static void est_read(void *st, uint64_t *ticks, int *status, size_t n)
         status[0] = ERG__READ_TRANSIENT;
         return;
     }
-    double u = 0.0;
+    /* No jiffy elapsed since the last read (reads closer than 1/USER_HZ): hold the last
+     * utilisation rather than call the interval idle. */
+    double u = s->last_u;
     if (s->have_prev && a > s->prev_all && b >= s->prev_busy)
         u = (double)(b - s->prev_busy) / (double)(a - s->prev_all);
     if (u > 1.0)
         u = 1.0;
+    s->last_u = u;
     s->have_prev = 1;
     s->prev_busy = b;
     s->prev_all = a;
@@ -140,5 +144,9 @@ static void est_read(void *st, uint64_t *ticks, int *status, size_t n)
 }
 
 const struct erg__backend_ops erg__backend_estimator = {
-    ERG__BACKEND_ABI, "estimator", est_open, est_read, NULL, est_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "estimator",
+    .open = est_open,
+    .read = est_read,
+    .close = est_close,
 };

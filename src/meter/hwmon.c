@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hwmon (<root>/sys/class/hwmon/hwmon*, Documentation/hwmon/sysfs-interface.rst): energyN_input (µJ),
- * a counter, graded hw_shunt; powerN_input / powerN_average (µW), integrated, model_based; the
- * INA3221 rails of Jetson boards as inN_input (mV) × currN_input (mA) = µW, model_based;
+ * hwmon (<root>/sys/class/hwmon/hwmon*, Documentation/hwmon/sysfs-interface.rst): energyN_input
+ * (µJ), a counter, graded hw_shunt; powerN_input / powerN_average (µW), integrated, model_based;
+ * the INA3221 rails of Jetson boards as inN_input (mV) × currN_input (mA) = µW, model_based;
  * tempN_input (m°C) and the thermal zones (<root>/sys/class/thermal/thermal_zoneN) for the
  * stability protocol. Devices are identified by their `name` file, their `device` link and their
  * labels, never by the hwmonN index, which changes from boot to boot.
@@ -20,7 +20,7 @@
 #define MAX_TEMPS 32
 
 struct hch {
-    int fd, fd2;     /* fd2: the current file of a voltage × current rail */
+    int fd, fd2; /* fd2: the current file of a voltage × current rail */
 };
 
 struct temp {
@@ -133,9 +133,12 @@ static void scan_device(struct state *s, const struct dev *d)
     const struct erg__env *env = s->env;
     char file[64], label[64];
     /* energy counters */
-    for (int k = 0; k <= 32; k++) {
+    /* indices are 1-based and contiguous in practice (amd_energy numbers every core before the
+     * sockets, so they can run into the hundreds); stop after 16 misses in a row */
+    for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
         erg__fmt(file, sizeof file, "energy%d_input", k);
         int fd = open_rel(env, d->dir, file);
+        miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0) {
             if (errno == EACCES) {
                 struct erg__chan *c = add(s, d, "", file);
@@ -151,6 +154,12 @@ static void scan_device(struct state *s, const struct dev *d)
         }
         erg__fmt(file, sizeof file, "energy%d_label", k);
         read_label(env, d->dir, file, label, sizeof label);
+        if (strcmp(d->name, "amd_energy") == 0 && strncmp(label, "Ecore", 5) == 0) {
+            /* one counter per core (up to hundreds): inside the socket's counter, and they would
+             * crowd out every other channel; the socket counters are kept */
+            env->io.close(env->io.ud, fd);
+            continue;
+        }
         struct erg__chan *c = add(s, d, label, file);
         if (!c) {
             env->io.close(env->io.ud, fd);
@@ -173,7 +182,7 @@ static void scan_device(struct state *s, const struct dev *d)
         s->n++;
     }
     /* power readings */
-    for (int k = 0; k <= 32; k++) {
+    for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
         const char *kind = "input";
         erg__fmt(file, sizeof file, "power%d_input", k);
         int fd = open_rel(env, d->dir, file);
@@ -182,6 +191,7 @@ static void scan_device(struct state *s, const struct dev *d)
             erg__fmt(file, sizeof file, "power%d_average", k);
             fd = open_rel(env, d->dir, file);
         }
+        miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0)
             continue;
         erg__fmt(file, sizeof file, "power%d_label", k);
@@ -254,9 +264,10 @@ static void scan_device(struct state *s, const struct dev *d)
         }
     }
     /* temperatures */
-    for (int k = 0; k <= 32 && s->nt < MAX_TEMPS; k++) {
+    for (int k = 0, miss = 0; k < 1024 && miss < 16 && s->nt < MAX_TEMPS; k++) {
         erg__fmt(file, sizeof file, "temp%d_input", k);
         int fd = open_rel(env, d->dir, file);
+        miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0)
             continue;
         erg__fmt(file, sizeof file, "temp%d_label", k);
@@ -333,14 +344,16 @@ static int hw_open(const struct erg__env *env, void **out, struct erg__chan **ch
             erg__fmt(rel, sizeof rel, "sys/class/hwmon/%s/name", d->dir);
             if (erg__env_read_text(env, rel, d->name, sizeof d->name) <= 0)
                 continue;
-            /* the device link names the hardware (a PCI or platform address), stable across boots */
+            /* the device link names the hardware (a PCI or platform address), stable across boots
+             */
             char link[256], target[256];
             erg__fmt(link, sizeof link, "%s/sys/class/hwmon/%s/device", env->root, d->dir);
             ssize_t l = readlink(link, target, sizeof target - 1);
             if (l > 0) {
                 target[l] = '\0';
                 const char *base = strrchr(target, '/');
-                erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name, base ? base + 1 : target);
+                erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name,
+                         base ? base + 1 : target);
             } else {
                 erg__strlcpy(d->ident, d->name, sizeof d->ident);
             }
@@ -427,5 +440,10 @@ static size_t hw_temps(void *st, erg_temperature *out, size_t max)
 }
 
 const struct erg__backend_ops erg__backend_hwmon = {
-    ERG__BACKEND_ABI, "hwmon", hw_open, hw_read, hw_temps, hw_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "hwmon",
+    .open = hw_open,
+    .read = hw_read,
+    .temps = hw_temps,
+    .close = hw_close,
 };

@@ -19,7 +19,17 @@
 #include <unistd.h>
 
 /* Anomaly counters kept per channel; a window's flags are the counters that moved in it. */
-enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FATAL, EV_STALE, EV_COUNT };
+enum {
+    EV_WRAP,
+    EV_AMBIG,
+    EV_BACKWARDS,
+    EV_GLITCH,
+    EV_UNIT,
+    EV_TRANSIENT,
+    EV_FATAL,
+    EV_STALE,
+    EV_COUNT
+};
 
 /* CPU (or GPU) time below which a frozen counter is not judged (the issue: 10 ms). */
 #define LIVENESS_BUSY_S 0.010
@@ -27,7 +37,7 @@ enum { EV_WRAP, EV_AMBIG, EV_BACKWARDS, EV_GLITCH, EV_UNIT, EV_TRANSIENT, EV_FAT
 struct chan {
     const struct erg__chan *c;
     size_t backend;
-    size_t backend_slot;   /* index within its backend's channels */
+    size_t backend_slot; /* index within its backend's channels */
     int parent;
     int live;
     int dedup;
@@ -35,15 +45,18 @@ struct chan {
     char reason[ERG_METER_REASON_MAX];
     /* poll state (under mu) */
     int have_prev;
-    uint64_t prev;         /* last accepted raw value (counter) or held power ticks */
+    uint64_t prev; /* last accepted raw value (counter) or held power ticks */
     uint64_t prev_t_ns;
-    int pending;           /* a rejected reading is waiting for confirmation */
+    int pending; /* a rejected reading is waiting for confirmation */
     uint64_t rej_val, rej_t_ns;
-    int rej_up;            /* the rejected reading was an upward jump */
+    int rej_up; /* the rejected reading was an upward jump */
     uint64_t acc_ticks;
     double acc_j;
     uint64_t n_reads;
     uint64_t changed_t_ns; /* power: when the reading last changed */
+    double util;           /* last device utilisation (held), < 0 unknown */
+    uint64_t util_t_ns;
+    double busy_s; /* integrated device busy time */
     int last_ok;
     uint64_t ev[EV_COUNT];
 };
@@ -53,10 +66,11 @@ struct backend {
     void *state;
     struct erg__chan *chans;
     size_t n;
-    size_t first;          /* index of its first channel in m->ch */
+    size_t first; /* index of its first channel in m->ch */
     erg_backend_info info;
-    uint64_t *ticks;       /* scratch for read, n entries */
+    uint64_t *ticks; /* scratch for read, n entries */
     int *st;
+    double *util; /* scratch for busy, n entries */
 };
 
 struct erg_meter {
@@ -78,6 +92,7 @@ struct erg_meter {
 struct snap_chan {
     uint64_t acc_ticks;
     double acc_j;
+    double busy_s;
     uint64_t n_reads;
     int have_prev, last_ok;
     uint64_t ev[EV_COUNT];
@@ -99,15 +114,15 @@ static const struct erg__backend_ops *const registry[] = {
 #ifdef ERG_HAVE_NVML
     &erg__backend_nvml,
 #endif
-    &erg__backend_hwmon,
-    &erg__backend_estimator,
+    &erg__backend_hwmon,      &erg__backend_estimator,
 };
 
 /* ---- names ---- */
 
 const char *erg_domain_name(erg_domain d)
 {
-    static const char *const names[] = {"package", "core", "uncore", "dram", "psys", "gpu", "system"};
+    static const char *const names[] = {"package", "core", "uncore", "dram",
+                                        "psys",    "gpu",  "system"};
     return (unsigned)d < sizeof names / sizeof names[0] ? names[d] : "unknown";
 }
 
@@ -120,15 +135,16 @@ const char *erg_backend_state_name(erg_backend_state s)
 const char *erg_flag_name(unsigned bit)
 {
     static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected", "ambiguous_wrap", "backwards", "glitch", "below_resolution",
-        "stale", "unit_suspect", "deduplicated"};
+        "wrap_corrected",   "ambiguous_wrap", "backwards",    "glitch",
+        "below_resolution", "stale",          "unit_suspect", "deduplicated",
+        "baseline_exceeds_gross"};
     return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
 }
 
 const char *erg_reading_state_name(erg_reading_state s)
 {
-    static const char *const names[] = {"ok", "declined", "not_live", "below_resolution",
-                                        "ambiguous", "unit_suspect", "error", "no_data"};
+    static const char *const names[] = {"ok",        "declined",     "not_live", "below_resolution",
+                                        "ambiguous", "unit_suspect", "error",    "no_data"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 
@@ -211,6 +227,41 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
+/* Every backend name erg knows, built in or not (rapl-msr and nvml depend on the build). */
+static const char *const known_backends[] = {"rapl-sysfs", "rapl-msr", "nvml", "hwmon",
+                                             "estimator"};
+
+/* Is name one of the backends compiled into this build? */
+static int built_in(const char *name, size_t len)
+{
+    for (size_t r = 0; r < sizeof registry / sizeof registry[0]; r++)
+        if (strlen(registry[r]->name) == len && strncmp(registry[r]->name, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Check a comma-separated backend list (empty items are ignored): every name must be known.
+ * ERG_OK, or ERG_EINVAL naming the first unknown one and the known ones. */
+static int check_backend_list(const char *list, const char *origin, erg_diag *diag)
+{
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int known = len == 0;
+        for (size_t k = 0; !known && k < sizeof known_backends / sizeof known_backends[0]; k++)
+            known = strlen(known_backends[k]) == len && strncmp(known_backends[k], p, len) == 0;
+        if (!known)
+            return erg_diag_set(diag, ERG_EINVAL, NULL,
+                                "unknown backend '%.*s' in %s (known: rapl-sysfs, rapl-msr, nvml, "
+                                "hwmon, estimator)",
+                                (int)(len < 64 ? len : 64), p, origin);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return ERG_OK;
+}
+
 /* ---- open ---- */
 
 static int same_key(const struct chan *a, const struct chan *b)
@@ -238,8 +289,7 @@ static void deduplicate(erg_meter *m)
             if (same_key(a, b) || mirror) {
                 b->dedup = 1;
                 erg__fmt(b->reason, sizeof b->reason, "%s as %s; counted once",
-                         mirror ? "mirrors the same counter" : "same domain and device",
-                         a->c->id);
+                         mirror ? "mirrors the same counter" : "same domain and device", a->c->id);
                 break;
             }
         }
@@ -292,6 +342,8 @@ static void close_backends(erg_meter *m)
             b->ops->close(b->state);
         free(b->ticks);
         free(b->st);
+        free(b->util);
+        b->util = NULL;
         b->state = NULL;
         b->ticks = NULL;
         b->st = NULL;
@@ -305,6 +357,13 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     if (!out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_meter_open: out is NULL");
     *out = NULL;
+    {
+        const char *l = opts && opts->backends ? opts->backends : getenv("ERG_BACKENDS");
+        int r = check_backend_list(l, opts && opts->backends ? "--backends" : "$ERG_BACKENDS",
+                                   diag);
+        if (r != ERG_OK)
+            return r;
+    }
     erg_meter *m = calloc(1, sizeof *m);
     if (!m)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -388,7 +447,8 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             erg__fmt(b->info.reason, sizeof b->info.reason, "no channels");
         b->ticks = calloc(b->n ? b->n : 1, sizeof *b->ticks);
         b->st = calloc(b->n ? b->n : 1, sizeof *b->st);
-        if (!b->ticks || !b->st) {
+        b->util = calloc(b->n ? b->n : 1, sizeof *b->util);
+        if (!b->ticks || !b->st || !b->util) {
             close_backends(m);
             pthread_mutex_destroy(&m->mu);
             pthread_cond_destroy(&m->cv);
@@ -410,6 +470,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             c->backend_slot = i;
             c->usable = b->chans[i].usable;
             c->live = -1;
+            c->util = -1.0;
             erg__strlcpy(c->reason, b->chans[i].reason, sizeof c->reason);
             b->info.n_channels++;
         }
@@ -424,19 +485,38 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             erg__strlcpy(b->info.reason, b->chans[0].reason, sizeof b->info.reason);
         }
     }
-    size_t total = 0;
-    for (size_t i = 0; i < m->n_ch; i++)
-        total += m->ch[i].usable != 0;
     pthread_mutex_lock(&m->mu);
     poll_locked(m); /* first reading: no value until the second */
     pthread_mutex_unlock(&m->mu);
     deduplicate(m);
     build_hierarchy(m);
     if (m->n_ch == 0) {
+        /* say why each backend tried gave nothing (the listing would; a short error must too) */
+        char why[480] = "";
+        size_t used = 0;
+        for (size_t b = 0; b < m->n_be && used < sizeof why; b++) {
+            const erg_backend_info *bi = &m->be[b].info;
+            if (bi->state == ERG_BACKEND_SKIPPED)
+                continue;
+            int w = snprintf(why + used, sizeof why - used, "%s%s %s: %s", used ? "; " : ": ",
+                             bi->name, erg_backend_state_name(bi->state), bi->reason);
+            used = w < 0 ? sizeof why : used + (size_t)w;
+        }
+        for (const char *p = list; p && *p && used < sizeof why;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (len && !built_in(p, len)) {
+                int w = snprintf(why + used, sizeof why - used, "%s%.*s: not built into this erg",
+                                 used ? "; " : ": ", (int)len, p);
+                used = w < 0 ? sizeof why : used + (size_t)w;
+            }
+            if (!e)
+                break;
+            p = e + 1;
+        }
         erg_meter_close(m);
-        return erg_diag_set(diag, ERG_ENODEV, NULL, "no backend found any channel");
+        return erg_diag_set(diag, ERG_ENODEV, NULL, "no backend found any channel%s", why);
     }
-    (void)total;
     *out = m;
     return ERG_OK;
 }
@@ -498,6 +578,10 @@ int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out)
     out->live = c->live;
     out->deduplicated = c->dedup;
     erg__strlcpy(out->reason, c->reason, sizeof out->reason);
+    if (c->c->kind == ERG_KIND_ESTIMATE) {
+        out->model_idle_w = m->env.estimator_idle_w;
+        out->model_full_w = m->env.estimator_full_w;
+    }
     return ERG_OK;
 }
 
@@ -549,8 +633,8 @@ static void update_counter(struct chan *ch, uint64_t v, uint64_t t)
         return;
     }
     /* Rejected. If it confirms an earlier rejected reading (the counter really moved there and
-     * goes on moving from it at a plausible rate: a reset), re-baseline there: the jump interval is skipped, never counted
-     * twice. Two implausible climbs in a row mean the units are wrong. */
+     * goes on moving from it at a plausible rate: a reset), re-baseline there: the jump interval is
+     * skipped, never counted twice. Two implausible climbs in a row mean the units are wrong. */
     if (ch->pending) {
         if (v == ch->rej_val)
             return; /* still held at the rejected value: wait for it to move */
@@ -607,8 +691,11 @@ static void poll_locked(erg_meter *m)
 {
     for (size_t bi = 0; bi < m->n_be; bi++) {
         struct backend *b = &m->be[bi];
-        if (b->state && b->n)
+        if (b->state && b->n) {
             b->ops->read(b->state, b->ticks, b->st, b->n);
+            if (b->ops->busy)
+                b->ops->busy(b->state, b->util, b->n);
+        }
     }
     uint64_t t = m->env.io.now_ns(m->env.io.ud);
     m->last_poll_ns = t;
@@ -620,6 +707,13 @@ static void poll_locked(erg_meter *m)
             struct chan *ch = &m->ch[b->first + k];
             if (!ch->usable)
                 continue;
+            if (b->ops->busy) {
+                /* busy time: the held utilisation over the actual interval */
+                if (ch->util >= 0 && ch->util_t_ns)
+                    ch->busy_s += ch->util * (double)(t - ch->util_t_ns) * 1e-9;
+                ch->util = b->util[k];
+                ch->util_t_ns = t;
+            }
             if (b->st[k] != ERG__READ_OK) {
                 ch->ev[b->st[k] == ERG__READ_FATAL ? EV_FATAL : EV_TRANSIENT]++;
                 ch->last_ok = 0;
@@ -676,6 +770,7 @@ int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s)
         struct snap_chan *o = &s->ch[i];
         o->acc_ticks = c->acc_ticks;
         o->acc_j = c->acc_j;
+        o->busy_s = c->busy_s;
         o->n_reads = c->n_reads;
         o->have_prev = c->have_prev;
         o->last_ok = c->last_ok;
@@ -832,7 +927,10 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
             r->flags |= ERG_FLAG_UNIT_SUSPECT;
         if (ev[EV_TRANSIENT] || ev[EV_STALE])
             r->flags |= ERG_FLAG_STALE;
-        double busy_s = (c->domain == ERG_DOMAIN_GPU ? 0.0 : out->cpu_s) + extra_busy_s;
+        /* the work's busy time on this channel's device: CPU time for CPU-side domains, the
+         * device's integrated utilisation (NVML) for GPUs; plus what the caller reports */
+        double busy_s =
+            (c->domain == ERG_DOMAIN_GPU ? y->busy_s - x->busy_s : out->cpu_s) + extra_busy_s;
         uint64_t dticks = y->acc_ticks - x->acc_ticks;
         if (ch->dedup)
             erg__strlcpy(r->reason, ch->reason, sizeof r->reason);
@@ -891,7 +989,8 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
 int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
 {
     if (!m || !(busy_s >= 0.01 && busy_s <= 5))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "liveness probe: busy time must be in [0.01, 5] s");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "liveness probe: busy time must be in [0.01, 5] s");
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
     if (!a || !b) {
         free(a);
@@ -929,8 +1028,8 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
             ch->live = 0;
             ch->usable = 0;
             erg__fmt(ch->reason, sizeof ch->reason,
-                     "frozen: did not move across %.0f ms of CPU load; no %s figure",
-                     cpu_s * 1e3, erg_grade_name(c->grade));
+                     "frozen: did not move across %.0f ms of CPU load; no %s figure", cpu_s * 1e3,
+                     erg_grade_name(c->grade));
         }
     }
     pthread_mutex_unlock(&m->mu);

@@ -27,10 +27,17 @@ static const struct dram_quirk {
     unsigned model;
     const char *what;
 } fixed_dram_unit[] = {
-    {0x3F, "Haswell-X"},        {0x4F, "Broadwell-X"},     {0x56, "Broadwell-D"},
-    {0x55, "Skylake-X/Cascade Lake/Cooper Lake"},           {0x57, "Xeon Phi Knights Landing"},
-    {0x85, "Xeon Phi Knights Mill"}, {0x6A, "Ice Lake-X"}, {0x6C, "Ice Lake-D"},
-    {0x8F, "Sapphire Rapids-X"}, {0xCF, "Emerald Rapids-X"}, {0xAD, "Granite Rapids-X"},
+    {0x3F, "Haswell-X"},
+    {0x4F, "Broadwell-X"},
+    {0x56, "Broadwell-D"},
+    {0x55, "Skylake-X/Cascade Lake/Cooper Lake"},
+    {0x57, "Xeon Phi Knights Landing"},
+    {0x85, "Xeon Phi Knights Mill"},
+    {0x6A, "Ice Lake-X"},
+    {0x6C, "Ice Lake-D"},
+    {0x8F, "Sapphire Rapids-X"},
+    {0xCF, "Emerald Rapids-X"},
+    {0xAD, "Granite Rapids-X"},
     {0xAE, "Granite Rapids-D"},
 };
 
@@ -41,8 +48,10 @@ struct reg {
 };
 
 static const struct reg intel_regs[] = {
-    {0x611, ERG_DOMAIN_PACKAGE, "package"}, {0x639, ERG_DOMAIN_CORE, "core"},
-    {0x641, ERG_DOMAIN_UNCORE, "uncore"},   {0x619, ERG_DOMAIN_DRAM, "dram"},
+    {0x611, ERG_DOMAIN_PACKAGE, "package"},
+    {0x639, ERG_DOMAIN_CORE, "core"},
+    {0x641, ERG_DOMAIN_UNCORE, "uncore"},
+    {0x619, ERG_DOMAIN_DRAM, "dram"},
 };
 #define INTEL_UNIT 0x606u
 #define INTEL_PSYS 0x64Du
@@ -55,7 +64,7 @@ struct state {
     const struct erg__env *env;
     size_t n;
     struct erg__chan ch[MAX_CH];
-    int fd[MAX_CH];      /* borrowed from pkg_fd */
+    int fd[MAX_CH]; /* borrowed from pkg_fd */
     unsigned addr[MAX_CH];
     size_t npkg;
     int pkg_fd[MAX_PKG];
@@ -161,8 +170,8 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         unsigned esu = (unsigned)(unit >> 8) & 0x1f;
         double jpt = 1.0 / (double)(1ull << esu);
         const struct reg *regs = amd ? amd_regs : intel_regs;
-        size_t nregs = amd ? sizeof amd_regs / sizeof amd_regs[0]
-                           : sizeof intel_regs / sizeof intel_regs[0];
+        size_t nregs =
+            amd ? sizeof amd_regs / sizeof amd_regs[0] : sizeof intel_regs / sizeof intel_regs[0];
         for (size_t r = 0; r <= nregs && s->n < MAX_CH; r++) {
             struct reg rg;
             if (r == nregs) {
@@ -201,9 +210,9 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
                     }
             c->wrap_ticks = 1ull << 32; /* 32-bit counters */
             c->min_interval_s = 1e-3;
-            c->max_power_w = rg.domain == ERG_DOMAIN_PSYS    ? 3000.0
+            c->max_power_w = rg.domain == ERG_DOMAIN_PSYS   ? 3000.0
                              : rg.domain == ERG_DOMAIN_DRAM ? 500.0
-                                                             : 1000.0;
+                                                            : 1000.0;
             c->usable = 1;
             s->fd[s->n] = fd;
             s->addr[s->n] = rg.addr;
@@ -241,5 +250,9 @@ static void msr_read(void *st, uint64_t *ticks, int *status, size_t n)
 }
 
 const struct erg__backend_ops erg__backend_rapl_msr = {
-    ERG__BACKEND_ABI, "rapl-msr", msr_open, msr_read, NULL, msr_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "rapl-msr",
+    .open = msr_open,
+    .read = msr_read,
+    .close = msr_close,
 };

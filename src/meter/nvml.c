@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NVML, loaded with dlopen ($ERG_NVML_LIB, else libnvidia-ml.so.1), one channel per GPU named by
- * index, with name and UUID as label. The total-energy counter (nvmlDeviceGetTotalEnergyConsumption,
- * mJ since the driver loaded, Volta and newer; updated every 20-100 ms) is graded hw_shunt. Where
- * it is NOT_SUPPORTED, nvmlDeviceGetPowerUsage (mW) is integrated and graded model_based; on
- * current boards that reading is a 1 s average, so windows under 1 s are refused
- * (below_resolution). A GPU in MIG mode gives no figure (the counter covers every instance, not
- * the slice a process runs on). Any NVML error inside a window makes that window give no figure.
+ * index, with name and UUID as label. The total-energy counter
+ * (nvmlDeviceGetTotalEnergyConsumption, mJ since the driver loaded, Volta and newer; updated every
+ * 20-100 ms) is graded hw_shunt. Where it is NOT_SUPPORTED, nvmlDeviceGetPowerUsage (mW) is
+ * integrated and graded model_based; on current boards that reading is a 1 s average, so windows
+ * under 1 s are refused (below_resolution). A GPU in MIG mode gives no figure (the counter covers
+ * every instance, not the slice a process runs on). Any NVML error inside a window makes that
+ * window give no figure.
  */
 #include "meter/backend.h"
 #include "meter/nvml_abi.h"
@@ -29,6 +30,7 @@ struct fns {
     int (*power)(erg__nvml_dev, unsigned *);
     int (*temp)(erg__nvml_dev, int, unsigned *);
     int (*mig)(erg__nvml_dev, unsigned *, unsigned *); /* optional */
+    int (*util)(erg__nvml_dev, unsigned *);            /* optional: nvmlUtilization_t */
 };
 
 struct state {
@@ -82,6 +84,7 @@ static int nv_open(const struct erg__env *env, void **out, struct erg__chan **ch
     SYM(power, "nvmlDeviceGetPowerUsage");
     SYM(temp, "nvmlDeviceGetTemperature");
     SYM(mig, "nvmlDeviceGetMigMode");
+    SYM(util, "nvmlDeviceGetUtilizationRates");
     const char *missing = !s->f.init       ? "nvmlInit_v2"
                           : !s->f.shutdown ? "nvmlShutdown"
                           : !s->f.count    ? "nvmlDeviceGetCount_v2"
@@ -155,7 +158,7 @@ static int nv_open(const struct erg__env *env, void **out, struct erg__chan **ch
             c->joules_per_tick = 1e-3; /* mJ */
             c->wrap_ticks = 0;         /* 64-bit: no wrap; a decrease is flagged */
             c->wrap_unknown = 1;
-            c->min_interval_s = 0.1;   /* updated every 20-100 ms */
+            c->min_interval_s = 0.1; /* updated every 20-100 ms */
             continue;
         }
         int rp = s->f.power(d, &mw);
@@ -203,6 +206,17 @@ static void nv_read(void *st, uint64_t *ticks, int *status, size_t n)
     }
 }
 
+static void nv_busy(void *st, double *util, size_t n)
+{
+    struct state *s = st;
+    for (size_t i = 0; i < n && i < s->n; i++) {
+        unsigned u[2] = {0, 0}; /* nvmlUtilization_t: gpu %, memory % */
+        util[i] = -1.0;
+        if (s->f.util && s->dev[i] && s->f.util(s->dev[i], u) == ERG__NVML_SUCCESS && u[0] <= 100)
+            util[i] = (double)u[0] / 100.0;
+    }
+}
+
 static size_t nv_temps(void *st, erg_temperature *out, size_t max)
 {
     struct state *s = st;
@@ -220,5 +234,11 @@ static size_t nv_temps(void *st, erg_temperature *out, size_t max)
 }
 
 const struct erg__backend_ops erg__backend_nvml = {
-    ERG__BACKEND_ABI, "nvml", nv_open, nv_read, nv_temps, nv_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "nvml",
+    .open = nv_open,
+    .read = nv_read,
+    .temps = nv_temps,
+    .close = nv_close,
+    .busy = nv_busy,
 };

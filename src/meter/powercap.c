@@ -276,5 +276,9 @@ static void pc_read(void *st, uint64_t *ticks, int *status, size_t n)
 }
 
 const struct erg__backend_ops erg__backend_rapl_sysfs = {
-    ERG__BACKEND_ABI, "rapl-sysfs", pc_open, pc_read, NULL, pc_close,
+    .abi = ERG__BACKEND_ABI,
+    .name = "rapl-sysfs",
+    .open = pc_open,
+    .read = pc_read,
+    .close = pc_close,
 };

@@ -71,16 +71,16 @@ void erg__roofline_work(const erg_op_dims *d, double *flops, double *bytes)
     switch (d->op) {
     case ERG_OP_RMSNORM: {
         double nd = (double)d->tokens * (double)d->d_model;
-        *flops = 4.0 * nd;                               /* square, add, scale, weight */
-        *bytes = (2.0 * nd + (double)d->d_model) * b;    /* read x, write y, read w */
+        *flops = 4.0 * nd;                            /* square, add, scale, weight */
+        *bytes = (2.0 * nd + (double)d->d_model) * b; /* read x, write y, read w */
         return;
     }
     case ERG_OP_SOFTMAX: {
         double r = d->tokens ? (double)d->tokens : (double)d->m;
         double c = d->tokens ? (double)d->tokens : (double)d->n;
         double live = d->tokens ? r * (r + 1) / 2 : r * c; /* causal: lower triangle */
-        *flops = 5.0 * live;                            /* max, sub, exp, sum, scale */
-        *bytes = 2.0 * r * c * b;                       /* read scores, write probabilities */
+        *flops = 5.0 * live;                               /* max, sub, exp, sum, scale */
+        *bytes = 2.0 * r * c * b;                          /* read scores, write probabilities */
         return;
     }
     case ERG_OP_GEMM: {
@@ -246,8 +246,8 @@ static int fit_regimes(struct erg__op_est *e, const struct pt *pts, const size_t
     if (!any) {
         if ((rc = lsq_fit(pts, train, ntrain, p, 0, &e->pooled_time, NULL)) != ERG_OK)
             return rc == ERG_ENOMEM ? rc : ERG_ESINGULAR;
-        if (e->has_energy && (rc = lsq_fit(pts, train, ntrain, p, 1, &e->pooled_energy, NULL)) ==
-                                 ERG_ENOMEM)
+        if (e->has_energy &&
+            (rc = lsq_fit(pts, train, ntrain, p, 1, &e->pooled_energy, NULL)) == ERG_ENOMEM)
             return rc;
         for (unsigned r = 0; r < e->nreg; r++) {
             e->reg[r].fallback = 1;
@@ -473,7 +473,8 @@ static void validate(erg_op_model *m, struct erg__op_est *e, const struct pt *pt
         col[6][r] = v->roof_energy_mape_pct;
         col[7][r] = v->roof_energy_r2;
     }
-    /* The paper's "Average" row is the mean of the regime rows (Table 1: (1.288+2.098)/2 = 1.693). */
+    /* The paper's "Average" row is the mean of the regime rows (Table 1: (1.288+2.098)/2 = 1.693).
+     */
     erg_op_validation *a = &e->val[ERG_OP_MAX_REGIMES];
     a->n_train = tr;
     a->n_test = te;
@@ -508,8 +509,7 @@ static void regime_bounds(erg_op op, const erg_op_thresholds *t, unsigned r, dou
 }
 
 static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
-                  const erg_op_sample *src, const erg_fit_options *o, uint64_t *rng,
-                  erg_diag *diag)
+                  const erg_op_sample *src, const erg_fit_options *o, uint64_t *rng, erg_diag *diag)
 {
     struct erg__op_est *e = &m->op[op];
     memset(e, 0, sizeof *e);
@@ -520,10 +520,9 @@ static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
     e->has_energy = 1;
     for (size_t i = 0; i < np; i++) {
         if (pts[i].d.dtype != e->dtype)
-            return erg_diag_set(diag, ERG_EINVAL, NULL,
-                                "%s samples mix dtypes %s and %s: fit one dtype at a time",
-                                erg_op_name(op), erg_dtype_name(e->dtype),
-                                erg_dtype_name(pts[i].d.dtype));
+            return erg_diag_set(
+                diag, ERG_EINVAL, NULL, "%s samples mix dtypes %s and %s: fit one dtype at a time",
+                erg_op_name(op), erg_dtype_name(e->dtype), erg_dtype_name(pts[i].d.dtype));
         if (!(pts[i].e > 0))
             e->has_energy = 0;
         if (strcmp(src[i].kappa, e->kappa) != 0 && !strchr(e->kappa, '*')) {
@@ -647,9 +646,7 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
     m->seed = o->seed;
     m->n_samples = n;
     m->mean_power_w = NAN;
-    /* Roofline constants and the grade from all samples (their training share is what matters
-     * for honesty; using all samples would leak the held-out maxima, so the test split is drawn
-     * per op below with the same seed and the roofline measured on its training rows). */
+    /* Check every sample and take the weakest grade of the energy data. */
     for (size_t i = 0; i < n; i++) {
         if (erg_op_dims_check(&s[i].dims, NULL) != ERG_OK || !(s[i].time_s > 0)) {
             rc = erg_diag_set(diag, ERG_EPARSE, NULL,
@@ -661,10 +658,11 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
             m->has_grade = 1;
         }
     }
-    /* First pass: per-op splits, to measure the roofline on training rows only. */
+    /* First pass: draw each op's split as fit_op will (same generator sequence) and measure the
+     * roofline's peak FLOP/s, bandwidth and mean power on the training rows only, so that the
+     * baseline does not see the held-out points either. */
     uint64_t rng = o->seed;
     size_t counts[ERG_OP_COUNT] = {0};
-    struct pt *opts_pts[ERG_OP_COUNT] = {0};
     double psum = 0;
     size_t pn = 0;
     for (unsigned op = 0; op < ERG_OP_COUNT; op++) {
@@ -721,7 +719,6 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
         free(perm);
         rng = r2;
     }
-    (void)opts_pts;
     if (pn)
         m->mean_power_w = psum / (double)pn;
     /* Second pass: fit each op with the same generator sequence. */

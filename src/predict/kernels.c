@@ -100,8 +100,8 @@ erg__sbgemm_fn erg__find_sbgemm(void)
 void erg__gemm_bf16(erg__sbgemm_fn f, const uint16_t *a, const uint16_t *b, float *c, size_t m,
                     size_t n, size_t k)
 {
-    f(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k, b,
-      (int)n, 0.0f, c, (int)n);
+    f(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k, b, (int)n,
+      0.0f, c, (int)n);
 }
 
 void erg__blas_identity(char *version, size_t vsize, char *core, size_t csize)

@@ -8,8 +8,7 @@
 
 /* y[i,:] = x[i,:] / sqrt(mean(x[i,:]²) + eps) · w, for tokens rows of d floats (RMSNorm,
  * Zhang & Sennrich 2019). */
-void erg__rmsnorm_f32(const float *x, const float *w, float *y, size_t tokens, size_t d,
-                      float eps);
+void erg__rmsnorm_f32(const float *x, const float *w, float *y, size_t tokens, size_t d, float eps);
 
 /* Causal softmax of an n × n row-major score matrix: row i is normalised over columns 0..i and
  * columns i+1..n-1 are set to 0 (the mask). */

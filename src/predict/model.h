@@ -17,7 +17,7 @@ struct erg__lsq {
 
 struct erg__regime {
     unsigned n_train;
-    int fallback;          /* uses regime fallback_to's fit (or the pooled fit) */
+    int fallback; /* uses regime fallback_to's fit (or the pooled fit) */
     unsigned fallback_to;
     struct erg__lsq time, energy;
 };
@@ -27,7 +27,7 @@ struct erg__op_est {
     erg_dtype dtype;
     char kappa[64];
     unsigned nfeat, nreg;
-    int chosen;                 /* thresholds chosen from data */
+    int chosen;                       /* thresholds chosen from data */
     int64_t range_lo[5], range_hi[5]; /* m, n, k, tokens, d_model over the training samples */
     struct erg__regime reg[ERG_OP_MAX_REGIMES];
     struct erg__lsq pooled_time, pooled_energy;

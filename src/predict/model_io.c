@@ -65,10 +65,11 @@ int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
     json_object_set_new(root, "grade",
                         m->has_grade ? json_string(erg_grade_name(m->grade)) : json_null());
     json_t *fit = json_object();
-    json_object_set_new(fit, "method",
-                        json_string("rows divided by the measured value (relative least squares), columns "
-                                    "scaled to unit 2-norm; truncated SVD or Tikhonov with GCV "
-                                    "lambda (gsl_multifit_linear_tsvd / _gcv), the lower GCV score"));
+    json_object_set_new(
+        fit, "method",
+        json_string("rows divided by the measured value (relative least squares), columns "
+                    "scaled to unit 2-norm; truncated SVD or Tikhonov with GCV "
+                    "lambda (gsl_multifit_linear_tsvd / _gcv), the lower GCV score"));
     json_object_set_new(fit, "samples", json_integer((json_int_t)m->n_samples));
     erg__json_set_number(fit, "test_fraction", m->test_fraction);
     json_object_set_new(fit, "seed", json_integer((json_int_t)m->seed));
@@ -96,9 +97,10 @@ int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
         json_object_set_new(o, "dtype", json_string(erg_dtype_name(e->dtype)));
         json_object_set_new(o, "kappa", json_string(e->kappa));
         json_object_set_new(o, "energy", json_boolean(e->has_energy));
-        json_object_set_new(o, "thresholds_from", json_string(e->chosen == 1   ? "data"
-                                               : e->chosen == 2 ? "paper, kept by the data search"
-                                                                : "paper"));
+        json_object_set_new(o, "thresholds_from",
+                            json_string(e->chosen == 1   ? "data"
+                                        : e->chosen == 2 ? "paper, kept by the data search"
+                                                         : "paper"));
         json_t *fn = json_array();
         for (unsigned j = 0; j < e->nfeat; j++)
             json_array_append_new(fn, json_string(feature_names[op][j]));
@@ -216,9 +218,10 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
         return rc;
     e->has_energy = json_is_true(json_object_get(o, "energy"));
     const json_t *tf = json_object_get(o, "thresholds_from");
-    e->chosen = !json_is_string(tf) ? 0
-                : strcmp(json_string_value(tf), "data") == 0 ? 1
-                : strncmp(json_string_value(tf), "paper,", 6) == 0 ? 2 : 0;
+    e->chosen = !json_is_string(tf)                                ? 0
+                : strcmp(json_string_value(tf), "data") == 0       ? 1
+                : strncmp(json_string_value(tf), "paper,", 6) == 0 ? 2
+                                                                   : 0;
     const json_t *fn = json_object_get(o, "features");
     if (!json_is_array(fn) || json_array_size(fn) != e->nfeat)
         return erg_diag_set(diag, ERG_EPARSE, file,
@@ -251,8 +254,8 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
     if ((rc = lsq_load(json_object_get(pl, "time"), e->nfeat, &e->pooled_time, file, sub, diag)))
         return rc;
     snprintf(sub, sizeof sub, "%s.pooled.energy", path);
-    if ((rc = lsq_load(json_object_get(pl, "energy"), e->nfeat, &e->pooled_energy, file, sub,
-                       diag)))
+    if ((rc =
+             lsq_load(json_object_get(pl, "energy"), e->nfeat, &e->pooled_energy, file, sub, diag)))
         return rc;
     for (unsigned r = 0; r < e->nreg; r++) {
         const json_t *jr = json_array_get(regs, r);
@@ -331,8 +334,8 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
         goto fail;
     }
     const json_t *tg = json_object_get(root, "target");
-    if ((rc = erg__json_string(tg, "kind", ERG_JSON_REQUIRED, m->target_kind,
-                               sizeof m->target_kind, path, "target", diag)) ||
+    if ((rc = erg__json_string(tg, "kind", ERG_JSON_REQUIRED, m->target_kind, sizeof m->target_kind,
+                               path, "target", diag)) ||
         (rc = erg__json_string(tg, "description", 0, m->target_desc, sizeof m->target_desc, path,
                                "target", diag)))
         goto fail;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Names, dimension checks, features and regimes of HYMELL's level-1 operations (Sections 3.1-3.3). */
+/* Names, dimension checks, features and regimes of HYMELL's level-1 operations (Sections 3.1-3.3).
+ */
 #include "erg/predict.h"
 
 #include <math.h>

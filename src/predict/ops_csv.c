@@ -12,14 +12,27 @@
 #include "core/file.h"
 
 enum col {
-    C_OP, C_KAPPA, C_M, C_N, C_K, C_TOKENS, C_DMODEL, C_DTYPE, C_REPS, C_TIME, C_TIME_SD,
-    C_ENERGY, C_ENERGY_SD, C_GRADE, C_COUNT
+    C_OP,
+    C_KAPPA,
+    C_M,
+    C_N,
+    C_K,
+    C_TOKENS,
+    C_DMODEL,
+    C_DTYPE,
+    C_REPS,
+    C_TIME,
+    C_TIME_SD,
+    C_ENERGY,
+    C_ENERGY_SD,
+    C_GRADE,
+    C_COUNT
 };
 #define GRID_COLS (C_DTYPE + 1)
 
 static const char *const col_names[C_COUNT] = {
-    "op", "kappa", "m", "n", "k", "tokens", "d_model", "dtype", "reps", "time_s", "time_sd_s",
-    "energy_j", "energy_sd_j", "grade"};
+    "op",    "kappa", "m",      "n",         "k",        "tokens",      "d_model",
+    "dtype", "reps",  "time_s", "time_sd_s", "energy_j", "energy_sd_j", "grade"};
 
 #define MAX_CELLS 32
 
@@ -90,8 +103,8 @@ static int parse_dim(const struct cell *c, int64_t *out, const char *path, size_
     return ERG_OK;
 }
 
-static int parse_num(const struct cell *c, double *out, int required, const char *path,
-                     size_t line, const char *name, erg_diag *diag)
+static int parse_num(const struct cell *c, double *out, int required, const char *path, size_t line,
+                     const char *name, erg_diag *diag)
 {
     if (c->s[0] == '\0') {
         if (required)
@@ -158,8 +171,8 @@ static int parse_row(struct cell *cells, const int *map, int grid, const char *p
     if ((rc = parse_num(c[C_TIME], &s->time_s, 1, path, line, "time_s", diag)) != ERG_OK)
         return rc;
     if (!(s->time_s > 0))
-        return cell_error(diag, path, line, c[C_TIME]->col, "column '%s': must be positive, got '%s'",
-                          "time_s", c[C_TIME]->s);
+        return cell_error(diag, path, line, c[C_TIME]->col,
+                          "column '%s': must be positive, got '%s'", "time_s", c[C_TIME]->s);
     if ((rc = parse_num(c[C_TIME_SD], &s->time_sd_s, 0, path, line, "time_sd_s", diag)) != ERG_OK)
         return rc;
     if ((rc = parse_num(c[C_ENERGY], &s->energy_j, 0, path, line, "energy_j", diag)) != ERG_OK)
@@ -175,13 +188,13 @@ static int parse_row(struct cell *cells, const int *map, int grid, const char *p
         s->has_grade = 1;
     } else if (!isnan(s->energy_j)) {
         return cell_error(diag, path, line, c[C_GRADE]->col,
-                          "column '%s': energy_j is given, so its grade is required%s", "grade", "");
+                          "column '%s': energy_j is given, so its grade is required%s", "grade",
+                          "");
     }
     return ERG_OK;
 }
 
-int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_out,
-                     erg_diag *diag)
+int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_out, erg_diag *diag)
 {
     char *buf;
     size_t len;
@@ -314,11 +327,11 @@ int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_di
         fmt_num(t[1], sizeof t[1], s[i].time_sd_s);
         fmt_num(t[2], sizeof t[2], s[i].energy_j);
         fmt_num(t[3], sizeof t[3], s[i].energy_sd_j);
-        len += (size_t)snprintf(buf + len, cap - len, "%s,%s,%s,%s,%s,%s,%s,%s,%llu,%s,%s,%s,%s,%s\n",
-                                erg_op_name(s[i].dims.op), s[i].kappa, d[0], d[1], d[2], d[3], d[4],
-                                erg_dtype_name(s[i].dims.dtype), (unsigned long long)s[i].reps,
-                                t[0], t[1], t[2], t[3],
-                                s[i].has_grade ? erg_grade_name(s[i].grade) : "");
+        len +=
+            (size_t)snprintf(buf + len, cap - len, "%s,%s,%s,%s,%s,%s,%s,%s,%llu,%s,%s,%s,%s,%s\n",
+                             erg_op_name(s[i].dims.op), s[i].kappa, d[0], d[1], d[2], d[3], d[4],
+                             erg_dtype_name(s[i].dims.dtype), (unsigned long long)s[i].reps, t[0],
+                             t[1], t[2], t[3], s[i].has_grade ? erg_grade_name(s[i].grade) : "");
     }
     int rc = erg__write_file_atomic(path, buf, len, diag);
     free(buf);

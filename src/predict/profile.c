@@ -242,6 +242,34 @@ static void kappa_of(const erg_profile_options *o, const erg_op_dims *d, char *b
     }
 }
 
+#define MAX_BATCHES 1024
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *v, size_t n)
+{
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* 1.4826·MAD of v (n ≥ 3; the sample sd for n = 2); v is reordered. */
+static double robust_sd(double *v, size_t n)
+{
+    if (n < 2)
+        return 0.0;
+    if (n == 2)
+        return fabs(v[0] - v[1]) / sqrt(2.0);
+    qsort(v, n, sizeof *v, cmp_dbl);
+    double med = median_sorted(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - med);
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return 1.4826 * median_sorted(v, n);
+}
+
 /* Profile one configuration (HYMELL Section 5.1). */
 static int profile_one(const erg_profile_options *o, const erg_energy_window *ew,
                        const erg_op_dims *d, erg__sbgemm_fn sb, erg_op_sample *out, erg_diag *diag)
@@ -279,7 +307,7 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
     unsigned batches = o->batches >= 2 ? o->batches : 2;
     double per_batch_s = fmax(o->min_time_s / batches, o->min_window_s);
     uint64_t b = per_batch_s > t_est ? (uint64_t)ceil(per_batch_s / t_est) : 1;
-    double sum_t = 0, sum_t2 = 0, sum_e = 0, sum_e2 = 0, total_t = 0, total_e = 0;
+    double bt[MAX_BATCHES], be[MAX_BATCHES], total_t = 0, total_e = 0, sum_b = 0;
     uint64_t reps = 0, nb = 0;
     unsigned discarded = 0;
     size_t next = 0;
@@ -306,11 +334,11 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
         if ((rc = ew->end(ew->ud, dt, &e_j, &g, diag)) != ERG_OK)
             goto done;
         grade = erg_grade_weakest(grade, g);
-        double tm = dt / (double)b, em = e_j / (double)b;
-        sum_t += tm;
-        sum_t2 += tm * tm;
-        sum_e += em;
-        sum_e2 += em * em;
+        if (nb < MAX_BATCHES) {
+            bt[nb] = dt / (double)b;
+            be[nb] = e_j / (double)b;
+            sum_b += (double)b;
+        }
         total_t += dt;
         total_e += e_j;
         reps += b;
@@ -320,12 +348,14 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
     out->time_s = total_t / (double)reps;
     out->energy_j = total_e / (double)reps;
     {
-        double nbd = (double)nb;
-        double var_t = (sum_t2 - sum_t * sum_t / nbd) / (nbd - 1);
-        double var_e = (sum_e2 - sum_e * sum_e / nbd) / (nbd - 1);
-        /* sd of one execution from the sd of batch means of b executions each */
-        out->time_sd_s = sqrt(fmax(var_t, 0.0) * (double)b);
-        out->energy_sd_j = sqrt(fmax(var_e, 0.0) * (double)b);
+        /* sd of one execution from the spread of batch means of b executions each: σ_1 = σ_b·√b
+         * (i.i.d. executions). σ_b is estimated robustly, 1.4826·MAD, so that one batch hit by an
+         * interrupt or a context switch does not inflate it (a plain sd would be dominated by it
+         * when b is 10⁶ executions of 50 ns). */
+        size_t k = nb < MAX_BATCHES ? (size_t)nb : MAX_BATCHES;
+        double bmean = sum_b / (double)k;
+        out->time_sd_s = robust_sd(bt, k) * sqrt(bmean);
+        out->energy_sd_j = robust_sd(be, k) * sqrt(bmean);
     }
     out->grade = grade;
     out->has_grade = 1;
@@ -347,9 +377,10 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
                             "the thread CPU clock needs threads = 1 (OpenBLAS workers would not be "
                             "counted)");
     if (o->target == ERG_TARGET_CUDA)
-        return erg_diag_set(diag, ERG_ENOTSUP, NULL,
-                            "target cuda is an extension point not built into this erg (it needs "
-                            "cuBLAS timed by CUDA events and NVML energy windows; see docs/predict.md)");
+        return erg_diag_set(
+            diag, ERG_ENOTSUP, NULL,
+            "target cuda is an extension point not built into this erg (it needs "
+            "cuBLAS timed by CUDA events and NVML energy windows; see docs/predict.md)");
     if (o->target != ERG_TARGET_CPU)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown target");
     struct est_state est = {o->est_power_w};

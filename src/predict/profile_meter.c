@@ -15,7 +15,7 @@ static int mon_begin(void *ud, erg_diag *diag)
 
 static int mon_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
 {
-    (void)elapsed_s; /* the meter keeps its own clock */
+    (void)elapsed_s;                        /* the meter keeps its own clock */
     erg_measurement *r = malloc(sizeof *r); /* per-channel readings: too big for the stack */
     if (!r) {
         erg_window_cancel(ud, window_name);
@@ -23,8 +23,9 @@ static int mon_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grad
     }
     int rc = erg_window_end(ud, window_name, 0, r, diag);
     if (rc == ERG_OK && !isfinite(r->total_energy_j))
-        rc = erg_diag_set(diag, ERG_ENODEV, NULL,
-                          "the meter gave no total energy for a profiling window (see 'erg meters')");
+        rc = erg_diag_set(
+            diag, ERG_ENODEV, NULL,
+            "the meter gave no total energy for a profiling window (see 'erg meters')");
     if (rc == ERG_OK) {
         *energy_j = r->total_energy_j;
         *grade = r->total_grade;

@@ -281,3 +281,28 @@ int erg_store_history(erg_store *store, const char *name, size_t *count, erg_dia
     sqlite3_finalize(q);
     return status;
 }
+
+int erg_store_history_each(erg_store *store, const char *name,
+                           int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s), void *ud,
+                           erg_diag *diag)
+{
+    if (!store || !name || !fn)
+        return ERG_EINVAL;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(store->db, "SELECT json, stored_unix_s FROM history WHERE name = ?1 ORDER BY id DESC", -1,
+                           &q, NULL) != SQLITE_OK)
+        return db_fail(store, diag, "reading history");
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    int status = ERG_OK, rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        erg_signature s;
+        if ((status = decode_row(store, q, 0, &s, diag)) != ERG_OK)
+            break;
+        if ((status = fn(ud, &s, sqlite3_column_double(q, 1))) != 0)
+            break;
+    }
+    if (status == ERG_OK && rc != SQLITE_DONE)
+        status = db_fail(store, diag, "reading history");
+    sqlite3_finalize(q);
+    return status;
+}

@@ -109,11 +109,11 @@ typedef struct pctx {
 
 /* ---------------------------------------------------------------------------------------------- */
 
-static int fail(pctx *c, int status, const char *fmt, const char *arg)
+/* Cancel the parse from a callback: yajl then returns yajl_status_client_canceled. */
+static int fail(pctx *c, int status, const char *msg)
 {
-    (void)fmt; /* every caller passes "%s" */
     c->status = status;
-    snprintf(c->err, sizeof c->err, "%s", arg);
+    snprintf(c->err, sizeof c->err, "%s", msg);
     return 0;
 }
 
@@ -225,7 +225,7 @@ static int count_unknown(pctx *c)
     const char *name = c->has_cat ? c->cat : "(no category)";
     uint32_t id = erg__strtab_intern(&tr->misc, name, strlen(name));
     if (id == ERG__NOID)
-        return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        return fail(c, ERG_ENOMEM, "out of memory");
     for (size_t i = 0; i < tr->n_unknown; i++)
         if (tr->unknown[i].name == id) {
             tr->unknown[i].count++;
@@ -235,7 +235,7 @@ static int count_unknown(pctx *c)
         size_t cap = tr->unknown_cap ? tr->unknown_cap * 2 : 8;
         erg__unknown *p = realloc(tr->unknown, cap * sizeof *p);
         if (!p)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         tr->unknown = p;
         tr->unknown_cap = cap;
     }
@@ -279,7 +279,7 @@ static int add_activity(pctx *c, int64_t start_ns, int64_t dur_ns, uint32_t name
         size_t cap = tr->acts_cap ? tr->acts_cap * 2 : 1024;
         erg__act *p = realloc(tr->acts, cap * sizeof *p);
         if (!p)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         tr->acts = p;
         tr->acts_cap = cap;
     }
@@ -299,7 +299,7 @@ static int event_ids(pctx *c, uint32_t *name, uint32_t *dev, uint32_t *stream)
     *dev = device_of(c, dkey);
     *stream = erg__strtab_intern(&tr->misc, skey, strlen(skey));
     if (*name == ERG__NOID || *dev == ERG__NOID || *stream == ERG__NOID)
-        return fail(c, ERG_ENOMEM, "%s", "out of memory");
+        return fail(c, ERG_ENOMEM, "out of memory");
     return 1;
 }
 
@@ -345,7 +345,7 @@ static int end_event(pctx *c)
     if (ph == 'E') {
         be_stack *st = stack_of(c);
         if (!st)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         if (st->n == 0) {
             tr->stats.unmatched_end++;
             return 1;
@@ -373,12 +373,12 @@ static int end_event(pctx *c)
     if (ph == 'B') {
         be_stack *st = stack_of(c);
         if (!st)
-            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+            return fail(c, ERG_ENOMEM, "out of memory");
         if (st->n == st->cap) {
             size_t cap = st->cap ? st->cap * 2 : 8;
             open_begin *p = realloc(st->v, cap * sizeof *p);
             if (!p)
-                return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                return fail(c, ERG_ENOMEM, "out of memory");
             st->v = p;
             st->cap = cap;
         }
@@ -468,7 +468,7 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
                         size_t cap = len + 1 > 256 ? len + 1 : 256;
                         char *p = realloc(c->name, cap);
                         if (!p)
-                            return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                            return fail(c, ERG_ENOMEM, "out of memory");
                         c->name = p;
                         c->name_cap = cap;
                     }
@@ -656,7 +656,7 @@ static int cb_end_map(void *ctx)
                 size_t cap = c->props_cap ? c->props_cap * 2 : 8;
                 devprop *p = realloc(c->props, cap * sizeof *p);
                 if (!p)
-                    return fail(c, ERG_ENOMEM, "%s", "out of memory");
+                    return fail(c, ERG_ENOMEM, "out of memory");
                 c->props = p;
                 c->props_cap = cap;
             }
@@ -812,6 +812,63 @@ static void ctx_free(pctx *c)
     free(c->name);
 }
 
+int erg__trace_pick_rank(const struct erg_trace *tr, int has_rank, int rank, const char *file,
+                         int *out, erg_diag *diag)
+{
+    if (!has_rank)
+        rank = (int)tr->n_files;
+    for (int again = 1; again;) { /* without distributedInfo: the first rank not yet taken */
+        again = 0;
+        for (size_t f = 0; f < tr->n_files; f++) {
+            if (tr->file_rank[f] != rank)
+                continue;
+            if (has_rank)
+                return erg_diag_set(diag, ERG_EINVAL, file,
+                                    "rank %d was already read from another file (each file must "
+                                    "be one rank; distributedInfo.rank decides)",
+                                    rank);
+            rank++;
+            again = 1;
+        }
+    }
+    *out = rank;
+    return ERG_OK;
+}
+
+void erg__dev_set_id(erg__dev *d, int rank)
+{
+    d->rank = rank;
+    const char *k = d->key;
+    char *end;
+    long v = strtol(k, &end, 10);
+    if (*k && *end == '\0' && v >= 0)
+        snprintf(d->id, sizeof d->id, "rank%d/gpu%ld", rank, v);
+    else
+        snprintf(d->id, sizeof d->id, "rank%d/%s", rank, k);
+}
+
+int erg__trace_add_file(struct erg_trace *tr, int rank, int has_rank, const char *file,
+                        erg_diag *diag)
+{
+    if (tr->n_files == tr->files_cap) {
+        size_t cap = tr->files_cap ? tr->files_cap * 2 : 8;
+        int *p = realloc(tr->file_rank, cap * sizeof *p);
+        if (!p)
+            return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+        tr->file_rank = p;
+        unsigned char *e = realloc(tr->file_has_rank, cap);
+        if (!e)
+            return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+        tr->file_has_rank = e;
+        tr->files_cap = cap;
+    }
+    if (tr->n_files == 0)
+        copy_text(tr->first_file, sizeof tr->first_file, file, strlen(file));
+    tr->file_has_rank[tr->n_files] = has_rank ? 1 : 0;
+    tr->file_rank[tr->n_files++] = rank;
+    return ERG_OK;
+}
+
 /* Give this file's devices their rank, id and name; count unclosed B events. */
 static int finish_file(pctx *c, erg_diag *diag)
 {
@@ -820,47 +877,18 @@ static int finish_file(pctx *c, erg_diag *diag)
         for (size_t j = 0; j < c->stacks[i].n; j++)
             if (c->stacks[i].v[j].cls != C_HOST)
                 tr->stats.unclosed_begin++;
-    int rank = c->has_rank ? c->rank : (int)c->file_index;
-    for (int again = 1; again;) { /* without distributedInfo: the first rank not yet taken */
-        again = 0;
-        for (size_t f = 0; f < tr->n_files; f++) {
-            if (tr->file_rank[f] != rank)
-                continue;
-            if (c->has_rank)
-                return erg_diag_set(diag, ERG_EINVAL, c->file,
-                                    "rank %d was already read from another file (each file must "
-                                    "be one rank; distributedInfo.rank decides)",
-                                    rank);
-            rank++;
-            again = 1;
-        }
-    }
+    int rank;
+    int st = erg__trace_pick_rank(tr, c->has_rank, c->rank, c->file, &rank, diag);
+    if (st != ERG_OK)
+        return st;
     for (size_t i = c->first_dev; i < tr->n_devs; i++) {
         erg__dev *d = &tr->devs[i];
-        d->rank = rank;
-        const char *k = d->key;
-        char *end;
-        long v = strtol(k, &end, 10);
-        if (*k && *end == '\0' && v >= 0)
-            snprintf(d->id, sizeof d->id, "rank%d/gpu%ld", rank, v);
-        else
-            snprintf(d->id, sizeof d->id, "rank%d/%s", rank, k);
+        erg__dev_set_id(d, rank);
         for (size_t p = 0; p < c->n_props; p++)
-            if (strcmp(c->props[p].id, k) == 0)
+            if (strcmp(c->props[p].id, d->key) == 0)
                 copy_text(d->name, sizeof d->name, c->props[p].name, strlen(c->props[p].name));
     }
-    if (tr->n_files == tr->files_cap) {
-        size_t cap = tr->files_cap ? tr->files_cap * 2 : 8;
-        int *p = realloc(tr->file_rank, cap * sizeof *p);
-        if (!p)
-            return erg_diag_set(diag, ERG_ENOMEM, c->file, "out of memory");
-        tr->file_rank = p;
-        tr->files_cap = cap;
-    }
-    if (tr->n_files == 0)
-        copy_text(tr->first_file, sizeof tr->first_file, c->file, strlen(c->file));
-    tr->file_rank[tr->n_files++] = rank;
-    return ERG_OK;
+    return erg__trace_add_file(tr, rank, c->has_rank, c->file, diag);
 }
 
 /* Sort key: (device, stream, file order), then count descents and overlaps per stream. */
@@ -963,8 +991,11 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
             gz = gzopen(path, "rb");
         if (!gz) {
             int e = errno;
+            char msg[128] = "out of memory";
+            if (e)
+                strerror_r(e, msg, sizeof msg); /* reentrant: files may be read in threads */
             st = erg_diag_set(diag, e == ENOENT ? ERG_ENOENT : ERG_EIO, name, "cannot open: %s",
-                              e ? strerror(e) : "out of memory");
+                              msg);
             goto out;
         }
         gzbuffer(gz, 128 * 1024);
@@ -985,12 +1016,15 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
         if (path) {
             int r = gzread(gz, buf, READ_CHUNK);
             if (r < 0) {
-                int zerr;
+                int e = errno, zerr;
                 const char *m = gzerror(gz, &zerr);
+                char msg[128] = "";
+                if (zerr == Z_ERRNO)
+                    strerror_r(e, msg, sizeof msg);
                 st = erg_diag_set(diag, zerr == Z_ERRNO ? ERG_EIO : ERG_EPARSE, name,
                                   "%s after %llu bytes: %s",
                                   zerr == Z_ERRNO ? "read error" : "corrupt gzip stream",
-                                  (unsigned long long)total, zerr == Z_ERRNO ? strerror(errno) : m);
+                                  (unsigned long long)total, zerr == Z_ERRNO ? msg : m);
                 goto out;
             }
             if (r == 0) {

@@ -59,6 +59,7 @@ void erg_trace_free(erg_trace *t)
     free(t->acts);
     free(t->devs);
     free(t->file_rank);
+    free(t->file_has_rank);
     free(t->unknown);
     free(t);
 }
@@ -102,6 +103,7 @@ typedef struct prep {
     double *static_w;   /* per device */
     double *idle_w;     /* per device, NAN = same as static */
     int64_t makespan_ns;
+    int64_t start_spread_ns; /* latest first activity of a file − earliest, after alignment */
 } prep;
 
 static void prep_free(prep *p)
@@ -186,6 +188,18 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
     for (size_t i = 0; i < n; i++)
         p->start_ns[i] -= origin;
     p->makespan_ns = end - origin;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t f = 0; f < nf; f++) {
+        if (first_any[f] == INT64_MAX)
+            continue; /* a file without activities */
+        int64_t sh = opts->align == ERG_TRACE_ALIGN_FIRST_KERNEL
+                         ? (first_kernel[f] != INT64_MAX ? first_kernel[f] : first_any[f])
+                         : 0;
+        int64_t v = first_any[f] - sh;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    p->start_spread_ns = hi >= lo ? hi - lo : 0;
 
     /* Devices: static and idle power; devices sharing a name share rule decisions (memo). */
     group = malloc(t->n_devs * sizeof *group);
@@ -576,6 +590,7 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
          * static power unless the rules give idle_power_w) over the gaps, as erg_schedule_compose
          * does with its idle elements. */
         double idle_w = isnan(p->idle_w[d]) ? p->static_w[d] : p->idle_w[d];
+        rd->idle_power_w = idle_w;
         rd->idle_static_energy_j = idle_w * rd->idle_s;
         rd->static_energy_j = rd->static_power_w * rd->busy_s + rd->idle_static_energy_j;
         for (size_t q = from; q < k; q++)
@@ -660,6 +675,7 @@ int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
     if (st == ERG_OK)
         st = fill_accounting(trace, &p, opts->top_n, out, diag);
     out->stats = trace->stats;
+    out->start_spread_s = (double)p.start_spread_ns / 1e9;
     snprintf(out->rules, sizeof out->rules, "%s", rules->name);
     prep_free(&p);
     if (st != ERG_OK)
@@ -745,6 +761,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
         }
         bad |= json_object_set_new(o, "name", json_string(d->name)) ? 1 : 0;
         bad |= num(o, "static_power_w", d->static_power_w);
+        bad |= num(o, "idle_power_w", d->idle_power_w);
         bad |= cnt(o, "activities", d->activities);
         bad |= num(o, "busy_s", d->busy_s);
         bad |= num(o, "idle_s", d->idle_s);
@@ -789,6 +806,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= json_object_set_new(ign, "unknown_categories", unk) ? 1 : 0;
     bad |= json_object_set_new(root, "ignored", ign) ? 1 : 0;
     bad |= cnt(root, "files", s->files);
+    bad |= num(root, "start_spread_s", r->start_spread_s);
     bad |= cnt(root, "events", s->events);
     bad |= cnt(root, "activities", s->activities);
     char *text = bad ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));

@@ -67,13 +67,24 @@ struct erg_trace {
     size_t n_acts, acts_cap;
     erg__dev *devs;
     size_t n_devs, devs_cap;
-    int *file_rank;       /* rank of each file */
-    char first_file[256]; /* name of the first file read, for messages */
+    int *file_rank;               /* rank of each file */
+    unsigned char *file_has_rank; /* 1 when distributedInfo gave it */
+    char first_file[256];         /* name of the first file read, for messages */
     size_t n_files, files_cap;
     erg__unknown *unknown;
     size_t n_unknown, unknown_cap;
     erg_trace_stats stats;
 };
+
+/* The rank of a new file: has_rank, rank from its distributedInfo (refused when taken: ERG_EINVAL),
+ * else the first rank not taken from the file's position on (parse.c). */
+int erg__trace_pick_rank(const struct erg_trace *tr, int has_rank, int rank, const char *file,
+                         int *out, erg_diag *diag);
+/* Set a device's rank and its id "rank<R>/gpu<D>" from its key. */
+void erg__dev_set_id(erg__dev *d, int rank);
+/* Append a file (rank, whether distributedInfo gave it, name) to tr. ERG_ENOMEM. */
+int erg__trace_add_file(struct erg_trace *tr, int rank, int has_rank, const char *file,
+                        erg_diag *diag);
 
 /* Post-process the activities [first, n_acts) of one file: count out-of-order starts and
  * overlaps on one stream (parse.c). */

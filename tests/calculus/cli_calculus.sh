@@ -13,7 +13,10 @@ ex="$src/examples"
 grep -q 'energy E *3.32 J' "$tmp/out" || fail "compose table lacks E = 3.32 J: $(cat "$tmp/out")"
 grep -q 'static energy *518.4 mJ' "$tmp/out" || fail "compose table lacks static 518.4 mJ"
 grep -q 'grade *model_based' "$tmp/out" || fail "compose table lacks the grade"
-grep -q 'bias bound' "$tmp/out" || fail "compose table lacks the bias bound"
+grep -q 'bias bound (Eq. 13) 87.13 mJ' "$tmp/out" || fail "compose table lacks the bias bound: $(cat "$tmp/out")"
+# ... explained on the next line, as a worst case (trial: "the bias bound is unexplained").
+grep -A1 'bias bound' "$tmp/out" | tail -1 | grep -qx '    worst case: the most E can shift because elements were measured alone, not in this context' ||
+    fail "the bias bound is not explained: $(cat "$tmp/out")"
 "$erg" compose --json "$ex/attention-layer.json" > "$tmp/json" || fail "compose --json exit"
 for k in energy_j energy_sd_j time_s time_sd_s static_energy_j dynamic_energy_j interval_j confidence \
          bias_bound_j grade devices busy_s idle_s; do
@@ -59,12 +62,41 @@ grep -q "^erg: $tmp/cycle.json: the DAG has a cycle: \"a\" -> \"b\" -> \"a\"" "$
 # compare: the serialized layer is confidently costlier; a schedule against itself cannot be told apart.
 "$erg" compare "$ex/attention-layer.json" "$ex/attention-layer-serialized.json" > "$tmp/out" || fail "compare exit $?"
 grep -q 'A confidently uses less energy than B' "$tmp/out" || fail "compare verdict: $(cat "$tmp/out")"
-grep -q 'A - B = -332.4 mJ' "$tmp/out" || fail "compare difference"
+grep -q 'A - B = -332.4 mJ (-9.1% of B; combined sd 27.38 mJ): A confidently' "$tmp/out" || fail "compare difference: $(cat "$tmp/out")"
 "$erg" compare --json "$ex/attention-layer-serialized.json" "$ex/attention-layer.json" | grep -q '"verdict": "b_less"' || fail "compare --json"
 "$erg" compare "$ex/attention-layer.json" "$ex/attention-layer.json" > /dev/null; [ $? -eq 1 ] || fail "indistinguishable should exit 1"
 "$erg" compare "$ex/attention-layer.json" "$tmp/syntax.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "compare bad input"
 grep -q "^erg: $tmp/syntax.json:3:" "$tmp/err" || fail "compare bad input message"
 "$erg" compare "$ex/attention-layer.json" 2> /dev/null; [ $? -eq 2 ] || fail "compare one file"
+
+# A - B at a sensible precision (trial finding 11). The two pipeline forms differ by rounding only.
+"$erg" compare "$ex/pipeline-2gpu.json" "$ex/pipeline-2gpu-dag.json" > "$tmp/out"; [ $? -eq 1 ] || fail "pipeline forms should be indistinguishable"
+grep -qx 'A - B = 0 J (equal to within rounding): the intervals overlap: A and B cannot be told apart at this confidence' "$tmp/out" || fail "rounding difference: $(cat "$tmp/out")"
+grep -qE '[0-9]e[-+][0-9]' "$tmp/out" && fail "compare prints floating-point noise: $(cat "$tmp/out")"
+"$erg" compare --json "$ex/pipeline-2gpu.json" "$ex/pipeline-2gpu-dag.json" > "$tmp/json"
+grep -q '"difference_j": 0.0,' "$tmp/json" || fail "JSON rounding difference: $(cat "$tmp/json")"
+grep -q '"combined_sd_j": 0.0086842580' "$tmp/json" || fail "JSON combined sd (hypot(5.6406, 6.6030) mJ)"
+# zero variance: 0.1+0.2+0.3 J summed in two orders differ by one ulp, which is not a verdict.
+sched3() { # file, order
+    printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 0}},\n "signatures": {"x": {"device": "g", "time_s": 1, "dynamic_energy_j": %s},\n  "y": {"device": "g", "time_s": 1, "dynamic_energy_j": 0.2},\n  "z": {"device": "g", "time_s": 1, "dynamic_energy_j": 0.3%s}},\n "expr": {"seq": [%s]}}\n' "$2" "$3" "$4" > "$1"
+}
+sched3 "$tmp/fwd.json" 0.1 "" '"x", "y", "z"'
+sched3 "$tmp/rev.json" 0.1 "" '"z", "y", "x"'
+"$erg" compare "$tmp/fwd.json" "$tmp/rev.json" > "$tmp/out"; [ $? -eq 1 ] || fail "one ulp apart should be indistinguishable: $(cat "$tmp/out")"
+grep -q 'A - B = 0 J (equal to within rounding)' "$tmp/out" || fail "ulp difference: $(cat "$tmp/out")"
+# a real difference without variance: 123 uJ to 6 digits (its last still 100x the rounding tolerance).
+sched3 "$tmp/more.json" 0.100123 "" '"x", "y", "z"'
+"$erg" compare "$tmp/more.json" "$tmp/fwd.json" > "$tmp/out"; [ $? -eq 0 ] || fail "123 uJ without variance is a verdict"
+grep -qx 'A - B = 123.000 uJ (+0.0205% of B; combined sd 0 J): B confidently uses less energy than A' "$tmp/out" || fail "exact difference: $(cat "$tmp/out")"
+# noise: 1 mJ apart with sd 1 J each is under 1% of the combined sd 1.414 J: no digits printed.
+sched3 "$tmp/n1.json" 0.1 ', "energy_var_j2": 1, "time_var_s2": 0' '"x", "y", "z"'
+sched3 "$tmp/n2.json" 0.101 ', "energy_var_j2": 1, "time_var_s2": 0' '"x", "y", "z"'
+"$erg" compare "$tmp/n1.json" "$tmp/n2.json" > "$tmp/out"; [ $? -eq 1 ] || fail "noise exit"
+grep -q 'A - B = 0 J within noise (under 1% of the combined sd 1.414 J): the intervals overlap' "$tmp/out" || fail "noise difference: $(cat "$tmp/out")"
+# 0.1 J apart with sd 1 J: printed to two digits past the sd's leading digit (-100 mJ, 3 digits).
+sched3 "$tmp/n3.json" 0.2 ', "energy_var_j2": 1, "time_var_s2": 0' '"x", "y", "z"'
+"$erg" compare "$tmp/n1.json" "$tmp/n3.json" > "$tmp/out"
+grep -q 'A - B = -100 mJ (-14.3% of B; combined sd 1.414 J)' "$tmp/out" || fail "difference at the sd's precision: $(cat "$tmp/out")"
 
 # insensitive (Eq. 11/12): 0.003084 J <= 0.0098 J passes, the hot context fails.
 i="$ex/insensitive"
@@ -75,4 +107,57 @@ grep -q '"insensitive": false' "$tmp/out" || fail "insensitive --json"
 printf '{"erg": "signature/1", "static_power_w": 1, "time_s": 1, "dynamic_energy_j": -2}\n' > "$tmp/neg.json"
 "$erg" insensitive "$i/softmax-null.json" "$tmp/neg.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "insensitive bad input"
 grep -q "^erg: $tmp/neg.json: signature.dynamic_energy_j: must not be negative" "$tmp/err" || fail "insensitive message: $(cat "$tmp/err")"
+
+# A file of another kind is named by its "erg" tag first; a trace, plain or gzip, gets the remedy.
+wrongkind() { # expected message (grep -F), command and arguments...
+    want=$1; shift
+    "$erg" "$@" > "$tmp/out" 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "$*: exit $? (expected 2)"
+    [ -s "$tmp/out" ] && fail "$*: wrote to stdout"
+    [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "$*: not one line: $(cat "$tmp/err")"
+    grep -qF -- "$want" "$tmp/err" || fail "$*: message $(cat "$tmp/err"), expected $want"
+}
+wrongkind "erg: $ex/insensitive/softmax-null.json:1:2: format tag \"erg\" is \"signature/1\", expected \"schedule/1\"" \
+    compose "$ex/insensitive/softmax-null.json"
+wrongkind 'format tag "erg" is "rules/1", expected "schedule/1"' compose "$ex/trace-rules.json"
+wrongkind 'format tag "erg" is "signature/1", expected "schedule/1"' \
+    compare "$ex/attention-layer.json" "$ex/insensitive/softmax-hot.json"
+printf '{"schemaVersion": 1,\n "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 5}]}\n' > "$tmp/trace.json"
+wrongkind "erg: $tmp/trace.json: a Chrome/Kineto trace, not a schedule/1 file: convert it first with \`erg trace import" \
+    compose "$tmp/trace.json"
+wrongkind "a Chrome/Kineto trace, not a schedule/1 file" compare "$tmp/trace.json" "$ex/attention-layer.json"
+wrongkind "a Chrome/Kineto trace, not a signature/1 file" insensitive "$tmp/trace.json" "$i/softmax-hot.json"
+if command -v gzip > /dev/null; then
+    gzip -c "$tmp/trace.json" > "$tmp/trace.json.gz"
+    wrongkind "erg: $tmp/trace.json.gz: a gzip-compressed file, not a schedule/1 file; for a Chrome/Kineto trace, convert it first with \`erg trace import" \
+        compose "$tmp/trace.json.gz"
+    wrongkind "gzip-compressed file, not a schedule/1 file" compare "$ex/attention-layer.json" "$tmp/trace.json.gz"
+fi
+printf '{"bogus": 1, "erg": "schedule/1"}' > "$tmp/typo.json"
+wrongkind "$tmp/typo.json:1:2: bogus: unknown member of a schedule/1 file" compose "$tmp/typo.json"
+
+# A rejected option gives one message naming it (getopt's own line is off), then the --help hint.
+badopt() { # cmd, expected first line, args...
+    cmd=$1; want=$2; shift 2
+    "$erg" "$cmd" "$@" > "$tmp/out" 2> "$tmp/err"
+    [ $? -eq 2 ] || fail "$cmd $*: exit $? (expected 2)"
+    [ -s "$tmp/out" ] && fail "$cmd $*: wrote to stdout"
+    [ "$(sed -n 1p "$tmp/err")" = "erg $cmd: $want" ] || fail "$cmd $*: message $(cat "$tmp/err")"
+    [ "$(sed -n 2p "$tmp/err")" = "Try 'erg $cmd --help'." ] || fail "$cmd $*: hint $(cat "$tmp/err")"
+    [ "$(wc -l < "$tmp/err")" -eq 2 ] || fail "$cmd $*: more than one message: $(cat "$tmp/err")"
+}
+badopt compose "unknown option '--bogus'" --bogus "$ex/attention-layer.json"
+badopt compose "unknown option '-x'" -x "$ex/attention-layer.json"
+badopt compose "unknown option '-q'" --json -qz "$ex/attention-layer.json"
+badopt compose "unknown option '-q'" --mc 5 -q "$ex/attention-layer.json"
+badopt compose "option '--json' takes no value" --json=yes "$ex/attention-layer.json"
+badopt compose "option '--mc' needs a value" "$ex/attention-layer.json" --mc
+badopt compose "option '--confidence' needs a value" "$ex/attention-layer.json" --conf
+badopt compose "option '--m' is ambiguous: --measured, --measured-sd, --mc" --m 3 "$ex/attention-layer.json"
+badopt compare "unknown option '--nope'" --nope "$ex/attention-layer.json" "$ex/attention-layer.json"
+badopt compare "option '--confidence' needs a value" "$ex/attention-layer.json" "$ex/attention-layer.json" --confidence
+badopt insensitive "unknown option '-Z'" -Z "$i/softmax-null.json" "$i/softmax-hot.json"
+badopt insensitive "option '--json' takes no value" --json=1 "$i/softmax-null.json" "$i/softmax-hot.json"
+# Abbreviations getopt accepts still work.
+"$erg" compose --conf 0.9 --js "$ex/attention-layer.json" | grep -q '"confidence": 0.9' || fail "abbreviated options"
 echo "cli calculus: ok"

@@ -4,7 +4,7 @@
  * state comes from the text file named by $FAKE_NVML_FILE, read on every call, so that a test, or
  * a command measured by `erg measure`, scripts counters and return codes by rewriting the file:
  *   line 1:   <gpu count> <nvmlInit return code>
- *   per GPU:  <energy mJ> <power mW> <energy rc> <power rc> <mig 0|1> <temperature °C>
+ *   per GPU:  <energy mJ> <power mW> <energy rc> <power rc> <mig 0|1> <temperature °C> [<util %>]
  * Only the symbols erg resolves are exported.
  */
 #include <stdint.h>
@@ -19,7 +19,7 @@ struct gpu {
     unsigned long long energy_mj;
     unsigned power_mw;
     int energy_rc, power_rc;
-    unsigned mig, temp_c;
+    unsigned mig, temp_c, util;
 };
 
 static unsigned g_count;
@@ -37,13 +37,16 @@ static void load(void)
         return;
     unsigned count;
     int rc;
-    if (fscanf(f, "%u %d", &count, &rc) == 2 && count <= MAXG) {
+    char line[256];
+    if (fgets(line, sizeof line, f) && sscanf(line, "%u %d", &count, &rc) == 2 && count <= MAXG) {
         struct gpu t[MAXG];
         unsigned k = 0;
-        for (; k < count; k++)
-            if (fscanf(f, "%llu %u %d %d %u %u", &t[k].energy_mj, &t[k].power_mw, &t[k].energy_rc,
-                       &t[k].power_rc, &t[k].mig, &t[k].temp_c) != 6)
+        for (; k < count && fgets(line, sizeof line, f); k++) {
+            t[k].util = 0;
+            if (sscanf(line, "%llu %u %d %d %u %u %u", &t[k].energy_mj, &t[k].power_mw,
+                       &t[k].energy_rc, &t[k].power_rc, &t[k].mig, &t[k].temp_c, &t[k].util) < 6)
                 break;
+        }
         if (k == count) {
             g_count = count;
             g_init_rc = rc;
@@ -72,6 +75,7 @@ API int nvmlDeviceGetTotalEnergyConsumption(void *dev, unsigned long long *mj);
 API int nvmlDeviceGetPowerUsage(void *dev, unsigned *mw);
 API int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *t);
 API int nvmlDeviceGetMigMode(void *dev, unsigned *cur, unsigned *pending);
+API int nvmlDeviceGetUtilizationRates(void *dev, unsigned *util);
 
 int nvmlInit_v2(void)
 {
@@ -150,5 +154,17 @@ int nvmlDeviceGetMigMode(void *dev, unsigned *cur, unsigned *pending)
     if (i < 0)
         return 2;
     *cur = *pending = g[i].mig;
+    return 0;
+}
+
+/* nvmlUtilization_t is {unsigned gpu; unsigned memory;} (percent) */
+int nvmlDeviceGetUtilizationRates(void *dev, unsigned *util)
+{
+    load();
+    int i = index_of(dev);
+    if (i < 0)
+        return 2;
+    util[0] = g[i].util;
+    util[1] = 0;
     return 0;
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,6 +68,97 @@ static void calibration_gives_idle_power_and_cv(void **state)
     erg_meter_close(m);
 }
 
+/* A /proc/stat whose jiffies advance at every read: busy_step busy and idle_step idle jiffies
+ * (alternating with busy_step2/idle_step2 when those are set), so the estimator sees a chosen
+ * utilisation whatever the timing. Only the estimator is open, so every read is /proc/stat. */
+static uint64_t stat_busy, stat_idle, busy_step, idle_step, busy_step2, idle_step2, stat_reads;
+static ssize_t stat_pread(void *ud, int fd, void *buf, size_t size, off_t off)
+{
+    (void)ud;
+    (void)fd;
+    (void)off;
+    int odd = (stat_reads++ & 1) && (busy_step2 | idle_step2);
+    stat_busy += odd ? busy_step2 : busy_step;
+    stat_idle += odd ? idle_step2 : idle_step;
+    int n = snprintf(buf, size, "cpu  %llu 0 0 %llu 0 0 0 0 0 0\n", (unsigned long long)stat_busy,
+                     (unsigned long long)stat_idle);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+static erg_calibration *calibrate_at(uint64_t busy, uint64_t idle, uint64_t busy2, uint64_t idle2)
+{
+    static const erg_io io = {NULL, stat_pread, NULL, NULL, NULL};
+    stat_busy = stat_idle = stat_reads = 0;
+    busy_step = busy;
+    idle_step = idle;
+    busy_step2 = busy2;
+    idle_step2 = idle2;
+    fake_proc_stat(root, 0, 0); /* opened through the seam; read through stat_pread */
+    erg_meter_options o;
+    erg_meter_options_init(&o);
+    o.root = root;
+    o.backends = "estimator";
+    o.io = &io;
+    o.estimator_idle_w = 10;
+    o.estimator_full_w = 65;
+    erg_meter *m = NULL;
+    erg_diag d;
+    if (erg_meter_open(&o, &m, &d) != ERG_OK)
+        fail_msg("open: %s", d.detail);
+    static erg_calibration cal;
+    assert_int_equal(erg_calibrate(m, 0.2, 0.02, &cal, &d), ERG_OK);
+    erg_meter_close(m);
+    assert_int_equal(cal.n_channels, 1);
+    assert_string_equal(cal.channels[0].id, "estimator:cpu");
+    return &cal;
+}
+
+/* Trial finding 3: a busy machine is noticed by calibrate, through the estimator's utilisation. */
+static void calibration_notices_a_busy_machine(void **state)
+{
+    (void)state;
+    /* every CPU busy: pinned at the 65 W ceiling, CV 0 (saturation, not calm) */
+    erg_calibration *cal = calibrate_at(100, 0, 0, 0);
+    erg_assert_rel(cal->channels[0].idle_power_w, 65.0, 1e-6);
+    erg_assert_near(cal->channels[0].cv, 0.0, 1e-6);
+    erg_assert_near(cal->channels[0].utilisation, 1.0, 1e-6);
+    assert_int_equal(cal->channels[0].flags, ERG_CAL_BUSY | ERG_CAL_PINNED_AT_CEILING);
+    assert_int_equal(cal->flags, ERG_CAL_BUSY | ERG_CAL_PINNED_AT_CEILING);
+    char why[1024];
+    erg_calibration_describe(cal, why, sizeof why);
+    if (!strstr(why, "estimator:cpu sat at its full-load ceiling throughout (65 W, utilisation 100 %") ||
+        !strstr(why, "run 'erg calibrate' again"))
+        fail_msg("describe: %s", why);
+    /* half busy: 10 + 55 × 0.5 = 37.5 W, busy but not pinned */
+    cal = calibrate_at(50, 50, 0, 0);
+    erg_assert_rel(cal->channels[0].idle_power_w, 37.5, 1e-6);
+    erg_assert_near(cal->channels[0].utilisation, 0.5, 1e-6);
+    assert_int_equal(cal->flags, ERG_CAL_BUSY);
+    erg_calibration_describe(cal, why, sizeof why);
+    if (!strstr(why, "mean CPU utilisation of 50 % (more than 10 %), so its idle power 37.5 W"))
+        fail_msg("describe: %s", why);
+    /* at rest: 2 % busy, 11.1 W, nothing flagged, no sentence */
+    cal = calibrate_at(2, 98, 0, 0);
+    erg_assert_rel(cal->channels[0].idle_power_w, 11.1, 1e-6);
+    erg_assert_near(cal->channels[0].utilisation, 0.02, 1e-6);
+    assert_int_equal(cal->flags, 0);
+    assert_int_equal(erg_calibration_describe(cal, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    /* either side of the 10 % threshold */
+    cal = calibrate_at(9, 91, 0, 0);
+    erg_assert_near(cal->channels[0].utilisation, 0.09, 1e-6);
+    assert_int_equal(cal->flags, 0);
+    cal = calibrate_at(11, 89, 0, 0);
+    assert_int_equal(cal->flags, ERG_CAL_BUSY);
+    /* utilisation swinging between 0 and 100 % at every read: high CV as well as busy */
+    cal = calibrate_at(100, 0, 0, 100);
+    assert_true(cal->channels[0].cv > ERG_CAL_MAX_CV);
+    assert_int_equal(cal->flags, ERG_CAL_BUSY | ERG_CAL_HIGH_CV);
+    erg_calibration_describe(cal, why, sizeof why);
+    if (!strstr(why, ", and its power varied with a CV of"))
+        fail_msg("describe: %s", why);
+}
+
 static void stability_wait_reaches_or_gives_up_with_reason(void **state)
 {
     (void)state;
@@ -116,7 +208,8 @@ static void sampler_that_overruns_keeps_going(void **state)
     atomic_store(&reads, 0);
     assert_int_equal(erg_meter_sampler_start(m, 0.005), ERG_OK);
     assert_int_equal(erg_meter_sampler_start(m, 0.005), ERG_EINVAL); /* already running */
-    /* wait (up to 10 s) for 8 more reads: a sampler that stopped after an overrun never gets there */
+    /* wait (up to 10 s) for 8 more reads: a sampler that stopped after an overrun never gets there
+     */
     for (int k = 0; k < 1000 && atomic_load(&reads) < 8; k++) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
@@ -131,6 +224,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(calibration_gives_idle_power_and_cv, setup, teardown),
+        cmocka_unit_test_setup_teardown(calibration_notices_a_busy_machine, setup, teardown),
         cmocka_unit_test_setup_teardown(stability_wait_reaches_or_gives_up_with_reason, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(sampler_that_overruns_keeps_going, setup, teardown),

@@ -3,6 +3,7 @@
 #include "meter/fake_tree.h"
 #include "support/erg_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,6 +218,80 @@ static void summary_gross_baseline_net_and_signature(void **state)
     erg_assert_near(sig.energy_var_j2, 100.0, 1e-9);
 }
 
+/* Trial finding 2: a baseline above the gross energy is flagged, and net is not clamped. */
+/* Trial finding 9: unknown backend names are refused; an empty result says why per backend. */
+static void unknown_backend_refused_absent_one_explained(void **state)
+{
+    (void)state;
+    erg_meter_options o;
+    fake_options(&o, root, "rapl-sysfs,bogus");
+    erg_meter *m = NULL;
+    erg_diag d;
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_EINVAL);
+    assert_null(m);
+    assert_string_equal(d.detail, "unknown backend 'bogus' in --backends (known: rapl-sysfs, "
+                                  "rapl-msr, nvml, hwmon, estimator)");
+    o.backends = "rapl-sysfs,,hwmon"; /* empty items ignored; nothing in the fake root */
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_ENODEV);
+    if (!strstr(d.detail, "no backend found any channel: rapl-sysfs absent: ") ||
+        !strstr(d.detail, "; hwmon absent: "))
+        fail_msg("detail: %s", d.detail);
+}
+
+static void negative_net_is_flagged_not_clamped(void **state)
+{
+    (void)state;
+    erg_measurement runs[2] = {one_run(1.0, 20.0), one_run(1.0, 24.0)};
+    runs[0].channels[1].flags = ERG_FLAG_WRAP_CORRECTED; /* core: not summed */
+    runs[1].channels[0].flags = ERG_FLAG_STALE;          /* package: summed */
+    erg_calibration cal;
+    memset(&cal, 0, sizeof cal);
+    cal.n_channels = 1;
+    strcpy(cal.channels[0].id, "rapl-sysfs:package-0");
+    cal.channels[0].idle_power_w = 30.0; /* calibrated under load: 30 W × 1 s > 22 J */
+    cal.idle_power_w = 30.0;
+    erg_summary s;
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
+    erg_assert_near(s.total_energy_j.mean, 22.0, 1e-12);
+    erg_assert_near(s.total_baseline_j.mean, 30.0, 1e-12);
+    erg_assert_near(s.total_net_energy_j.mean, -8.0, 1e-12); /* unclamped */
+    erg_assert_near(s.total_net_energy_j.sd, 2.8284271247461903, 1e-12);
+    assert_int_equal(s.total_flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
+    assert_true(s.channels[0].flags & ERG_FLAG_BASELINE_EXCEEDS_GROSS);
+    assert_int_equal(s.channels[1].flags, ERG_FLAG_WRAP_CORRECTED); /* baseline 0 < 11 J */
+    assert_string_equal(erg_flag_name(8), "baseline_exceeds_gross");
+    assert_null(erg_flag_name(ERG_FLAG_COUNT));
+    /* the signature clamps d at 0 (signature/1 needs d ≥ 0) and carries the flag */
+    erg_signature sig;
+    assert_int_equal(erg_summary_signature(&s, "w", "cpu", &sig, NULL, NULL), ERG_OK);
+    erg_assert_near(sig.dynamic_energy_j, 0.0, 0);
+    erg_assert_near(sig.static_power_w, 30.0, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/sig.json", root);
+    assert_int_equal(erg_summary_write_signature(path, &sig, &s, NULL), ERG_OK);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "\"baseline_exceeds_gross\""));
+    assert_non_null(strstr(buf, "\"stale\""));
+    assert_null(strstr(buf, "\"wrap_corrected\"")); /* not a summed channel's */
+    erg_signature back;
+    assert_int_equal(erg_signature_read_file(path, &back, NULL), ERG_OK); /* keys ignored */
+    erg_assert_near(back.static_power_w, 30.0, 0);
+    /* gross above baseline: no flag; the same with a fixed baseline */
+    cal.channels[0].idle_power_w = 21.0; /* 21 J < 22 J on average, though run 1 had 20 J */
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
+    assert_int_equal(s.total_flags, ERG_FLAG_STALE);
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_FIXED_W, NULL, 25.0, &s, NULL), ERG_OK);
+    assert_int_equal(s.total_flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
+    erg_assert_near(s.total_net_energy_j.mean, -3.0, 1e-12);
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_NONE, NULL, 0, &s, NULL), ERG_OK);
+    assert_int_equal(s.total_flags, ERG_FLAG_STALE);
+}
+
 static void calibration_file_round_trip_and_errors(void **state)
 {
     (void)state;
@@ -241,9 +316,53 @@ static void calibration_file_round_trip_and_errors(void **state)
     erg_assert_near(erg_calibration_idle_w(&back, "rapl-sysfs:package-0"), 12.5, 0);
     assert_true(isnan(erg_calibration_idle_w(&back, "nvml:gpu-0")));
     assert_int_equal(back.channels[0].domain, ERG_DOMAIN_PACKAGE);
+    assert_int_equal(back.flags, 0);
+    assert_int_equal(back.channels[0].flags, 0);
+    /* flags of a machine not at rest survive the round trip, with the sentence */
+    cal.channels[0].flags = ERG_CAL_HIGH_CV;
+    cal.channels[0].cv = 0.5;
+    cal.flags = ERG_CAL_HIGH_CV;
+    assert_int_equal(erg_calibration_write_file(path, &cal, NULL), ERG_OK);
+    assert_int_equal(erg_calibration_read_file(path, &back, NULL), ERG_OK);
+    assert_int_equal(back.flags, ERG_CAL_HIGH_CV);
+    assert_int_equal(back.channels[0].flags, ERG_CAL_HIGH_CV);
+    char why[1024];
+    assert_true(erg_calibration_describe(&back, why, sizeof why) > 0);
+    if (!strstr(why, "rapl-sysfs:package-0 power varied with a CV of 0.5 (more than 0.2)"))
+        fail_msg("describe: %s", why);
+    /* a short buffer truncates and says how long the whole text is */
+    char tiny[8];
+    int need = erg_calibration_describe(&back, tiny, sizeof tiny);
+    assert_int_equal(need, (int)strlen(why));
+    assert_int_equal(strlen(tiny), 7);
+    /* unknown flag names (a newer erg) are ignored; flags that are not names are errors */
+    erg_diag d0;
+    fake_write(root, "fl.json",
+               "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"channels\": [{\"id\": \"x\", "
+               "\"idle_power_w\": 1, \"cv\": 0, \"flags\": [\"busy\", \"from_the_future\"]}]}\n");
+    snprintf(path, sizeof path, "%s/fl.json", root);
+    assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_OK);
+    assert_int_equal(back.flags, ERG_CAL_BUSY);
+    fake_write(root, "fl2.json",
+               "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"channels\": [{\"id\": \"x\", "
+               "\"idle_power_w\": 1, \"cv\": 0, \"flags\": [1]}]}\n");
+    snprintf(path, sizeof path, "%s/fl2.json", root);
+    assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_EPARSE);
+    if (!strstr(d0.detail, "channels[0].flags[0]: not a string"))
+        fail_msg("detail: %s", d0.detail);
+    fake_write(root, "fl3.json",
+               "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"flags\": \"busy\", "
+               "\"channels\": []}\n");
+    snprintf(path, sizeof path, "%s/fl3.json", root);
+    assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_EPARSE);
+    if (!strstr(d0.detail, "flags: not an array"))
+        fail_msg("detail: %s", d0.detail);
+    snprintf(path, sizeof path, "%s/cal.json", root);
 
     erg_diag d;
-    fake_write(root, "bad.json", "{\"erg\": \"calibration/1\", \"idle_power_w\": 1,\n \"channels\": [{\"id\": \"x\", \"idle_power_w\": -3, \"cv\": 0}]}\n");
+    fake_write(root, "bad.json",
+               "{\"erg\": \"calibration/1\", \"idle_power_w\": 1,\n \"channels\": [{\"id\": \"x\", "
+               "\"idle_power_w\": -3, \"cv\": 0}]}\n");
     snprintf(path, sizeof path, "%s/bad.json", root);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
     assert_non_null(strstr(d.where, "bad.json"));
@@ -263,6 +382,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(estimator_is_the_labelled_last_resort, setup, teardown),
         cmocka_unit_test_setup_teardown(estimator_yields_to_a_live_counter, setup, teardown),
         cmocka_unit_test_setup_teardown(summary_gross_baseline_net_and_signature, setup, teardown),
+        cmocka_unit_test_setup_teardown(unknown_backend_refused_absent_one_explained, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(negative_net_is_flagged_not_clamped, setup, teardown),
         cmocka_unit_test_setup_teardown(calibration_file_round_trip_and_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@ zone intel-rapl:0 package-0 1000000
 zone intel-rapl:0:0 core 2000000
 zone intel-rapl:0:1 dram 3000000
 zone intel-rapl:1 psys 4000000
+zone intel-rapl-mmio:0 package-0 7000000
 mkdir -p "$R/proc"
 printf 'cpu  100 0 0 100 0 0 0 0 0 0\n' > "$R/proc/stat"
 export ERG_ROOT=$R XDG_CACHE_HOME=$T/cache
@@ -40,6 +41,13 @@ grep -q '"id":"rapl-sysfs:package-0","domain":"package","device":"package-0","gr
 grep -q '"total":{"energy_j":{"mean":7.0,"sd":0.0}' "$T/flat" || fail "total is psys alone (7 J), never psys + package"
 grep -q '"grade":"hw_shunt","channels":\["rapl-sysfs:psys"\]' "$T/flat" || fail "total channels"
 grep -q '"runs":3' "$T/flat" || fail "runs"
+grep -q '"id":"rapl-sysfs:mmio/package-0","domain":"package","device":"package-0","grade":"hw_shunt","state":"[a-z_]*","reason":"[^"]*","flags":\["deduplicated"\]' "$T/flat" || fail "mmio deduplicated"
+
+# --- readings implying impossible power: two climbs of 5 kJ in 0.1 s each: unit_suspect, no figure
+ucmd='for k in 1 2 3; do sleep 0.1; read v < "$0"; printf "%020d\n" $(expr "$v" + 5000000000) 1<> "$0"; done; sleep 0.1'
+"$erg" measure -r 1 --period 0.02 --json --baseline none --backends rapl-sysfs -- sh -c "$ucmd" "$E" > "$T/out" 2> "$T/err" || fail "unit measure"
+tr -d ' \n' < "$T/out" > "$T/flat"
+grep -q '"id":"rapl-sysfs:package-0","domain":"package","device":"package-0","grade":"hw_shunt","state":"unit_suspect"' "$T/flat" || fail "unit_suspect"
 
 # --- wrap-around inside the run: counter near its modulus (max_energy_range_uj 99999999999)
 printf "%020d\n" 99999000000 > "$E"; echo 99999999999 > "$PC/intel-rapl:0/max_energy_range_uj"
@@ -84,12 +92,13 @@ grep -q '"runs": 2' "$T/sig.json" || fail "signature runs"
 "$erg" measure -r 2 --json --backends rapl-sysfs -- sh -c 'exit 7' > "$T/out" 2> "$T/err"; [ $? -eq 1 ] || fail "failing command exit 1"
 tr -d ' \n' < "$T/out" > "$T/flat"
 grep -q '"runs":0,"runs_attempted":2,"exit_status":7' "$T/flat" || fail "exit status reported"
+grep -q '"per_run":\[{"exit_status":7,"time_s":[0-9.e-]*,"energy_j":' "$T/flat" || fail "per-run records"
 
 # --- warm-up runs are run, not measured; CSV output
 echo 0 > "$T/count"
 "$erg" measure -r 2 --warmup 3 --csv --baseline none --backends rapl-sysfs -- sh -c 'read n < "$0"; echo $((n+1)) > "$0"' "$T/count" > "$T/out" 2> "$T/err" || fail "warmup measure"
 [ "$(cat "$T/count")" = 5 ] || fail "3 warm-up + 2 measured runs"
-head -1 "$T/out" | grep -q '^id,domain,device,grade,state,flags,energy_j_mean,energy_j_sd,' || fail "csv header"
+head -1 "$T/out" | grep -q '^id,domain,device,grade,state,flags,time_s_mean,time_s_sd,energy_j_mean,energy_j_sd,' || fail "csv header"
 grep -q '^rapl-sysfs:psys,psys,psys,hw_shunt,' "$T/out" || fail "csv psys row"
 grep -q '^total,' "$T/out" || fail "csv total row"
 
@@ -123,7 +132,23 @@ if [ -n "${ERG_FAKE_NVML:-}" ]; then
     ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 1 --period 0.02 --json --baseline none --backends nvml -- sh -c "$lcmd" "$FAKE_NVML_FILE" > "$T/out" 2> "$T/err" || fail "nvml lost measure"
     tr -d ' \n' < "$T/out" > "$T/flat"
     grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"error"' "$T/flat" || fail "nvml error mid-window gives no figure"
+    # a GPU busy at 100 % (NVML utilisation) whose counter does not move: not live
+    fcmd='printf "1 0\n9000 50000 0 0 0 40 100\n" > "$0"; sleep 0.3; printf "1 0\n9000 50000 0 0 0 40 0\n" > "$0"'
+    ERG_NVML_LIB=$ERG_FAKE_NVML "$erg" measure -r 1 --period 0.02 --json --baseline none --backends nvml -- sh -c "$fcmd" "$FAKE_NVML_FILE" > "$T/out" 2> "$T/err" || fail "nvml frozen measure"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"hw_shunt","state":"not_live"' "$T/flat" || fail "busy GPU with a frozen counter: not live"
     unset FAKE_NVML_FILE
+fi
+
+# --- permission denied, for real: energy_uj readable by root only, erg run as nobody
+if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
+    chmod 755 "$T"
+    chmod 400 "$E"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$erg" meters --json --no-probe --backends rapl-sysfs > "$T/out" 2> "$T/err" || fail "meters as nobody"
+    tr -d ' \n' < "$T/out" > "$T/flat"
+    grep -q '"id":"rapl-sysfs:package-0".*"usable":false.*"reason":"permissiondenied:.*intel-rapl:0/energy_uj(root-onlysinceCVE-2020-8694' "$T/flat" || fail "permission denied names file and remedy"
+    grep -q '"id":"rapl-sysfs:psys".*"usable":true' "$T/flat" || fail "other zones still usable"
+    chmod 644 "$E"
 fi
 
 # --- no usable meter: exit 3

@@ -167,7 +167,8 @@ void fake_powercap_2s(const char *root, int with_psys)
 
 void fake_proc_stat(const char *root, uint64_t busy, uint64_t idle)
 {
-    fake_write(root, "proc/stat", "cpu  %llu 0 0 %llu 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\nintr 0\n",
+    fake_write(root, "proc/stat",
+               "cpu  %llu 0 0 %llu 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\nintr 0\n",
                (unsigned long long)busy, (unsigned long long)idle);
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* On real hardware only (label hw; exit 77 where no counter is usable): every live hardware
  * channel must give a positive figure over a 300 ms CPU burn, graded as it claims. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <math.h>
 #include <time.h>
 
 #include "erg/measure.h"

@@ -65,6 +65,17 @@ static void board(int a, int b, int c, int d)
     W("energy1_label", "Esocket0\n");
     W("energy2_input", "2000000\n");
     W("energy2_label", "Ecore000\n");
+    /* a big part: every core first, the second socket far down the list */
+    for (int k = 3; k < 140; k++) {
+        char f[32];
+        snprintf(f, sizeof f, "energy%d_input", k);
+        W(f, "%d\n", 1000 * k);
+        snprintf(f, sizeof f, "energy%d_label", k);
+        if (k == 139)
+            W(f, "Esocket1\n");
+        else
+            W(f, "Ecore%03d\n", k - 2);
+    }
     snprintf(dir, sizeof dir, "hwmon%d", d);
     W("name", "coretemp\n");
     W("temp1_input", "47000\n");
@@ -110,6 +121,11 @@ static void devices_found_by_name_link_and_label(void **state)
     assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
     assert_string_equal(c.device, "package-0");
     assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
+    i = fake_find(m, "hwmon:amd_energy/Esocket1"); /* found past 137 per-core counters */
+    assert_true(i >= 0);
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_string_equal(c.device, "package-1");
+    assert_int_equal(fake_find(m, "hwmon:amd_energy/Ecore000"), -1); /* per-core: not channels */
     size_t n1 = erg_meter_channel_count(m);
     char ids[16][ERG_METER_ID_MAX];
     for (size_t k = 0; k < n1 && k < 16; k++) {

@@ -41,9 +41,10 @@ static void wrmsr(int cpu, unsigned addr, uint64_t v)
 
 static void cpuinfo(const char *vendor, unsigned family, unsigned model)
 {
-    fake_write(root, "proc/cpuinfo",
-               "processor\t: 0\nvendor_id\t: %s\ncpu family\t: %u\nmodel\t\t: %u\nmodel name\t: x\n\n",
-               vendor, family, model);
+    fake_write(
+        root, "proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: %s\ncpu family\t: %u\nmodel\t\t: %u\nmodel name\t: x\n\n",
+        vendor, family, model);
 }
 
 static void topology(int cpu, int pkg)
@@ -98,9 +99,9 @@ static void skx(void)
 
 static void step_skx(void)
 {
-    wrmsr(0, 0x611, 0x1000 + 16384);   /* +1 J at 2^-14 J */
-    wrmsr(0, 0x619, 500 + 65536);      /* +1 J at the fixed 2^-16 J DRAM unit */
-    wrmsr(2, 0x611, 0xFFFFF000u);      /* far forward ... */
+    wrmsr(0, 0x611, 0x1000 + 16384); /* +1 J at 2^-14 J */
+    wrmsr(0, 0x619, 500 + 65536);    /* +1 J at the fixed 2^-16 J DRAM unit */
+    wrmsr(2, 0x611, 0xFFFFF000u);    /* far forward ... */
 }
 
 static void step_wrap(void)

@@ -47,8 +47,7 @@ static erg_meter *open_meter(const char *lib)
     return m;
 }
 
-static void win(erg_meter *m, double dt_s, double busy_s, erg_measurement *r,
-                void (*mid)(void))
+static void win(erg_meter *m, double dt_s, double busy_s, erg_measurement *r, void (*mid)(void))
 {
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
     erg_meter_snapshot_take(m, a);
@@ -107,10 +106,10 @@ static void energy_counter_and_power_fallback(void **state)
     erg_meter_snapshot_take(m, b);
     erg_meter_diff(m, a, b, 0, &r);
     assert_int_equal(r.channels[0].state, ERG_READING_OK);
-    erg_assert_near(r.channels[0].energy_j, 5.0, 1e-12);     /* mJ → J */
-    erg_assert_near(r.channels[1].energy_j, 200.0, 1e-9);    /* 100 W × 2 s */
-    erg_assert_near(r.total_energy_j, 205.0, 1e-9);          /* two devices */
-    assert_int_equal(r.total_grade, ERG_GRADE_MODEL_BASED);  /* the weakest part */
+    erg_assert_near(r.channels[0].energy_j, 5.0, 1e-12);    /* mJ → J */
+    erg_assert_near(r.channels[1].energy_j, 200.0, 1e-9);   /* 100 W × 2 s */
+    erg_assert_near(r.total_energy_j, 205.0, 1e-9);         /* two devices */
+    assert_int_equal(r.total_grade, ERG_GRADE_MODEL_BASED); /* the weakest part */
 
     /* a half-second window: the counter is fine, the 1 s average is refused */
     erg_meter_snapshot_take(m, a);
@@ -137,6 +136,12 @@ static void energy_counter_and_power_fallback(void **state)
     /* CPU time alone does not make a GPU counter not live */
     win(m, 2.0, 0.0, &r, NULL);
     assert_int_equal(r.channels[0].state, ERG_READING_OK);
+    /* ... but NVML's own utilisation does: 50 % over 2 s is 1 s of GPU time */
+    fake_write(root, "nvml.txt", "2 0\n8000 50000 0 0 0 41 50\n0 100000 3 0 0 38 0\n");
+    erg_meter_poll(m); /* the utilisation is held from this sample on */
+    win(m, 2.0, 0.0, &r, NULL);
+    assert_int_equal(r.channels[0].state, ERG_READING_NOT_LIVE);
+    assert_non_null(strstr(r.channels[0].reason, "1000 ms of GPU time"));
 
     erg_temperature t[4];
     size_t nt;

@@ -85,10 +85,10 @@ static void zones_are_identified_by_name_and_parent(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:10/energy_uj", "8000000\n");
     fake_write(root, "sys/class/powercap/intel-rapl/enabled", "1\n"); /* control type: ignored */
     erg_meter *m = open_meter("rapl-sysfs");
-    const char *want[] = {"rapl-sysfs:package-0",      "rapl-sysfs:package-0/core",
-                          "rapl-sysfs:package-0/uncore", "rapl-sysfs:package-0/dram",
-                          "rapl-sysfs:package-1",      "rapl-sysfs:package-1/dram",
-                          "rapl-sysfs:psys",           "rapl-sysfs:package-2"};
+    const char *want[] = {
+        "rapl-sysfs:package-0",      "rapl-sysfs:package-0/core", "rapl-sysfs:package-0/uncore",
+        "rapl-sysfs:package-0/dram", "rapl-sysfs:package-1",      "rapl-sysfs:package-1/dram",
+        "rapl-sysfs:psys",           "rapl-sysfs:package-2"};
     assert_int_equal(erg_meter_channel_count(m), 8);
     for (size_t i = 0; i < 8; i++) {
         erg_channel_info c;
@@ -123,13 +123,13 @@ static void totals_never_double_count(void **state)
     erg_meter *m = open_meter("rapl-sysfs");
     struct win w;
     win_begin(m, &w);
-    set_uj("intel-rapl:0", 1000000 + 10000000);   /* package-0 +10 J */
-    set_uj("intel-rapl:0:0", 2000000 + 6000000);  /* core +6 J (inside package) */
-    set_uj("intel-rapl:0:1", 3000000 + 1000000);  /* uncore +1 J */
-    set_uj("intel-rapl:0:2", 4000000 + 2000000);  /* dram-0 +2 J */
-    set_uj("intel-rapl:1", 5000000 + 8000000);    /* package-1 +8 J */
-    set_uj("intel-rapl:1:0", 6000000 + 3000000);  /* dram-1 +3 J */
-    set_uj("intel-rapl:2", 7000000 + 30000000);   /* psys +30 J */
+    set_uj("intel-rapl:0", 1000000 + 10000000);  /* package-0 +10 J */
+    set_uj("intel-rapl:0:0", 2000000 + 6000000); /* core +6 J (inside package) */
+    set_uj("intel-rapl:0:1", 3000000 + 1000000); /* uncore +1 J */
+    set_uj("intel-rapl:0:2", 4000000 + 2000000); /* dram-0 +2 J */
+    set_uj("intel-rapl:1", 5000000 + 8000000);   /* package-1 +8 J */
+    set_uj("intel-rapl:1:0", 6000000 + 3000000); /* dram-1 +3 J */
+    set_uj("intel-rapl:2", 7000000 + 30000000);  /* psys +30 J */
     advance(1.0);
     win_end(m, &w, 0, "rapl-sysfs:psys");
     /* psys holds everything: the total is psys alone */

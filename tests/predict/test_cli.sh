@@ -44,6 +44,10 @@ check "predict rmsnorm" 0 "rmsnorm fp32: time" -- "$erg" predict op rmsnorm --to
 check "predict --json" 0 '"regime": "launch_bound"' -- "$erg" predict op rmsnorm --tokens 8 --d-model 1024 --model "$tmp/model.json" --json
 grep -q '"grade": "estimator"' "$tmp/out" && grep -q '"time_s": ' "$tmp/out" && grep -q '"energy_j": ' "$tmp/out" \
     || { echo "FAIL predict json keys"; cat "$tmp/out"; fails=$((fails + 1)); }
+check "predict writes a signature" 0 "rmsnorm fp32" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json" --signature "$tmp/sig.json" --static-power-w 1e-3
+grep -q '"erg": "signature/1"' "$tmp/sig.json" && grep -q '"static_power_w": 0.001' "$tmp/sig.json" \
+    || { echo "FAIL signature file"; cat "$tmp/sig.json"; fails=$((fails + 1)); }
+check "signature static power too high" 2 "exceeds the predicted energy" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json" --signature "$tmp/sig2.json" --static-power-w 1e9
 check "predict extrapolates with a warning" 0 "extrapolates" -- "$erg" predict op rmsnorm --tokens 100000 --d-model 1024 --model "$tmp/model.json"
 
 # bad input

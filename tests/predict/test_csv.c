@@ -36,7 +36,8 @@ static const char *write_tmp(const char *name, const char *text)
     return path;
 }
 
-#define HEADER "op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade\n"
+#define HEADER                                                                                     \
+    "op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade\n"
 
 static void round_trip_keeps_every_field(void **state)
 {
@@ -128,8 +129,8 @@ static void bad_inputs_name_file_line_and_column(void **state)
 {
     (void)state;
     static const struct bad cases[] = {
-        {"op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j\n",
-         ":1:1", "missing column 'grade'"},
+        {"op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j\n", ":1:1",
+         "missing column 'grade'"},
         {HEADER "gemm,x,8,abc,8,,,fp32,1,1e-3,,,,\n", ":2:10", "column 'n': expected an integer"},
         {HEADER "gemm,x,8,-8,8,,,fp32,1,1e-3,,,,\n", ":2:10", "must not be negative"},
         {HEADER "conv,x,8,8,8,,,fp32,1,1e-3,,,,\n", ":2:1", "unknown op 'conv'"},

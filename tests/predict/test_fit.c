@@ -156,7 +156,7 @@ static double gemm_truth(const erg_op_dims *d)
     double x[ERG_OP_MAX_FEATURES];
     erg_op_features(d, x);
     static const double a[5] = {1e-12, 2e-12, 1.5e-12, 1.2e-12, 1e-12}; /* s per FLOP */
-    static const double b[5] = {1e-10, 1e-10, 8e-11, 5e-11, 2e-11};      /* s per byte in */
+    static const double b[5] = {1e-10, 1e-10, 8e-11, 5e-11, 2e-11};     /* s per byte in */
     static const double c[5] = {5e-6, 2e-5, 3e-5, 4e-5, 1e-4};
     unsigned r = erg_op_regime(d, &t);
     return a[r] * x[3] + b[r] * x[7] + 3e-11 * x[6] + c[r];
@@ -209,6 +209,8 @@ static void gemm_five_regimes_exact(void **state)
     assert_int_equal(erg_op_model_predict(m, &s[0].dims, &p, NULL), ERG_OK);
     erg_assert_rel(p.time_s, s[0].time_s, 1e-7);
     assert_true(isnan(p.energy_j));
+    erg_signature sig;
+    assert_int_equal(erg_op_model_signature(m, &s[0].dims, 0, &sig, NULL), ERG_ENOTSUP);
     erg_op_model_free(m);
     free(s);
 }
@@ -248,7 +250,8 @@ static void thin_regime_falls_back_to_its_neighbour(void **state)
     assert_int_equal(v.fallback, 1);
     assert_int_equal(v.fallback_to, 1);
     assert_int_equal(v.n_train, 3);
-    assert_non_null(strstr(erg_op_model_notes(m), "softmax: regime launch_bound has 3 training points"));
+    assert_non_null(
+        strstr(erg_op_model_notes(m), "softmax: regime launch_bound has 3 training points"));
     erg_op_dims d;
     memset(&d, 0, sizeof d);
     d.op = ERG_OP_SOFTMAX;
@@ -259,6 +262,53 @@ static void thin_regime_falls_back_to_its_neighbour(void **state)
     assert_int_equal(p.fallback, 1);
     /* the neighbour's fit holds the same law here: exact */
     erg_assert_rel(p.time_s, 1e-9 * 128 * 128 + 1e-7 * 128 + 7e-6 + 5e-6, 1e-6);
+    erg_op_model_free(m);
+}
+
+static void predictions_become_composable_signatures(void **state)
+{
+    (void)state;
+    erg_op_sample s[160];
+    rng = 31;
+    size_t n = rms_samples(s, 0.02, 1);
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.target_kind = "cpu-test";
+    o.target_desc = "synthetic";
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
+    erg_op_dims d;
+    memset(&d, 0, sizeof d);
+    d.op = ERG_OP_RMSNORM;
+    d.tokens = 512;
+    d.d_model = 4096;
+    erg_op_prediction p;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    erg_op_validation v;
+    erg_op_model_validation(m, ERG_OP_RMSNORM, p.regime, &v);
+    double s_w = 2.0;
+    erg_signature sig;
+    erg_diag diag;
+    assert_int_equal(erg_op_model_signature(m, &d, s_w, &sig, &diag), ERG_OK);
+    assert_int_equal(erg_signature_check(&sig, NULL), ERG_OK);
+    erg_assert_rel(sig.time_s, p.time_s, 1e-15);
+    erg_assert_rel(erg_signature_energy_j(&sig), p.energy_j, 1e-12); /* E = s·T + d */
+    erg_assert_rel(sig.dynamic_energy_j, p.energy_j - s_w * p.time_s, 1e-12);
+    double rsd = v.time_mape_pct / 100 * sqrt(M_PI / 2);
+    erg_assert_rel(sig.time_var_s2, rsd * p.time_s * rsd * p.time_s, 1e-12);
+    assert_string_equal(sig.name, "rmsnorm");
+    assert_string_equal(sig.device, "cpu-test");
+    assert_non_null(strstr(sig.theta, "\"tokens\":512"));
+    assert_int_equal(sig.grade, ERG_GRADE_ESTIMATOR);
+    /* two norms in sequence: the calculus adds energies and times */
+    erg_signature two[2] = {sig, sig}, seq;
+    assert_int_equal(erg_signature_seq(two, 2, &seq, NULL), ERG_OK);
+    erg_assert_rel(erg_signature_energy_j(&seq), 2 * p.energy_j, 1e-12);
+    erg_assert_rel(seq.time_var_s2, 2 * sig.time_var_s2, 1e-12);
+    /* static power beyond the predicted energy; negative static power */
+    assert_int_equal(erg_op_model_signature(m, &d, 10 * p.energy_j / p.time_s, &sig, &diag),
+                     ERG_ERANGE);
+    assert_int_equal(erg_op_model_signature(m, &d, -1, &sig, &diag), ERG_EINVAL);
     erg_op_model_free(m);
 }
 
@@ -358,6 +408,7 @@ int main(void)
         cmocka_unit_test(noisy_data_gives_the_expected_mape),
         cmocka_unit_test(gemm_five_regimes_exact),
         cmocka_unit_test(thin_regime_falls_back_to_its_neighbour),
+        cmocka_unit_test(predictions_become_composable_signatures),
         cmocka_unit_test(save_load_round_trip_and_loader_errors),
         cmocka_unit_test(fit_rejects_bad_input),
     };

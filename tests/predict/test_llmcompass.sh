@@ -8,13 +8,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ERG=${ERG_BIN:?} "$src/examples/predict-llmcompass.sh" "$data" "$tmp" --json > "$tmp/fit.json" || exit 1
 grep -c ',' "$tmp/ops_a100_llmcompass.csv" | grep -qx 65 || { echo "expected 64 data rows"; exit 1; }
-# every op's held-out average time MAPE under 10% (HYMELL reports 1.7-6.4% on H100)
-python3 - "$tmp/fit.json" <<'P' 2>/dev/null || awk '/"average"/{a=1} a&&/"time_mape_pct"/{gsub(/[^0-9.]/,"",$2); if ($2+0 >= 10) bad=1; a=0} END{exit bad}' "$tmp/fit.json"
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["grade"] is None
-for op in ("gemm", "softmax", "rmsnorm"):
-    m = d["ops"][op]["average"]["time_mape_pct"]
-    print(op, m)
-    assert m < 10.0, (op, m)
-P
+# every op's held-out average time MAPE under 10% (HYMELL reports 1.7-6.4% on H100); no energy
+grep -q '"grade": null' "$tmp/fit.json" || { echo "time-only data must have no grade"; exit 1; }
+awk '
+  /"(gemm|softmax|rmsnorm)": \{/ { op = $1; gsub(/[":]/, "", op) }
+  /"average": \{/ { avg = 1 }
+  avg && /"time_mape_pct"/ { v = $2; gsub(/[^0-9.eE+-]/, "", v); printf "%s %s%%\n", op, v;
+                             n++; if (!(v + 0 < 10)) bad = 1; avg = 0 }
+  END { exit (n == 3 && !bad) ? 0 : 1 }' "$tmp/fit.json"

@@ -110,8 +110,9 @@ static void energy_comes_through_the_window(void **state)
     assert_int_equal(f.begins, f.ends);
     assert_int_equal(out.grade, ERG_GRADE_HW_SHUNT);
     /* energy per execution = (100 W · total time + windows · 1 mJ) / reps */
-    erg_assert_rel(out.energy_j, (100.0 * out.time_s * (double)out.reps + 1e-3 * f.ends) /
-                                     (double)out.reps, 1e-9);
+    erg_assert_rel(out.energy_j,
+                   (100.0 * out.time_s * (double)out.reps + 1e-3 * f.ends) / (double)out.reps,
+                   1e-9);
     w.end = failing_end;
     erg_diag diag;
     erg_diag_clear(&diag);
@@ -122,7 +123,8 @@ static void energy_comes_through_the_window(void **state)
 }
 
 /* Like the meter's estimator: no figure for a window shorter than its 10 ms update period. */
-static int coarse_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+static int coarse_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade,
+                      erg_diag *diag)
 {
     (void)ud;
     if (elapsed_s < 0.01)
@@ -186,6 +188,44 @@ static void energy_through_erg_meter_windows_is_graded(void **state)
     erg_meter_close(m);
 }
 
+/* 100 W, except that the second window also gets a 1 J spike (another process, an interrupt). */
+static int spiky_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
+{
+    (void)diag;
+    struct fake_meter *f = ud;
+    f->ends++;
+    *energy_j = 100.0 * elapsed_s + (f->ends == 2 ? 1.0 : 0.0);
+    *grade = ERG_GRADE_HW_SHUNT;
+    return ERG_OK;
+}
+
+static void one_spiky_batch_moves_the_mean_not_the_spread(void **state)
+{
+    (void)state;
+    struct fake_meter f = {0, 0, 0};
+    erg_energy_window w = {&f, fake_begin, spiky_end};
+    erg_op_dims g = dims(ERG_OP_GEMM, 24, 24, 24);
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 0.1; /* about 20 batches of 5 ms */
+    o.min_window_s = 0;
+    o.clock = ERG_PROFILE_CLOCK_THREAD_CPU; /* batch count independent of the machine's load */
+    o.energy = &w;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
+    if (f.ends < 3)
+        skip(); /* the warm-up overestimated the batch: too few batches for a spread */
+    /* the spike is in the mean: E = 100 W · t + 1 J / reps */
+    erg_assert_rel(out.energy_j, 100.0 * out.time_s + 1.0 / (double)out.reps, 1e-9);
+    /* but not in the spread: every other batch has e = 100·t exactly, so the robust spread of the
+     * energy is 100 × that of the time (up to the median shifting by one batch) */
+    if (!(out.energy_sd_j <= 1.5 * 100.0 * out.time_sd_s + 1e-15))
+        fail_msg("energy sd %g J vs 100 W x time sd %g s", out.energy_sd_j, out.time_sd_s);
+    /* a plain sd would carry the spike: (1 J / b)·√b/√n_batches at least */
+    double b = (double)out.reps / (double)f.ends;
+    assert_true(out.energy_sd_j < 0.5 * (1.0 / b) * sqrt(b) / sqrt((double)f.ends));
+}
+
 static void unsupported_targets_and_types(void **state)
 {
     (void)state;
@@ -235,6 +275,7 @@ int main(void)
         cmocka_unit_test(energy_comes_through_the_window),
         cmocka_unit_test(short_batches_grow_past_the_meter_resolution),
         cmocka_unit_test(energy_through_erg_meter_windows_is_graded),
+        cmocka_unit_test(one_spiky_batch_moves_the_mean_not_the_spread),
         cmocka_unit_test(unsupported_targets_and_types),
         cmocka_unit_test(target_identity_is_file_name_safe),
     };

@@ -52,6 +52,20 @@ static int count_cb(void *ud, const erg_signature *s)
     return 0;
 }
 
+struct hist {
+    double *times;
+    size_t *n;
+};
+
+static int hist_cb(void *ud, const erg_signature *s, double stored_unix_s)
+{
+    struct hist *h = ud;
+    if (!(stored_unix_s > 1.6e9))
+        return -1;
+    h->times[(*h->n)++] = s->time_s;
+    return 0;
+}
+
 static void put_get_replace_remove(void **state)
 {
     (void)state;
@@ -75,6 +89,16 @@ static void put_get_replace_remove(void **state)
     size_t h = 99;
     assert_int_equal(erg_store_history(st, "gemm", &h, &d), ERG_OK);
     assert_int_equal(h, 1);
+
+    /* history_each walks earlier versions, newest first. */
+    a.time_s = 0.875;
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
+    double seen[4];
+    size_t nseen = 0;
+    assert_int_equal(erg_store_history_each(st, "gemm", hist_cb, &(struct hist){seen, &nseen}, &d), ERG_OK);
+    assert_int_equal(nseen, 2);
+    erg_assert_near(seen[0], 0.75, 0);
+    erg_assert_near(seen[1], 0.5, 0);
 
     char names[64] = "";
     assert_int_equal(erg_store_each(st, count_cb, names, &d), ERG_OK);

@@ -164,6 +164,22 @@ static void report_table_and_json(void **state)
     erg_assert_rel(num(j, "energy_j"), 0.0863, 1e-9);
     erg_assert_rel(num(j, "energy_sd_j"), 0.003, 1e-9);
     json_decref(j);
+    /* Files whose first activities are far apart get a hint about clocks. */
+    char far[600], args2[1400];
+    snprintf(far, sizeof far, "%s/far.json", dir);
+    FILE *f = fopen(far, "w");
+    assert_non_null(f);
+    fputs("{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\","
+          "\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1000000000,\"dur\":3}]}",
+          f);
+    fclose(f);
+    snprintf(args2, sizeof args2, "trace report '" DATA "two_gpus.json' '%s' --json", far);
+    assert_int_equal(erg(args2), 0);
+    assert_non_null(strstr(slurp(err_path), "try --align first-kernel"));
+    snprintf(args2, sizeof args2,
+             "trace report '" DATA "two_gpus.json' '%s' --align first-kernel --jobs 2", far);
+    assert_int_equal(erg(args2), 0);
+    assert_null(strstr(slurp(err_path), "--align"));
     assert_int_equal(erg("trace --help"), 0);
     assert_non_null(strstr(slurp(out_path), "erg trace import"));
 }

@@ -89,6 +89,8 @@ static void report_matches_hand_computed_values(void **state)
     erg_assert_rel(g1->idle_s, 140e-6, 1e-12);
     erg_assert_rel(g1->static_energy_j, 0.0098, 1e-12);
     erg_assert_rel(g1->idle_static_energy_j, 0.0014, 1e-12);
+    erg_assert_near(g1->idle_power_w, 10, 0);
+    erg_assert_near(g0->idle_power_w, 60, 0);
     erg_assert_rel(g1->dynamic_energy_j, 0.02, 1e-12);
     erg_assert_near(g1->overlap_s, 0, 0);
 
@@ -233,12 +235,14 @@ static void ranks_compose_cross_device_with_alignment(void **state)
     assert_string_equal(rep.devices[0].id, "rank1/gpu0");
     assert_string_equal(rep.devices[1].id, "rank0/gpu0");
     erg_assert_rel(rep.time_s, 4400e-6, 1e-12);
+    erg_assert_rel(rep.start_spread_s, 4100e-6, 1e-12); /* first activities at 900 and 5000 µs */
     erg_assert_rel(rep.energy_j, 2 * 10 * 4400e-6 + 100 * 450e-6, 1e-9);
     erg_trace_report_free(&rep);
     /* first-kernel: rank 0 shifted by −1000 (its memcpy at −100), rank 1 by −5000: −100 .. 300. */
     o.align = ERG_TRACE_ALIGN_FIRST_KERNEL;
     assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
     erg_assert_rel(rep.time_s, 400e-6, 1e-12);
+    erg_assert_rel(rep.start_spread_s, 100e-6, 1e-12); /* −100 (memcpy) and 0 */
     erg_assert_rel(rep.energy_j, 2 * 10 * 400e-6 + 100 * 450e-6, 1e-9);
     erg_assert_rel(rep.devices[0].busy_s, 300e-6, 1e-12);
     erg_assert_rel(rep.devices[1].busy_s, 150e-6, 1e-12);

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Profile this machine's CPU on the default grid, fit HYMELL's level-1 estimators and predict.
+#   examples/predict-cpu.sh [OUT_DIR] [MIN_TIME_S]
+# The default grid (grids/cpu.csv, 170 configurations) takes about 5 minutes of CPU time at the
+# default --min-time 1; on a shared machine use --clock thread (below) so that time spent
+# descheduled is not counted.
+set -euo pipefail
+out=${1:-.}
+min_time=${2:-1}
+erg=${ERG:-erg}
+"$erg" profile ops --target cpu --clock thread --min-time "$min_time" -o "$out/ops_cpu.csv"
+"$erg" fit ops "$out/ops_cpu.csv" -o "$out/model_cpu.json"
+"$erg" predict op gemm --m 512 --n 4096 --k 4096 --model "$out/model_cpu.json"
+"$erg" predict op rmsnorm --tokens 512 --d-model 4096 --model "$out/model_cpu.json"
+"$erg" predict op softmax --tokens 1024 --model "$out/model_cpu.json" --json
