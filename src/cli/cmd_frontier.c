@@ -174,7 +174,7 @@ static int run(int argc, char **argv)
             help();
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("frontier", "unknown option");
+            return erg_cli_bad_option("frontier", argc, argv, "h", longopts);
         }
     }
     if (optind + 1 != argc)

@@ -59,6 +59,8 @@ grep -q "time_s" "$T/err" || fail "negative message: $(cat "$T/err")"
 
 "$ERG_BIN" frontier "$T/par.json" --deadline 1 --budget 2 2> /dev/null; [ $? -eq 2 ] || fail "both"
 "$ERG_BIN" frontier 2> /dev/null; [ $? -eq 2 ] || fail "no file"
+"$ERG_BIN" frontier "$T/par.json" --bogus 2> "$T/err"; [ $? -eq 2 ] || fail "bogus option"
+grep -q "unknown option .--bogus." "$T/err" || fail "bogus message: $(cat "$T/err")"
 "$ERG_BIN" frontier "$T/missing.json" 2> /dev/null; [ $? -eq 2 ] || fail "missing file"
 "$ERG_BIN" frontier --help | grep -q "Usage: erg frontier" || fail "help"
 echo "ok"
