@@ -30,7 +30,7 @@ static double now_s(void)
 
 /* n elements with p DVFS-like points each (T up, d down, convex-ish with noise), composed by op;
  * multi puts each element on its own device. */
-static erg_opsched *make(erg_op op, size_t n, size_t p)
+static erg_opsched *make(erg_expr_op op, size_t n, size_t p)
 {
     erg_opsched *os = erg_opsched_new();
     size_t *ids = malloc(n * sizeof *ids);
@@ -41,8 +41,8 @@ static erg_opsched *make(erg_op op, size_t n, size_t p)
         for (size_t i = 0; i < p; i++) {
             erg_signature s;
             erg_signature_init(&s);
-            snprintf(s.device, sizeof s.device, op == ERG_OP_MULTI ? "g%zu" : "g",
-                     op == ERG_OP_MULTI ? k : 0);
+            snprintf(s.device, sizeof s.device, op == ERG_EXPR_MULTI ? "g%zu" : "g",
+                     op == ERG_EXPR_MULTI ? k : 0);
             double x = (double)i / (double)(p > 1 ? p - 1 : 1);
             s.static_power_w = 60;
             s.time_s = base * (1 + 0.6 * x) * (1 + 0.01 * urand());
@@ -57,7 +57,7 @@ static erg_opsched *make(erg_op op, size_t n, size_t p)
     return os;
 }
 
-static void bench_expr(const char *label, erg_op op, size_t n, size_t p, double eps)
+static void bench_expr(const char *label, erg_expr_op op, size_t n, size_t p, double eps)
 {
     erg_opsched *os = make(op, n, p);
     erg_frontier_options o;
@@ -160,19 +160,19 @@ int main(int argc, char **argv)
      * thousands of points at 50 x 38): exact up to 50 elements, ε-approximate beyond. */
     for (size_t a = 0; a < 2; a++)
         for (size_t b = 0; b < 3; b++)
-            bench_expr("seq", ERG_OP_SEQ, ns[a], ps[b], 0);
+            bench_expr("seq", ERG_EXPR_SEQ, ns[a], ps[b], 0);
     size_t ln[] = {10, 50, 200, 1000};
     for (size_t a = 0; a < 4; a++) {
-        bench_expr("seq", ERG_OP_SEQ, ln[a], 38, 0.01);
+        bench_expr("seq", ERG_EXPR_SEQ, ln[a], 38, 0.01);
         if (ln[a] <= 200)
-            bench_expr("seq", ERG_OP_SEQ, ln[a], 38, 0.001);
+            bench_expr("seq", ERG_EXPR_SEQ, ln[a], 38, 0.001);
     }
     for (size_t a = 0; a < 3; a++)
         for (size_t b = 0; b < 3; b++)
-            bench_expr("par", ERG_OP_PAR, ns[a], ps[b], 0);
+            bench_expr("par", ERG_EXPR_PAR, ns[a], ps[b], 0);
     for (size_t a = 0; a < 3; a++)
         for (size_t b = 0; b < 3; b++)
-            bench_expr("multi", ERG_OP_MULTI, ns[a], ps[b], 0);
+            bench_expr("multi", ERG_EXPR_MULTI, ns[a], ps[b], 0);
 
     printf("# series-parallel DAG frontier (exact, fork-join blocks, 8 devices)\n");
     struct {

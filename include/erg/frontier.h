@@ -155,8 +155,17 @@ ERG_API int erg_opsched_add_point(erg_opsched *os, const char *element, const er
 ERG_API int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
                                        const char *to, const erg_signature *sig, erg_diag *diag);
 
-/** Expression operators. */
-typedef enum erg_op { ERG_OP_LEAF = 0, ERG_OP_SEQ, ERG_OP_PAR, ERG_OP_MULTI } erg_op;
+/**
+ * Expression operators: a leaf, ⊗ (seq), ⊕ on one device (par), ⊕multi (multi); Section 3.3.
+ * (Named erg_expr_op so that this header and erg/predict.h, whose erg_op lists primitive ops,
+ * can be included together.)
+ */
+typedef enum erg_expr_op {
+    ERG_EXPR_LEAF = 0, /**< one element's operating set */
+    ERG_EXPR_SEQ,      /**< ⊗: sequence */
+    ERG_EXPR_PAR,      /**< ⊕: parallel on one device, shared ω_dev */
+    ERG_EXPR_MULTI     /**< ⊕multi: parallel across devices */
+} erg_expr_op;
 
 /**
  * Build the expression bottom-up. erg_opsched_expr_leaf makes a leaf for an element (each leaf is
@@ -166,7 +175,7 @@ typedef enum erg_op { ERG_OP_LEAF = 0, ERG_OP_SEQ, ERG_OP_PAR, ERG_OP_MULTI } er
  */
 ERG_API int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id,
                                   erg_diag *diag);
-ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n,
+ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
                                 size_t *out_id, erg_diag *diag);
 
 /**
@@ -240,6 +249,21 @@ ERG_API int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, cons
  *  the plan column is 1 on the plan's row. Whole or not at all ("-" is stdout). */
 ERG_API int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path,
                                    erg_diag *diag);
+
+/**
+ * Read a reference frontier (another tool's, or an earlier `erg frontier --csv`) from a CSV file
+ * for erg_frontier_plot_svg. The first line is a header; the time column is the one named
+ * "time_s" or "time", the energy column "energy_j" or "energy" (case-insensitive, blanks and
+ * double quotes around a name ignored, any column order, other columns ignored). Every other
+ * non-blank line must have as many comma-separated fields as the header, with a finite,
+ * non-negative number (s, J) in both columns. On success *time_s and *energy_j (malloc'd, n
+ * values each, in file order; free them) and *n ≥ 1.
+ * Errors: ERG_ENOENT/ERG_EIO; ERG_EPARSE with "file:line:col" (empty file, a header without a
+ * time or an energy column or with two, a row with the wrong number of fields or a bad number,
+ * no data rows); ERG_ENOMEM; ERG_EINVAL (NULL argument). Nothing is allocated on error.
+ */
+ERG_API int erg_frontier_read_reference(const char *path, double **time_s, double **energy_j,
+                                        size_t *n, erg_diag *diag);
 
 /**
  * Draw the frontier as SVG with cairo: time (s) on x, energy (J) on y, the points joined as a

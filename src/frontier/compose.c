@@ -503,7 +503,7 @@ static size_t ceil_log2(size_t n)
 static size_t count_trims(const erg_opsched *os, size_t id, int padded)
 {
     const struct fr_expr *e = &os->expr[id];
-    if (e->op == ERG_OP_LEAF || padded || e->op != ERG_OP_SEQ)
+    if (e->op == ERG_EXPR_LEAF || padded || e->op != ERG_EXPR_SEQ)
         return 0; /* no trimming inside ⊕/⊕multi operands */
     size_t deepest = 0;
     for (size_t k = 0; k < e->n; k++) {
@@ -518,9 +518,9 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
     const struct fr_expr *e = &x->os->expr[id];
     if (depth > 10000)
         return erg_diag_set(x->diag, ERG_EINVAL, NULL, "expression nested too deeply");
-    if (e->op == ERG_OP_LEAF)
+    if (e->op == ERG_EXPR_LEAF)
         return leaf_set(x, e->elem, padded, out);
-    int sub_padded = padded || e->op != ERG_OP_SEQ;
+    int sub_padded = padded || e->op != ERG_EXPR_SEQ;
     struct cset **ops = malloc(e->n * sizeof *ops);
     if (!ops)
         return ERG_ENOMEM;
@@ -528,7 +528,7 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
     for (size_t k = 0; k < e->n && rc == ERG_OK; k++)
         rc = eval(x, e->kids[k], sub_padded, depth + 1, &ops[k]);
     if (rc == ERG_OK) {
-        if (e->op == ERG_OP_SEQ && x->delta > 0 && !padded) {
+        if (e->op == ERG_EXPR_SEQ && x->delta > 0 && !padded) {
             /* Balanced merge tree (⊗ is associative, Property 6.1): fewer trims per path. */
             size_t m = e->n;
             while (m > 1 && rc == ERG_OK) {
@@ -540,12 +540,12 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
                 m = w;
             }
             *out = ops[0];
-        } else if (e->op == ERG_OP_SEQ) {
+        } else if (e->op == ERG_EXPR_SEQ) {
             struct cset *acc = ops[0];
             for (size_t k = 1; k < e->n && rc == ERG_OK; k++)
                 rc = seq2(x, acc, ops[k], padded, &acc);
             *out = acc;
-        } else if (e->op == ERG_OP_PAR) {
+        } else if (e->op == ERG_EXPR_PAR) {
             rc = par_op(x, ops, e->n, padded, out);
         } else {
             rc = multi_op(x, ops, e->n, padded, out);

@@ -591,7 +591,7 @@ static int cmp_spe(const void *pa, const void *pb)
 
 /* Combine two expressions with op, flattening nested operators of the same kind into one n-ary
  * operator (so ε-mode sequences merge as balanced trees); an empty operand (FR_NONE) is skipped. */
-static int sp_join(erg_opsched *t, erg_op op, size_t a, size_t b, size_t *out)
+static int sp_join(erg_opsched *t, erg_expr_op op, size_t a, size_t b, size_t *out)
 {
     if (a == FR_NONE || b == FR_NONE) {
         *out = a == FR_NONE ? b : a;
@@ -748,7 +748,7 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
         for (size_t i = 0; i + 1 < ne && rc == ERG_OK; i++) {
             size_t j = i + 1;
             while (j < ne && e[j].u == e[i].u && e[j].v == e[i].v) {
-                rc = sp_join(t, ERG_OP_PAR, e[i].expr, e[j].expr, &e[i].expr);
+                rc = sp_join(t, ERG_EXPR_PAR, e[i].expr, e[j].expr, &e[i].expr);
                 e[j].alive = 0;
                 alive--;
                 changed = 1;
@@ -772,7 +772,7 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
             size_t a = ine[w], b = oute[w];
             if (!e[a].alive || !e[b].alive || a == b)
                 continue;
-            rc = sp_join(t, ERG_OP_SEQ, e[a].expr, e[b].expr, &e[a].expr);
+            rc = sp_join(t, ERG_EXPR_SEQ, e[a].expr, e[b].expr, &e[a].expr);
             e[a].v = e[b].v;
             e[b].alive = 0;
             ine[e[a].v] = a;
@@ -791,7 +791,7 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
         rc = 1; /* not series-parallel */
         goto done;
     }
-    if (root != t->n_expr - 1 && (rc = erg_opsched_expr_op(t, ERG_OP_SEQ, &root, 1, &root, NULL)))
+    if (root != t->n_expr - 1 && (rc = erg_opsched_expr_op(t, ERG_EXPR_SEQ, &root, 1, &root, NULL)))
         goto done;
     erg_frontier_options o;
     erg_frontier_options_init(&o);

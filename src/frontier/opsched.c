@@ -221,16 +221,16 @@ int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id, 
         return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown element \"%s\"", element);
     if (GROW(os->expr, os->cap_expr, os->n_expr + 1))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    os->expr[os->n_expr] = (struct fr_expr){ERG_OP_LEAF, e, 0, NULL};
+    os->expr[os->n_expr] = (struct fr_expr){ERG_EXPR_LEAF, e, 0, NULL};
     *out_id = os->n_expr++;
     return ERG_OK;
 }
 
-int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n, size_t *out_id,
-                        erg_diag *diag)
+int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
+                        size_t *out_id, erg_diag *diag)
 {
     if (!os || !ids || !out_id || n == 0 ||
-        (op != ERG_OP_SEQ && op != ERG_OP_PAR && op != ERG_OP_MULTI))
+        (op != ERG_EXPR_SEQ && op != ERG_EXPR_PAR && op != ERG_EXPR_MULTI))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "expression operator needs 1 or more operands");
     for (size_t i = 0; i < n; i++)
         if (ids[i] >= os->n_expr)

@@ -38,7 +38,7 @@ struct fr_transition {
 };
 
 struct fr_expr {
-    erg_op op;
+    erg_expr_op op;
     size_t elem; /* leaf: element index */
     size_t n;    /* operands */
     size_t *kids;

@@ -184,13 +184,13 @@ static int read_expr(struct rd *r, const json_t *v, const char *path, size_t *id
             return rc;
         return erg_opsched_expr_leaf(r->os, name, id, diag);
     }
-    erg_op op;
+    erg_expr_op op;
     if (strcmp(key, "seq") == 0)
-        op = ERG_OP_SEQ;
+        op = ERG_EXPR_SEQ;
     else if (strcmp(key, "par") == 0)
-        op = ERG_OP_PAR;
+        op = ERG_EXPR_PAR;
     else if (strcmp(key, "multi") == 0)
-        op = ERG_OP_MULTI;
+        op = ERG_EXPR_MULTI;
     else
         return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: unknown operator \"%s\"", path, key);
     if (!json_is_array(arg) || json_array_size(arg) == 0)

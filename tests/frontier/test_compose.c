@@ -62,7 +62,7 @@ static void seq_frontier_is_pareto_min_of_minkowski_sum(void **state)
     assert_int_equal(erg_opsched_expr_leaf(os, "a", &a, NULL), ERG_OK);
     assert_int_equal(erg_opsched_expr_leaf(os, "b", &b, NULL), ERG_OK);
     size_t ids[2] = {a, b};
-    assert_int_equal(erg_opsched_expr_op(os, ERG_OP_SEQ, ids, 2, &r, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 2, &r, NULL), ERG_OK);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* Minkowski sums: (2, 20) (4, 21.5) (3, 26) (5, 27.5): only (2, 20) is Pareto-minimal. */
@@ -92,7 +92,7 @@ static void par_uses_slack_with_points_off_the_operand_frontier(void **state)
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "long", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "short", &ids[1], NULL);
-    assert_int_equal(erg_opsched_expr_op(os, ERG_OP_PAR, ids, 2, &r, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL), ERG_OK);
     /* The short element's own frontier excludes its point 2. */
     double t[] = {0.2, 0.4, 0.9}, e[] = {12, 10, 14};
     size_t idx[3], n;
@@ -126,7 +126,7 @@ static void par_combines_only_points_sharing_omega_dev(void **state)
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_PAR, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* Only f=2 is shared: 5·2 + 4 + 1 = 15 at 2 s. */
@@ -141,7 +141,7 @@ static void par_combines_only_points_sharing_omega_dev(void **state)
     add(os, "b", "g", 5, 0.5, 1, "{\"f\":2}");
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_PAR, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL);
     erg_diag diag;
     erg_diag_clear(&diag);
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, &diag), ERG_EINVAL);
@@ -161,7 +161,7 @@ static void multi_holds_every_device_for_the_makespan(void **state)
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_MULTI, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_MULTI, ids, 2, &r, NULL);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* T*=2: a0 (10·2+20=40) + b0 (4·2+8=16) = 56; T*=2.5: a0 45 + b1 16 = 61 (dominated);
@@ -191,7 +191,7 @@ static void transition_elements_are_charged_between_operating_points(void **stat
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_SEQ, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 2, &r, NULL);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* f1 f1: (2, 40); f2 f2: (4, 36); f2 then f1 (no transition declared): (3, 38);
@@ -225,7 +225,7 @@ static size_t irand(size_t n)
 #define MAXN 64
 
 struct tnode {
-    erg_op op;
+    erg_expr_op op;
     size_t elem, n, kids[3];
 };
 
@@ -263,19 +263,19 @@ static size_t gen(struct model *m, size_t dev, int depth, int allow_multi)
             m->el[e].p[p] = sig(d, m->s[dev][f], 0.1 + 2 * urand(), 5 * urand());
             m->el[e].f[p] = f;
         }
-        t->op = ERG_OP_LEAF;
+        t->op = ERG_EXPR_LEAF;
         t->elem = e;
         t->n = 0;
         return id;
     }
     int r = (int)irand(allow_multi ? 3 : 2);
-    t->op = r == 0 ? ERG_OP_SEQ : r == 1 ? ERG_OP_PAR : ERG_OP_MULTI;
+    t->op = r == 0 ? ERG_EXPR_SEQ : r == 1 ? ERG_EXPR_PAR : ERG_EXPR_MULTI;
     t->n = 2 + irand(2);
     for (size_t k = 0; k < t->n; k++) {
-        if (t->op == ERG_OP_MULTI)
+        if (t->op == ERG_EXPR_MULTI)
             t->kids[k] = gen(m, m->n_dev++, depth - 1, allow_multi);
         else
-            t->kids[k] = gen(m, dev, depth - 1, t->op == ERG_OP_PAR ? 0 : allow_multi);
+            t->kids[k] = gen(m, dev, depth - 1, t->op == ERG_EXPR_PAR ? 0 : allow_multi);
     }
     return id;
 }
@@ -283,7 +283,7 @@ static size_t gen(struct model *m, size_t dev, int depth, int allow_multi)
 static void build(struct model *m, size_t id)
 {
     struct tnode *t = &m->node[id];
-    if (t->op == ERG_OP_LEAF) {
+    if (t->op == ERG_EXPR_LEAF) {
         for (size_t p = 0; p < m->el[t->elem].n; p++) {
             char od[16];
             snprintf(od, sizeof od, "{\"f\":%d}", m->el[t->elem].f[p]);
@@ -314,7 +314,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
     const struct tnode *t = &m->node[id];
     struct ev r = {0};
     r.ok = 1;
-    if (t->op == ERG_OP_LEAF) {
+    if (t->op == ERG_EXPR_LEAF) {
         size_t p = choice[t->elem];
         r.s = m->el[t->elem].p[p];
         r.first = r.last = r.uni = (int)(m->el[t->elem].dev * 2) + m->el[t->elem].f[p];
@@ -329,7 +329,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
             return k[i];
         ops[i] = k[i].s;
     }
-    if (t->op == ERG_OP_SEQ) {
+    if (t->op == ERG_EXPR_SEQ) {
         r = k[0];
         for (size_t i = 1; i < t->n; i++) {
             erg_signature parts[3];
@@ -347,7 +347,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
         }
         return r;
     }
-    if (t->op == ERG_OP_PAR) {
+    if (t->op == ERG_EXPR_PAR) {
         for (size_t i = 0; i < t->n; i++)
             if (k[i].uni < 0 || k[i].uni != k[0].uni) {
                 r.ok = 0;
@@ -522,7 +522,7 @@ static void epsilon_chain_stays_within_its_bound(void **state)
         erg_opsched_expr_leaf(os, name, &ids[k], NULL);
     }
     size_t r;
-    erg_opsched_expr_op(os, ERG_OP_SEQ, ids, 30, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 30, &r, NULL);
     erg_frontier ex, ap;
     erg_frontier_options o;
     erg_frontier_options_init(&o);

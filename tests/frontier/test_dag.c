@@ -260,9 +260,9 @@ static void series_parallel_dag_equals_expression(void **state)
     for (int k = 0; k < 4; k++)
         erg_opsched_expr_leaf(ex, names[k], &id[k], NULL);
     size_t bc[2] = {id[1], id[2]};
-    erg_opsched_expr_op(ex, ERG_OP_PAR, bc, 2, &pc, NULL);
+    erg_opsched_expr_op(ex, ERG_EXPR_PAR, bc, 2, &pc, NULL);
     size_t sq[3] = {id[0], pc, id[3]};
-    erg_opsched_expr_op(ex, ERG_OP_SEQ, sq, 3, &root, NULL);
+    erg_opsched_expr_op(ex, ERG_EXPR_SEQ, sq, 3, &root, NULL);
     erg_frontier f1, f2;
     assert_int_equal(erg_opsched_frontier(dg, NULL, &f1, NULL), ERG_OK);
     assert_int_equal(erg_opsched_frontier(ex, NULL, &f2, NULL), ERG_OK);
