@@ -263,6 +263,106 @@ static void plans_for_deadline_and_budget(void **state)
     erg_frontier_free(&f);
 }
 
+/* Read text as a reference CSV; on success check it has n points equal to t[]/e[]. */
+static int read_ref(const char *text, size_t n, const double *t, const double *e, erg_diag *d)
+{
+    const char *p = write_tmp("ref.csv", text);
+    double *rt = (double *)1, *re = (double *)1;
+    size_t rn = 99;
+    erg_diag_clear(d);
+    int rc = erg_frontier_read_reference(p, &rt, &re, &rn, d);
+    if (rc != ERG_OK) {
+        assert_null(rt);
+        assert_null(re);
+        assert_int_equal(rn, 0);
+        return rc;
+    }
+    assert_int_equal(rn, n);
+    for (size_t i = 0; i < n; i++) {
+        erg_assert_near(rt[i], t[i], 0);
+        erg_assert_near(re[i], e[i], 0);
+    }
+    free(rt);
+    free(re);
+    return rc;
+}
+
+/* The where of a failed read_ref must end with ":line:col" (after the path). */
+static void assert_at(const erg_diag *d, const char *line_col, const char *detail)
+{
+    size_t lw = strlen(d->where), lc = strlen(line_col);
+    if (lw < lc || strcmp(d->where + lw - lc, line_col) != 0 || !strstr(d->where, "ref.csv"))
+        fail_msg("where '%s', expected ...ref.csv%s", d->where, line_col);
+    if (!strstr(d->detail, detail))
+        fail_msg("detail '%s' lacks '%s'", d->detail, detail);
+}
+
+static void reads_reference_csv_by_column_name(void **state)
+{
+    (void)state;
+    erg_diag d;
+    const double t[] = {3.456, 3.455}, e[] = {5736.36, 5735.9};
+    /* Perseus's names, erg's names, swapped order, extra columns, CRLF, blanks, quotes. */
+    assert_int_equal(read_ref("time,energy\n3.456,5736.36\n3.455,5735.9\n", 2, t, e, &d), ERG_OK);
+    assert_int_equal(read_ref("energy,time\n5736.36,3.456\n5735.9,3.455", 2, t, e, &d), ERG_OK);
+    assert_int_equal(
+        read_ref("\"Energy_J\", plan ,TIME_S\r\n5736.36,1,3.456\r\n\r\n5735.9,0,3.455\r\n", 2, t, e,
+                 &d),
+        ERG_OK);
+    /* What erg frontier --csv writes reads back. */
+    erg_frontier f;
+    assert_int_equal(read_frontier(PAR_DOC, &f, &d), ERG_OK);
+    char p[512];
+    snprintf(p, sizeof p, "%s/f.csv", dir);
+    assert_int_equal(erg_frontier_write_csv(&f, 0, p, &d), ERG_OK);
+    double *rt, *re;
+    size_t rn;
+    assert_int_equal(erg_frontier_read_reference(p, &rt, &re, &rn, &d), ERG_OK);
+    assert_int_equal(rn, f.n_points);
+    for (size_t i = 0; i < rn; i++) {
+        erg_assert_rel(rt[i], f.points[i].time_s, 1e-9);
+        erg_assert_rel(re[i], f.points[i].energy_j, 1e-9);
+    }
+    free(rt);
+    free(re);
+    erg_frontier_free(&f);
+}
+
+static void rejects_bad_reference_csv(void **state)
+{
+    (void)state;
+    erg_diag d;
+    assert_int_equal(read_ref("", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "empty file");
+    assert_int_equal(read_ref("42\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "no time column");
+    assert_int_equal(read_ref("time_s,power_w\n1,2\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "no energy column");
+    assert_int_equal(read_ref("3.4,5736\n3.5,5700\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "no time column");
+    assert_int_equal(read_ref("time,energy,time_s\n1,2,3\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:13", "second time column");
+    assert_int_equal(read_ref("time,energy\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:1", "no data rows");
+    assert_int_equal(read_ref("time,energy\n1,2\n3\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":3:1", "1 field, the header has 2");
+    assert_int_equal(read_ref("time,energy\n1,2\n3,4,5\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":3:1", "3 fields");
+    assert_int_equal(read_ref("time,energy\n1,2\n3.5, 4J\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":3:6", "energy: expected a finite non-negative number, got '4J'");
+    assert_int_equal(read_ref("time,energy\nnan,2\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:1", "time:");
+    assert_int_equal(read_ref("time,energy\n1,-2\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:3", "energy:");
+    assert_int_equal(read_ref("time,energy\n1,\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:3", "got ''");
+    double *rt, *re;
+    size_t rn;
+    char p[512];
+    snprintf(p, sizeof p, "%s/absent.csv", dir);
+    assert_int_equal(erg_frontier_read_reference(p, &rt, &re, &rn, &d), ERG_ENOENT);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -273,8 +373,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    const char *files[] = {"s.json", "fixed.json", "f.json"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *files[] = {"s.json", "fixed.json", "f.json", "ref.csv", "f.csv"};
+    for (size_t i = 0; i < 5; i++) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);
         unlink(p);
@@ -291,6 +391,8 @@ int main(void)
         cmocka_unit_test(dag_gaps_are_charged_at_idle_power),
         cmocka_unit_test(rejects_bad_operating_sets),
         cmocka_unit_test(plans_for_deadline_and_budget),
+        cmocka_unit_test(reads_reference_csv_by_column_name),
+        cmocka_unit_test(rejects_bad_reference_csv),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
