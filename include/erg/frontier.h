@@ -74,7 +74,8 @@ typedef struct erg_frontier_point {
     double dynamic_energy_j; /**< dynamic part Σ d, J */
     double bound_j;          /**< lower bound on E at this time: the LP relaxation's optimum for
                                   DAG frontiers (gap = energy_j − bound_j ≥ 0), E/(1+ε) for an
-                                  ε-approximate frontier, energy_j for an exact one */
+                                  ε-approximate frontier, energy_j for an exact one, 0 when
+                                  erg_frontier.inexact_padding is set */
 } erg_frontier_point;
 
 /** How a frontier was obtained. */
@@ -98,8 +99,14 @@ typedef struct erg_frontier {
                                or DAG node ids */
     size_t *choices;      /**< n_points × n_elements */
     erg_frontier_method method;
-    double epsilon;   /**< ε of an approximate frontier, else 0 */
-    double max_gap_j; /**< largest energy_j − bound_j over the points, J */
+    double epsilon;      /**< ε of an approximate frontier, else 0 */
+    double max_gap_j;    /**< largest energy_j − bound_j over the points, J */
+    int inexact_padding; /**< 1 when a ⊗ inside a ⊕multi (or ⊕) operand combines parts of
+                              different static power: the calculus pads that sequence at its
+                              averaged s' = S/T (Property 5.3), which is not monotone under ⊗,
+                              so the points are real plans with their exact energies but better
+                              plans may be missing (docs/frontier.md, "Limitation"); bound_j is
+                              then 0 (no bound known). 0 otherwise. */
 } erg_frontier;
 
 /** Free the members of a frontier and zero it. NULL-safe. */
@@ -237,7 +244,8 @@ ERG_API int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, siz
 #define ERG_FRONTIER_NO_PLAN ((size_t)-1)
 
 /**
- * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "points": [{"time_s",
+ * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "inexact_padding"
+ * (true/false), "points": [{"time_s",
  * "energy_j", "static_energy_j", "dynamic_energy_j", "bound_j", "choice": {element: index}}],
  * and "plan" (same keys) when plan_idx is not ERG_FRONTIER_NO_PLAN}; whole or not at all ("-" is
  * stdout). Errors: ERG_EIO, ERG_ENOMEM, ERG_EINVAL.

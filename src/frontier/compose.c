@@ -44,6 +44,7 @@ struct ctx {
     size_t n_slot, cap_slot;
     char **slot_name;
     erg_diag *diag;
+    int inexact; /* a padded ⊗ combined parts of different hold powers (docs/frontier.md) */
 };
 
 static void cset_free(struct cset *s)
@@ -262,6 +263,27 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
     s->sub[0] = A;
     s->sub[1] = B;
     size_t next_prune = 65536;
+    if (padded == 2 && !x->inexact) {
+        /* Inside a ⊕multi operand the parts were pruned in (T, d, h), which is sound for this ⊗
+         * only when every part has the same hold power: the padded cost of a ⊗ uses its averaged
+         * h = S/T, not monotone in a part's T when the other parts' h differ. Flag it. (Inside a
+         * ⊕ operand only candidates of one uniform ω_dev group are used, all at one static
+         * power, and pruning never compares candidates of different groups.) */
+        double hmin = INFINITY, hmax = -INFINITY;
+        for (size_t i = 0; i < A->n; i++)
+            hmin = fmin(hmin, A->c[i].h), hmax = fmax(hmax, A->c[i].h);
+        for (size_t j = 0; j < B->n; j++)
+            hmin = fmin(hmin, B->c[j].h), hmax = fmax(hmax, B->c[j].h);
+        for (size_t i = 0; x->has_tr && i < A->n; i++)
+            for (size_t j = 0; j < B->n; j++) {
+                const struct fr_transition *tr = find_tr(x->os, A->c[i].last, B->c[j].first);
+                if (tr)
+                    hmin = fmin(hmin, tr->sig.static_power_w),
+                    hmax = fmax(hmax, tr->sig.static_power_w);
+            }
+        if (hmax - hmin > 1e-9 * fmax(fabs(hmax), 1e-12))
+            x->inexact = 1;
+    }
     for (size_t i = 0; i < A->n; i++) {
         const struct cand *a = &A->c[i];
         for (size_t j = 0; j < B->n; j++) {
@@ -520,7 +542,9 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
         return erg_diag_set(x->diag, ERG_EINVAL, NULL, "expression nested too deeply");
     if (e->op == ERG_EXPR_LEAF)
         return leaf_set(x, e->elem, padded, out);
-    int sub_padded = padded || e->op != ERG_EXPR_SEQ;
+    /* 0: not padded; 1: inside a ⊕ operand (padded at the shared static power of its uniform
+     * ω_dev group); 2: inside a ⊕multi operand (padded at the averaged hold power h). */
+    int sub_padded = e->op == ERG_EXPR_MULTI ? 2 : e->op == ERG_EXPR_PAR ? 1 : padded;
     struct cset **ops = malloc(e->n * sizeof *ops);
     if (!ops)
         return ERG_ENOMEM;
@@ -607,6 +631,7 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     if (rc == ERG_OK) {
         out->method = opts->epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT;
         out->epsilon = opts->epsilon;
+        out->inexact_padding = x.inexact;
         for (size_t i = 0; i < nk; i++) {
             const struct cand *c = &rs->c[idx[i]];
             erg_frontier_point *p = &out->points[i];
@@ -614,7 +639,8 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
             p->static_energy_j = c->S;
             p->dynamic_energy_j = c->d;
             p->energy_j = c->S + c->d;
-            p->bound_j = p->energy_j / (1.0 + opts->epsilon);
+            /* No lower bound is known when the padding caveat applies: report the trivial 0. */
+            p->bound_j = x.inexact ? 0.0 : p->energy_j / (1.0 + opts->epsilon);
             out->max_gap_j = fmax(out->max_gap_j, p->energy_j - p->bound_j);
             reconstruct(rs, idx[i], &out->choices[i * x.n_slot]);
         }

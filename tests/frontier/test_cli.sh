@@ -106,6 +106,24 @@ grep -q "choices must be auto, all, changes or none" "$T/err" || fail "bad --cho
 out=$("$ERG_BIN" frontier "$T/seq9.json" --csv) || fail "seq9 csv rc $?"
 echo "$out" | head -1 | grep -q ",e1,e2,e3,e4,e5,e6,e7,e8,e9$" || fail "csv lacks all elements"
 
+# A sequence with mixed static powers inside multi: exit 0, one warning line, flagged in JSON.
+cat > "$T/mixed.json" <<'JSON'
+{"erg": "schedule/1",
+ "signatures": {
+   "a": {"device": "g", "points": [
+      {"omega_device": {"mhz": 1400}, "static_power_w": 10, "time_s": 1, "dynamic_energy_j": 5},
+      {"omega_device": {"mhz": 1400}, "static_power_w": 10, "time_s": 2, "dynamic_energy_j": 5}]},
+   "b": {"device": "g", "omega_device": {"mhz": 900}, "static_power_w": 100, "time_s": 1, "dynamic_energy_j": 0},
+   "c": {"device": "h", "static_power_w": 0, "time_s": 10, "dynamic_energy_j": 0}},
+ "expr": {"multi": [{"seq": ["a", "b"]}, "c"]}}
+JSON
+out=$("$ERG_BIN" frontier "$T/mixed.json" --json 2> "$T/err") || fail "mixed rc $?"
+echo "$out" | grep -q '"inexact_padding": true' || fail "mixed json: $out"
+grep -q "^erg frontier: warning: .*mixed.json: a sequence whose parts have different static powers" "$T/err" || fail "mixed warning: $(cat "$T/err")"
+[ "$(wc -l < "$T/err")" -eq 1 ] || fail "mixed: more than one line on stderr"
+"$ERG_BIN" frontier "$T/par.json" --json 2> "$T/err" | grep -q '"inexact_padding": false' || fail "par not flagged false"
+[ ! -s "$T/err" ] || fail "par: unexpected stderr: $(cat "$T/err")"
+
 "$ERG_BIN" frontier "$T/par.json" --deadline 1 --budget 2 2> /dev/null; [ $? -eq 2 ] || fail "both"
 "$ERG_BIN" frontier 2> /dev/null; [ $? -eq 2 ] || fail "no file"
 "$ERG_BIN" frontier "$T/par.json" --bogus 2> "$T/err"; [ $? -eq 2 ] || fail "bogus option"
