@@ -24,9 +24,11 @@
  *   it chooses the point minimising h_i·T* + d_i among those with T_i ≤ T*.
  * Intermediate point sets keep every point that is not dominated in (T, d, h) (h = S/T, the
  * closure static power of Property 5.3), which is what an enclosing ⊕/⊕multi may still use. The
- * result is exact for expression trees (series-parallel schedules) whenever, inside each operand
- * of a ⊕multi, the hold power h of a sub-sequence does not depend on its choices (true when
- * static power depends only on the device, the usual case); see docs/frontier.md.
+ * result is exact for expression trees (series-parallel schedules) unless a ⊗ inside a ⊕multi
+ * operand combines parts of different static power (ω_dev-dependent static power, or parts on
+ * different devices): the calculus pads it at its averaged s' = S/T, which is not monotone under
+ * ⊗, so better plans can be missed. That case is detected and flagged
+ * (erg_frontier.inexact_padding); see docs/frontier.md, "Limitation".
  *
  * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power
  * while its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so E = Σ_dev
