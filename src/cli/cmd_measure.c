@@ -142,6 +142,7 @@ struct opts {
     int baseline_auto;
     double fixed_w;
     const char *cal_path, *sig_path, *name, *backends, *min_grade;
+    erg_grade min_grade_g; /* parsed --min-grade, valid when min_grade is set */
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -239,6 +240,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->backends = optarg;
             break;
         case 'g':
+            /* checked here, with every other option, before anything runs */
+            if (erg_grade_parse(optarg, &o->min_grade_g) != ERG_OK)
+                return erg_cli_usage("measure",
+                                     "--min-grade: unknown grade '%s' (hw_shunt, model_based or "
+                                     "estimator)",
+                                     optarg);
             o->min_grade = optarg;
             break;
         case 'h':
@@ -598,10 +605,7 @@ static int run(int argc, char **argv)
         if (status[k] != 0 && rc == ERG_EXIT_OK)
             rc = ERG_EXIT_CHECK;
     if (rc == ERG_EXIT_OK && o.min_grade) {
-        erg_grade g;
-        if (erg_grade_parse(o.min_grade, &g) != ERG_OK) {
-            rc = erg_cli_usage("measure", "--min-grade: unknown grade '%s'", o.min_grade);
-        } else if (!sum->n_total || sum->total_grade > g) {
+        if (!sum->n_total || sum->total_grade > o.min_grade_g) {
             fprintf(stderr, "erg: total grade %s is below the required %s\n",
                     sum->n_total ? erg_grade_name(sum->total_grade) : "none", o.min_grade);
             rc = ERG_EXIT_NOMETER;
