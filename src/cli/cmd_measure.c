@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -478,6 +479,25 @@ static int run(int argc, char **argv)
                 have_default ? defpath : "$XDG_CACHE_HOME or $HOME, neither set");
         rc = ERG_EXIT_USAGE;
         goto out;
+    }
+    if (o.sig_path && strcmp(o.sig_path, "-") != 0) {
+        /* the folder the signature goes to must exist before N runs are spent on it */
+        char dir[1024];
+        const char *slash = strrchr(o.sig_path, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == o.sig_path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - o.sig_path), o.sig_path);
+        struct stat sb;
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK) != 0) {
+            int e = errno;
+            fprintf(stderr, "erg: %s: cannot write the signature there: %s: %s\n", o.sig_path,
+                    dir, stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode) ? "not a folder" : strerror(e));
+            rc = ERG_EXIT_USAGE;
+            goto out;
+        }
     }
     if (o.stable && !have_cal) {
         fprintf(stderr, "erg: --stable needs a calibration: run 'erg calibrate' first, or give "

@@ -34,6 +34,13 @@ done
 grep -qx "erg measure: --min-grade: unknown grade 'bogus' (hw_shunt, model_based or estimator)" "$T/err" || fail "--min-grade message"
 [ "$(wc -l < "$T/err")" -le 2 ] || fail "--min-grade: one message and the hint"
 
+# a signature that cannot be written where asked: said before the runs are spent
+rm -f "$T/ran"
+"$erg" measure -r 1 --baseline 0 --signature "$T/no-such-dir/s.json" --backends rapl-sysfs -- touch "$T/ran" > "$T/out" 2> "$T/err"; [ $? -eq 2 ] || fail "--signature into a missing folder: exit 2"
+grep -qx "erg: $T/no-such-dir/s.json: cannot write the signature there: $T/no-such-dir: No such file or directory" "$T/err" || fail "--signature folder message"
+[ -e "$T/ran" ] && fail "--signature into a missing folder: nothing runs"
+[ -s "$T/out" ] && fail "--signature into a missing folder: nothing on stdout"
+
 # --- ERG_ESTIMATOR_*: a value that is not a power in W is an error naming the variable
 for v in abc -5 1e999 "10 W" nan; do
     rm -f "$T/ran"
