@@ -126,8 +126,9 @@ flat
 grep -q '"id":"hwmon:amd_energy/Esocket0","domain":"package","device":"package-0","grade":"hw_shunt","state":"ok","reason":"","flags":\[\],"energy_j":{"mean":1.5,' "$T/flat" || fail "hwmon energy input: 1.5 J, hw_shunt"
 grep -q '"id":"hwmon:power_meter/power1","domain":"system","device":"power_meter","grade":"model_based","state":"ok"' "$T/flat" || fail "hwmon power input: model_based"
 t=$(num '"time_s":{"mean":'); e=$(sed -n 's/.*"id":"hwmon:power_meter\/power1"[^}]*"energy_j":{"mean":\([0-9.e-]*\).*/\1/p' "$T/flat")
-# 10 W held until the command's write is seen (within a 20 ms period of its 50 ms sleep), then 40 W
-awk -v e="$e" -v t="$t" 'BEGIN { lo = 40 * (t - 0.2) + 10 * 0.05; hi = 40 * t; exit !(e >= lo && e <= hi) }' || fail "hwmon power integrated: $e J over $t s, expected about 40 W x time"
+# 10 W held until the command's write is seen (a 20 ms period after its 50 ms sleep; slack for a
+# loaded machine), then 40 W: more than 10 W alone could give, never more than 40 W x time
+awk -v e="$e" -v t="$t" 'BEGIN { lo = 40 * (t - 0.4); hi = 40 * t; exit !(e >= lo && e <= hi) }' || fail "hwmon power integrated: $e J over $t s, expected about 40 W x time"
 rm -rf "$H"
 
 # --- NVML through the fake library (built by the test build)
@@ -144,7 +145,7 @@ if [ -n "${ERG_FAKE_NVML:-}" ]; then
     flat
     grep -q '"id":"nvml:gpu-0","domain":"gpu","device":"gpu-0","grade":"model_based","state":"ok","reason":"","flags":\[\],"energy_j":{"mean":[0-9]' "$T/flat" || fail "NOT_SUPPORTED: power fallback, model_based"
     t=$(num '"time_s":{"mean":'); e=$(sed -n 's/.*"id":"nvml:gpu-0"[^}]*"energy_j":{"mean":\([0-9.e-]*\).*/\1/p' "$T/flat")
-    awk -v e="$e" -v t="$t" 'BEGIN { lo = 60 * (t - 0.1) + 20 * 0.1 - 0.5; hi = 60 * t; exit !(e >= lo && e <= hi) }' || fail "NOT_SUPPORTED: $e J over $t s, expected about 60 W x time"
+    awk -v e="$e" -v t="$t" 'BEGIN { lo = 60 * (t - 0.4); hi = 60 * t; exit !(e >= lo && e <= hi) }' || fail "NOT_SUPPORTED: $e J over $t s, expected about 60 W x time"
     grep -q '"total":{"energy_j":{"mean":[0-9.]*,.*"grade":"model_based","channels":\["nvml:gpu-0"\]' "$T/flat" || fail "NOT_SUPPORTED: total model_based"
     # a sub-second window on a 1 s average: below_resolution, no figure
     "$erg" measure -r 1 --json --baseline none --backends nvml -- sleep 0.1 > "$T/out" 2> "$T/err" || fail "nvml short measure"
