@@ -2,7 +2,9 @@
 /**
  * erg/predict.h - HYMELL level 1: the primitive-operation profiler and the regime-split
  * analytical estimators of the time and energy of RMSNorm, causal softmax and GEMM
- * (HYMELL, ../shared/seeds/hymell.txt, Sections 3.1-3.3 and 5.1; Tables 1-3).
+ * (HYMELL: Shokoufa, Sadeghi, Kamal, Pedram, "Multi-Level Modeling of Large Language Model
+ * Inference Latency and Energy via Hybrid Analytical-Machine-Learning Predictors",
+ * arXiv:2608.06723; Sections 3.1-3.3 and 5.1; Tables 1-3).
  *
  * Flow: a grid of operation configurations (erg_op_dims) is profiled on a target with the
  * paper's protocol (erg_profile_ops) into samples (erg_op_sample, one ops.csv row each); samples
@@ -72,9 +74,11 @@ ERG_API int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
 
 /**
  * One measured configuration: one row of ops.csv. time_s and energy_j are per execution (totals
- * divided by reps); time_sd_s and energy_sd_j are standard deviations of one execution, estimated
- * from batch means (sd_batch·√batch). energy_j and energy_sd_j are NaN when the data has no
- * energy (time-only data such as LLMCompass); grade is then meaningless and has_grade 0.
+ * divided by reps), on one time base (energy = the windows' mean power × time on the profiling
+ * clock). time_sd_s and energy_sd_j are the run-to-run sd of the per-execution cost: the robust
+ * (1.4826·MAD) spread across batches of each batch's per-execution mean, not scaled by √batch
+ * (see erg_profile_ops). energy_j and energy_sd_j are NaN when the data has no energy (time-only
+ * data such as LLMCompass); grade is then meaningless and has_grade 0.
  */
 typedef struct erg_op_sample {
     erg_op_dims dims;
@@ -159,6 +163,11 @@ typedef struct erg_profile_options {
     erg_profile_clock clock; /**< default ERG_PROFILE_CLOCK_MONOTONIC */
     double est_power_w;      /**< power of the built-in estimator (default 15 W, one busy core) */
     const erg_energy_window *energy; /**< NULL: the built-in estimator */
+    /** Optional clock replacing o->clock (tests, external timers): seconds, monotone; NULL: the
+     *  system clock. Energy windows are wall time (CLOCK_MONOTONIC) and their energy is scaled
+     *  to this clock's batch time as with the thread clock. */
+    double (*now_s)(void *ud);
+    void *now_ud;
     /** Optional progress callback after each configuration. */
     void (*progress)(void *ud, size_t done, size_t total, const erg_op_sample *s);
     void *progress_ud;
@@ -173,12 +182,15 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
  * one or two warm-up executions, then repetitions in batches (each at least min_window_s) until
  * the cumulative time reaches min_time_s and two batches ran, rotating the pre-generated input
  * sets; time by CLOCK_MONOTONIC (or the thread's CPU clock, o->clock), energy by the energy
- * window around each batch; totals divided by repetitions; sds from the robust (MAD) spread of
- * batch means. Kernels: RMSNorm and causal softmax are erg's own C loops (κ "erg-c",
- * "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS cblas_sgemm (fp32) or
- * cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors: ERG_EINVAL (bad dims),
- * ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE (a set too large),
- * or the energy window's status. *done (may be NULL) is the number of samples written.
+ * window around each batch; totals divided by repetitions. Energy and time share one time
+ * base: with the thread clock each batch's window energy is scaled by (thread time / wall time),
+ * i.e. energy = the window's mean power × the thread's time. sds: the robust (1.4826·MAD) spread
+ * across batches of the per-execution batch means, not scaled by √b. Kernels: RMSNorm and causal
+ * softmax are erg's own C loops (κ "erg-c", "erg-c-causal", "erg-c-rows"); GEMM is OpenBLAS
+ * cblas_sgemm (fp32) or cblas_sbgemm (bf16, only when the linked OpenBLAS exports it). Errors:
+ * ERG_EINVAL (bad dims), ERG_ENOTSUP (target cuda, dtype the target lacks), ERG_ENOMEM, ERG_ERANGE
+ * (a set too large), or the energy window's status. *done (may be NULL) is the number of samples
+ * written.
  */
 ERG_API int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
                             erg_op_sample *out, size_t *done, erg_diag *diag);
@@ -305,20 +317,55 @@ ERG_API erg_grade erg_op_model_grade(const erg_op_model *m);
 /** Whether the model holds op (1) and whether it has an energy estimator for it (2 = both). */
 ERG_API int erg_op_model_has(const erg_op_model *m, erg_op op);
 
-/** One prediction. */
+/** Slack of the bounds on an in-range fit: its time may exceed the envelope's top (launch +
+ *  worst efficiency seen × roofline), and its power the observed power range, by this factor
+ *  before it counts as implausible (points between training rows are not training rows). */
+#define ERG_PREDICT_SLACK 1.25
+
+/** How a prediction was made (erg_op_prediction.method). */
+typedef enum erg_predict_method {
+    ERG_PREDICT_FIT = 0,     /**< the regime's fitted estimator (Sections 3.1-3.3) */
+    ERG_PREDICT_ROOFLINE = 1 /**< the op's calibrated roofline with a launch floor
+                                  (docs/predict.md, "Bounds"): T = t0 + η·max(F/peak,
+                                  bytes/bandwidth), E = the op's median observed power × T */
+} erg_predict_method;
+
+/** One prediction. time_s and energy_j are always finite and positive (energy_j NaN when the
+ *  model has no energy for the op). */
 typedef struct erg_op_prediction {
     double time_s;
     double energy_j; /**< NaN when the model has no energy for the op */
     unsigned regime;
-    int fallback;     /**< 1 when the regime had too few points and uses a neighbour's fit */
-    int extrapolated; /**< 1 when a feature lies outside the fitted regime's training range */
+    int fallback;       /**< 1 when the regime had too few points and uses a neighbour's fit */
+    int extrapolated;   /**< 1 when the configuration lies outside the op's training range (a
+                             dimension, the work F / N·d / √(R·C), or a GEMM's arithmetic
+                             intensity): the polynomial is not used, method is the roofline */
+    int time_bounded;   /**< 1 when the regime fit left the roofline envelope measured in
+                             training: below the floor (roofline at the best rates, or the launch
+                             floor) or not finite, the floor answers; above its top (launch +
+                             worst efficiency × roofline, × ERG_PREDICT_SLACK), the top does */
+    int energy_bounded; /**< 1 when the energy fit implied a power outside the range observed in
+                             training (widened by ERG_PREDICT_SLACK): energy = the power clamped
+                             into that band × time. The roofline method uses the observed
+                             range itself. */
+    erg_predict_method method;
+    double floor_time_s; /**< the physical floor: max(roofline lower bound, launch floor t0) */
+    double power_w;      /**< energy_j / time_s (NaN without energy) */
+    char why[160];       /**< when extrapolated: which quantity left which range ("" else) */
     erg_grade grade;
 } erg_op_prediction;
 
 /**
  * Predict time and energy of one configuration. No allocation, no I/O: millions per second.
- * Errors: ERG_EINVAL (bad dims), ERG_ENOTSUP (the model has no estimator for the op or the dtype).
- * A prediction that extrapolates is returned with extrapolated = 1 (the caller warns).
+ * Inside the training range the regime's estimator answers, kept inside the roofline envelope
+ * measured in training (floor: max of the roofline time at the op's best observed FLOP/s and
+ * bandwidth and the launch floor t0; top: t0 + the worst efficiency seen × roofline time), with
+ * its implied power bounded by the powers observed.
+ * Outside the range (extrapolated) the op's calibrated roofline answers instead: a polynomial in
+ * F, PF, AI... has no business beyond its data (Section 3.3's GEMM terms grow as F·MN/K).
+ * Errors: ERG_EINVAL (bad dims), ERG_ENOTSUP (the model has no estimator for the op or the dtype),
+ * ERG_ERANGE (a model file without bounds, written by an older erg, predicts a non-positive
+ * time: refit it).
  */
 ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
                                  erg_op_prediction *out, erg_diag *diag);
@@ -356,9 +403,31 @@ ERG_API int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r
 ERG_API const char *erg_op_model_notes(const erg_op_model *m);
 
 /** Roofline figures measured from the training data: peak FLOP/s, bandwidth (bytes/s) and mean
- *  power (W; NaN without energy). 0 when not measurable (no GEMM rows for the peak). */
+ *  power (W; NaN without energy). 0 when not measurable (no GEMM rows for the peak). The
+ *  validation's roofline baseline uses each op's own bounds (erg_op_model_bounds). */
 ERG_API void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s,
                                    double *bandwidth_bytes_s, double *mean_power_w);
+
+/** Physical bounds of one op, measured on its training rows (docs/predict.md, "Bounds"). */
+typedef struct erg_op_bounds {
+    double peak_flop_s;       /**< largest FLOP/s of the op's training rows */
+    double bandwidth_bytes_s; /**< largest bytes/s of any training row (all ops) */
+    double launch_time_s;     /**< fixed cost of a call t0: the intercept of t = t0 + s·roofline
+                                   (relative least squares over the half of the training rows
+                                   with the least work), clamped into [0, smallest time] */
+    double eta;               /**< roofline efficiency of large work: median (t − t0) /
+                                   roofline time over the quarter of rows with the most work
+                                   (≥ 1) */
+    double eta_hi;            /**< worst efficiency seen: max (t − launch) / roofline time; the
+                                   envelope's top is launch + eta_hi · roofline time */
+    double work_lo, work_hi;  /**< trained range of the split value (F, N·d, √(R·C)) */
+    double ai_lo, ai_hi;      /**< trained range of a GEMM's arithmetic intensity (else 0) */
+    double power_lo_w, power_med_w, power_hi_w; /**< E/t over the training rows (NaN: none) */
+} erg_op_bounds;
+
+/** The bounds of op. ERG_OK; ERG_EINVAL when the model lacks the op; ERG_ENOENT when its file
+ *  predates the bounds. */
+ERG_API int erg_op_model_bounds(const erg_op_model *m, erg_op op, erg_op_bounds *out);
 
 /** Thresholds of a model and, per op in chosen[ERG_OP_COUNT] (may be NULL), where they come from:
  *  0 the paper's, 1 chosen from the data, 2 the data search ran and kept the paper's. */

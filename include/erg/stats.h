@@ -67,7 +67,10 @@ typedef struct erg_running {
     double m2;
 } erg_running;
 
+/** Add one value x (any unit) to r. O(1), no allocation. */
 ERG_API void erg_running_add(erg_running *r, double x);
+
+/** Sample variance of the values added so far (unit²; n − 1 denominator), 0 for n < 2. */
 ERG_API double erg_running_var(const erg_running *r);
 
 #ifdef __cplusplus

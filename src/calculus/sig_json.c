@@ -39,6 +39,8 @@ static int from_json(const json_t *obj, double default_static_w, int static_opti
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a signature object", path);
     erg_signature s;
     erg_signature_init(&s);
+    /* A figure of unstated provenance is never promoted: without "grade" it is an estimate. */
+    s.grade = ERG_GRADE_ESTIMATOR;
     s.static_power_w = default_static_w;
     int rc;
     int sflags =

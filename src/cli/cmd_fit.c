@@ -18,7 +18,10 @@ static void help(FILE *out)
             "by least squares in scaled features, hold out a seeded random split (default 0.2,\n"
             "seed 42), and print MAPE and R^2 of time and energy per op and regime, as in the\n"
             "paper's Tables 1-3, next to a roofline baseline measured from the same data.\n"
-            "Thresholds are chosen from the data unless --paper-thresholds.\n");
+            "Thresholds are chosen from the data unless --paper-thresholds; the search refuses\n"
+            "splits that leave a regime almost empty or contradict its meaning (docs/predict.md).\n"
+            "--json prints the tables as \"erg\": \"fit-report/1\" JSON.\n"
+            "Exit status: 0 fitted and written, 2 bad input (usage, ops.csv, too few samples).\n");
 }
 
 static void cell(double v, int pct)
@@ -37,14 +40,14 @@ static void print_tables(const erg_op_model *m)
     erg_op_thresholds th;
     int chosen[ERG_OP_COUNT];
     erg_op_model_thresholds(m, &th, chosen);
-    double peak, bw, pw;
-    erg_op_model_roofline(m, &peak, &bw, &pw);
+    double bw, pw;
+    erg_op_model_roofline(m, NULL, &bw, &pw);
     int energy = 0;
     for (unsigned op = 0; op < ERG_OP_COUNT; op++)
         energy |= erg_op_model_has(m, (erg_op)op) == 2;
     printf("target %s, energy grade %s\n", erg_op_model_target(m),
            energy ? erg_grade_name(erg_op_model_grade(m)) : "none (time-only data)");
-    printf("roofline baseline: peak %.4g FLOP/s, bandwidth %.4g B/s", peak, bw);
+    printf("roofline: bandwidth %.4g B/s (all ops)", bw);
     if (isfinite(pw))
         printf(", mean power %.4g W", pw);
     printf(" (measured on the training rows)\n\n");
@@ -62,6 +65,16 @@ static void print_tables(const erg_op_model *m)
         else
             printf("F_launch %.4g, AI_low %.4g, AI_mid %.4g, AI_high %.4g\n", th.gemm_f,
                    th.gemm_ai[0], th.gemm_ai[1], th.gemm_ai[2]);
+        erg_op_bounds b;
+        if (erg_op_model_bounds(m, (erg_op)op, &b) == ERG_OK) {
+            printf(
+                "bounds: peak %.4g FLOP/s, launch floor %.4g s, eta %.3g, trained work %.4g..%.4g",
+                b.peak_flop_s, b.launch_time_s, b.eta, b.work_lo, b.work_hi);
+            if (isfinite(b.power_med_w))
+                printf(", power %.4g/%.4g/%.4g W (min/median/max)", b.power_lo_w, b.power_med_w,
+                       b.power_hi_w);
+            printf("\n");
+        }
         printf("%-14s %5s %5s | %9s %9s %9s %9s | %9s %9s %9s %9s\n", "", "", "", "HYMELL", "", "",
                "", "roofline", "", "", "");
         printf("%-14s %5s %5s | %9s %9s %9s %9s | %9s %9s %9s %9s\n", "Regime", "train", "test",
@@ -102,6 +115,7 @@ static json_t *num(double v)
 static void print_json(const erg_op_model *m, const char *model_path)
 {
     json_t *root = json_object();
+    json_object_set_new(root, "erg", json_string("fit-report/1"));
     json_object_set_new(root, "model", json_string(model_path));
     json_object_set_new(root, "target", json_string(erg_op_model_target(m)));
     int energy = 0;
@@ -201,7 +215,7 @@ static int run(int argc, char **argv)
             help(stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("fit", "unknown option");
+            return erg_cli_bad_option("fit", argc, argv, "o:h", opts);
         }
     }
     if (optind + 1 != argc)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* erg predict op: time and energy of one primitive op from a level-1 model (HYMELL 3.1-3.3). */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -11,29 +12,55 @@
 
 static void help(FILE *out)
 {
-    fprintf(out,
-            "Usage: erg predict op gemm --m M --n N --k K [OPTIONS]\n"
-            "       erg predict op rmsnorm --tokens N --d-model D [OPTIONS]\n"
-            "       erg predict op softmax --tokens N [OPTIONS]   (or --m R --n C, row-wise)\n"
-            "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
-            "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
-            "Prints time_s, energy_j, regime and the grade of the model's energy data; warns when\n"
-            "the configuration lies outside the fitted range (the prediction extrapolates).\n"
-            "--signature FILE also writes the prediction as a signature/1 file for the energy\n"
-            "calculus (s = --static-power-w W, default 0; variances from the held-out error).\n");
+    fprintf(
+        out,
+        "Usage: erg predict op gemm --m M --n N --k K [OPTIONS]\n"
+        "       erg predict op rmsnorm --tokens N --d-model D [OPTIONS]\n"
+        "       erg predict op softmax --tokens N [OPTIONS]   (or --m R --n C, row-wise)\n"
+        "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
+        "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
+        "Dimensions are positive integers (at most 2^40).\n"
+        "Prints time_s, energy_j, the regime, the method, the model's held-out MAPE for that\n"
+        "regime and the grade of the model's energy data. Inside the fitted range the regime's\n"
+        "estimator answers, kept inside the roofline envelope measured in training (floor:\n"
+        "roofline time at the best measured FLOP/s and bandwidth, and the fixed cost per\n"
+        "call; top: the worst efficiency seen). Outside the range (\"extrapolated\") the\n"
+        "op's calibrated roofline answers (method \"roofline\"), anchored at the nearest\n"
+        "trained configuration, with the power bounded by the powers observed. A warning on\n"
+        "stderr says which bound or range applied.\n"
+        "--signature FILE also writes the prediction as a signature/1 file for the energy\n"
+        "calculus (s = --static-power-w W, default 0; variances from the held-out error).\n"
+        "Exit status: 0 predicted, 2 bad input (usage, model file, op or dtype the model\n"
+        "lacks).\n");
 }
 
 static int dim_opt(const char *opt, const char *text, int64_t *out)
 {
-    unsigned long v;
-    if (erg_cli_ulong("predict", opt, text, &v) != 0)
-        return -1;
-    if (v == 0 || v > (1ul << 40)) {
-        erg_cli_usage("predict", "%s must be in 1..2^40, got '%s'", opt, text);
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v <= 0 || v > (1ll << 40)) {
+        erg_cli_usage("predict", "%s expects a positive integer (at most 2^40), got '%s'", opt,
+                      text);
         return -1;
     }
     *out = (int64_t)v;
     return 0;
+}
+
+/* The held-out MAPE (%) of what answered: the regime's estimator or the roofline. */
+static void held_out(const erg_op_model *m, erg_op op, const erg_op_prediction *p, double *t_pct,
+                     double *e_pct)
+{
+    erg_op_validation v, avg;
+    erg_op_model_validation(m, op, p->regime, &v);
+    erg_op_model_validation(m, op, ERG_OP_MAX_REGIMES, &avg);
+    int roof = p->method == ERG_PREDICT_ROOFLINE;
+    double t = roof ? v.roof_time_mape_pct : v.time_mape_pct;
+    double e = roof ? v.roof_energy_mape_pct : v.energy_mape_pct;
+    /* a regime without held-out points (or one that borrows a neighbour's fit): the average */
+    *t_pct = isfinite(t) ? t : roof ? avg.roof_time_mape_pct : avg.time_mape_pct;
+    *e_pct = isfinite(e) ? e : roof ? avg.roof_energy_mape_pct : avg.energy_mape_pct;
 }
 
 static int run(int argc, char **argv)
@@ -114,7 +141,7 @@ static int run(int argc, char **argv)
             help(stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("predict", "unknown option");
+            return erg_cli_bad_option("predict", argc, argv, "h", opts);
         }
     }
     if (optind != argc)
@@ -180,21 +207,46 @@ static int run(int argc, char **argv)
     }
     if (p.extrapolated)
         fprintf(stderr,
-                "erg: warning: %s configuration lies outside the range %s was fitted on; "
-                "the prediction extrapolates\n",
-                erg_op_name(d.op), model_path);
+                "erg: warning: %s: %s, the range %s was fitted on; the regime fit is not used, "
+                "the calibrated roofline answers\n",
+                erg_op_name(d.op), p.why, model_path);
+    if (p.time_bounded)
+        fprintf(stderr,
+                "erg: warning: %s: the %s fit left the roofline envelope measured in training "
+                "(floor %.3g s: roofline at the best measured rates, or the fixed cost per call; "
+                "top: the worst efficiency seen); the envelope answers\n",
+                erg_op_name(d.op), erg_op_regime_name(d.op, p.regime), p.floor_time_s);
+    if (p.energy_bounded)
+        fprintf(stderr,
+                "erg: warning: %s: the energy fit implies a power outside the range observed in "
+                "training; energy = %.3g W (bounded) x time\n",
+                erg_op_name(d.op), p.power_w);
     const char *grade = erg_op_model_has(m, d.op) == 2 ? erg_grade_name(p.grade) : "none";
+    const char *method = p.method == ERG_PREDICT_ROOFLINE ? "roofline" : "fit";
+    double t_pct, e_pct;
+    held_out(m, d.op, &p, &t_pct, &e_pct);
     if (json) {
         json_t *o = json_object();
+        json_object_set_new(o, "erg", json_string("prediction/1"));
         json_object_set_new(o, "op", json_string(erg_op_name(d.op)));
         json_object_set_new(o, "dtype", json_string(erg_dtype_name(d.dtype)));
         json_object_set_new(o, "time_s", json_real(p.time_s));
         json_object_set_new(o, "energy_j",
                             isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
+        json_object_set_new(o, "power_w", isfinite(p.power_w) ? json_real(p.power_w) : json_null());
         json_object_set_new(o, "regime", json_string(erg_op_regime_name(d.op, p.regime)));
+        json_object_set_new(o, "method", json_string(method));
         json_object_set_new(o, "grade", json_string(grade));
         json_object_set_new(o, "extrapolated", json_boolean(p.extrapolated));
+        json_object_set_new(o, "why", p.why[0] ? json_string(p.why) : json_null());
+        json_object_set_new(o, "time_bounded", json_boolean(p.time_bounded));
+        json_object_set_new(o, "energy_bounded", json_boolean(p.energy_bounded));
+        json_object_set_new(o, "floor_time_s", json_real(p.floor_time_s));
         json_object_set_new(o, "fallback", json_boolean(p.fallback));
+        json_object_set_new(o, "held_out_time_mape_pct",
+                            isfinite(t_pct) ? json_real(t_pct) : json_null());
+        json_object_set_new(o, "held_out_energy_mape_pct",
+                            isfinite(e_pct) ? json_real(e_pct) : json_null());
         json_object_set_new(o, "model", json_string(model_path));
         json_object_set_new(o, "target", json_string(erg_op_model_target(m)));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));
@@ -205,11 +257,24 @@ static int run(int argc, char **argv)
     } else {
         printf("%s %s: time %.6g s, energy ", erg_op_name(d.op), erg_dtype_name(d.dtype), p.time_s);
         if (isfinite(p.energy_j))
-            printf("%.6g J (grade %s)", p.energy_j, grade);
+            printf("%.6g J (%.3g W, grade %s)", p.energy_j, p.power_w, grade);
         else
             printf("- (the model has no energy for %s)", erg_op_name(d.op));
-        printf(", regime %s%s\n", erg_op_regime_name(d.op, p.regime),
-               p.fallback ? " (thin regime: fallback fit)" : "");
+        printf(", regime %s%s, method %s\n", erg_op_regime_name(d.op, p.regime),
+               p.fallback ? " (thin regime: fallback fit)" : "", method);
+        printf("held-out MAPE of the %s%s: time ", method,
+               p.method == ERG_PREDICT_ROOFLINE ? "" : " in this regime");
+        if (isfinite(t_pct))
+            printf("%.3g %%", t_pct);
+        else
+            printf("-");
+        if (isfinite(p.energy_j)) {
+            if (isfinite(e_pct))
+                printf(", energy %.3g %% (grade %s)", e_pct, grade);
+            else
+                printf(", energy - (grade %s)", grade);
+        }
+        printf("\n");
     }
     erg_op_model_free(m);
     return ERG_EXIT_OK;

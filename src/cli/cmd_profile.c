@@ -25,7 +25,10 @@ static void help(FILE *out)
         "--clock thread times batches by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which\n"
         "a shared machine does not inflate; it needs --threads 1 (the default).\n"
         "The default grid is grids/<target>.csv (ERG_GRID_DIR overrides). --target cuda is an\n"
-        "extension point that this build does not implement (exit 3).\n");
+        "extension point that this build does not implement (exit 3).\n"
+        "time_sd_s/energy_sd_j: the run-to-run sd of the per-execution cost (robust spread\n"
+        "of the batches' per-execution means; docs/predict.md).\n"
+        "Exit status: 0 written, 2 bad input (usage, grid file), 3 no usable meter or target.\n");
 }
 
 struct progress {
@@ -126,7 +129,7 @@ static int run(int argc, char **argv)
             help(stdout);
             return ERG_EXIT_OK;
         default:
-            return erg_cli_usage("profile", "unknown option");
+            return erg_cli_bad_option("profile", argc, argv, "o:qh", opts);
         }
     }
     if (optind != argc)

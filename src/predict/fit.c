@@ -93,6 +93,24 @@ void erg__roofline_work(const erg_op_dims *d, double *flops, double *bytes)
     *flops = *bytes = 0;
 }
 
+double erg__roofline_time(const struct erg__bounds *b, const erg_op_dims *d)
+{
+    if (!b->present)
+        return 0.0;
+    double fl, by, t = 0.0;
+    erg__roofline_work(d, &fl, &by);
+    if (b->peak_flop_s > 0)
+        t = fl / b->peak_flop_s;
+    if (b->bandwidth_bytes_s > 0)
+        t = fmax(t, by / b->bandwidth_bytes_s);
+    return t;
+}
+
+double erg__roofline_predict(const struct erg__bounds *b, const erg_op_dims *d)
+{
+    return b->launch_time_s + b->eta * erg__roofline_time(b, d);
+}
+
 /* splitmix64: a portable, seeded generator so the split is the same everywhere. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -213,6 +231,51 @@ static unsigned need_points(const erg_fit_options *o, unsigned p)
     return o->min_points > p + 1 ? o->min_points : p + 1;
 }
 
+/* A launch-bound point's work, at the best rates measured, takes at most this many launch
+ * floors: the fixed cost is at least a third of its time. */
+#define ERG__LAUNCH_SLACK 2.0
+
+/* Added to the AIC per violation, so the threshold search minimises (violations, AIC)
+ * lexicographically: |AIC| of any data set here is far below it. */
+#define ERG__VIOLATION_COST 1e9
+
+/*
+ * Splits that the threshold search must not choose (docs/predict.md, "Thresholds"): one violation
+ * per regime left almost empty (1 ≤ n < need training points: it could only borrow a neighbour's
+ * fit), and one per training point put in the launch-bound regime although its roofline time
+ * exceeds twice the op's launch floor t0 (its fixed cost per call, struct erg__bounds):
+ * launch-bound means the work is too small to matter next to the fixed cost of a call, so its
+ * roofline time must be of the order of that cost. (On HYMELL's H100 the paper's th_RMS = 2.5e6
+ * meets this with equality: 10^7 bytes at 3.35 TB/s ≈ 3 µs, about one kernel launch.) For GEMM also
+ * one per point on the wrong side of the measured ridge point AI* = peak / bandwidth: memory_bound
+ * and balanced_mem need AI ≤ AI*, compute_bound AI ≥ AI* (balanced_comp straddles it, as the
+ * paper's does).
+ */
+static unsigned split_violations(const struct erg__op_est *e, const struct pt *pts,
+                                 const size_t *train, size_t ntrain, const erg_op_thresholds *th,
+                                 unsigned need)
+{
+    unsigned v = 0;
+    for (unsigned r = 0; r < e->nreg; r++)
+        if (e->reg[r].n_train > 0 && e->reg[r].n_train < need)
+            v++;
+    if (!e->bnd.present)
+        return v;
+    double ridge = e->bnd.bandwidth_bytes_s > 0 ? e->bnd.peak_flop_s / e->bnd.bandwidth_bytes_s
+                                                : (double)INFINITY;
+    for (size_t i = 0; i < ntrain; i++) {
+        const struct pt *q = &pts[train[i]];
+        unsigned r = erg_op_regime(&q->d, th);
+        if (r == 0 && erg__roofline_time(&e->bnd, &q->d) > ERG__LAUNCH_SLACK * e->bnd.launch_time_s)
+            v++;
+        /* GEMM: the memory side of the ridge point (peak / bandwidth) is memory_bound and
+         * balanced_mem, compute_bound lies beyond it */
+        if (e->nreg == 5 && (((r == 1 || r == 2) && q->ai > ridge) || (r == 4 && q->ai < ridge)))
+            v++;
+    }
+    return v;
+}
+
 /*
  * Fit every regime of op e on the training points under thresholds th; thin regimes fall back to
  * the nearest fitted one (the lower one first), and with none fitted every regime uses one pooled
@@ -295,7 +358,7 @@ static int fit_regimes(struct erg__op_est *e, const struct pt *pts, const size_t
     double aic = nn * log(fmax(sse_t / nn, 1e-30)) + pen;
     if (e->has_energy)
         aic += nn * log(fmax(sse_e / nn, 1e-30)) + pen;
-    *obj = aic;
+    *obj = aic + ERG__VIOLATION_COST * (double)split_violations(e, pts, train, ntrain, th, need);
     return ERG_OK;
 }
 
@@ -349,36 +412,42 @@ static int choose_thresholds(struct erg__op_est *e, erg_op op, const struct pt *
     double best;
     if ((rc = fit_regimes(e, pts, train, ntrain, th, o, scratch, &best)) != ERG_OK)
         goto done;
+    /* GEMM's AI bounds first, F_launch last: the AI regimes' meaning (ridge side) and the launch
+     * regime's (small work) trade violations point for point, and starting from F_launch left
+     * the search stuck with everything in the launch regime. */
     for (int pass = 0; pass < 2; pass++) {
-        for (unsigned w = 0; w < nth; w++) {
+        for (unsigned wi = 0; wi < nth; wi++) {
+            unsigned w = nth == 4 ? (wi + 1) % 4 : wi;
             size_t nv = 0;
             for (size_t i = 0; i < ntrain; i++) {
                 const struct pt *q = &pts[train[i]];
-                if (w == 0)
-                    vals[nv++] = q->split;
-                else if (q->split >= th->gemm_f)
-                    vals[nv++] = q->ai;
+                /* AI candidates from every point, not only those above F_launch: F_launch
+                 * may still move down and hand its points to the AI regimes */
+                vals[nv++] = w == 0 ? q->split : q->ai;
             }
             double *slot = th_slot(th, op, w);
             size_t nc = candidates(vals, nv, *slot, cand);
-            double keep = *slot;
+            erg_op_thresholds start = *th, keep = *th;
             for (size_t c = 1; c < nc; c++) {
-                if (w >= 1) { /* AI_low ≤ AI_mid ≤ AI_high */
-                    double lo = w > 1 ? th->gemm_ai[w - 2] : 0.0;
-                    double hi = w < 3 ? th->gemm_ai[w] : (double)INFINITY;
-                    if (cand[c] < lo || cand[c] > hi)
-                        continue;
-                }
+                *th = start;
                 *slot = cand[c];
+                /* AI_low ≤ AI_mid ≤ AI_high: a candidate pushes the others along (so that the
+                 * middle bound can empty a regime on either side) */
+                for (unsigned j = 0; w >= 1 && j < 3; j++) {
+                    if (j + 1 < w && th->gemm_ai[j] > cand[c])
+                        th->gemm_ai[j] = cand[c];
+                    if (j + 1 > w && th->gemm_ai[j] < cand[c])
+                        th->gemm_ai[j] = cand[c];
+                }
                 double obj;
                 if ((rc = fit_regimes(e, pts, train, ntrain, th, o, scratch, &obj)) == ERG_ENOMEM)
                     goto done;
                 if (rc == ERG_OK && obj < best - 1e-9 * fabs(best)) {
                     best = obj;
-                    keep = cand[c];
+                    keep = *th;
                 }
             }
-            *slot = keep;
+            *th = keep;
             rc = ERG_OK;
         }
     }
@@ -421,7 +490,10 @@ static void acc_result(const struct acc *a, double *mape, double *r2)
     *r2 = a->n >= 2 && sst > 0 ? 1.0 - a->sres / sst : (double)NAN;
 }
 
-static void validate(erg_op_model *m, struct erg__op_est *e, const struct pt *pts,
+static double enveloped_time(const struct erg__op_est *e, const erg_op_dims *d, double t_fit,
+                             int *ok);
+
+static void validate(const erg_op_model *m, struct erg__op_est *e, const struct pt *pts,
                      const size_t *test, size_t ntest)
 {
     unsigned p = e->nfeat;
@@ -434,16 +506,28 @@ static void validate(erg_op_model *m, struct erg__op_est *e, const struct pt *pt
     for (size_t i = 0; i < ntest; i++) {
         const struct pt *q = &pts[test[i]];
         unsigned r = erg_op_regime(&q->d, &m->th);
-        acc_add(&at[r], lsq_eval(erg__regime_fit(e, r, 0), q->x, p), q->t);
-        double fl, by;
-        erg__roofline_work(&q->d, &fl, &by);
-        double troof = m->bandwidth_bytes_s > 0 ? by / m->bandwidth_bytes_s : 0.0;
-        if (m->peak_flop_s > 0)
-            troof = fmax(troof, fl / m->peak_flop_s);
+        /* the estimator as predict uses it inside the range: kept within the roofline envelope,
+         * its power within the observed range (the range check itself is left out: a random
+         * split always holds out some extreme points, and predict's roofline answer for those
+         * is scored in the roofline columns) */
+        int ok;
+        double t_pred = enveloped_time(e, &q->d, lsq_eval(erg__regime_fit(e, r, 0), q->x, p), &ok);
+        double e_pred = NAN;
+        if (e->has_energy) {
+            double pw =
+                ok ? lsq_eval(erg__regime_fit(e, r, 1), q->x, p) / t_pred : e->bnd.power_med_w;
+            e_pred = fmin(fmax(pw, e->bnd.power_lo_w / ERG_PREDICT_SLACK),
+                          e->bnd.power_hi_w * ERG_PREDICT_SLACK) *
+                     t_pred;
+            if (!isfinite(e_pred))
+                e_pred = e->bnd.power_med_w * t_pred;
+        }
+        acc_add(&at[r], t_pred, q->t);
+        double troof = erg__roofline_predict(&e->bnd, &q->d); /* what predict falls back to */
         acc_add(&rt[r], troof, q->t);
         if (e->has_energy) {
-            acc_add(&ae[r], lsq_eval(erg__regime_fit(e, r, 1), q->x, p), q->e);
-            acc_add(&re[r], m->mean_power_w * troof, q->e);
+            acc_add(&ae[r], e_pred, q->e);
+            acc_add(&re[r], e->bnd.power_med_w * troof, q->e);
         }
     }
     double col[8][ERG_OP_MAX_REGIMES];
@@ -488,6 +572,104 @@ static void validate(erg_op_model *m, struct erg__op_est *e, const struct pt *pt
     a->roof_energy_r2 = mean_finite(col[7], e->nreg);
     a->threshold_lo = 0;
     a->threshold_hi = INFINITY;
+}
+
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The op's physical bounds from its training rows (struct erg__bounds). */
+static void op_bounds(struct erg__op_est *e, const erg_op_model *m, const struct pt *pts,
+                      const size_t *train, size_t ntrain)
+{
+    struct erg__bounds *b = &e->bnd;
+    memset(b, 0, sizeof *b);
+    b->bandwidth_bytes_s = m->bandwidth_bytes_s;
+    double t_min = INFINITY;
+    b->work_lo = b->ai_lo = INFINITY;
+    for (size_t i = 0; i < ntrain; i++) {
+        const struct pt *q = &pts[train[i]];
+        double fl, by;
+        erg__roofline_work(&q->d, &fl, &by);
+        b->peak_flop_s = fmax(b->peak_flop_s, fl / q->t);
+        t_min = fmin(t_min, q->t);
+        b->work_lo = fmin(b->work_lo, q->split);
+        b->work_hi = fmax(b->work_hi, q->split);
+        if (e->nreg == 5) {
+            b->ai_lo = fmin(b->ai_lo, q->ai);
+            b->ai_hi = fmax(b->ai_hi, q->ai);
+        }
+    }
+    if (e->nreg != 5)
+        b->ai_lo = b->ai_hi = 0;
+    b->present = ntrain > 0;
+    b->power_lo_w = b->power_med_w = b->power_hi_w = NAN;
+    b->eta = 1.0;
+    b->launch_time_s = t_min;
+    double *v = malloc(2 * ntrain * sizeof *v);
+    if (!v || ntrain == 0) {
+        free(v);
+        return;
+    }
+    /* Launch floor t0: the fixed cost of a call, the intercept of t = t0 + s·roofline fitted by
+     * relative least squares (weights 1/t²) over the half of the rows with the least work,
+     * clamped into [0, smallest time]. A GPU kernel's launch shows as t0 ≈ the flat small-op
+     * time; a CPU loop without overhead gets t0 ≈ 0. */
+    {
+        double *w0 = v + ntrain;
+        for (size_t i = 0; i < ntrain; i++)
+            w0[i] = pts[train[i]].split;
+        qsort(w0, ntrain, sizeof *w0, cmp_double);
+        double w_half = w0[(ntrain - 1) / 2];
+        double A = 0, B = 0, C = 0, D = 0, E = 0;
+        size_t k = 0;
+        for (size_t i = 0; i < ntrain; i++) {
+            const struct pt *q = &pts[train[i]];
+            if (q->split > w_half)
+                continue;
+            double r = erg__roofline_time(b, &q->d), wt = 1.0 / (q->t * q->t);
+            A += wt;
+            B += wt * r;
+            C += wt * r * r;
+            D += wt * q->t;
+            E += wt * r * q->t;
+            k++;
+        }
+        double det = A * C - B * B;
+        if (k >= 2 && det > 1e-12 * A * C)
+            b->launch_time_s = fmin(fmax((D * C - B * E) / det, 0.0), t_min);
+    }
+    /* η over the quarter of the rows with the most work, where the work dominates the time */
+    double *w = v + ntrain;
+    for (size_t i = 0; i < ntrain; i++)
+        w[i] = pts[train[i]].split;
+    qsort(w, ntrain, sizeof *w, cmp_double);
+    size_t qn = ntrain >= 4 ? ntrain / 4 : 1, nl = 0;
+    double w_large = w[ntrain - qn];
+    for (size_t i = 0; i < ntrain; i++) {
+        const struct pt *q = &pts[train[i]];
+        double tr = erg__roofline_time(b, &q->d);
+        if (q->split >= w_large && tr > 0)
+            v[nl++] = (q->t - b->launch_time_s) / tr;
+    }
+    b->eta = nl ? fmax(1.0, median_of(v, nl)) : 1.0;
+    b->eta_hi = b->eta;
+    for (size_t i = 0; i < ntrain; i++) {
+        const struct pt *q = &pts[train[i]];
+        double tr = erg__roofline_time(b, &q->d);
+        if (tr > 0)
+            b->eta_hi = fmax(b->eta_hi, (q->t - b->launch_time_s) / tr);
+    }
+    if (e->has_energy) {
+        for (size_t i = 0; i < ntrain; i++)
+            v[i] = pts[train[i]].e / pts[train[i]].t;
+        b->power_med_w = median_of(v, ntrain);
+        b->power_lo_w = v[0];
+        b->power_hi_w = v[ntrain - 1];
+    }
+    free(v);
 }
 
 static void regime_bounds(erg_op op, const erg_op_thresholds *t, unsigned r, double *lo, double *hi)
@@ -574,6 +756,7 @@ static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
                           erg_op_name(op), ntrain, e->nfeat + 1);
         goto done;
     }
+    op_bounds(e, m, pts, train, ntrain);
     if (o->choose_thresholds) {
         erg_op_thresholds before = m->th;
         rc = choose_thresholds(e, op, pts, train, ntrain, &m->th, o, scratch);
@@ -819,6 +1002,28 @@ int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r, erg_op
     return ERG_OK;
 }
 
+int erg_op_model_bounds(const erg_op_model *m, erg_op op, erg_op_bounds *out)
+{
+    if ((unsigned)op >= ERG_OP_COUNT || !m->op[op].present)
+        return ERG_EINVAL;
+    const struct erg__bounds *b = &m->op[op].bnd;
+    if (!b->present)
+        return ERG_ENOENT;
+    out->peak_flop_s = b->peak_flop_s;
+    out->bandwidth_bytes_s = b->bandwidth_bytes_s;
+    out->launch_time_s = b->launch_time_s;
+    out->eta = b->eta;
+    out->eta_hi = b->eta_hi;
+    out->work_lo = b->work_lo;
+    out->work_hi = b->work_hi;
+    out->ai_lo = b->ai_lo;
+    out->ai_hi = b->ai_hi;
+    out->power_lo_w = b->power_lo_w;
+    out->power_med_w = b->power_med_w;
+    out->power_hi_w = b->power_hi_w;
+    return ERG_OK;
+}
+
 void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t, int *chosen)
 {
     *t = m->th;
@@ -826,6 +1031,63 @@ void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t, int *c
         for (unsigned op = 0; op < ERG_OP_COUNT; op++)
             chosen[op] = m->op[op].chosen;
 }
+
+/* Is d inside op e's training range? If not, say why in why[]. */
+static int in_range(const struct erg__op_est *e, const erg_op_dims *d, char *why, size_t size)
+{
+    static const char *const dn[5] = {"m", "n", "k", "tokens", "d_model"};
+    static const char *const wn[ERG_OP_COUNT] = {"N*d", "N (sqrt(R*C))", "F (FLOPs)"};
+    int64_t v[5] = {d->m, d->n, d->k, d->tokens, d->d_model};
+    for (unsigned j = 0; j < 5; j++)
+        if (v[j] > 0 && (v[j] < e->range_lo[j] || v[j] > e->range_hi[j])) {
+            snprintf(why, size, "%s = %lld is outside the trained %lld..%lld", dn[j],
+                     (long long)v[j], (long long)e->range_lo[j], (long long)e->range_hi[j]);
+            return 0;
+        }
+    const struct erg__bounds *b = &e->bnd;
+    if (!b->present)
+        return 1;
+    double w = erg_op_split_value(d), tol = 1e-9;
+    if (w < b->work_lo * (1 - tol) || w > b->work_hi * (1 + tol)) {
+        snprintf(why, size, "%s = %.4g is outside the trained %.4g..%.4g", wn[d->op], w, b->work_lo,
+                 b->work_hi);
+        return 0;
+    }
+    if (d->op == ERG_OP_GEMM) {
+        double ai = erg_gemm_ai(d);
+        if (ai < b->ai_lo * (1 - tol) || ai > b->ai_hi * (1 + tol)) {
+            snprintf(why, size,
+                     "arithmetic intensity %.4g FLOP/B is outside the trained %.4g..%.4g", ai,
+                     b->ai_lo, b->ai_hi);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The regime fit's time t_fit for d, kept inside the roofline envelope measured in training:
+ * below the floor max(roofline at the best rates, launch floor) (or not finite) the floor
+ * answers; above the top launch + eta_hi · roofline (slower, relative to its roofline,
+ * than any training row: the fit wanders between sparse points) the top answers. *ok: 1 when
+ * t_fit was kept. */
+static double enveloped_time(const struct erg__op_est *e, const erg_op_dims *d, double t_fit,
+                             int *ok)
+{
+    const struct erg__bounds *b = &e->bnd;
+    double roof = erg__roofline_time(b, d);
+    double lo = fmax(roof, b->launch_time_s);
+    double hi = ERG_PREDICT_SLACK * (b->launch_time_s + b->eta_hi * roof);
+    *ok = 0;
+    if (!(t_fit >= lo) || !isfinite(t_fit))
+        return lo; /* as fast as the best rates measured allow */
+    if (t_fit > hi)
+        return hi;
+    *ok = 1;
+    return t_fit;
+}
+
+static int predict_core(const erg_op_model *m, const struct erg__op_est *e, const erg_op_dims *d,
+                        erg_op_prediction *out, erg_diag *diag);
 
 int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d, erg_op_prediction *out,
                          erg_diag *diag)
@@ -840,20 +1102,99 @@ int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d, erg_op_pre
     if (d->dtype != e->dtype)
         return erg_diag_set(diag, ERG_ENOTSUP, NULL, "the %s estimator was fitted on %s, not %s",
                             erg_op_name(d->op), erg_dtype_name(e->dtype), erg_dtype_name(d->dtype));
+    return predict_core(m, e, d, out, diag);
+}
+
+/* erg_op_model_predict after the checks. */
+static int predict_core(const erg_op_model *m, const struct erg__op_est *e, const erg_op_dims *d,
+                        erg_op_prediction *out, erg_diag *diag)
+{
+    const struct erg__bounds *b = &e->bnd;
     double x[ERG_OP_MAX_FEATURES];
     unsigned p = erg_op_features(d, x);
     unsigned r = erg_op_regime(d, &m->th);
     out->regime = r;
     out->fallback = e->reg[r].fallback;
-    out->time_s = lsq_eval(erg__regime_fit(e, r, 0), x, p);
-    const struct erg__lsq *le = e->has_energy ? erg__regime_fit(e, r, 1) : NULL;
-    out->energy_j = le ? lsq_eval(le, x, p) : (double)NAN;
     out->grade = m->has_grade ? m->grade : ERG_GRADE_ESTIMATOR;
-    int64_t v[5] = {d->m, d->n, d->k, d->tokens, d->d_model};
-    int ex = !(out->time_s > 0) || (le && !(out->energy_j > 0));
-    for (unsigned j = 0; j < 5; j++)
-        if (v[j] > 0 && (v[j] < e->range_lo[j] || v[j] > e->range_hi[j]))
-            ex = 1;
-    out->extrapolated = ex;
+    out->why[0] = '\0';
+    out->extrapolated = !in_range(e, d, out->why, sizeof out->why);
+    out->time_bounded = out->energy_bounded = 0;
+    out->method = ERG_PREDICT_FIT;
+    const struct erg__lsq *le = e->has_energy ? erg__regime_fit(e, r, 1) : NULL;
+    double t_fit = lsq_eval(erg__regime_fit(e, r, 0), x, p);
+    double e_fit = le ? lsq_eval(le, x, p) : (double)NAN;
+    if (!b->present) { /* a model file from before the bounds: positivity is all we can check */
+        out->floor_time_s = 0;
+        if (!(t_fit > 0) || !isfinite(t_fit) || (le && !(e_fit > 0 && isfinite(e_fit))))
+            return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                "the %s estimator gives a non-positive time or energy here and "
+                                "the model has no physical bounds to fall back on: refit it "
+                                "with this erg ('erg fit ops')",
+                                erg_op_name(d->op));
+        out->time_s = t_fit;
+        out->energy_j = e_fit;
+        out->power_w = le ? e_fit / t_fit : (double)NAN;
+        return ERG_OK;
+    }
+    out->floor_time_s = fmax(erg__roofline_time(b, d), b->launch_time_s);
+    double anchor_pw = NAN;
+    if (out->extrapolated) {
+        /* Beyond the range: the roofline's growth, anchored at the nearest trained
+         * configuration (d with its dimensions clamped into the trained range) when that one is
+         * inside the range, so that the prediction is continuous at the edge; else the
+         * calibrated roofline alone. */
+        out->method = ERG_PREDICT_ROOFLINE;
+        out->time_s = erg__roofline_predict(b, d);
+        erg_op_dims dc = *d;
+        int64_t *v[5] = {&dc.m, &dc.n, &dc.k, &dc.tokens, &dc.d_model};
+        for (unsigned j = 0; j < 5; j++)
+            if (*v[j] > 0)
+                *v[j] = *v[j] < e->range_lo[j]   ? e->range_lo[j]
+                        : *v[j] > e->range_hi[j] ? e->range_hi[j]
+                                                 : *v[j];
+        char scratch[8];
+        if (in_range(e, &dc, scratch, sizeof scratch)) {
+            double xc[ERG_OP_MAX_FEATURES];
+            erg_op_features(&dc, xc);
+            unsigned rc_ = erg_op_regime(&dc, &m->th);
+            int fit_ok;
+            double tc =
+                enveloped_time(e, &dc, lsq_eval(erg__regime_fit(e, rc_, 0), xc, p), &fit_ok);
+            double rl = erg__roofline_predict(b, &dc);
+            if (rl > 0) {
+                out->time_s = tc * (out->time_s / rl);
+                const struct erg__lsq *lc = e->has_energy ? erg__regime_fit(e, rc_, 1) : NULL;
+                if (lc && fit_ok)
+                    anchor_pw = lsq_eval(lc, xc, p) / tc;
+            }
+        }
+        out->time_s = fmax(out->time_s, out->floor_time_s);
+    } else {
+        int fit_ok;
+        out->time_s = enveloped_time(e, d, t_fit, &fit_ok);
+        if (!fit_ok) {
+            out->time_bounded = 1;
+            out->method = ERG_PREDICT_ROOFLINE;
+        }
+    }
+    if (!e->has_energy || !le) {
+        out->energy_j = out->power_w = NAN;
+        return ERG_OK;
+    }
+    if (out->method == ERG_PREDICT_ROOFLINE) {
+        /* the anchor's power if it was within the observed range, else the median */
+        out->power_w =
+            anchor_pw >= b->power_lo_w && anchor_pw <= b->power_hi_w ? anchor_pw : b->power_med_w;
+    } else {
+        /* the fit's power, trusted within ERG_PREDICT_SLACK of the observed range */
+        double pw = e_fit / out->time_s, lo = b->power_lo_w / ERG_PREDICT_SLACK,
+               hi = b->power_hi_w * ERG_PREDICT_SLACK;
+        if (!(pw >= lo && pw <= hi)) {
+            out->energy_bounded = 1;
+            pw = !(pw > 0) || !isfinite(pw) ? b->power_med_w : pw < lo ? lo : hi;
+        }
+        out->power_w = pw;
+    }
+    out->energy_j = out->power_w * out->time_s;
     return ERG_OK;
 }

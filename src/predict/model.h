@@ -22,6 +22,22 @@ struct erg__regime {
     struct erg__lsq time, energy;
 };
 
+/* Physical bounds of an op measured on its training rows (docs/predict.md, "Bounds"). */
+struct erg__bounds {
+    int present;
+    double peak_flop_s;       /* largest FLOP/s of the op's training rows */
+    double bandwidth_bytes_s; /* largest bytes/s of any training row (all ops) */
+    double launch_time_s;     /* fixed cost of a call t0: intercept of t = t0 + s·roofline over
+                                 the half of the rows with the least work, in [0, min t] */
+    double work_lo, work_hi;  /* split value (F, N·d, √(R·C)) over the training rows */
+    double ai_lo, ai_hi;      /* GEMM arithmetic intensity over the training rows (else 0) */
+    double eta; /* median (t − t0) / roofline time over the quarter of the training rows with the
+                   most work (at least 1): the efficiency of large work */
+    double eta_hi; /* max (t − launch_time_s) / roofline time over all training rows: the worst
+                      efficiency seen; launch + eta_hi · roofline bounds every row from above */
+    double power_lo_w, power_med_w, power_hi_w; /* E/t over the training rows (NaN: no energy) */
+};
+
 struct erg__op_est {
     int present, has_energy;
     erg_dtype dtype;
@@ -32,6 +48,7 @@ struct erg__op_est {
     struct erg__regime reg[ERG_OP_MAX_REGIMES];
     struct erg__lsq pooled_time, pooled_energy;
     erg_op_validation val[ERG_OP_MAX_REGIMES + 1];
+    struct erg__bounds bnd;
 };
 
 struct erg_op_model {
@@ -56,5 +73,12 @@ const struct erg__lsq *erg__regime_fit(const struct erg__op_est *e, unsigned r, 
 
 /* Roofline work of a configuration: FLOPs and bytes moved (docs/predict.md). */
 void erg__roofline_work(const erg_op_dims *d, double *flops, double *bytes);
+
+/* Roofline lower bound on the time of d: max(FLOPs / op peak, bytes / bandwidth) from the op's
+ * bounds (0 when the bounds are absent). */
+double erg__roofline_time(const struct erg__bounds *b, const erg_op_dims *d);
+
+/* The op's calibrated roofline with overhead: launch_time_s + eta · erg__roofline_time. */
+double erg__roofline_predict(const struct erg__bounds *b, const erg_op_dims *d);
 
 #endif

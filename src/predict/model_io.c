@@ -53,6 +53,93 @@ static json_t *validation_json(const erg_op_validation *v)
     return o;
 }
 
+static json_t *pair_json(double lo, double hi)
+{
+    json_t *a = json_array();
+    json_array_append_new(a, json_real(lo));
+    json_array_append_new(a, json_real(hi));
+    return a;
+}
+
+static json_t *bounds_json(const struct erg__bounds *b, int energy)
+{
+    json_t *o = json_object();
+    erg__json_set_number(o, "peak_flop_s", b->peak_flop_s);
+    erg__json_set_number(o, "bandwidth_bytes_s", b->bandwidth_bytes_s);
+    erg__json_set_number(o, "launch_time_s", b->launch_time_s);
+    erg__json_set_number(o, "eta", b->eta);
+    erg__json_set_number(o, "eta_hi", b->eta_hi);
+    json_object_set_new(o, "work", pair_json(b->work_lo, b->work_hi));
+    if (b->ai_hi > 0)
+        json_object_set_new(o, "ai", pair_json(b->ai_lo, b->ai_hi));
+    if (energy) {
+        json_t *pw = json_array();
+        json_array_append_new(pw, json_real(b->power_lo_w));
+        json_array_append_new(pw, json_real(b->power_med_w));
+        json_array_append_new(pw, json_real(b->power_hi_w));
+        json_object_set_new(o, "power_w", pw);
+    }
+    return o;
+}
+
+/* Read n positive numbers from array member key of o into out (lo ≤ ... ≤ hi). */
+static int nums_load(const json_t *o, const char *key, size_t n, double *out, const char *file,
+                     const char *path, erg_diag *diag)
+{
+    const json_t *a = json_object_get(o, key);
+    int ok = json_is_array(a) && json_array_size(a) == n;
+    for (size_t i = 0; ok && i < n; i++) {
+        const json_t *v = json_array_get(a, i);
+        ok = json_is_number(v) && json_number_value(v) > 0 && isfinite(json_number_value(v)) &&
+             (i == 0 || json_number_value(v) >= out[i - 1]);
+        if (ok)
+            out[i] = json_number_value(v);
+    }
+    if (!ok)
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "%s.%s: expected %zu positive numbers in increasing order", path, key,
+                            n);
+    return ERG_OK;
+}
+
+static int bounds_load(const json_t *o, int energy, int gemm, struct erg__bounds *b,
+                       const char *file, const char *path, erg_diag *diag)
+{
+    memset(b, 0, sizeof *b);
+    b->power_lo_w = b->power_med_w = b->power_hi_w = NAN;
+    if (!o || json_is_null(o))
+        return ERG_OK; /* a model from before the bounds: predict checks positivity only */
+    if (!json_is_object(o))
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected an object", path);
+    int rc;
+    double work[2], ai[2] = {0, 0}, pw[3];
+    if ((rc = erg__json_number(o, "peak_flop_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
+                               &b->peak_flop_s, file, path, diag)) ||
+        (rc = erg__json_number(o, "bandwidth_bytes_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
+                               &b->bandwidth_bytes_s, file, path, diag)) ||
+        (rc = erg__json_number(o, "launch_time_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
+                               &b->launch_time_s, file, path, diag)) ||
+        (rc = erg__json_number(o, "eta", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta, file, path,
+                               diag)) ||
+        (rc = erg__json_number(o, "eta_hi", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta_hi, file,
+                               path, diag)) ||
+        (rc = nums_load(o, "work", 2, work, file, path, diag)) ||
+        (gemm && (rc = nums_load(o, "ai", 2, ai, file, path, diag))) ||
+        (energy && (rc = nums_load(o, "power_w", 3, pw, file, path, diag))))
+        return rc;
+    b->work_lo = work[0];
+    b->work_hi = work[1];
+    b->ai_lo = ai[0];
+    b->ai_hi = ai[1];
+    if (energy) {
+        b->power_lo_w = pw[0];
+        b->power_med_w = pw[1];
+        b->power_hi_w = pw[2];
+    }
+    b->present = 1;
+    return ERG_OK;
+}
+
 int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
 {
     json_t *root = json_object();
@@ -115,6 +202,8 @@ int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
             json_object_set_new(rg, dim_names[j], pair);
         }
         json_object_set_new(o, "range", rg);
+        if (e->bnd.present)
+            json_object_set_new(o, "bounds", bounds_json(&e->bnd, e->has_energy));
         json_t *regs = json_array();
         for (unsigned r = 0; r < e->nreg; r++) {
             const struct erg__regime *g = &e->reg[r];
@@ -244,6 +333,11 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
             e->range_hi[j] = json_integer_value(json_array_get(pair, 1));
         }
     }
+    char bpath[160];
+    snprintf(bpath, sizeof bpath, "%s.bounds", path);
+    if ((rc = bounds_load(json_object_get(o, "bounds"), e->has_energy, op == ERG_OP_GEMM, &e->bnd,
+                          file, bpath, diag)))
+        return rc;
     const json_t *regs = json_object_get(o, "regimes");
     if (!json_is_array(regs) || json_array_size(regs) != e->nreg)
         return erg_diag_set(diag, ERG_EPARSE, file, "%s.regimes: expected %u regimes", path,

@@ -36,7 +36,7 @@ int erg_profile_supports(erg_target target, erg_op op, erg_dtype dtype)
     return op == ERG_OP_GEMM && dtype == ERG_DTYPE_BF16 && erg__find_sbgemm() != NULL;
 }
 
-static double now_s(clockid_t clk)
+static double clock_now_s(clockid_t clk)
 {
     struct timespec ts;
     clock_gettime(clk, &ts);
@@ -270,12 +270,31 @@ static double robust_sd(double *v, size_t n)
     return 1.4826 * median_sorted(v, n);
 }
 
+/* The profiling clock (o->clock, or the caller's o->now_s) and the wall clock of the energy
+ * windows (CLOCK_MONOTONIC); with o->clock monotonic and no caller's clock they are one clock. */
+struct clocks {
+    const erg_profile_options *o;
+    clockid_t clk;
+    int same;
+};
+
+static double now_s(const struct clocks *c)
+{
+    return c->o->now_s ? c->o->now_s(c->o->now_ud) : clock_now_s(c->clk);
+}
+
+static double wall_s(void)
+{
+    return clock_now_s(CLOCK_MONOTONIC);
+}
+
 /* Profile one configuration (HYMELL Section 5.1). */
 static int profile_one(const erg_profile_options *o, const erg_energy_window *ew,
                        const erg_op_dims *d, erg__sbgemm_fn sb, erg_op_sample *out, erg_diag *diag)
 {
-    clockid_t clk =
-        o->clock == ERG_PROFILE_CLOCK_THREAD_CPU ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+    struct clocks clk = {
+        o, o->clock == ERG_PROFILE_CLOCK_THREAD_CPU ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, 0};
+    clk.same = o->now_s == NULL && o->clock == ERG_PROFILE_CLOCK_MONOTONIC;
     int rc = erg_op_dims_check(d, diag);
     if (rc != ERG_OK)
         return rc;
@@ -296,9 +315,9 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
      * small next to it). Every set's pages were touched when it was written. */
     double t_est = 0.0;
     for (int i = 0; i < 2; i++) {
-        double t0 = now_s(clk);
+        double t0 = now_s(&clk);
         run_once(d, &s, 0, sb);
-        t_est = now_s(clk) - t0;
+        t_est = now_s(&clk) - t0;
         if (t_est >= 0.05)
             break;
     }
@@ -307,7 +326,7 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
     unsigned batches = o->batches >= 2 ? o->batches : 2;
     double per_batch_s = fmax(o->min_time_s / batches, o->min_window_s);
     uint64_t b = per_batch_s > t_est ? (uint64_t)ceil(per_batch_s / t_est) : 1;
-    double bt[MAX_BATCHES], be[MAX_BATCHES], total_t = 0, total_e = 0, sum_b = 0;
+    double bt[MAX_BATCHES], be[MAX_BATCHES], total_t = 0, total_e = 0;
     uint64_t reps = 0, nb = 0;
     unsigned discarded = 0;
     size_t next = 0;
@@ -315,29 +334,36 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
     while (total_t < o->min_time_s || nb < 2) {
         if ((rc = ew->begin(ew->ud, diag)) != ERG_OK)
             goto done;
-        double t0 = now_s(clk);
+        double w0 = clk.same ? 0.0 : wall_s();
+        double t0 = now_s(&clk);
         for (uint64_t r = 0; r < b; r++) {
             run_once(d, &s, next, sb);
             next = next + 1 == s.count ? 0 : next + 1;
         }
-        double dt = now_s(clk) - t0;
+        double dt = now_s(&clk) - t0;
+        double dw = clk.same ? dt : wall_s() - w0; /* the energy window's duration */
         double e_j;
         erg_grade g;
-        if (dt < o->min_window_s && discarded < 20) {
+        if (dw < o->min_window_s && discarded < 20) {
             /* too short for the meter's update period: discard, grow the batch, repeat */
-            ew->end(ew->ud, dt, &e_j, &g, NULL);
-            double grow = dt > 0 ? 1.25 * o->min_window_s / dt : 2.0;
+            ew->end(ew->ud, dw, &e_j, &g, NULL);
+            double grow = dw > 0 ? 1.25 * o->min_window_s / dw : 2.0;
             b = (uint64_t)ceil((double)b * fmax(grow, 2.0));
             discarded++;
             continue;
         }
-        if ((rc = ew->end(ew->ud, dt, &e_j, &g, diag)) != ERG_OK)
+        if ((rc = ew->end(ew->ud, dw, &e_j, &g, diag)) != ERG_OK)
             goto done;
+        /* Energy and time on one time base: the window's mean power e_j/dw times the batch's
+         * time on the profiling clock. With the thread clock the window (wall time) is longer
+         * than dt whenever the thread was descheduled, and e_j/dt would imply a power the meter
+         * never saw. With one clock dt = dw and e_j is kept as measured. */
+        if (!clk.same && dw > 0)
+            e_j *= dt / dw;
         grade = erg_grade_weakest(grade, g);
         if (nb < MAX_BATCHES) {
             bt[nb] = dt / (double)b;
             be[nb] = e_j / (double)b;
-            sum_b += (double)b;
         }
         total_t += dt;
         total_e += e_j;
@@ -348,14 +374,18 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
     out->time_s = total_t / (double)reps;
     out->energy_j = total_e / (double)reps;
     {
-        /* sd of one execution from the spread of batch means of b executions each: σ_1 = σ_b·√b
-         * (i.i.d. executions). σ_b is estimated robustly, 1.4826·MAD, so that one batch hit by an
-         * interrupt or a context switch does not inflate it (a plain sd would be dominated by it
-         * when b is 10⁶ executions of 50 ns). */
+        /* sd of one execution, as honestly as batches allow: the spread across batches of the
+         * per-execution mean of each batch (batch time / b), estimated robustly as 1.4826·MAD so
+         * that one batch hit by an interrupt does not dominate it. It is deliberately not scaled
+         * by √b: that would assume the batch-to-batch noise comes from independent executions,
+         * whereas on a real machine it is mostly shared by the whole batch (frequency, other
+         * processes, cache state), and scaling it by √b (b up to 10⁶) turned it into an sd many
+         * times the mean. What it measures: the run-to-run variation of the per-execution cost
+         * at the batch time scale (≥ min_window_s); the jitter of single executions far below
+         * the clock's resolution averages out inside a batch and is not included. */
         size_t k = nb < MAX_BATCHES ? (size_t)nb : MAX_BATCHES;
-        double bmean = sum_b / (double)k;
-        out->time_sd_s = robust_sd(bt, k) * sqrt(bmean);
-        out->energy_sd_j = robust_sd(be, k) * sqrt(bmean);
+        out->time_sd_s = robust_sd(bt, k);
+        out->energy_sd_j = robust_sd(be, k);
     }
     out->grade = grade;
     out->has_grade = 1;

@@ -106,6 +106,27 @@ static void multi_pads_shorter_device_with_idle(void **state)
     assert_int_equal(erg_signature_multi(ops, 2, &r, NULL), ERG_EINVAL);
 }
 
+/* ⊕multi variance by hand: var_E = var_d1 + var_d2 + (s1 + s2)^2 Var(max(T1, T2)), with Clark's
+ * Var(max) for T1 ~ N(2, 0.04), T2 ~ N(1.9, 0.09). */
+static void multi_variance_by_hand(void **state)
+{
+    (void)state;
+    erg_signature a = sig("g0", 60, 2.0, 100, 0.04, 60.0 * 60.0 * 0.04 + 9.0);
+    erg_signature b = sig("g1", 40, 1.9, 50, 0.09, 40.0 * 40.0 * 0.09 + 16.0);
+    erg_signature ops[2] = {a, b}, r;
+    assert_int_equal(erg_signature_multi(ops, 2, &r, NULL), ERG_OK);
+    /* Clark: theta = sqrt(0.13), alpha = 0.1/theta. */
+    double th = sqrt(0.13), al = 0.1 / th;
+    double p = erg_normal_cdf(al), q = erg_normal_cdf(-al), f = erg_normal_pdf(al);
+    double m = 2.0 * p + 1.9 * q + th * f;
+    double e2 = (4.0 + 0.04) * p + (1.9 * 1.9 + 0.09) * q + 3.9 * th * f;
+    double vmax = e2 - m * m;
+    erg_assert_near(r.time_var_s2, vmax, 1e-12);
+    erg_assert_near(r.energy_var_j2, 9.0 + 16.0 + 100.0 * 100.0 * vmax, 1e-8);
+    erg_assert_near(r.static_power_w, 100.0, 0);
+    erg_assert_near(r.time_s, 2.0, 0);
+}
+
 static void check_enforces_axiom_m1(void **state)
 {
     (void)state;
@@ -171,6 +192,12 @@ static void signature_file_round_trip_and_errors(void **state)
         f);
     fclose(f);
     assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EVERSION);
+    /* Without "grade" a signature is an estimate: unstated provenance is never promoted. */
+    f = fopen(path, "w");
+    fputs("{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1}", f);
+    fclose(f);
+    assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_OK);
+    assert_int_equal(r.grade, ERG_GRADE_ESTIMATOR);
     f = fopen(path, "w");
     fputs("{\"erg\": \"signature/1\",\n \"time_s\": 1,,\n}", f);
     fclose(f);
@@ -190,6 +217,7 @@ int main(void)
         cmocka_unit_test(par_uses_clark_variance),
         cmocka_unit_test(par_rejects_mixed_devices_and_static_power),
         cmocka_unit_test(multi_pads_shorter_device_with_idle),
+        cmocka_unit_test(multi_variance_by_hand),
         cmocka_unit_test(check_enforces_axiom_m1),
         cmocka_unit_test(grades_compose_to_the_weakest),
         cmocka_unit_test(signature_file_round_trip_and_errors),

@@ -41,19 +41,49 @@ check "fit prints table layout" 0 "RMSNorm estimator (Table 1 layout)" -- "$erg"
 grep -q '"erg": "model/1"' "$tmp/model.json" || { echo "FAIL model tag"; fails=$((fails + 1)); }
 check "fit --json" 0 '"time_mape_pct"' -- "$erg" fit ops "$tmp/syn.csv" -o "$tmp/model2.json" --json --paper-thresholds --target-kind other-box
 check "predict rmsnorm" 0 "rmsnorm fp32: time" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json"
-check "predict --json" 0 '"regime": "launch_bound"' -- "$erg" predict op rmsnorm --tokens 8 --d-model 1024 --model "$tmp/model.json" --json
+check "predict --json" 0 '"erg": "prediction/1"' -- "$erg" predict op rmsnorm --tokens 8 --d-model 1024 --model "$tmp/model.json" --json
 grep -q '"grade": "estimator"' "$tmp/out" && grep -q '"time_s": ' "$tmp/out" && grep -q '"energy_j": ' "$tmp/out" \
+    && grep -q '"method": "fit"' "$tmp/out" && grep -q '"extrapolated": false' "$tmp/out" \
+    && grep -q '"held_out_time_mape_pct": [0-9]' "$tmp/out" \
     || { echo "FAIL predict json keys"; cat "$tmp/out"; fails=$((fails + 1)); }
 check "predict writes a signature" 0 "rmsnorm fp32" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json" --signature "$tmp/sig.json" --static-power-w 1e-3
 grep -q '"erg": "signature/1"' "$tmp/sig.json" && grep -q '"static_power_w": 0.001' "$tmp/sig.json" \
     || { echo "FAIL signature file"; cat "$tmp/sig.json"; fails=$((fails + 1)); }
 check "signature static power too high" 2 "exceeds the predicted energy" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json" --signature "$tmp/sig2.json" --static-power-w 1e9
-check "predict extrapolates with a warning" 0 "extrapolates" -- "$erg" predict op rmsnorm --tokens 100000 --d-model 1024 --model "$tmp/model.json"
+check "predict extrapolates with a warning" 0 "tokens = 100000 is outside the trained 1..1024" -- "$erg" predict op rmsnorm --tokens 100000 --d-model 1024 --model "$tmp/model.json"
+grep -q "method roofline" "$tmp/out" || { echo "FAIL extrapolation method"; cat "$tmp/out"; fails=$((fails + 1)); }
+check "predict shows the held-out MAPE and grade" 0 "held-out MAPE of the fit in this regime: time [0-9.e+-]* %, energy [0-9.e+-]* % (grade estimator)" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json"
+
+# the committed CPU model: the trial's negative GEMM times and unbounded extrapolation
+cpu="${ERG_TEST_SOURCE_DIR:?}/models/cpu-amd-epyc.json"
+positive() { # positive KEY: the JSON number KEY in $tmp/out is finite and > 0
+    awk -v k="\"$1\":" '{ for (i = 1; i <= NF; i++) if ($i == k) { v = $(i + 1); sub(/,$/, "", v);
+        exit !(v + 0 > 0 && v !~ /nan|inf/) } exit 1 }' "$tmp/out"
+}
+for mnk in "16 16 16" "1 1 1" "8 8 8" "16 1 4096" "1826 1 1"; do
+    set -- $mnk
+    check "gemm $1x$2x$3 is positive" 0 '"erg": "prediction/1"' -- "$erg" predict op gemm --m "$1" --n "$2" --k "$3" --model "$cpu" --json
+    { positive time_s && positive energy_j; } || { echo "FAIL gemm $mnk: not positive"; cat "$tmp/out"; fails=$((fails + 1)); }
+done
+"$erg" predict op gemm --m 16 --n 16 --k 16 --model "$cpu" 2>"$tmp/err" >/dev/null
+[ ! -s "$tmp/err" ] || { echo "FAIL 16^3 lies inside the range: no warning expected"; cat "$tmp/err"; fails=$((fails + 1)); }
+check "far beyond the range: roofline" 0 "m = 99999999999 is outside the trained" -- "$erg" predict op gemm --m 99999999999 --n 10 --k 10 --model "$cpu" --json
+grep -q '"method": "roofline"' "$tmp/out" && grep -q '"extrapolated": true' "$tmp/out" \
+    && awk '{ for (i = 1; i <= NF; i++) if ($i == "\"power_w\":") { v = $(i + 1) + 0; exit !(v > 0 && v <= 70) } exit 1 }' "$tmp/out" \
+    || { echo "FAIL roofline extrapolation"; cat "$tmp/out"; fails=$((fails + 1)); }
 
 # bad input
 check "op not in model" 2 "no gemm estimator" -- "$erg" predict op gemm --m 8 --n 8 --k 8 --model "$tmp/model.json"
 check "unknown op" 2 "unknown op 'conv'" -- "$erg" predict op conv --m 8 --model "$tmp/model.json"
-check "negative dim" 2 "non-negative integer" -- "$erg" predict op gemm --m -8 --n 8 --k 8 --model "$tmp/model.json"
+check "negative dim" 2 "--m expects a positive integer" -- "$erg" predict op gemm --m -8 --n 8 --k 8 --model "$tmp/model.json"
+check "zero dim" 2 "--k expects a positive integer" -- "$erg" predict op gemm --m 8 --n 8 --k 0 --model "$tmp/model.json"
+for cmd in "predict op gemm" "fit ops" "profile ops"; do
+    check "$cmd: unknown option, one message" 2 "unknown option '--bogus'" -- "$erg" $cmd --bogus
+    [ "$(grep -c . "$tmp/err")" = 2 ] && ! grep -q unrecognized "$tmp/err" \
+        || { echo "FAIL $cmd --bogus: expected one message and the --help hint"; cat "$tmp/err"; fails=$((fails + 1)); }
+    check "$cmd --help: exit status" 0 "Exit status: 0" -- "$erg" $cmd --help
+done
+check "fit --json is tagged" 0 '"erg": "fit-report/1"' -- "$erg" fit ops "$tmp/syn.csv" -o "$tmp/model3.json" --json
 check "missing dim" 2 "gemm needs m, n, k" -- "$erg" predict op gemm --m 8 --n 8 --model "$tmp/model.json"
 check "option of another op" 2 "option not used by rmsnorm" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --k 3 --model "$tmp/model.json"
 check "missing model" 2 "nonexistent" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --model "$tmp/nonexistent.json"

@@ -22,12 +22,21 @@ static double uni(void) /* splitmix64 → [0, 1) */
     return (double)(z >> 11) / 9007199254740992.0;
 }
 
-/* RMSNorm truth: regime 0 for N·d < 1.5·2^20, regime 1 above (coefficients in seconds). */
+/* RMSNorm truth: regime 0 for N·d < 1.5·2^20, regime 1 above (coefficients in seconds). Regime
+ * 0 is launch-bound as the name says: a 20 µs fixed cost, the work adding at most 10 % to it. */
 static double rms_truth(double nt, double d, int energy)
 {
     double nd = nt * d;
-    double t = nd < 1.5 * 1048576 ? 2e-10 * nd + 3e-8 * nt + 1e-6 : 9e-10 * nd + 2e-5;
+    double t = nd < 1.5 * 1048576 ? 1e-12 * nd + 1e-10 * nt + 2e-5 : 9e-10 * nd + 2e-5;
     return energy ? 15.0 * t + 1e-9 * nd : t;
+}
+
+/* The earlier truth: regime 0 is a fast (cache-resident) regime whose time grows 300-fold with
+ * the work; a split there is real but it is not a launch-bound regime. */
+static double rms_cache_truth(double nt, double d)
+{
+    double nd = nt * d;
+    return nd < 1.5 * 1048576 ? 2e-10 * nd + 3e-8 * nt + 1e-6 : 9e-10 * nd + 2e-5;
 }
 
 static size_t rms_samples(erg_op_sample *s, double noise, int dense)
@@ -119,6 +128,60 @@ static void exact_piecewise_rmsnorm_is_recovered_and_split_found(void **state)
     erg_op_validation vp;
     erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vp);
     assert_true(vp.time_mape_pct > 1e3 * v.time_mape_pct + 1e-3);
+    erg_op_model_free(m);
+}
+
+static void a_cache_split_is_not_called_launch_bound(void **state)
+{
+    (void)state;
+    erg_op_sample s[128];
+    size_t n = rms_samples(s, 0.0, 0);
+    for (size_t i = 0; i < n; i++) {
+        s[i].time_s = rms_cache_truth((double)s[i].dims.tokens, (double)s[i].dims.d_model);
+        s[i].energy_j = 15.0 * s[i].time_s;
+    }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.target_kind = "test";
+    o.target_desc = "synthetic";
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
+    erg_op_thresholds t;
+    erg_op_model_thresholds(m, &t, NULL);
+    erg_op_bounds b;
+    assert_int_equal(erg_op_model_bounds(m, ERG_OP_RMSNORM, &b), ERG_OK);
+    /* the launch floor t0 is the intercept of t = t0 + s·roofline over the smaller half: here
+     * the truth's 1 µs fixed cost (plus 3e-8·N, which the roofline lacks), below the smallest
+     * time */
+    double t_min = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        t_min = fmin(t_min, s[i].time_s);
+    if (!(b.launch_time_s > 0.5e-6 && b.launch_time_s <= t_min))
+        fail_msg("launch floor %g s (smallest time %g s)", b.launch_time_s, t_min);
+    /* the AIC alone puts the split at the switch, 1.5·2^20 (the fit is exact there), calling
+     * points launch-bound whose work takes 300 launch floors; the search must not */
+    if (!(t.rms_nd < 1048576.0))
+        fail_msg("threshold %g: the cache-resident regime was labelled launch-bound", t.rms_nd);
+    size_t in_launch = 0, in_regime[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        double nd = (double)s[i].dims.tokens * (double)s[i].dims.d_model;
+        double roof = fmax(4 * nd / b.peak_flop_s,
+                           (2 * nd + (double)s[i].dims.d_model) * 4 / b.bandwidth_bytes_s);
+        unsigned r = erg_op_regime(&s[i].dims, &t);
+        in_regime[r]++;
+        if (r == 0) {
+            in_launch++;
+            if (!(roof <= 2 * b.launch_time_s * (1 + 1e-12)))
+                fail_msg("launch-bound point N*d = %g has roofline time %g s > 2 x %g s", nd, roof,
+                         b.launch_time_s);
+        }
+    }
+    /* and no regime is left almost empty: either empty or enough points for its 6 terms */
+    erg_op_validation v;
+    for (unsigned r = 0; r < 2; r++) {
+        erg_op_model_validation(m, ERG_OP_RMSNORM, r, &v);
+        assert_true(v.n_train == 0 || v.n_train >= 7);
+    }
     erg_op_model_free(m);
 }
 
@@ -362,6 +425,8 @@ static void save_load_round_trip_and_loader_errors(void **state)
         {"s|\"N\\*d\"|\"R*C\"|", "ops.rmsnorm.features[0]", ERG_EPARSE},
         {"0,/\"coef\": \\[/s|\"coef\": \\[|\"coef\": [\"x\", |", "coef", ERG_EPARSE},
         {"s|\"dtype\": \"fp32\"|\"dtype\": \"int8\"|", "unknown dtype", ERG_EPARSE},
+        {"s|\"eta_hi\": |\"eta_top\": |", "eta_hi", ERG_EPARSE},
+        {"s|\"launch_time_s\": |\"launch_time_s\": -|", "ops.rmsnorm.bounds", ERG_EPARSE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char cmd[512];
@@ -373,6 +438,21 @@ static void save_load_round_trip_and_loader_errors(void **state)
         if (rc != cases[i].status || !strstr(diag.detail, cases[i].detail))
             fail_msg("case %zu: status %d, detail '%s'", i, rc, diag.detail);
         assert_null(l);
+    }
+    /* a model file from before the bounds loads; predictions inside the range still work, and
+     * erg_op_model_bounds says the bounds are absent */
+    {
+        char cmd[512];
+        snprintf(bad, sizeof bad, "%s/old.json", dir);
+        snprintf(cmd, sizeof cmd, "sed -e '/\"bounds\": {/,/^   },$/d' '%s' > '%s'", path, bad);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(erg_op_model_load(bad, &l, &diag), ERG_OK);
+        erg_op_bounds b;
+        assert_int_equal(erg_op_model_bounds(l, ERG_OP_RMSNORM, &b), ERG_ENOENT);
+        erg_op_prediction a;
+        assert_int_equal(erg_op_model_predict(l, &s[0].dims, &a, NULL), ERG_OK);
+        assert_true(a.time_s > 0);
+        erg_op_model_free(l);
     }
     assert_int_equal(erg_op_model_load("/nonexistent.json", &l, NULL), ERG_ENOENT);
     char cmd[128];
@@ -405,6 +485,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_piecewise_rmsnorm_is_recovered_and_split_found),
+        cmocka_unit_test(a_cache_split_is_not_called_launch_bound),
         cmocka_unit_test(noisy_data_gives_the_expected_mape),
         cmocka_unit_test(gemm_five_regimes_exact),
         cmocka_unit_test(thin_regime_falls_back_to_its_neighbour),
