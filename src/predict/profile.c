@@ -11,6 +11,7 @@
 
 #include "core/file.h"
 #include "predict/kernels.h"
+#include "predict/model.h"
 
 void erg_profile_options_init(erg_profile_options *o)
 {
@@ -477,13 +478,8 @@ void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_s
     snprintf(desc, desc_size, "%s; OpenBLAS %s core %s", model, ver, core);
 }
 
-#ifndef ERG_PREDICT_GRID_DIR
-#define ERG_PREDICT_GRID_DIR "grids"
-#endif
-
 int erg_profile_default_grid(erg_target target, char *buf, size_t size)
 {
-    const char *dir = getenv("ERG_GRID_DIR");
-    return snprintf(buf, size, "%s/%s.csv", dir && *dir ? dir : ERG_PREDICT_GRID_DIR,
-                    target == ERG_TARGET_CUDA ? "cuda" : "cpu");
+    return erg__data_path("grids", "ERG_GRID_DIR",
+                          target == ERG_TARGET_CUDA ? "cuda.csv" : "cpu.csv", buf, size);
 }
