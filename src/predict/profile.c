@@ -205,8 +205,15 @@ nomem:
                         erg_op_name(d->op));
 }
 
+erg__profile_exec_fn erg__profile_exec_hook;
+void *erg__profile_exec_hook_ud;
+
 static void run_once(const erg_op_dims *d, const struct sets *s, size_t i, erg__sbgemm_fn sb)
 {
+    if (erg__profile_exec_hook)
+        erg__profile_exec_hook(erg__profile_exec_hook_ud, i, s->count,
+                               d->dtype == ERG_DTYPE_BF16 ? (const void *)s->h1[i]
+                                                          : (const void *)s->in1[i]);
     switch (d->op) {
     case ERG_OP_RMSNORM:
         erg__rmsnorm_f32(s->in1[i], s->in2[i], s->out[i], (size_t)d->tokens, (size_t)d->d_model,
