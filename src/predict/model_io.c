@@ -113,7 +113,7 @@ static int bounds_load(const json_t *o, int energy, int gemm, struct erg__bounds
                                &b->peak_flop_s, file, path, diag)) ||
         (rc = erg__json_number(o, "bandwidth_bytes_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
                                &b->bandwidth_bytes_s, file, path, diag)) ||
-        (rc = erg__json_number(o, "launch_time_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
+        (rc = erg__json_number(o, "launch_time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
                                &b->launch_time_s, file, path, diag)) ||
         (rc = erg__json_number(o, "eta", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta, file, path,
                                diag)) ||
