@@ -447,9 +447,9 @@ static void weight_sets_rotate(void **state)
     (void)state;
     /* GEMM 8×8×8 fp32: (64 + 64 + 64) floats = 768 bytes a set */
     erg_op_dims g = dims(ERG_OP_GEMM, 8, 8, 8);
-    rotation_case(g, 2, 3000, 64, 4);  /* 4 · 768 ≥ 3000 */
-    rotation_case(g, 2, 3000, 3, 3);   /* capped */
-    rotation_case(g, 5, 100, 64, 5);   /* at least min_weight_sets */
+    rotation_case(g, 2, 3000, 64, 4); /* 4 · 768 ≥ 3000 */
+    rotation_case(g, 2, 3000, 3, 3);  /* capped */
+    rotation_case(g, 5, 100, 64, 5);  /* at least min_weight_sets */
     /* RMSNorm 4 × 256: x, y 1024 floats each, w 256: 9216 bytes a set */
     rotation_case(dims(ERG_OP_RMSNORM, 4, 256, 0), 2, 30000, 64, 4);
     rotation_case(dims(ERG_OP_SOFTMAX, 16, 0, 0), 3, 0, 64, 3);
