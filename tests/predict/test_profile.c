@@ -387,6 +387,74 @@ static void target_identity_is_file_name_safe(void **state)
     assert_non_null(strstr(desc, "OpenBLAS"));
 }
 
+/* Weight-set rotation (HYMELL Section 5.1): the number of sets follows min_weight_sets,
+ * rotate_bytes and max_weight_sets, and the timed executions cycle through every set in turn,
+ * each on its own memory, so no repetition finds its inputs left in cache by the previous one. */
+struct exec_log {
+    size_t n, nsets, set[4096];
+    const void *input[4096];
+};
+
+static void log_exec(void *ud, size_t set, size_t nsets, const void *input)
+{
+    struct exec_log *l = ud;
+    l->nsets = nsets;
+    if (l->n < 4096) {
+        l->set[l->n] = set;
+        l->input[l->n] = input;
+    }
+    l->n++;
+}
+
+static void rotation_case(erg_op_dims d, unsigned min_sets, size_t rotate_bytes, unsigned max_sets,
+                          size_t want_sets)
+{
+    static struct exec_log l;
+    memset(&l, 0, sizeof l);
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 1e-3;
+    o.min_window_s = 1e-4;
+    o.min_weight_sets = min_sets;
+    o.rotate_bytes = rotate_bytes;
+    o.max_weight_sets = max_sets;
+    erg_op_sample out;
+    erg__profile_exec_hook = log_exec;
+    erg__profile_exec_hook_ud = &l;
+    int rc = erg_profile_ops(&o, &d, 1, &out, NULL, NULL);
+    erg__profile_exec_hook = NULL;
+    erg__profile_exec_hook_ud = NULL;
+    assert_int_equal(rc, ERG_OK);
+    assert_int_equal(l.nsets, want_sets);
+    size_t n = l.n < 4096 ? l.n : 4096;
+    assert_true(n > 2 * want_sets + 2);
+    /* warm-up on set 0 (one or two executions), then the timed ones start again at set 0 */
+    size_t w = l.set[1] == 0 ? 2 : 1;
+    assert_int_equal(l.set[0], 0);
+    assert_true(l.n - w >= out.reps); /* every counted repetition went through the seam */
+    for (size_t i = w; i < n; i++)
+        assert_int_equal(l.set[i], (i - w) % want_sets); /* round robin, none skipped */
+    /* every set is distinct memory, and a set always passes the same buffer */
+    for (size_t a = 0; a < want_sets; a++)
+        for (size_t b = a + 1; b < want_sets; b++)
+            assert_ptr_not_equal(l.input[w + a], l.input[w + b]);
+    for (size_t i = w + want_sets; i < n; i++)
+        assert_ptr_equal(l.input[i], l.input[w + (i - w) % want_sets]);
+}
+
+static void weight_sets_rotate(void **state)
+{
+    (void)state;
+    /* GEMM 8×8×8 fp32: (64 + 64 + 64) floats = 768 bytes a set */
+    erg_op_dims g = dims(ERG_OP_GEMM, 8, 8, 8);
+    rotation_case(g, 2, 3000, 64, 4); /* 4 · 768 ≥ 3000 */
+    rotation_case(g, 2, 3000, 3, 3);  /* capped */
+    rotation_case(g, 5, 100, 64, 5);  /* at least min_weight_sets */
+    /* RMSNorm 4 × 256: x, y 1024 floats each, w 256: 9216 bytes a set */
+    rotation_case(dims(ERG_OP_RMSNORM, 4, 256, 0), 2, 30000, 64, 4);
+    rotation_case(dims(ERG_OP_SOFTMAX, 16, 0, 0), 3, 0, 64, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +467,7 @@ int main(void)
         cmocka_unit_test(energy_and_time_share_one_time_base),
         cmocka_unit_test(unsupported_targets_and_types),
         cmocka_unit_test(target_identity_is_file_name_safe),
+        cmocka_unit_test(weight_sets_rotate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
