@@ -24,6 +24,7 @@ struct stair { /* a node's (T, d) Pareto staircase: T ascending, d strictly decr
     size_t n;
     double *t, *d;
     size_t *pt; /* index in the element's operating set */
+    int *grp;   /* the point's (device, ω_dev) group */
 };
 
 struct dag {
@@ -36,6 +37,14 @@ struct dag {
     double static_w; /* Σ_dev p_dev: every device held for the makespan at its idle power */
     double *cstat;   /* per node: s_dev − p_dev, the extra static power while it runs */
     double *dur, *fin, *lst; /* scratch: durations, finish times, latest finish */
+    /* Transition elements (Section 6.1): has_tr when some pair of nodes consecutive on a device
+     * (in the order the nodes are declared) can be at two ω_dev with a declared transition. Then
+     * devprev[k] is the node before k on its device (FR_NONE for the first), topo also orders each
+     * device's nodes, staircases are kept per ω_dev group, and grp[k] (scratch) is the group of
+     * node k's current point. */
+    int has_tr;
+    size_t *devprev;
+    int *grp;
 };
 
 static void dag_free(struct dag *g)
@@ -50,12 +59,15 @@ static void dag_free(struct dag *g)
             free(g->st[k].t);
             free(g->st[k].d);
             free(g->st[k].pt);
+            free(g->st[k].grp);
         }
     free(g->st);
     free(g->dur);
     free(g->fin);
     free(g->lst);
     free(g->cstat);
+    free(g->devprev);
+    free(g->grp);
 }
 
 struct td {
@@ -71,6 +83,20 @@ static int cmp_td(const void *pa, const void *pb)
     if (a->d != b->d)
         return a->d < b->d ? -1 : 1;
     return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* The declared transition from group `from` to group `to` on device, or NULL (same group, none
+ * declared: undeclared switches cost nothing, as in the expression form). */
+static const struct fr_transition *dag_tr(const erg_opsched *os, const char *device, int from,
+                                          int to)
+{
+    if (from < 0 || to < 0 || from == to)
+        return NULL;
+    for (size_t i = 0; i < os->n_tr; i++)
+        if (os->tr[i].from == from && os->tr[i].to == to &&
+            strcmp(os->group[from].device, device) == 0)
+            return &os->tr[i];
+    return NULL;
 }
 
 static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
@@ -90,9 +116,11 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     g->fin = malloc(n * sizeof *g->fin);
     g->lst = malloc(n * sizeof *g->lst);
     g->cstat = malloc((n + 1) * sizeof *g->cstat);
+    g->devprev = malloc((n + 1) * sizeof *g->devprev);
+    g->grp = calloc(n + 1, sizeof *g->grp);
     size_t *indeg = calloc(n, sizeof *indeg), *fill = calloc(n + 1, sizeof *fill);
     if (!g->topo || !g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->st || !g->dur ||
-        !g->fin || !g->lst || !g->cstat || !indeg || !fill) {
+        !g->fin || !g->lst || !g->cstat || !g->devprev || !g->grp || !indeg || !fill) {
         free(indeg);
         free(fill);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -113,26 +141,66 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     for (size_t e = 0; e < m; e++) {
         size_t a = os->edge[e][0], b = os->edge[e][1];
         g->succ[g->succ_off[a] + fill[a]++] = b;
-        indeg[b]++;
     }
-    size_t head = 0, tail = 0;
-    for (size_t k = 0; k < n; k++)
-        if (indeg[k] == 0)
-            g->topo[tail++] = k;
-    while (head < tail) {
-        size_t a = g->topo[head++];
-        for (size_t j = g->succ_off[a]; j < g->succ_off[a + 1]; j++)
-            if (--indeg[g->succ[j]] == 0)
-                g->topo[tail++] = g->succ[j];
+    /* Device order: the declaration order of the nodes on each device. A transition can apply
+     * between consecutive nodes a, b when some point of a and some point of b are at ω_dev groups
+     * with a declared transition between them. */
+    for (size_t k = 0; k < n; k++) {
+        g->devprev[k] = FR_NONE;
+        for (size_t j = k; j-- > 0;)
+            if (strcmp(os->node[j].device, os->node[k].device) == 0) {
+                g->devprev[k] = j;
+                break;
+            }
     }
-    if (tail < n) {
-        size_t k = 0;
-        while (indeg[k] == 0)
-            k++;
-        free(indeg);
-        free(fill);
-        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node %s",
-                            os->node[k].id);
+    for (size_t k = 0; k < n && os->n_tr && !g->has_tr; k++) {
+        if (g->devprev[k] == FR_NONE)
+            continue;
+        const struct fr_element *ea = &os->elem[os->node[g->devprev[k]].elem];
+        const struct fr_element *eb = &os->elem[os->node[k].elem];
+        for (size_t i = 0; i < ea->n && !g->has_tr; i++)
+            for (size_t j = 0; j < eb->n && !g->has_tr; j++)
+                g->has_tr = dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) !=
+                            NULL;
+    }
+    /* Kahn's algorithm on the edges, then (with transitions) on the edges plus the device order
+     * (a switch happens between consecutive nodes of a device, so it is a precedence too). */
+    for (int pass = 0; pass < 1 + g->has_tr; pass++) {
+        memset(indeg, 0, n * sizeof *indeg);
+        for (size_t e = 0; e < m; e++)
+            indeg[os->edge[e][1]]++;
+        for (size_t k = 0; pass && k < n; k++)
+            if (g->devprev[k] != FR_NONE)
+                indeg[k]++;
+        size_t head = 0, tail = 0;
+        for (size_t k = 0; k < n; k++)
+            if (indeg[k] == 0)
+                g->topo[tail++] = k;
+        while (head < tail) {
+            size_t a = g->topo[head++];
+            for (size_t j = g->succ_off[a]; j < g->succ_off[a + 1]; j++)
+                if (--indeg[g->succ[j]] == 0)
+                    g->topo[tail++] = g->succ[j];
+            for (size_t b = a + 1; pass && b < n; b++)
+                if (g->devprev[b] == a && --indeg[b] == 0)
+                    g->topo[tail++] = b;
+        }
+        if (tail < n) {
+            size_t k = 0;
+            while (indeg[k] == 0)
+                k++;
+            free(indeg);
+            free(fill);
+            if (pass)
+                return erg_diag_set(diag, ERG_ECYCLE, NULL,
+                                    "node %s: the edges contradict the order in which the nodes of "
+                                    "device %s are declared (the order transition elements are "
+                                    "charged in); declare each device's nodes in an order the "
+                                    "edges allow",
+                                    os->node[k].id, os->node[k].device);
+            return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node %s",
+                                os->node[k].id);
+        }
     }
     free(indeg);
     free(fill);
@@ -155,7 +223,8 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
         s->t = malloc(el->n * sizeof *s->t);
         s->d = malloc(el->n * sizeof *s->d);
         s->pt = malloc(el->n * sizeof *s->pt);
-        if (!v || !s->t || !s->d || !s->pt) {
+        s->grp = malloc(el->n * sizeof *s->grp);
+        if (!v || !s->t || !s->d || !s->pt || !s->grp) {
             free(v);
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
@@ -164,13 +233,17 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
                 el->pts[i].sig.time_s,
                 el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
         qsort(v, el->n, sizeof *v, cmp_td);
-        double best = INFINITY;
+        /* (T, d) Pareto-min; with transitions, per ω_dev group (a dominated point at another
+         * ω_dev may avoid a switch). */
         for (size_t i = 0; i < el->n; i++) {
-            if (v[i].d < best) {
-                best = v[i].d;
+            int grp = el->pts[v[i].i].group, dom = 0;
+            for (size_t j = 0; j < s->n && !dom; j++)
+                dom = s->d[j] <= v[i].d && (!g->has_tr || s->grp[j] == grp);
+            if (!dom) {
                 s->t[s->n] = v[i].t;
                 s->d[s->n] = v[i].d;
                 s->pt[s->n] = v[i].i;
+                s->grp[s->n] = grp;
                 s->n++;
             }
         }
@@ -188,6 +261,13 @@ static double forward(struct dag *g)
         double st = 0;
         for (size_t j = g->pred_off[k]; j < g->pred_off[k + 1]; j++)
             st = fmax(st, g->fin[g->pred[j]]);
+        if (g->has_tr && g->devprev[k] != FR_NONE) {
+            size_t a = g->devprev[k];
+            const struct fr_transition *tr =
+                dag_tr(g->os, g->os->node[k].device, g->grp[a], g->grp[k]);
+            if (tr)
+                st = fmax(st, g->fin[a] + tr->sig.time_s);
+        }
         g->fin[k] = st + g->dur[k];
         M = fmax(M, g->fin[k]);
     }
@@ -246,22 +326,48 @@ struct plan {
     size_t *sel;
 };
 
+/* Makespan of choice sel (staircase indices); *E its energy, *Dtrue its dynamic part. Every device
+ * is held at its idle power p for the makespan; a node adds d + (s − p)·T; a transition charged
+ * between consecutive nodes of a device (Section 6.1) delays the second by its time and adds
+ * d_tr + (s_tr − p)·T_tr. */
+static double eval_sel(struct dag *g, const size_t *sel, double *E, double *Dtrue)
+{
+    double D = 0, Dt = 0;
+    for (size_t k = 0; k < g->n; k++) {
+        g->dur[k] = g->st[k].t[sel[k]];
+        g->grp[k] = g->st[k].grp[sel[k]];
+        D += g->st[k].d[sel[k]];
+        Dt += g->st[k].d[sel[k]] - g->cstat[k] * g->st[k].t[sel[k]];
+    }
+    for (size_t k = 0; g->has_tr && k < g->n; k++) {
+        if (g->devprev[k] == FR_NONE)
+            continue;
+        const struct fr_transition *tr =
+            dag_tr(g->os, g->os->node[k].device, g->grp[g->devprev[k]], g->grp[k]);
+        if (tr) {
+            double p = erg__fr_device_idle_w(g->os, g->os->node[k].device);
+            D += tr->sig.dynamic_energy_j + (tr->sig.static_power_w - p) * tr->sig.time_s;
+            Dt += tr->sig.dynamic_energy_j;
+        }
+    }
+    double M = forward(g);
+    *E = g->static_w * M + D;
+    if (Dtrue)
+        *Dtrue = Dt;
+    return M;
+}
+
 static int add_plan(struct plan **pl, size_t *n, size_t *cap, struct dag *g, const size_t *sel)
 {
-    for (size_t k = 0; k < g->n; k++)
-        g->dur[k] = g->st[k].t[sel[k]];
-    double M = forward(g), D = 0, Dtrue = 0;
-    for (size_t k = 0; k < g->n; k++) {
-        D += g->st[k].d[sel[k]];
-        Dtrue += g->st[k].d[sel[k]] - g->cstat[k] * g->st[k].t[sel[k]];
-    }
+    double E, Dtrue;
+    double M = eval_sel(g, sel, &E, &Dtrue);
     if (erg__fr_grow((void **)pl, cap, *n + 1, sizeof **pl))
         return ERG_ENOMEM;
     size_t *c = malloc(g->n * sizeof *c);
     if (!c)
         return ERG_ENOMEM;
     memcpy(c, sel, g->n * sizeof *c);
-    (*pl)[*n] = (struct plan){M, g->static_w * M + D, Dtrue, c};
+    (*pl)[*n] = (struct plan){M, E, Dtrue, c};
     (*n)++;
     return ERG_OK;
 }
@@ -470,12 +576,7 @@ static int enumerate(struct dag *g, erg_frontier *out, erg_diag *diag)
     /* Mixed-radix walk over every staircase combination (off-staircase points are dominated in
      * (T, d) and never help: E = S·M + Σ d is monotone in every T and d). */
     while (rc == ERG_OK) {
-        for (size_t k = 0; k < n; k++)
-            g->dur[k] = g->st[k].t[sel[k]];
-        double M = forward(g), D = 0;
-        for (size_t k = 0; k < n; k++)
-            D += g->st[k].d[sel[k]];
-        double E = g->static_w * M + D;
+        double E, M = eval_sel(g, sel, &E, NULL);
         /* Keep the candidate only if no stored plan dominates it (cheap online filter). */
         int dom = 0;
         for (size_t i = 0; i < np && !dom; i++)
@@ -851,6 +952,29 @@ int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts
         for (size_t k = 0; k < g.n; k++)
             combos *= (double)g.st[k].n;
         erg_dag_method m = opts->dag_method;
+        if (g.has_tr && m != ERG_DAG_ENUMERATE) {
+            /* A transition's cost depends on the ω_dev chosen at two nodes, which neither the
+             * per-node convex hulls of the LP nor the series-parallel reduction (whose ⊗
+             * adjacency is not the device order) can carry: enumerate (exact) or refuse. */
+            if (m == ERG_DAG_RELAX || combos > opts->enum_limit) {
+                if (m == ERG_DAG_RELAX)
+                    rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                                      "the convex relaxation cannot charge the transition "
+                                      "elements this DAG declares (their cost depends on the "
+                                      "omega_device of two nodes); use enumeration (%.3g choice "
+                                      "combinations)",
+                                      combos);
+                else
+                    rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                                      "this DAG declares transition elements, which are charged "
+                                      "only by exact enumeration, and its %.3g choice "
+                                      "combinations exceed the enumeration limit %.3g",
+                                      combos, opts->enum_limit);
+                dag_free(&g);
+                return rc;
+            }
+            m = ERG_DAG_ENUMERATE;
+        }
         if (m == ERG_DAG_AUTO) {
             /* Series-parallel: exact by the operator rules, at any size. */
             rc = sp_frontier(&g, opts->epsilon, out, diag);
