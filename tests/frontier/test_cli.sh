@@ -134,5 +134,22 @@ grep -q "^erg frontier: option '--deadline' needs a value$" "$T/err" || fail "no
 "$ERG_BIN" frontier "$T/par.json" --json=1 2> "$T/err"; [ $? -eq 2 ] || fail "--json=1"
 grep -q "^erg frontier: option '--json' takes no value$" "$T/err" || fail "takes-no-value message: $(cat "$T/err")"
 "$ERG_BIN" frontier "$T/missing.json" 2> /dev/null; [ $? -eq 2 ] || fail "missing file"
+# DAG with a declared transition: the switch (5 s, 100 J) is charged, so the mixed plan
+# n1=0 n2=1 (3 s, 110 J at s = 0) never appears; with --method relax it is refused, exit 2.
+cat > "$T/tr.json" <<'JSON'
+{"erg": "schedule/1", "devices": {"g": {"static_power_w": 0}},
+ "signatures": {"A": {"device": "g", "points": [
+    {"omega_device": {"f": 1}, "time_s": 1, "dynamic_energy_j": 5},
+    {"omega_device": {"f": 0}, "time_s": 2, "dynamic_energy_j": 1}]}},
+ "transitions": [{"device": "g", "from": {"f": 1}, "to": {"f": 0}, "time_s": 5, "dynamic_energy_j": 100},
+                 {"device": "g", "from": {"f": 0}, "to": {"f": 1}, "time_s": 5, "dynamic_energy_j": 100}],
+ "nodes": [{"id": "n1", "signature": "A"}, {"id": "n2", "signature": "A"}],
+ "edges": [["n1", "n2"]]}
+JSON
+out=$("$ERG_BIN" frontier "$T/tr.json" --csv) || fail "transition dag exit $?"
+[ "$(echo "$out" | tail -n +2)" = "$(printf '2,10,0,10,10,0,0,0\n4,2,0,2,2,0,1,1')" ] || fail "transition dag frontier: $out"
+"$ERG_BIN" frontier "$T/tr.json" --method relax 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "transition relax rc $rc"
+grep -q "cannot charge the transition" "$T/err" || fail "transition relax message: $(cat "$T/err")"
 "$ERG_BIN" frontier --help | grep -q "Usage: erg frontier" || fail "help"
 echo "ok"
