@@ -33,3 +33,18 @@ for mode in ms-floored measured; do
     python3 "$here/compare.py" "$out/gpt3_$mode.csv" "$ref"
     echo
 done
+# Sensitivity: P_b = 86.3 W is inferred from Perseus's own right end, so the verdict above could be
+# circular. Rerun erg at two other plausible blocking powers, floored and measured durations, against
+# Perseus's published curve (which stays as Perseus computed it, at its own unknown P_b).
+echo "## sensitivity to the blocking power P_b and to duration flooring"
+python3 "$here/compare.py" --row-header
+for pb in 60 86.3 110; do
+    for mode in ms-floored measured; do
+        flag=""
+        [ "$mode" = ms-floored ] && flag="--quantize-ms"
+        f="$out/gpt3_${mode}_pb$pb"
+        python3 "$here/build_schedule.py" $flag --p-blocking "$pb" "$f.json"
+        "$erg" frontier "$f.json" --csv --lp-deadlines 640 > "$f.csv"
+        python3 "$here/compare.py" --row "$pb, $mode" "$f.csv" "$ref"
+    done
+done
