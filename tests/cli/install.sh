@@ -10,8 +10,7 @@ pc=$(dirname "$(find "$t/prefix" -name erg.pc | head -1)")
 [ -n "$pc" ] || fail "erg.pc not installed"
 [ -x "$t/prefix/bin/erg" ] || fail "erg not installed"
 cat > "$t/use.c" <<'C'
-#include <erg/signature.h>
-#include <erg/version.h>
+#include <erg/erg.h>
 #include <stdio.h>
 int main(void)
 {
