@@ -30,7 +30,7 @@ static double now_s(void)
 
 /* n elements with p DVFS-like points each (T up, d down, convex-ish with noise), composed by op;
  * multi puts each element on its own device. */
-static erg_opsched *make(erg_op op, size_t n, size_t p)
+static erg_opsched *make(erg_expr_op op, size_t n, size_t p)
 {
     erg_opsched *os = erg_opsched_new();
     size_t *ids = malloc(n * sizeof *ids);
@@ -41,7 +41,8 @@ static erg_opsched *make(erg_op op, size_t n, size_t p)
         for (size_t i = 0; i < p; i++) {
             erg_signature s;
             erg_signature_init(&s);
-            snprintf(s.device, sizeof s.device, op == ERG_OP_MULTI ? "g%zu" : "g", op == ERG_OP_MULTI ? k : 0);
+            snprintf(s.device, sizeof s.device, op == ERG_EXPR_MULTI ? "g%zu" : "g",
+                     op == ERG_EXPR_MULTI ? k : 0);
             double x = (double)i / (double)(p > 1 ? p - 1 : 1);
             s.static_power_w = 60;
             s.time_s = base * (1 + 0.6 * x) * (1 + 0.01 * urand());
@@ -56,7 +57,7 @@ static erg_opsched *make(erg_op op, size_t n, size_t p)
     return os;
 }
 
-static void bench_expr(const char *label, erg_op op, size_t n, size_t p, double eps)
+static void bench_expr(const char *label, erg_expr_op op, size_t n, size_t p, double eps)
 {
     erg_opsched *os = make(op, n, p);
     erg_frontier_options o;
@@ -78,8 +79,76 @@ static void bench_expr(const char *label, erg_op op, size_t n, size_t p, double 
     } while (t1 - t0 < 0.2 && reps < 200);
     printf("%-10s n=%4zu p=%3zu eps=%-5g  %10.3f ms  %6zu frontier points\n", label, n, p, eps,
            1e3 * (t1 - t0) / reps, f.n_points);
+    fflush(stdout);
     erg_frontier_free(&f);
     erg_opsched_free(os);
+}
+
+/* Random series-parallel DAG of about n nodes with p points each on 8 devices: a chain of
+ * fork-join blocks of random width. */
+static double bench_sp_dag(size_t n, size_t p, double eps, size_t *npts)
+{
+    erg_opsched *os = erg_opsched_new();
+    for (int d = 0; d < 8; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "g%d", d);
+        erg_opsched_add_device(os, id, 60, NULL);
+    }
+    char prev[64] = "";
+    size_t k = 0;
+    while (k < n) {
+        size_t w = 1 + (size_t)(urand() * 4), start = k;
+        for (size_t j = 0; j < w && k < n; j++, k++) {
+            char id[64];
+            snprintf(id, sizeof id, "n%zu", k);
+            double base = 0.5 + urand();
+            for (size_t i = 0; i < p; i++) {
+                erg_signature s;
+                erg_signature_init(&s);
+                snprintf(s.device, sizeof s.device, "g%zu", j % 8);
+                double x = (double)i / (double)(p > 1 ? p - 1 : 1);
+                s.static_power_w = 60;
+                s.time_s = base * (1 + 0.6 * x);
+                s.dynamic_energy_j = base * 300 * (1 - 0.5 * x + 0.3 * x * x);
+                erg_opsched_add_point(os, id, &s, "", NULL);
+            }
+            erg_opsched_add_node(os, id, id, NULL);
+            if (prev[0])
+                erg_opsched_add_edge(os, prev, id, NULL);
+        }
+        /* Join node closing the block. */
+        char jid[64];
+        snprintf(jid, sizeof jid, "j%zu", k);
+        erg_signature s;
+        erg_signature_init(&s);
+        snprintf(s.device, sizeof s.device, "g0");
+        s.static_power_w = 60;
+        s.time_s = 0.01;
+        s.dynamic_energy_j = 1;
+        erg_opsched_add_point(os, jid, &s, "", NULL);
+        erg_opsched_add_node(os, jid, jid, NULL);
+        for (size_t j = start; j < k; j++) {
+            char id[64];
+            snprintf(id, sizeof id, "n%zu", j);
+            erg_opsched_add_edge(os, id, jid, NULL);
+        }
+        snprintf(prev, sizeof prev, "%s", jid);
+    }
+    erg_frontier_options o;
+    erg_frontier_options_init(&o);
+    o.enum_limit = 0;
+    o.epsilon = eps;
+    erg_frontier f;
+    double t0 = now_s();
+    int rc = erg_opsched_frontier(os, &o, &f, NULL);
+    double t1 = now_s();
+    *npts = 0;
+    if (rc == ERG_OK) {
+        *npts = f.method != ERG_FRONTIER_RELAXATION ? f.n_points : 0;
+        erg_frontier_free(&f);
+    }
+    erg_opsched_free(os);
+    return t1 - t0;
 }
 
 int main(int argc, char **argv)
@@ -91,21 +160,34 @@ int main(int argc, char **argv)
      * thousands of points at 50 x 38): exact up to 50 elements, ε-approximate beyond. */
     for (size_t a = 0; a < 2; a++)
         for (size_t b = 0; b < 3; b++)
-            bench_expr("seq", ERG_OP_SEQ, ns[a], ps[b], 0);
+            bench_expr("seq", ERG_EXPR_SEQ, ns[a], ps[b], 0);
     size_t ln[] = {10, 50, 200, 1000};
     for (size_t a = 0; a < 4; a++) {
-        bench_expr("seq", ERG_OP_SEQ, ln[a], 38, 0.01);
+        bench_expr("seq", ERG_EXPR_SEQ, ln[a], 38, 0.01);
         if (ln[a] <= 200)
-            bench_expr("seq", ERG_OP_SEQ, ln[a], 38, 0.001);
+            bench_expr("seq", ERG_EXPR_SEQ, ln[a], 38, 0.001);
     }
     for (size_t a = 0; a < 3; a++)
         for (size_t b = 0; b < 3; b++)
-            bench_expr("par", ERG_OP_PAR, ns[a], ps[b], 0);
+            bench_expr("par", ERG_EXPR_PAR, ns[a], ps[b], 0);
     for (size_t a = 0; a < 3; a++)
         for (size_t b = 0; b < 3; b++)
-            bench_expr("multi", ERG_OP_MULTI, ns[a], ps[b], 0);
+            bench_expr("multi", ERG_EXPR_MULTI, ns[a], ps[b], 0);
 
-    printf("# DAG frontier: Perseus GPT-3 175B, 8 stages x 12 microbatches 1F1B (192 nodes x 38 points)\n");
+    printf("# series-parallel DAG frontier (exact, fork-join blocks, 8 devices)\n");
+    struct {
+        size_t n, p;
+        double eps;
+    } cases[] = {{20, 4, 0}, {20, 16, 0}, {50, 4, 0}, {200, 16, 0.01}, {1000, 16, 0.01}};
+    for (size_t a = 0; a < sizeof cases / sizeof cases[0]; a++) {
+        size_t np;
+        double dt = bench_sp_dag(cases[a].n, cases[a].p, cases[a].eps, &np);
+        printf("sp-dag     n=%4zu p=%3zu eps=%-5g  %10.3f ms  %6zu frontier points%s\n", cases[a].n,
+               cases[a].p, cases[a].eps, 1e3 * dt, np, np ? "" : " (not series-parallel?)");
+        fflush(stdout);
+    }
+    printf("# DAG frontier: Perseus GPT-3 175B, 8 stages x 12 microbatches 1F1B (192 nodes x 38 "
+           "points)\n");
     char csv[1024];
     snprintf(csv, sizeof csv, "%s/%s", src, PERSEUS_PROFILE);
     size_t dls[] = {50, 200, 640};

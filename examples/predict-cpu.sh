@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profile this machine's CPU on the default grid, fit HYMELL's level-1 estimators and predict.
 #   examples/predict-cpu.sh [OUT_DIR] [MIN_TIME_S]
-# The default grid (grids/cpu.csv, 170 configurations) takes about 5 minutes of CPU time at the
+# The default grid (grids/cpu.csv, 186 configurations) takes about 6 minutes of CPU time at the
 # default --min-time 1; on a shared machine use --clock thread (below) so that time spent
 # descheduled is not counted.
 set -euo pipefail

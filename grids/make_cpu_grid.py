@@ -4,7 +4,8 @@
 RMSNorm and causal softmax sweep N (and d_model) geometrically across the cache-resident and
 memory-bound sizes. GEMM draws log-uniform (m, n, k) in multiples of 8, stratified so that each of
 HYMELL's five regimes under the paper's thresholds (Section 5.2, fp32 bytes) gets the same number
-of configurations; F is capped so one GEMM takes well under a second on one core.
+of configurations; F is capped so one GEMM takes well under a second on one core; then 16 fixed
+shapes the draw cannot give: tiny cubes (call overhead) and decode-time GEMMs with 1..16 rows.
 Run: python3 grids/make_cpu_grid.py > grids/cpu.csv
      python3 grids/make_cpu_grid.py --reduced > grids/cpu-reduced.csv
 --reduced: a grid that profiles in about a minute on a shared 2-core machine (fewer sizes, GEMM
@@ -70,5 +71,15 @@ def main():
     for r in range(5):
         for m, n, k in got[r]:
             print(f"gemm,,{m},{n},{k},,,fp32")
+    # The shapes the multiples of 8 miss: tiny cubes, whose time is the call overhead (the
+    # CPU's launch-bound regime, and the launch floor of the bounds), and decode-time GEMMs
+    # with one or a few rows (a token's projections: memory-bound matrix-vector products, AI
+    # below 1 FLOP/B). Without them every such GEMM extrapolates.
+    print("# tiny cubes (call overhead) and decode-time shapes (m = 1..16 rows)")
+    for m, n, k in ((1, 1, 1), (2, 2, 2), (4, 4, 4), (8, 8, 8), (16, 16, 16),
+                    (1, 32, 256), (1, 128, 128), (1, 768, 768), (1, 512, 2048), (2, 1024, 1024),
+                    (1, 2048, 2048), (1, 4096, 4096), (1, 11008, 4096), (1, 4096, 11008),
+                    (4, 4096, 4096), (16, 4096, 1024)):
+        print(f"gemm,,{m},{n},{k},,,fp32")
 
 main()

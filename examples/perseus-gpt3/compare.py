@@ -8,6 +8,8 @@ is that of the least-energy plan that finishes by t. Perseus's is interpolated l
 1 ms points.
 
 usage: compare.py ERG_CSV PERSEUS_CSV
+       compare.py --row LABEL ERG_CSV PERSEUS_CSV   one markdown row of the sensitivity table
+       compare.py --row-header                      its header
 """
 import bisect
 import csv
@@ -36,7 +38,59 @@ def lin_at(pts, t):
     return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
 
 
+def above_below(erg, per):
+    """Over Perseus's points at or after erg's fastest time: (#above, #below, first and last time
+    where erg is above, max and min of erg − Perseus), in J; 1e-6 J tolerance."""
+    above = below = 0
+    t_first = t_last = float("nan")
+    worst, best = -float("inf"), float("inf")
+    for t, e in per:
+        if t < erg[0][0]:
+            continue
+        d = erg_at(erg, t) - e
+        if d > 1e-6:
+            above += 1
+            t_first = t if above == 1 else t_first
+            t_last = t
+        elif d < -1e-6:
+            below += 1
+        worst, best = max(worst, d), min(best, d)
+    return above, below, t_first, t_last, worst, best
+
+
+def area_between(erg, per):
+    lo, hi = max(erg[0][0], per[0][0]), per[-1][0]
+    steps = 20000
+    area = 0.0
+    for k in range(steps):
+        t = lo + (hi - lo) * (k + 0.5) / steps
+        area += (lin_at(per, t) - erg_at(erg, t)) * (hi - lo) / steps
+    return lo, hi, area
+
+
+ROW_HEADER = ("| P_b (W), durations | erg fastest (s, J) | erg least energy (s, J) | Perseus points "
+              "(≥ erg's fastest) erg above / below | where above (s) | erg − Perseus max / min (J) "
+              "| area Perseus − erg (J·s) |\n|---|---|---|---|---|---|---|")
+
+
+def row(label, erg, per):
+    above, below, t0, t1, worst, best = above_below(erg, per)
+    lo, hi, area = area_between(erg, per)
+    emin = min(erg, key=lambda x: x[1])
+    n = sum(1 for t, _ in per if t >= erg[0][0])
+    where = f"{t0:.3f}–{t1:.3f}" if above else "nowhere"
+    return (f"| {label} | {erg[0][0]:.4f}, {erg[0][1]:.1f} | {emin[0]:.4f}, {emin[1]:.1f} | "
+            f"{above} / {below} of {n} | {where} | {worst:+.1f} / {best:+.1f} | {area:.1f} |")
+
+
 def main():
+    if sys.argv[1:] == ["--row-header"]:
+        print(ROW_HEADER)
+        return 0
+    if len(sys.argv) == 5 and sys.argv[1] == "--row":
+        print(row(sys.argv[2], read(sys.argv[3], "time_s", "energy_j"),
+                  read(sys.argv[4], "time", "energy")))
+        return 0
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2

@@ -8,10 +8,10 @@
  * the discrete time–cost trade-off problem, De et al. 1997, is NP-hard).
  *
  * An operating schedule (erg_opsched) is a schedule/1 document whose elements carry operating sets:
- * every element lists its points, each an implementation κ at an operating point ω = (ω_dev, ω_elem)
- * with its signature there (static power s, time T, dynamic energy d). A point's total energy is
- * E = s·T + d (Axiom P1). The frontier is the set of Pareto-minimal (T, E) points of the whole
- * schedule, each with the choice of point per element that attains it.
+ * every element lists its points, each an implementation κ at an operating point ω = (ω_dev,
+ * ω_elem) with its signature there (static power s, time T, dynamic energy d). A point's total
+ * energy is E = s·T + d (Axiom P1). The frontier is the set of Pareto-minimal (T, E) points of the
+ * whole schedule, each with the choice of point per element that attains it.
  *
  * Composition rules (expression form, evaluated literally like erg_signature_seq/par/multi):
  * - ⊗: Pareto-min of the Minkowski sum of the operands' point sets (Property 6.1). When two
@@ -24,16 +24,22 @@
  *   it chooses the point minimising h_i·T* + d_i among those with T_i ≤ T*.
  * Intermediate point sets keep every point that is not dominated in (T, d, h) (h = S/T, the
  * closure static power of Property 5.3), which is what an enclosing ⊕/⊕multi may still use. The
- * result is exact for expression trees (series-parallel schedules) whenever, inside each operand
- * of a ⊕multi, the hold power h of a sub-sequence does not depend on its choices (true when
- * static power depends only on the device, the usual case); see docs/frontier.md.
+ * result is exact for expression trees (series-parallel schedules) unless a ⊗ inside a ⊕multi
+ * operand combines parts of different static power (ω_dev-dependent static power, or parts on
+ * different devices): the calculus pads it at its averaged s' = S/T, which is not monotone under
+ * ⊗, so better plans can be missed. That case is detected and flagged
+ * (erg_frontier.inexact_padding); see docs/frontier.md, "Limitation".
  *
- * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power while
- * its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so
- * E = Σ_dev p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s). Small DAGs are solved exactly by enumeration; larger
- * ones through the convex relaxation (each node's lower convex hull of (T, d), minimum energy for
- * a deadline as a linear program solved with GLPK), rounded back to real points, with the gap to
- * the relaxation reported per point.
+ * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power
+ * while its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so E = Σ_dev
+ * p_dev·M + Σ_nodes (d_node + (s_dev − p_dev)·T_node) (= (Σ s)·M + Σ d when p = s). A device runs
+ * its nodes in declaration order; between consecutive ones at different ω_dev a declared transition
+ * delays the second by T_tr and adds d_tr + (s_tr − p_dev)·T_tr (Section 6.1). Series-parallel
+ * DAGs (after transitive reduction; Valdes, Tarjan and Lawler 1982) are solved exactly at any size
+ * by the ⊗/⊕ rules; other small DAGs by enumeration; larger ones through the convex relaxation
+ * (each node's lower convex hull of (T, d), minimum energy for a deadline as a linear program
+ * solved with GLPK), rounded back to real points, with the gap to the relaxation reported per
+ * point.
  *
  * Thread safety: an erg_opsched is not locked; erg_opsched_frontier only reads it, so it may be
  * called concurrently on one frozen erg_opsched. erg_frontier is a plain value.
@@ -55,10 +61,11 @@ extern "C" {
 #endif
 
 /**
- * Indices of the Pareto-minimal points of n (time, energy) pairs (Section 6.1): a point is kept
- * unless another has time ≤ and energy ≤ with one of them strictly smaller; of exact duplicates
- * the first is kept. idx_out (capacity n) receives the kept indices sorted by time ascending
- * (energy then strictly decreasing); *n_out their count. O(n log n).
+ * Indices of the Pareto-minimal points of n (time, energy) pairs (paper Section 6.1, definition of
+ * the frontier): a point is kept unless another has time ≤ and energy ≤ with one of them strictly
+ * smaller; of exact duplicates the first is kept. time_s in s, energy_j in J (any consistent units
+ * work: only comparisons are made). idx_out (capacity n) receives the kept indices sorted by time
+ * ascending (energy then strictly decreasing); *n_out their count. O(n log n).
  * Errors: ERG_EINVAL (NULL with n > 0, a NaN or negative value), ERG_ENOMEM.
  */
 ERG_API int erg_pareto_min(const double *time_s, const double *energy_j, size_t n, size_t *idx_out,
@@ -72,14 +79,15 @@ typedef struct erg_frontier_point {
     double dynamic_energy_j; /**< dynamic part Σ d, J */
     double bound_j;          /**< lower bound on E at this time: the LP relaxation's optimum for
                                   DAG frontiers (gap = energy_j − bound_j ≥ 0), E/(1+ε) for an
-                                  ε-approximate frontier, energy_j for an exact one */
+                                  ε-approximate frontier, energy_j for an exact one, 0 when
+                                  erg_frontier.inexact_padding is set */
 } erg_frontier_point;
 
 /** How a frontier was obtained. */
 typedef enum erg_frontier_method {
-    ERG_FRONTIER_EXACT = 0,      /**< exact composition rules or exhaustive enumeration */
-    ERG_FRONTIER_APPROX = 1,     /**< ε-approximate ⊗ (energy within (1+ε) of the exact frontier) */
-    ERG_FRONTIER_RELAXATION = 2  /**< convex relaxation (LP) rounded to real points */
+    ERG_FRONTIER_EXACT = 0,  /**< exact composition rules or exhaustive enumeration */
+    ERG_FRONTIER_APPROX = 1, /**< ε-approximate ⊗ (energy within (1+ε) of the exact frontier) */
+    ERG_FRONTIER_RELAXATION = 2 /**< convex relaxation (LP) rounded to real points */
 } erg_frontier_method;
 
 /**
@@ -96,20 +104,29 @@ typedef struct erg_frontier {
                                or DAG node ids */
     size_t *choices;      /**< n_points × n_elements */
     erg_frontier_method method;
-    double epsilon;       /**< ε of an approximate frontier, else 0 */
-    double max_gap_j;     /**< largest energy_j − bound_j over the points, J */
+    double epsilon;      /**< ε of an approximate frontier, else 0 */
+    double max_gap_j;    /**< largest energy_j − bound_j over the points, J */
+    int inexact_padding; /**< 1 when a ⊗ inside a ⊕multi (or ⊕) operand combines parts of
+                              different static power: the calculus pads that sequence at its
+                              averaged s' = S/T (Property 5.3), which is not monotone under ⊗,
+                              so the points are real plans with their exact energies but better
+                              plans may be missing (docs/frontier.md, "Limitation"); bound_j is
+                              then 0 (no bound known). 0 otherwise. */
 } erg_frontier;
 
-/** Free the members of a frontier and zero it. NULL-safe. */
+/** Free the members of a frontier and zero it. NULL-safe; never fails (no formula involved). */
 ERG_API void erg_frontier_free(erg_frontier *frontier);
 
 /** Operating schedule: elements with operating sets, composed by an expression or a DAG. */
 typedef struct erg_opsched erg_opsched;
 
-/** New empty operating schedule; NULL when out of memory. */
+/**
+ * New empty operating schedule (no devices, elements, expression or nodes). Returns NULL when out
+ * of memory (its only failure; no diag). Free with erg_opsched_free.
+ */
 ERG_API erg_opsched *erg_opsched_new(void);
 
-/** Free an operating schedule. NULL-safe. */
+/** Free an operating schedule and everything it owns. NULL-safe; never fails. */
 ERG_API void erg_opsched_free(erg_opsched *os);
 
 /**
@@ -119,129 +136,225 @@ ERG_API void erg_opsched_free(erg_opsched *os);
  *    "static_power_w", "time_s", "dynamic_energy_j", "time_var_s2", "energy_var_j2"}, ...]};
  * "transitions": [{"device", "from": ω_dev, "to": ω_dev, "time_s", "dynamic_energy_j",
  *   "static_power_w"}] (optional); then "expr" or "nodes" + "edges" as in schedule/1.
- * A point's static power defaults to its device's "static_power_w".
- * Errors: ERG_ENOENT/ERG_EIO; ERG_EPARSE with file:line:col (syntax) or file and JSON path
- * (empty operating set, NaN/negative value, unknown name); ERG_EVERSION; ERG_ECYCLE.
+ * A point's static power defaults to its device's "static_power_w". Units: static_power_w in W,
+ * time_s in s, dynamic_energy_j in J, time_var_s2 in s², energy_var_j2 in J². Operating sets and
+ * transition elements: paper Section 6.1; the schedule/1 format: docs/formats.md and
+ * docs/frontier.md. On error *out is NULL and nothing is allocated.
+ * Errors: ERG_EINVAL (NULL argument); ERG_ENOENT/ERG_EIO; ERG_EPARSE with file:line:col (syntax)
+ * or file and JSON path (empty operating set, NaN/negative value, unknown name); ERG_EVERSION;
+ * ERG_ECYCLE; ERG_ENOMEM.
  */
 ERG_API int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag);
 
-/** Declare a device with its static power (W, ≥ 0). Errors: ERG_EINVAL (duplicate, bad value). */
+/**
+ * Declare device `id` with its static power static_power_w (W, finite, ≥ 0): the power s it draws
+ * whenever it is held, which ⊕ operands on it share (paper Axioms P1–P2, Section 3; E = s·T + d).
+ * Errors: ERG_EINVAL (NULL or over-long id, duplicate, NaN/negative power), ERG_ENOMEM.
+ */
 ERG_API int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_w,
                                    erg_diag *diag);
 
 /**
- * Set a declared device's idle power (W, ≥ 0; default its static power): what it draws in the gaps of
- * a DAG and in idle elements (schedule/1 "idle_power_w"). Errors: ERG_EINVAL.
+ * Set a declared device's idle power idle_power_w (W, finite, ≥ 0; default its static power): what
+ * it draws in the gaps of a DAG and in idle elements (schedule/1 "idle_power_w"; idle elements,
+ * paper Section 3.3). A DAG's energy is then Σ_dev p·M + Σ_nodes (d + (s − p)·T).
+ * Errors: ERG_EINVAL (unknown device, NaN/negative power).
  */
 ERG_API int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w,
                                        erg_diag *diag);
 
 /**
- * Add a point to the operating set of element `element` (created on first use, on sig->device).
- * omega_device is the device-wide operating point as compact JSON ("" or NULL when there is
- * none); points of operands of ⊕ must have equal omega_device to be combined. The signature is
- * copied; it must pass erg_signature_check. Errors: ERG_EINVAL.
+ * Add a point (κ, ω) to the operating set of element `element` (created on first use, on
+ * sig->device; paper Section 6.1). The point's signature sig gives static power (W), time (s),
+ * dynamic energy (J) and variances (s², J²); its energy is s·T + d (Axiom P1). omega_device is the
+ * device-wide operating point as compact JSON ("" or NULL when there is none), compared as a
+ * string: points of ⊕ operands must have equal omega_device to be combined (Section 6.2.2), and
+ * transitions are looked up by it. The signature is copied.
+ * Errors: ERG_EINVAL (NULL argument, over-long name, sig failing erg_signature_check, a device
+ * other than the element's), ERG_ENOMEM.
  */
 ERG_API int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signature *sig,
                                   const char *omega_device, erg_diag *diag);
 
 /**
- * Declare a transition element e_{from→to} on device: when a sequence runs something at ω_dev
- * `from` directly followed by something at `to` on that device, sig (time, dynamic energy, static
- * power) is inserted between them (Section 6.1). Errors: ERG_EINVAL.
+ * Declare a transition element e_{from→to} on device (paper Section 6.1): from and to are ω_dev as
+ * compact JSON, as in erg_opsched_add_point. sig gives the switch's time (s), dynamic energy (J)
+ * and static power (W). Expression form: when a ⊗ runs something at `from` directly followed by
+ * something at `to` on that device, the transition is composed between them (T and E add). DAG
+ * form: between consecutive nodes of the device (declaration order) at `from` then `to`, the
+ * second starts ≥ T_tr after the first ends and d_tr + (s_tr − p_dev)·T_tr is added; only exact
+ * enumeration charges it (see erg_opsched_frontier). Undeclared switches cost nothing.
+ * Errors: ERG_EINVAL (bad device, sig failing erg_signature_check, from = to, declared twice),
+ * ERG_ENOMEM.
  */
 ERG_API int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
                                        const char *to, const erg_signature *sig, erg_diag *diag);
 
-/** Expression operators. */
-typedef enum erg_op { ERG_OP_LEAF = 0, ERG_OP_SEQ, ERG_OP_PAR, ERG_OP_MULTI } erg_op;
+/**
+ * Expression operators: a leaf, ⊗ (seq), ⊕ on one device (par), ⊕multi (multi); Section 3.3.
+ * (Named erg_expr_op so that this header and erg/predict.h, whose erg_op lists primitive ops,
+ * can be included together.)
+ */
+typedef enum erg_expr_op {
+    ERG_EXPR_LEAF = 0, /**< one element's operating set */
+    ERG_EXPR_SEQ,      /**< ⊗: sequence */
+    ERG_EXPR_PAR,      /**< ⊕: parallel on one device, shared ω_dev */
+    ERG_EXPR_MULTI     /**< ⊕multi: parallel across devices */
+} erg_expr_op;
 
 /**
- * Build the expression bottom-up. erg_opsched_expr_leaf makes a leaf for an element (each leaf is
- * its own choice, named after the element); erg_opsched_expr_op combines n ≥ 1 earlier
- * expression ids with op. *out_id receives the new id. The last expression built is the root.
- * Errors: ERG_EINVAL (unknown element or id, n = 0), ERG_ENOMEM.
+ * Add an expression leaf for element `element` (the expression is built bottom-up; paper Section
+ * 3.3). Each leaf is its own choice, named after the element ("#2", "#3"... for later uses);
+ * *out_id receives its id. The last expression built is the root. No units (structure only).
+ * Errors: ERG_EINVAL (NULL argument, unknown element), ERG_ENOMEM.
  */
 ERG_API int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id,
                                   erg_diag *diag);
-ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n,
+/**
+ * Combine n ≥ 1 earlier expression ids (ids[0..n)) with op (⊗, ⊕ or ⊕multi; paper Section 3.3,
+ * frontier rules Property 6.1 and Section 6.2.2); *out_id receives the new id, which becomes the
+ * root. No units (structure only).
+ * Errors: ERG_EINVAL (NULL argument, unknown id, n = 0, op not an operator), ERG_ENOMEM.
+ */
+ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
                                 size_t *out_id, erg_diag *diag);
 
 /**
- * DAG form: add a node running element's operating set (its own choice), and edges (to starts
- * after from ends). A schedule is in DAG form once it has a node. Errors: ERG_EINVAL, ERG_ENOMEM.
+ * DAG form (paper Section 3.3, DAG schedules; Section 6.2 for their frontier): add node `id`
+ * running element's operating set, on the element's device. Each node is its own choice of
+ * point. A schedule is in DAG form once it has a node; the order of the calls is each device's
+ * node order (where transitions are charged). No units (structure only).
+ * Errors: ERG_EINVAL (NULL argument, over-long or duplicate id, unknown element), ERG_ENOMEM.
  */
 ERG_API int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element,
                                  erg_diag *diag);
-/** Same, on device (NULL or "": the element's device), as a schedule/1 node's "device". */
+/**
+ * As erg_opsched_add_node, on `device` (NULL or "": the element's device), like a schedule/1
+ * node's "device": the node's time and dynamic energy are its points', its static power and idle
+ * power the device's (E accounting of the DAG form above).
+ * Errors: ERG_EINVAL (as erg_opsched_add_node, or an over-long device id), ERG_ENOMEM.
+ */
 ERG_API int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
                                     const char *device, erg_diag *diag);
+/**
+ * Add a precedence edge: node `to` starts no earlier than node `from` ends (paper Section 3.3,
+ * DAG schedules). Cycles are detected by erg_opsched_frontier (ERG_ECYCLE). No units.
+ * Errors: ERG_EINVAL (NULL argument, unknown node), ERG_ENOMEM.
+ */
 ERG_API int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag);
 
 /** DAG solution methods. */
 typedef enum erg_dag_method {
-    ERG_DAG_AUTO = 0,  /**< enumeration when Π|points| ≤ enum_limit, else relaxation */
+    ERG_DAG_AUTO = 0,  /**< series-parallel DAG: exact operator rules (ε applies); otherwise
+                            enumeration when Π|points| ≤ enum_limit, else the relaxation */
     ERG_DAG_ENUMERATE, /**< exhaustive enumeration (exact; refused above enum_limit) */
     ERG_DAG_RELAX      /**< LP relaxation rounded to real points */
 } erg_dag_method;
 
 /** Options of erg_opsched_frontier; initialise with erg_frontier_options_init. */
 typedef struct erg_frontier_options {
-    double epsilon;        /**< > 0: ε-approximate ⊗ chains (energy error ≤ ε relative); 0 exact */
+    double epsilon; /**< > 0: ε-approximate ⊗ chains (energy error ≤ ε relative); 0 exact */
     erg_dag_method dag_method;
-    double enum_limit;     /**< largest number of choice combinations enumerated; default 1e6 */
-    size_t lp_deadlines;   /**< deadlines on which the LP is solved; default 200 */
+    double enum_limit;   /**< largest number of choice combinations enumerated; default 1e6 */
+    size_t lp_deadlines; /**< deadlines on which the LP is solved; default 200 */
 } erg_frontier_options;
 
+/**
+ * Set opts to the defaults: epsilon 0 (exact), dag_method ERG_DAG_AUTO, enum_limit 1e6
+ * combinations, lp_deadlines 200. NULL-safe; never fails. No formula involved.
+ */
 ERG_API void erg_frontier_options_init(erg_frontier_options *opts);
 
 /**
- * Compute the frontier of an operating schedule (expression or DAG form).
- * Errors: ERG_EINVAL (no expression or nodes, ⊕ operands without a shared ω_dev or with different
- * static powers, ERG_DAG_ENUMERATE above enum_limit), ERG_ECYCLE, ERG_ENOMEM, ERG_EIO (GLPK
- * failure).
+ * Compute the (T, E) frontier of an operating schedule, T in s and E in J with its static and
+ * dynamic parts, and the choice per element (expression leaf or DAG node) of every point; opts
+ * NULL means the defaults. Expression form: the operator rules (paper Property 6.1 for ⊗, Section
+ * 6.2.2 for ⊕ / ⊕multi and slack; ε-approximate ⊗ when opts->epsilon > 0, energy ≤ (1+ε)·exact).
+ * DAG form: series-parallel DAGs by the same rules (Valdes, Tarjan and Lawler 1982), small ones by
+ * enumeration, others by the convex relaxation (LP with GLPK) rounded to real points, bound_j the
+ * LP's lower bound (discrete time–cost trade-off, De et al. 1997). A DAG where a declared
+ * transition can apply between consecutive nodes of a device is enumerated (exact); the
+ * relaxation and the series-parallel rules cannot carry that two-node cost, so it is refused when
+ * above enum_limit or with ERG_DAG_RELAX. *out is filled only on success (free it with
+ * erg_frontier_free).
+ * Errors: ERG_EINVAL (NULL argument, epsilon outside [0, 10], an empty operating set, no expression
+ * or nodes, ⊕ operands without a shared ω_dev or with different static powers, ERG_DAG_ENUMERATE above enum_limit, transitions with
+ * ERG_DAG_RELAX or above enum_limit), ERG_ECYCLE (a cycle, or edges contradicting a device's
+ * declared node order when transitions apply), ERG_ENOMEM, ERG_EIO (GLPK failure).
  */
 ERG_API int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts,
                                  erg_frontier *out, erg_diag *diag);
 
-/** Number of points in an element's operating set (0 for an unknown element). */
+/** Number of points in an element's operating set (Section 6.1); 0 for an unknown element or
+ *  NULL arguments. Never fails. */
 ERG_API size_t erg_opsched_n_points(const erg_opsched *os, const char *element);
 
 /**
- * The least-energy frontier point whose time is ≤ deadline_s. Errors: ERG_ERANGE when the
- * deadline is below the fastest point (diag names the fastest makespan), ERG_EINVAL.
+ * *idx receives the index of the least-energy frontier point whose time is ≤ deadline_s (s): on a
+ * Pareto frontier sorted by time that is the last point with T ≤ deadline (Section 6.1).
+ * Errors: ERG_ERANGE when the deadline is below the fastest point (diag names the fastest
+ * makespan in s), ERG_EINVAL (NULL argument, empty frontier, NaN deadline).
  */
 ERG_API int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
                                        erg_diag *diag);
 
 /**
- * The fastest frontier point whose energy is ≤ budget_j. Errors: ERG_ERANGE when the budget is
- * below the least energy (diag names it), ERG_EINVAL.
+ * *idx receives the index of the fastest frontier point whose energy is ≤ budget_j (J): the first
+ * point with E ≤ budget, energies decreasing along the frontier (Section 6.1).
+ * Errors: ERG_ERANGE when the budget is below the least energy (diag names it in J), ERG_EINVAL
+ * (NULL argument, empty frontier, NaN budget).
  */
 ERG_API int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx,
                                      erg_diag *diag);
 
-/** No plan (for the writers below). */
+/** No plan (for the writers below): plan_idx value meaning "write no plan". */
 #define ERG_FRONTIER_NO_PLAN ((size_t)-1)
 
 /**
- * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "points": [{"time_s",
+ * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "inexact_padding"
+ * (true/false), "points": [{"time_s",
  * "energy_j", "static_energy_j", "dynamic_energy_j", "bound_j", "choice": {element: index}}],
- * and "plan" (same keys) when plan_idx is not ERG_FRONTIER_NO_PLAN}; whole or not at all ("-" is
- * stdout). Errors: ERG_EIO, ERG_ENOMEM, ERG_EINVAL.
+ * and "plan" (same keys) when plan_idx is not ERG_FRONTIER_NO_PLAN}; time_s in s, energies in J,
+ * choice values are point indices. Written whole or not at all (atomic rename; "-" is stdout).
+ * Format: docs/frontier.md (issue 5's frontier/1); no formula is applied.
+ * Errors: ERG_EIO, ERG_ENOENT or ERG_EACCES (cannot write; diag names the path), ERG_ENOMEM,
+ * ERG_EINVAL (NULL argument, plan_idx out of range).
  */
 ERG_API int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
                                     erg_diag *diag);
 
-/** Write CSV: time_s,energy_j,static_energy_j,dynamic_energy_j,bound_j,plan,<element>...;
- *  the plan column is 1 on the plan's row. Whole or not at all ("-" is stdout). */
+/**
+ * Write CSV: header time_s,energy_j,static_energy_j,dynamic_energy_j,bound_j,plan,<element>...,
+ * then one row per point (s, J, J, J, J, 0/1, point indices); the plan column is 1 on the plan's
+ * row. Written whole or not at all ("-" is stdout); no formula is applied.
+ * Errors: ERG_EIO, ERG_ENOENT or ERG_EACCES (cannot write; diag names the path), ERG_ENOMEM,
+ * ERG_EINVAL (NULL argument, plan_idx out of range).
+ */
 ERG_API int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path,
                                    erg_diag *diag);
 
 /**
+ * Read a reference frontier (another tool's, or an earlier `erg frontier --csv`) from a CSV file
+ * for erg_frontier_plot_svg. The first line is a header; the time column is the one named
+ * "time_s" or "time", the energy column "energy_j" or "energy" (case-insensitive, blanks and
+ * double quotes around a name ignored, any column order, other columns ignored). Every other
+ * non-blank line must have as many comma-separated fields as the header, with a finite,
+ * non-negative number (s, J) in both columns. On success *time_s and *energy_j (malloc'd, n
+ * values each, in file order; free them) and *n ≥ 1.
+ * Errors: ERG_ENOENT/ERG_EIO; ERG_EPARSE with "file:line:col" (empty file, a header without a
+ * time or an energy column or with two, a row with the wrong number of fields or a bad number,
+ * no data rows); ERG_ENOMEM; ERG_EINVAL (NULL argument). Nothing is allocated on error.
+ */
+ERG_API int erg_frontier_read_reference(const char *path, double **time_s, double **energy_j,
+                                        size_t *n, erg_diag *diag);
+
+/**
  * Draw the frontier as SVG with cairo: time (s) on x, energy (J) on y, the points joined as a
  * staircase, the plan (if any) marked in red, and an optional reference curve (ref_n points,
- * e.g. another tool's frontier; 0 for none) in grey. Errors: ERG_EIO, ERG_EINVAL.
+ * e.g. another tool's frontier, times in s and energies in J; 0 for none) in grey. Written whole
+ * or not at all; no formula is applied.
+ * Errors: ERG_EIO (cairo or file failure, with the path), ERG_EINVAL (NULL argument, empty
+ * frontier, plan_idx out of range, ref_n > 0 with NULL arrays).
  */
 ERG_API int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
                                   const double *ref_energy_j, size_t ref_n, const char *path,

@@ -88,7 +88,8 @@ typedef struct erg_meter_options {
     /** Sampler period, s (default 0.1). The sampler polls faster when a counter could wrap. */
     double sampler_period_s;
     /** Estimator: whole-CPU power at idle and at full load, W (defaults 10 and 65; see
-     *  erg_meter_options_init). $ERG_ESTIMATOR_IDLE_W / $ERG_ESTIMATOR_FULL_W override. */
+     *  erg_meter_options_init). $ERG_ESTIMATOR_IDLE_W / $ERG_ESTIMATOR_FULL_W override; a value
+     *  that is not a number >= 0 makes erg_meter_open fail with ERG_EINVAL naming the variable. */
     double estimator_idle_w;
     double estimator_full_w;
     /** I/O seam; NULL: libc. The pointed-to struct must outlive the meter. */
@@ -112,7 +113,8 @@ typedef struct erg_meter erg_meter;
  * present unless excluded by opts->backends.
  * Returns ERG_OK; ERG_EINVAL (bad options; a name in opts->backends or $ERG_BACKENDS that is not
  * one of rapl-sysfs, rapl-msr, nvml, hwmon, estimator, named in diag with the known ones; empty
- * items are ignored); ERG_ENOENT (root does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when
+ * items are ignored; $ERG_ESTIMATOR_IDLE_W or $ERG_ESTIMATOR_FULL_W set to anything but a
+ * number >= 0, the variable named in diag->where; estimator idle above full load); ERG_ENOENT (root does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when
  * no backend gave any channel at all (diag gives each tried backend's state and reason).
  */
 ERG_API int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);

@@ -41,18 +41,23 @@ typedef enum erg_op {
 } erg_op;
 #define ERG_OP_COUNT 3
 
-/** "rmsnorm", "softmax", "gemm"; "?" for an unknown value. */
+/** Name of op: "rmsnorm", "softmax", "gemm" (the ops.csv `op` column). Never fails: "?" for a
+ *  value outside erg_op; the string is static. */
 ERG_API const char *erg_op_name(erg_op op);
-/** Parse an op name (as erg_op_name writes it). ERG_OK or ERG_EINVAL. */
+/** Parse an op name (exactly as erg_op_name writes it) into *out. Errors: ERG_EINVAL for any
+ *  other string (*out unchanged). */
 ERG_API int erg_op_parse(const char *name, erg_op *out);
 
 /** Element types. */
 typedef enum erg_dtype { ERG_DTYPE_FP32 = 0, ERG_DTYPE_BF16 = 1, ERG_DTYPE_FP16 = 2 } erg_dtype;
-/** "fp32", "bf16", "fp16". */
+/** Name of an element type: "fp32", "bf16", "fp16" (the ops.csv `dtype` column). Never fails:
+ *  "?" for a value outside erg_dtype; the string is static. */
 ERG_API const char *erg_dtype_name(erg_dtype t);
-/** Parse a dtype name. ERG_OK or ERG_EINVAL. */
+/** Parse a dtype name (as erg_dtype_name writes it) into *out. Errors: ERG_EINVAL for any
+ *  other string. */
 ERG_API int erg_dtype_parse(const char *name, erg_dtype *out);
-/** Bytes per element b of Section 3.3 (4 or 2). */
+/** Bytes per element b of HYMELL Section 3.3 (B_in = (M+N)K·b, B_out = MN·b): 4 for fp32,
+ *  2 for bf16 and fp16. Never fails (2 for an unknown value). */
 ERG_API unsigned erg_dtype_bytes(erg_dtype t);
 
 /**
@@ -68,8 +73,10 @@ typedef struct erg_op_dims {
     int64_t m, n, k, tokens, d_model;
 } erg_op_dims;
 
-/** Check that the dimensions the op needs are present and positive. ERG_OK or ERG_EINVAL (diag says
- * which). */
+/** Check that the dimensions (element counts) op needs are positive (rmsnorm: tokens, d_model;
+ * softmax: tokens, or m and n; gemm: m, n, k) and none is negative; dimensions the op does not
+ * use are ignored (the CLI rejects them). Errors: ERG_EINVAL with diag (may be NULL) naming the
+ * op and what is missing; d NULL, an unknown op or dtype are ERG_EINVAL too. */
 ERG_API int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
 
 /**
@@ -104,8 +111,10 @@ typedef struct erg_op_sample {
 ERG_API int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n,
                              erg_diag *diag);
 
-/** Write samples as ops.csv, whole or not at all ("-" writes stdout). ERG_OK, ERG_EIO, ERG_ENOMEM.
- */
+/** Write n samples as ops.csv (columns as erg_ops_csv_read lists them; times in s, energies in
+ * J, NaN energy as empty cells, %.9g), whole or not at all: a temporary file renamed over path
+ * ("-" writes stdout). Errors: ERG_EIO (cannot create, write or rename; diag names path),
+ * ERG_ENOMEM. */
 ERG_API int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_diag *diag);
 
 /* ---------------------------------------------------------------- profiler */
@@ -173,7 +182,9 @@ typedef struct erg_profile_options {
     void *progress_ud;
 } erg_profile_options;
 
-/** Fill o with the defaults above. */
+/** Fill o with the defaults documented on each field (min_time_s 1 s, batches 20, min_window_s
+ *  0.02 s, 2..64 input sets up to 64 MiB, 1 thread, CLOCK_MONOTONIC, 15 W estimator).
+ *  Never fails. */
 ERG_API void erg_profile_options_init(erg_profile_options *o);
 
 /**
@@ -195,19 +206,27 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
 ERG_API int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
                             erg_op_sample *out, size_t *done, erg_diag *diag);
 
-/** Whether the target can run dtype for op (bf16 GEMM needs an OpenBLAS built with BFLOAT16). */
+/** 1 when target can run op in dtype, else 0 (never an error): the CPU runs fp32 for every op,
+ *  and bf16 GEMM only when the linked OpenBLAS exports cblas_sbgemm (built with BUILD_BFLOAT16;
+ *  Debian 12's is not); the CUDA target runs nothing in this build. */
 ERG_API int erg_profile_supports(erg_target target, erg_op op, erg_dtype dtype);
 
 /**
- * Default grid file of a target: $ERG_GRID_DIR/<target>.csv, else the source tree's
- * grids/<target>.csv ("cpu"). Snprintf semantics.
+ * Path of the default grid file of a target, grids/<target>.csv (target "cpu" or "cuda"), looked
+ * up in order: $ERG_GRID_DIR/<target>.csv when set (that folder, whether or not the file is
+ * there); $ERG_DATA_DIR/grids/ when set (likewise); then the first readable of the install data
+ * dir relative to the running program (<bindir>/../share/erg/grids: a relocated prefix), the
+ * configured ${datadir}/erg/grids and the source tree's grids/ (the build tree); none readable:
+ * the configured install path. Returns the length of the path (snprintf semantics: >= size means
+ * truncated), negative on an encoding error. The file is not opened.
  */
 ERG_API int erg_profile_default_grid(erg_target target, char *buf, size_t size);
 
 /**
- * Identity of this machine's CPU target: kind (file-name safe, e.g. "cpu-amd-epyc") and a longer
- * description (CPU model, OpenBLAS core). Reads <ERG_ROOT>/proc/cpuinfo. Always succeeds (falls
- * back to "cpu-unknown").
+ * Identity of this machine's CPU target: kind (file-name safe, e.g. "cpu-amd-epyc"; names the
+ * committed model models/<kind>.json) and a longer description (CPU model, OpenBLAS version and
+ * core). Reads <$ERG_ROOT>/proc/cpuinfo (ERG_ROOT: a test root, default ""). Never fails: falls
+ * back to "cpu-unknown"; both strings are truncated to their sizes and terminated.
  */
 ERG_API void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size);
 
@@ -215,13 +234,16 @@ ERG_API void erg_target_identity(char *kind, size_t kind_size, char *desc, size_
 
 /** Regimes of each op, in order of their split variable (Sections 3.1-3.3). */
 #define ERG_OP_MAX_REGIMES 5
-/** Number of regimes of op: 2 (rmsnorm, softmax) or 5 (gemm). */
+/** Number of regimes of op (HYMELL Sections 3.1-3.3): 2 (rmsnorm, softmax) or 5 (gemm); 0 for an
+ *  unknown op. */
 ERG_API unsigned erg_op_regime_count(erg_op op);
-/** Name of regime r of op ("launch_bound", "memory_bound", "balanced_mem", "balanced_comp",
- * "compute_bound"). */
+/** Name of regime r of op, in split order: rmsnorm and softmax "launch_bound", "memory_bound";
+ * gemm "launch_bound", "memory_bound", "balanced_mem", "balanced_comp", "compute_bound"
+ * (Section 3.3); r = ERG_OP_MAX_REGIMES gives "average"; "?" for anything else. Static string. */
 ERG_API const char *erg_op_regime_name(erg_op op, unsigned r);
 
-/** Number of features (terms, bias included) of op's estimator: 6, 4 and 11. */
+/** Number of features (terms, bias included) of op's estimator: 6 (rmsnorm, Section 3.1), 4
+ *  (softmax, 3.2), 11 (gemm, 3.3); 0 for an unknown op. */
 ERG_API unsigned erg_op_feature_count(erg_op op);
 #define ERG_OP_MAX_FEATURES 11
 
@@ -232,16 +254,20 @@ ERG_API unsigned erg_op_feature_count(erg_op op);
  * - softmax (Section 3.2): R·C, R, log2 C, 1 with R rows and C columns (N², N, log2 N, 1 causal).
  * - gemm (Section 3.3): PF·F, PF·B_in, AI·B_in, F, PF, AI, B_out, B_in, log10 F, 1/PF, 1 with
  *   F = 2MNK, B_in = (M+N)K·b, B_out = MN·b, AI = F/(B_in+B_out), PF = MN/K.
- * x has room for ERG_OP_MAX_FEATURES. Returns the count, 0 for bad dims.
+ * Units: FLOPs and bytes as above, the logs of element counts. x has room for
+ * ERG_OP_MAX_FEATURES. Returns the count (erg_op_feature_count), 0 for dims that
+ * erg_op_dims_check rejects (x untouched then).
  */
 ERG_API unsigned erg_op_features(const erg_op_dims *d, double *x);
 
 /**
- * Split variable of op for the regime choice: N·d (rmsnorm), √(R·C) (= N causal; softmax),
- * F (gemm; the AI split uses erg_gemm_ai). 0 for bad dims.
+ * Split variable of op for the regime choice (HYMELL Sections 3.1-3.3): N·d elements (rmsnorm,
+ * vs th_RMS), √(R·C) rows (= N causal; softmax, vs th_Softmax), F = 2MNK FLOPs (gemm, vs
+ * F_launch; the AI splits use erg_gemm_ai). Returns 0 for dims that erg_op_dims_check rejects.
  */
 ERG_API double erg_op_split_value(const erg_op_dims *d);
-/** Arithmetic intensity AI = F/(B_in + B_out) of a GEMM (FLOP/byte; Section 3.3). */
+/** Arithmetic intensity AI = F/(B_in + B_out) of a GEMM in FLOP/byte, with F = 2MNK,
+ *  B_in = (M+N)K·b, B_out = MN·b (HYMELL Section 3.3). Returns 0 for a non-GEMM or bad dims. */
 ERG_API double erg_gemm_ai(const erg_op_dims *d);
 
 /** Regime thresholds (Sections 3.1-3.3, 5.2). */
@@ -252,10 +278,15 @@ typedef struct erg_op_thresholds {
     double gemm_ai[3]; /**< AI_low, AI_mid, AI_high in FLOP/byte (paper 81.92, 166.05, 288.91) */
 } erg_op_thresholds;
 
-/** The paper's thresholds (H100, bf16). */
+/** Fill t with the paper's thresholds (HYMELL Section 5.2, H100 NVL, bf16): th_RMS = 2.5·10⁶
+ *  elements, th_Softmax = 1024 tokens, F_launch = 8.39·10⁶ FLOPs, AI = 81.92 / 166.05 / 288.91
+ *  FLOP/byte. Never fails. */
 ERG_API void erg_op_thresholds_paper(erg_op_thresholds *t);
 
-/** Regime of a configuration under thresholds t (index into erg_op_regime_name). */
+/** Regime of a configuration under thresholds t (index into erg_op_regime_name): the split
+ *  value (erg_op_split_value) below the op's threshold is regime 0; a GEMM at or above F_launch
+ *  is 1..4 by AI against AI_low, AI_mid, AI_high (Sections 3.1-3.3). Never fails: 0 for bad
+ *  dims. */
 ERG_API unsigned erg_op_regime(const erg_op_dims *d, const erg_op_thresholds *t);
 
 /* ---------------------------------------------------------------- fitting and the model */
@@ -276,7 +307,9 @@ typedef struct erg_fit_options {
     const char *target_desc;
 } erg_fit_options;
 
-/** Fill o with the defaults above. */
+/** Fill o with the defaults documented on each field (20 % held out, seed 42, thresholds chosen
+ *  from the data starting at the paper's, min_points features + 1, this machine's identity).
+ *  Never fails. */
 ERG_API void erg_fit_options_init(erg_fit_options *o);
 
 /**
@@ -298,23 +331,36 @@ ERG_API void erg_fit_options_init(erg_fit_options *o);
 ERG_API int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *o,
                              erg_op_model **out, erg_diag *diag);
 
-/** Free a model. NULL-safe. */
+/** Free a model from erg_op_model_fit or erg_op_model_load. NULL-safe; never fails. */
 ERG_API void erg_op_model_free(erg_op_model *m);
 
-/** Save as "erg": "model/1" JSON, whole or not at all. */
+/**
+ * Save m as "erg": "model/1" JSON (layout: docs/predict.md, "model/1 file"; seconds, joules,
+ * FLOP/s, bytes/s, watts; non-finite figures as null), whole or not at all: a temporary file
+ * renamed over path ("-" writes stdout). Coefficients are written with 17 significant digits,
+ * so erg_op_model_load gives back the same predictions. Errors: ERG_EIO (cannot create, write or
+ * rename; diag names path and the system's reason), ERG_ENOMEM (serialising).
+ */
 ERG_API int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag);
 
 /**
- * Load a "model/1" JSON file. ERG_ENOENT, ERG_EPARSE (not a level-1 op model, bad member; diag
- * names file and JSON path), ERG_EVERSION (model/2...).
+ * Load a "model/1" JSON file written by erg_op_model_save into *out (free with
+ * erg_op_model_free; *out is NULL on error). Errors: ERG_ENOENT (no such file), ERG_EACCES,
+ * ERG_EIO (unreadable), ERG_EPARSE (not JSON, with file:line:col; not a level-1 op model; a
+ * missing or malformed member: unknown op, feature list not the op's, coefficient arrays of the
+ * wrong length, a fallback that leads nowhere, bounds out of order; diag names the file and the
+ * JSON path), ERG_EVERSION (model/2 or later), ERG_ENOMEM.
  */
 ERG_API int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag);
 
-/** The target kind a model was fitted for ("cpu-amd-epyc", "a100-llmcompass"). */
+/** The target kind a model was fitted for ("cpu-amd-epyc", "a100-llmcompass"); owned by m.
+ *  Never fails. */
 ERG_API const char *erg_op_model_target(const erg_op_model *m);
-/** Grade of the energy data the model was fitted on (ERG_GRADE_ESTIMATOR without counters). */
+/** Grade of the energy data the model was fitted on (the weakest grade of its samples;
+ *  ERG_GRADE_ESTIMATOR on a machine without counters, and for a time-only model). Never fails. */
 ERG_API erg_grade erg_op_model_grade(const erg_op_model *m);
-/** Whether the model holds op (1) and whether it has an energy estimator for it (2 = both). */
+/** 0 when m has no estimator for op (or op is unknown), 1 when it has a time estimator only,
+ *  2 when it has time and energy. Never fails. */
 ERG_API int erg_op_model_has(const erg_op_model *m, erg_op op);
 
 /** Slack of the bounds on an in-range fit: its time may exceed the envelope's top (launch +
@@ -394,17 +440,23 @@ typedef struct erg_op_validation {
     unsigned fallback_to;
 } erg_op_validation;
 
-/** Validation figures for op and regime r (r = ERG_OP_MAX_REGIMES: average over regimes, the
- *  paper's "Average" row). ERG_OK or ERG_EINVAL when the model lacks the op. */
+/** Held-out validation figures of op and regime r into *out (MAPE in %, R² unitless, NaN when not
+ *  computable; layout of HYMELL Tables 1-3); r = ERG_OP_MAX_REGIMES gives the mean of the
+ *  regime rows, the paper's "Average" row. Errors: ERG_EINVAL when the model lacks the op or r
+ *  is not one of its regimes. */
 ERG_API int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r,
                                     erg_op_validation *out);
 
-/** Notes of the fit (fallbacks, skipped ops, threshold choices), one per line; "" when none. */
+/** Notes of the fit (fallbacks, skipped ops, time-only ops, threshold choices), one per line;
+ *  "" when none. Owned by m. Never fails. */
 ERG_API const char *erg_op_model_notes(const erg_op_model *m);
 
-/** Roofline figures measured from the training data: peak FLOP/s, bandwidth (bytes/s) and mean
- *  power (W; NaN without energy). 0 when not measurable (no GEMM rows for the peak). The
- *  validation's roofline baseline uses each op's own bounds (erg_op_model_bounds). */
+/** Machine-wide roofline figures measured from the training data (Williams, Waterman, Patterson,
+ *  "Roofline", CACM 2009): peak FLOP/s (largest F/t of the GEMM rows), bandwidth in bytes/s
+ *  (largest bytes/t of any row; bytes as in docs/predict.md) and mean power in W (mean E/t; NaN
+ *  without energy). 0 when not measurable (no GEMM rows for the peak). Any pointer may be NULL.
+ *  Never fails. The validation's roofline baseline uses each op's own bounds
+ *  (erg_op_model_bounds). */
 ERG_API void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s,
                                    double *bandwidth_bytes_s, double *mean_power_w);
 
@@ -425,17 +477,26 @@ typedef struct erg_op_bounds {
     double power_lo_w, power_med_w, power_hi_w; /**< E/t over the training rows (NaN: none) */
 } erg_op_bounds;
 
-/** The bounds of op. ERG_OK; ERG_EINVAL when the model lacks the op; ERG_ENOENT when its file
- *  predates the bounds. */
+/** Copy the bounds of op into *out (units on each field; how they are measured:
+ *  docs/predict.md, "Bounds"). Errors: ERG_EINVAL when the model lacks the op, ERG_ENOENT when
+ *  its file predates the bounds (refit). */
 ERG_API int erg_op_model_bounds(const erg_op_model *m, erg_op op, erg_op_bounds *out);
 
-/** Thresholds of a model and, per op in chosen[ERG_OP_COUNT] (may be NULL), where they come from:
- *  0 the paper's, 1 chosen from the data, 2 the data search ran and kept the paper's. */
+/** Copy a model's thresholds into *t (units as in erg_op_thresholds) and, per op in
+ *  chosen[ERG_OP_COUNT] (may be NULL), where they come from: 0 the paper's (Section 5.2),
+ *  1 chosen from the data (AIC search, erg_op_model_fit), 2 the data search ran and kept the
+ *  paper's. Never fails. */
 ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t, int *chosen);
 
 /**
- * Default model path for a target kind: $ERG_MODEL_DIR/<kind>.json, else the source tree's
- * models/<kind>.json. Snprintf semantics.
+ * Path of the default model of a target kind (erg_target_identity), models/<kind>.json, looked
+ * up in order: $ERG_MODEL_DIR/<kind>.json when set (that folder, whether or not the file is
+ * there); $ERG_DATA_DIR/models/ when set (likewise); then the first readable of the install data
+ * dir relative to the running program (<bindir>/../share/erg/models: a relocated prefix), the
+ * configured ${datadir}/erg/models and the source tree's models/ (the build tree); none
+ * readable: the configured install path. Returns the length of the path (snprintf semantics:
+ * >= size means truncated), negative when kind is too long (250 bytes or more) or on an encoding
+ * error. The file is not opened: erg_op_model_load reports ERG_ENOENT.
  */
 ERG_API int erg_op_model_default_path(const char *kind, char *buf, size_t size);
 

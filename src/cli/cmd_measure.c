@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -142,6 +143,7 @@ struct opts {
     int baseline_auto;
     double fixed_w;
     const char *cal_path, *sig_path, *name, *backends, *min_grade;
+    erg_grade min_grade_g; /* parsed --min-grade, valid when min_grade is set */
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -239,6 +241,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->backends = optarg;
             break;
         case 'g':
+            /* checked here, with every other option, before anything runs */
+            if (erg_grade_parse(optarg, &o->min_grade_g) != ERG_OK)
+                return erg_cli_usage("measure",
+                                     "--min-grade: unknown grade '%s' (hw_shunt, model_based or "
+                                     "estimator)",
+                                     optarg);
             o->min_grade = optarg;
             break;
         case 'h':
@@ -472,6 +480,25 @@ static int run(int argc, char **argv)
         rc = ERG_EXIT_USAGE;
         goto out;
     }
+    if (o.sig_path && strcmp(o.sig_path, "-") != 0) {
+        /* the folder the signature goes to must exist before N runs are spent on it */
+        char dir[1024];
+        const char *slash = strrchr(o.sig_path, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == o.sig_path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - o.sig_path), o.sig_path);
+        struct stat sb;
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK) != 0) {
+            int e = errno;
+            fprintf(stderr, "erg: %s: cannot write the signature there: %s: %s\n", o.sig_path,
+                    dir, stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode) ? "not a folder" : strerror(e));
+            rc = ERG_EXIT_USAGE;
+            goto out;
+        }
+    }
     if (o.stable && !have_cal) {
         fprintf(stderr, "erg: --stable needs a calibration: run 'erg calibrate' first, or give "
                         "--calibration FILE\n");
@@ -598,10 +625,7 @@ static int run(int argc, char **argv)
         if (status[k] != 0 && rc == ERG_EXIT_OK)
             rc = ERG_EXIT_CHECK;
     if (rc == ERG_EXIT_OK && o.min_grade) {
-        erg_grade g;
-        if (erg_grade_parse(o.min_grade, &g) != ERG_OK) {
-            rc = erg_cli_usage("measure", "--min-grade: unknown grade '%s'", o.min_grade);
-        } else if (!sum->n_total || sum->total_grade > g) {
+        if (!sum->n_total || sum->total_grade > o.min_grade_g) {
             fprintf(stderr, "erg: total grade %s is below the required %s\n",
                     sum->n_total ? erg_grade_name(sum->total_grade) : "none", o.min_grade);
             rc = ERG_EXIT_NOMETER;

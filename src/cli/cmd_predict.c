@@ -18,7 +18,9 @@ static void help(FILE *out)
         "       erg predict op rmsnorm --tokens N --d-model D [OPTIONS]\n"
         "       erg predict op softmax --tokens N [OPTIONS]   (or --m R --n C, row-wise)\n"
         "Options: --dtype fp32|bf16|fp16 (default: the model's), --model FILE (default:\n"
-        "models/<this machine's kind>.json; ERG_MODEL_DIR overrides the folder), --json.\n"
+        "models/<this machine's kind>.json, looked up in $ERG_MODEL_DIR (the folder itself),\n"
+        "$ERG_DATA_DIR/models, the installed share/erg/models, the source tree), --json\n"
+        "(\"model\" names the file used).\n"
         "Dimensions are positive integers (at most 2^40).\n"
         "Prints time_s, energy_j, the regime, the method, the model's held-out MAPE for that\n"
         "regime and the grade of the model's energy data. Inside the fitted range the regime's\n"
@@ -237,6 +239,7 @@ static int run(int argc, char **argv)
         json_object_set_new(o, "regime", json_string(erg_op_regime_name(d.op, p.regime)));
         json_object_set_new(o, "method", json_string(method));
         json_object_set_new(o, "grade", json_string(grade));
+        json_object_set_new(o, "model", json_string(model_path));
         json_object_set_new(o, "extrapolated", json_boolean(p.extrapolated));
         json_object_set_new(o, "why", p.why[0] ? json_string(p.why) : json_null());
         json_object_set_new(o, "time_bounded", json_boolean(p.time_bounded));

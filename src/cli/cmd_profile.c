@@ -24,8 +24,9 @@ static void help(FILE *out)
         "--no-meter uses a constant-power estimate instead (--est-power-w, default 15 W).\n"
         "--clock thread times batches by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which\n"
         "a shared machine does not inflate; it needs --threads 1 (the default).\n"
-        "The default grid is grids/<target>.csv (ERG_GRID_DIR overrides). --target cuda is an\n"
-        "extension point that this build does not implement (exit 3).\n"
+        "The default grid is grids/<target>.csv, looked up in $ERG_GRID_DIR (the folder\n"
+        "itself), $ERG_DATA_DIR/grids, the installed share/erg/grids, the source tree.\n"
+        "--target cuda is an extension point that this build does not implement (exit 3).\n"
         "time_sd_s/energy_sd_j: the run-to-run sd of the per-execution cost (robust spread\n"
         "of the batches' per-execution means; docs/predict.md).\n"
         "Exit status: 0 written, 2 bad input (usage, grid file), 3 no usable meter or target.\n");

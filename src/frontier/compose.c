@@ -44,6 +44,7 @@ struct ctx {
     size_t n_slot, cap_slot;
     char **slot_name;
     erg_diag *diag;
+    int inexact; /* a padded ⊗ combined parts of different hold powers (docs/frontier.md) */
 };
 
 static void cset_free(struct cset *s)
@@ -240,8 +241,13 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
     for (size_t p = 0; p < el->n; p++) {
         const erg_signature *g = &el->pts[p].sig;
         int grp = el->pts[p].group;
-        struct cand c = {g->time_s, g->static_power_w * g->time_s, g->dynamic_energy_j,
-                         g->static_power_w, x->has_tr ? grp : NO_TR, x->has_tr ? grp : NO_TR, grp};
+        struct cand c = {g->time_s,
+                         g->static_power_w * g->time_s,
+                         g->dynamic_energy_j,
+                         g->static_power_w,
+                         x->has_tr ? grp : NO_TR,
+                         x->has_tr ? grp : NO_TR,
+                         grp};
         if (cset_push(s, &c, &p))
             return ERG_ENOMEM;
     }
@@ -256,11 +262,38 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
         return ERG_ENOMEM;
     s->sub[0] = A;
     s->sub[1] = B;
+    size_t next_prune = 65536;
+    if (padded == 2 && !x->inexact) {
+        /* Inside a ⊕multi operand the parts were pruned in (T, d, h), which is sound for this ⊗
+         * only when every part has the same hold power: the padded cost of a ⊗ uses its averaged
+         * h = S/T, not monotone in a part's T when the other parts' h differ. Flag it. (Inside a
+         * ⊕ operand only candidates of one uniform ω_dev group are used, all at one static
+         * power, and pruning never compares candidates of different groups.) */
+        double hmin = INFINITY, hmax = -INFINITY;
+        for (size_t i = 0; i < A->n; i++)
+            hmin = fmin(hmin, A->c[i].h), hmax = fmax(hmax, A->c[i].h);
+        for (size_t j = 0; j < B->n; j++)
+            hmin = fmin(hmin, B->c[j].h), hmax = fmax(hmax, B->c[j].h);
+        for (size_t i = 0; x->has_tr && i < A->n; i++)
+            for (size_t j = 0; j < B->n; j++) {
+                const struct fr_transition *tr = find_tr(x->os, A->c[i].last, B->c[j].first);
+                if (tr)
+                    hmin = fmin(hmin, tr->sig.static_power_w),
+                    hmax = fmax(hmax, tr->sig.static_power_w);
+            }
+        if (hmax - hmin > 1e-9 * fmax(fabs(hmax), 1e-12))
+            x->inexact = 1;
+    }
     for (size_t i = 0; i < A->n; i++) {
         const struct cand *a = &A->c[i];
         for (size_t j = 0; j < B->n; j++) {
             const struct cand *b = &B->c[j];
-            struct cand c = {a->t + b->t, a->S + b->S, a->d + b->d, 0, a->first, b->last,
+            struct cand c = {a->t + b->t,
+                             a->S + b->S,
+                             a->d + b->d,
+                             0,
+                             a->first,
+                             b->last,
                              a->uni == b->uni ? a->uni : -1};
             const struct fr_transition *tr = x->has_tr ? find_tr(x->os, a->last, b->first) : NULL;
             if (tr) {
@@ -274,9 +307,12 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
             if (cset_push(s, &c, k))
                 return ERG_ENOMEM;
         }
-        /* Keep memory bounded on long rows: prune every so often. */
-        if (s->n > 65536 && prune(s, padded, 0.0))
-            return ERG_ENOMEM;
+        /* Keep memory bounded: prune whenever the candidates have doubled since the last prune. */
+        if (s->n > next_prune) {
+            if (prune(s, padded, 0.0))
+                return ERG_ENOMEM;
+            next_prune = 2 * s->n + 65536;
+        }
     }
     *out = s;
     return prune(s, padded, padded ? 0.0 : x->delta);
@@ -301,7 +337,8 @@ static int cmp_dbl(const void *pa, const void *pb)
     return a < b ? -1 : (a > b);
 }
 
-/* ⊕ on one device: at each makespan T*, s_g·T* + Σ_k min{d : point of operand k at group g, T ≤ T*}. */
+/* ⊕ on one device: at each makespan T*, s_g·T* + Σ_k min{d : point of operand k at group g, T ≤
+ * T*}. */
 static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct cset **out)
 {
     const erg_opsched *os = x->os;
@@ -313,11 +350,12 @@ static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct
     for (size_t k = 0; k < n; k++)
         total += ops[k]->n;
     struct byt **lists = calloc(n, sizeof *lists);
-    size_t *len = calloc(n, sizeof *len), *pos = calloc(n, sizeof *pos), *arg = calloc(n, sizeof *arg);
-    size_t *best = calloc(total + 1, sizeof *best), *pick = calloc(n, sizeof *pick);
+    size_t *len = calloc(n, sizeof *len), *pos = calloc(n, sizeof *pos),
+           *arg = calloc(n, sizeof *arg);
+    size_t *pick = calloc(n, sizeof *pick);
     double *ts = malloc((total + 1) * sizeof *ts);
     int rc = ERG_OK, any = 0;
-    if (!lists || !len || !pos || !arg || !best || !pick || !ts) {
+    if (!lists || !len || !pos || !arg || !pick || !ts) {
         rc = ERG_ENOMEM;
         goto done;
     }
@@ -343,11 +381,12 @@ static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct
                 if (c->uni != g)
                     continue;
                 if (fabs(c->h - sg) > 1e-6 * fmax(fabs(sg), 1e-9)) {
-                    rc = erg_diag_set(x->diag, ERG_EINVAL, NULL,
-                                      "⊕ operands on device %s at ω_dev %s have static power %g W and %g W "
-                                      "(operands of ⊕ share one static power)",
-                                      os->group[g].device, os->group[g].omega[0] ? os->group[g].omega : "{}",
-                                      sg, c->h);
+                    rc = erg_diag_set(
+                        x->diag, ERG_EINVAL, NULL,
+                        "⊕ operands on device %s at ω_dev %s have static power %g W and %g W "
+                        "(operands of ⊕ share one static power)",
+                        os->group[g].device, os->group[g].omega[0] ? os->group[g].omega : "{}", sg,
+                        c->h);
                     break;
                 }
                 lists[k][len[k]++] = (struct byt){c->t, i};
@@ -399,7 +438,6 @@ done:
     free(len);
     free(pos);
     free(arg);
-    free(best);
     free(pick);
     free(ts);
     if (rc != ERG_OK)
@@ -487,7 +525,7 @@ static size_t ceil_log2(size_t n)
 static size_t count_trims(const erg_opsched *os, size_t id, int padded)
 {
     const struct fr_expr *e = &os->expr[id];
-    if (e->op == ERG_OP_LEAF || padded || e->op != ERG_OP_SEQ)
+    if (e->op == ERG_EXPR_LEAF || padded || e->op != ERG_EXPR_SEQ)
         return 0; /* no trimming inside ⊕/⊕multi operands */
     size_t deepest = 0;
     for (size_t k = 0; k < e->n; k++) {
@@ -502,9 +540,11 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
     const struct fr_expr *e = &x->os->expr[id];
     if (depth > 10000)
         return erg_diag_set(x->diag, ERG_EINVAL, NULL, "expression nested too deeply");
-    if (e->op == ERG_OP_LEAF)
+    if (e->op == ERG_EXPR_LEAF)
         return leaf_set(x, e->elem, padded, out);
-    int sub_padded = padded || e->op != ERG_OP_SEQ;
+    /* 0: not padded; 1: inside a ⊕ operand (padded at the shared static power of its uniform
+     * ω_dev group); 2: inside a ⊕multi operand (padded at the averaged hold power h). */
+    int sub_padded = e->op == ERG_EXPR_MULTI ? 2 : e->op == ERG_EXPR_PAR ? 1 : padded;
     struct cset **ops = malloc(e->n * sizeof *ops);
     if (!ops)
         return ERG_ENOMEM;
@@ -512,7 +552,7 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
     for (size_t k = 0; k < e->n && rc == ERG_OK; k++)
         rc = eval(x, e->kids[k], sub_padded, depth + 1, &ops[k]);
     if (rc == ERG_OK) {
-        if (e->op == ERG_OP_SEQ && x->delta > 0 && !padded) {
+        if (e->op == ERG_EXPR_SEQ && x->delta > 0 && !padded) {
             /* Balanced merge tree (⊗ is associative, Property 6.1): fewer trims per path. */
             size_t m = e->n;
             while (m > 1 && rc == ERG_OK) {
@@ -524,12 +564,12 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
                 m = w;
             }
             *out = ops[0];
-        } else if (e->op == ERG_OP_SEQ) {
+        } else if (e->op == ERG_EXPR_SEQ) {
             struct cset *acc = ops[0];
             for (size_t k = 1; k < e->n && rc == ERG_OK; k++)
                 rc = seq2(x, acc, ops[k], padded, &acc);
             *out = acc;
-        } else if (e->op == ERG_OP_PAR) {
+        } else if (e->op == ERG_EXPR_PAR) {
             rc = par_op(x, ops, e->n, padded, out);
         } else {
             rc = multi_op(x, ops, e->n, padded, out);
@@ -549,8 +589,8 @@ static void reconstruct(const struct cset *s, size_t idx, size_t *row)
         reconstruct(s->sub[k], s->kids[idx * s->arity + k], row);
 }
 
-int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
-                          erg_diag *diag)
+int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts,
+                          erg_frontier *out, erg_diag *diag)
 {
     struct ctx x = {0};
     x.os = os;
@@ -591,6 +631,7 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     if (rc == ERG_OK) {
         out->method = opts->epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT;
         out->epsilon = opts->epsilon;
+        out->inexact_padding = x.inexact;
         for (size_t i = 0; i < nk; i++) {
             const struct cand *c = &rs->c[idx[i]];
             erg_frontier_point *p = &out->points[i];
@@ -598,7 +639,8 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
             p->static_energy_j = c->S;
             p->dynamic_energy_j = c->d;
             p->energy_j = c->S + c->d;
-            p->bound_j = p->energy_j / (1.0 + opts->epsilon);
+            /* No lower bound is known when the padding caveat applies: report the trivial 0. */
+            p->bound_j = x.inexact ? 0.0 : p->energy_j / (1.0 + opts->epsilon);
             out->max_gap_j = fmax(out->max_gap_j, p->energy_j - p->bound_j);
             reconstruct(rs, idx[i], &out->choices[i * x.n_slot]);
         }

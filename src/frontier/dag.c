@@ -24,18 +24,27 @@ struct stair { /* a node's (T, d) Pareto staircase: T ascending, d strictly decr
     size_t n;
     double *t, *d;
     size_t *pt; /* index in the element's operating set */
+    int *grp;   /* the point's (device, ω_dev) group */
 };
 
 struct dag {
     const erg_opsched *os;
     size_t n, m;
-    size_t *topo;              /* topological order */
-    size_t *pred_off, *pred;   /* CSR of predecessors */
-    size_t *succ_off, *succ;   /* CSR of successors */
+    size_t *topo;            /* topological order */
+    size_t *pred_off, *pred; /* CSR of predecessors */
+    size_t *succ_off, *succ; /* CSR of successors */
     struct stair *st;
-    double static_w;           /* Σ_dev p_dev: every device held for the makespan at its idle power */
-    double *cstat;             /* per node: s_dev − p_dev, the extra static power while it runs */
-    double *dur, *fin, *lst;   /* scratch: durations, finish times, latest finish */
+    double static_w; /* Σ_dev p_dev: every device held for the makespan at its idle power */
+    double *cstat;   /* per node: s_dev − p_dev, the extra static power while it runs */
+    double *dur, *fin, *lst; /* scratch: durations, finish times, latest finish */
+    /* Transition elements (Section 6.1): has_tr when some pair of nodes consecutive on a device
+     * (in the order the nodes are declared) can be at two ω_dev with a declared transition. Then
+     * devprev[k] is the node before k on its device (FR_NONE for the first), topo also orders each
+     * device's nodes, staircases are kept per ω_dev group, and grp[k] (scratch) is the group of
+     * node k's current point. */
+    int has_tr;
+    size_t *devprev;
+    int *grp;
 };
 
 static void dag_free(struct dag *g)
@@ -50,12 +59,15 @@ static void dag_free(struct dag *g)
             free(g->st[k].t);
             free(g->st[k].d);
             free(g->st[k].pt);
+            free(g->st[k].grp);
         }
     free(g->st);
     free(g->dur);
     free(g->fin);
     free(g->lst);
     free(g->cstat);
+    free(g->devprev);
+    free(g->grp);
 }
 
 struct td {
@@ -71,6 +83,20 @@ static int cmp_td(const void *pa, const void *pb)
     if (a->d != b->d)
         return a->d < b->d ? -1 : 1;
     return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* The declared transition from group `from` to group `to` on device, or NULL (same group, none
+ * declared: undeclared switches cost nothing, as in the expression form). */
+static const struct fr_transition *dag_tr(const erg_opsched *os, const char *device, int from,
+                                          int to)
+{
+    if (from < 0 || to < 0 || from == to)
+        return NULL;
+    for (size_t i = 0; i < os->n_tr; i++)
+        if (os->tr[i].from == from && os->tr[i].to == to &&
+            strcmp(os->group[from].device, device) == 0)
+            return &os->tr[i];
+    return NULL;
 }
 
 static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
@@ -90,9 +116,11 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     g->fin = malloc(n * sizeof *g->fin);
     g->lst = malloc(n * sizeof *g->lst);
     g->cstat = malloc((n + 1) * sizeof *g->cstat);
+    g->devprev = malloc((n + 1) * sizeof *g->devprev);
+    g->grp = calloc(n + 1, sizeof *g->grp);
     size_t *indeg = calloc(n, sizeof *indeg), *fill = calloc(n + 1, sizeof *fill);
     if (!g->topo || !g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->st || !g->dur ||
-        !g->fin || !g->lst || !g->cstat || !indeg || !fill) {
+        !g->fin || !g->lst || !g->cstat || !g->devprev || !g->grp || !indeg || !fill) {
         free(indeg);
         free(fill);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -113,26 +141,66 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     for (size_t e = 0; e < m; e++) {
         size_t a = os->edge[e][0], b = os->edge[e][1];
         g->succ[g->succ_off[a] + fill[a]++] = b;
-        indeg[b]++;
     }
-    size_t head = 0, tail = 0;
-    for (size_t k = 0; k < n; k++)
-        if (indeg[k] == 0)
-            g->topo[tail++] = k;
-    while (head < tail) {
-        size_t a = g->topo[head++];
-        for (size_t j = g->succ_off[a]; j < g->succ_off[a + 1]; j++)
-            if (--indeg[g->succ[j]] == 0)
-                g->topo[tail++] = g->succ[j];
+    /* Device order: the declaration order of the nodes on each device. A transition can apply
+     * between consecutive nodes a, b when some point of a and some point of b are at ω_dev groups
+     * with a declared transition between them. */
+    for (size_t k = 0; k < n; k++) {
+        g->devprev[k] = FR_NONE;
+        for (size_t j = k; j-- > 0;)
+            if (strcmp(os->node[j].device, os->node[k].device) == 0) {
+                g->devprev[k] = j;
+                break;
+            }
     }
-    if (tail < n) {
-        size_t k = 0;
-        while (indeg[k] == 0)
-            k++;
-        free(indeg);
-        free(fill);
-        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node %s",
-                            os->node[k].id);
+    for (size_t k = 0; k < n && os->n_tr && !g->has_tr; k++) {
+        if (g->devprev[k] == FR_NONE)
+            continue;
+        const struct fr_element *ea = &os->elem[os->node[g->devprev[k]].elem];
+        const struct fr_element *eb = &os->elem[os->node[k].elem];
+        for (size_t i = 0; i < ea->n && !g->has_tr; i++)
+            for (size_t j = 0; j < eb->n && !g->has_tr; j++)
+                g->has_tr = dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) !=
+                            NULL;
+    }
+    /* Kahn's algorithm on the edges, then (with transitions) on the edges plus the device order
+     * (a switch happens between consecutive nodes of a device, so it is a precedence too). */
+    for (int pass = 0; pass < 1 + g->has_tr; pass++) {
+        memset(indeg, 0, n * sizeof *indeg);
+        for (size_t e = 0; e < m; e++)
+            indeg[os->edge[e][1]]++;
+        for (size_t k = 0; pass && k < n; k++)
+            if (g->devprev[k] != FR_NONE)
+                indeg[k]++;
+        size_t head = 0, tail = 0;
+        for (size_t k = 0; k < n; k++)
+            if (indeg[k] == 0)
+                g->topo[tail++] = k;
+        while (head < tail) {
+            size_t a = g->topo[head++];
+            for (size_t j = g->succ_off[a]; j < g->succ_off[a + 1]; j++)
+                if (--indeg[g->succ[j]] == 0)
+                    g->topo[tail++] = g->succ[j];
+            for (size_t b = a + 1; pass && b < n; b++)
+                if (g->devprev[b] == a && --indeg[b] == 0)
+                    g->topo[tail++] = b;
+        }
+        if (tail < n) {
+            size_t k = 0;
+            while (indeg[k] == 0)
+                k++;
+            free(indeg);
+            free(fill);
+            if (pass)
+                return erg_diag_set(diag, ERG_ECYCLE, NULL,
+                                    "node %s: the edges contradict the order in which the nodes of "
+                                    "device %s are declared (the order transition elements are "
+                                    "charged in); declare each device's nodes in an order the "
+                                    "edges allow",
+                                    os->node[k].id, os->node[k].device);
+            return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node %s",
+                                os->node[k].id);
+        }
     }
     free(indeg);
     free(fill);
@@ -155,21 +223,27 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
         s->t = malloc(el->n * sizeof *s->t);
         s->d = malloc(el->n * sizeof *s->d);
         s->pt = malloc(el->n * sizeof *s->pt);
-        if (!v || !s->t || !s->d || !s->pt) {
+        s->grp = malloc(el->n * sizeof *s->grp);
+        if (!v || !s->t || !s->d || !s->pt || !s->grp) {
             free(v);
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
         for (size_t i = 0; i < el->n; i++)
-            v[i] = (struct td){el->pts[i].sig.time_s,
-                               el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
+            v[i] = (struct td){
+                el->pts[i].sig.time_s,
+                el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
         qsort(v, el->n, sizeof *v, cmp_td);
-        double best = INFINITY;
+        /* (T, d) Pareto-min; with transitions, per ω_dev group (a dominated point at another
+         * ω_dev may avoid a switch). */
         for (size_t i = 0; i < el->n; i++) {
-            if (v[i].d < best) {
-                best = v[i].d;
+            int grp = el->pts[v[i].i].group, dom = 0;
+            for (size_t j = 0; j < s->n && !dom; j++)
+                dom = s->d[j] <= v[i].d && (!g->has_tr || s->grp[j] == grp);
+            if (!dom) {
                 s->t[s->n] = v[i].t;
                 s->d[s->n] = v[i].d;
                 s->pt[s->n] = v[i].i;
+                s->grp[s->n] = grp;
                 s->n++;
             }
         }
@@ -187,6 +261,13 @@ static double forward(struct dag *g)
         double st = 0;
         for (size_t j = g->pred_off[k]; j < g->pred_off[k + 1]; j++)
             st = fmax(st, g->fin[g->pred[j]]);
+        if (g->has_tr && g->devprev[k] != FR_NONE) {
+            size_t a = g->devprev[k];
+            const struct fr_transition *tr =
+                dag_tr(g->os, g->os->node[k].device, g->grp[a], g->grp[k]);
+            if (tr)
+                st = fmax(st, g->fin[a] + tr->sig.time_s);
+        }
         g->fin[k] = st + g->dur[k];
         M = fmax(M, g->fin[k]);
     }
@@ -245,22 +326,48 @@ struct plan {
     size_t *sel;
 };
 
+/* Makespan of choice sel (staircase indices); *E its energy, *Dtrue its dynamic part. Every device
+ * is held at its idle power p for the makespan; a node adds d + (s − p)·T; a transition charged
+ * between consecutive nodes of a device (Section 6.1) delays the second by its time and adds
+ * d_tr + (s_tr − p)·T_tr. */
+static double eval_sel(struct dag *g, const size_t *sel, double *E, double *Dtrue)
+{
+    double D = 0, Dt = 0;
+    for (size_t k = 0; k < g->n; k++) {
+        g->dur[k] = g->st[k].t[sel[k]];
+        g->grp[k] = g->st[k].grp[sel[k]];
+        D += g->st[k].d[sel[k]];
+        Dt += g->st[k].d[sel[k]] - g->cstat[k] * g->st[k].t[sel[k]];
+    }
+    for (size_t k = 0; g->has_tr && k < g->n; k++) {
+        if (g->devprev[k] == FR_NONE)
+            continue;
+        const struct fr_transition *tr =
+            dag_tr(g->os, g->os->node[k].device, g->grp[g->devprev[k]], g->grp[k]);
+        if (tr) {
+            double p = erg__fr_device_idle_w(g->os, g->os->node[k].device);
+            D += tr->sig.dynamic_energy_j + (tr->sig.static_power_w - p) * tr->sig.time_s;
+            Dt += tr->sig.dynamic_energy_j;
+        }
+    }
+    double M = forward(g);
+    *E = g->static_w * M + D;
+    if (Dtrue)
+        *Dtrue = Dt;
+    return M;
+}
+
 static int add_plan(struct plan **pl, size_t *n, size_t *cap, struct dag *g, const size_t *sel)
 {
-    for (size_t k = 0; k < g->n; k++)
-        g->dur[k] = g->st[k].t[sel[k]];
-    double M = forward(g), D = 0, Dtrue = 0;
-    for (size_t k = 0; k < g->n; k++) {
-        D += g->st[k].d[sel[k]];
-        Dtrue += g->st[k].d[sel[k]] - g->cstat[k] * g->st[k].t[sel[k]];
-    }
+    double E, Dtrue;
+    double M = eval_sel(g, sel, &E, &Dtrue);
     if (erg__fr_grow((void **)pl, cap, *n + 1, sizeof **pl))
         return ERG_ENOMEM;
     size_t *c = malloc(g->n * sizeof *c);
     if (!c)
         return ERG_ENOMEM;
     memcpy(c, sel, g->n * sizeof *c);
-    (*pl)[*n] = (struct plan){M, g->static_w * M + D, Dtrue, c};
+    (*pl)[*n] = (struct plan){M, E, Dtrue, c};
     (*n)++;
     return ERG_OK;
 }
@@ -285,7 +392,8 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
             nz += 2 * (g->st[k].n - 1);
         }
     }
-    if (nrows > (size_t)INT32_MAX / 2 || nz > (size_t)INT32_MAX / 2 || 3 * n > (size_t)INT32_MAX / 2)
+    if (nrows > (size_t)INT32_MAX / 2 || nz > (size_t)INT32_MAX / 2 ||
+        3 * n > (size_t)INT32_MAX / 2)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "DAG too large for the LP");
     int *ia = malloc((nz + 1) * sizeof *ia), *ja = malloc((nz + 1) * sizeof *ja);
     double *ar = malloc((nz + 1) * sizeof *ar);
@@ -343,7 +451,8 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
         for (size_t i = 0; i < s->n; i++) {
             while (nh >= 2) {
                 size_t o = h[nh - 2], a = h[nh - 1];
-                double cr = (s->t[a] - s->t[o]) * (s->d[i] - s->d[o]) - (s->d[a] - s->d[o]) * (s->t[i] - s->t[o]);
+                double cr = (s->t[a] - s->t[o]) * (s->d[i] - s->d[o]) -
+                            (s->d[a] - s->d[o]) * (s->t[i] - s->t[o]);
                 if (cr <= 0)
                     nh--; /* a lies on or above the chord o→i */
                 else
@@ -401,8 +510,8 @@ static int cmp_plan(const void *pa, const void *pb)
     return a->E < b->E ? -1 : (a->E > b->E);
 }
 
-static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp, erg_frontier_method method,
-                  erg_frontier *out, erg_diag *diag)
+static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp,
+                  erg_frontier_method method, erg_frontier *out, erg_diag *diag)
 {
     qsort(pl, np, sizeof *pl, cmp_plan);
     size_t nk = 0;
@@ -440,7 +549,8 @@ static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp, erg_
         if (lp) {
             double obj;
             if (lp_solve(lp, pl[i].M, &obj) != ERG_OK) {
-                rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at %g s", pl[i].M);
+                rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at %g s",
+                                  pl[i].M);
                 break;
             }
             p->bound_j = fmin(p->energy_j, g->static_w * pl[i].M + obj);
@@ -466,12 +576,7 @@ static int enumerate(struct dag *g, erg_frontier *out, erg_diag *diag)
     /* Mixed-radix walk over every staircase combination (off-staircase points are dominated in
      * (T, d) and never help: E = S·M + Σ d is monotone in every T and d). */
     while (rc == ERG_OK) {
-        for (size_t k = 0; k < n; k++)
-            g->dur[k] = g->st[k].t[sel[k]];
-        double M = forward(g), D = 0;
-        for (size_t k = 0; k < n; k++)
-            D += g->st[k].d[sel[k]];
-        double E = g->static_w * M + D;
+        double E, M = eval_sel(g, sel, &E, NULL);
         /* Keep the candidate only if no stored plan dominates it (cheap online filter). */
         int dom = 0;
         for (size_t i = 0; i < np && !dom; i++)
@@ -531,7 +636,8 @@ static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *
         double T = K == 1 ? tfast : tfast + (tslow - tfast) * (double)q / (double)(K - 1);
         double obj;
         if (lp_solve(&lp, T, &obj) != ERG_OK) {
-            rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at deadline %g s", T);
+            rc = erg_diag_set(diag, ERG_EIO, NULL, "GLPK failed on the relaxation at deadline %g s",
+                              T);
             break;
         }
         for (size_t k = 0; k < n; k++)
@@ -584,26 +690,42 @@ static int cmp_spe(const void *pa, const void *pb)
     return a->v < b->v ? -1 : (a->v > b->v);
 }
 
-/* Combine two expressions with op; an empty operand (FR_NONE) takes no time and no energy. */
-static int sp_join(erg_opsched *t, erg_op op, size_t a, size_t b, size_t *out)
+/* Combine two expressions with op, flattening nested operators of the same kind into one n-ary
+ * operator (so ε-mode sequences merge as balanced trees); an empty operand (FR_NONE) is skipped. */
+static int sp_join(erg_opsched *t, erg_expr_op op, size_t a, size_t b, size_t *out)
 {
     if (a == FR_NONE || b == FR_NONE) {
         *out = a == FR_NONE ? b : a;
         return ERG_OK;
     }
-    size_t ids[2] = {a, b};
-    return erg_opsched_expr_op(t, op, ids, 2, out, NULL);
+    const struct fr_expr *ea = &t->expr[a], *eb = &t->expr[b];
+    size_t na = ea->op == op ? ea->n : 1, nb = eb->op == op ? eb->n : 1;
+    size_t *ids = malloc((na + nb) * sizeof *ids);
+    if (!ids)
+        return ERG_ENOMEM;
+    if (ea->op == op)
+        memcpy(ids, ea->kids, na * sizeof *ids);
+    else
+        ids[0] = a;
+    if (eb->op == op)
+        memcpy(ids + na, eb->kids, nb * sizeof *ids);
+    else
+        ids[na] = b;
+    int rc = erg_opsched_expr_op(t, op, ids, na + nb, out, NULL);
+    free(ids);
+    return rc;
 }
 
 /*
  * If the DAG's transitive reduction is series-parallel, its frontier follows from the operator
- * rules exactly: with every device held for the makespan, E = P·M + Σ d'_k (d' = d + (s − p)·T), and
- * minimising Σ d' under a makespan is ⊗ (Minkowski sum) along series and ⊕ (Σ min d' finishing by
- * T*) across parallel branches, with no static power inside. Nodes become edges of a two-terminal
- * multigraph between junctions; series and parallel reductions either reduce it to one edge, whose
- * expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing done).
+ * rules exactly: with every device held for the makespan, E = P·M + Σ d'_k (d' = d + (s − p)·T),
+ * and minimising Σ d' under a makespan is ⊗ (Minkowski sum) along series and ⊕ (Σ min d' finishing
+ * by T*) across parallel branches, with no static power inside. Nodes become edges of a
+ * two-terminal multigraph between junctions; series and parallel reductions either reduce it to one
+ * edge, whose expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing
+ * done).
  */
-static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
+static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_diag *diag)
 {
     size_t n = g->n;
     if (n > 4096)
@@ -678,7 +800,8 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
         }
         pid[k] = FR_NONE;
         for (size_t j = 0; j < k && pid[k] == FR_NONE; j++)
-            if (pid[j] != 0 && memcmp(&pset[j * words], &pset[k * words], words * sizeof *pset) == 0)
+            if (pid[j] != 0 &&
+                memcmp(&pset[j * words], &pset[k * words], words * sizeof *pset) == 0)
                 pid[k] = pid[j];
         if (pid[k] == FR_NONE)
             pid[k] = njunc++;
@@ -726,7 +849,7 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
         for (size_t i = 0; i + 1 < ne && rc == ERG_OK; i++) {
             size_t j = i + 1;
             while (j < ne && e[j].u == e[i].u && e[j].v == e[i].v) {
-                rc = sp_join(t, ERG_OP_PAR, e[i].expr, e[j].expr, &e[i].expr);
+                rc = sp_join(t, ERG_EXPR_PAR, e[i].expr, e[j].expr, &e[i].expr);
                 e[j].alive = 0;
                 alive--;
                 changed = 1;
@@ -750,7 +873,7 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
             size_t a = ine[w], b = oute[w];
             if (!e[a].alive || !e[b].alive || a == b)
                 continue;
-            rc = sp_join(t, ERG_OP_SEQ, e[a].expr, e[b].expr, &e[a].expr);
+            rc = sp_join(t, ERG_EXPR_SEQ, e[a].expr, e[b].expr, &e[a].expr);
             e[a].v = e[b].v;
             e[b].alive = 0;
             ine[e[a].v] = a;
@@ -769,10 +892,11 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
         rc = 1; /* not series-parallel */
         goto done;
     }
-    if (root != t->n_expr - 1 && (rc = erg_opsched_expr_op(t, ERG_OP_SEQ, &root, 1, &root, NULL)))
+    if (root != t->n_expr - 1 && (rc = erg_opsched_expr_op(t, ERG_EXPR_SEQ, &root, 1, &root, NULL)))
         goto done;
     erg_frontier_options o;
     erg_frontier_options_init(&o);
+    o.epsilon = epsilon; /* E' = P·T' + d'' ≤ P·T + (1+ε)·d' ≤ (1+ε)·E */
     erg_frontier tf;
     if ((rc = erg__fr_expr_frontier(t, &o, &tf, diag)) != ERG_OK)
         goto done;
@@ -791,11 +915,20 @@ static int sp_frontier(struct dag *g, erg_frontier *out, erg_diag *diag)
     free(sel);
     erg_frontier_free(&tf);
     if (rc == ERG_OK)
-        rc = finish(g, pl, np, NULL, ERG_FRONTIER_EXACT, out, diag);
+        rc = finish(g, pl, np, NULL, epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT, out,
+                    diag);
     else
         for (size_t i = 0; i < np; i++)
             free(pl[i].sel);
     free(pl);
+    if (rc == ERG_OK && epsilon > 0) {
+        out->epsilon = epsilon;
+        out->max_gap_j = 0;
+        for (size_t i = 0; i < out->n_points; i++) {
+            out->points[i].bound_j = out->points[i].energy_j / (1 + epsilon);
+            out->max_gap_j = fmax(out->max_gap_j, out->points[i].energy_j - out->points[i].bound_j);
+        }
+    }
 done:
     if (rc == ERG_ENOMEM)
         erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -819,9 +952,32 @@ int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts
         for (size_t k = 0; k < g.n; k++)
             combos *= (double)g.st[k].n;
         erg_dag_method m = opts->dag_method;
+        if (g.has_tr && m != ERG_DAG_ENUMERATE) {
+            /* A transition's cost depends on the ω_dev chosen at two nodes, which neither the
+             * per-node convex hulls of the LP nor the series-parallel reduction (whose ⊗
+             * adjacency is not the device order) can carry: enumerate (exact) or refuse. */
+            if (m == ERG_DAG_RELAX || combos > opts->enum_limit) {
+                if (m == ERG_DAG_RELAX)
+                    rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                                      "the convex relaxation cannot charge the transition "
+                                      "elements this DAG declares (their cost depends on the "
+                                      "omega_device of two nodes); use enumeration (%.3g choice "
+                                      "combinations)",
+                                      combos);
+                else
+                    rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                                      "this DAG declares transition elements, which are charged "
+                                      "only by exact enumeration, and its %.3g choice "
+                                      "combinations exceed the enumeration limit %.3g",
+                                      combos, opts->enum_limit);
+                dag_free(&g);
+                return rc;
+            }
+            m = ERG_DAG_ENUMERATE;
+        }
         if (m == ERG_DAG_AUTO) {
             /* Series-parallel: exact by the operator rules, at any size. */
-            rc = sp_frontier(&g, out, diag);
+            rc = sp_frontier(&g, opts->epsilon, out, diag);
             if (rc <= 0) {
                 dag_free(&g);
                 return rc;
@@ -831,8 +987,8 @@ int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts
         }
         if (m == ERG_DAG_ENUMERATE && combos > opts->enum_limit)
             rc = erg_diag_set(diag, ERG_EINVAL, NULL,
-                              "enumeration of %.3g choice combinations is above the limit %.3g", combos,
-                              opts->enum_limit);
+                              "enumeration of %.3g choice combinations is above the limit %.3g",
+                              combos, opts->enum_limit);
         else if (m == ERG_DAG_ENUMERATE)
             rc = enumerate(&g, out, diag);
         else

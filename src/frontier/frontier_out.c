@@ -29,7 +29,8 @@ static json_t *point_json(const erg_frontier *f, size_t i)
         json_decref(ch);
         return NULL;
     }
-    int bad = erg__json_set_number(o, "time_s", p->time_s) || erg__json_set_number(o, "energy_j", p->energy_j) ||
+    int bad = erg__json_set_number(o, "time_s", p->time_s) ||
+              erg__json_set_number(o, "energy_j", p->energy_j) ||
               erg__json_set_number(o, "static_energy_j", p->static_energy_j) ||
               erg__json_set_number(o, "dynamic_energy_j", p->dynamic_energy_j) ||
               erg__json_set_number(o, "bound_j", p->bound_j);
@@ -44,7 +45,8 @@ static json_t *point_json(const erg_frontier *f, size_t i)
     return o;
 }
 
-int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path, erg_diag *diag)
+int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
+                            erg_diag *diag)
 {
     if (!f || !path || (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "bad frontier or plan index");
@@ -54,6 +56,7 @@ int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *
     bad = bad || json_object_set_new(root, "method", json_string(method_name(f->method)));
     bad = bad || erg__json_set_number(root, "epsilon", f->epsilon);
     bad = bad || erg__json_set_number(root, "max_gap_j", f->max_gap_j);
+    bad = bad || json_object_set_new(root, "inexact_padding", json_boolean(f->inexact_padding));
     for (size_t i = 0; i < f->n_points && !bad; i++) {
         json_t *o = point_json(f, i);
         bad = !o || json_array_append_new(pts, o);

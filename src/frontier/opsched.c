@@ -120,8 +120,9 @@ int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_powe
     if (d == FR_NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "idle power of an undeclared device");
     if (!(idle_power_w >= 0) || isinf(idle_power_w))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s: idle_power_w = %g must be finite and >= 0",
-                            id, idle_power_w);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "device %s: idle_power_w = %g must be finite and >= 0", id,
+                            idle_power_w);
     os->dev[d].idle_power_w = idle_power_w;
     return ERG_OK;
 }
@@ -137,8 +138,9 @@ int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_
         return erg_diag_set(diag, ERG_EINVAL, NULL, "device id must be 1 to %d bytes",
                             ERG_SIG_DEVICE_MAX - 1);
     if (!(static_power_w >= 0) || isinf(static_power_w))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s: static_power_w = %g must be finite and >= 0",
-                            id, static_power_w);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "device %s: static_power_w = %g must be finite and >= 0", id,
+                            static_power_w);
     if (erg__fr_find_device(os, id) != FR_NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s declared twice", id);
     if (GROW(os->dev, os->cap_dev, os->n_dev + 1))
@@ -198,8 +200,8 @@ int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *
     if (f < 0 || t < 0 || GROW(os->tr, os->cap_tr, os->n_tr + 1))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (f == t)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s: from and to are the same ω_dev",
-                            device);
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "transition on %s: from and to are the same ω_dev", device);
     for (size_t i = 0; i < os->n_tr; i++)
         if (os->tr[i].from == f && os->tr[i].to == t)
             return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s declared twice", device);
@@ -219,15 +221,16 @@ int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id, 
         return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown element \"%s\"", element);
     if (GROW(os->expr, os->cap_expr, os->n_expr + 1))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    os->expr[os->n_expr] = (struct fr_expr){ERG_OP_LEAF, e, 0, NULL};
+    os->expr[os->n_expr] = (struct fr_expr){ERG_EXPR_LEAF, e, 0, NULL};
     *out_id = os->n_expr++;
     return ERG_OK;
 }
 
-int erg_opsched_expr_op(erg_opsched *os, erg_op op, const size_t *ids, size_t n, size_t *out_id,
-                        erg_diag *diag)
+int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
+                        size_t *out_id, erg_diag *diag)
 {
-    if (!os || !ids || !out_id || n == 0 || (op != ERG_OP_SEQ && op != ERG_OP_PAR && op != ERG_OP_MULTI))
+    if (!os || !ids || !out_id || n == 0 ||
+        (op != ERG_EXPR_SEQ && op != ERG_EXPR_PAR && op != ERG_EXPR_MULTI))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "expression operator needs 1 or more operands");
     for (size_t i = 0; i < n; i++)
         if (ids[i] >= os->n_expr)
@@ -248,15 +251,16 @@ int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element, e
     return erg_opsched_add_node_on(os, id, element, NULL, diag);
 }
 
-int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element, const char *device,
-                            erg_diag *diag)
+int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
+                            const char *device, erg_diag *diag)
 {
     if (!os || bad_name(id, ERG_SIG_NAME_MAX) || !element)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node id must be 1 to %d bytes",
                             ERG_SIG_NAME_MAX - 1);
     size_t e = erg__fr_find_element(os, element);
     if (e == FR_NONE)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s: unknown signature \"%s\"", id, element);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s: unknown signature \"%s\"", id,
+                            element);
     if (erg__fr_find_node(os, id) != FR_NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s declared twice", id);
     if (GROW(os->node, os->cap_node, os->n_node + 1))
@@ -331,7 +335,8 @@ int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts
         opts = &def;
     }
     if (!(opts->epsilon >= 0) || opts->epsilon > 10)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "epsilon = %g must be in [0, 10]", opts->epsilon);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "epsilon = %g must be in [0, 10]",
+                            opts->epsilon);
     for (size_t i = 0; i < os->n_elem; i++)
         if (os->elem[i].n == 0)
             return erg_diag_set(diag, ERG_EINVAL, NULL, "element %s has an empty operating set",
@@ -343,7 +348,8 @@ int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts
     return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither an expression nor nodes");
 }
 
-int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx, erg_diag *diag)
+int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
+                               erg_diag *diag)
 {
     if (!f || !idx || f->n_points == 0 || isnan(deadline_s))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no frontier or no deadline");

@@ -38,7 +38,7 @@ struct fr_transition {
 };
 
 struct fr_expr {
-    erg_op op;
+    erg_expr_op op;
     size_t elem; /* leaf: element index */
     size_t n;    /* operands */
     size_t *kids;
@@ -80,8 +80,8 @@ double erg__fr_device_static_w(const erg_opsched *os, const char *device);
 double erg__fr_device_idle_w(const erg_opsched *os, const char *device);
 
 /* Expression frontier (compose.c) and DAG frontier (dag.c). */
-int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
-                          erg_diag *diag);
+int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opts,
+                          erg_frontier *out, erg_diag *diag);
 int erg__fr_dag_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
                          erg_diag *diag);
 

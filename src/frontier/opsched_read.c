@@ -18,6 +18,15 @@ struct rd {
     size_t n_idle;
 };
 
+/* Re-raise a diagnostic from a nested call with the JSON path in front (copying the detail first:
+ * erg_diag_set writes into the same buffer). */
+static int wrap(erg_diag *diag, int status, const char *file, const char *path)
+{
+    char detail[sizeof diag->detail];
+    snprintf(detail, sizeof detail, "%s", diag ? diag->detail : "");
+    return erg_diag_set(diag, status, file, "%s: %s", path, detail);
+}
+
 /* Compact JSON text of obj[key] when it is an object; "" when absent. */
 static int omega_text(const json_t *obj, const char *key, char **out, const char *file,
                       const char *path, erg_diag *diag)
@@ -74,7 +83,8 @@ static int read_point(struct rd *r, const char *name, const char *device, const 
     free(od);
     free(oe);
     if (rc != ERG_OK)
-        return erg_diag_set(diag, rc == ERG_ENOMEM ? rc : ERG_EPARSE, r->file, "%s: %s", path, sub.detail);
+        return erg_diag_set(diag, rc == ERG_ENOMEM ? rc : ERG_EPARSE, r->file, "%s: %s", path,
+                            sub.detail);
     return ERG_OK;
 }
 
@@ -103,7 +113,7 @@ static int read_signature(struct rd *r, const char *name, const json_t *v, erg_d
         rc = erg_opsched_add_point(r->os, name, &sig, od ? od : "", diag);
         free(od);
         if (rc != ERG_OK)
-            return erg_diag_set(diag, rc, r->file, "%s: %s", path, diag ? diag->detail : "");
+            return wrap(diag, rc, r->file, path);
         return ERG_OK;
     }
     if (!json_is_object(v))
@@ -122,7 +132,8 @@ static int read_signature(struct rd *r, const char *name, const json_t *v, erg_d
         return erg_diag_set(diag, ERG_EPARSE, r->file, "%s.points: empty operating set", path);
     size_t i;
     const json_t *pt;
-    json_array_foreach(pts, i, pt) {
+    json_array_foreach(pts, i, pt)
+    {
         char ppath[600];
         snprintf(ppath, sizeof ppath, "%s.points[%zu]", path, i);
         if ((rc = read_point(r, name, device, pt, ppath, diag)) != ERG_OK)
@@ -136,14 +147,16 @@ static int read_expr(struct rd *r, const json_t *v, const char *path, size_t *id
     if (json_is_string(v)) {
         const char *name = json_string_value(v);
         if (erg__fr_find_element(r->os, name) == FR_NONE)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: unknown signature \"%s\"", path, name);
+            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: unknown signature \"%s\"", path,
+                                name);
         return erg_opsched_expr_leaf(r->os, name, id, diag);
     }
     if (!json_is_object(v) || json_object_size(v) != 1)
-        return erg_diag_set(diag, ERG_EPARSE, r->file,
-                            "%s: expected a signature name or one of {\"seq\"|\"par\"|\"multi\": [...]}, "
-                            "{\"idle\": {...}}",
-                            path);
+        return erg_diag_set(
+            diag, ERG_EPARSE, r->file,
+            "%s: expected a signature name or one of {\"seq\"|\"par\"|\"multi\": [...]}, "
+            "{\"idle\": {...}}",
+            path);
     const char *key = json_object_iter_key(json_object_iter((json_t *)v));
     const json_t *arg = json_object_get(v, key);
     char sub[700];
@@ -152,15 +165,17 @@ static int read_expr(struct rd *r, const json_t *v, const char *path, size_t *id
         char device[ERG_SIG_DEVICE_MAX] = "";
         double t = NAN;
         int rc;
-        if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, device, sizeof device, r->file, sub,
-                                   diag)) ||
-            (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t, r->file, sub,
-                                   diag)))
+        if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, device, sizeof device, r->file,
+                                   sub, diag)) ||
+            (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t, r->file,
+                                   sub, diag)))
             return rc;
         erg_signature sig;
         if (erg__fr_find_device(r->os, device) == FR_NONE)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: undeclared device \"%s\"", sub, device);
-        if ((rc = erg_signature_idle(device, erg__fr_device_idle_w(r->os, device), t, &sig)) != ERG_OK)
+            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: undeclared device \"%s\"", sub,
+                                device);
+        if ((rc = erg_signature_idle(device, erg__fr_device_idle_w(r->os, device), t, &sig)) !=
+            ERG_OK)
             return erg_diag_set(diag, rc, r->file, "%s: bad idle element", sub);
         char name[ERG_SIG_NAME_MAX];
         snprintf(name, sizeof name, "idle@%s#%zu", device, ++r->n_idle);
@@ -169,17 +184,18 @@ static int read_expr(struct rd *r, const json_t *v, const char *path, size_t *id
             return rc;
         return erg_opsched_expr_leaf(r->os, name, id, diag);
     }
-    erg_op op;
+    erg_expr_op op;
     if (strcmp(key, "seq") == 0)
-        op = ERG_OP_SEQ;
+        op = ERG_EXPR_SEQ;
     else if (strcmp(key, "par") == 0)
-        op = ERG_OP_PAR;
+        op = ERG_EXPR_PAR;
     else if (strcmp(key, "multi") == 0)
-        op = ERG_OP_MULTI;
+        op = ERG_EXPR_MULTI;
     else
         return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: unknown operator \"%s\"", path, key);
     if (!json_is_array(arg) || json_array_size(arg) == 0)
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "%s.%s: expected a non-empty array", path, key);
+        return erg_diag_set(diag, ERG_EPARSE, r->file, "%s.%s: expected a non-empty array", path,
+                            key);
     size_t n = json_array_size(arg);
     size_t *ids = malloc(n * sizeof *ids);
     if (!ids)
@@ -200,16 +216,19 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
     int rc = erg__json_check_tag(root, "schedule", 1, r->file, diag);
     if (rc != ERG_OK)
         return rc;
-    static const char *const known[] = {"erg", "name", "description", "devices", "signatures",
-                                        "transitions", "expr", "nodes", "edges"};
+    static const char *const known[] = {"erg",     "name",       "description",
+                                        "devices", "signatures", "transitions",
+                                        "expr",    "nodes",      "edges"};
     const char *key;
     const json_t *val;
-    json_object_foreach((json_t *)root, key, val) {
+    json_object_foreach((json_t *)root, key, val)
+    {
         size_t i = 0;
         while (i < sizeof known / sizeof known[0] && strcmp(known[i], key) != 0)
             i++;
         if (i == sizeof known / sizeof known[0])
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "unknown key \"%s\" at the top level", key);
+            return erg_diag_set(diag, ERG_EPARSE, r->file, "unknown key \"%s\" at the top level",
+                                key);
     }
     const json_t *devs = json_object_get(root, "devices");
     if (devs) {
@@ -217,21 +236,24 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
             return erg_diag_set(diag, ERG_EPARSE, r->file, "devices: expected an object");
         const char *id;
         const json_t *dv;
-        json_object_foreach((json_t *)devs, id, dv) {
+        json_object_foreach((json_t *)devs, id, dv)
+        {
             char path[300];
             snprintf(path, sizeof path, "devices.%s", id);
             double s = NAN;
             if (!json_is_object(dv))
                 return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: expected an object", path);
-            if ((rc = erg__json_number(dv, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &s,
-                                       r->file, path, diag)))
+            if ((rc = erg__json_number(dv, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
+                                       &s, r->file, path, diag)))
                 return rc;
             double idle = NAN;
-            if ((rc = erg__json_number(dv, "idle_power_w", ERG_JSON_NONNEG, &idle, r->file, path, diag)))
+            if ((rc = erg__json_number(dv, "idle_power_w", ERG_JSON_NONNEG, &idle, r->file, path,
+                                       diag)))
                 return rc;
             if ((rc = erg_opsched_add_device(r->os, id, s, diag)) != ERG_OK ||
-                (!isnan(idle) && (rc = erg_opsched_set_idle_power(r->os, id, idle, diag)) != ERG_OK))
-                return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
+                (!isnan(idle) &&
+                 (rc = erg_opsched_set_idle_power(r->os, id, idle, diag)) != ERG_OK))
+                return wrap(diag, ERG_EPARSE, r->file, path);
         }
     }
     const json_t *sigs = json_object_get(root, "signatures");
@@ -239,7 +261,8 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
         return erg_diag_set(diag, ERG_EPARSE, r->file, "signatures: expected a non-empty object");
     const char *name;
     const json_t *sv;
-    json_object_foreach((json_t *)sigs, name, sv) {
+    json_object_foreach((json_t *)sigs, name, sv)
+    {
         if ((rc = read_signature(r, name, sv, diag)) != ERG_OK)
             return rc;
     }
@@ -249,24 +272,26 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
             return erg_diag_set(diag, ERG_EPARSE, r->file, "transitions: expected an array");
         size_t i;
         const json_t *tv;
-        json_array_foreach(trs, i, tv) {
+        json_array_foreach(trs, i, tv)
+        {
             char path[64];
             snprintf(path, sizeof path, "transitions[%zu]", i);
             char device[ERG_SIG_DEVICE_MAX] = "";
-            if ((rc = erg__json_string(tv, "device", ERG_JSON_REQUIRED, device, sizeof device, r->file,
-                                       path, diag)))
+            if ((rc = erg__json_string(tv, "device", ERG_JSON_REQUIRED, device, sizeof device,
+                                       r->file, path, diag)))
                 return rc;
             size_t d = erg__fr_find_device(r->os, device);
             erg_signature sig;
-            if ((rc = erg__signature_from_json(tv, d != FR_NONE ? r->os->dev[d].static_power_w : (double)NAN,
-                                               r->file, path, &sig, diag)))
+            if ((rc = erg__signature_from_json(
+                     tv, d != FR_NONE ? r->os->dev[d].static_power_w : (double)NAN, r->file, path,
+                     &sig, diag)))
                 return rc;
             char *from = NULL, *to = NULL;
             if ((rc = omega_text(tv, "from", &from, r->file, path, diag)) == ERG_OK &&
                 (rc = omega_text(tv, "to", &to, r->file, path, diag)) == ERG_OK) {
                 rc = erg_opsched_add_transition(r->os, device, from, to, &sig, diag);
                 if (rc != ERG_OK)
-                    rc = erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
+                    rc = wrap(diag, ERG_EPARSE, r->file, path);
             }
             free(from);
             free(to);
@@ -277,39 +302,48 @@ static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
     const json_t *expr = json_object_get(root, "expr");
     const json_t *nodes = json_object_get(root, "nodes");
     if (expr && nodes)
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "give either \"expr\" or \"nodes\", not both");
+        return erg_diag_set(diag, ERG_EPARSE, r->file,
+                            "give either \"expr\" or \"nodes\", not both");
     if (expr) {
         size_t id;
         return read_expr(r, expr, "expr", &id, diag);
     }
     if (!json_is_array(nodes) || json_array_size(nodes) == 0)
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "expected \"expr\" or a non-empty \"nodes\" array");
+        return erg_diag_set(diag, ERG_EPARSE, r->file,
+                            "expected \"expr\" or a non-empty \"nodes\" array");
     size_t i;
     const json_t *nv;
-    json_array_foreach(nodes, i, nv) {
+    json_array_foreach(nodes, i, nv)
+    {
         char path[64];
         snprintf(path, sizeof path, "nodes[%zu]", i);
         char id[ERG_SIG_NAME_MAX] = "", sg[ERG_SIG_NAME_MAX] = "", dev[ERG_SIG_DEVICE_MAX] = "";
         double start = NAN; /* accepted for schedule/1 compatibility; a frontier re-times nodes */
-        if ((rc = erg__json_string(nv, "id", ERG_JSON_REQUIRED, id, sizeof id, r->file, path, diag)) ||
-            (rc = erg__json_string(nv, "signature", ERG_JSON_REQUIRED, sg, sizeof sg, r->file, path, diag)) ||
+        if ((rc = erg__json_string(nv, "id", ERG_JSON_REQUIRED, id, sizeof id, r->file, path,
+                                   diag)) ||
+            (rc = erg__json_string(nv, "signature", ERG_JSON_REQUIRED, sg, sizeof sg, r->file, path,
+                                   diag)) ||
             (rc = erg__json_string(nv, "device", 0, dev, sizeof dev, r->file, path, diag)) ||
             (rc = erg__json_number(nv, "start_s", ERG_JSON_NONNEG, &start, r->file, path, diag)))
             return rc;
         if ((rc = erg_opsched_add_node_on(r->os, id, sg, dev, diag)) != ERG_OK)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: %s", path, diag ? diag->detail : "");
+            return wrap(diag, ERG_EPARSE, r->file, path);
     }
     const json_t *edges = json_object_get(root, "edges");
     if (edges && !json_is_array(edges))
         return erg_diag_set(diag, ERG_EPARSE, r->file, "edges: expected an array of [from, to]");
     const json_t *ev;
-    json_array_foreach(edges, i, ev) {
+    json_array_foreach(edges, i, ev)
+    {
         const char *a = json_string_value(json_array_get(ev, 0));
         const char *b = json_string_value(json_array_get(ev, 1));
         if (!json_is_array(ev) || json_array_size(ev) != 2 || !a || !b)
             return erg_diag_set(diag, ERG_EPARSE, r->file, "edges[%zu]: expected [from, to]", i);
-        if ((rc = erg_opsched_add_edge(r->os, a, b, diag)) != ERG_OK)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "edges[%zu]: %s", i, diag ? diag->detail : "");
+        if ((rc = erg_opsched_add_edge(r->os, a, b, diag)) != ERG_OK) {
+            char path[64];
+            snprintf(path, sizeof path, "edges[%zu]", i);
+            return wrap(diag, ERG_EPARSE, r->file, path);
+        }
     }
     return ERG_OK;
 }

@@ -37,7 +37,8 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
 }
 
 int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
-                          const double *ref_energy_j, size_t ref_n, const char *path, erg_diag *diag)
+                          const double *ref_energy_j, size_t ref_n, const char *path,
+                          erg_diag *diag)
 {
     if (!f || !path || f->n_points == 0 || (ref_n && (!ref_time_s || !ref_energy_j)) ||
         (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
@@ -137,7 +138,8 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
     cairo_surface_destroy(surf);
     int rc;
     if (s.err || st != CAIRO_STATUS_SUCCESS)
-        rc = erg_diag_set(diag, ERG_EIO, path, "cairo could not draw the SVG: %s", cairo_status_to_string(st));
+        rc = erg_diag_set(diag, ERG_EIO, path, "cairo could not draw the SVG: %s",
+                          cairo_status_to_string(st));
     else
         rc = erg__write_file_atomic(path, s.p, s.n, diag);
     free(s.p);

@@ -198,14 +198,24 @@ void erg_meter_options_init(erg_meter_options *o)
     o->estimator_full_w = 65.0;
 }
 
-static double env_double(const char *name, double dflt)
+/* A non-negative power in W from the environment variable name into *out (left as is when the
+ * variable is unset or empty). A value that is not a finite number >= 0 is an error naming the
+ * variable, never silently replaced by the default. */
+static int env_power_w(const char *name, double *out, erg_diag *diag)
 {
     const char *v = getenv(name);
     if (!v || !*v)
-        return dflt;
+        return ERG_OK;
     char *end;
+    errno = 0;
     double d = strtod(v, &end);
-    return (end != v && *end == '\0' && isfinite(d) && d >= 0) ? d : dflt;
+    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d))
+        return erg_diag_set(diag, ERG_EINVAL, name, "expects a power in W (a number >= 0), got '%s'",
+                            v);
+    if (d < 0)
+        return erg_diag_set(diag, ERG_EINVAL, name, "must be >= 0 W, got '%s'", v);
+    *out = d;
+    return ERG_OK;
 }
 
 /* Is backend name selected by the comma-separated list (NULL: all)? */
@@ -397,8 +407,18 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     m->env.nvml_path = m->opts.nvml_path ? m->opts.nvml_path : getenv("ERG_NVML_LIB");
     if (!m->env.nvml_path || !*m->env.nvml_path)
         m->env.nvml_path = "libnvidia-ml.so.1";
-    m->env.estimator_idle_w = env_double("ERG_ESTIMATOR_IDLE_W", m->opts.estimator_idle_w);
-    m->env.estimator_full_w = env_double("ERG_ESTIMATOR_FULL_W", m->opts.estimator_full_w);
+    m->env.estimator_idle_w = m->opts.estimator_idle_w;
+    m->env.estimator_full_w = m->opts.estimator_full_w;
+    {
+        int r = env_power_w("ERG_ESTIMATOR_IDLE_W", &m->env.estimator_idle_w, diag);
+        if (r == ERG_OK)
+            r = env_power_w("ERG_ESTIMATOR_FULL_W", &m->env.estimator_full_w, diag);
+        if (r != ERG_OK) {
+            close(m->env.root_fd);
+            free(m);
+            return r;
+        }
+    }
     if (!(m->env.estimator_full_w >= m->env.estimator_idle_w) || !(m->env.estimator_idle_w >= 0)) {
         double iw = m->env.estimator_idle_w, fw = m->env.estimator_full_w;
         close(m->env.root_fd);

@@ -7,7 +7,14 @@
  *   MSR_PKG_ENERGY_STATUS 0x611, MSR_PP0 (core) 0x639, MSR_PP1 (uncore/graphics) 0x641,
  *   MSR_DRAM 0x619, MSR_PLATFORM_ENERGY_STATUS (psys) 0x64D; 32-bit counters.
  * AMD (PPR for family 17h/19h): unit 0xC0010299 (same ESU field), core 0xC001029A,
- *   package 0xC001029B.
+ *   package 0xC001029B. The core register is per physical core (SMT siblings share it): one
+ *   reader per (package, core_id) from sysfs topology, summed into one `core` channel per
+ *   package, so that a 128-core part stays within the meter's channel limit. Each core's 32-bit
+ *   counter is unwrapped on its own in every read (the meter polls the sum often enough that no
+ *   core, drawing less than the sum, can wrap twice unseen) and the running sum is handed to the
+ *   meter as a 32-bit counter, so wrap, ambiguity, glitch and liveness are judged on it like any
+ *   other counter. A core whose read fails makes the whole sum a missing sample for that poll
+ *   (its energy is picked up at the next good read), never a partial sum.
  * Server parts count DRAM energy in a fixed unit of 2^-16 J (15.3 µJ) whatever ESU says; the
  * models are kept as data (turbostat's has_fixed_rapl_unit), not as if chains.
  */
@@ -59,6 +66,14 @@ static const struct reg amd_regs[] = {
     {0xC001029Bu, ERG_DOMAIN_PACKAGE, "package"},
 };
 #define AMD_UNIT 0xC0010299u
+#define AMD_CORE 0xC001029Au
+#define MAX_CPU 4096
+
+/* One per-core reader of the AMD core energy register. */
+struct core_rd {
+    int fd;
+    uint32_t last; /* last raw reading */
+};
 
 struct state {
     const struct erg__env *env;
@@ -68,6 +83,11 @@ struct state {
     unsigned addr[MAX_CH];
     size_t npkg;
     int pkg_fd[MAX_PKG];
+    /* AMD core sums: channel i with ncore[i] > 0 sums cores[core0[i] .. core0[i] + ncore[i]) */
+    size_t core0[MAX_CH], ncore[MAX_CH];
+    uint64_t acc[MAX_CH]; /* running sum of the cores' unwrapped ticks */
+    struct core_rd *cores;
+    size_t n_cores;
 };
 
 static int rd_msr(const struct erg__env *env, int fd, unsigned addr, uint64_t *v)
@@ -103,6 +123,67 @@ static int cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsign
     return 0;
 }
 
+/* A physical core: the first CPU of its (package, core_id). */
+struct phys_core {
+    int cpu;
+    unsigned pkg;
+    uint64_t core_id;
+};
+
+/* AMD: the `core` channel of package p, the sum of its physical cores' core energy registers
+ * (0xC001029A), each read through its own /dev/cpu/N/msr. A core whose register cannot be read
+ * at open is left out and the label says how many were summed; none readable: no channel. */
+static void amd_core_sum(struct state *s, size_t p, double jpt, const struct phys_core *phys,
+                         size_t nphys)
+{
+    size_t first = s->n_cores;
+    uint64_t sum = 0;
+    size_t want = 0;
+    for (size_t k = 0; k < nphys; k++) {
+        if (phys[k].pkg != p)
+            continue;
+        want++;
+        char rel[64];
+        erg__fmt(rel, sizeof rel, "dev/cpu/%d/msr", phys[k].cpu);
+        int fd = erg__env_open(s->env, rel);
+        uint64_t v;
+        if (fd < 0)
+            continue;
+        if (rd_msr(s->env, fd, AMD_CORE, &v) != 0) {
+            s->env->io.close(s->env->io.ud, fd);
+            continue;
+        }
+        s->cores[s->n_cores++] = (struct core_rd){fd, (uint32_t)v};
+        sum += v & 0xffffffffu;
+    }
+    size_t got = s->n_cores - first;
+    if (got == 0)
+        return;
+    struct erg__chan *c = &s->ch[s->n];
+    memset(c, 0, sizeof *c);
+    c->domain = ERG_DOMAIN_CORE;
+    erg__fmt(c->device, sizeof c->device, "package-%zu", p);
+    erg__fmt(c->id, sizeof c->id, "rapl-msr:package-%zu/core", p);
+    if (got == want)
+        erg__fmt(c->label, sizeof c->label, "MSR %#x, sum of %zu cores", AMD_CORE, got);
+    else
+        erg__fmt(c->label, sizeof c->label, "MSR %#x, sum of %zu of %zu cores", AMD_CORE, got,
+                 want);
+    c->grade = ERG_GRADE_HW_SHUNT;
+    c->kind = ERG_KIND_COUNTER;
+    c->joules_per_tick = jpt;
+    c->wrap_ticks = 1ull << 32; /* the sum is handed on as a 32-bit counter */
+    c->min_interval_s = 1e-3;
+    c->max_power_w = 1000.0;
+    c->usable = 1;
+    s->fd[s->n] = -1;
+    s->addr[s->n] = AMD_CORE;
+    s->core0[s->n] = first;
+    s->ncore[s->n] = got;
+    s->acc[s->n] = sum;
+    s->n++;
+}
+
 static void msr_close(void *st)
 {
     struct state *s = st;
@@ -111,6 +192,10 @@ static void msr_close(void *st)
     for (size_t i = 0; i < s->npkg; i++)
         if (s->pkg_fd[i] >= 0)
             s->env->io.close(s->env->io.ud, s->pkg_fd[i]);
+    for (size_t i = 0; i < s->n_cores; i++)
+        if (s->cores[i].fd >= 0)
+            s->env->io.close(s->env->io.ud, s->cores[i].fd);
+    free(s->cores);
     free(s);
 }
 
@@ -131,13 +216,20 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
     if (!s)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     s->env = env;
-    /* one reader per package: the first CPU of each physical_package_id */
+    /* one reader per package: the first CPU of each physical_package_id; on AMD also one per
+     * physical core: the first CPU of each (package, core_id) */
     int pkg_cpu[MAX_PKG];
     for (size_t k = 0; k < MAX_PKG; k++)
         pkg_cpu[k] = -1;
-    for (int cpu = 0; cpu < 4096; cpu++) {
+    struct phys_core *phys = NULL;
+    size_t nphys = 0;
+    if (amd && !(phys = calloc(MAX_CPU, sizeof *phys))) {
+        free(s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    for (int cpu = 0; cpu < MAX_CPU; cpu++) {
         char rel[128];
-        uint64_t pkg;
+        uint64_t pkg, core_id;
         erg__fmt(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
         if (erg__env_read_u64(env, rel, &pkg) != 0) {
             if (cpu == 0)
@@ -146,6 +238,19 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         }
         if (pkg < MAX_PKG && pkg_cpu[pkg] < 0)
             pkg_cpu[pkg] = cpu;
+        erg__fmt(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+        if (!phys || pkg >= MAX_PKG || erg__env_read_u64(env, rel, &core_id) != 0)
+            continue;
+        size_t k = 0;
+        while (k < nphys && !(phys[k].pkg == pkg && phys[k].core_id == core_id))
+            k++;
+        if (k == nphys) /* an SMT sibling shares its core's register: read once */
+            phys[nphys++] = (struct phys_core){cpu, (unsigned)pkg, core_id};
+    }
+    if (phys && nphys && !(s->cores = calloc(nphys, sizeof *s->cores))) {
+        free(phys);
+        free(s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     int denied = 0, missing = 0;
     for (size_t p = 0; p < MAX_PKG; p++) {
@@ -218,7 +323,10 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
             s->addr[s->n] = rg.addr;
             s->n++;
         }
+        if (amd && s->n < MAX_CH)
+            amd_core_sum(s, p, jpt, phys, nphys);
     }
+    free(phys);
     if (s->n == 0) {
         msr_close(s);
         if (denied)
@@ -240,6 +348,21 @@ static void msr_read(void *st, uint64_t *ticks, int *status, size_t n)
     struct state *s = st;
     for (size_t i = 0; i < n && i < s->n; i++) {
         uint64_t v;
+        if (s->ncore[i]) { /* AMD core sum: unwrap each core, a failed core makes it missing */
+            int ok = 1;
+            for (size_t k = s->core0[i]; k < s->core0[i] + s->ncore[i]; k++) {
+                struct core_rd *cr = &s->cores[k];
+                if (rd_msr(s->env, cr->fd, AMD_CORE, &v) != 0) {
+                    ok = 0;
+                    continue;
+                }
+                s->acc[i] += (uint32_t)((uint32_t)v - cr->last); /* mod 2^32 */
+                cr->last = (uint32_t)v;
+            }
+            ticks[i] = s->acc[i] & 0xffffffffu;
+            status[i] = ok ? ERG__READ_OK : ERG__READ_TRANSIENT;
+            continue;
+        }
         if (rd_msr(s->env, s->fd[i], s->addr[i], &v) != 0) {
             status[i] = ERG__READ_TRANSIENT;
             continue;

@@ -744,12 +744,17 @@ static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
         const erg_op_dims *d = &pts[train[i]].d;
         int64_t v[5] = {d->m, d->n, d->k, d->tokens, d->d_model};
         for (unsigned j = 0; j < 5; j++) {
+            if (v[j] <= 0) /* unused by this row (e.g. tokens of a row-wise softmax) */
+                continue;
             if (v[j] < e->range_lo[j])
                 e->range_lo[j] = v[j];
             if (v[j] > e->range_hi[j])
                 e->range_hi[j] = v[j];
         }
     }
+    for (unsigned j = 0; j < 5; j++)
+        if (e->range_hi[j] == 0) /* never trained: 0..0, which in_range skips */
+            e->range_lo[j] = 0;
     if (ntrain < e->nfeat + 1) {
         rc = erg_diag_set(diag, ERG_EINVAL, NULL,
                           "%s: %zu training samples, the estimator needs at least %u",
@@ -1032,14 +1037,16 @@ void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t, int *c
             chosen[op] = m->op[op].chosen;
 }
 
-/* Is d inside op e's training range? If not, say why in why[]. */
+/* Is d inside op e's training range? If not, say why in why[]. A dimension the training rows
+ * never used (range 0..0: tokens of a row-wise softmax model, m and n of a causal one) has no
+ * range to leave; the work check below (√(R·C) = N) covers it with the real trained range. */
 static int in_range(const struct erg__op_est *e, const erg_op_dims *d, char *why, size_t size)
 {
     static const char *const dn[5] = {"m", "n", "k", "tokens", "d_model"};
     static const char *const wn[ERG_OP_COUNT] = {"N*d", "N (sqrt(R*C))", "F (FLOPs)"};
     int64_t v[5] = {d->m, d->n, d->k, d->tokens, d->d_model};
     for (unsigned j = 0; j < 5; j++)
-        if (v[j] > 0 && (v[j] < e->range_lo[j] || v[j] > e->range_hi[j])) {
+        if (v[j] > 0 && e->range_hi[j] > 0 && (v[j] < e->range_lo[j] || v[j] > e->range_hi[j])) {
             snprintf(why, size, "%s = %lld is outside the trained %lld..%lld", dn[j],
                      (long long)v[j], (long long)e->range_lo[j], (long long)e->range_hi[j]);
             return 0;
@@ -1148,7 +1155,7 @@ static int predict_core(const erg_op_model *m, const struct erg__op_est *e, cons
         erg_op_dims dc = *d;
         int64_t *v[5] = {&dc.m, &dc.n, &dc.k, &dc.tokens, &dc.d_model};
         for (unsigned j = 0; j < 5; j++)
-            if (*v[j] > 0)
+            if (*v[j] > 0 && e->range_hi[j] > 0)
                 *v[j] = *v[j] < e->range_lo[j]   ? e->range_lo[j]
                         : *v[j] > e->range_hi[j] ? e->range_hi[j]
                                                  : *v[j];

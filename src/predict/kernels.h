@@ -34,4 +34,12 @@ void erg__gemm_bf16(erg__sbgemm_fn f, const uint16_t *a, const uint16_t *b, floa
 void erg__blas_identity(char *version, size_t vsize, char *core, size_t csize);
 void erg__blas_set_threads(int threads);
 
+/* Test seam of the profiler (profile.c; NULL in use): called before every execution it runs,
+ * warm-up and timed, with the index of the input set the execution uses, the number of sets
+ * of the configuration, and the first input's buffer as passed to the kernel. Lets tests check
+ * the weight-set rotation of HYMELL Section 5.1. Not thread-safe: set it, profile, clear it. */
+typedef void (*erg__profile_exec_fn)(void *ud, size_t set, size_t nsets, const void *input);
+extern erg__profile_exec_fn erg__profile_exec_hook;
+extern void *erg__profile_exec_hook_ud;
+
 #endif

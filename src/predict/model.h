@@ -81,4 +81,10 @@ double erg__roofline_time(const struct erg__bounds *b, const erg_op_dims *d);
 /* The op's calibrated roofline with overhead: launch_time_s + eta · erg__roofline_time. */
 double erg__roofline_predict(const struct erg__bounds *b, const erg_op_dims *d);
 
+/* Path of a data file (sub "models" or "grids"): $<env_dir>/file when that variable is set;
+ * else $ERG_DATA_DIR/sub/file when set; else the first readable of <program dir>/<bindir→datadir>/
+ * erg/sub/file (a relocated install), <configured datadir>/erg/sub/file and <source tree>/sub/file;
+ * none readable: the configured install path. Snprintf semantics. */
+int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf, size_t size);
+
 #endif

@@ -10,10 +10,6 @@
 
 #define MODEL_KIND "hymell-level1-ops"
 
-#ifndef ERG_PREDICT_MODEL_DIR
-#define ERG_PREDICT_MODEL_DIR "models"
-#endif
-
 static const char *const feature_names[ERG_OP_COUNT][ERG_OP_MAX_FEATURES] = {
     {"N*d", "N*log2(d)", "d", "N", "log2(d)", "1"},
     {"R*C", "R", "log2(C)", "1"},
@@ -117,7 +113,7 @@ static int bounds_load(const json_t *o, int energy, int gemm, struct erg__bounds
                                &b->peak_flop_s, file, path, diag)) ||
         (rc = erg__json_number(o, "bandwidth_bytes_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
                                &b->bandwidth_bytes_s, file, path, diag)) ||
-        (rc = erg__json_number(o, "launch_time_s", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
+        (rc = erg__json_number(o, "launch_time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
                                &b->launch_time_s, file, path, diag)) ||
         (rc = erg__json_number(o, "eta", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE, &b->eta, file, path,
                                diag)) ||
@@ -505,6 +501,8 @@ fail:
 
 int erg_op_model_default_path(const char *kind, char *buf, size_t size)
 {
-    const char *dir = getenv("ERG_MODEL_DIR");
-    return snprintf(buf, size, "%s/%s.json", dir && *dir ? dir : ERG_PREDICT_MODEL_DIR, kind);
+    char file[256];
+    if (snprintf(file, sizeof file, "%s.json", kind) >= (int)sizeof file)
+        return -1;
+    return erg__data_path("models", "ERG_MODEL_DIR", file, buf, size);
 }

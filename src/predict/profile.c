@@ -11,6 +11,7 @@
 
 #include "core/file.h"
 #include "predict/kernels.h"
+#include "predict/model.h"
 
 void erg_profile_options_init(erg_profile_options *o)
 {
@@ -204,8 +205,15 @@ nomem:
                         erg_op_name(d->op));
 }
 
+erg__profile_exec_fn erg__profile_exec_hook;
+void *erg__profile_exec_hook_ud;
+
 static void run_once(const erg_op_dims *d, const struct sets *s, size_t i, erg__sbgemm_fn sb)
 {
+    if (erg__profile_exec_hook)
+        erg__profile_exec_hook(erg__profile_exec_hook_ud, i, s->count,
+                               d->dtype == ERG_DTYPE_BF16 ? (const void *)s->h1[i]
+                                                          : (const void *)s->in1[i]);
     switch (d->op) {
     case ERG_OP_RMSNORM:
         erg__rmsnorm_f32(s->in1[i], s->in2[i], s->out[i], (size_t)d->tokens, (size_t)d->d_model,
@@ -477,13 +485,8 @@ void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_s
     snprintf(desc, desc_size, "%s; OpenBLAS %s core %s", model, ver, core);
 }
 
-#ifndef ERG_PREDICT_GRID_DIR
-#define ERG_PREDICT_GRID_DIR "grids"
-#endif
-
 int erg_profile_default_grid(erg_target target, char *buf, size_t size)
 {
-    const char *dir = getenv("ERG_GRID_DIR");
-    return snprintf(buf, size, "%s/%s.csv", dir && *dir ? dir : ERG_PREDICT_GRID_DIR,
-                    target == ERG_TARGET_CUDA ? "cuda" : "cpu");
+    return erg__data_path("grids", "ERG_GRID_DIR",
+                          target == ERG_TARGET_CUDA ? "cuda.csv" : "cpu.csv", buf, size);
 }

@@ -10,8 +10,7 @@ pc=$(dirname "$(find "$t/prefix" -name erg.pc | head -1)")
 [ -n "$pc" ] || fail "erg.pc not installed"
 [ -x "$t/prefix/bin/erg" ] || fail "erg not installed"
 cat > "$t/use.c" <<'C'
-#include <erg/signature.h>
-#include <erg/version.h>
+#include <erg/erg.h>
 #include <stdio.h>
 int main(void)
 {
@@ -32,3 +31,21 @@ cc -std=c17 -Wall -Werror "$t/use.c" -o "$t/use" $(PKG_CONFIG_PATH="$pc" pkg-con
 out=$("$t/use") || fail "program failed"
 [ "$out" = "0.3324 $("$t/prefix/bin/erg" --version | cut -d' ' -f2)" ] || fail "unexpected output '$out'"
 echo "install: ok ($out)"
+
+# The models and grids are installed under share/erg, and the installed erg finds its default
+# model there (not in the source tree it was built from): run from elsewhere, no ERG_* folders.
+[ -f "$t/prefix/share/erg/grids/cpu.csv" ] || fail "grids/cpu.csv not installed under share/erg"
+[ -f "$t/prefix/share/erg/models/a100-llmcompass.json" ] || fail "models not installed under share/erg"
+p=$(cd "$t" && env -u ERG_DATA_DIR -u ERG_MODEL_DIR -u ERG_GRID_DIR \
+    "$t/prefix/bin/erg" predict op gemm --m 64 --n 64 --k 64 --json 2> "$t/err")
+case $? in
+0) case $p in
+   *"\"model\": \"$t/prefix/share/erg/models/"*) echo "install: predict uses the installed model" ;;
+   *) fail "installed erg predict did not use the installed model: $p" ;;
+   esac ;;
+*) grep -q "no committed model for this machine" "$t/err" || fail "installed erg predict: $(cat "$t/err")"
+   echo "install: no committed model for this machine's kind; default-model check skipped" ;;
+esac
+p=$(cd "$t" && env -u ERG_MODEL_DIR ERG_DATA_DIR="$t/prefix/share/erg" "$t/prefix/bin/erg" predict op \
+    gemm --m 64 --n 64 --k 64 --model "$t/prefix/share/erg/models/a100-llmcompass.json" --json \
+    2> /dev/null) || fail "installed erg predict with the installed A100 model"

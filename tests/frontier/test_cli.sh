@@ -57,8 +57,99 @@ printf '{"erg": "schedule/1", "signatures": {"a": {"static_power_w": 1, "time_s"
 [ $rc -eq 2 ] || fail "negative rc $rc"
 grep -q "time_s" "$T/err" || fail "negative message: $(cat "$T/err")"
 
+# --reference: columns found by header name, in any order; anything else exit 2, one line with
+# file:line:col, nothing written (no SVG, nothing on stdout).
+printf 'energy,time\n70,0.9\n50,2.5\n' > "$T/swapped.csv"
+"$ERG_BIN" frontier "$T/par.json" --plot "$T/ref.svg" --reference "$T/swapped.csv" > /dev/null || fail "swapped reference rc $?"
+grep -q "<svg" "$T/ref.svg" || fail "swapped reference: no svg"
+: > "$T/empty.csv"
+printf '42\n' > "$T/num.csv"
+printf 'time,energy\n' > "$T/hdr.csv"
+printf 'time,energy\n1,2\n3,x\n' > "$T/badnum.csv"
+printf 'iteration_s,joules\n1,2\n' > "$T/names.csv"
+for r in empty:1:1 num:1:1 hdr:2:1 badnum:3:3 names:1:1; do
+    f=${r%%:*}; at=${r#*:}
+    "$ERG_BIN" frontier "$T/par.json" --plot "$T/r_$f.svg" --reference "$T/$f.csv" > "$T/out" 2> "$T/err"; rc=$?
+    [ $rc -eq 2 ] || fail "reference $f: rc $rc"
+    grep -q "^erg: .*$f.csv:$at: " "$T/err" || fail "reference $f message: $(cat "$T/err")"
+    [ "$(wc -l < "$T/err")" -eq 1 ] || fail "reference $f: more than one line on stderr"
+    [ ! -e "$T/r_$f.svg" ] || fail "reference $f: svg written"
+    [ ! -s "$T/out" ] || fail "reference $f: stdout written"
+done
+grep -q "no time column (time_s or time)" "$T/err" || fail "names message: $(cat "$T/err")"
+
+# Choices in the table: all for few elements, only changes for many, --choices to override.
+# Nine elements, each (1 s, 10+i J) or (2 s, 1 J) at 1 W: slowing element i saves 8+i J, so row k
+# of the frontier slows the k elements with the largest savings (e9 first, then e8, ...).
+{
+    printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 1}}, "signatures": {'
+    for i in 1 2 3 4 5 6 7 8 9; do
+        [ $i -gt 1 ] && printf ','
+        printf '"e%d": {"device": "g", "points": [{"time_s": 1, "dynamic_energy_j": %d}, {"time_s": 2, "dynamic_energy_j": 1}]}' $i $((10 + i))
+    done
+    printf '}, "expr": {"seq": ["e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9"]}}\n'
+} > "$T/seq9.json"
+out=$("$ERG_BIN" frontier "$T/seq9.json") || fail "seq9 rc $?"
+[ "$(echo "$out" | grep -c " 9 elements$")" -eq 1 ] || fail "seq9 first row: $out"
+echo "$out" | grep -q "^ *10 *1[0-9]* .* 1 changed: e9=1$" || fail "seq9 second row: $out"
+echo "$out" | grep -q "^ *11 .* 1 changed: e8=1$" || fail "seq9 third row: $out"
+echo "$out" | grep -q "only where it differs from the row above" || fail "seq9 legend: $out"
+out=$("$ERG_BIN" frontier "$T/seq9.json" --choices all) || fail "seq9 all rc $?"
+echo "$out" | grep -q " e1=0 e2=0 e3=0 e4=0 e5=0 e6=0 e7=0 e8=0 e9=1$" || fail "seq9 all: $out"
+out=$("$ERG_BIN" frontier "$T/seq9.json" --choices none) || fail "seq9 none rc $?"
+echo "$out" | grep -q "e9\|choice" && fail "seq9 none: $out"
+out=$("$ERG_BIN" frontier "$T/par.json" --choices changes) || fail "par changes rc $?"
+echo "$out" | grep -q "long=0 short=2$" || fail "par changes first row: $out"
+echo "$out" | grep -q " 1 changed: long=1$" || fail "par changes second row: $out"
+"$ERG_BIN" frontier "$T/par.json" --choices some 2> "$T/err"; [ $? -eq 2 ] || fail "bad --choices"
+grep -q "choices must be auto, all, changes or none" "$T/err" || fail "bad --choices message"
+out=$("$ERG_BIN" frontier "$T/seq9.json" --csv) || fail "seq9 csv rc $?"
+echo "$out" | head -1 | grep -q ",e1,e2,e3,e4,e5,e6,e7,e8,e9$" || fail "csv lacks all elements"
+
+# A sequence with mixed static powers inside multi: exit 0, one warning line, flagged in JSON.
+cat > "$T/mixed.json" <<'JSON'
+{"erg": "schedule/1",
+ "signatures": {
+   "a": {"device": "g", "points": [
+      {"omega_device": {"mhz": 1400}, "static_power_w": 10, "time_s": 1, "dynamic_energy_j": 5},
+      {"omega_device": {"mhz": 1400}, "static_power_w": 10, "time_s": 2, "dynamic_energy_j": 5}]},
+   "b": {"device": "g", "omega_device": {"mhz": 900}, "static_power_w": 100, "time_s": 1, "dynamic_energy_j": 0},
+   "c": {"device": "h", "static_power_w": 0, "time_s": 10, "dynamic_energy_j": 0}},
+ "expr": {"multi": [{"seq": ["a", "b"]}, "c"]}}
+JSON
+out=$("$ERG_BIN" frontier "$T/mixed.json" --json 2> "$T/err") || fail "mixed rc $?"
+echo "$out" | grep -q '"inexact_padding": true' || fail "mixed json: $out"
+grep -q "^erg frontier: warning: .*mixed.json: a sequence whose parts have different static powers" "$T/err" || fail "mixed warning: $(cat "$T/err")"
+[ "$(wc -l < "$T/err")" -eq 1 ] || fail "mixed: more than one line on stderr"
+"$ERG_BIN" frontier "$T/par.json" --json 2> "$T/err" | grep -q '"inexact_padding": false' || fail "par not flagged false"
+[ ! -s "$T/err" ] || fail "par: unexpected stderr: $(cat "$T/err")"
+
 "$ERG_BIN" frontier "$T/par.json" --deadline 1 --budget 2 2> /dev/null; [ $? -eq 2 ] || fail "both"
 "$ERG_BIN" frontier 2> /dev/null; [ $? -eq 2 ] || fail "no file"
+"$ERG_BIN" frontier "$T/par.json" --bogus 2> "$T/err"; [ $? -eq 2 ] || fail "bogus option"
+grep -q "^erg frontier: unknown option '--bogus'$" "$T/err" || fail "bogus message: $(cat "$T/err")"
+[ "$(grep -c "unknown option" "$T/err")" -eq 1 ] || fail "bogus: more than one message: $(cat "$T/err")"
+"$ERG_BIN" frontier "$T/par.json" --deadline 2> "$T/err"; [ $? -eq 2 ] || fail "--deadline without value"
+grep -q "^erg frontier: option '--deadline' needs a value$" "$T/err" || fail "no-value message: $(cat "$T/err")"
+"$ERG_BIN" frontier "$T/par.json" --json=1 2> "$T/err"; [ $? -eq 2 ] || fail "--json=1"
+grep -q "^erg frontier: option '--json' takes no value$" "$T/err" || fail "takes-no-value message: $(cat "$T/err")"
 "$ERG_BIN" frontier "$T/missing.json" 2> /dev/null; [ $? -eq 2 ] || fail "missing file"
+# DAG with a declared transition: the switch (5 s, 100 J) is charged, so the mixed plan
+# n1=0 n2=1 (3 s, 110 J at s = 0) never appears; with --method relax it is refused, exit 2.
+cat > "$T/tr.json" <<'JSON'
+{"erg": "schedule/1", "devices": {"g": {"static_power_w": 0}},
+ "signatures": {"A": {"device": "g", "points": [
+    {"omega_device": {"f": 1}, "time_s": 1, "dynamic_energy_j": 5},
+    {"omega_device": {"f": 0}, "time_s": 2, "dynamic_energy_j": 1}]}},
+ "transitions": [{"device": "g", "from": {"f": 1}, "to": {"f": 0}, "time_s": 5, "dynamic_energy_j": 100},
+                 {"device": "g", "from": {"f": 0}, "to": {"f": 1}, "time_s": 5, "dynamic_energy_j": 100}],
+ "nodes": [{"id": "n1", "signature": "A"}, {"id": "n2", "signature": "A"}],
+ "edges": [["n1", "n2"]]}
+JSON
+out=$("$ERG_BIN" frontier "$T/tr.json" --csv) || fail "transition dag exit $?"
+[ "$(echo "$out" | tail -n +2)" = "$(printf '2,10,0,10,10,0,0,0\n4,2,0,2,2,0,1,1')" ] || fail "transition dag frontier: $out"
+"$ERG_BIN" frontier "$T/tr.json" --method relax 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "transition relax rc $rc"
+grep -q "cannot charge the transition" "$T/err" || fail "transition relax message: $(cat "$T/err")"
 "$ERG_BIN" frontier --help | grep -q "Usage: erg frontier" || fail "help"
 echo "ok"

@@ -62,7 +62,7 @@ static void seq_frontier_is_pareto_min_of_minkowski_sum(void **state)
     assert_int_equal(erg_opsched_expr_leaf(os, "a", &a, NULL), ERG_OK);
     assert_int_equal(erg_opsched_expr_leaf(os, "b", &b, NULL), ERG_OK);
     size_t ids[2] = {a, b};
-    assert_int_equal(erg_opsched_expr_op(os, ERG_OP_SEQ, ids, 2, &r, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 2, &r, NULL), ERG_OK);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* Minkowski sums: (2, 20) (4, 21.5) (3, 26) (5, 27.5): only (2, 20) is Pareto-minimal. */
@@ -92,7 +92,7 @@ static void par_uses_slack_with_points_off_the_operand_frontier(void **state)
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "long", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "short", &ids[1], NULL);
-    assert_int_equal(erg_opsched_expr_op(os, ERG_OP_PAR, ids, 2, &r, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL), ERG_OK);
     /* The short element's own frontier excludes its point 2. */
     double t[] = {0.2, 0.4, 0.9}, e[] = {12, 10, 14};
     size_t idx[3], n;
@@ -126,7 +126,7 @@ static void par_combines_only_points_sharing_omega_dev(void **state)
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_PAR, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* Only f=2 is shared: 5·2 + 4 + 1 = 15 at 2 s. */
@@ -141,7 +141,7 @@ static void par_combines_only_points_sharing_omega_dev(void **state)
     add(os, "b", "g", 5, 0.5, 1, "{\"f\":2}");
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_PAR, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL);
     erg_diag diag;
     erg_diag_clear(&diag);
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, &diag), ERG_EINVAL);
@@ -161,7 +161,7 @@ static void multi_holds_every_device_for_the_makespan(void **state)
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_MULTI, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_MULTI, ids, 2, &r, NULL);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* T*=2: a0 (10·2+20=40) + b0 (4·2+8=16) = 56; T*=2.5: a0 45 + b1 16 = 61 (dominated);
@@ -186,11 +186,12 @@ static void transition_elements_are_charged_between_operating_points(void **stat
     add(os, "b", "g", 10, 1.0, 10, "{\"f\":1}");
     add(os, "b", "g", 6, 2.0, 6, "{\"f\":2}");
     erg_signature tr = sig("g", 10, 0.5, 100);
-    assert_int_equal(erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":2}", &tr, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":2}", &tr, NULL),
+                     ERG_OK);
     size_t ids[2], r;
     erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
     erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_OP_SEQ, ids, 2, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 2, &r, NULL);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* f1 f1: (2, 40); f2 f2: (4, 36); f2 then f1 (no transition declared): (3, 38);
@@ -224,7 +225,7 @@ static size_t irand(size_t n)
 #define MAXN 64
 
 struct tnode {
-    erg_op op;
+    erg_expr_op op;
     size_t elem, n, kids[3];
 };
 
@@ -238,8 +239,8 @@ struct model {
         int f[MAXP];
     } el[MAXE];
     struct tnode node[MAXN];
-    double s[16][2];     /* static power per (device, f) */
-    int tr_on;           /* transitions declared */
+    double s[16][2]; /* static power per (device, f) */
+    int tr_on;       /* transitions declared */
     erg_signature tr[16][2][2];
     int hetero, groups;
     size_t expr_id[MAXN];
@@ -249,7 +250,8 @@ static size_t gen(struct model *m, size_t dev, int depth, int allow_multi)
 {
     size_t id = m->n_nodes++;
     struct tnode *t = &m->node[id];
-    if (depth == 0 || urand() < 0.3 || m->n_el + 3 >= MAXE || m->n_nodes + 4 >= MAXN || m->n_dev >= 15) {
+    if (depth == 0 || urand() < 0.3 || m->n_el + 3 >= MAXE || m->n_nodes + 4 >= MAXN ||
+        m->n_dev >= 15) {
         size_t e = m->n_el++;
         snprintf(m->el[e].name, sizeof m->el[e].name, "e%zu", e);
         m->el[e].dev = dev;
@@ -261,19 +263,19 @@ static size_t gen(struct model *m, size_t dev, int depth, int allow_multi)
             m->el[e].p[p] = sig(d, m->s[dev][f], 0.1 + 2 * urand(), 5 * urand());
             m->el[e].f[p] = f;
         }
-        t->op = ERG_OP_LEAF;
+        t->op = ERG_EXPR_LEAF;
         t->elem = e;
         t->n = 0;
         return id;
     }
     int r = (int)irand(allow_multi ? 3 : 2);
-    t->op = r == 0 ? ERG_OP_SEQ : r == 1 ? ERG_OP_PAR : ERG_OP_MULTI;
+    t->op = r == 0 ? ERG_EXPR_SEQ : r == 1 ? ERG_EXPR_PAR : ERG_EXPR_MULTI;
     t->n = 2 + irand(2);
     for (size_t k = 0; k < t->n; k++) {
-        if (t->op == ERG_OP_MULTI)
+        if (t->op == ERG_EXPR_MULTI)
             t->kids[k] = gen(m, m->n_dev++, depth - 1, allow_multi);
         else
-            t->kids[k] = gen(m, dev, depth - 1, t->op == ERG_OP_PAR ? 0 : allow_multi);
+            t->kids[k] = gen(m, dev, depth - 1, t->op == ERG_EXPR_PAR ? 0 : allow_multi);
     }
     return id;
 }
@@ -281,14 +283,16 @@ static size_t gen(struct model *m, size_t dev, int depth, int allow_multi)
 static void build(struct model *m, size_t id)
 {
     struct tnode *t = &m->node[id];
-    if (t->op == ERG_OP_LEAF) {
+    if (t->op == ERG_EXPR_LEAF) {
         for (size_t p = 0; p < m->el[t->elem].n; p++) {
             char od[16];
             snprintf(od, sizeof od, "{\"f\":%d}", m->el[t->elem].f[p]);
-            assert_int_equal(erg_opsched_add_point(m->os, m->el[t->elem].name, &m->el[t->elem].p[p], od, NULL),
-                             ERG_OK);
+            assert_int_equal(
+                erg_opsched_add_point(m->os, m->el[t->elem].name, &m->el[t->elem].p[p], od, NULL),
+                ERG_OK);
         }
-        assert_int_equal(erg_opsched_expr_leaf(m->os, m->el[t->elem].name, &m->expr_id[id], NULL), ERG_OK);
+        assert_int_equal(erg_opsched_expr_leaf(m->os, m->el[t->elem].name, &m->expr_id[id], NULL),
+                         ERG_OK);
         return;
     }
     size_t ids[3];
@@ -310,7 +314,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
     const struct tnode *t = &m->node[id];
     struct ev r = {0};
     r.ok = 1;
-    if (t->op == ERG_OP_LEAF) {
+    if (t->op == ERG_EXPR_LEAF) {
         size_t p = choice[t->elem];
         r.s = m->el[t->elem].p[p];
         r.first = r.last = r.uni = (int)(m->el[t->elem].dev * 2) + m->el[t->elem].f[p];
@@ -325,7 +329,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
             return k[i];
         ops[i] = k[i].s;
     }
-    if (t->op == ERG_OP_SEQ) {
+    if (t->op == ERG_EXPR_SEQ) {
         r = k[0];
         for (size_t i = 1; i < t->n; i++) {
             erg_signature parts[3];
@@ -343,7 +347,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
         }
         return r;
     }
-    if (t->op == ERG_OP_PAR) {
+    if (t->op == ERG_EXPR_PAR) {
         for (size_t i = 0; i < t->n; i++)
             if (k[i].uni < 0 || k[i].uni != k[0].uni) {
                 r.ok = 0;
@@ -367,7 +371,14 @@ static size_t slot_of(const erg_frontier *f, const char *name)
     return 0;
 }
 
-/* Run one random model; returns 1 when it was checked (0: too many combinations, skipped). */
+static size_t flagged_runs, flagged_off;
+static double flagged_worst;
+
+/* Run one random model; returns 1 when it was checked against brute force point by point, 2 when
+ * the frontier carries the inexact-padding flag (then every point must still be a real plan with
+ * its exact calculus energy, and bound_j 0), 0 when skipped (too many combinations). The flag may
+ * only be set under ⊕multi (a padded ⊗ mixing hold powers: ω_dev-dependent static power, or parts
+ * on different devices). */
 static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int allow_multi)
 {
     struct model *m = calloc(1, sizeof *m);
@@ -404,7 +415,9 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
                     snprintf(fa, sizeof fa, "{\"f\":%d}", a);
                     snprintf(fb, sizeof fb, "{\"f\":%d}", b);
                     snprintf(m->tr[d][a][b].device, sizeof m->tr[d][a][b].device, "%s", dv);
-                    assert_int_equal(erg_opsched_add_transition(m->os, dv, fa, fb, &m->tr[d][a][b], NULL), ERG_OK);
+                    assert_int_equal(
+                        erg_opsched_add_transition(m->os, dv, fa, fb, &m->tr[d][a][b], NULL),
+                        ERG_OK);
                 }
         }
     build(m, root);
@@ -433,12 +446,46 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
     int rc = erg_opsched_frontier(m->os, NULL, &f, &diag);
     if (nf == 0) {
         if (rc != ERG_EINVAL)
-            fail_msg("seed %llu: no feasible combination but frontier rc %d", (unsigned long long)seed, rc);
+            fail_msg("seed %llu: no feasible combination but frontier rc %d",
+                     (unsigned long long)seed, rc);
     } else {
         if (rc != ERG_OK)
             fail_msg("seed %llu: rc %d: %s", (unsigned long long)seed, rc, diag.detail);
+        if (f.inexact_padding && !allow_multi)
+            fail_msg("seed %llu: inexact_padding set without multi", (unsigned long long)seed);
+        if (f.inexact_padding) {
+            for (size_t i = 0; i < f.n_points; i++) {
+                for (size_t k = 0; k < m->n_el; k++)
+                    choice[k] = f.choices[i * f.n_elements + slot_of(&f, m->el[k].name)];
+                struct ev v = evaluate(m, root, choice);
+                assert_true(v.ok);
+                erg_assert_rel(erg_signature_energy_j(&v.s), f.points[i].energy_j, 1e-9);
+                erg_assert_rel(v.s.time_s, f.points[i].time_s, 1e-9);
+                erg_assert_near(f.points[i].bound_j, 0, 0);
+            }
+            /* How far off is it? Brute force's frontier against the rules' staircase. */
+            flagged_runs++;
+            double worst = 0;
+            for (size_t b = 0; b < nk; b++) {
+                double best = INFINITY;
+                for (size_t i = 0; i < f.n_points; i++)
+                    if (f.points[i].time_s <= t[idx[b]] * (1 + 1e-12))
+                        best = fmin(best, f.points[i].energy_j);
+                worst = fmax(worst, best / e[idx[b]] - 1);
+            }
+            flagged_off += worst > 1e-9;
+            flagged_worst = fmax(flagged_worst, worst);
+            erg_frontier_free(&f);
+            free(t);
+            free(e);
+            free(idx);
+            erg_opsched_free(m->os);
+            free(m);
+            return 2;
+        }
         if (f.n_points != nk)
-            fail_msg("seed %llu: %zu frontier points, brute force %zu", (unsigned long long)seed, f.n_points, nk);
+            fail_msg("seed %llu: %zu frontier points, brute force %zu", (unsigned long long)seed,
+                     f.n_points, nk);
         for (size_t i = 0; i < nk; i++) {
             erg_assert_rel(f.points[i].time_s, t[idx[i]], 1e-9);
             erg_assert_rel(f.points[i].energy_j, e[idx[i]], 1e-9);
@@ -449,7 +496,8 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
             assert_true(v.ok);
             erg_assert_rel(erg_signature_energy_j(&v.s), f.points[i].energy_j, 1e-9);
             erg_assert_rel(v.s.time_s, f.points[i].time_s, 1e-9);
-            erg_assert_rel(f.points[i].static_energy_j + f.points[i].dynamic_energy_j, f.points[i].energy_j, 1e-12);
+            erg_assert_rel(f.points[i].static_energy_j + f.points[i].dynamic_energy_j,
+                           f.points[i].energy_j, 1e-12);
         }
         erg_frontier_free(&f);
     }
@@ -466,7 +514,7 @@ static void random_trees_match_brute_force(void **state)
     (void)state;
     size_t checked = 0;
     for (uint64_t seed = 1; seed <= 150; seed++)
-        checked += (size_t)check_random(seed, 1, 0, 0, 1);
+        checked += 0 != check_random(seed, 1, 0, 0, 1);
     assert_true(checked >= 100);
 }
 
@@ -475,11 +523,93 @@ static void random_trees_with_device_operating_points_match_brute_force(void **s
     (void)state;
     size_t checked = 0;
     for (uint64_t seed = 1000; seed <= 1150; seed++)
-        checked += (size_t)check_random(seed, 2, 0, 0, 1);
+        checked += 0 != check_random(seed, 2, 0, 0, 1);
     /* Static power depending on ω_dev, ⊗ and ⊕ only. */
     for (uint64_t seed = 2000; seed <= 2150; seed++)
-        checked += (size_t)check_random(seed, 2, 1, 0, 0);
+        checked += 0 != check_random(seed, 2, 1, 0, 0);
     assert_true(checked >= 200);
+}
+
+/* Static power depending on ω_dev under ⊕multi: whenever the frontier is not flagged
+ * inexact_padding it equals brute force exactly; when flagged, its points are real plans. Both
+ * kinds occur. */
+static void mixed_static_powers_under_multi_are_exact_or_flagged(void **state)
+{
+    (void)state;
+    size_t exact = 0, flagged = 0;
+    for (uint64_t seed = 5000; seed <= 5300; seed++) {
+        int r = check_random(seed, 2, 1, (int)(seed % 2), 1);
+        exact += r == 1;
+        flagged += r == 2;
+    }
+    assert_true(exact >= 50);
+    assert_true(flagged >= 10);
+    print_message("flagged frontiers (all runs): %zu, of which %zu miss brute-force plans (worst "
+                  "by %.3g %%)\n",
+                  flagged_runs, flagged_off, 100 * flagged_worst);
+}
+
+/* The worked example of docs/frontier.md ("Limitation"): multi(seq(a, b), c). a runs at 10 W
+ * static power in 1 s or 2 s (5 J dynamic either way), b at 100 W for 1 s, c holds the makespan at
+ * 10 s on another device. The calculus pads seq(a, b) at s' = S/T: a fast gives S = 110 J over 2 s
+ * (s' = 55 W, E = 55·10 + 5 = 555 J), a slow gives 120 J over 3 s (s' = 40 W, E = 405 J). The
+ * rules prune a slow inside the sequence (dominated in (T, d, s)), report 555 J, and flag it. */
+static void mixed_static_power_sequence_in_multi_is_flagged(void **state)
+{
+    (void)state;
+    erg_opsched *os = erg_opsched_new();
+    add(os, "a", "g", 10, 1, 5, "{\"mhz\":1400}");
+    add(os, "a", "g", 10, 2, 5, "{\"mhz\":1400}");
+    add(os, "b", "g", 100, 1, 0, "{\"mhz\":900}");
+    add(os, "c", "h", 0, 10, 0, "");
+    size_t l[3], sq, r;
+    erg_opsched_expr_leaf(os, "a", &l[0], NULL);
+    erg_opsched_expr_leaf(os, "b", &l[1], NULL);
+    erg_opsched_expr_leaf(os, "c", &l[2], NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_SEQ, l, 2, &sq, NULL);
+    size_t top[2] = {sq, l[2]};
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, top, 2, &r, NULL), ERG_OK);
+    erg_frontier f;
+    assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
+    assert_int_equal(f.inexact_padding, 1);
+    assert_int_equal(f.n_points, 1);
+    erg_assert_near(f.points[0].time_s, 10, 1e-12);
+    erg_assert_near(f.points[0].energy_j, 555, 1e-9);
+    erg_assert_near(f.points[0].bound_j, 0, 0);
+    /* The plan the rules miss, through the calculus operators: 405 J at the same makespan. */
+    erg_signature p[3], s2, m2;
+    for (int k = 0; k < 3; k++)
+        erg_signature_init(&p[k]);
+    p[0].static_power_w = 10, p[0].time_s = 2, p[0].dynamic_energy_j = 5;
+    p[1].static_power_w = 100, p[1].time_s = 1;
+    p[2].time_s = 10;
+    assert_int_equal(erg_signature_seq(p, 2, &s2, NULL), ERG_OK);
+    erg_signature mo[2] = {s2, p[2]};
+    assert_int_equal(erg_signature_multi(mo, 2, &m2, NULL), ERG_OK);
+    erg_assert_near(m2.time_s, 10, 1e-12);
+    erg_assert_near(erg_signature_energy_j(&m2), 405, 1e-9);
+    erg_frontier_free(&f);
+    erg_opsched_free(os);
+    /* Same static power for a and b: exact, not flagged (a slow: 10·10 + 5 = 105 J; a fast the
+     * same; the frontier is the single point (10 s, 105 J)). */
+    os = erg_opsched_new();
+    add(os, "a", "g", 10, 1, 5, "");
+    add(os, "a", "g", 10, 2, 5, "");
+    add(os, "b", "g", 10, 1, 0, "");
+    add(os, "c", "h", 0, 10, 0, "");
+    erg_opsched_expr_leaf(os, "a", &l[0], NULL);
+    erg_opsched_expr_leaf(os, "b", &l[1], NULL);
+    erg_opsched_expr_leaf(os, "c", &l[2], NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_SEQ, l, 2, &sq, NULL);
+    top[0] = sq;
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, top, 2, &r, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
+    assert_int_equal(f.inexact_padding, 0);
+    assert_int_equal(f.n_points, 1);
+    erg_assert_near(f.points[0].energy_j, 105, 1e-9);
+    erg_assert_near(f.points[0].bound_j, 105, 1e-9);
+    erg_frontier_free(&f);
+    erg_opsched_free(os);
 }
 
 static void random_trees_with_transitions_match_brute_force(void **state)
@@ -487,9 +617,9 @@ static void random_trees_with_transitions_match_brute_force(void **state)
     (void)state;
     size_t checked = 0;
     for (uint64_t seed = 3000; seed <= 3150; seed++)
-        checked += (size_t)check_random(seed, 2, 1, 1, 0);
+        checked += 0 != check_random(seed, 2, 1, 1, 0);
     for (uint64_t seed = 4000; seed <= 4150; seed++)
-        checked += (size_t)check_random(seed, 2, 0, 1, 1);
+        checked += 0 != check_random(seed, 2, 0, 1, 1);
     assert_true(checked >= 200);
 }
 
@@ -513,7 +643,7 @@ static void epsilon_chain_stays_within_its_bound(void **state)
         erg_opsched_expr_leaf(os, name, &ids[k], NULL);
     }
     size_t r;
-    erg_opsched_expr_op(os, ERG_OP_SEQ, ids, 30, &r, NULL);
+    erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 30, &r, NULL);
     erg_frontier ex, ap;
     erg_frontier_options o;
     erg_frontier_options_init(&o);
@@ -525,10 +655,12 @@ static void epsilon_chain_stays_within_its_bound(void **state)
     for (size_t i = 0; i < ex.n_points; i++) {
         int covered = 0;
         for (size_t j = 0; j < ap.n_points && !covered; j++)
-            covered = ap.points[j].time_s <= ex.points[i].time_s * (1 + 1e-12) &&
-                      ap.points[j].energy_j <= (1 + o.epsilon) * ex.points[i].energy_j * (1 + 1e-12);
+            covered =
+                ap.points[j].time_s <= ex.points[i].time_s * (1 + 1e-12) &&
+                ap.points[j].energy_j <= (1 + o.epsilon) * ex.points[i].energy_j * (1 + 1e-12);
         if (!covered)
-            fail_msg("exact point %zu (%g s, %g J) not covered", i, ex.points[i].time_s, ex.points[i].energy_j);
+            fail_msg("exact point %zu (%g s, %g J) not covered", i, ex.points[i].time_s,
+                     ex.points[i].energy_j);
     }
     for (size_t j = 0; j < ap.n_points; j++) {
         double tt = 0, ee = 0; /* recompute from the choices */
@@ -557,6 +689,8 @@ int main(void)
         cmocka_unit_test(transition_elements_are_charged_between_operating_points),
         cmocka_unit_test(random_trees_match_brute_force),
         cmocka_unit_test(random_trees_with_device_operating_points_match_brute_force),
+        cmocka_unit_test(mixed_static_powers_under_multi_are_exact_or_flagged),
+        cmocka_unit_test(mixed_static_power_sequence_in_multi_is_flagged),
         cmocka_unit_test(random_trees_with_transitions_match_brute_force),
         cmocka_unit_test(epsilon_chain_stays_within_its_bound),
     };

@@ -26,8 +26,8 @@ static void add(erg_opsched *os, const char *el, const char *dev, double s, doub
 
 /* a (gpu0) -> c (gpu0); b (gpu1) -> c. s0 = 10, s1 = 5, so E = 15·M + Σ d.
  * a: (1, 8) (2, 3); b: (1.5, 4) (3, 1); c: (1, 2).
- * Plans: a0 b0: M = 2.5, d 14 -> 51.5; a1 b0: M 3, d 9 -> 54; a0 b1 / a1 b1: M 4, d 11 / 6 -> 66 / 66.
- * Frontier: (2.5, 51.5) only... a1 b0 at 3 s is 54 > 51.5, dominated. */
+ * Plans: a0 b0: M = 2.5, d 14 -> 51.5; a1 b0: M 3, d 9 -> 54; a0 b1 / a1 b1: M 4, d 11 / 6 -> 66
+ * / 66. Frontier: (2.5, 51.5) only... a1 b0 at 3 s is 54 > 51.5, dominated. */
 static void dag_enumeration_hand_case(void **state)
 {
     (void)state;
@@ -260,9 +260,9 @@ static void series_parallel_dag_equals_expression(void **state)
     for (int k = 0; k < 4; k++)
         erg_opsched_expr_leaf(ex, names[k], &id[k], NULL);
     size_t bc[2] = {id[1], id[2]};
-    erg_opsched_expr_op(ex, ERG_OP_PAR, bc, 2, &pc, NULL);
+    erg_opsched_expr_op(ex, ERG_EXPR_PAR, bc, 2, &pc, NULL);
     size_t sq[3] = {id[0], pc, id[3]};
-    erg_opsched_expr_op(ex, ERG_OP_SEQ, sq, 3, &root, NULL);
+    erg_opsched_expr_op(ex, ERG_EXPR_SEQ, sq, 3, &root, NULL);
     erg_frontier f1, f2;
     assert_int_equal(erg_opsched_frontier(dg, NULL, &f1, NULL), ERG_OK);
     assert_int_equal(erg_opsched_frontier(ex, NULL, &f2, NULL), ERG_OK);
@@ -287,7 +287,8 @@ struct spgen {
     int adj[16][16];
 };
 
-static void sp_build(struct spgen *s, int depth, size_t *src, size_t *nsrc, size_t *snk, size_t *nsnk)
+static void sp_build(struct spgen *s, int depth, size_t *src, size_t *nsrc, size_t *snk,
+                     size_t *nsnk)
 {
     if (depth == 0 || s->n >= 11 || urand() < 0.25) {
         size_t k = s->n++;
@@ -369,6 +370,21 @@ static void series_parallel_dags_are_exact_at_any_size(void **state)
             erg_assert_rel(sp.points[i].energy_j, en.points[i].energy_j, 1e-12);
             erg_assert_rel(sp.points[i].dynamic_energy_j, en.points[i].dynamic_energy_j, 1e-12);
         }
+        /* ε-approximate: every exact point covered within (1 + ε) by a point no slower. */
+        erg_frontier ap;
+        o.dag_method = ERG_DAG_AUTO;
+        o.enum_limit = 0;
+        o.epsilon = 0.05;
+        assert_int_equal(erg_opsched_frontier(g.os, &o, &ap, NULL), ERG_OK);
+        assert_int_equal(ap.method, ERG_FRONTIER_APPROX);
+        for (size_t i = 0; i < en.n_points; i++) {
+            int covered = 0;
+            for (size_t j = 0; j < ap.n_points && !covered; j++)
+                covered = ap.points[j].time_s <= en.points[i].time_s * (1 + 1e-12) &&
+                          ap.points[j].energy_j <= 1.05 * en.points[i].energy_j * (1 + 1e-12);
+            assert_true(covered);
+        }
+        erg_frontier_free(&ap);
         erg_frontier_free(&sp);
         erg_frontier_free(&en);
         erg_opsched_free(g.os);
@@ -394,6 +410,248 @@ static void series_parallel_dags_are_exact_at_any_size(void **state)
     assert_int_equal(f.method, ERG_FRONTIER_RELAXATION);
     erg_frontier_free(&f);
     erg_opsched_free(os);
+}
+
+/* ---- transition elements in DAGs (Section 6.1) ---- */
+
+static void addw(erg_opsched *os, const char *el, const char *dev, double s, double t, double d,
+                 const char *omega)
+{
+    erg_signature g = sig(dev, s, t, d);
+    assert_int_equal(erg_opsched_add_point(os, el, &g, omega, NULL), ERG_OK);
+}
+
+/* One device, s = p = 1 W; n1 -> n2, each with (1 s, 5 J) at f=1 and (2 s, 1 J) at f=0.
+ * Switches cost 5 s and 100 J (at 1 W: (1 − 1)·5 = 0 J static extra).
+ * Plans: hi,hi M 2, E 2 + 10 = 12; lo,lo M 4, E 4 + 2 = 6; hi,lo M 1 + 5 + 2 = 8,
+ * E 8 + 6 + 100 = 114; lo,hi likewise. Frontier (2, 12) (4, 6). Without the transition the mixed
+ * plan (3 s, 3 + 6 = 9 J) is on the frontier. */
+static void dag_transition_hand_case(void **state)
+{
+    (void)state;
+    for (int with_tr = 0; with_tr < 2; with_tr++) {
+        erg_opsched *os = erg_opsched_new();
+        erg_opsched_add_device(os, "g", 1, NULL);
+        addw(os, "A", "g", 1, 1, 5, "{\"f\":1}");
+        addw(os, "A", "g", 1, 2, 1, "{\"f\":0}");
+        if (with_tr) {
+            erg_signature tr = sig("g", 1, 5, 100);
+            assert_int_equal(
+                erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":0}", &tr, NULL), ERG_OK);
+            assert_int_equal(
+                erg_opsched_add_transition(os, "g", "{\"f\":0}", "{\"f\":1}", &tr, NULL), ERG_OK);
+        }
+        assert_int_equal(erg_opsched_add_node(os, "n1", "A", NULL), ERG_OK);
+        assert_int_equal(erg_opsched_add_node(os, "n2", "A", NULL), ERG_OK);
+        assert_int_equal(erg_opsched_add_edge(os, "n1", "n2", NULL), ERG_OK);
+        erg_frontier f;
+        assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
+        assert_int_equal(f.method, ERG_FRONTIER_EXACT);
+        assert_int_equal(f.n_points, with_tr ? 2 : 3);
+        erg_assert_near(f.points[0].time_s, 2, 1e-12);
+        erg_assert_near(f.points[0].energy_j, 12, 1e-12);
+        if (!with_tr) {
+            erg_assert_near(f.points[1].time_s, 3, 1e-12);
+            erg_assert_near(f.points[1].energy_j, 9, 1e-12);
+        }
+        erg_assert_near(f.points[f.n_points - 1].time_s, 4, 1e-12);
+        erg_assert_near(f.points[f.n_points - 1].energy_j, 6, 1e-12);
+        erg_frontier_free(&f);
+        /* A switch, when forced (n2 has only f=0 points), is charged: 1 + 5 + 2 s, 8 + 6 + 100 J
+         * at the fast end; its static part is the device's 1 W over 8 s. */
+        if (with_tr) {
+            erg_opsched_free(os);
+            os = erg_opsched_new();
+            erg_opsched_add_device(os, "g", 1, NULL);
+            addw(os, "A", "g", 1, 1, 5, "{\"f\":1}");
+            addw(os, "B", "g", 1, 2, 1, "{\"f\":0}");
+            erg_signature tr = sig("g", 3, 5, 100); /* 3 W during the switch: +10 J static */
+            erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":0}", &tr, NULL);
+            erg_opsched_add_node(os, "n1", "A", NULL);
+            erg_opsched_add_node(os, "n2", "B", NULL); /* no edge: the device order serialises */
+            assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
+            assert_int_equal(f.n_points, 1);
+            erg_assert_near(f.points[0].time_s, 8, 1e-12);
+            erg_assert_near(f.points[0].energy_j, 8 + 6 + 100 + 10, 1e-12);
+            erg_assert_near(f.points[0].dynamic_energy_j, 106, 1e-12);
+            erg_assert_near(f.points[0].static_energy_j, 18, 1e-12);
+            erg_frontier_free(&f);
+            /* The relaxation refuses, naming the reason. */
+            erg_frontier_options o;
+            erg_frontier_options_init(&o);
+            o.dag_method = ERG_DAG_RELAX;
+            erg_diag diag;
+            erg_diag_clear(&diag);
+            assert_int_equal(erg_opsched_frontier(os, &o, &f, &diag), ERG_EINVAL);
+            assert_non_null(strstr(diag.detail, "transition"));
+            /* Edges against the declaration order of a device's nodes: error. */
+            erg_opsched_add_edge(os, "n2", "n1", NULL);
+            erg_diag_clear(&diag);
+            assert_int_equal(erg_opsched_frontier(os, NULL, &f, &diag), ERG_ECYCLE);
+            assert_non_null(strstr(diag.detail, "declared"));
+        }
+        erg_opsched_free(os);
+    }
+}
+
+struct tdag {
+    struct rdag g;
+    int om[MAXN][MAXP];  /* ω_dev of each point: 0, 1 or 2 */
+    int has[3][3][3];    /* device, from, to: transition declared */
+    double tt[3][3][3], td[3][3][3], ts[3][3][3];
+};
+
+/* Brute force with transitions: nodes in declaration order (topological, edges j < k); between
+ * consecutive nodes of a device at different ω_dev with a declared transition, the second starts
+ * no earlier than the first's end plus the transition's time, which adds d_tr + (s_tr − s_dev)·t_tr
+ * (every device used is held at s_dev for the makespan). */
+static void eval_tdag(const struct tdag *x, const size_t *c, double *M, double *E)
+{
+    const struct rdag *g = &x->g;
+    double fin[MAXN], S = 0, D = 0, m = 0;
+    int used[3] = {0};
+    for (size_t k = 0; k < g->n; k++) {
+        double st = 0;
+        for (size_t e = 0; e < g->ne; e++)
+            if (g->edge[e][1] == k && fin[g->edge[e][0]] > st)
+                st = fin[g->edge[e][0]];
+        for (size_t j = k; j-- > 0;)
+            if (g->dev[j] == g->dev[k]) {
+                size_t v = g->dev[k];
+                int a = x->om[j][c[j]], b = x->om[k][c[k]];
+                if (a != b && x->has[v][a][b]) {
+                    if (fin[j] + x->tt[v][a][b] > st)
+                        st = fin[j] + x->tt[v][a][b];
+                    D += x->td[v][a][b] + (x->ts[v][a][b] - g->sdev[v]) * x->tt[v][a][b];
+                }
+                break;
+            }
+        fin[k] = st + g->t[k][c[k]];
+        m = fin[k] > m ? fin[k] : m;
+        D += g->d[k][c[k]];
+        used[g->dev[k]] = 1;
+    }
+    for (int i = 0; i < 3; i++)
+        S += used[i] ? g->sdev[i] : 0;
+    *M = m;
+    *E = S * m + D;
+}
+
+static void random_dags_with_transitions_against_brute_force(void **state)
+{
+    (void)state;
+    size_t n_charged = 0;
+    for (uint64_t seed = 1; seed <= 150; seed++) {
+        rng_state = seed * 0x2545F4914F6CDD1Dull + 11;
+        struct tdag x;
+        memset(&x, 0, sizeof x);
+        struct rdag *g = &x.g;
+        g->n = 2 + (size_t)(urand() * 5);
+        size_t ndev = 1 + (size_t)(urand() * 2) % 2;
+        for (int i = 0; i < 3; i++)
+            g->sdev[i] = 1 + 5 * urand();
+        erg_opsched *os = erg_opsched_new();
+        for (size_t i = 0; i < ndev; i++) {
+            char id[32];
+            snprintf(id, sizeof id, "d%zu", i);
+            erg_opsched_add_device(os, id, g->sdev[i], NULL);
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) {
+                    if (a == b || urand() < 0.3)
+                        continue;
+                    char fa[32], fb[32];
+                    snprintf(fa, sizeof fa, "{\"f\":%d}", a);
+                    snprintf(fb, sizeof fb, "{\"f\":%d}", b);
+                    x.has[i][a][b] = 1;
+                    x.tt[i][a][b] = 0.5 * urand();
+                    x.td[i][a][b] = 4 * urand();
+                    x.ts[i][a][b] = 6 * urand();
+                    erg_signature tr = sig(id, x.ts[i][a][b], x.tt[i][a][b], x.td[i][a][b]);
+                    assert_int_equal(erg_opsched_add_transition(os, id, fa, fb, &tr, NULL), ERG_OK);
+                }
+        }
+        for (size_t k = 0; k < g->n; k++) {
+            char el[32], id[32], dv[32];
+            snprintf(el, sizeof el, "E%zu", k);
+            snprintf(id, sizeof id, "n%zu", k);
+            g->dev[k] = (size_t)(urand() * (double)ndev) % ndev;
+            snprintf(dv, sizeof dv, "d%zu", g->dev[k]);
+            g->np[k] = 1 + (size_t)(urand() * MAXP) % MAXP;
+            for (size_t p = 0; p < g->np[k]; p++) {
+                char om[32];
+                x.om[k][p] = (int)(urand() * 3) % 3;
+                snprintf(om, sizeof om, "{\"f\":%d}", x.om[k][p]);
+                g->t[k][p] = 0.2 + 2 * urand();
+                g->d[k][p] = 10 * urand();
+                addw(os, el, dv, g->sdev[g->dev[k]], g->t[k][p], g->d[k][p], om);
+            }
+            assert_int_equal(erg_opsched_add_node(os, id, el, NULL), ERG_OK);
+            for (size_t j = 0; j < k; j++)
+                if (urand() < 0.35 && g->ne < 32) {
+                    char a[32];
+                    snprintf(a, sizeof a, "n%zu", j);
+                    g->edge[g->ne][0] = j;
+                    g->edge[g->ne][1] = k;
+                    g->ne++;
+                    assert_int_equal(erg_opsched_add_edge(os, a, id, NULL), ERG_OK);
+                }
+        }
+        size_t total = 1;
+        for (size_t k = 0; k < g->n; k++)
+            total *= g->np[k];
+        double *T = malloc(total * sizeof *T), *E = malloc(total * sizeof *E);
+        double *T0 = malloc(total * sizeof *T0), *E0 = malloc(total * sizeof *E0);
+        size_t *idx = malloc(total * sizeof *idx), nk, nk0, c[MAXN];
+        struct tdag none = x;
+        memset(none.has, 0, sizeof none.has);
+        for (size_t i = 0; i < total; i++) {
+            size_t r = i;
+            for (size_t k = 0; k < g->n; k++) {
+                c[k] = r % g->np[k];
+                r /= g->np[k];
+            }
+            eval_tdag(&x, c, &T[i], &E[i]);
+            eval_tdag(&none, c, &T0[i], &E0[i]);
+        }
+        assert_int_equal(erg_pareto_min(T0, E0, total, idx, &nk0), ERG_OK);
+        double area0 = 0;
+        for (size_t i = 0; i < nk0; i++)
+            area0 += E0[idx[i]] * (double)(i + 1) + T0[idx[i]];
+        assert_int_equal(erg_pareto_min(T, E, total, idx, &nk), ERG_OK);
+        double area = 0;
+        for (size_t i = 0; i < nk; i++)
+            area += E[idx[i]] * (double)(i + 1) + T[idx[i]];
+        if (nk != nk0 || area != area0)
+            n_charged++; /* the transitions changed the frontier */
+        for (int mth = 0; mth < 2; mth++) {
+            erg_frontier f;
+            erg_frontier_options o;
+            erg_frontier_options_init(&o);
+            o.dag_method = mth ? ERG_DAG_AUTO : ERG_DAG_ENUMERATE;
+            assert_int_equal(erg_opsched_frontier(os, &o, &f, NULL), ERG_OK);
+            assert_int_equal(f.method, ERG_FRONTIER_EXACT);
+            assert_int_equal(f.n_points, nk);
+            for (size_t i = 0; i < nk; i++) {
+                erg_assert_rel(f.points[i].time_s, T[idx[i]], 1e-12);
+                erg_assert_rel(f.points[i].energy_j, E[idx[i]], 1e-12);
+                /* The reported choice is a real plan with this (T, E). */
+                double MM, EE;
+                for (size_t k = 0; k < g->n; k++)
+                    c[k] = f.choices[i * f.n_elements + k];
+                eval_tdag(&x, c, &MM, &EE);
+                erg_assert_rel(f.points[i].time_s, MM, 1e-12);
+                erg_assert_rel(f.points[i].energy_j, EE, 1e-12);
+            }
+            erg_frontier_free(&f);
+        }
+        free(T);
+        free(E);
+        free(T0);
+        free(E0);
+        free(idx);
+        erg_opsched_free(os);
+    }
+    assert_true(n_charged >= 30); /* transitions mattered in many cases */
 }
 
 static void cycles_and_limits_are_errors(void **state)
@@ -438,6 +696,8 @@ int main(void)
         cmocka_unit_test(series_parallel_dag_equals_expression),
         cmocka_unit_test(series_parallel_dags_are_exact_at_any_size),
         cmocka_unit_test(cycles_and_limits_are_errors),
+        cmocka_unit_test(dag_transition_hand_case),
+        cmocka_unit_test(random_dags_with_transitions_against_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

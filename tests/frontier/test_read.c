@@ -35,13 +35,16 @@ static int read_frontier(const char *text, erg_frontier *f, erg_diag *diag)
 }
 
 #define PAR_DOC                                                                                    \
-    "{\"erg\": \"schedule/1\", \"devices\": {\"gpu0\": {\"static_power_w\": 10}},\n"              \
+    "{\"erg\": \"schedule/1\", \"devices\": {\"gpu0\": {\"static_power_w\": 10}},\n"               \
     " \"signatures\": {\n"                                                                         \
     "  \"long\": {\"device\": \"gpu0\", \"points\": [\n"                                           \
-    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 100}, \"time_s\": 1.0, \"dynamic_energy_j\": 50},\n" \
-    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 60}, \"time_s\": 2.0, \"dynamic_energy_j\": 30}]},\n" \
+    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 100}, \"time_s\": 1.0, "                   \
+    "\"dynamic_energy_j\": 50},\n"                                                                 \
+    "    {\"kappa\": \"k\", \"omega_element\": {\"sm\": 60}, \"time_s\": 2.0, "                    \
+    "\"dynamic_energy_j\": 30}]},\n"                                                               \
     "  \"short\": {\"device\": \"gpu0\", \"points\": [\n"                                          \
-    "    {\"time_s\": 0.2, \"dynamic_energy_j\": 10}, {\"time_s\": 0.4, \"dynamic_energy_j\": 6},\n" \
+    "    {\"time_s\": 0.2, \"dynamic_energy_j\": 10}, {\"time_s\": 0.4, \"dynamic_energy_j\": "    \
+    "6},\n"                                                                                        \
     "    {\"time_s\": 0.9, \"dynamic_energy_j\": 5}]}},\n"                                         \
     " \"expr\": {\"par\": [\"long\", \"short\"]}}\n"
 
@@ -73,18 +76,20 @@ static void reads_a_dag_a_signature_file_and_transitions(void **state)
     assert_int_equal(erg_signature_write_file(p, &s, NULL), ERG_OK);
     erg_frontier f;
     erg_diag d;
-    int rc = read_frontier("{\"erg\": \"schedule/1\",\n"
-                           " \"devices\": {\"g0\": {\"static_power_w\": 2}, \"g1\": {\"static_power_w\": 4}},\n"
-                           " \"signatures\": {\"fixed\": \"fixed.json\",\n"
-                           "   \"op\": {\"device\": \"g0\", \"points\": [\n"
-                           "      {\"omega_device\": {\"f\": 1}, \"time_s\": 1, \"dynamic_energy_j\": 6},\n"
-                           "      {\"omega_device\": {\"f\": 2}, \"time_s\": 2, \"dynamic_energy_j\": 1}]}},\n"
-                           " \"transitions\": [{\"device\": \"g0\", \"from\": {\"f\": 1}, \"to\": {\"f\": 2},\n"
-                           "    \"time_s\": 0.1, \"dynamic_energy_j\": 0.5}],\n"
-                           " \"nodes\": [{\"id\": \"a\", \"signature\": \"op\"}, {\"id\": \"b\", \"signature\": \"fixed\"},\n"
-                           "           {\"id\": \"c\", \"signature\": \"op\"}],\n"
-                           " \"edges\": [[\"a\", \"c\"], [\"b\", \"c\"]]}\n",
-                           &f, &d);
+    int rc = read_frontier(
+        "{\"erg\": \"schedule/1\",\n"
+        " \"devices\": {\"g0\": {\"static_power_w\": 2}, \"g1\": {\"static_power_w\": 4}},\n"
+        " \"signatures\": {\"fixed\": \"fixed.json\",\n"
+        "   \"op\": {\"device\": \"g0\", \"points\": [\n"
+        "      {\"omega_device\": {\"f\": 1}, \"time_s\": 1, \"dynamic_energy_j\": 6},\n"
+        "      {\"omega_device\": {\"f\": 2}, \"time_s\": 2, \"dynamic_energy_j\": 1}]}},\n"
+        " \"transitions\": [{\"device\": \"g0\", \"from\": {\"f\": 1}, \"to\": {\"f\": 2},\n"
+        "    \"time_s\": 0.1, \"dynamic_energy_j\": 0.5}],\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"op\"}, {\"id\": \"b\", \"signature\": "
+        "\"fixed\"},\n"
+        "           {\"id\": \"c\", \"signature\": \"op\"}],\n"
+        " \"edges\": [[\"a\", \"c\"], [\"b\", \"c\"]]}\n",
+        &f, &d);
     if (rc != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
     /* E = (2 + 4)·M + Σ d; a, c ∈ {(1, 6), (2, 1)}, b (0.5, 1):
@@ -101,8 +106,8 @@ static void reads_a_dag_a_signature_file_and_transitions(void **state)
 static void single_point_schedules_match_the_calculus(void **state)
 {
     (void)state;
-    const char *files[] = {"attention-layer.json", "attention-layer-serialized.json", "pipeline-2gpu.json",
-                           "pipeline-2gpu-dag.json"};
+    const char *files[] = {"attention-layer.json", "attention-layer-serialized.json",
+                           "pipeline-2gpu.json", "pipeline-2gpu-dag.json"};
     const char *src = getenv("ERG_TEST_SOURCE_DIR");
     if (!src)
         src = ERG_TEST_SOURCE_DIR;
@@ -134,21 +139,24 @@ static void single_point_schedules_match_the_calculus(void **state)
 
 /* Idle power in a DAG: gpu0 s = 10, idle 4; gpu1 s = 6 (idle = static). a (gpu0, 1 s or 2 s) and
  * b (node on gpu1 though its signature says gpu0) run in parallel; b takes 3 s.
- * E = 4·M + 6·M + Σ d + (10 − 4)·T_a: a0 (1 s, d 5): 30 + 5 + 2 + 6 = 43; a1 (2 s, d 2): 30 + 2 + 2 + 12 = 46. */
+ * E = 4·M + 6·M + Σ d + (10 − 4)·T_a: a0 (1 s, d 5): 30 + 5 + 2 + 6 = 43; a1 (2 s, d 2): 30 + 2 + 2
+ * + 12 = 46. */
 static void dag_gaps_are_charged_at_idle_power(void **state)
 {
     (void)state;
     erg_frontier f;
     erg_diag d;
-    int rc = read_frontier("{\"erg\": \"schedule/1\",\n"
-                           " \"devices\": {\"gpu0\": {\"static_power_w\": 10, \"idle_power_w\": 4},"
-                           "   \"gpu1\": {\"static_power_w\": 6}},\n"
-                           " \"signatures\": {\"A\": {\"device\": \"gpu0\", \"points\": ["
-                           "   {\"time_s\": 1, \"dynamic_energy_j\": 5}, {\"time_s\": 2, \"dynamic_energy_j\": 2}]},"
-                           "   \"B\": {\"device\": \"gpu0\", \"static_power_w\": 6, \"time_s\": 3, \"dynamic_energy_j\": 2}},\n"
-                           " \"nodes\": [{\"id\": \"a\", \"signature\": \"A\"},"
-                           "   {\"id\": \"b\", \"signature\": \"B\", \"device\": \"gpu1\", \"start_s\": 0}]}\n",
-                           &f, &d);
+    int rc = read_frontier(
+        "{\"erg\": \"schedule/1\",\n"
+        " \"devices\": {\"gpu0\": {\"static_power_w\": 10, \"idle_power_w\": 4},"
+        "   \"gpu1\": {\"static_power_w\": 6}},\n"
+        " \"signatures\": {\"A\": {\"device\": \"gpu0\", \"points\": ["
+        "   {\"time_s\": 1, \"dynamic_energy_j\": 5}, {\"time_s\": 2, \"dynamic_energy_j\": 2}]},"
+        "   \"B\": {\"device\": \"gpu0\", \"static_power_w\": 6, \"time_s\": 3, "
+        "\"dynamic_energy_j\": 2}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"A\"},"
+        "   {\"id\": \"b\", \"signature\": \"B\", \"device\": \"gpu1\", \"start_s\": 0}]}\n",
+        &f, &d);
     if (rc != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
     assert_int_equal(f.n_points, 1);
@@ -159,7 +167,8 @@ static void dag_gaps_are_charged_at_idle_power(void **state)
     erg_frontier_free(&f);
 }
 
-static void expect_error(const char *text, int status, const char *where_part, const char *detail_part)
+static void expect_error(const char *text, int status, const char *where_part,
+                         const char *detail_part)
 {
     erg_frontier f;
     erg_diag d;
@@ -177,35 +186,45 @@ static void expect_error(const char *text, int status, const char *where_part, c
 static void rejects_bad_operating_sets(void **state)
 {
     (void)state;
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": []}},"
-                 " \"expr\": \"a\"}",
-                 ERG_EPARSE, "s.json", "signatures.a.points: empty operating set");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
-                 "{\"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
-                 "{\"static_power_w\": 1, \"time_s\": -1, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
-                 ERG_EPARSE, "s.json", "points[1]");
-    expect_error("{\"erg\": \"schedule/1\",\n \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
-                 "{\"static_power_w\": 1, \"time_s\": NaN, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
-                 ERG_EPARSE, "s.json:2:", NULL);
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"b\"]}}",
-                 ERG_EPARSE, "s.json", "expr.seq[1]: unknown signature \"b\"");
-    expect_error("{\"erg\": \"schedule/2\", \"signatures\": {}}", ERG_EVERSION, "s.json", "schedule/2");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": []}},"
+        " \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json", "signatures.a.points: empty operating set");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+        "{\"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
+        "{\"static_power_w\": 1, \"time_s\": -1, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json", "points[1]");
+    expect_error(
+        "{\"erg\": \"schedule/1\",\n \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+        "{\"static_power_w\": 1, \"time_s\": NaN, \"dynamic_energy_j\": 1}]}}, \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json:2:", NULL);
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"b\"]}}",
+        ERG_EPARSE, "s.json", "expr.seq[1]: unknown signature \"b\"");
+    expect_error("{\"erg\": \"schedule/2\", \"signatures\": {}}", ERG_EVERSION, "s.json",
+                 "schedule/2");
     expect_error("{\"signatures\": {}}", ERG_EPARSE, "s.json", "missing format tag");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"}],"
-                 " \"edges\": [[\"x\", \"y\"]]}",
-                 ERG_EPARSE, "s.json", "edges[0]");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}}",
-                 ERG_EPARSE, "s.json", "expected \"expr\"");
-    expect_error("{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
-                 " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
-                 ERG_EPARSE, "s.json", "unknown key \"edge\"");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"}],"
+        " \"edges\": [[\"x\", \"y\"]]}",
+        ERG_EPARSE, "s.json", "edges[0]");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}}",
+        ERG_EPARSE, "s.json", "expected \"expr\"");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
+        ERG_EPARSE, "s.json", "unknown key \"edge\"");
     /* ⊕ across devices has no shared ω_dev. */
     expect_error("{\"erg\": \"schedule/1\", \"signatures\": {"
-                 "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1},"
-                 "\"b\": {\"device\": \"g1\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1}},"
+                 "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, "
+                 "\"dynamic_energy_j\": 1},"
+                 "\"b\": {\"device\": \"g1\", \"static_power_w\": 1, \"time_s\": 1, "
+                 "\"dynamic_energy_j\": 1}},"
                  " \"expr\": {\"par\": [\"a\", \"b\"]}}",
                  ERG_EINVAL, NULL, "share no device operating point");
 }
@@ -244,6 +263,106 @@ static void plans_for_deadline_and_budget(void **state)
     erg_frontier_free(&f);
 }
 
+/* Read text as a reference CSV; on success check it has n points equal to t[]/e[]. */
+static int read_ref(const char *text, size_t n, const double *t, const double *e, erg_diag *d)
+{
+    const char *p = write_tmp("ref.csv", text);
+    double *rt = (double *)1, *re = (double *)1;
+    size_t rn = 99;
+    erg_diag_clear(d);
+    int rc = erg_frontier_read_reference(p, &rt, &re, &rn, d);
+    if (rc != ERG_OK) {
+        assert_null(rt);
+        assert_null(re);
+        assert_int_equal(rn, 0);
+        return rc;
+    }
+    assert_int_equal(rn, n);
+    for (size_t i = 0; i < n; i++) {
+        erg_assert_near(rt[i], t[i], 0);
+        erg_assert_near(re[i], e[i], 0);
+    }
+    free(rt);
+    free(re);
+    return rc;
+}
+
+/* The where of a failed read_ref must end with ":line:col" (after the path). */
+static void assert_at(const erg_diag *d, const char *line_col, const char *detail)
+{
+    size_t lw = strlen(d->where), lc = strlen(line_col);
+    if (lw < lc || strcmp(d->where + lw - lc, line_col) != 0 || !strstr(d->where, "ref.csv"))
+        fail_msg("where '%s', expected ...ref.csv%s", d->where, line_col);
+    if (!strstr(d->detail, detail))
+        fail_msg("detail '%s' lacks '%s'", d->detail, detail);
+}
+
+static void reads_reference_csv_by_column_name(void **state)
+{
+    (void)state;
+    erg_diag d;
+    const double t[] = {3.456, 3.455}, e[] = {5736.36, 5735.9};
+    /* Perseus's names, erg's names, swapped order, extra columns, CRLF, blanks, quotes. */
+    assert_int_equal(read_ref("time,energy\n3.456,5736.36\n3.455,5735.9\n", 2, t, e, &d), ERG_OK);
+    assert_int_equal(read_ref("energy,time\n5736.36,3.456\n5735.9,3.455", 2, t, e, &d), ERG_OK);
+    assert_int_equal(
+        read_ref("\"Energy_J\", plan ,TIME_S\r\n5736.36,1,3.456\r\n\r\n5735.9,0,3.455\r\n", 2, t, e,
+                 &d),
+        ERG_OK);
+    /* What erg frontier --csv writes reads back. */
+    erg_frontier f;
+    assert_int_equal(read_frontier(PAR_DOC, &f, &d), ERG_OK);
+    char p[512];
+    snprintf(p, sizeof p, "%s/f.csv", dir);
+    assert_int_equal(erg_frontier_write_csv(&f, 0, p, &d), ERG_OK);
+    double *rt, *re;
+    size_t rn;
+    assert_int_equal(erg_frontier_read_reference(p, &rt, &re, &rn, &d), ERG_OK);
+    assert_int_equal(rn, f.n_points);
+    for (size_t i = 0; i < rn; i++) {
+        erg_assert_rel(rt[i], f.points[i].time_s, 1e-9);
+        erg_assert_rel(re[i], f.points[i].energy_j, 1e-9);
+    }
+    free(rt);
+    free(re);
+    erg_frontier_free(&f);
+}
+
+static void rejects_bad_reference_csv(void **state)
+{
+    (void)state;
+    erg_diag d;
+    assert_int_equal(read_ref("", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "empty file");
+    assert_int_equal(read_ref("42\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "no time column");
+    assert_int_equal(read_ref("time_s,power_w\n1,2\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "no energy column");
+    assert_int_equal(read_ref("3.4,5736\n3.5,5700\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:1", "no time column");
+    assert_int_equal(read_ref("time,energy,time_s\n1,2,3\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":1:13", "second time column");
+    assert_int_equal(read_ref("time,energy\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:1", "no data rows");
+    assert_int_equal(read_ref("time,energy\n1,2\n3\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":3:1", "1 field, the header has 2");
+    assert_int_equal(read_ref("time,energy\n1,2\n3,4,5\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":3:1", "3 fields");
+    assert_int_equal(read_ref("time,energy\n1,2\n3.5, 4J\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":3:6", "energy: expected a finite non-negative number, got '4J'");
+    assert_int_equal(read_ref("time,energy\nnan,2\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:1", "time:");
+    assert_int_equal(read_ref("time,energy\n1,-2\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:3", "energy:");
+    assert_int_equal(read_ref("time,energy\n1,\n", 0, NULL, NULL, &d), ERG_EPARSE);
+    assert_at(&d, ":2:3", "got ''");
+    double *rt, *re;
+    size_t rn;
+    char p[512];
+    snprintf(p, sizeof p, "%s/absent.csv", dir);
+    assert_int_equal(erg_frontier_read_reference(p, &rt, &re, &rn, &d), ERG_ENOENT);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -254,8 +373,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    const char *files[] = {"s.json", "fixed.json", "f.json"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *files[] = {"s.json", "fixed.json", "f.json", "ref.csv", "f.csv"};
+    for (size_t i = 0; i < 5; i++) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);
         unlink(p);
@@ -272,6 +391,8 @@ int main(void)
         cmocka_unit_test(dag_gaps_are_charged_at_idle_power),
         cmocka_unit_test(rejects_bad_operating_sets),
         cmocka_unit_test(plans_for_deadline_and_budget),
+        cmocka_unit_test(reads_reference_csv_by_column_name),
+        cmocka_unit_test(rejects_bad_reference_csv),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

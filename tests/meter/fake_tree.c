@@ -16,7 +16,9 @@ const char *fake_fail_open_suffix;
 int fake_fail_open_errno = EACCES;
 const char *fake_fail_pread_suffix;
 int fake_fail_pread_count;
+unsigned fake_msr_stride = 1;
 static int fail_fds[256];
+static int msr_fds[256];
 
 void fake_io_reset(void)
 {
@@ -25,7 +27,9 @@ void fake_io_reset(void)
     fake_fail_open_errno = EACCES;
     fake_fail_pread_suffix = NULL;
     fake_fail_pread_count = 0;
+    fake_msr_stride = 1;
     memset(fail_fds, 0, sizeof fail_fds);
+    memset(msr_fds, 0, sizeof msr_fds);
 }
 
 static int ends_with(const char *s, const char *suf)
@@ -42,8 +46,10 @@ static int f_openat(void *ud, int dirfd, const char *path, int flags)
         return -1;
     }
     int fd = openat(dirfd, path, flags);
-    if (fd >= 0 && fd < 256)
+    if (fd >= 0 && fd < 256) {
         fail_fds[fd] = fake_fail_pread_suffix && ends_with(path, fake_fail_pread_suffix);
+        msr_fds[fd] = ends_with(path, "/msr");
+    }
     return fd;
 }
 
@@ -55,6 +61,8 @@ static ssize_t f_pread(void *ud, int fd, void *buf, size_t size, off_t off)
         errno = EIO;
         return -1;
     }
+    if (fd >= 0 && fd < 256 && msr_fds[fd])
+        off *= (off_t)fake_msr_stride;
     return pread(fd, buf, size, off);
 }
 

@@ -31,6 +31,11 @@ extern const char *fake_fail_open_suffix;
 extern int fake_fail_open_errno;
 extern const char *fake_fail_pread_suffix;
 extern int fake_fail_pread_count;
+/* Register layout of the fake /dev/cpu/N/msr files: the seam reads register r at file offset
+ * r * fake_msr_stride (default 1, the msr(4) layout). AMD's unit, core and package registers
+ * are adjacent addresses (0xC0010299..B), whose 8-byte values overlap in a flat file: tests of
+ * them set 8, so that each register has its own 8 bytes. */
+extern unsigned fake_msr_stride;
 extern const erg_io fake_io;
 void fake_io_reset(void);
 

@@ -35,7 +35,8 @@ static void wrmsr(int cpu, unsigned addr, uint64_t v)
     snprintf(p, sizeof p, "%s/dev/cpu/%d/msr", root, cpu);
     int fd = open(p, O_RDWR | O_CREAT, 0600);
     assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, &v, sizeof v, (off_t)addr), (ssize_t)sizeof v);
+    off_t off = (off_t)addr * (off_t)fake_msr_stride; /* the seam's register layout */
+    assert_int_equal(pwrite(fd, &v, sizeof v, off), (ssize_t)sizeof v);
     close(fd);
 }
 
@@ -179,6 +180,133 @@ static void amd_registers(void **state)
     erg_meter_close(m);
 }
 
+static void core_topology(int cpu, int pkg, int core)
+{
+    char rel[128];
+    topology(cpu, pkg);
+    snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+    fake_write(root, rel, "%d\n", core);
+}
+
+/* Two packages of two physical cores each, with SMT siblings (cpus 4 and 5) that share their
+ * core's register: one `core` channel per package, the sum of its cores, each core unwrapped on
+ * its own; the siblings' files are never read. */
+static void amd_two_packages(void)
+{
+    fake_msr_stride = 8; /* core 0xC001029A and package 0xC001029B, 1 byte apart */
+    cpuinfo("AuthenticAMD", 25, 17);
+    core_topology(0, 0, 0);
+    core_topology(1, 0, 1);
+    core_topology(2, 1, 0);
+    core_topology(3, 1, 1);
+    core_topology(4, 0, 0); /* sibling of cpu 0 */
+    core_topology(5, 1, 1); /* sibling of cpu 3 */
+    for (int cpu = 0; cpu <= 2; cpu += 2) {
+        wrmsr(cpu, 0xC0010299u, 0xA1003); /* ESU 16: 15.26 µJ */
+        wrmsr(cpu, 0xC001029Bu, 100000);
+    }
+    wrmsr(0, 0xC001029Au, 0xFFFFF000u); /* core 0 of package 0, near its 2^32 wrap */
+    wrmsr(1, 0xC001029Au, 1000);
+    wrmsr(2, 0xC001029Au, 5000);
+    wrmsr(3, 0xC001029Au, 7000);
+    wrmsr(4, 0xC001029Au, 123);        /* a sibling: must not be read */
+    wrmsr(5, 0xC001029Au, 0x7FFFFFFFu); /* idem */
+}
+
+static void step_amd_cores(void)
+{
+    wrmsr(0, 0xC001029Au, 0x00001000u);   /* wraps: +0x2000 ticks = 0.125 J */
+    wrmsr(1, 0xC001029Au, 1000 + 65536);  /* +1 J */
+    wrmsr(2, 0xC001029Au, 5000 + 32768);  /* +0.5 J */
+    wrmsr(4, 0xC001029Au, 0x40000000u);   /* a sibling moving: ignored */
+    wrmsr(0, 0xC001029Bu, 100000 + 3 * 65536); /* package 0: +3 J */
+}
+
+static void step_amd_more(void)
+{
+    wrmsr(3, 0xC001029Au, 7000 + 131072); /* package 1, core 1: +2 J */
+}
+
+static void amd_core_energy_summed_per_package(void **state)
+{
+    (void)state;
+    amd_two_packages();
+    erg_meter *m = open_meter("rapl-msr");
+    assert_int_equal(erg_meter_channel_count(m), 4); /* 2 packages + 2 core sums, not 4 cores */
+    erg_channel_info c;
+    int c0 = fake_find(m, "rapl-msr:package-0/core"), c1 = fake_find(m, "rapl-msr:package-1/core");
+    assert_true(c0 >= 0 && c1 >= 0);
+    erg_meter_channel_info(m, (size_t)c0, &c);
+    assert_int_equal(c.domain, ERG_DOMAIN_CORE);
+    assert_string_equal(c.device, "package-0");
+    assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
+    assert_non_null(strstr(c.label, "0xc001029a, sum of 2 cores"));
+    assert_int_equal(c.parent, fake_find(m, "rapl-msr:package-0")); /* core inside package */
+    erg_assert_near(c.resolution_j, 1.0 / 65536, 1e-15);
+    erg_assert_near(c.wrap_j, 4294967296.0 / 65536, 1e-6);
+
+    erg_channel_reading r;
+    double total = window(m, "rapl-msr:package-0/core", step_amd_cores, &r);
+    assert_int_equal(r.state, ERG_READING_OK);
+    erg_assert_near(r.energy_j, 0.125 + 1.0, 1e-12); /* per-core wrap corrected inside the sum */
+    erg_assert_near(total, 3.0 + 0.0, 1e-12);          /* packages only: cores are inside them */
+    window(m, "rapl-msr:package-1/core", step_amd_more, &r);
+    assert_int_equal(r.state, ERG_READING_OK);
+    erg_assert_near(r.energy_j, 2.0, 1e-12);
+    erg_meter_close(m);
+}
+
+static void step_amd_core_fails(void)
+{
+    wrmsr(3, 0xC001029Au, 7000 + 65536); /* +1 J, but the next read fails once */
+    fake_fail_pread_count = 1;
+}
+
+static void amd_core_read_error_is_a_missing_sample(void **state)
+{
+    (void)state;
+    amd_two_packages();
+    fake_fail_pread_suffix = "cpu/3/msr"; /* marked at open; fails once a count is set */
+    erg_meter *m = open_meter("rapl-msr");
+    int i = fake_find(m, "rapl-msr:package-1/core");
+    /* a window whose end read fails on one core: no figure, never a partial sum */
+    erg_channel_reading r;
+    window(m, "rapl-msr:package-1/core", step_amd_core_fails, &r);
+    assert_int_not_equal(r.state, ERG_READING_OK);
+    assert_false(r.energy_j > 0 && r.energy_j < 1.0);
+    /* the next good read picks the core's energy up, counted once */
+    erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
+    erg_meter_snapshot_take(m, a);
+    wrmsr(3, 0xC001029Au, 7000 + 65536 + 16384); /* +0.25 J */
+    fake_fail_pread_count = 1;
+    fake_now_ns += 500000000u;
+    erg_meter_poll(m); /* a missing sample in the middle */
+    fake_now_ns += 500000000u;
+    erg_meter_snapshot_take(m, b);
+    erg_measurement *mr = malloc(sizeof *mr);
+    erg_meter_diff(m, a, b, 0, mr);
+    assert_int_equal(mr->channels[i].state, ERG_READING_OK);
+    assert_true(mr->channels[i].flags & ERG_FLAG_STALE);
+    erg_assert_near(mr->channels[i].energy_j, 0.25, 1e-12);
+    free(mr);
+    erg_meter_snapshot_free(a);
+    erg_meter_snapshot_free(b);
+    erg_meter_close(m);
+}
+
+static void amd_without_topology_reads_no_core_sum(void **state)
+{
+    (void)state;
+    fake_msr_stride = 8;
+    cpuinfo("AuthenticAMD", 23, 49); /* Zen 2, no sysfs topology in this tree */
+    wrmsr(0, 0xC0010299u, 0xA1003);
+    wrmsr(0, 0xC001029Bu, 1000);
+    wrmsr(0, 0xC001029Au, 500);
+    erg_meter *m = open_meter("rapl-msr");
+    assert_int_equal(erg_meter_channel_count(m), 1); /* cpu0's core alone is not the package's */
+    erg_meter_close(m);
+}
+
 static void same_package_through_powercap_counted_once(void **state)
 {
     (void)state;
@@ -222,6 +350,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(units_quirks_and_32bit_wrap, setup, teardown),
         cmocka_unit_test_setup_teardown(client_parts_use_esu_for_dram, setup, teardown),
         cmocka_unit_test_setup_teardown(amd_registers, setup, teardown),
+        cmocka_unit_test_setup_teardown(amd_core_energy_summed_per_package, setup, teardown),
+        cmocka_unit_test_setup_teardown(amd_core_read_error_is_a_missing_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(amd_without_topology_reads_no_core_sum, setup, teardown),
         cmocka_unit_test_setup_teardown(same_package_through_powercap_counted_once, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(permission_denied_and_missing_driver, setup, teardown),

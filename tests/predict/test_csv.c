@@ -125,6 +125,53 @@ struct bad {
     const char *text, *where_suffix, *detail;
 };
 
+/* The committed default grid reads, and covers what docs/predict.md says it does: the call
+ * overhead (a 1×1×1 GEMM) and decode-time GEMMs with one row, as well as the large sizes; the
+ * committed default-grid profile has one row per configuration. */
+static void committed_default_grid_covers_small_and_decode_gemms(void **state)
+{
+    (void)state;
+    erg_op_sample *g, *p;
+    size_t n, np;
+    erg_diag diag;
+    assert_int_equal(erg_ops_csv_read(ERG_TEST_SOURCE_DIR "/grids/cpu.csv", 1, &g, &n, &diag),
+                     ERG_OK);
+    assert_int_equal(n, 186);
+    size_t count[ERG_OP_COUNT] = {0}, one_row = 0, cube1 = 0;
+    int64_t max_nd = 0, max_sm = 0;
+    for (size_t i = 0; i < n; i++) {
+        count[g[i].dims.op]++;
+        const erg_op_dims *d = &g[i].dims;
+        if (d->op == ERG_OP_GEMM && d->m == 1 && d->n >= 4096 && d->k >= 4096)
+            one_row++;
+        if (d->op == ERG_OP_GEMM && d->m == 1 && d->n == 1 && d->k == 1)
+            cube1++;
+        if (d->op == ERG_OP_RMSNORM && d->tokens * d->d_model > max_nd)
+            max_nd = d->tokens * d->d_model;
+        if (d->op == ERG_OP_SOFTMAX && d->tokens > max_sm)
+            max_sm = d->tokens;
+    }
+    assert_int_equal(count[ERG_OP_RMSNORM], 45);
+    assert_int_equal(count[ERG_OP_SOFTMAX], 25);
+    assert_int_equal(count[ERG_OP_GEMM], 116);
+    assert_int_equal(cube1, 1);
+    assert_int_equal(one_row, 3); /* 1×4096×4096, 1×11008×4096, 1×4096×11008 */
+    assert_int_equal(max_nd, 4096 * 8192);
+    assert_int_equal(max_sm, 4096);
+    assert_int_equal(erg_ops_csv_read(ERG_TEST_SOURCE_DIR
+                                      "/models/cpu-amd-epyc.default-grid.ops.csv",
+                                      0, &p, &np, &diag),
+                     ERG_OK);
+    assert_int_equal(np, n);
+    for (size_t i = 0; i < np; i++) {
+        assert_memory_equal(&p[i].dims, &g[i].dims, sizeof p[i].dims); /* the grid, in order */
+        assert_true(p[i].time_s > 0 && p[i].reps >= 2);
+        assert_int_equal(p[i].grade, ERG_GRADE_ESTIMATOR);
+    }
+    free(p);
+    free(g);
+}
+
 static void bad_inputs_name_file_line_and_column(void **state)
 {
     (void)state;
@@ -173,6 +220,7 @@ int main(void)
         cmocka_unit_test(round_trip_keeps_every_field),
         cmocka_unit_test(grid_files_take_columns_up_to_dtype),
         cmocka_unit_test(bad_inputs_name_file_line_and_column),
+        cmocka_unit_test(committed_default_grid_covers_small_and_decode_gemms),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -454,6 +454,26 @@ static void save_load_round_trip_and_loader_errors(void **state)
         assert_true(a.time_s > 0);
         erg_op_model_free(l);
     }
+    /* a launch floor of 0 (the fit clamps t0 into [0, smallest time]: a zero or negative
+     * intercept writes 0) loads and predicts */
+    {
+        char cmd[512];
+        snprintf(bad, sizeof bad, "%s/t0.json", dir);
+        snprintf(cmd, sizeof cmd,
+                 "sed -e 's|\"launch_time_s\": [-+0-9.eE]*|\"launch_time_s\": 0|' '%s' > '%s'",
+                 path, bad);
+        assert_int_equal(system(cmd), 0);
+        erg_diag_clear(&diag);
+        if (erg_op_model_load(bad, &l, &diag) != ERG_OK)
+            fail_msg("launch floor 0: %s", diag.detail);
+        erg_op_bounds b;
+        assert_int_equal(erg_op_model_bounds(l, ERG_OP_RMSNORM, &b), ERG_OK);
+        assert_true(b.launch_time_s == 0.0);
+        erg_op_prediction a;
+        assert_int_equal(erg_op_model_predict(l, &s[0].dims, &a, NULL), ERG_OK);
+        assert_true(a.time_s > 0);
+        erg_op_model_free(l);
+    }
     assert_int_equal(erg_op_model_load("/nonexistent.json", &l, NULL), ERG_ENOENT);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -205,12 +205,80 @@ static void a100_model_predicts_llmcompass_gemm(void **state)
     erg_op_model_free(m);
 }
 
+/* A dimension the model never trained (tokens of LLMCompass's row-wise softmax, m and n of a
+ * causal one) has no range: in range by the work √(R·C) = N it is not extrapolated, and out of
+ * range the warning names the real trained range, never "0..0". */
+static void softmax_range_names_what_was_trained(void **state)
+{
+    (void)state;
+    erg_op_model *m;
+    assert_int_equal(
+        erg_op_model_load(ERG_TEST_SOURCE_DIR "/models/a100-llmcompass.json", &m, NULL), ERG_OK);
+    erg_op_bounds b;
+    assert_int_equal(erg_op_model_bounds(m, ERG_OP_SOFTMAX, &b), ERG_OK);
+    erg_op_dims d;
+    memset(&d, 0, sizeof d);
+    d.op = ERG_OP_SOFTMAX;
+    d.dtype = ERG_DTYPE_FP16;
+    d.tokens = 1024; /* inside the trained √(R·C) = 362..11585 */
+    assert_true(1024 > b.work_lo && 1024 < b.work_hi);
+    erg_op_prediction p;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.extrapolated, 0);
+    assert_string_equal(p.why, "");
+    d.tokens = 100000;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.extrapolated, 1);
+    assert_null(strstr(p.why, "0..0"));
+    assert_non_null(strstr(p.why, "N (sqrt(R*C)) = 1e+05"));
+    char lo[32];
+    snprintf(lo, sizeof lo, "trained %.4g..", b.work_lo); /* the real range */
+    assert_non_null(strstr(p.why, lo));
+    erg_op_model_free(m);
+
+    /* A fit on causal rows (tokens only) asked for a row-wise m × n. */
+    enum { NS = 24 };
+    erg_op_sample s[NS];
+    memset(s, 0, sizeof s);
+    for (unsigned i = 0; i < NS; i++) {
+        s[i].dims.op = ERG_OP_SOFTMAX;
+        s[i].dims.tokens = (int64_t)(16 * (i + 1) * (i + 1));
+        double nn = (double)s[i].dims.tokens;
+        s[i].time_s = 2e-6 + 3e-9 * nn * nn + 1e-8 * nn;
+        s[i].energy_j = NAN;
+        s[i].energy_sd_j = NAN;
+        s[i].reps = 10;
+        strcpy(s[i].kappa, "erg-c-causal");
+    }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.target_kind = "test";
+    assert_int_equal(erg_op_model_fit(s, NS, &o, &m, NULL), ERG_OK);
+    memset(&d, 0, sizeof d);
+    d.op = ERG_OP_SOFTMAX;
+    d.m = d.n = 2000;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.extrapolated, 0);
+    d.m = d.n = 20000;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_int_equal(p.extrapolated, 1);
+    assert_null(strstr(p.why, "0..0"));
+    assert_non_null(strstr(p.why, "N (sqrt(R*C)) = 2e+04"));
+    d.m = d.n = 0;
+    d.tokens = 20000;
+    assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+    assert_non_null(strstr(p.why, "tokens = 20000 is outside the trained "));
+    assert_null(strstr(p.why, "0..0"));
+    erg_op_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_model_reproduces_its_profile),
         cmocka_unit_test(a100_model_predicts_llmcompass_gemm),
         cmocka_unit_test(predictions_are_physical_across_and_beyond_the_range),
+        cmocka_unit_test(softmax_range_names_what_was_trained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,44 +190,15 @@ static void energy_through_erg_meter_windows_is_graded(void **state)
 }
 
 /* 100 W, except that the second window also gets a 1 J spike (another process, an interrupt). */
+/* A batch that draws 150 W instead of 100 W (a power spike in the second batch). */
 static int spiky_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
 {
     (void)diag;
     struct fake_meter *f = ud;
     f->ends++;
-    *energy_j = 100.0 * elapsed_s + (f->ends == 2 ? 1.0 : 0.0);
+    *energy_j = (f->ends == 2 ? 150.0 : 100.0) * elapsed_s;
     *grade = ERG_GRADE_HW_SHUNT;
     return ERG_OK;
-}
-
-static void one_spiky_batch_moves_the_mean_not_the_spread(void **state)
-{
-    (void)state;
-    struct fake_meter f = {0, 0, 0};
-    erg_energy_window w = {&f, fake_begin, spiky_end};
-    erg_op_dims g = dims(ERG_OP_GEMM, 24, 24, 24);
-    erg_op_sample out;
-    erg_profile_options o;
-    erg_profile_options_init(&o);
-    o.min_time_s = 0.1; /* about 20 batches of 5 ms */
-    o.min_window_s = 0;
-    o.clock = ERG_PROFILE_CLOCK_THREAD_CPU; /* batch count independent of the machine's load */
-    o.energy = &w;
-    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
-    if (f.ends < 3)
-        skip(); /* the warm-up overestimated the batch: too few batches for a spread */
-    /* the spike is in the mean: E = 100 W · t + 1 J·(t_thread/t_wall of that batch) / reps */
-    double extra = (out.energy_j - 100.0 * out.time_s) * (double)out.reps;
-    if (!(extra > 0.2 && extra <= 1.0 + 1e-9))
-        fail_msg("spike's share of the energy: %g J", extra);
-    /* but not in the spread: every other batch has e = 100·t exactly, so the robust spread of the
-     * energy is 100 × that of the time (up to the median shifting by one batch) */
-    if (!(out.energy_sd_j <= 1.5 * 100.0 * out.time_sd_s + 1e-15))
-        fail_msg("energy sd %g J vs 100 W x time sd %g s", out.energy_sd_j, out.time_sd_s);
-    /* a plain sd of the per-execution batch means would carry the spike: (0.2 J / b)/√n_batches
-     * at least */
-    double b = (double)out.reps / (double)f.ends;
-    assert_true(out.energy_sd_j < 0.5 * (0.2 / b) / sqrt((double)f.ends));
 }
 
 /* A scripted profiling clock: the warm-up execution takes 0.25 s, batch i (of b = 64 executions)
@@ -236,6 +207,47 @@ struct script_clock {
     unsigned calls;
     double t;
 };
+
+/* A scripted clock with equal batches: warm-up execution 0.25 s, every batch 64 × 0.25 s. */
+static double flat_now(void *ud)
+{
+    struct script_clock *c = ud;
+    unsigned k = c->calls++;
+    if (k == 1)
+        c->t += 0.25;
+    else if (k >= 3 && k % 2 == 1)
+        c->t += 64 * 0.25;
+    return c->t;
+}
+
+static void one_spiky_batch_moves_the_mean_not_the_spread(void **state)
+{
+    (void)state;
+    struct script_clock clk = {0, 0};
+    struct fake_meter f = {0, 0, 0};
+    erg_energy_window w = {&f, fake_begin, spiky_end};
+    erg_op_dims g = dims(ERG_OP_RMSNORM, 1, 16, 0);
+    erg_op_sample out;
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 80; /* 5 batches of 16 s: b = 64 */
+    o.batches = 5;
+    o.min_window_s = 0;
+    o.energy = &w;
+    o.now_s = flat_now;
+    o.now_ud = &clk;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, NULL), ERG_OK);
+    assert_int_equal(f.ends, 5);
+    assert_int_equal(out.reps, 320);
+    /* hand-computed: batches of 1600 J except one of 2400 J, 8800 J over 320 executions */
+    erg_assert_rel(out.time_s, 0.25, 1e-12);
+    erg_assert_rel(out.energy_j, 8800.0 / 320.0, 1e-9);
+    /* the spread is robust: four of five per-execution batch means are 25 J, so the MAD is 0,
+     * whereas a plain sd of the batch means would be 5.6 J */
+    erg_assert_near(out.time_sd_s, 0.0, 1e-15);
+    erg_assert_near(out.energy_sd_j, 0.0, 1e-12);
+}
+
 
 static double script_now(void *ud)
 {
@@ -387,6 +399,74 @@ static void target_identity_is_file_name_safe(void **state)
     assert_non_null(strstr(desc, "OpenBLAS"));
 }
 
+/* Weight-set rotation (HYMELL Section 5.1): the number of sets follows min_weight_sets,
+ * rotate_bytes and max_weight_sets, and the timed executions cycle through every set in turn,
+ * each on its own memory, so no repetition finds its inputs left in cache by the previous one. */
+struct exec_log {
+    size_t n, nsets, set[4096];
+    const void *input[4096];
+};
+
+static void log_exec(void *ud, size_t set, size_t nsets, const void *input)
+{
+    struct exec_log *l = ud;
+    l->nsets = nsets;
+    if (l->n < 4096) {
+        l->set[l->n] = set;
+        l->input[l->n] = input;
+    }
+    l->n++;
+}
+
+static void rotation_case(erg_op_dims d, unsigned min_sets, size_t rotate_bytes, unsigned max_sets,
+                          size_t want_sets)
+{
+    static struct exec_log l;
+    memset(&l, 0, sizeof l);
+    erg_profile_options o;
+    erg_profile_options_init(&o);
+    o.min_time_s = 1e-3;
+    o.min_window_s = 1e-4;
+    o.min_weight_sets = min_sets;
+    o.rotate_bytes = rotate_bytes;
+    o.max_weight_sets = max_sets;
+    erg_op_sample out;
+    erg__profile_exec_hook = log_exec;
+    erg__profile_exec_hook_ud = &l;
+    int rc = erg_profile_ops(&o, &d, 1, &out, NULL, NULL);
+    erg__profile_exec_hook = NULL;
+    erg__profile_exec_hook_ud = NULL;
+    assert_int_equal(rc, ERG_OK);
+    assert_int_equal(l.nsets, want_sets);
+    size_t n = l.n < 4096 ? l.n : 4096;
+    assert_true(n > 2 * want_sets + 2);
+    /* warm-up on set 0 (one or two executions), then the timed ones start again at set 0 */
+    size_t w = l.set[1] == 0 ? 2 : 1;
+    assert_int_equal(l.set[0], 0);
+    assert_true(l.n - w >= out.reps); /* every counted repetition went through the seam */
+    for (size_t i = w; i < n; i++)
+        assert_int_equal(l.set[i], (i - w) % want_sets); /* round robin, none skipped */
+    /* every set is distinct memory, and a set always passes the same buffer */
+    for (size_t a = 0; a < want_sets; a++)
+        for (size_t b = a + 1; b < want_sets; b++)
+            assert_ptr_not_equal(l.input[w + a], l.input[w + b]);
+    for (size_t i = w + want_sets; i < n; i++)
+        assert_ptr_equal(l.input[i], l.input[w + (i - w) % want_sets]);
+}
+
+static void weight_sets_rotate(void **state)
+{
+    (void)state;
+    /* GEMM 8×8×8 fp32: (64 + 64 + 64) floats = 768 bytes a set */
+    erg_op_dims g = dims(ERG_OP_GEMM, 8, 8, 8);
+    rotation_case(g, 2, 3000, 64, 4); /* 4 · 768 ≥ 3000 */
+    rotation_case(g, 2, 3000, 3, 3);  /* capped */
+    rotation_case(g, 5, 100, 64, 5);  /* at least min_weight_sets */
+    /* RMSNorm 4 × 256: x, y 1024 floats each, w 256: 9216 bytes a set */
+    rotation_case(dims(ERG_OP_RMSNORM, 4, 256, 0), 2, 30000, 64, 4);
+    rotation_case(dims(ERG_OP_SOFTMAX, 16, 0, 0), 3, 0, 64, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +479,7 @@ int main(void)
         cmocka_unit_test(energy_and_time_share_one_time_base),
         cmocka_unit_test(unsupported_targets_and_types),
         cmocka_unit_test(target_identity_is_file_name_safe),
+        cmocka_unit_test(weight_sets_rotate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
