@@ -50,7 +50,8 @@ typedef enum erg_trace_category {
     ERG_TRACE_CAT_COUNT = 4
 } erg_trace_category;
 
-/** "kernel", "gpu_memcpy", "gpu_memset", "collective" (the names rules match). */
+/** "kernel", "gpu_memcpy", "gpu_memset", "collective" (the names rules match); "unknown" for a
+ * value out of range. A static string; never fails. */
 ERG_API const char *erg_trace_category_name(erg_trace_category cat);
 
 /** How the files of a multi-rank trace are placed in time. */
@@ -59,16 +60,16 @@ typedef enum erg_trace_align {
     ERG_TRACE_ALIGN_FIRST_KERNEL = 1 /**< shift each file so its first kernel starts at 0 */
 } erg_trace_align;
 
-/** Parse "none" / "first-kernel". Returns ERG_OK or ERG_EINVAL. */
+/** Parse "none" / "first-kernel" into *out. Errors: ERG_EINVAL (other text, NULL). */
 ERG_API int erg_trace_align_parse(const char *text, erg_trace_align *out);
 
 /** Opaque set of imported GPU activities from one or more trace files. */
 typedef struct erg_trace erg_trace;
 
-/** A new, empty trace. NULL when out of memory. */
+/** A new, empty trace. Returns NULL when out of memory. */
 ERG_API erg_trace *erg_trace_new(void);
 
-/** Free a trace. NULL-safe. */
+/** Free a trace. NULL-safe; never fails. */
 ERG_API void erg_trace_free(erg_trace *trace);
 
 /**
@@ -92,7 +93,8 @@ ERG_API int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *di
 ERG_API int erg_trace_read_files(erg_trace *trace, const char *const *paths, size_t n,
                                  unsigned jobs, erg_diag *diag);
 
-/** Same as erg_trace_read_file from a memory buffer (plain JSON); name is used in messages. */
+/** Same as erg_trace_read_file from a memory buffer (plain JSON, len bytes); name is used in
+ *  messages. Errors: as erg_trace_read_file, and ERG_EINVAL (buf NULL with len > 0). */
 ERG_API int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
                                   erg_diag *diag);
 
@@ -114,12 +116,12 @@ typedef struct erg_trace_stats {
                                    stream ended: a data problem, kept as same-device parallel */
 } erg_trace_stats;
 
-/** Fill *out with the trace's counts. */
+/** Fill *out with the trace's counts. Never fails (does nothing when an argument is NULL). */
 ERG_API void erg_trace_get_stats(const erg_trace *trace, erg_trace_stats *out);
 
 /**
- * The i-th unknown category met (in order of first appearance) and its event count.
- * Returns ERG_OK, or ERG_ERANGE when i is past the end. *name stays valid while trace lives.
+ * The i-th unknown category met (in order of first appearance) and its event count; name or count
+ * may be NULL. *name stays valid while trace lives. Errors: ERG_ERANGE (i past the end).
  */
 ERG_API int erg_trace_unknown(const erg_trace *trace, size_t i, const char **name, size_t *count);
 
@@ -141,17 +143,19 @@ typedef struct erg_rules erg_rules;
  */
 ERG_API int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag);
 
-/** Same from a buffer; name is used in messages and signature paths resolve against base_dir. */
+/** Same from a buffer of len bytes; name is used in messages and signature paths resolve against
+ *  base_dir ("." when NULL). Errors: as erg_rules_read_file, and ERG_EINVAL (buf or out NULL). */
 ERG_API int erg_rules_read_buffer(const char *buf, size_t len, const char *name,
                                   const char *base_dir, erg_rules **out, erg_diag *diag);
 
 /**
  * erg's default rules (rules/default.json, compiled in): NVIDIA A100 and H100 static powers and
  * dynamic powers by kernel class, every number's source beside it; grade estimator.
+ * Errors: ERG_ENOMEM.
  */
 ERG_API int erg_rules_default(erg_rules **out, erg_diag *diag);
 
-/** Free rules. NULL-safe. */
+/** Free rules. NULL-safe; never fails. */
 ERG_API void erg_rules_free(erg_rules *rules);
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -162,6 +166,7 @@ typedef struct erg_trace_options {
     size_t top_n;          /**< entries in the report's top list; default 10 */
 } erg_trace_options;
 
+/** Set the defaults: align none, top_n 10. NULL-safe; never fails. */
 ERG_API void erg_trace_options_init(erg_trace_options *opts);
 
 /**
@@ -246,7 +251,7 @@ ERG_API int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules
                                   const erg_trace_options *opts, erg_trace_report *out,
                                   erg_diag *diag);
 
-/** Free what a report holds (not the struct). NULL-safe. */
+/** Free what a report holds (not the struct). NULL-safe; never fails. */
 ERG_API void erg_trace_report_free(erg_trace_report *report);
 
 /**
