@@ -114,7 +114,7 @@ static int merge_one(erg_trace *dst, const erg_trace *src, const char *file, erg
     uint32_t *names = NULL, *misc = NULL;
     if (src->n_files != 1)
         return erg_diag_set(diag, ERG_EINVAL, file, "internal: a sub-trace holds one file");
-    int rank;
+    int rank = -1;
     st = erg__trace_pick_rank(dst, src->file_has_rank[0], src->file_rank[0], file, &rank, diag);
     if (st != ERG_OK)
         return st;

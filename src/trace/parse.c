@@ -815,6 +815,7 @@ static void ctx_free(pctx *c)
 int erg__trace_pick_rank(const struct erg_trace *tr, int has_rank, int rank, const char *file,
                          int *out, erg_diag *diag)
 {
+    *out = -1; /* defined on every path, also on error */
     if (!has_rank)
         rank = (int)tr->n_files;
     for (int again = 1; again;) { /* without distributedInfo: the first rank not yet taken */
@@ -877,7 +878,7 @@ static int finish_file(pctx *c, erg_diag *diag)
         for (size_t j = 0; j < c->stacks[i].n; j++)
             if (c->stacks[i].v[j].cls != C_HOST)
                 tr->stats.unclosed_begin++;
-    int rank;
+    int rank = -1;
     int st = erg__trace_pick_rank(tr, c->has_rank, c->rank, c->file, &rank, diag);
     if (st != ERG_OK)
         return st;

@@ -360,6 +360,24 @@ static void prefixes_and_corruptions_fail_cleanly(void **state)
     assert_true(ok > 0 && bad > 0);
 }
 
+/* A rank already taken fails and leaves the output rank defined (-1), never stale. */
+static void rank_clash_leaves_output_defined(void **state)
+{
+    (void)state;
+    erg_trace *t = erg_trace_new();
+    assert_non_null(t);
+    erg_diag d = {0};
+    assert_int_equal(erg__trace_add_file(t, 0, 1, "a.json", &d), ERG_OK);
+    int rank = 42;
+    assert_int_equal(erg__trace_pick_rank(t, 0, 0, "b.json", &rank, &d), ERG_OK);
+    assert_int_equal(rank, 1); /* no distributedInfo: first rank not taken */
+    rank = 42;
+    assert_true(erg__trace_pick_rank(t, 1, 0, "b.json", &rank, &d) < 0);
+    assert_int_equal(rank, -1);
+    assert_non_null(strstr(d.detail, "rank 0 was already read"));
+    erg_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +388,7 @@ int main(void)
         cmocka_unit_test(activities_kept_before_an_error_are_dropped),
         cmocka_unit_test(gzip_files_stream_and_truncation_is_reported),
         cmocka_unit_test(prefixes_and_corruptions_fail_cleanly),
+        cmocka_unit_test(rank_clash_leaves_output_defined),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
