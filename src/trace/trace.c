@@ -740,6 +740,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
         json_decref(unk);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
+    bad |= json_object_set_new(root, "erg", json_string("trace-report/1")) ? 1 : 0;
     bad |= num(root, "energy_j", r->energy_j);
     bad |= num(root, "energy_sd_j", r->energy_sd_j);
     bad |= num(root, "time_s", r->time_s);

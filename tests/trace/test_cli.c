@@ -161,6 +161,7 @@ static void report_table_and_json(void **state)
                          "two_gpus_rules.json' --json --top 1 < '" DATA "two_gpus.json'"),
                      0);
     j = stdout_json();
+    assert_string_equal(json_string_value(json_object_get(j, "erg")), "trace-report/1");
     erg_assert_rel(num(j, "energy_j"), 0.0863, 1e-9);
     erg_assert_rel(num(j, "energy_sd_j"), 0.003, 1e-9);
     json_decref(j);

@@ -387,6 +387,9 @@ static void report_json_has_the_documented_keys(void **state)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!json_object_get(j, keys[i]))
             fail_msg("missing key %s", keys[i]);
+    /* tagged like every erg JSON output, tag first */
+    assert_string_equal(json_object_iter_key(json_object_iter(j)), "erg");
+    assert_string_equal(json_string_value(json_object_get(j, "erg")), "trace-report/1");
     erg_assert_rel(json_real_value(json_object_get(j, "energy_j")), 0.0863, 1e-9);
     assert_string_equal(json_string_value(json_object_get(j, "grade")), "estimator");
     assert_string_equal(json_string_value(json_object_get(j, "rules")), DATA "two_gpus_rules.json");
