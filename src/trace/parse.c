@@ -39,7 +39,7 @@ enum ev_field {
     A_COLL
 };
 
-enum top_key { T_NONE = 0, T_EVENTS, T_DEVPROPS, T_DISTINFO };
+enum top_key { T_NONE = 0, T_EVENTS, T_DEVPROPS, T_DISTINFO, T_ERG };
 
 /* Event class, from its category. */
 enum ev_class {
@@ -78,6 +78,8 @@ typedef struct pctx {
 
     long depth;
     int top_seen;
+    int saw_events;  /* the object format had a traceEvents member */
+    int tail_other;  /* array format: the last element read was not an event object */
     enum top_key top_key;
     long events_depth; /* depth inside the events array, -1 when not in it */
     long devprops_depth, distinfo_depth;
@@ -537,6 +539,22 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
         }
         c->rank_key = 0;
     }
+    if (c->depth == 1 && c->top_seen == 2)
+        c->tail_other = 1;
+    if (c->depth == 1 && c->top_seen == 1 && c->top_key == T_ERG) {
+        /* an erg file (schedule/1, signature/1, rules/1...) given where a trace is expected */
+        char tag[64], what[96], msg[320];
+        copy_text(tag, sizeof tag, s, is_str ? len : 0);
+        if (is_str)
+            snprintf(what, sizeof what, "it is an erg %s file", tag);
+        else
+            snprintf(what, sizeof what, "it has an \"erg\" tag");
+        snprintf(msg, sizeof msg,
+                 "not a Chrome/Kineto trace (%s%s); erg trace reads the trace-event JSON of "
+                 "PyTorch's profiler or another Chrome trace writer",
+                 what, strcmp(tag, "schedule/1") == 0 ? ": run erg compose on it" : "");
+        return fail(c, ERG_EPARSE, msg);
+    }
     return 1;
 }
 
@@ -600,7 +618,10 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
         c->top_key = key_is(k, len, "traceEvents")        ? T_EVENTS
                      : key_is(k, len, "deviceProperties") ? T_DEVPROPS
                      : key_is(k, len, "distributedInfo")  ? T_DISTINFO
+                     : key_is(k, len, "erg")              ? T_ERG
                                                           : T_NONE;
+        if (c->top_key == T_EVENTS)
+            c->saw_events = 1;
         return 1;
     }
     if (c->devprops_depth >= 0 && c->depth == c->devprops_depth + 1)
@@ -646,6 +667,7 @@ static int cb_end_map(void *ctx)
             c->in_args = 0;
         else if (c->depth == c->events_depth) {
             c->in_event = 0;
+            c->tail_other = 0;
             return end_event(c);
         }
         return 1;
@@ -698,6 +720,8 @@ static int cb_end_array(void *ctx)
 {
     pctx *c = ctx;
     c->depth--;
+    if (c->depth == 1 && c->top_seen == 2)
+        c->tail_other = 1; /* an array as an element of the events array */
     if (!c->in_event) {
         if (c->events_depth >= 0 && c->depth == c->events_depth - 1)
             c->events_depth = -1;
@@ -1071,7 +1095,7 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
         }
         /* The JSON Array Format may omit its closing "]" (a tracer that was killed): accept an
          * end between two events, as the Trace Event Format document allows. */
-        int open_array_ok = c.top_seen == 2 && c.depth == 1 && !c.in_event;
+        int open_array_ok = c.top_seen == 2 && c.depth == 1 && !c.in_event && !c.tail_other;
         if (ys != yajl_status_ok && !open_array_ok) {
             unsigned long line, col;
             line_col(path, mem, mem_len, total, &line, &col);
@@ -1090,6 +1114,11 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
         st = erg_diag_set(diag, ERG_EPARSE, name,
                           "not a trace: expected a JSON object with traceEvents or an array of "
                           "events");
+        goto out;
+    }
+    if (c.top_seen == 1 && !c.saw_events) {
+        st = erg_diag_set(diag, ERG_EPARSE, name,
+                          "not a Chrome/Kineto trace: a JSON object without traceEvents");
         goto out;
     }
     st = finish_file(&c, diag);

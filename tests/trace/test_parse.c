@@ -378,6 +378,40 @@ static void rank_clash_leaves_output_defined(void **state)
     erg_trace_free(t);
 }
 
+/* Wrong-kind input says what the file is; a cut array of non-events is a truncation. */
+static void wrong_kind_and_cut_arrays_are_named(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *says;
+    } cases[] = {
+        {"{\"erg\": \"schedule/1\", \"devices\": []}",
+         "not a Chrome/Kineto trace (it is an erg schedule/1 file: run erg compose on it)"},
+        {"{\"erg\": \"rules/1\", \"traceEvents\": []}", "it is an erg rules/1 file)"},
+        {"{\"erg\": 3}", "it has an \"erg\" tag"},
+        {"{\"schemaVersion\": 1}", "not a Chrome/Kineto trace: a JSON object without traceEvents"},
+        {"{}", "a JSON object without traceEvents"},
+        {"[1,2", "JSON ends early at byte 4 (truncated file?)"},
+        {"[{\"ph\": \"X\"}, [1", "JSON ends early"},
+        {"[{\"ph\": \"X\"}, [1]", "JSON ends early"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        erg_trace *t = erg_trace_new();
+        assert_non_null(t);
+        erg_diag d = {0};
+        assert_int_equal(read_str(t, cases[i].json, &d), ERG_EPARSE);
+        if (!strstr(d.detail, cases[i].says))
+            fail_msg("case %zu: \"%s\" does not say \"%s\"", i, d.detail, cases[i].says);
+        erg_trace_free(t);
+    }
+    /* still accepted: an array cut between two events, and an object with empty traceEvents */
+    erg_trace *t = erg_trace_new();
+    erg_diag d = {0};
+    assert_int_equal(read_str(t, "[{\"ph\": \"X\"}, ", &d), ERG_OK);
+    assert_int_equal(read_str(t, "{\"traceEvents\": []}", &d), ERG_OK);
+    erg_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +423,7 @@ int main(void)
         cmocka_unit_test(gzip_files_stream_and_truncation_is_reported),
         cmocka_unit_test(prefixes_and_corruptions_fail_cleanly),
         cmocka_unit_test(rank_clash_leaves_output_defined),
+        cmocka_unit_test(wrong_kind_and_cut_arrays_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
