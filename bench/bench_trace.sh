@@ -2,16 +2,23 @@
 # Trace import benchmark (issue 4, "Speed"): throughput in MB/s of uncompressed JSON and peak
 # memory on the shared traces and on a generated 1 GB trace, and the time of `erg trace report`
 # against Python's json.load of the same file (json.load alone, timed inside Python).
-# Usage: bench/bench_trace.sh [BUILD_DIR] [SIZE_MB]   (defaults: build, 1000)
+# Usage: [ERG=path/to/erg] bench/bench_trace.sh [BUILD_DIR] [SIZE_MB]   (defaults: build, 1000)
+# ERG (the erg binary) defaults to build/release/src/cli/erg, what scripts/main.sh builds; the
+# bench binaries come from BUILD_DIR/bench.
 # The generated trace is written under /tmp and removed at the end; it is never committed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 size_mb=${2:-1000}
-erg=$build/src/cli/erg
+erg=${ERG:-build/release/src/cli/erg}
 bench=$build/bench/bench_trace
 gen=$build/bench/bench_trace_gen
-for b in "$erg" "$bench" "$gen"; do
+[ -x "$erg" ] || {
+    echo "bench_trace.sh: erg not found at $erg; build it with cmake -S . -B build/release" \
+        "-DCMAKE_BUILD_TYPE=Release && cmake --build build/release, or set ERG" >&2
+    exit 2
+}
+for b in "$bench" "$gen"; do
     [ -x "$b" ] || { echo "bench_trace.sh: $b not built (cmake --build $build)" >&2; exit 2; }
 done
 tmp=$(mktemp -d /tmp/erg_bench_trace.XXXXXX)
