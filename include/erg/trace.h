@@ -73,6 +73,15 @@ ERG_API erg_trace *erg_trace_new(void);
 ERG_API void erg_trace_free(erg_trace *trace);
 
 /**
+ * With on != 0, the files read into trace from now on take ranks in the order they are read
+ * (0, 1, ... after the ranks already taken), and their distributedInfo.rank is ignored: this
+ * combines traces of separate jobs that each claim rank 0 (e.g. single-GPU runs). With on == 0
+ * (the default) distributedInfo.rank decides and two files claiming one rank are refused.
+ * Device ids are "rank<R>/gpu<N>" either way. NULL-safe; never fails.
+ */
+ERG_API void erg_trace_set_rank_from_order(erg_trace *trace, int on);
+
+/**
  * Stream one trace file (one rank) into trace: plain or gzip JSON, "-" for stdin. Either the JSON
  * Object Format ({"traceEvents": [...], ...}) or the JSON Array Format ([...], whose closing
  * bracket may be missing, as the format allows). The rank is distributedInfo.rank, else the first

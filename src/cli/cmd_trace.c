@@ -14,7 +14,9 @@ static void usage(FILE *out)
     fprintf(
         out,
         "Usage: erg trace import FILE... -o SCHEDULE.json [--rules R] [--align MODE]\n"
-        "       erg trace report FILE... [--rules R] [--align MODE] [--json] [--top N]\n\n"
+        "                        [--rank-from-order]\n"
+        "       erg trace report FILE... [--rules R] [--align MODE] [--json] [--top N]\n"
+        "                        [--rank-from-order]\n\n"
         "Read PyTorch-profiler / Kineto (Chrome trace-event) JSON files, plain or .gz, one per\n"
         "rank, and turn their GPU activities into an erg schedule (import, for erg compose) or\n"
         "an energy report (report).\n\n"
@@ -26,6 +28,8 @@ static void usage(FILE *out)
         "  -j, --json          report as one JSON object\n"
         "  -n, --top N         kernels in the top list (default 10)\n"
         "  -J, --jobs N        files parsed at once (default: one per CPU)\n"
+        "  -R, --rank-from-order  ranks 0..n-1 in the order the files are given, overriding\n"
+        "                      their distributedInfo (combine traces of separate jobs)\n"
         "  -h, --help          this help\n\n"
         "Exit status: 0 success, 2 unreadable or unusable input (nothing written).\n");
 }
@@ -33,7 +37,7 @@ static void usage(FILE *out)
 struct opts {
     const char *output, *rules;
     erg_trace_options topts;
-    int json;
+    int json, rank_from_order;
     unsigned jobs; /* 0: one per CPU */
 };
 
@@ -43,13 +47,14 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *fi
         {"output", required_argument, NULL, 'o'}, {"rules", required_argument, NULL, 'r'},
         {"align", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
         {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
-        {"jobs", required_argument, NULL, 'J'},   {NULL, 0, NULL, 0}};
+        {"jobs", required_argument, NULL, 'J'},   {"rank-from-order", no_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     erg_trace_options_init(&o->topts);
     optind = 1;
     opterr = 0;
     int ch;
-    static const char shortopts[] = ":o:r:a:jn:J:h";
+    static const char shortopts[] = ":o:r:a:jn:J:Rh";
     while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         unsigned long n;
         switch (ch) {
@@ -65,6 +70,9 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *fi
             break;
         case 'j':
             o->json = 1;
+            break;
+        case 'R':
+            o->rank_from_order = 1;
             break;
         case 'n':
             if (erg_cli_ulong(cmd, "--top", optarg, &n) != 0)
@@ -107,6 +115,7 @@ static int load(int argc, char **argv, int first, const struct opts *o, erg_trac
         *rules = NULL;
         return erg_cli_fail(NULL, ERG_ENOMEM);
     }
+    erg_trace_set_rank_from_order(*trace, o->rank_from_order);
     st = erg_trace_read_files(*trace, (const char *const *)(argv + first), (size_t)(argc - first),
                               o->jobs, &diag);
     if (st != ERG_OK) {

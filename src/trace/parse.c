@@ -840,6 +840,8 @@ int erg__trace_pick_rank(const struct erg_trace *tr, int has_rank, int rank, con
                          int *out, erg_diag *diag)
 {
     *out = -1; /* defined on every path, also on error */
+    if (tr->rank_from_order)
+        has_rank = 0; /* the first rank not taken: its position, as all before it were placed so */
     if (!has_rank)
         rank = (int)tr->n_files;
     for (int again = 1; again;) { /* without distributedInfo: the first rank not yet taken */
@@ -850,7 +852,9 @@ int erg__trace_pick_rank(const struct erg_trace *tr, int has_rank, int rank, con
             if (has_rank)
                 return erg_diag_set(diag, ERG_EINVAL, file,
                                     "rank %d was already read from another file (each file must "
-                                    "be one rank; distributedInfo.rank decides)",
+                                    "be one rank; distributedInfo.rank decides; to combine traces "
+                                    "of separate jobs, take ranks from the order of the files: "
+                                    "--rank-from-order)",
                                     rank);
             rank++;
             again = 1;

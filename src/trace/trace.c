@@ -40,6 +40,12 @@ int erg_trace_align_parse(const char *text, erg_trace_align *out)
     return ERG_OK;
 }
 
+void erg_trace_set_rank_from_order(erg_trace *t, int on)
+{
+    if (t)
+        t->rank_from_order = on ? 1 : 0;
+}
+
 erg_trace *erg_trace_new(void)
 {
     erg_trace *t = calloc(1, sizeof *t);

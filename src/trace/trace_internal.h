@@ -74,6 +74,7 @@ struct erg_trace {
     erg__unknown *unknown;
     size_t n_unknown, unknown_cap;
     erg_trace_stats stats;
+    int rank_from_order; /* files take ranks 0..n-1 in the order read, distributedInfo ignored */
 };
 
 /* The rank of a new file: has_rank, rank from its distributedInfo (refused when taken: ERG_EINVAL),

@@ -268,12 +268,37 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
     assert_int_equal(erg("trace export x"), 2);
 }
 
+/* Two traces both claiming rank 0 (separate jobs): refused, with the way out named; with
+ * --rank-from-order they are ranks 0 and 1 on one clock, so every total doubles. */
+static void rank_from_order_combines_jobs(void **state)
+{
+    (void)state;
+    const char *files = "'" DATA "two_gpus.json' '" DATA "two_gpus.json' --rules '" DATA
+                        "two_gpus_rules.json'";
+    expect_fail("'" DATA "two_gpus.json' '" DATA "two_gpus.json'", "--rank-from-order");
+    char args[2048];
+    snprintf(args, sizeof args, "trace report %s --json --rank-from-order", files);
+    assert_int_equal(erg(args), 0);
+    json_t *j = stdout_json();
+    erg_assert_rel(num(j, "energy_j"), 2 * 0.0863, 1e-9);
+    erg_assert_rel(num(j, "energy_sd_j"), sqrt(2.0) * 0.003, 1e-9);
+    json_t *devs = json_object_get(j, "devices");
+    assert_int_equal(json_object_size(devs), 4);
+    assert_non_null(json_object_get(devs, "rank0/gpu0"));
+    assert_non_null(json_object_get(devs, "rank1/gpu0"));
+    assert_non_null(json_object_get(devs, "rank1/gpu1"));
+    json_decref(j);
+    snprintf(args, sizeof args, "trace import %s -R -o '%s'", files, sched_path);
+    assert_int_equal(erg(args), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(import_then_compose_equals_report),
         cmocka_unit_test(report_table_and_json),
         cmocka_unit_test(bad_input_exits_2_and_writes_nothing),
+        cmocka_unit_test(rank_from_order_combines_jobs),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

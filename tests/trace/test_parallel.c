@@ -193,11 +193,43 @@ static void one_bad_file_keeps_nothing(void **state)
     assert_int_equal(erg_trace_read_files(NULL, clash, 2, 2, &d), ERG_EINVAL);
 }
 
+/* Ranks from the order of the files: distributedInfo (2, 0, 0) is ignored, in threads or not. */
+static void rank_from_order_overrides_distributed_info(void **state)
+{
+    (void)state;
+    make_files();
+    write_file(5, "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
+                  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,"
+                  "\"ts\":12,\"dur\":6}]}");
+    const char *const order[3] = {paths[2], paths[5], paths[0]};
+    for (unsigned jobs = 1; jobs <= 3; jobs += 2) {
+        erg_diag d;
+        erg_trace *t = erg_trace_new();
+        assert_int_equal(erg_trace_read_files(t, order, 3, jobs, &d), ERG_EINVAL);
+        assert_non_null(strstr(d.detail, "--rank-from-order"));
+        erg_trace_set_rank_from_order(t, 1);
+        assert_int_equal(erg_trace_read_files(t, order, 3, jobs, &d), ERG_OK);
+        assert_int_equal(t->n_files, 3);
+        for (int f = 0; f < 3; f++)
+            assert_int_equal(t->file_rank[f], f);
+        assert_int_equal(t->n_devs, 3);
+        assert_string_equal(t->devs[1].id, "rank1/gpu0");
+        assert_string_equal(t->devs[2].id, "rank2/gpu0");
+        assert_string_equal(t->devs[2].name, "NVIDIA A100-SXM4-80GB");
+        /* one more file continues the order */
+        assert_int_equal(erg_trace_read_file(t, paths[2], &d), ERG_OK);
+        assert_int_equal(t->file_rank[3], 3);
+        erg_trace_free(t);
+    }
+    erg_trace_set_rank_from_order(NULL, 1); /* NULL-safe */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_give_the_sequential_trace),
         cmocka_unit_test(one_bad_file_keeps_nothing),
+        cmocka_unit_test(rank_from_order_overrides_distributed_info),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
