@@ -740,6 +740,16 @@ static const yajl_callbacks callbacks = {
 
 /* ---------------------------------------------------------------------------------------------- */
 
+/* zlib's gzerror text without the "path: " it puts first (the diag already names the file). */
+static const char *gz_message(gzFile gz, const char *path, int *zerr)
+{
+    const char *m = gzerror(gz, zerr);
+    size_t n = path ? strlen(path) : 0;
+    if (m && n && strncmp(m, path, n) == 0 && m[n] == ':' && m[n + 1] == ' ')
+        m += n + 2;
+    return m ? m : "";
+}
+
 /* Line and column (1-based) of byte offset `off` of the uncompressed stream, for messages. */
 static void line_col(const char *path, const void *buf, size_t buf_len, uint64_t off,
                      unsigned long *line, unsigned long *col)
@@ -1046,7 +1056,7 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
             int r = gzread(gz, buf, READ_CHUNK);
             if (r < 0) {
                 int e = errno, zerr;
-                const char *m = gzerror(gz, &zerr);
+                const char *m = gz_message(gz, path, &zerr);
                 char msg[128] = "";
                 if (zerr == Z_ERRNO)
                     strerror_r(e, msg, sizeof msg);
@@ -1058,7 +1068,7 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
             }
             if (r == 0) {
                 int zerr;
-                const char *m = gzerror(gz, &zerr);
+                const char *m = gz_message(gz, path, &zerr);
                 if (zerr != Z_OK && zerr != Z_STREAM_END) {
                     st = erg_diag_set(diag, ERG_EPARSE, name,
                                       "truncated gzip stream after %llu bytes: %s",

@@ -300,6 +300,8 @@ static void gzip_files_stream_and_truncation_is_reported(void **state)
     assert_int_equal(erg_trace_read_file(t, path, &d), ERG_EPARSE);
     assert_string_equal(d.where, path);
     assert_non_null(strstr(d.detail, "truncated gzip"));
+    assert_null(strstr(d.detail, path)); /* the file is named once, in where, not again by zlib */
+    assert_non_null(strstr(d.detail, ": unexpected end of file"));
     erg_trace_get_stats(t, &s);
     assert_int_equal(s.activities, 0);
     erg_trace_free(t);
