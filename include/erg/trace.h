@@ -175,7 +175,11 @@ typedef struct erg_trace_options {
     size_t top_n;          /**< entries in the report's top list; default 10 */
 } erg_trace_options;
 
-/** Set the defaults: align none, top_n 10. NULL-safe; never fails. */
+/**
+ * Set opts to the defaults: align ERG_TRACE_ALIGN_NONE (one clock for all files), top_n 10 (entries
+ * in the report's top list). Call before setting fields, so that fields added later get their
+ * defaults. NULL-safe (does nothing); never fails.
+ */
 ERG_API void erg_trace_options_init(erg_trace_options *opts);
 
 /**
@@ -184,6 +188,9 @@ ERG_API void erg_trace_options_init(erg_trace_options *opts);
  * activity over all files), T its traced duration with σ²_T = 0 and d from its rule; activities
  * no rule matches get d = 0 and are reported by erg_trace_report. Overlapping activities on one
  * device are same-device parallel, gaps are idle elements (erg_schedule_compose's DAG semantics).
+ * Source: Energy Calculus (Chowdhury, Chung et al.), Section 3.3: idle elements and energy
+ * accounting (every device held at its static power over the whole makespan), 3.3.2 same-device
+ * parallel ⊕ (static power drawn once), 3.3.3 cross-device ⊕multi, 3.3.4 composition over a DAG.
  * Errors: ERG_EINVAL (no GPU activity; a device that matches no device entry while the rules have
  * no default_device), ERG_ENOMEM.
  */
@@ -254,7 +261,9 @@ typedef struct erg_trace_report {
 
 /**
  * Compute the report: erg_trace_schedule, erg_schedule_compose, and the trace's own per-device,
- * per-category and per-name accounting. Errors: as erg_trace_schedule and erg_schedule_compose.
+ * per-category and per-name accounting. Idle static energy is s × (makespan − busy time) per device,
+ * the idle elements of Energy Calculus, Section 3.3 (the "energy bloat" of Perseus).
+ * Errors: as erg_trace_schedule and erg_schedule_compose.
  */
 ERG_API int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
                                   const erg_trace_options *opts, erg_trace_report *out,

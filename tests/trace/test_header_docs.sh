@@ -17,4 +17,14 @@ inc && /\*\// { inc = 0; last = doc; lastline = NR; next }
 }
 END { exit bad }
 ' "$h" || { echo "FAIL: trace.h documentation" >&2; exit 1; }
+# The functions that compute energy cite their formula's source (paper section).
+for f in erg_trace_schedule erg_trace_report_make; do
+    awk -v f="$f" '
+    /\/\*\*/ { inc = 1; doc = ""; }
+    inc { doc = doc $0 "\n"; }
+    inc && /\*\// { inc = 0; last = doc; next }
+    $0 ~ "^ERG_API.* " f "\\(" { found = 1; if (last !~ /Section [0-9]/) bad = 1 }
+    END { exit (bad || !found) }
+    ' "$h" || { echo "FAIL: $f cites no paper section" >&2; exit 1; }
+done
 echo ok
