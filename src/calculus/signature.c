@@ -175,6 +175,33 @@ static int max_time(const erg_signature *ops, size_t n, double *t_out, double *v
     return ERG_OK;
 }
 
+/* Both parallel operators once their operands are checked: the operands start together and the
+ * composite holds static power s (one device's for ⊕, the devices' sum for ⊕multi) over the
+ * longest: E = s·max T_i + Σ d_i, σ²_E = Σ σ²_d_i + s²·Var(max T_i) (Sections 3.3.2-3.3.3, App. F). */
+static int parallel(const erg_signature *ops, size_t n, double s, erg_signature *out, erg_diag *diag)
+{
+    double t, vt;
+    int rc = max_time(ops, n, &t, &vt, diag);
+    if (rc != ERG_OK)
+        return rc;
+    double d = 0, vd = 0;
+    for (size_t i = 0; i < n; i++) {
+        d += ops[i].dynamic_energy_j;
+        vd += erg_signature_dynamic_var_j2(&ops[i]);
+    }
+    erg_signature r;
+    erg_signature_init(&r);
+    r.static_power_w = s;
+    r.time_s = t;
+    r.dynamic_energy_j = d;
+    r.time_var_s2 = vt;
+    r.energy_var_j2 = vd + s * s * vt;
+    r.grade = weakest_of(ops, n);
+    common_device(ops, n, r.device, sizeof r.device);
+    *out = r;
+    return ERG_OK;
+}
+
 int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
 {
     if (!ops || !out || n == 0)
@@ -198,26 +225,7 @@ int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out, er
                                 "same-device parallel (par) operands have different static power "
                                 "(%g W and %g W); a device has a single static power (Axiom P2)",
                                 s, ops[i].static_power_w);
-    double t, vt;
-    int rc = max_time(ops, n, &t, &vt, diag);
-    if (rc != ERG_OK)
-        return rc;
-    double d = 0, vd = 0;
-    for (size_t i = 0; i < n; i++) {
-        d += ops[i].dynamic_energy_j;
-        vd += erg_signature_dynamic_var_j2(&ops[i]);
-    }
-    erg_signature r;
-    erg_signature_init(&r);
-    r.static_power_w = s;
-    r.time_s = t;
-    r.dynamic_energy_j = d;
-    r.time_var_s2 = vt;
-    r.energy_var_j2 = vd + s * s * vt;
-    r.grade = weakest_of(ops, n);
-    common_device(ops, n, r.device, sizeof r.device);
-    *out = r;
-    return ERG_OK;
+    return parallel(ops, n, s, out, diag);
 }
 
 int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
@@ -233,25 +241,8 @@ int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, 
                     "cross-device parallel (multi) operands %zu and %zu are both on "
                     "device \"%s\"; use par for same-device parallelism",
                     i + 1, j + 1, ops[i].device);
-    double t, vt;
-    int rc = max_time(ops, n, &t, &vt, diag);
-    if (rc != ERG_OK)
-        return rc;
-    double s = 0, d = 0, vd = 0;
-    for (size_t i = 0; i < n; i++) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
         s += ops[i].static_power_w;
-        d += ops[i].dynamic_energy_j;
-        vd += erg_signature_dynamic_var_j2(&ops[i]);
-    }
-    erg_signature r;
-    erg_signature_init(&r);
-    r.static_power_w = s;
-    r.time_s = t;
-    r.dynamic_energy_j = d;
-    r.time_var_s2 = vt;
-    r.energy_var_j2 = vd + s * s * vt;
-    r.grade = weakest_of(ops, n);
-    common_device(ops, n, r.device, sizeof r.device);
-    *out = r;
-    return ERG_OK;
+    return parallel(ops, n, s, out, diag);
 }

@@ -21,6 +21,27 @@ struct pt {
     double split, ai;
 };
 
+/* The rows of s[0..n) for one op, as fitting points (pts) and as samples (byop), in file order;
+ * returns how many. Both fitting passes gather the same way, so their splits agree. */
+static size_t gather_op(const erg_op_sample *s, size_t n, erg_op op, struct pt *pts, erg_op_sample *byop)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].dims.op != op)
+            continue;
+        struct pt *q = &pts[k];
+        q->d = s[i].dims;
+        erg_op_features(&q->d, q->x);
+        q->t = s[i].time_s;
+        q->e = s[i].energy_j;
+        q->split = erg_op_split_value(&q->d);
+        q->ai = op == ERG_OP_GEMM ? erg_gemm_ai(&q->d) : 0;
+        byop[k] = s[i];
+        k++;
+    }
+    return k;
+}
+
 void erg_fit_options_init(erg_fit_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -854,20 +875,7 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
     double psum = 0;
     size_t pn = 0;
     for (unsigned op = 0; op < ERG_OP_COUNT; op++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (s[i].dims.op != (erg_op)op)
-                continue;
-            struct pt *q = &pts[k];
-            q->d = s[i].dims;
-            erg_op_features(&q->d, q->x);
-            q->t = s[i].time_s;
-            q->e = s[i].energy_j;
-            q->split = erg_op_split_value(&q->d);
-            q->ai = op == ERG_OP_GEMM ? erg_gemm_ai(&q->d) : 0;
-            byop[k] = s[i];
-            k++;
-        }
+        size_t k = gather_op(s, n, (erg_op)op, pts, byop);
         counts[op] = k;
         if (k == 0)
             continue;
@@ -915,20 +923,7 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
     for (unsigned op = 0; op < ERG_OP_COUNT; op++) {
         if (!counts[op])
             continue;
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (s[i].dims.op != (erg_op)op)
-                continue;
-            struct pt *q = &pts[k];
-            q->d = s[i].dims;
-            erg_op_features(&q->d, q->x);
-            q->t = s[i].time_s;
-            q->e = s[i].energy_j;
-            q->split = erg_op_split_value(&q->d);
-            q->ai = op == ERG_OP_GEMM ? erg_gemm_ai(&q->d) : 0;
-            byop[k] = s[i];
-            k++;
-        }
+        size_t k = gather_op(s, n, (erg_op)op, pts, byop);
         erg_diag sub;
         erg_diag_clear(&sub);
         rc = fit_op(m, (erg_op)op, pts, k, byop, o, &rng, &sub);
