@@ -543,17 +543,18 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
         c->tail_other = 1;
     if (c->depth == 1 && c->top_seen == 1 && c->top_key == T_ERG) {
         /* an erg file (schedule/1, signature/1, rules/1...) given where a trace is expected */
-        char tag[64], what[96], msg[320];
+        char tag[64], what[96];
         copy_text(tag, sizeof tag, s, is_str ? len : 0);
         if (is_str)
             snprintf(what, sizeof what, "it is an erg %s file", tag);
         else
             snprintf(what, sizeof what, "it has an \"erg\" tag");
-        snprintf(msg, sizeof msg,
+        c->status = ERG_EPARSE; /* as fail(), formatted in place (fits c->err: 236 bytes at most) */
+        snprintf(c->err, sizeof c->err,
                  "not a Chrome/Kineto trace (%s%s); erg trace reads the trace-event JSON of "
                  "PyTorch's profiler or another Chrome trace writer",
                  what, strcmp(tag, "schedule/1") == 0 ? ": run erg compose on it" : "");
-        return fail(c, ERG_EPARSE, msg);
+        return 0;
     }
     return 1;
 }
