@@ -285,9 +285,15 @@ static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(p
 static void bprintf(struct buf *b, const char *fmt, ...)
 {
     va_list ap;
+    if (!b->p) { /* start with a buffer, so vsnprintf never sees NULL */
+        b->cap = 256;
+        b->p = malloc(b->cap);
+        assert_non_null(b->p);
+        b->len = 0;
+    }
     for (;;) {
         va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->cap - b->len, fmt, ap);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
         va_end(ap);
         if ((size_t)n < b->cap - b->len) {
             b->len += (size_t)n;
