@@ -6,6 +6,7 @@
  * figures as its expression tree; the DAG's makespan variance against Monte Carlo.
  */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include "erg/calculus.h"
 #include "erg/stats.h"
@@ -264,16 +265,13 @@ static char tmpdir[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/erg-test-props.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return erg_tmp_new(tmpdir, sizeof tmpdir, "props");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return erg_tmp_free(tmpdir);
 }
 
 struct buf {

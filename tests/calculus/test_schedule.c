@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Schedules: schedule/1 reader, expression and DAG composition, report figures, bad input. */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include "erg/calculus.h"
 #include "erg/stats.h"
@@ -15,28 +16,19 @@ static char tmpdir[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/erg-test-schedule.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return erg_tmp_new(tmpdir, sizeof tmpdir, "schedule");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return erg_tmp_free(tmpdir);
 }
 
 /* Write text to tmpdir/name; returns the path (static buffer). */
 static const char *put(const char *name, const char *text)
 {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
+    return erg_tmp_put(tmpdir, name, text);
 }
 
 static int compose_file(const char *path, erg_report *r, erg_diag *diag)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ops.csv and grid files: round trip, and every bad input located as file:line:col. */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +14,18 @@ static char dir[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/erg_csv_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return erg_tmp_new(dir, sizeof dir, "csv");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return erg_tmp_free(dir);
 }
 
 static const char *write_tmp(const char *name, const char *text)
 {
-    static char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
+    return erg_tmp_put(dir, name, text);
 }
 
 #define HEADER                                                                                     \

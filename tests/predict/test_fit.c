@@ -5,6 +5,7 @@
  * save/load round trip, and every loader error.
  */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -389,8 +390,7 @@ static void save_load_round_trip_and_loader_errors(void **state)
     o.target_desc = "synthetic";
     erg_op_model *m, *l;
     assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
-    snprintf(dir, sizeof dir, "/tmp/erg_fit_XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(erg_tmp_new(dir, sizeof dir, "fit"), 0);
     char path[128], bad[128];
     snprintf(path, sizeof path, "%s/m.json", dir);
     erg_diag diag;
@@ -475,9 +475,7 @@ static void save_load_round_trip_and_loader_errors(void **state)
         erg_op_model_free(l);
     }
     assert_int_equal(erg_op_model_load("/nonexistent.json", &l, NULL), ERG_ENOENT);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(erg_tmp_free(dir), 0);
 }
 
 static void fit_rejects_bad_input(void **state)

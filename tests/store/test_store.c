@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include "erg/store.h"
 
@@ -13,8 +14,7 @@ static char db[128];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/erg-store-XXXXXX");
-    if (!mkdtemp(dir))
+    if (erg_tmp_new(dir, sizeof dir, "store") != 0)
         return -1;
     snprintf(db, sizeof db, "%s/sub/sigs.db", dir);
     return 0;
@@ -23,9 +23,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return erg_tmp_free(dir);
 }
 
 static erg_signature mk(const char *name, double t)

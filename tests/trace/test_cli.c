@@ -2,6 +2,7 @@
 /* `erg trace import|report` end to end: import + `erg compose` gives the report's totals; bad
  * input exits 2 with a one-line "erg: <where>: <what>" and writes nothing. */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -13,13 +14,13 @@
 #define DATA ERG_TEST_SOURCE_DIR "/tests/trace/data/"
 #define NCCL ERG_TEST_SOURCE_DIR "/../shared/data/traces/hta_nccl_2xa100_rank0.json.gz"
 
-static char dir[] = "/tmp/erg_trace_cli_XXXXXX";
+static char dir[64];
 static char out_path[512], err_path[512], sched_path[512];
 
 static int group_setup(void **state)
 {
     (void)state;
-    if (!mkdtemp(dir))
+    if (erg_tmp_new(dir, sizeof dir, "trace-cli") != 0)
         return -1;
     snprintf(out_path, sizeof out_path, "%s/stdout", dir);
     snprintf(err_path, sizeof err_path, "%s/stderr", dir);
@@ -30,9 +31,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return erg_tmp_free(dir);
 }
 
 /* Run `erg ARGS` with stdout and stderr to files; return the exit status. */
