@@ -193,7 +193,7 @@ static void bad_inputs_name_file_line_and_column(void **state)
         int rc = erg_ops_csv_read(p, 0, &r, &n, &diag);
         if (rc != ERG_EPARSE)
             fail_msg("case %zu: status %d", i, rc);
-        char want[160];
+        char want[600];
         snprintf(want, sizeof want, "%s%s", p, cases[i].where_suffix);
         if (strcmp(diag.where, want) != 0)
             fail_msg("case %zu: where '%s', expected '%s' (%s)", i, diag.where, want, diag.detail);
