@@ -107,6 +107,8 @@ static int read_signatures(struct rd *r, const json_t *sigs)
                                         "%s.device: undeclared device \"%s\"", jp, dev);
                 def = r->s->devices[di].static_power_w;
             }
+            if ((rc = erg__signature_check_members(v, 0, r->file, jp, r->diag)) != ERG_OK)
+                return rc;
             rc = dev[0] ? erg__signature_from_json(v, def, r->file, jp, &sg, r->diag)
                         : erg__signature_from_json_opt(v, r->file, jp, &sg, r->diag);
             if (rc != ERG_OK)
@@ -274,6 +276,7 @@ struct st {
     int node_key; /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
     int edge_count;
     int seen_keys[CAP_N];
+    char sig_name[64];     /* the signature being captured (depth 2 key of "signatures") */
 };
 
 static const char *const node_keys[] = {"id", "signature", "device", "start_s"};
@@ -583,6 +586,14 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 {
     struct st *t = ctx;
     if (t->member == M_CAPTURE) {
+        if (t->cap_which == CAP_SIGNATURES && t->depth == 2)
+            snprintf(t->sig_name, sizeof t->sig_name, "%.*s", (int)(n < 60 ? n : 60),
+                     (const char *)k);
+        if (t->cap_which == CAP_SIGNATURES && t->depth == 3 && !erg__signature_key_known((const char *)k, n)) {
+            size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
+            return fail_at(t, off, ERG_EPARSE, "signatures.%s.%.*s: unknown member of a signature",
+                           t->sig_name, (int)(n < 60 ? n : 60), (const char *)k);
+        }
         GEN(yajl_gen_string(t->gen, k, n));
         return 1;
     }

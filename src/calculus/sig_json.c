@@ -32,6 +32,33 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
     return ERG_OK;
 }
 
+const char *const erg__signature_keys[] = {
+    "static_power_w", "time_s", "dynamic_energy_j", "time_var_s2", "energy_var_j2", "name",
+    "device", "theta", "omega", "kappa", "grade", "runs", "flags", "channels", NULL};
+
+int erg__signature_key_known(const char *key, size_t n)
+{
+    for (const char *const *k = erg__signature_keys; *k; k++)
+        if (strlen(*k) == n && memcmp(*k, key, n) == 0)
+            return 1;
+    return 0;
+}
+
+int erg__signature_check_members(const json_t *obj, int allow_tag, const char *file,
+                                  const char *path, erg_diag *diag)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        if (erg__signature_key_known(key, strlen(key)) || (allow_tag && strcmp(key, "erg") == 0))
+            continue;
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%.60s: unknown member of a signature",
+                            path, key);
+    }
+    return ERG_OK;
+}
+
 static int from_json(const json_t *obj, double default_static_w, int static_optional,
                      const char *file, const char *path, erg_signature *out, erg_diag *diag)
 {
@@ -165,6 +192,8 @@ int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag
                               "a Chrome/Kineto trace, not a signature/1 file: " ERG__TRACE_HINT);
     }
     free(buf);
+    if (rc == ERG_OK)
+        rc = erg__signature_check_members(root, 1, name, "signature", diag);
     if (rc == ERG_OK)
         rc = erg__signature_from_json(root, NAN, name, "signature", out, diag);
     json_decref(root);

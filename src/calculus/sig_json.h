@@ -21,6 +21,19 @@ int erg__signature_from_json(const json_t *obj, double default_static_w, const c
 int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path,
                                  erg_signature *out, erg_diag *diag);
 
+/* The members a signature object may have (NULL-terminated): the keys of docs/formats.md plus
+ * "flags" and "channels" (written by erg measure --signature). */
+extern const char *const erg__signature_keys[];
+
+/* Whether key (n bytes, not necessarily terminated) is one of erg__signature_keys. */
+int erg__signature_key_known(const char *key, size_t n);
+
+/* ERG_OK when every member of obj is a signature key (or "erg" when allow_tag, as in a
+ * signature/1 file); otherwise ERG_EPARSE naming "<path>.<member>: unknown member of a
+ * signature". */
+int erg__signature_check_members(const json_t *obj, int allow_tag, const char *file,
+                                 const char *path, erg_diag *diag);
+
 /* Encode a signature as a new JSON object (no "erg" tag); NULL when out of memory. */
 json_t *erg__signature_to_json(const erg_signature *sig);
 

@@ -135,6 +135,19 @@ if command -v gzip > /dev/null; then
 fi
 printf '{"bogus": 1, "erg": "schedule/1"}' > "$tmp/typo.json"
 wrongkind "$tmp/typo.json:1:2: bogus: unknown member of a schedule/1 file" compose "$tmp/typo.json"
+# Trial 2, finding 1: a misspelt signature member is refused, inline (file:line:col) or in a
+# signature/1 file (JSON path), by compose, insensitive and store put; measure's flags/channels pass.
+sed 's/"time_var_s2": 1.6e-9/"time_var_s": 1.6e-9/' "$ex/attention-layer.json" > "$tmp/ty4.json"
+grep -q '"time_var_s":' "$tmp/ty4.json" || fail "the attention example no longer has time_var_s2 1.6e-9"
+wrongkind "erg: $tmp/ty4.json:" compose "$tmp/ty4.json"
+wrongkind "ty4.json:14:19: signatures.allreduce.time_var_s: unknown member of a signature" compose "$tmp/ty4.json"
+printf '{"erg": "signature/1", "static_power_w": 20, "time_s": 1, "dynamic_energy_j": 2,\n "time_var_s": 1e-6}\n' > "$tmp/sigtypo.json"
+printf '{"erg": "signature/1", "static_power_w": 20, "time_s": 1, "dynamic_energy_j": 2,\n "flags": [], "channels": ["rapl:0"]}\n' > "$tmp/sigok.json"
+wrongkind "erg: $tmp/sigtypo.json: signature.time_var_s: unknown member of a signature" insensitive "$tmp/sigtypo.json" "$tmp/sigok.json"
+wrongkind "$tmp/sigtypo.json: signature.time_var_s: unknown member of a signature" store --store "$tmp/s.db" put "$tmp/sigtypo.json"
+"$erg" insensitive "$tmp/sigok.json" "$tmp/sigok.json" > /dev/null || fail "flags/channels refused in a signature/1 file"
+printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": "sigtypo.json"}, "expr": "mm"}\n' > "$tmp/bypath.json"
+wrongkind "erg: $tmp/bypath.json: signatures.mm: $tmp/sigtypo.json: signature.time_var_s: unknown member" compose "$tmp/bypath.json"
 
 # A rejected option gives one message naming it (getopt's own line is off), then the --help hint.
 badopt() { # cmd, expected first line, args...

@@ -300,9 +300,23 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
         {"bad-edge.json",
          HEAD SIGX " \"nodes\": [{\"id\": \"a\", \"signature\": \"x\"}], \"edges\": [[\"a\"]]}",
          ERG_EPARSE, "", "edges[0]: expected [\"from\", \"to\"]"},
+        /* trial 2, finding 1: a misspelt signature member is an error, not a dropped variance */
+        {"sig-typo.json",
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1,\n"
+              "   \"dynamic_energy_j\": 1, \"time_var_s\": 1e-9}},\n \"expr\": \"x\"}",
+         ERG_EPARSE, ":3:27", "signatures.x.time_var_s: unknown member of a signature"},
+        {"sig-typo-static.json",
+         HEAD " \"signatures\": {\"x\": {\"static_power\": 500, \"device\": \"g\", \"time_s\": 1, "
+              "\"dynamic_energy_j\": 1}},\n \"expr\": \"x\"}",
+         ERG_EPARSE, ":2:23", "signatures.x.static_power: unknown member of a signature"},
+        {"sig-file-typo.json",
+         HEAD " \"signatures\": {\"x\": \"typo-sig.json\"}, \"expr\": \"x\"}", ERG_EPARSE, "",
+         "typo-sig.json: signature.time_var_s: unknown member of a signature"},
     };
 #undef HEAD
 #undef SIGX
+    put("typo-sig.json", "{\"erg\": \"signature/1\", \"static_power_w\": 10, \"time_s\": 1,\n"
+                         " \"dynamic_energy_j\": 1, \"time_var_s\": 1e-9}");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *p = put(cases[i].name, cases[i].text);
         erg_schedule *s = NULL;
