@@ -277,6 +277,8 @@ struct st {
     int edge_count;
     int seen_keys[CAP_N];
     char sig_name[64];     /* the signature being captured (depth 2 key of "signatures") */
+    int seen_transitions;  /* a frontier schedule's "transitions": refused once parsed */
+    size_t transitions_off;
 };
 
 static const char *const node_keys[] = {"id", "signature", "device", "start_s"};
@@ -591,6 +593,10 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
                      (const char *)k);
         if (t->cap_which == CAP_SIGNATURES && t->depth == 3 && !erg__signature_key_known((const char *)k, n)) {
             size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
+            if (n == 6 && memcmp(k, "points", 6) == 0)
+                return fail_at(t, off, ERG_EPARSE,
+                               "signatures.%s is an operating set (points): use erg frontier",
+                               t->sig_name);
             return fail_at(t, off, ERG_EPARSE, "signatures.%s.%.*s: unknown member of a signature",
                            t->sig_name, (int)(n < 60 ? n : 60), (const char *)k);
         }
@@ -613,6 +619,14 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
     for (int i = 0; i < 8; i++)
         if (strlen(known[i]) == n && memcmp(known[i], k, n) == 0)
             which = i;
+    if (which < 0 && n == 11 && memcmp(k, "transitions", 11) == 0) {
+        /* A frontier schedule: refused after the parse, so that an operating set in
+         * "signatures" is named first wherever the members stand. */
+        t->seen_transitions = 1;
+        t->transitions_off = t->member_off;
+        t->member = M_SKIP;
+        return 1;
+    }
     if (which < 0)
         return fail_at(t, t->member_off, ERG_EPARSE, "%.*s: unknown member of a schedule/1 file",
                        (int)(n < 60 ? n : 60), (const char *)k);
@@ -685,6 +699,12 @@ static int finish(struct st *t)
     json_decref(tagobj);
     if (rc != ERG_OK)
         return rc;
+    if (t->seen_transitions) {
+        fail_at(t, t->transitions_off, ERG_EPARSE,
+                "transitions: transition elements belong to operating sets (a frontier "
+                "schedule): use erg frontier");
+        return t->rc;
+    }
     json_t *devs, *sigs, *expr;
     if ((rc = load_cap(t, CAP_DEVICES, &devs)) != ERG_OK)
         return rc;

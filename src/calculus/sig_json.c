@@ -53,6 +53,9 @@ int erg__signature_check_members(const json_t *obj, int allow_tag, const char *f
     {
         if (erg__signature_key_known(key, strlen(key)) || (allow_tag && strcmp(key, "erg") == 0))
             continue;
+        if (strcmp(key, "points") == 0)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s is an operating set (points): use erg frontier", path);
         return erg_diag_set(diag, ERG_EPARSE, file, "%s.%.60s: unknown member of a signature",
                             path, key);
     }

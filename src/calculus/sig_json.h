@@ -30,7 +30,7 @@ int erg__signature_key_known(const char *key, size_t n);
 
 /* ERG_OK when every member of obj is a signature key (or "erg" when allow_tag, as in a
  * signature/1 file); otherwise ERG_EPARSE naming "<path>.<member>: unknown member of a
- * signature". */
+ * signature", or "<path> is an operating set (points): use erg frontier" for "points". */
 int erg__signature_check_members(const json_t *obj, int allow_tag, const char *file,
                                  const char *path, erg_diag *diag);
 

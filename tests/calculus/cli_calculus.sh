@@ -148,6 +148,22 @@ wrongkind "$tmp/sigtypo.json: signature.time_var_s: unknown member of a signatur
 "$erg" insensitive "$tmp/sigok.json" "$tmp/sigok.json" > /dev/null || fail "flags/channels refused in a signature/1 file"
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": "sigtypo.json"}, "expr": "mm"}\n' > "$tmp/bypath.json"
 wrongkind "erg: $tmp/bypath.json: signatures.mm: $tmp/sigtypo.json: signature.time_var_s: unknown member" compose "$tmp/bypath.json"
+# Trial 2, finding 4: a frontier schedule (operating sets, transitions) is sent to erg frontier.
+cat > "$tmp/fr.json" <<'J'
+{"erg": "schedule/1",
+ "devices": {"gpu0": {"static_power_w": 60}},
+ "signatures": {
+   "attn": {"device": "gpu0", "points": [
+     {"kappa": "flash", "omega_device": {"sm_mhz": 1410}, "time_s": 0.00277, "dynamic_energy_j": 0.41}]},
+   "allreduce": {"device": "gpu0", "time_s": 0.0025, "dynamic_energy_j": 0.05}},
+ "transitions": [{"device": "gpu0", "from": {"sm_mhz": 1410}, "to": {"sm_mhz": 1200},
+                  "time_s": 0.0001, "dynamic_energy_j": 0.002}],
+ "expr": {"par": ["attn", "allreduce"]}}
+J
+wrongkind "erg: $tmp/fr.json:4:31: signatures.attn is an operating set (points): use erg frontier" compose "$tmp/fr.json"
+wrongkind "signatures.attn is an operating set (points): use erg frontier" compare "$ex/attention-layer.json" "$tmp/fr.json"
+printf '{"erg": "schedule/1", "transitions": [], "devices": {"g": {"static_power_w": 1}},\n "signatures": {"x": {"device": "g", "time_s": 1, "dynamic_energy_j": 1}}, "expr": "x"}\n' > "$tmp/tr.json"
+wrongkind "erg: $tmp/tr.json:1:23: transitions: transition elements belong to operating sets (a frontier schedule): use erg frontier" compose "$tmp/tr.json"
 
 # A rejected option gives one message naming it (getopt's own line is off), then the --help hint.
 badopt() { # cmd, expected first line, args...

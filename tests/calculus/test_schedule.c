@@ -312,6 +312,21 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
         {"sig-file-typo.json",
          HEAD " \"signatures\": {\"x\": \"typo-sig.json\"}, \"expr\": \"x\"}", ERG_EPARSE, "",
          "typo-sig.json: signature.time_var_s: unknown member of a signature"},
+        /* trial 2, finding 4: an operating set is the frontier's, and said so */
+        {"points.json",
+         HEAD " \"signatures\": {\"attn\": {\"device\": \"g\", \"points\": [{\"time_s\": 1, "
+              "\"dynamic_energy_j\": 1}]}},\n \"expr\": \"attn\"}",
+         ERG_EPARSE, ":2:41", "signatures.attn is an operating set (points): use erg frontier"},
+        {"transitions-first.json",
+         HEAD " \"transitions\": [{\"device\": \"g\", \"from\": {}, \"to\": {}, \"time_s\": 0,"
+              " \"dynamic_energy_j\": 0}],\n"
+              " \"signatures\": {\"attn\": {\"device\": \"g\", \"points\": [{\"time_s\": 1, "
+              "\"dynamic_energy_j\": 1}]}},\n \"expr\": \"attn\"}",
+         ERG_EPARSE, ":3:", "signatures.attn is an operating set (points): use erg frontier"},
+        {"transitions.json",
+         HEAD SIGX " \"transitions\": [], \"expr\": \"x\"}", ERG_EPARSE, ":3:2",
+         "transitions: transition elements belong to operating sets (a frontier schedule): use erg "
+         "frontier"},
     };
 #undef HEAD
 #undef SIGX
