@@ -67,8 +67,10 @@ ERG_API int erg_schedule_add_device(erg_schedule *sched, const char *id, double 
                                     double idle_power_w, erg_diag *diag);
 
 /**
- * Add a named signature (copied). A signature whose static_power_w is NAN takes its device's.
- * Errors: ERG_EINVAL (duplicate name, invalid signature).
+ * Add a named signature (copied). A signature whose static_power_w is NAN takes its device's;
+ * one that states it must agree (to 1e-9 relative) with its device's when that is declared
+ * (Axiom P2: a device has one static power). Errors: ERG_EINVAL (duplicate name, invalid
+ * signature, a static power other than its declared device's).
  */
 ERG_API int erg_schedule_add_signature(erg_schedule *sched, const erg_signature *sig,
                                        erg_diag *diag);
@@ -76,7 +78,8 @@ ERG_API int erg_schedule_add_signature(erg_schedule *sched, const erg_signature 
 /**
  * Add a DAG node: element id running signature sig_name on device (NULL: the signature's own
  * device). start_s is its start time (s) or NAN to start as early as its edges allow.
- * Errors: ERG_EINVAL (duplicate id, unknown signature, undeclared device).
+ * Errors: ERG_EINVAL (duplicate id, unknown signature, undeclared device, a signature whose
+ * static_power_w differs from the node's device's: Axiom P2).
  */
 ERG_API int erg_schedule_add_node(erg_schedule *sched, const char *id, const char *sig_name,
                                   const char *device, double start_s, erg_diag *diag);

@@ -121,6 +121,19 @@ static int read_signatures(struct rd *r, const json_t *sigs)
         if (sg.device[0] && erg__device_index(r->s, sg.device) == NONE)
             return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"",
                                 jp, sg.device);
+        if (sg.device[0]) {
+            const struct erg__device *dv = &r->s->devices[erg__device_index(r->s, sg.device)];
+            if (!erg__static_power_agrees(sg.static_power_w, dv->static_power_w))
+                return erg_diag_set(
+                    r->diag, ERG_EINVAL, r->file,
+                    "%s.static_power_w%s%s%s: signature \"%s\" has %.10g W but its device \"%s\" "
+                    "declares %.10g W; a device has one static power (Axiom P2): drop one of them "
+                    "(static_power_w from the signature to take the device's, or set "
+                    "devices.%s.static_power_w to %.10g)",
+                    jp, json_is_string(v) ? " (in " : "",
+                    json_is_string(v) ? json_string_value(v) : "", json_is_string(v) ? ")" : "", name, sg.static_power_w, sg.device,
+                    dv->static_power_w, sg.device, sg.static_power_w);
+        }
         snprintf(sg.name, sizeof sg.name, "%s", name);
         erg_diag sub;
         erg_diag_clear(&sub);

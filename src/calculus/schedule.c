@@ -140,6 +140,26 @@ int erg_schedule_add_device(erg_schedule *s, const char *id, double static_power
     return ERG_OK;
 }
 
+int erg__static_power_agrees(double sig_w, double dev_w)
+{
+    return isnan(sig_w) || fabs(sig_w - dev_w) <= ERG__P2_REL * fmax(fabs(sig_w), fabs(dev_w));
+}
+
+/* Axiom P2: a signature that states a static power must state its device's. */
+static int check_p2(const erg_schedule *s, const erg_signature *sig, uint32_t di, const char *who,
+                    erg_diag *diag)
+{
+    if (di == NONE || erg__static_power_agrees(sig->static_power_w, s->devices[di].static_power_w))
+        return ERG_OK;
+    return erg_diag_set(diag, ERG_EINVAL, NULL,
+                        "%ssignature \"%s\" has static_power_w %.10g W but its device \"%s\" "
+                        "declares %.10g W; a device has one static power (Axiom P2): drop "
+                        "static_power_w from the signature to take the device's, or declare the "
+                        "device with %.10g W",
+                        who, sig->name, sig->static_power_w, s->devices[di].id,
+                        s->devices[di].static_power_w, sig->static_power_w);
+}
+
 int erg_schedule_add_signature(erg_schedule *s, const erg_signature *sig, erg_diag *diag)
 {
     if (!s || !sig || !sig->name[0])
@@ -156,6 +176,9 @@ int erg_schedule_add_signature(erg_schedule *s, const erg_signature *sig, erg_di
         return erg_diag_set(diag, ERG_EINVAL, NULL, "%s", sub.detail);
     if (erg__sig_index(s, sig->name) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "signature \"%s\" is defined twice", sig->name);
+    if (sig->device[0] &&
+        check_p2(s, sig, erg__device_index(s, sig->device), "", diag) != ERG_OK)
+        return ERG_EINVAL;
     if (s->n_sigs >= NONE - 1 ||
         erg__grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs + 1, sizeof *s->sigs))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -186,6 +209,10 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
     if (di == NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is on undeclared device \"%s\"",
                             id, dev);
+    char who[ERG_SIG_NAME_MAX + 16];
+    snprintf(who, sizeof who, "node \"%.*s\": ", ERG_SIG_NAME_MAX - 1, id);
+    if (check_p2(s, &s->sigs[si], di, who, diag) != ERG_OK)
+        return ERG_EINVAL;
     if (!isnan(start_s) && (!isfinite(start_s) || start_s < 0.0))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "node \"%s\": start_s must be finite and >= 0 (got %g)", id, start_s);
@@ -253,6 +280,8 @@ static int resolve_sig(const erg_schedule *s, uint32_t si, uint32_t di, erg_sign
                        erg_diag *diag)
 {
     *out = s->sigs[si];
+    if (check_p2(s, out, di, "", diag) != ERG_OK)
+        return ERG_EINVAL;
     if (isnan(out->static_power_w)) {
         if (di == NONE)
             return erg_diag_set(

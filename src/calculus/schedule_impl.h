@@ -69,4 +69,10 @@ const char *erg__node_id(const erg_schedule *s, uint32_t node);
 /* Append an expression node; returns its index or ERG__STRMAP_NONE when out of memory. */
 uint32_t erg__expr_add(erg_schedule *s, const struct erg__expr *e);
 
+/* Relative tolerance within which a signature's static power equals its device's (Axiom P2). */
+#define ERG__P2_REL 1e-9
+
+/* Whether a signature's static power sig_w (NAN: none stated) agrees with its device's dev_w. */
+int erg__static_power_agrees(double sig_w, double dev_w);
+
 #endif

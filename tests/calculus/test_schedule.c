@@ -165,7 +165,25 @@ static void dag_holds_every_device_for_the_makespan(void **state)
                        " \"edges\": [[\"b\", \"c\"]]}\n";
     erg_report r;
     erg_diag d;
-    assert_int_equal(compose_file(put("held.json", text), &r, &d), ERG_OK);
+    /* b states 80 W on a device of 70 W: a device has one static power (Axiom P2, trial 2). */
+    assert_int_equal(compose_file(put("held-p2.json", text), &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "nodes[1]: node \"b\": signature \"b\" has static_power_w 80 W "
+                                     "but its device \"g1\" declares 70 W"));
+    assert_non_null(strstr(d.where, "held-p2.json:8:12"));
+    /* The same schedule stated consistently: g1 draws 80 W while busy, 70 W idle. */
+    const char *fixed =
+        "{\"erg\": \"schedule/1\",\n"
+        " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
+        "             \"g1\": {\"static_power_w\": 80, \"idle_power_w\": 70}},\n"
+        " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
+        "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, \"static_power_w\": 80},\n"
+        "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
+        " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
+        "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
+        "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
+        " \"edges\": [[\"b\", \"c\"]]}\n";
+    int rc = compose_file(put("held.json", fixed), &r, &d);
+    assert_int_equal(rc, ERG_OK);
     /* a on g0 [0,2], b on g1 [0,3] at 80 W, c on g0 [3,4]; makespan 4.
      * g0: 50·2 + 40·1 (gap) + 50·1 = 190 J; g1: 80·3 + 70·1 (idle) = 310 J. */
     erg_assert_near(r.time_s, 4.0, 1e-12);
@@ -633,6 +651,61 @@ static void expression_round_trip_and_device_static_power(void **state)
     free(hi);
 }
 
+/* Axiom P2 (trial 2, finding 3): a device has one static power. A signature that states another
+ * is refused when it is added on a declared device, when a node puts it on one, and when an
+ * expression meets it; within 1e-9 relative it agrees, and a signature without one takes the
+ * device's. */
+static void static_power_disagreement_is_refused(void **state)
+{
+    (void)state;
+    erg_schedule *s = erg_schedule_new();
+    assert_non_null(s);
+    erg_diag d;
+    assert_int_equal(erg_schedule_add_device(s, "cpu", 20.0, NAN, &d), ERG_OK);
+    assert_int_equal(erg_schedule_add_device(s, "gpu", 60.0, NAN, &d), ERG_OK);
+    erg_signature g;
+    erg_signature_init(&g);
+    snprintf(g.name, sizeof g.name, "mm");
+    snprintf(g.device, sizeof g.device, "cpu");
+    g.static_power_w = 36.77;
+    g.time_s = 0.5;
+    g.dynamic_energy_j = 4.0;
+    assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "signature \"mm\" has static_power_w 36.77 W but its device "
+                                     "\"cpu\" declares 20 W; a device has one static power (Axiom "
+                                     "P2): drop static_power_w"));
+    g.static_power_w = 20.0 * (1.0 + 5e-10); /* rounding, not a second static power */
+    assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_OK);
+    /* device-less, 20 W: fine on cpu, refused by a node on the 60 W gpu */
+    snprintf(g.name, sizeof g.name, "free");
+    g.device[0] = '\0';
+    g.static_power_w = 20.0;
+    assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_OK);
+    assert_int_equal(erg_schedule_add_node(s, "a", "free", "cpu", NAN, &d), ERG_OK);
+    assert_int_equal(erg_schedule_add_node(s, "b", "free", "gpu", NAN, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "node \"b\": signature \"free\" has static_power_w 20 W but "
+                                     "its device \"gpu\" declares 60 W"));
+    assert_int_equal(erg_schedule_add_node(s, "c", "mm", NULL, NAN, &d), ERG_OK);
+    assert_int_equal(erg_schedule_add_edge(s, "a", "c", &d), ERG_OK);
+    erg_report r;
+    assert_int_equal(erg_schedule_compose(s, NULL, &r, &d), ERG_OK);
+    erg_assert_rel(r.static_energy_j, 20.0 * 0.5 + 20.0 * (1.0 + 5e-10) * 0.5, 1e-12);
+    erg_report_free(&r);
+    erg_schedule_free(s);
+    /* A signature added before its device is declared is checked when a node (or an expression)
+     * uses it. */
+    s = erg_schedule_new();
+    assert_non_null(s);
+    snprintf(g.name, sizeof g.name, "late");
+    snprintf(g.device, sizeof g.device, "gpu");
+    g.static_power_w = 55.0;
+    assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_OK);
+    assert_int_equal(erg_schedule_add_device(s, "gpu", 60.0, NAN, &d), ERG_OK);
+    assert_int_equal(erg_schedule_add_node(s, "n", "late", NULL, NAN, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "has static_power_w 55 W but its device \"gpu\" declares 60 W"));
+    erg_schedule_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +720,7 @@ int main(void)
         cmocka_unit_test(signature_paths_are_relative_to_the_file),
         cmocka_unit_test(deviation_and_insensitivity),
         cmocka_unit_test(expression_round_trip_and_device_static_power),
+        cmocka_unit_test(static_power_disagreement_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
