@@ -469,7 +469,7 @@ static int par_op(struct ctx *x, const struct fr_expr *e, const char *path, stru
         }
     }
     if (rc == ERG_OK && !any) {
-        char what[768];
+        char what[300]; /* the diag keeps 512 bytes: leave room for the path and the hint */
         size_t used = 0;
         what[0] = '\0';
         for (size_t k = 0; k < n; k++)
