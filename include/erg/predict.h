@@ -423,7 +423,9 @@ ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
  * power; 0 puts all energy in d), and variances from the regime's held-out error: a relative sd
  * of MAPE·√(π/2) (the mean absolute value of a normal error is σ·√(2/π)), σ²_E raised to s²·σ²_T
  * if needed (Axiom M1). grade: the model's; runs 0; name the op; kappa the fitted κ; device the
- * model's target; theta the dimensions as JSON. Errors: those of erg_op_model_predict,
+ * model's target; theta the op's own dimensions as JSON: {m, n, k, dtype} for GEMM, {tokens,
+ * d_model, dtype} for RMSNorm, {tokens, dtype} (causal) or {m, n, dtype} (row-wise) for softmax.
+ * Errors: those of erg_op_model_predict,
  * ERG_ENOTSUP (the model has no energy for the op), ERG_ERANGE (s·T exceeds the predicted E),
  * ERG_EINVAL (static_power_w negative or not finite).
  */

@@ -48,7 +48,8 @@ ERG_API int erg_store_open(const char *path, int create, erg_store **out, erg_di
 ERG_API void erg_store_close(erg_store *store);
 
 /**
- * Store sig under sig->name (must be non-empty); an existing entry of that name moves to history.
+ * Store sig under sig->name (must be non-empty); an existing, different entry of that name moves to
+ * history (storing an identical signature again changes nothing).
  * The signature must pass erg_signature_check. Errors: ERG_EINVAL, ERG_EIO.
  */
 ERG_API int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag);

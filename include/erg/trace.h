@@ -173,11 +173,22 @@ ERG_API void erg_rules_free(erg_rules *rules);
 typedef struct erg_trace_options {
     erg_trace_align align; /**< default ERG_TRACE_ALIGN_NONE */
     size_t top_n;          /**< entries in the report's top list; default 10 */
+    /** With ERG_TRACE_ALIGN_NONE and two or more files: the largest spread, s, allowed between the
+     *  files' first GPU activities (ERG_TRACE_MAX_START_SPREAD_S by default; INFINITY turns the
+     *  check off). A larger spread means the files do not share one clock (e.g. traces of
+     *  separate jobs, or profilers that write monotonic time since boot), and composing them on
+     *  one timeline would make the makespan, and every device's static energy, absurd. */
+    double max_start_spread_s;
 } erg_trace_options;
+
+/** Default erg_trace_options.max_start_spread_s: 1 hour, s. Ranks of one job traced on one clock
+ *  start within seconds of each other; an hour is far above that and far below the 10⁹ s gaps of
+ *  clocks with different epochs (Unix time against time since boot). */
+#define ERG_TRACE_MAX_START_SPREAD_S 3600.0
 
 /**
  * Set opts to the defaults: align ERG_TRACE_ALIGN_NONE (one clock for all files), top_n 10 (entries
- * in the report's top list). Call before setting fields, so that fields added later get their
+ * in the report's top list), max_start_spread_s ERG_TRACE_MAX_START_SPREAD_S. Call before setting fields, so that fields added later get their
  * defaults. NULL-safe (does nothing); never fails.
  */
 ERG_API void erg_trace_options_init(erg_trace_options *opts);
@@ -192,7 +203,9 @@ ERG_API void erg_trace_options_init(erg_trace_options *opts);
  * accounting (every device held at its static power over the whole makespan), 3.3.2 same-device
  * parallel ⊕ (static power drawn once), 3.3.3 cross-device ⊕multi, 3.3.4 composition over a DAG.
  * Errors: ERG_EINVAL (no GPU activity; a device that matches no device entry while the rules have
- * no default_device), ERG_ENOMEM.
+ * no default_device; with ERG_TRACE_ALIGN_NONE, files whose first GPU activities are more than
+ * opts->max_start_spread_s apart: the diag gives the spread and suggests first-kernel alignment),
+ * ERG_ENOMEM.
  */
 ERG_API int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
                                const erg_trace_options *opts, erg_schedule **out, erg_diag *diag);

@@ -339,7 +339,49 @@ static int cmp_dbl(const void *pa, const void *pb)
 
 /* ⊕ on one device: at each makespan T*, s_g·T* + Σ_k min{d : point of operand k at group g, T ≤
  * T*}. */
-static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct cset **out)
+/* Append to buf (size cap, used *len) what operand k of ⊕ is and the ω_dev groups it can run at. */
+static void describe_operand(const struct ctx *x, const struct fr_expr *e, const char *path,
+                             const struct cset *op, size_t k, char *buf, size_t cap, size_t *len)
+{
+    const erg_opsched *os = x->os;
+    const struct fr_expr *kid = &os->expr[e->kids[k]];
+    int w;
+    if (kid->op == ERG_EXPR_LEAF)
+        w = snprintf(buf + *len, cap - *len, "%s\"%s\" (%s.par[%zu]) at", k ? "; " : "",
+                     os->elem[kid->elem].name, path, k);
+    else
+        w = snprintf(buf + *len, cap - *len, "%s%s.par[%zu] at", k ? "; " : "", path, k);
+    *len = w > 0 && (size_t)w < cap - *len ? *len + (size_t)w : cap - 1;
+    size_t shown = 0, mixed = 0;
+    for (size_t i = 0; i < op->n; i++) {
+        int g = op->c[i].uni;
+        if (g < 0) {
+            mixed = 1;
+            continue;
+        }
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = op->c[j].uni == g;
+        if (seen)
+            continue;
+        if (shown++ == 4) {
+            w = snprintf(buf + *len, cap - *len, " …");
+        } else if (shown <= 4) {
+            const char *om = os->group[g].omega;
+            w = snprintf(buf + *len, cap - *len, "%s %s on %s", shown > 1 ? "," : "",
+                         om[0] ? om : "no ω_dev (no omega.device)", os->group[g].device);
+        } else
+            continue;
+        *len = w > 0 && (size_t)w < cap - *len ? *len + (size_t)w : cap - 1;
+    }
+    if (mixed) {
+        w = snprintf(buf + *len, cap - *len, "%s mixed ω_dev", shown ? "," : "");
+        *len = w > 0 && (size_t)w < cap - *len ? *len + (size_t)w : cap - 1;
+    }
+}
+
+static int par_op(struct ctx *x, const struct fr_expr *e, const char *path, struct cset **ops,
+                  size_t n, int padded, struct cset **out)
 {
     const erg_opsched *os = x->os;
     struct cset *s = cset_new(x, n);
@@ -426,10 +468,18 @@ static int par_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct
             rc = cset_push(s, &c, pick);
         }
     }
-    if (rc == ERG_OK && !any)
+    if (rc == ERG_OK && !any) {
+        char what[300]; /* the diag keeps 512 bytes: leave room for the path and the hint */
+        size_t used = 0;
+        what[0] = '\0';
+        for (size_t k = 0; k < n; k++)
+            describe_operand(x, e, path, ops[k], k, what, sizeof what, &used);
         rc = erg_diag_set(x->diag, ERG_EINVAL, NULL,
-                          "⊕ operands share no device operating point (ω_dev) on one device; "
-                          "operands on different devices compose with multi");
+                          "%s: ⊕ operands share no device operating point (ω_dev): %s; give every "
+                          "operand the same \"omega\": {\"device\": ...} (or omega_device for "
+                          "points) on one device; operands on different devices compose with multi",
+                          path, what);
+    }
 done:
     if (lists)
         for (size_t k = 0; k < n; k++)
@@ -535,7 +585,9 @@ static size_t count_trims(const erg_opsched *os, size_t id, int padded)
     return deepest + ceil_log2(e->n);
 }
 
-static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cset **out)
+/* path: the JSON path of expression id as schedule/1 spells it ("expr", "expr.par[1]", ...). */
+static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned depth,
+                struct cset **out)
 {
     const struct fr_expr *e = &x->os->expr[id];
     if (depth > 10000)
@@ -549,8 +601,12 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
     if (!ops)
         return ERG_ENOMEM;
     int rc = ERG_OK;
-    for (size_t k = 0; k < e->n && rc == ERG_OK; k++)
-        rc = eval(x, e->kids[k], sub_padded, depth + 1, &ops[k]);
+    const char *key = e->op == ERG_EXPR_SEQ ? "seq" : e->op == ERG_EXPR_PAR ? "par" : "multi";
+    for (size_t k = 0; k < e->n && rc == ERG_OK; k++) {
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s.%s[%zu]", path, key, k);
+        rc = eval(x, e->kids[k], sub, sub_padded, depth + 1, &ops[k]);
+    }
     if (rc == ERG_OK) {
         if (e->op == ERG_EXPR_SEQ && x->delta > 0 && !padded) {
             /* Balanced merge tree (⊗ is associative, Property 6.1): fewer trims per path. */
@@ -570,7 +626,7 @@ static int eval(struct ctx *x, size_t id, int padded, unsigned depth, struct cse
                 rc = seq2(x, acc, ops[k], padded, &acc);
             *out = acc;
         } else if (e->op == ERG_EXPR_PAR) {
-            rc = par_op(x, ops, e->n, padded, out);
+            rc = par_op(x, e, path, ops, e->n, padded, out);
         } else {
             rc = multi_op(x, ops, e->n, padded, out);
         }
@@ -602,7 +658,7 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
         x.delta = trims ? pow(1.0 + opts->epsilon, 1.0 / (double)trims) - 1.0 : 0.0;
     }
     struct cset *rs = NULL;
-    int rc = eval(&x, root, 0, 0, &rs);
+    int rc = eval(&x, root, "expr", 0, 0, &rs);
     double *t = NULL, *en = NULL;
     size_t *idx = NULL, nk = 0;
     if (rc == ERG_OK) {

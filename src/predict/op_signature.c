@@ -12,6 +12,32 @@ static double rel_sd(double mape_pct)
     return isfinite(mape_pct) ? mape_pct / 100.0 * sqrt(M_PI / 2.0) : 0.0;
 }
 
+/* θ: the op's own dimensions only (a GEMM has no tokens, an RMSNorm no m, n, k), as compact
+ * JSON object text. The dtype is kept for every op: it sets the bytes per element of the
+ * memory-bound ops too (the A100 model's RMSNorm and softmax are fp16). Softmax is either causal
+ * (tokens) or row-wise (m rows of n columns), as erg_op_dims_check allows. */
+static void op_theta(const erg_op_dims *d, char *theta, size_t size)
+{
+    const char *dt = erg_dtype_name(d->dtype);
+    switch (d->op) {
+    case ERG_OP_GEMM:
+        snprintf(theta, size, "{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"dtype\":\"%s\"}",
+                 (long long)d->m, (long long)d->n, (long long)d->k, dt);
+        break;
+    case ERG_OP_RMSNORM:
+        snprintf(theta, size, "{\"tokens\":%lld,\"d_model\":%lld,\"dtype\":\"%s\"}",
+                 (long long)d->tokens, (long long)d->d_model, dt);
+        break;
+    default:
+        if (d->tokens > 0)
+            snprintf(theta, size, "{\"tokens\":%lld,\"dtype\":\"%s\"}", (long long)d->tokens, dt);
+        else
+            snprintf(theta, size, "{\"m\":%lld,\"n\":%lld,\"dtype\":\"%s\"}", (long long)d->m,
+                     (long long)d->n, dt);
+        break;
+    }
+}
+
 int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d, double static_power_w,
                            erg_signature *out, erg_diag *diag)
 {
@@ -46,9 +72,6 @@ int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d, double s
     snprintf(out->name, sizeof out->name, "%s", erg_op_name(d->op));
     snprintf(out->device, sizeof out->device, "%.63s", m->target_kind);
     snprintf(out->kappa, sizeof out->kappa, "%.63s", m->op[d->op].kappa);
-    snprintf(out->theta, sizeof out->theta,
-             "{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"tokens\":%lld,\"d_model\":%lld,\"dtype\":\"%s\"}",
-             (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->tokens,
-             (long long)d->d_model, erg_dtype_name(d->dtype));
+    op_theta(d, out->theta, sizeof out->theta);
     return ERG_OK;
 }

@@ -3,6 +3,7 @@
 #include "erg/predict.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,6 +195,29 @@ static int parse_row(struct cell *cells, const int *map, int grid, const char *p
     return ERG_OK;
 }
 
+/* The header every reader expects, for messages about a file that is not one. */
+static const char *expected_header(int grid)
+{
+    return grid ? "op,kappa,m,..." : "op,kappa,m,...,grade";
+}
+
+/* A file that is not a CSV with our header at all (JSON, another CSV, text): say so, instead
+ * of naming its first token as an unknown column. For JSON, name its "erg" kind when it has
+ * one, so that a schedule or a model passed by mistake is recognised. */
+static int not_a_csv(erg_diag *diag, const char *path, size_t line, size_t col, int grid,
+                     const char *json_kind, int is_json)
+{
+    char where[256];
+    snprintf(where, sizeof where, "%s:%zu:%zu", path, line, col);
+    char what[128] = "";
+    if (json_kind)
+        snprintf(what, sizeof what, ": it is JSON (\"erg\": \"%.64s\")", json_kind);
+    else if (is_json)
+        snprintf(what, sizeof what, "%s", ": it is JSON");
+    return erg_diag_set(diag, ERG_EPARSE, where, "not %s (expected the header %s)%s",
+                        grid ? "a grid CSV" : "an ops CSV", expected_header(grid), what);
+}
+
 int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_out, erg_diag *diag)
 {
     char *buf;
@@ -202,6 +226,23 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
     if (rc != ERG_OK)
         return rc;
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    /* JSON where a CSV belongs: recognised before its first line is split into cells. */
+    size_t skip = strspn(buf, " \t\r\n");
+    if (buf[skip] == '{' || buf[skip] == '[') {
+        size_t line1 = 1, col1 = 1;
+        for (size_t i = 0; i < skip; i++, col1++)
+            if (buf[i] == '\n') {
+                line1++;
+                col1 = 0;
+            }
+        json_t *root = json_loadb(buf, len, 0, NULL);
+        json_t *tag = json_is_object(root) ? json_object_get(root, "erg") : NULL;
+        rc = not_a_csv(diag, name, line1, col1, grid,
+                       json_is_string(tag) ? json_string_value(tag) : NULL, 1);
+        json_decref(root);
+        free(buf);
+        return rc;
+    }
     erg_op_sample *rows = NULL;
     size_t n = 0, cap = 0, lineno = 0;
     int map[C_COUNT];
@@ -225,6 +266,10 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
         if (*q == '\0' || *q == '#')
             continue;
         size_t nc = split_cells(line, cells);
+        if (nc > MAX_CELLS && !have_header) {
+            rc = not_a_csv(diag, name, lineno, 1, grid, NULL, 0);
+            goto fail;
+        }
         if (nc > MAX_CELLS) {
             rc = cell_error(diag, name, lineno, 1, "too many columns (%s%s)", "max 32", "");
             goto fail;
@@ -232,6 +277,14 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
         if (!have_header) {
             for (int i = 0; i < C_COUNT; i++)
                 map[i] = -1;
+            size_t known = 0;
+            for (size_t j = 0; j < nc; j++)
+                for (int i = 0; i < C_COUNT; i++)
+                    known += strcmp(cells[j].s, col_names[i]) == 0;
+            if (known == 0) {
+                rc = not_a_csv(diag, name, lineno, cells[0].col, grid, NULL, 0);
+                goto fail;
+            }
             for (size_t j = 0; j < nc; j++) {
                 int found = -1;
                 for (int i = 0; i < C_COUNT; i++)
@@ -283,7 +336,7 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
     }
     if (!have_header) {
         rc = erg_diag_set(diag, ERG_EPARSE, name, "no header line (expected %s)",
-                          grid ? "op,kappa,m,n,k,tokens,d_model,dtype" : "op,kappa,m,...,grade");
+                          expected_header(grid));
         goto fail;
     }
     free(buf);

@@ -164,7 +164,20 @@ int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
         free(text);
         return db_fail(store, diag, "cannot start a transaction");
     }
-    sqlite3_stmt *mv = NULL, *up = NULL;
+    sqlite3_stmt *mv = NULL, *up = NULL, *same = NULL;
+    /* Storing the very same signature again is a no-op: history keeps versions that differ. */
+    if (sqlite3_prepare_v2(store->db, "SELECT 1 FROM signature WHERE name = ?1 AND json = ?2", -1, &same,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_text(same, 1, sig->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(same, 2, text, -1, SQLITE_STATIC);
+        int unchanged = sqlite3_step(same) == SQLITE_ROW;
+        sqlite3_finalize(same);
+        if (unchanged) {
+            sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+            free(text);
+            return ERG_OK;
+        }
+    }
     if (sqlite3_prepare_v2(store->db,
                            "INSERT INTO history(name, json, stored_unix_s) SELECT name, json, stored_unix_s "
                            "FROM signature WHERE name = ?1", -1, &mv, NULL) != SQLITE_OK ||

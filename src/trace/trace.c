@@ -94,6 +94,7 @@ void erg_trace_options_init(erg_trace_options *o)
     memset(o, 0, sizeof *o);
     o->align = ERG_TRACE_ALIGN_NONE;
     o->top_n = 10;
+    o->max_start_spread_s = ERG_TRACE_MAX_START_SPREAD_S;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -195,6 +196,7 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
         p->start_ns[i] -= origin;
     p->makespan_ns = end - origin;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t f_lo = 0, f_hi = 0;
     for (size_t f = 0; f < nf; f++) {
         if (first_any[f] == INT64_MAX)
             continue; /* a file without activities */
@@ -202,10 +204,31 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
                          ? (first_kernel[f] != INT64_MAX ? first_kernel[f] : first_any[f])
                          : 0;
         int64_t v = first_any[f] - sh;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
+        if (v < lo) {
+            lo = v;
+            f_lo = f;
+        }
+        if (v > hi) {
+            hi = v;
+            f_hi = f;
+        }
     }
     p->start_spread_ns = hi >= lo ? hi - lo : 0;
+    /* One clock for files that start hours (or 10⁹ s) apart would make the makespan and the static
+     * energy absurd: refuse rather than compose them (the bound is documented in erg/trace.h). */
+    if (opts->align == ERG_TRACE_ALIGN_NONE && t->n_files > 1 &&
+        (double)p->start_spread_ns / 1e9 > opts->max_start_spread_s) {
+        char where[300];
+        snprintf(where, sizeof where, "%s and %zu more", t->first_file, t->n_files - 1);
+        st = erg_diag_set(diag, ERG_EINVAL, where,
+                          "the files' first GPU activities are %.6g s apart (file %zu of %zu, in "
+                          "the order given, starts that long after file %zu), more than the %.6g s "
+                          "one shared clock allows: the files' clocks differ; align each file to "
+                          "its first kernel (--align first-kernel)",
+                          (double)p->start_spread_ns / 1e9, f_hi + 1, t->n_files, f_lo + 1,
+                          opts->max_start_spread_s);
+        goto out;
+    }
 
     /* Devices: static and idle power; devices sharing a name share rule decisions (memo). */
     group = malloc(t->n_devs * sizeof *group);
@@ -430,8 +453,12 @@ int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules, size_t *
     if (!count)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no output");
     *count = 0;
+    /* Rule matching does not depend on the clocks: no alignment check here. */
+    erg_trace_options o;
+    erg_trace_options_init(&o);
+    o.max_start_spread_s = INFINITY;
     prep p;
-    int st = prepare(trace, rules, NULL, &p, diag);
+    int st = prepare(trace, rules, &o, &p, diag);
     if (st != ERG_OK)
         return st;
     for (size_t i = 0; i < trace->n_acts; i++)

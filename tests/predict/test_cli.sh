@@ -103,4 +103,19 @@ check "thread clock needs one thread" 2 "needs --threads 1" -- "$erg" profile op
 check "unknown target" 2 "expects cpu or cuda" -- "$erg" profile ops --target tpu -o "$tmp/never.csv"
 check "fit without output" 2 "missing -o" -- "$erg" fit ops "$tmp/syn.csv"
 check "profile without subcommand" 2 "expected 'ops'" -- "$erg" profile
+# a JSON file (or any CSV without the grid/ops header) says what it is not, not "unknown column '{'"
+src=${ERG_TEST_SOURCE_DIR:?ERG_TEST_SOURCE_DIR not set}
+check "grid is JSON" 2 "attention-layer.json:1:1: not a grid CSV (expected the header op,kappa,m,...): it is JSON (\"erg\": \"schedule/1\")" -- "$erg" profile ops --grid "$src/examples/attention-layer.json" -o "$tmp/never.csv"
+check "fit input is JSON" 2 "attention-layer.json:1:1: not an ops CSV (expected the header op,kappa,m,...,grade)" -- "$erg" fit ops "$src/examples/attention-layer.json" -o "$tmp/never.json"
+printf 'time,energy\n1,2\n' > "$tmp/other.csv"
+check "fit input is another CSV" 2 "other.csv:1:1: not an ops CSV" -- "$erg" fit ops "$tmp/other.csv" -o "$tmp/never.json"
+[ ! -e "$tmp/never.csv" ] && [ ! -e "$tmp/never.json" ] || { echo "FAIL half-written output"; fails=$((fails + 1)); }
+# --dtype follows the model (the A100 model is fp16); an explicit other dtype is refused
+check "dtype defaults to the model's" 0 "^gemm fp16:" -- "$erg" predict op gemm --m 256 --n 256 --k 256 --model "$src/models/a100-llmcompass.json"
+check "explicit other dtype refused" 2 "fitted on fp16, not fp32" -- "$erg" predict op gemm --m 256 --n 256 --k 256 --dtype fp32 --model "$src/models/a100-llmcompass.json"
+check "help says the dtype default" 0 "default: the dtype the model's estimator" -- "$erg" predict --help
+# a GEMM's signature: theta holds m, n, k, dtype and nothing else
+check "gemm signature" 0 "gemm fp32" -- "$erg" predict op gemm --m 64 --n 32 --k 16 --model "$src/models/cpu-amd-epyc.json" --signature "$tmp/gsig.json"
+theta=$(tr -d ' \n' < "$tmp/gsig.json" | grep -o '"theta":{[^}]*}')
+[ "$theta" = '"theta":{"m":64,"n":32,"k":16,"dtype":"fp32"}' ] || { echo "FAIL gemm theta: $theta"; fails=$((fails + 1)); }
 [ "$fails" = 0 ]

@@ -183,6 +183,17 @@ static void bad_inputs_name_file_line_and_column(void **state)
         {"op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade,x\n",
          ":1:86", "unknown column 'x'"},
         {"", "", "no header line"},
+        /* not a CSV with our header at all: say so, not "unknown column '{'" */
+        {"{\n  \"erg\": \"schedule/1\",\n  \"name\": \"x\"\n}\n", ":1:1",
+         "not an ops CSV (expected the header op,kappa,m,...,grade): it is JSON (\"erg\": "
+         "\"schedule/1\")"},
+        {"\n\n  [1, 2, 3]\n", ":3:3",
+         "not an ops CSV (expected the header op,kappa,m,...,grade): it is JSON"},
+        {"{ truncated", ":1:1",
+         "not an ops CSV (expected the header op,kappa,m,...,grade): it is JSON"},
+        {"time,energy\n1,2\n", ":1:1", "not an ops CSV (expected the header op,kappa,m,...,grade)"},
+        {"a,b,c,d,e,f,g,h,i,j,k,l,m2,n2,o,p,q,r,s,t,u,v,w,x,y,z,a1,b1,c1,d1,e1,f1,g1,h1\n", ":1:1",
+         "not an ops CSV"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *p = write_tmp("bad.csv", cases[i].text);
@@ -206,12 +217,43 @@ static void bad_inputs_name_file_line_and_column(void **state)
     assert_int_equal(erg_ops_csv_read("/nonexistent/ops.csv", 0, &r, &n, NULL), ERG_ENOENT);
 }
 
+/* A grid reader given a JSON file (the trial: examples/attention-layer.json passed to --grid)
+ * or a CSV with another header names what it expected, not the first token as a column. */
+static void grid_reader_refuses_what_is_not_a_grid_csv(void **state)
+{
+    (void)state;
+    erg_op_sample *r = NULL;
+    size_t n = 0;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    const char *path = ERG_TEST_SOURCE_DIR "/examples/attention-layer.json";
+    assert_int_equal(erg_ops_csv_read(path, 1, &r, &n, &diag), ERG_EPARSE);
+    char want[600];
+    snprintf(want, sizeof want, "%s:1:1", path);
+    assert_string_equal(diag.where, want);
+    assert_string_equal(diag.detail, "not a grid CSV (expected the header op,kappa,m,...): it is "
+                                     "JSON (\"erg\": \"schedule/1\")");
+    assert_null(r);
+    const char *p = write_tmp("notgrid.csv", "# a grid?\nname,value\nx,1\n");
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_ops_csv_read(p, 1, &r, &n, &diag), ERG_EPARSE);
+    snprintf(want, sizeof want, "%s:2:1", p);
+    assert_string_equal(diag.where, want);
+    assert_string_equal(diag.detail, "not a grid CSV (expected the header op,kappa,m,...)");
+    /* one known column is a grid header with a mistake: the old message still names it */
+    p = write_tmp("typo.csv", "op,kapa,m,n,k,tokens,d_model,dtype\n");
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_ops_csv_read(p, 1, &r, &n, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "unknown column 'kapa'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_keeps_every_field),
         cmocka_unit_test(grid_files_take_columns_up_to_dtype),
         cmocka_unit_test(bad_inputs_name_file_line_and_column),
+        cmocka_unit_test(grid_reader_refuses_what_is_not_a_grid_csv),
         cmocka_unit_test(committed_default_grid_covers_small_and_decode_gemms),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -362,7 +362,8 @@ static void predictions_become_composable_signatures(void **state)
     erg_assert_rel(sig.time_var_s2, rsd * p.time_s * rsd * p.time_s, 1e-12);
     assert_string_equal(sig.name, "rmsnorm");
     assert_string_equal(sig.device, "cpu-test");
-    assert_non_null(strstr(sig.theta, "\"tokens\":512"));
+    /* θ holds the op's own dimensions only (no m, n, k zeros for an RMSNorm) */
+    assert_string_equal(sig.theta, "{\"tokens\":512,\"d_model\":4096,\"dtype\":\"fp32\"}");
     assert_int_equal(sig.grade, ERG_GRADE_ESTIMATOR);
     /* two norms in sequence: the calculus adds energies and times */
     erg_signature two[2] = {sig, sig}, seq;

@@ -272,6 +272,45 @@ static void softmax_range_names_what_was_trained(void **state)
     erg_op_model_free(m);
 }
 
+/* The trial: a GEMM's signature had "tokens": 0, "d_model": 0 in θ. θ holds only the op's own
+ * dimensions, and parses back as the JSON object the signature/1 file carries. */
+static void signatures_carry_only_the_ops_own_dimensions(void **state)
+{
+    (void)state;
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_load(ERG_TEST_SOURCE_DIR "/models/cpu-amd-epyc.json", &m, NULL),
+                     ERG_OK);
+    static const struct {
+        erg_op op;
+        int64_t m, n, k, tokens, d_model;
+        const char *theta;
+    } cases[] = {
+        {ERG_OP_GEMM, 64, 32, 16, 0, 0, "{\"m\":64,\"n\":32,\"k\":16,\"dtype\":\"fp32\"}"},
+        {ERG_OP_RMSNORM, 0, 0, 0, 128, 1024,
+         "{\"tokens\":128,\"d_model\":1024,\"dtype\":\"fp32\"}"},
+        {ERG_OP_SOFTMAX, 0, 0, 0, 256, 0, "{\"tokens\":256,\"dtype\":\"fp32\"}"},
+        {ERG_OP_SOFTMAX, 64, 512, 0, 0, 0, "{\"m\":64,\"n\":512,\"dtype\":\"fp32\"}"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        erg_op_dims d;
+        memset(&d, 0, sizeof d);
+        d.op = cases[i].op;
+        d.m = cases[i].m;
+        d.n = cases[i].n;
+        d.k = cases[i].k;
+        d.tokens = cases[i].tokens;
+        d.d_model = cases[i].d_model;
+        d.dtype = ERG_DTYPE_FP32;
+        erg_signature sig;
+        erg_diag diag;
+        erg_diag_clear(&diag);
+        if (erg_op_model_signature(m, &d, 0, &sig, &diag) != ERG_OK)
+            fail_msg("case %zu: %s", i, diag.detail);
+        assert_string_equal(sig.theta, cases[i].theta);
+    }
+    erg_op_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +318,7 @@ int main(void)
         cmocka_unit_test(a100_model_predicts_llmcompass_gemm),
         cmocka_unit_test(predictions_are_physical_across_and_beyond_the_range),
         cmocka_unit_test(softmax_range_names_what_was_trained),
+        cmocka_unit_test(signatures_carry_only_the_ops_own_dimensions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,11 @@ static void put_get_replace_remove(void **state)
     assert_int_equal(r.grade, ERG_GRADE_MODEL_BASED);
     assert_int_equal(r.runs, 5);
 
+    /* The same signature again: no new version. */
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
+    size_t h0 = 99;
+    assert_int_equal(erg_store_history(st, "gemm", &h0, &d), ERG_OK);
+    assert_int_equal(h0, 0);
     a.time_s = 0.75;
     assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
     assert_int_equal(erg_store_get(st, "gemm", &r, &d), ERG_OK);

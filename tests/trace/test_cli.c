@@ -5,6 +5,7 @@
 #include "support/erg_tmp.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -237,6 +238,32 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
     assert_int_equal(truncate(p, len - 20), 0);
     snprintf(args, sizeof args, "'%s'", p);
     expect_fail(args, "truncated gzip");
+
+    /* Two files 5000 s apart (first GPU activities at 1000 µs and 5 000 001 000 µs): with the
+     * default --align none they cannot share one clock; refused, with the spread and the fix. */
+    snprintf(p, sizeof p, "%s/other_clock.json", dir);
+    f = fopen(p, "w");
+    fputs("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+          "\"tid\":7,\"ts\":5000001000,\"dur\":3}]}",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "'" DATA "two_gpus.json' '%s' --rank-from-order", p);
+    expect_fail(args, "first GPU activities are 5000 s apart");
+    expect_fail(args, "more than the 3600 s");
+    expect_fail(args, "--align first-kernel");
+    snprintf(where, sizeof where, "erg: " DATA "two_gpus.json and 1 more: ");
+    expect_fail(args, where);
+    char args2[2048];
+    snprintf(args2, sizeof args2, "trace report %s --align none --json", args);
+    assert_int_equal(erg(args2), 2);
+    snprintf(args2, sizeof args2, "trace report %s --align first-kernel --json", args);
+    assert_int_equal(erg(args2), 0);
+    json_t *j = stdout_json();
+    assert_true(fabs(num(j, "start_spread_s")) < 1e-12);
+    json_decref(j);
+    snprintf(args2, sizeof args2, "trace import %s --align first-kernel -o '%s'", args,
+             sched_path);
+    assert_int_equal(erg(args2), 0);
 
     snprintf(p, sizeof p, "%s/cpu.json", dir);
     f = fopen(p, "w");

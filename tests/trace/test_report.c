@@ -15,6 +15,7 @@
 #include "support/erg_test.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -203,6 +204,93 @@ static void schedule_file_composes_to_the_report_totals(void **state)
     erg_schedule_free(back);
     erg_rules_free(r);
     erg_trace_free(t);
+}
+
+/* Files whose first activities are more than max_start_spread_s apart (default 1 h) are refused
+ * with align none, by the schedule and the report alike; first-kernel alignment composes them. */
+static void far_apart_clocks_are_refused(void **state)
+{
+    (void)state;
+    static const char r0[] = "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":1000,\"dur\":100}]}";
+    /* 3600 s + 1 ms after rank 0's first activity */
+    static const char r1[] = "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                             "\"ts\":3600002000,\"dur\":300}]}";
+    /* exactly 3600 s after it: still one clock */
+    static const char r1_hour[] = "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
+                                  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+                                  "\"tid\":7,\"ts\":3600001000,\"dur\":300}]}";
+    static const char rules[] =
+        "{\"erg\":\"rules/1\",\"default_device\":{\"static_power_w\":10},"
+        "\"rules\":[{\"category\":\"*\",\"name\":\"*\",\"dynamic_power_w\":100}]}";
+    erg_diag d;
+    erg_rules *ru = NULL;
+    assert_int_equal(erg_rules_read_buffer(rules, strlen(rules), "r", ".", &ru, &d), ERG_OK);
+    erg_trace_options o;
+    erg_trace_options_init(&o);
+    erg_assert_rel(o.max_start_spread_s, 3600.0, 0);
+    erg_trace_report rep;
+    erg_schedule *s = NULL;
+
+    erg_trace *t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, r1, strlen(r1), "late.json", &d), ERG_OK);
+    assert_int_equal(erg_trace_read_buffer(t, r0, strlen(r0), "early.json", &d), ERG_OK);
+    erg_diag_clear(&d);
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_EINVAL);
+    assert_string_equal(d.where, "late.json and 1 more");
+    assert_non_null(strstr(d.detail, "3600 s apart"));
+    assert_non_null(strstr(d.detail, "file 1 of 2"));
+    assert_non_null(strstr(d.detail, "after file 2"));
+    assert_non_null(strstr(d.detail, "--align first-kernel"));
+    assert_null(rep.devices); /* nothing half-filled */
+    erg_diag_clear(&d);
+    assert_int_equal(erg_trace_schedule(t, ru, &o, &s, &d), ERG_EINVAL);
+    assert_null(s);
+    assert_non_null(strstr(d.detail, "3600 s apart"));
+    /* NULL options are the defaults: refused too. */
+    assert_int_equal(erg_trace_schedule(t, ru, NULL, &s, &d), ERG_EINVAL);
+    /* Rule matching does not look at clocks. */
+    size_t unmatched = 99;
+    assert_int_equal(erg_trace_unmatched(t, ru, &unmatched, &d), ERG_OK);
+    assert_int_equal(unmatched, 0);
+    /* first-kernel: both kernels at 0, makespan 300 µs. */
+    o.align = ERG_TRACE_ALIGN_FIRST_KERNEL;
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
+    erg_assert_rel(rep.time_s, 300e-6, 1e-12);
+    erg_assert_rel(rep.energy_j, 2 * 10 * 300e-6 + 100 * 400e-6, 1e-9);
+    erg_trace_report_free(&rep);
+    /* A larger bound, or none, accepts the one-clock composition: 3600.0013 s makespan. */
+    o.align = ERG_TRACE_ALIGN_NONE;
+    o.max_start_spread_s = INFINITY;
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
+    erg_assert_rel(rep.time_s, 3600.0013, 1e-12);
+    erg_assert_rel(rep.start_spread_s, 3600.001, 1e-12);
+    erg_trace_report_free(&rep);
+    erg_trace_free(t);
+
+    /* Exactly the bound: accepted. */
+    erg_trace_options_init(&o);
+    t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, r0, strlen(r0), "early.json", &d), ERG_OK);
+    assert_int_equal(erg_trace_read_buffer(t, r1_hour, strlen(r1_hour), "hour.json", &d), ERG_OK);
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
+    erg_assert_rel(rep.start_spread_s, 3600.0, 1e-12);
+    erg_trace_report_free(&rep);
+    /* A tighter bound refuses it. */
+    o.max_start_spread_s = 60;
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "more than the 60 s"));
+    erg_trace_free(t);
+
+    /* One file is never checked, however late it starts. */
+    t = erg_trace_new();
+    assert_int_equal(erg_trace_read_buffer(t, r1, strlen(r1), "late.json", &d), ERG_OK);
+    assert_int_equal(erg_trace_report_make(t, ru, &o, &rep, &d), ERG_OK);
+    erg_trace_report_free(&rep);
+    erg_trace_free(t);
+    erg_rules_free(ru);
 }
 
 /* Two ranks: align none keeps the clock (rank 1 starts 4000 µs later); first-kernel aligns both. */
@@ -424,6 +512,7 @@ int main(void)
         cmocka_unit_test(report_matches_hand_computed_values),
         cmocka_unit_test(schedule_file_composes_to_the_report_totals),
         cmocka_unit_test(ranks_compose_cross_device_with_alignment),
+        cmocka_unit_test(far_apart_clocks_are_refused),
         cmocka_unit_test(repeated_kernels_share_a_signature),
         cmocka_unit_test(trace_without_gpu_activity_is_a_clear_error),
         cmocka_unit_test(device_without_entry_needs_default_device),
