@@ -604,7 +604,9 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
     const char *key = e->op == ERG_EXPR_SEQ ? "seq" : e->op == ERG_EXPR_PAR ? "par" : "multi";
     for (size_t k = 0; k < e->n && rc == ERG_OK; k++) {
         char sub[512];
-        snprintf(sub, sizeof sub, "%s.%s[%zu]", path, key, k);
+        /* a path past 511 bytes (nesting hundreds deep) is cut: it only names places in messages */
+        if (snprintf(sub, sizeof sub, "%s.%s[%zu]", path, key, k) >= (int)sizeof sub)
+            sub[sizeof sub - 1] = '\0';
         rc = eval(x, e->kids[k], sub, sub_padded, depth + 1, &ops[k]);
     }
     if (rc == ERG_OK) {

@@ -42,9 +42,32 @@ static int omega_text(const json_t *obj, const char *key, char **out, const char
     return *out ? ERG_OK : erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
 }
 
+/* A point (or a plain signature) holds signature keys plus its operating point's parts; anything
+ * else is a typo that would otherwise drop a figure silently. */
+static int check_point_members(const json_t *pt, const char *file, const char *path, erg_diag *diag)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)pt, key, v)
+    {
+        (void)v;
+        if (erg__signature_key_known(key, strlen(key)) || strcmp(key, "omega_device") == 0 ||
+            strcmp(key, "omega_element") == 0)
+            continue;
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: unknown member of a signature or point",
+                            path, key);
+    }
+    return ERG_OK;
+}
+
 static int read_point(struct rd *r, const char *name, const char *device, const json_t *pt,
                       const char *path, erg_diag *diag)
 {
+    if (json_is_object(pt)) {
+        int crc = check_point_members(pt, r->file, path, diag);
+        if (crc != ERG_OK)
+            return crc;
+    }
     double s_dev = NAN;
     size_t d = erg__fr_find_device(r->os, device);
     if (d != FR_NONE)

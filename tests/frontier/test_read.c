@@ -186,6 +186,17 @@ static void expect_error(const char *text, int status, const char *where_part,
 static void rejects_bad_operating_sets(void **state)
 {
     (void)state;
+    /* a typo in a point or a plain signature would drop a figure silently */
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": ["
+        "{\"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1, \"time_var_s\": 1e-6}]}},"
+        " \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json", "signatures.a.points[0].time_var_s: unknown member");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\","
+        " \"static_power\": 5, \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": 1}},"
+        " \"expr\": \"a\"}",
+        ERG_EPARSE, "s.json", "signatures.a.static_power: unknown member");
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"device\": \"g\", \"points\": []}},"
         " \"expr\": \"a\"}",
