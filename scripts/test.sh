@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, build erg with gcc (warnings as errors) and run every test; build the
-# Release configuration with warnings as errors; then build again with clang under AddressSanitizer + UndefinedBehaviorSanitizer and run every test again.
+# Release configuration with warnings as errors; then build again with clang under
+# AddressSanitizer + UndefinedBehaviorSanitizer and run every test again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
