@@ -26,7 +26,7 @@ for i in 1 2 3 4 5; do [ -s "$T/json_$i.json" ] || fail "json block $i missing";
 run() { (cd "$T" && "$ERG_BIN" "$@") > "$T/out" 2> "$T/err"; rc=$?; }
 has() { grep -qF -- "$1" "$T/$2" || fail "$3: '$1' not in: $(cat "$T/$2")"; }
 # A figure of the JSON output: the value of "key" (first occurrence), as printed.
-num() { tr -d ' \n' < "$T/out" | sed -n "s/.*\"$1\":\([-0-9.e+]*\).*/\1/p"; }
+num() { tr -d ' \n' < "$T/out" | grep -o "\"$1\":[-0-9.e+]*" | head -n 1 | cut -d: -f2; }
 near() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d;
     m = b < 0 ? -b : b; exit !(d <= r * m) }' || fail "$4: got $1, the doc says $2"; }
 
