@@ -7,7 +7,13 @@
 set -euo pipefail
 out=${1:-.}
 min_time=${2:-1}
-erg=${ERG:-erg}
+erg=${ERG:-"$(dirname "$0")/../build/release/src/cli/erg"}
+if [ ! -x "$erg" ]; then
+    echo "$(basename "$0"): erg not found at $erg; build it with scripts/main.sh, or" >&2
+    echo "  cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release && cmake --build build/release" >&2
+    echo "or point ERG at an erg binary (ERG=/path/to/erg $0)" >&2
+    exit 2
+fi
 "$erg" profile ops --target cpu --clock thread --min-time "$min_time" -o "$out/ops_cpu.csv"
 "$erg" fit ops "$out/ops_cpu.csv" -o "$out/model_cpu.json"
 "$erg" predict op gemm --m 512 --n 4096 --k 4096 --model "$out/model_cpu.json"

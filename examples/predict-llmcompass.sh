@@ -8,7 +8,13 @@
 set -euo pipefail
 data=${1:-"$(dirname "$0")/../../shared/data/latency"}
 out=${2:-.}
-erg=${ERG:-erg}
+erg=${ERG:-"$(dirname "$0")/../build/release/src/cli/erg"}
+if [ ! -x "$erg" ]; then
+    echo "$(basename "$0"): erg not found at $erg; build it with scripts/main.sh, or" >&2
+    echo "  cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release && cmake --build build/release" >&2
+    echo "or point ERG at an erg binary (ERG=/path/to/erg $0)" >&2
+    exit 2
+fi
 for f in matmul softmax layernorm; do
     [ -r "$data/llmcompass_${f}_A100.csv" ] || { echo "skipped: $data/llmcompass_${f}_A100.csv not found"; exit 0; }
 done
