@@ -209,11 +209,23 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
         size_t n = strlen(json);
         memset(json + n, '+', 100);
         strcpy(json + n + 100, "|flash\", \"dynamic_power_w\": 1}]}");
-        expect_bad(json, ERG_EINVAL, "rules[0].regex: bad regular expression: nested or stacked");
+        expect_bad(json, ERG_EINVAL, "rules[0].regex: bad regular expression: adjacent repetition");
+    }
+    /* Also from fuzz_rules: regcomp ran over 10 s on this one (epsilon closures). */
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"gemmry??++++++++++rcy++++++?????G\","
+               " \"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "adjacent repetition operators");
+    {
+        /* Nesting without adjacency: 2^13 atoms once expanded. */
+        char json[512] = "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"";
+        size_t n = strlen(json);
+        memset(json + n, '(', 12);
+        strcpy(json + n + 12, "ab+)+)+)+)+)+)+)+)+)+)+)+\", \"dynamic_power_w\": 1}]}");
+        expect_bad(json, ERG_EINVAL, "nested repetitions expand to more than 4096 atoms");
     }
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"((a{99}){99}){99}\", "
                "\"dynamic_power_w\": 1}]}",
-               ERG_EINVAL, "more than 20000 atoms");
+               ERG_EINVAL, "more than 4096 atoms");
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": -1}]}", ERG_EPARSE,
                "rules[0].dynamic_power_w");
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": \"100\"}]}", ERG_EPARSE,
