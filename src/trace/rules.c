@@ -158,6 +158,104 @@ static int load_signature(const char *ref, const char *base_dir, erg_signature *
     return ERG_OK;
 }
 
+/* glibc's regcomp copies the parse tree once per repetition ("a{100}" makes 100 copies, "a+"
+ * makes "aa*"), so nested or stacked repetitions ("t+++...", "((a{99}){99}){99}") take memory
+ * exponential in the pattern's length: a rules file of 3 kB made regcomp allocate over 3 GB (found
+ * by tests/fuzz/fuzz_rules). This bounds the expanded size before regcomp sees the pattern: every
+ * atom counts 1, a group the sum of its contents, and a repetition multiplies what it follows by 2
+ * (*, +, ?) or by its larger bound ({m,n}; {m,} counts m + 1). regcomp's epsilon closures then
+ * cost about the square of that size ("y??++++++++++" ran over 10 s), so adjacent duplication
+ * symbols, which POSIX leaves undefined (XBD 9.4.6), are refused outright: -1. */
+#define REGEX_MAX_EXPANDED 4096.0
+
+static double regex_expanded_size(const char *re)
+{
+    double sum[64], last[64];
+    int depth = 0, after_dup = 0;
+    sum[0] = last[0] = 0;
+    for (size_t i = 0; re[i]; i++) {
+        double atom = 1;
+        char c = re[i];
+        int was_dup = after_dup;
+        after_dup = 0;
+        if (c == '\\') {
+            if (re[i + 1])
+                i++;
+        } else if (c == '[') {
+            size_t j = i + 1;
+            if (re[j] == '^')
+                j++;
+            if (re[j] == ']')
+                j++;
+            while (re[j] && re[j] != ']') {
+                if (re[j] == '[' && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+                    char end = re[j + 1];
+                    j += 2;
+                    while (re[j] && !(re[j] == end && re[j + 1] == ']'))
+                        j++;
+                    if (re[j])
+                        j++;
+                }
+                if (re[j])
+                    j++;
+            }
+            if (!re[j])
+                return INFINITY; /* unterminated: regcomp rejects it */
+            i = j;
+        } else if (c == '(') {
+            if (depth >= 63)
+                return INFINITY;
+            depth++;
+            sum[depth] = last[depth] = 0;
+            continue;
+        } else if (c == ')' && depth > 0) {
+            atom = sum[depth] > 1 ? sum[depth] : 1;
+            depth--;
+        } else if (c == '|') {
+            last[depth] = 0;
+            continue;
+        } else if (c == '*' || c == '+' || c == '?' || c == '{') {
+            double k = 2;
+            if (c == '{') {
+                char *end;
+                double m = strtod(re + i + 1, &end), n = m + 1;
+                if (*end == ',') {
+                    char *e2;
+                    double v = strtod(end + 1, &e2);
+                    if (e2 != end + 1)
+                        n = v;
+                    end = e2;
+                } else {
+                    n = m;
+                }
+                if (*end != '}' || end == re + i + 1)
+                    goto plain; /* not an interval: glibc reads '{' as a literal */
+                k = m > n ? m : n;
+                if (k < 1)
+                    k = 1;
+                i = (size_t)(end - re);
+            }
+            if (was_dup)
+                return -1;
+            after_dup = 1;
+            sum[depth] += last[depth] * (k - 1);
+            last[depth] *= k;
+            if (sum[depth] > REGEX_MAX_EXPANDED)
+                return sum[depth];
+            continue;
+        }
+    plain:
+        sum[depth] += atom;
+        last[depth] = atom;
+        if (sum[depth] > REGEX_MAX_EXPANDED)
+            return sum[depth];
+    }
+    double total = 0;
+    for (int d = 0; d <= depth; d++)
+        total += sum[d];
+    return total;
+}
+
 static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir, const char *file,
                      const char *path, erg_diag *diag)
 {
@@ -190,6 +288,17 @@ static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir, cons
         st = erg__json_string(obj, "regex", ERG_JSON_REQUIRED, tmp, sizeof tmp, file, path, diag);
         if (st != ERG_OK)
             return st;
+        double expanded = regex_expanded_size(tmp);
+        if (expanded < 0)
+            return erg_diag_set(diag, ERG_EINVAL, file,
+                                "%s.regex: bad regular expression: adjacent repetition operators "
+                                "(undefined in POSIX; group the operand instead)",
+                                path);
+        if (expanded > REGEX_MAX_EXPANDED)
+            return erg_diag_set(diag, ERG_EINVAL, file,
+                                "%s.regex: bad regular expression: nested repetitions "
+                                "expand to more than %.0f atoms",
+                                path, REGEX_MAX_EXPANDED);
         int rc = regcomp(&r->regex, tmp, REG_EXTENDED | REG_NOSUB);
         if (rc != 0) {
             char msg[256];

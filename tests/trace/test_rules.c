@@ -70,6 +70,14 @@ static void regex_device_scope_and_grade(void **state)
     assert_int_equal(erg__rules_match(r, "collective", "nccl", ""), -1);
     assert_null(erg__rules_device(r, "anything")); /* no devices, no default_device */
     erg_rules_free(r);
+    /* Bounded repetitions well under the expansion limit are read and match as POSIX says. */
+    r = ok_rules("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"^(ab){3}x+[]a-z{}]?(c|d){2,40}$\","
+                 " \"dynamic_power_w\": 1}]}",
+                 ".");
+    assert_int_equal(erg__rules_match(r, "kernel", "abababxxcd", ""), 0);
+    assert_int_equal(erg__rules_match(r, "kernel", "ababxxcd", ""), -1);
+    assert_int_equal(erg__rules_match(r, "kernel", "abababx]cc", ""), 0);
+    erg_rules_free(r);
 }
 
 static void signature_rules_by_path_and_by_name(void **state)
@@ -195,6 +203,29 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
                ERG_EPARSE, "exactly one");
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"(\", \"dynamic_power_w\": 1}]}",
                ERG_EINVAL, "rules[0].regex: bad regular expression");
+    /* Found by tests/fuzz/fuzz_rules: stacked repetitions made glibc's regcomp take > 3 GB. */
+    {
+        char json[512] = "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"nvjet";
+        size_t n = strlen(json);
+        memset(json + n, '+', 100);
+        strcpy(json + n + 100, "|flash\", \"dynamic_power_w\": 1}]}");
+        expect_bad(json, ERG_EINVAL, "rules[0].regex: bad regular expression: adjacent repetition");
+    }
+    /* Also from fuzz_rules: regcomp ran over 10 s on this one (epsilon closures). */
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"gemmry??++++++++++rcy++++++?????G\","
+               " \"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "adjacent repetition operators");
+    {
+        /* Nesting without adjacency: 2^13 atoms once expanded. */
+        char json[512] = "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"";
+        size_t n = strlen(json);
+        memset(json + n, '(', 12);
+        strcpy(json + n + 12, "ab+)+)+)+)+)+)+)+)+)+)+)+\", \"dynamic_power_w\": 1}]}");
+        expect_bad(json, ERG_EINVAL, "nested repetitions expand to more than 4096 atoms");
+    }
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"((a{99}){99}){99}\", "
+               "\"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "more than 4096 atoms");
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": -1}]}", ERG_EPARSE,
                "rules[0].dynamic_power_w");
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"dynamic_power_w\": \"100\"}]}", ERG_EPARSE,
