@@ -114,8 +114,11 @@ static void read_label(const struct erg__env *env, const char *dir, const char *
         buf[0] = '\0';
 }
 
+/* A new channel of device d: identity, domain from the rail's name and label (a rail inside a
+ * larger domain is reported, not summed), grade and kind; values in µJ or µW (1e-6 per tick).
+ * NULL when the channel table is full. */
 static struct erg__chan *add(struct state *s, const struct dev *d, const char *label,
-                             const char *what)
+                             const char *what, erg_grade grade, erg_channel_kind kind)
 {
     if (s->n == MAX_CH)
         return NULL;
@@ -125,6 +128,15 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
     erg__fmt(c->id, sizeof c->id, "hwmon:%.28s/%.28s", d->ident, label[0] ? label : what);
     erg__fmt(c->label, sizeof c->label, "%.30s %.30s", d->name, label[0] ? label : what);
     c->usable = 1;
+    int comp;
+    c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
+    c->zone_type = comp ? 2 : 0;
+    c->grade = grade;
+    c->kind = kind;
+    c->joules_per_tick = 1e-6;
+    if (comp)
+        erg__strlcpy(c->reason, "a rail inside a larger domain: reported, not summed",
+                     sizeof c->reason);
     return c;
 }
 
@@ -141,9 +153,10 @@ static void scan_device(struct state *s, const struct dev *d)
         miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0) {
             if (errno == EACCES) {
-                struct erg__chan *c = add(s, d, "", file);
+                struct erg__chan *c = add(s, d, "", file, ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
                 if (c) {
                     c->domain = ERG_DOMAIN_SYSTEM;
+                    c->zone_type = 0;
                     c->usable = 0;
                     erg__fmt(c->reason, sizeof c->reason,
                              "permission denied: %s/%s (run with privileges)", d->dir, file);
@@ -160,24 +173,15 @@ static void scan_device(struct state *s, const struct dev *d)
             env->io.close(env->io.ud, fd);
             continue;
         }
-        struct erg__chan *c = add(s, d, label, file);
+        struct erg__chan *c = add(s, d, label, file, ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
         }
-        int comp;
-        c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
-        c->zone_type = comp ? 2 : 0;
-        c->grade = ERG_GRADE_HW_SHUNT;
-        c->kind = ERG_KIND_COUNTER;
-        c->joules_per_tick = 1e-6;
         c->wrap_ticks = 0; /* 64-bit µJ counters: no wrap in practice; a decrease is flagged */
         c->wrap_unknown = 1;
         c->min_interval_s = 1e-3;
         c->max_power_w = c->domain == ERG_DOMAIN_SYSTEM ? 20000.0 : 2000.0;
-        if (comp)
-            erg__strlcpy(c->reason, "a rail inside a larger domain: reported, not summed",
-                         sizeof c->reason);
         s->h[s->n].fd = fd;
         s->n++;
     }
@@ -198,17 +202,11 @@ static void scan_device(struct state *s, const struct dev *d)
         read_label(env, d->dir, file, label, sizeof label);
         char what[32];
         erg__fmt(what, sizeof what, "power%d", k);
-        struct erg__chan *c = add(s, d, label, what);
+        struct erg__chan *c = add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER); /* µW */
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
         }
-        int comp;
-        c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
-        c->zone_type = comp ? 2 : 0;
-        c->grade = ERG_GRADE_MODEL_BASED;
-        c->kind = ERG_KIND_POWER;
-        c->joules_per_tick = 1e-6; /* µW */
         /* an averaged reading is only meaningful over its averaging interval */
         uint64_t ms = 0;
         char rel[256];
@@ -218,9 +216,6 @@ static void scan_device(struct state *s, const struct dev *d)
         else
             c->min_interval_s = strcmp(kind, "average") == 0 ? 1.0 : 0.1;
         c->max_power_w = c->domain == ERG_DOMAIN_SYSTEM ? 20000.0 : 2000.0;
-        if (comp)
-            erg__strlcpy(c->reason, "a rail inside a larger domain: reported, not summed",
-                         sizeof c->reason);
         s->h[s->n].fd = fd;
         s->n++;
     }
@@ -241,23 +236,15 @@ static void scan_device(struct state *s, const struct dev *d)
             read_label(env, d->dir, file, label, sizeof label);
             char what[32];
             erg__fmt(what, sizeof what, "rail%d", k);
-            struct erg__chan *c = add(s, d, label, what);
+            /* mV × mA = µW */
+            struct erg__chan *c = add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER);
             if (!c) {
                 env->io.close(env->io.ud, fv);
                 env->io.close(env->io.ud, fc);
                 return;
             }
-            int comp;
-            c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
-            c->zone_type = comp ? 2 : 0;
-            c->grade = ERG_GRADE_MODEL_BASED;
-            c->kind = ERG_KIND_POWER;
-            c->joules_per_tick = 1e-6; /* mV × mA = µW */
             c->min_interval_s = 0.01;
             c->max_power_w = 5000.0;
-            if (comp)
-                erg__strlcpy(c->reason, "a rail inside a larger domain: reported, not summed",
-                             sizeof c->reason);
             s->h[s->n].fd = fv;
             s->h[s->n].fd2 = fc;
             s->n++;
