@@ -159,7 +159,9 @@ static void scan_device(struct state *s, const struct dev *d)
                     c->zone_type = 0;
                     c->usable = 0;
                     erg__fmt(c->reason, sizeof c->reason,
-                             "permission denied: %s/%s (run with privileges)", d->dir, file);
+                             "permission denied: %s/%s (a udev rule can make it group-readable: "
+                             "docs/meters.md)",
+                             d->dir, file);
                     s->n++;
                 }
             }
@@ -202,7 +204,8 @@ static void scan_device(struct state *s, const struct dev *d)
         read_label(env, d->dir, file, label, sizeof label);
         char what[32];
         erg__fmt(what, sizeof what, "power%d", k);
-        struct erg__chan *c = add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER); /* µW */
+        struct erg__chan *c =
+            add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER); /* µW */
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
@@ -334,10 +337,9 @@ static int hw_open(const struct erg__env *env, void **out, struct erg__chan **ch
             /* the device link names the hardware (a PCI or platform address), stable across boots
              */
             char link[256], target[256];
-            erg__fmt(link, sizeof link, "%s/sys/class/hwmon/%s/device", env->root, d->dir);
-            ssize_t l = readlink(link, target, sizeof target - 1);
+            erg__fmt(link, sizeof link, "sys/class/hwmon/%s/device", d->dir);
+            int l = erg__env_readlink(env, link, target, sizeof target);
             if (l > 0) {
-                target[l] = '\0';
                 const char *base = strrchr(target, '/');
                 erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name,
                          base ? base + 1 : target);

@@ -135,9 +135,9 @@ const char *erg_backend_state_name(erg_backend_state s)
 const char *erg_flag_name(unsigned bit)
 {
     static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected",   "ambiguous_wrap", "backwards",    "glitch",
-        "below_resolution", "stale",          "unit_suspect", "deduplicated",
-        "baseline_exceeds_gross"};
+        "wrap_corrected", "ambiguous_wrap",   "backwards",
+        "glitch",         "below_resolution", "stale",
+        "unit_suspect",   "deduplicated",     "baseline_exceeds_gross"};
     return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
 }
 
@@ -150,10 +150,11 @@ const char *erg_reading_state_name(erg_reading_state s)
 
 /* ---- default seam ---- */
 
+/* Every path is resolved inside the root: no "..", no symlink leads out of it (env.c). */
 static int io_openat(void *ud, int dirfd, const char *path, int flags)
 {
     (void)ud;
-    return openat(dirfd, path, flags);
+    return erg__open_in_root(dirfd, path, flags);
 }
 static ssize_t io_pread(void *ud, int fd, void *buf, size_t size, off_t off)
 {
@@ -210,8 +211,8 @@ static int env_power_w(const char *name, double *out, erg_diag *diag)
     errno = 0;
     double d = strtod(v, &end);
     if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d))
-        return erg_diag_set(diag, ERG_EINVAL, name, "expects a power in W (a number >= 0), got '%s'",
-                            v);
+        return erg_diag_set(diag, ERG_EINVAL, name,
+                            "expects a power in W (a number >= 0), got '%s'", v);
     if (d < 0)
         return erg_diag_set(diag, ERG_EINVAL, name, "must be >= 0 W, got '%s'", v);
     *out = d;
@@ -369,8 +370,8 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     *out = NULL;
     {
         const char *l = opts && opts->backends ? opts->backends : getenv("ERG_BACKENDS");
-        int r = check_backend_list(l, opts && opts->backends ? "--backends" : "$ERG_BACKENDS",
-                                   diag);
+        int r =
+            check_backend_list(l, opts && opts->backends ? "--backends" : "$ERG_BACKENDS", diag);
         if (r != ERG_OK)
             return r;
     }
@@ -390,7 +391,23 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     m->env.io.now_ns = (m->opts.io && m->opts.io->now_ns) ? m->opts.io->now_ns : io_now_ns;
     m->env.io.ud = m->opts.io ? m->opts.io->ud : NULL;
 
-    const char *root = m->opts.root ? m->opts.root : getenv("ERG_ROOT");
+    /* With elevated privilege (setuid, file capabilities: AT_SECURE) the overrides that choose
+     * what is read or loaded are refused, not followed: ERG_ROOT would let a user read any file
+     * through symlinks or labels, ERG_NVML_LIB load their code with erg's privilege. */
+    static const char *const guarded[] = {"ERG_ROOT", "ERG_NVML_LIB"};
+    for (size_t k = 0; k < sizeof guarded / sizeof guarded[0]; k++) {
+        const char *v = getenv(guarded[k]);
+        if (v && *v && erg__secure() &&
+            !(k == 0 ? m->opts.root != NULL : m->opts.nvml_path != NULL)) {
+            free(m);
+            return erg_diag_set(diag, ERG_EACCES, guarded[k],
+                                "refused: erg runs with elevated privilege (setuid or file "
+                                "capabilities), so it does not take %s from the environment; "
+                                "unset it, or run erg without privilege",
+                                guarded[k]);
+        }
+    }
+    const char *root = m->opts.root ? m->opts.root : erg__getenv("ERG_ROOT");
     if (!root || !*root)
         root = "/";
     erg__strlcpy(m->env.root, strcmp(root, "/") == 0 ? "" : root, sizeof m->env.root);
@@ -404,7 +421,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         return erg_diag_set(diag, e == EACCES ? ERG_EACCES : ERG_ENOENT, root,
                             "cannot open the root prefix (ERG_ROOT): %s", strerror(e));
     }
-    m->env.nvml_path = m->opts.nvml_path ? m->opts.nvml_path : getenv("ERG_NVML_LIB");
+    m->env.nvml_path = m->opts.nvml_path ? m->opts.nvml_path : erg__getenv("ERG_NVML_LIB");
     if (!m->env.nvml_path || !*m->env.nvml_path)
         m->env.nvml_path = "libnvidia-ml.so.1";
     m->env.estimator_idle_w = m->opts.estimator_idle_w;

@@ -230,10 +230,10 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
             c->usable = 0;
             if (er == EACCES || er == EPERM)
                 erg__fmt(c->reason, sizeof c->reason, "permission denied: %.150s (%s)", path,
-                         "root-only since CVE-2020-8694; run as root or grant read access");
+                         erg__rapl_eacces_remedy);
             else
                 erg__fmt(c->reason, sizeof c->reason, "domain has no counter: %.80s: %s", path,
-                         strerror(er));
+                         erg__open_error(er));
             continue;
         }
         char buf[64];
@@ -243,7 +243,7 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
             erg__env_path(env, rel, path, sizeof path);
             c->usable = 0;
             erg__fmt(c->reason, sizeof c->reason, "permission denied: %.150s (%s)", path,
-                     "root-only since CVE-2020-8694; run as root or grant read access");
+                     erg__rapl_eacces_remedy);
         } else if (r < 0 || erg__parse_u64(buf, &v) != 0) {
             erg__env_path(env, rel, path, sizeof path);
             c->usable = 0;
