@@ -38,11 +38,16 @@ struct erg__chan {
     double joules_per_tick; /* COUNTER: J per tick; POWER/ESTIMATE: W per tick */
     uint64_t wrap_ticks;    /* COUNTER modulus (max_energy_range_uj + 1, 2^32); 0 none/unknown */
     int wrap_unknown;       /* 1 when the modulus could not be read (decreases are not wraps) */
+    int no_wrap;            /* 1 for 64-bit counters that do not wrap (wrap_j 0, not unknown) */
     double min_interval_s;  /* update period, s */
     double max_power_w;     /* plausibility bound, W */
     int usable;             /* 0: declined at open, reason says why */
+    int lacks;              /* declined, but a real domain whose figure a total needs (permission
+                             * denied, unreadable counter): its absence makes a total incomplete */
     char reason[ERG_METER_REASON_MAX];
     int zone_type; /* backend-private grouping (e.g. 1 for intel-rapl-mmio) */
+    int component; /* a rail inside a larger domain (a board or module rail): reported, never
+                    * summed, never a mirror of anything */
 };
 
 /* Read status of one channel in one poll. */

@@ -130,7 +130,7 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
     c->usable = 1;
     int comp;
     c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
-    c->zone_type = comp ? 2 : 0;
+    c->component = comp;
     c->grade = grade;
     c->kind = kind;
     c->joules_per_tick = 1e-6;
@@ -156,7 +156,7 @@ static void scan_device(struct state *s, const struct dev *d)
                 struct erg__chan *c = add(s, d, "", file, ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
                 if (c) {
                     c->domain = ERG_DOMAIN_SYSTEM;
-                    c->zone_type = 0;
+                    c->component = 0;
                     c->usable = 0;
                     erg__fmt(c->reason, sizeof c->reason,
                              "permission denied: %s/%s (a udev rule can make it group-readable: "
@@ -182,6 +182,7 @@ static void scan_device(struct state *s, const struct dev *d)
         }
         c->wrap_ticks = 0; /* 64-bit µJ counters: no wrap in practice; a decrease is flagged */
         c->wrap_unknown = 1;
+        c->no_wrap = 1;
         c->min_interval_s = 1e-3;
         c->max_power_w = c->domain == ERG_DOMAIN_SYSTEM ? 20000.0 : 2000.0;
         s->h[s->n].fd = fd;
