@@ -267,6 +267,10 @@ typedef struct erg_summary {
      *  sd floor, s. See erg_summary_set_floors. */
     double energy_floor_j;
     double time_floor_s;
+    /** Why there is no total ("" when there is one): a run's measurement had none (its
+     *  total_reason, e.g. ERG_FLAG_INCOMPLETE: a channel the total covers gave no figure, which
+     *  total_flags then carries), or the runs summed different channels. */
+    char total_reason[ERG_METER_REASON_MAX];
 } erg_summary;
 
 /**

@@ -371,7 +371,8 @@ static void print_text(const erg_protocol_result *r, char **cmd)
             printf("       gross energy median %.4g, min %.4g, max %.4g J\n",
                    s->total_energy_j.median, s->total_energy_j.min, s->total_energy_j.max);
         } else {
-            printf("\nTotal: no figure (no channel gave one in every run)\n");
+            printf("\nTotal: no figure (%s)\n",
+                   s->total_reason[0] ? s->total_reason : "no channel gave one in every run");
         }
         if (s->n_total && s->runs == 1)
             printf("Note: one run: its variance is unknown, not 0 (sd '?'); a signature or a "

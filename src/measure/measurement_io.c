@@ -119,6 +119,7 @@ static json_t *to_json(const erg_protocol_result *r, int m1_raised)
         if (s->channels[i].in_total)
             json_array_append_new(ids, json_string(s->channels[i].id));
     json_object_set_new(tot, "channels", ids);
+    json_object_set_new(tot, "reason", json_string(s ? s->total_reason : "every run failed"));
     json_object_set_new(tot, "static_power_w", num(s && s->n_total ? s->static_power_w : (double)NAN));
     json_object_set_new(tot, "energy_floor_j", num(s ? s->energy_floor_j : (double)NAN));
     json_object_set_new(tot, "time_floor_s", num(s ? s->time_floor_s : (double)NAN));

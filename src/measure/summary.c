@@ -155,6 +155,15 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
             out->channels[i].in_total = 0;
         out->n_total = 0;
         out->total_flags = 0;
+        /* a total a run's meter refused (incomplete) stays refused, and says why */
+        for (size_t k = 0; k < n; k++) {
+            out->total_flags |= runs[k].total_flags;
+            if (!out->total_reason[0] && runs[k].total_reason[0])
+                snprintf(out->total_reason, sizeof out->total_reason, "%s", runs[k].total_reason);
+        }
+        if (!same && !out->total_reason[0])
+            snprintf(out->total_reason, sizeof out->total_reason,
+                     "the runs summed different channels");
         out->total_energy_j = out->total_baseline_j = out->total_net_energy_j = no_figure;
         out->total_grade = ERG_GRADE_ESTIMATOR;
         out->static_power_w = 0.0;

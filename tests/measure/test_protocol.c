@@ -408,6 +408,36 @@ static void mean_sd_and_the_one_formatter(void **state)
     assert_string_equal(b, "-");
 }
 
+/* Issue 16: a total the meter refused (a covered channel gave no figure) stays refused over runs,
+ * flagged incomplete with the reason, and --min-grade cannot pass on it. */
+static void an_incomplete_total_stays_refused(void **state)
+{
+    (void)state;
+    erg_measurement *runs = calloc(2, sizeof *runs);
+    assert_non_null(runs);
+    for (int k = 0; k < 2; k++) {
+        runs[k].time_s = 1.0;
+        runs[k].n_channels = 1;
+        strcpy(runs[k].channels[0].id, "rapl-sysfs:package-0/dram");
+        runs[k].channels[0].state = ERG_READING_OK;
+        runs[k].channels[0].energy_j = 2.0;
+        runs[k].total_energy_j = NAN;
+        runs[k].total_grade = ERG_GRADE_ESTIMATOR;
+    }
+    runs[1].total_flags = ERG_FLAG_INCOMPLETE;
+    strcpy(runs[1].total_reason, "incomplete: no figure from rapl-sysfs:package-0");
+    erg_summary *s = NULL;
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_NONE, NULL, 0, &s, NULL), ERG_OK);
+    assert_int_equal(s->n_total, 0);
+    assert_true(s->total_flags & ERG_FLAG_INCOMPLETE);
+    assert_string_equal(s->total_reason, "incomplete: no figure from rapl-sysfs:package-0");
+    assert_true(isnan(s->total_energy_j.mean));
+    erg_signature sig;
+    assert_int_equal(erg_summary_signature(s, "x", NULL, &sig, NULL, NULL), ERG_EINVAL);
+    erg_summary_free(s);
+    free(runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +451,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(writes_keep_devices_symlinks_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(mean_sd_and_the_one_formatter, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_incomplete_total_stays_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
