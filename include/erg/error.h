@@ -40,6 +40,7 @@ extern "C" {
     X(ECYCLE, -4003, "dependency cycle")                                                           \
     X(EVERSION, -4004, "unknown format version")                                                   \
     X(ENOTLIVE, -4005, "counter is present but not live")                                         \
+    X(EBUSY, -EBUSY, "resource busy")                                                              \
     X(EINTR, -EINTR, "interrupted")
 
 /** Status codes. ERG_OK is success; every other value is negative. */
