@@ -13,18 +13,15 @@ PC=$R/sys/class/powercap/intel-rapl:0
 mkdir -p "$PC" "$R/proc"
 echo package-0 > "$PC/name"; echo 262143328850 > "$PC/max_energy_range_uj"
 printf "%020d\n" 1000000 > "$PC/energy_uj"
-# a second package, so that co-running elements never race on one counter file
-P1=$R/sys/class/powercap/intel-rapl:1
-mkdir -p "$P1"; echo package-1 > "$P1/name"; echo 262143328850 > "$P1/max_energy_range_uj"
-printf "%020d\n" 1000000 > "$P1/energy_uj"
 printf 'cpu  100 0 0 100 0 0 0 0 0 0\n' > "$R/proc/stat"
 export ERG_ROOT=$R XDG_CACHE_HOME=$T/cache ERG_STORE=$T/store.db
 unset ERG_BACKENDS ERG_NVML_LIB
 E=$PC/energy_uj; S=$T/state
-# add J joules in steps of 0.5 J (a counter never jumps), then record the state left behind
-step='sleep 0.02; read v < "$E"; printf "%020d\n" $(expr "$v" + 500000) 1<> "$E"'
+# add 0.5 J per step (a counter never jumps), under a lock (mkdir is atomic) so that co-running
+# elements never lose an update; then record the state left behind
+step='sleep 0.02; until mkdir "$E.lock" 2>/dev/null; do sleep 0.001; done; read v < "$E"; printf "%020d\n" $(expr "$v" + 500000) 1<> "$E"; rmdir "$E.lock"'
 cat > "$T/a.sh" <<SH
-E=$P1/energy_uj
+E=$E
 for k in 1 2; do $step; done
 echo a > $S
 SH
