@@ -3,17 +3,17 @@
  * block into doc_api_block.c.in, included below as the body of one function, so a change of the
  * API that the doc does not follow fails to compile. Run on the estimator backend alone
  * (ERG_BACKENDS=estimator), the window is too short for a figure or gives an estimator one. */
-#include <cmocka.h>
-#include <math.h>
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <setjmp.h>
 #include <stdint.h>
+#include <math.h>
+#include <cmocka.h>
 
 #include "erg/error.h"
-#include "erg/measure.h"
-#include "erg/meter.h"
 #include "erg/signature.h"
+#include "erg/meter.h"
+#include "erg/measure.h"
 
 static void doc_block_runs(void **state)
 {
