@@ -78,8 +78,8 @@ typedef struct pctx {
 
     long depth;
     int top_seen;
-    int saw_events;  /* the object format had a traceEvents member */
-    int tail_other;  /* array format: the last element read was not an event object */
+    int saw_events; /* the object format had a traceEvents member */
+    int tail_other; /* array format: the last element read was not an event object */
     enum top_key top_key;
     long events_depth; /* depth inside the events array, -1 when not in it */
     long devprops_depth, distinfo_depth;
@@ -995,8 +995,49 @@ static int finish_file(pctx *c, erg_diag *diag)
     int st = erg__trace_pick_rank(tr, c->has_rank, c->rank, c->file, &rank, diag);
     if (st != ERG_OK)
         return st;
+    /* ROCm (roctracer) traces name GPU i by its HSA agent id, and CPU agents (one per NUMA node)
+     * come first: on a two-socket node GPU 0 appears as device 2, while deviceProperties is
+     * indexed 0..N-1 (HTA's tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto: four
+     * "AMD Radeon Graphics" properties, every kernel and copy on device 2; its process_labels
+     * run "GPU 0".."GPU 15" whatever the node, so they tell nothing). The trace does not say how
+     * many CPU agents there were: the lowest device id used is taken as GPU 0 (a process's first
+     * device), raised if needed so that every id used falls in 0..N-1. A trace that already
+     * starts at device 0 (newer Kineto) is left as it is. */
+    long offset = 0, max_id = -1;
+    int amd = 0;
+    for (size_t p = 0; p < c->n_props; p++) {
+        char *e;
+        long id = strtol(c->props[p].id, &e, 10);
+        if (c->props[p].id[0] && *e == '\0' && id > max_id && id < 1000000)
+            max_id = id;
+        amd |= strstr(c->props[p].name, "AMD") != NULL ||
+               strstr(c->props[p].name, "Radeon") != NULL ||
+               strstr(c->props[p].name, "Instinct") != NULL;
+    }
+    if (amd && max_id >= 0) {
+        long lo = -1, hi = -1;
+        for (size_t i = c->first_dev; i < tr->n_devs; i++) {
+            char *end;
+            long v = strtol(tr->devs[i].key, &end, 10);
+            if (!tr->devs[i].key[0] || *end != '\0' || v < 0 || v >= 1000000)
+                continue;
+            lo = lo < 0 || v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        if (lo > 0) {
+            offset = lo;
+            if (hi - offset > max_id)
+                offset = hi - max_id;
+        } else if (hi > max_id) {
+            offset = hi - max_id;
+        }
+    }
     for (size_t i = c->first_dev; i < tr->n_devs; i++) {
         erg__dev *d = &tr->devs[i];
+        char *end;
+        long v = strtol(d->key, &end, 10);
+        if (offset > 0 && d->key[0] && *end == '\0' && v >= offset)
+            snprintf(d->key, sizeof d->key, "%ld", v - offset); /* the GPU's index */
         erg__dev_set_id(d, rank);
         for (size_t p = 0; p < c->n_props; p++)
             if (strcmp(c->props[p].id, d->key) == 0)

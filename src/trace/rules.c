@@ -510,9 +510,13 @@ int erg_rules_default(erg_rules **out, erg_diag *diag)
 long erg__rules_match(const erg_rules *rules, const char *category, const char *name,
                       const char *device_name)
 {
+    /* a collective kernel is a kernel in the trace (users write rules from what it says): a rule
+     * for "kernel" takes it too, unless an earlier rule for "collective" did (first match) */
+    int coll = strcmp(category, "collective") == 0;
     for (size_t i = 0; i < rules->n_rules; i++) {
         const erg__rule *r = &rules->rules[i];
-        if (fnmatch(r->category, category, 0) != 0)
+        if (fnmatch(r->category, category, 0) != 0 &&
+            !(coll && fnmatch(r->category, "kernel", 0) == 0))
             continue;
         if (r->device && fnmatch(r->device, device_name, 0) != 0)
             continue;
