@@ -502,6 +502,249 @@ ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t
  */
 ERG_API int erg_op_model_default_path(const char *kind, char *buf, size_t size);
 
+/* ---------------------------------------------------------------- architectures (HF config.json) */
+
+/** FFN activation functions (HF `hidden_act` / `hidden_activation` / `activation_function`). */
+typedef enum erg_act {
+    ERG_ACT_SILU = 0,      /**< "silu", "swish" (Llama, Mistral, Qwen, gpt-oss) */
+    ERG_ACT_GELU = 1,      /**< "gelu" (exact) */
+    ERG_ACT_GELU_TANH = 2, /**< "gelu_new", "gelu_pytorch_tanh", "gelu_fast" (phi-2, Gemma 2) */
+    ERG_ACT_RELU = 3       /**< "relu" */
+} erg_act;
+/** Name of an activation as the profile files write it: "silu", "gelu", "gelu_tanh", "relu";
+ *  "?" for a value outside erg_act. Static string; never fails. */
+ERG_API const char *erg_act_name(erg_act a);
+/** Parse an activation: erg's names (erg_act_name) and HF's ("swish", "gelu_new",
+ *  "gelu_pytorch_tanh", "gelu_fast", "quick_gelu" as gelu). Errors: ERG_EINVAL (*out unchanged). */
+ERG_API int erg_act_parse(const char *name, erg_act *out);
+
+/** Layer kinds of a decoder: attention over the whole cache or a sliding window, FFN dense or
+ *  MoE. Index into erg_arch.layers: ERG_LAYER_FULL_DENSE + 1·sliding + 2·moe. */
+enum {
+    ERG_LAYER_FULL_DENSE = 0,
+    ERG_LAYER_SLIDING_DENSE = 1,
+    ERG_LAYER_FULL_MOE = 2,
+    ERG_LAYER_SLIDING_MOE = 3,
+    ERG_LAYER_KINDS = 4
+};
+
+/**
+ * A decoder-only transformer as erg models it (HYMELL Sections 3.4-3.6): sizes are element
+ * counts, 0 where not applicable. A fixed-size value (no allocation), so sweeps copy and edit it.
+ * - attention: n_heads query heads of head_dim, n_kv_heads key/value heads (GQA when fewer,
+ *   MHA when equal); window > 0 is the sliding window (tokens) of the layers counted as
+ *   sliding in `layers`.
+ * - FFN: dense layers have d_ff (gated: gate and up projections d_model → d_ff, then down
+ *   d_ff → d_model; not gated: up and down); MoE layers route each token to top_k of n_experts
+ *   experts of width d_ff_expert (gated like the dense FFN) through a router d_model →
+ *   n_experts, plus n_shared shared experts of width d_ff_shared each, run on every token.
+ * - norms_per_layer RMSNorm/LayerNorm ops per layer (2; Gemma 2: 4), plus one final norm.
+ * - embedding: vocab rows of d_model, read by a gather; LM head d_model → vocab.
+ */
+typedef struct erg_arch {
+    char family[32]; /**< HF model_type ("llama", "qwen2_moe", ...) */
+    char name[96];   /**< the config file's stem ("llama-3.1-8b"), or "" */
+    int64_t layers[ERG_LAYER_KINDS]; /**< number of layers of each kind; the sum is n_layers */
+    int64_t n_layers, d_model, n_heads, n_kv_heads, head_dim, vocab;
+    int64_t d_ff; /**< dense FFN width (also the width a MoE model's dense layers use) */
+    int gated;    /**< 1: gated FFN (SwiGLU/GeGLU), 0: up, activation, down */
+    erg_act act;
+    int64_t n_experts, top_k, d_ff_expert, n_shared, d_ff_shared;
+    int64_t window;           /**< sliding window in tokens (0: none) */
+    int norms_per_layer;      /**< 2, or 4 with Gemma 2's post-norms */
+    int tied_embeddings;      /**< the LM head reuses the embedding matrix */
+    int fused_qkv;            /**< one QKV projection (Phi-3, Qwen v1): same FLOPs, one GEMM */
+    double rotary_fraction;   /**< share of head_dim rotated by RoPE (phi-2: 0.4), 1 otherwise */
+    erg_dtype dtype;          /**< the config's torch_dtype (bf16 when absent) */
+} erg_arch;
+
+/** Total parameters of a (weights in elements: attention, FFN or all experts, norms' gains,
+ *  embedding and an untied LM head), and the parameters a token activates (top_k of the
+ *  experts) into *active (may be NULL). Never fails (0 for a NULL arch). */
+ERG_API double erg_arch_params(const erg_arch *a, double *active);
+
+/**
+ * Read a HuggingFace config.json into *out. Families: llama (Llama 2, 3.x), mistral, mixtral,
+ * qwen (v1: intermediate_size is twice the FFN width, kv_channels the head size), qwen2,
+ * qwen2_moe (Qwen1.5-MoE: moe_intermediate_size per expert, shared_expert_intermediate_size,
+ * decoder_sparse_step, mlp_only_layers), qwen3, qwen3_moe, gemma2 (head_dim, alternating
+ * sliding/global layers, four norms per layer), phi (phi-2: non-gated GELU, partial rotary),
+ * phi3 (fused qkv and gate/up, sliding window), gpt_oss (layer_types, experts_per_token),
+ * olmoe, deepseek (MoE without MLA: n_routed_experts, n_shared_experts, first_k_dense_replace),
+ * and alternate names (n_embd, n_head, n_layer, n_inner, num_local_experts, num_experts,
+ * n_routed_experts, ffn_hidden_size, ...).
+ * Refused with ERG_ENOTSUP and the field named: multi-head latent attention (kv_lora_rank or
+ * q_lora_rank set), linear or state-space attention fields, and an unknown model_type with a
+ * field erg does not know. Bad input (ERG_EPARSE, diag->where the file, detail the field):
+ * not JSON or not an object, a missing required field (hidden size, heads, layers, vocab, FFN
+ * width), a size that is not a positive integer, heads that do not divide the hidden size when
+ * head_dim is not given, KV heads that do not divide the heads, top-k above the expert count.
+ * Also ERG_ENOENT / ERG_EIO for the file, ERG_ENOMEM. *out is written only on success.
+ */
+ERG_API int erg_arch_from_hf_config(const char *path, erg_arch *out, erg_diag *diag);
+
+/** Same as erg_arch_from_hf_config from a JSON text of len bytes; name is used in messages and
+ *  as erg_arch.name. Errors as erg_arch_from_hf_config. */
+ERG_API int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_arch *out,
+                                  erg_diag *diag);
+
+/** Check an architecture's invariants (positive sizes, layer counts summing to n_layers, KV heads
+ *  dividing heads, top_k ≤ n_experts, MoE layers only with experts, sliding layers only with a
+ *  window). Errors: ERG_EINVAL with diag->detail naming the field (erg_arch field names). */
+ERG_API int erg_arch_check(const erg_arch *a, erg_diag *diag);
+
+/**
+ * Set one named size of an architecture, for design-space sweeps: d_model, n_heads, n_kv_heads,
+ * head_dim, d_ff, d_ff_expert, n_layers (keeping the sliding/MoE shares of the layers), n_experts,
+ * top_k, n_shared, d_ff_shared, window, vocab; and "heads" = n_heads = n_kv_heads (MHA) with
+ * head_dim = d_model / heads (HYMELL Section 4, Figure 3). Setting d_model or n_heads also
+ * rescales head_dim = d_model / n_heads when head_dim was d_model / n_heads before. The result is
+ * not checked (erg_arch_check). Errors: ERG_EINVAL for an unknown key (diag names it) or a value
+ * below 0.
+ */
+ERG_API int erg_arch_set(erg_arch *a, const char *key, int64_t value, erg_diag *diag);
+
+/* ---------------------------------------------------------------- work lists (HYMELL 3.4-3.6) */
+
+/** Blocks of a decoder layer and the model around it (the profile files' `block` column). */
+typedef enum erg_block {
+    ERG_BLOCK_ATTENTION = 0, /**< QKV projections, QK^T, softmax, ·V, output projection (3.4) */
+    ERG_BLOCK_FFN = 1,       /**< dense FFN, gated or not (3.5) */
+    ERG_BLOCK_MOE = 2,       /**< router, top-k experts, shared experts (3.5) */
+    ERG_BLOCK_NORM = 3,      /**< one RMSNorm over the tokens (3.1) */
+    ERG_BLOCK_EMBEDDING = 4, /**< token embedding gather */
+    ERG_BLOCK_LM_HEAD = 5    /**< d_model → vocab projection */
+} erg_block;
+#define ERG_BLOCK_COUNT 6
+/** Name of a block: "attention", "ffn", "moe", "norm", "embedding", "lm_head"; "?" otherwise.
+ *  Static string; never fails. */
+ERG_API const char *erg_block_name(erg_block b);
+/** Parse a block name (as erg_block_name writes it). Errors: ERG_EINVAL (*out unchanged). */
+ERG_API int erg_block_parse(const char *name, erg_block *out);
+
+/** Inference phases. */
+typedef enum erg_phase {
+    ERG_PHASE_PREFILL = 0, /**< the prompt: batch × prompt tokens at once */
+    ERG_PHASE_DECODE = 1   /**< one new token per sequence against kv cached tokens */
+} erg_phase;
+/** "prefill" or "decode"; "?" otherwise. Static string; never fails. */
+ERG_API const char *erg_phase_name(erg_phase p);
+/** Parse "prefill" or "decode". Errors: ERG_EINVAL (*out unchanged). */
+ERG_API int erg_phase_parse(const char *name, erg_phase *out);
+
+/**
+ * One block instance: a blocks.csv row's configuration (docs/predict.md, "profile files"). Sizes
+ * are element counts, 0 where not applicable. prefill: batch sequences of prompt tokens (kv 0);
+ * decode: batch sequences of one new token each against kv cached tokens (prompt 0). The
+ * attention of decode reads min(kv, window) cached positions (window 0: all). For a MoE block,
+ * d_ff is the width of one expert; n_shared shared experts of d_ff_shared each run on every token.
+ */
+typedef struct erg_block_spec {
+    erg_block block;
+    erg_phase phase;
+    int64_t batch, prompt, kv;
+    int64_t d_model, n_heads, n_kv_heads, head_dim, d_ff;
+    erg_act act;
+    int gated;
+    int64_t n_experts, top_k, n_shared, d_ff_shared, window, vocab;
+    erg_dtype dtype;
+} erg_block_spec;
+
+/** Tokens a block processes: batch × prompt (prefill) or batch (decode); 0 for a bad spec. */
+ERG_API int64_t erg_block_tokens(const erg_block_spec *s);
+
+/** Check that the sizes the block needs are positive (every block: batch, d_model; prefill:
+ *  prompt; decode: kv; attention: heads, kv heads dividing heads, head_dim; ffn: d_ff; moe:
+ *  d_ff, n_experts, 1 ≤ top_k ≤ n_experts, d_ff_shared when n_shared; lm_head and embedding:
+ *  vocab) and none is negative. Errors: ERG_EINVAL, diag->detail naming the field. */
+ERG_API int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag);
+
+/** One level-1 operation of a block, run `count` times (e.g. QK^T once per sequence and head). */
+typedef struct erg_work_op {
+    erg_op_dims dims;
+    double count;
+    char role[16]; /**< "q_proj", "k_proj", "v_proj", "qk", "softmax", "pv", "o_proj", "gate",
+                        "up", "down", "router", "expert_gate", "expert_up", "expert_down",
+                        "shared_gate", "shared_up", "shared_down", "rmsnorm", "lm_head" */
+} erg_work_op;
+
+#define ERG_BLOCK_MAX_OPS 16
+/**
+ * The work of one block (HYMELL Sections 3.4-3.5): its level-1 ops with counts, and the
+ * element-wise work that level 1 has no estimator for (RoPE, masking and scaling of the scores,
+ * the KV-cache write, activation and gating, the residual add, top-k routing and the weighted
+ * sum of the experts, the embedding gather), as FLOPs and bytes moved (dtype bytes per element).
+ */
+typedef struct erg_block_work {
+    erg_block_spec spec;
+    size_t n_ops;
+    erg_work_op ops[ERG_BLOCK_MAX_OPS];
+    double gemm_flops;          /**< Σ count · 2MNK over the GEMMs */
+    double gemm_bytes;          /**< Σ count · (B_in + B_out) over the GEMMs */
+    double elementwise_flops;   /**< FLOPs outside the level-1 ops */
+    double elementwise_bytes;   /**< bytes read and written outside the level-1 ops */
+} erg_block_work;
+
+/**
+ * The ops of one block (HYMELL Sections 3.4-3.5), tokens T = erg_block_tokens:
+ * - attention: q, k, v projections (T × d_model → heads · head_dim), the output projection;
+ *   prefill: per sequence and head QK^T (prompt × head_dim · head_dim × P') and ·V
+ *   (prompt × P' · P' × head_dim) with P' = min(prompt, window), and a causal softmax over the
+ *   prompt (a row-wise prompt × window one when the window is shorter); decode: per sequence and
+ *   KV head, the group's g = heads / kv_heads queries against L' = min(kv, window) cached keys,
+ *   QK^T (g × head_dim · head_dim × L') and ·V (g × L' · L' × head_dim), so L' is a GEMM
+ *   dimension, and one row-wise softmax of (batch · heads) × L';
+ * - ffn: gate and up (gated) or up, then down;
+ * - moe: router T × d_model → n_experts; the T · top_k routed tokens spread over
+ *   A = min(n_experts, T · top_k) active experts, each a gated (or not) FFN of d_ff over
+ *   ⌈T · top_k / A⌉ tokens; n_shared shared experts of d_ff_shared over all T tokens;
+ * - norm: one RMSNorm T × d_model; lm_head: T × d_model → vocab; embedding: no level-1 op.
+ * Errors: those of erg_block_spec_check.
+ */
+ERG_API int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag *diag);
+
+/** A phase of a whole-model forward: batch sequences; prefill of prompt tokens each, or one
+ *  decode step against kv cached tokens. logits_all: 1 computes the LM head for every prompt
+ *  position (a HF forward), 0 only for the last (what generate() and serving engines do);
+ *  decode always computes one position per sequence. */
+typedef struct erg_phase_spec {
+    erg_phase phase;
+    int64_t batch, prompt, kv;
+    int logits_all;
+} erg_phase_spec;
+
+#define ERG_MODEL_MAX_BLOCKS 8
+/** One kind of block of a model and how many times one forward runs it. */
+typedef struct erg_model_block {
+    char name[24]; /**< "embedding", "norm", "attention", "attention_sliding", "ffn", "moe",
+                        "lm_head" */
+    erg_block_spec spec;
+    int64_t count; /**< instances per forward (e.g. n_layers attention blocks) */
+} erg_model_block;
+
+/** The blocks of a whole-model forward in execution order (embedding, the layers' norms,
+ *  attention and FFN/MoE kinds, lm_head). */
+typedef struct erg_model_work {
+    erg_arch arch;
+    erg_phase_spec phase;
+    size_t n_blocks;
+    erg_model_block blocks[ERG_MODEL_MAX_BLOCKS];
+} erg_model_work;
+
+/**
+ * The work list of one phase of an architecture (HYMELL Section 3.6): embedding ×1; norm ×
+ * (norms_per_layer · n_layers + 1 final); attention × the full-attention layers and
+ * attention_sliding × the sliding ones (the window in the spec); ffn × the dense layers, moe ×
+ * the MoE layers; lm_head ×1 over batch · prompt tokens (prefill with logits_all), else batch.
+ * Errors: ERG_EINVAL (erg_arch_check, or a phase without batch, prompt (prefill) or kv
+ * (decode) ≥ 1), diag naming the field.
+ */
+ERG_API int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p, erg_model_work *out,
+                                 erg_diag *diag);
+
+/** Σ count · 2MNK of the GEMMs of a whole-model work list (FLOPs). Errors: ERG_EINVAL. */
+ERG_API int erg_model_work_gemm_flops(const erg_model_work *w, double *flops, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif
