@@ -3,7 +3,7 @@
  * bench_predict_model: the cost of whole-model predictions (HYMELL levels 1-3).
  * (1) one full prediction, prefill and decode, of a config at levels 1-3, median of many;
  * (2) a sweep of 100,000 configurations (d_model × heads × d_ff × layers × prompt), in seconds;
- * each beside the same at level 1 only (the plain sum of the ops' level-1 predictions).
+ * each beside the same at level 1 only (thread CPU time: other jobs on the machine do not count) (the plain sum of the ops' level-1 predictions).
  * The target is built in a temporary folder from the committed CPU level-1 model and level-2/3
  * MLPs fitted to synthetic rows (the cost of a prediction does not depend on the weights).
  *   bench_predict_model [CONFIG.json] [sweep-points]
@@ -25,7 +25,7 @@
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: a shared machine does not inflate it */
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

@@ -65,6 +65,17 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
             return erg_diag_set(diag, rc, erg_op_model_target(m), "%s %s: level-1 prediction "
                                 "failed (%s)", erg_block_name(s->block), o->role,
                                 erg_strerror(rc));
+        /* count instances run as one batched kernel (per head, per sequence, per expert): the
+         * fixed cost of a call t0 (the op's launch floor) is paid once, the rest count times */
+        double cnt = o->count, tb = ti, eb = ei;
+        erg_op_bounds bd;
+        if (cnt > 1 && erg_op_model_bounds(m, o->dims.op, &bd) == ERG_OK && bd.launch_time_s > 0) {
+            double marginal = fmax(ti - bd.launch_time_s, 0.05 * ti);
+            tb = (ti + (cnt - 1) * marginal) / cnt;
+            eb = ei * tb / ti;
+        }
+        ti = tb;
+        ei = eb;
         t += o->count * ti;
         e += o->count * ei;
         /* one op's identical instances share one error; different ops are independent */

@@ -26,9 +26,13 @@ static void to_private(const erg_mlp_options *o, struct erg__mlp_options *p)
     p->seed = o->seed;
 }
 
-/* One fit on the rows with use[i] (NULL: all); constant when too thin. */
+#define N_CAND 6
+static const char *const cand_names[N_CAND] = {"constant",     "linear l=0.01", "linear l=0.1",
+                                               "linear l=1",   "mlp 1x8",       "mlp"};
+
+/* One fit of candidate k on the rows with use[i] (NULL: all); constant when too thin. */
 static int fit_once(const double *X, const double *Y, const int *group, const int *use, size_t n,
-                    unsigned n_in, unsigned n_out, const erg_mlp_options *o,
+                    unsigned n_in, unsigned n_out, const erg_mlp_options *o, int k,
                     struct erg__corrector *c, erg_diag *diag)
 {
     memset(c, 0, sizeof *c);
@@ -52,15 +56,16 @@ static int fit_once(const double *X, const double *Y, const int *group, const in
     c->n_groups = ng;
     if (m == 0)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no rows to fit");
-    for (unsigned k = 0; k < n_out; k++) {
+    for (unsigned j = 0; j < n_out; j++) {
         double s = 0;
         for (size_t i = 0; i < n; i++)
             if (!use || use[i])
-                s += Y[i * n_out + k];
-        c->c[k] = s / (double)m;
+                s += Y[i * n_out + j];
+        c->c[j] = s / (double)m;
     }
-    if (m < ERG__CORRECTOR_MIN_ROWS) {
+    if (k == 0 || m < ERG__CORRECTOR_MIN_ROWS) {
         c->constant = 1;
+        snprintf(c->method, sizeof c->method, "constant");
         return ERG_OK;
     }
     double *x = malloc(m * n_in * sizeof *x), *y = malloc(m * n_out * sizeof *y);
@@ -77,9 +82,22 @@ static int fit_once(const double *X, const double *Y, const int *group, const in
         memcpy(y + r * n_out, Y + i * n_out, n_out * sizeof *y);
         r++;
     }
-    struct erg__mlp_options po;
-    to_private(o, &po);
-    int rc = erg__mlp_train(x, y, m, n_in, n_out, &po, &c->mlp, diag);
+    int rc;
+    if (k <= 3) {
+        static const double lambda[] = {0, 0.01, 0.1, 1};
+        c->linear = 1;
+        rc = erg__linear_train(x, y, m, n_in, n_out, lambda[k], &c->mlp, diag);
+        snprintf(c->method, sizeof c->method, "%s", cand_names[k]);
+    } else {
+        struct erg__mlp_options po;
+        to_private(o, &po);
+        if (k == 4) {
+            po.hidden_layers = 1;
+            po.width = 8;
+        }
+        rc = erg__mlp_train(x, y, m, n_in, n_out, &po, &c->mlp, diag);
+        snprintf(c->method, sizeof c->method, "mlp %ux%u", po.hidden_layers, po.width);
+    }
     free(x);
     free(y);
     return rc;
@@ -106,6 +124,49 @@ void erg__corrector_free(struct erg__corrector *c)
         erg__mlp_free(&c->mlp);
 }
 
+/* Leave-one-group-out predictions of candidate k into H (n × n_out); *score its residual score. */
+static int heldout_of(const double *X, const double *Y, const int *group, size_t n,
+                      unsigned n_in, unsigned n_out, const erg_mlp_options *o, int k, double *H,
+                      double *score, erg_diag *diag)
+{
+    int *use = malloc(n * sizeof *use);
+    if (!use)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    int rc = ERG_OK;
+    double y[ERG__MLP_MAX_OUT];
+    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
+        int first = 1; /* the first row of each group: fit without the group */
+        for (size_t j = 0; j < i && first; j++)
+            first = group[j] != group[i];
+        if (!first)
+            continue;
+        for (size_t j = 0; j < n; j++)
+            use[j] = group[j] != group[i];
+        struct erg__corrector c;
+        rc = fit_once(X, Y, group, use, n, n_in, n_out, o, k, &c, diag);
+        for (size_t j = 0; j < n && rc == ERG_OK; j++)
+            if (!use[j]) {
+                erg__corrector_apply(&c, X + j * n_in, y);
+                memcpy(H + j * n_out, y, n_out * sizeof *y);
+            }
+        erg__corrector_free(&c);
+    }
+    free(use);
+    *score = 0;
+    for (unsigned j = 0; rc == ERG_OK && j < n_out; j++) {
+        double mean = 0, var = 0, res = 0;
+        for (size_t i = 0; i < n; i++)
+            mean += Y[i * n_out + j] / (double)n;
+        for (size_t i = 0; i < n; i++) {
+            double e = Y[i * n_out + j] - H[i * n_out + j];
+            var += (Y[i * n_out + j] - mean) * (Y[i * n_out + j] - mean);
+            res += e * e;
+        }
+        *score += var > 0 ? res / var : res;
+    }
+    return rc;
+}
+
 int erg__corrector_fit(const double *X, const double *Y, const int *group, size_t n, unsigned n_in,
                        unsigned n_out, const erg_mlp_options *opt, struct erg__corrector *out,
                        double *heldout, erg_diag *diag)
@@ -115,58 +176,62 @@ int erg__corrector_fit(const double *X, const double *Y, const int *group, size_
         o = *opt;
     else
         erg_mlp_options_init(&o);
-    int rc = fit_once(X, Y, group, NULL, n, n_in, n_out, &o, out, diag);
-    if (rc != ERG_OK)
-        return rc;
-    if (heldout)
-        for (size_t i = 0; i < n * n_out; i++)
-            heldout[i] = NAN;
-    /* training residuals as the fallback uncertainty */
-    double y[ERG__MLP_MAX_OUT], ss[ERG__MLP_MAX_OUT] = {0};
+    unsigned ng = 0;
     for (size_t i = 0; i < n; i++) {
-        erg__corrector_apply(out, X + i * n_in, y);
-        for (unsigned k = 0; k < n_out; k++)
-            ss[k] += (Y[i * n_out + k] - y[k]) * (Y[i * n_out + k] - y[k]);
-    }
-    for (unsigned k = 0; k < n_out; k++)
-        out->sigma[k] = sqrt(ss[k] / (double)n);
-    if (!o.cross_validate || out->n_groups < 2)
-        return ERG_OK;
-    int *use = malloc(n * sizeof *use);
-    if (!use)
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    double hs[ERG__MLP_MAX_OUT] = {0};
-    size_t hn = 0;
-    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
-        /* the first row of each group: fit without the group, predict its rows */
         int first = 1;
         for (size_t j = 0; j < i && first; j++)
             first = group[j] != group[i];
-        if (!first)
-            continue;
-        for (size_t j = 0; j < n; j++)
-            use[j] = group[j] != group[i];
-        struct erg__corrector c;
-        rc = fit_once(X, Y, group, use, n, n_in, n_out, &o, &c, diag);
-        for (size_t j = 0; j < n && rc == ERG_OK; j++) {
-            if (use[j])
-                continue;
-            erg__corrector_apply(&c, X + j * n_in, y);
-            for (unsigned k = 0; k < n_out; k++) {
-                if (heldout)
-                    heldout[j * n_out + k] = y[k];
-                hs[k] += (Y[j * n_out + k] - y[k]) * (Y[j * n_out + k] - y[k]);
-            }
-            hn++;
+        ng += first;
+    }
+    int best = N_CAND - 1, rc = ERG_OK;
+    double score[N_CAND];
+    for (int k = 0; k < N_CAND; k++)
+        score[k] = NAN;
+    double *H = NULL, *Hbest = NULL;
+    int cv = o.cross_validate && ng >= 2;
+    if (cv) {
+        H = malloc(n * n_out * sizeof *H);
+        Hbest = malloc(n * n_out * sizeof *Hbest);
+        if (!H || !Hbest) {
+            free(H);
+            free(Hbest);
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
-        erg__corrector_free(&c);
+        double best_score = INFINITY;
+        for (int k = 0; k < N_CAND && rc == ERG_OK; k++) {
+            rc = heldout_of(X, Y, group, n, n_in, n_out, &o, k, H, &score[k], diag);
+            if (rc == ERG_OK && score[k] < best_score) {
+                best_score = score[k];
+                best = k;
+                memcpy(Hbest, H, n * n_out * sizeof *H);
+            }
+        }
     }
-    free(use);
-    if (rc == ERG_OK && hn > 0) {
+    if (rc == ERG_OK)
+        rc = fit_once(X, Y, group, NULL, n, n_in, n_out, &o, best, out, diag);
+    if (rc == ERG_OK) {
+        out->n_candidates = cv ? N_CAND : 0;
+        for (int k = 0; k < N_CAND; k++)
+            out->score[k] = score[k];
+        double y[ERG__MLP_MAX_OUT], ss[ERG__MLP_MAX_OUT] = {0};
+        for (size_t i = 0; i < n; i++) {
+            const double *h = y;
+            if (cv)
+                h = Hbest + i * n_out;
+            else
+                erg__corrector_apply(out, X + i * n_in, y);
+            for (unsigned k = 0; k < n_out; k++) {
+                ss[k] += (Y[i * n_out + k] - h[k]) * (Y[i * n_out + k] - h[k]);
+                if (heldout)
+                    heldout[i * n_out + k] = cv ? h[k] : (double)NAN;
+            }
+        }
         for (unsigned k = 0; k < n_out; k++)
-            out->sigma[k] = sqrt(hs[k] / (double)hn);
-        out->sigma_heldout = 1;
+            out->sigma[k] = sqrt(ss[k] / (double)n);
+        out->sigma_heldout = cv;
     }
+    free(H);
+    free(Hbest);
     return rc;
 }
 
@@ -183,7 +248,16 @@ json_t *erg__corrector_to_json(const struct erg__corrector *c)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    json_object_set_new(o, "correction", json_string(c->constant ? "constant" : "mlp"));
+    json_object_set_new(o, "correction",
+                        json_string(c->constant ? "constant" : c->linear ? "linear" : "mlp"));
+    json_object_set_new(o, "method", json_string(c->method));
+    if (c->n_candidates) {
+        json_t *sel = json_object();
+        for (unsigned k = 0; k < c->n_candidates && k < N_CAND; k++)
+            json_object_set_new(sel, cand_names[k],
+                                isfinite(c->score[k]) ? json_real(c->score[k]) : json_null());
+        json_object_set_new(o, "heldout_score", sel);
+    }
     json_object_set_new(o, "outputs", json_integer(c->n_out));
     json_object_set_new(o, "rows", json_integer((json_int_t)c->n_rows));
     json_object_set_new(o, "architectures", json_integer(c->n_groups));
@@ -219,14 +293,19 @@ int erg__corrector_from_json(const json_t *j, unsigned n_in, struct erg__correct
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected an object", path);
     const char *kind = json_string_value(json_object_get(j, "correction"));
     json_int_t n_out = json_integer_value(json_object_get(j, "outputs"));
-    if (!kind || (strcmp(kind, "mlp") != 0 && strcmp(kind, "constant") != 0))
+    if (!kind || (strcmp(kind, "mlp") != 0 && strcmp(kind, "constant") != 0 &&
+                  strcmp(kind, "linear") != 0))
         return erg_diag_set(diag, ERG_EPARSE, file,
-                            "%s.correction: expected \"mlp\" or \"constant\"", path);
+                            "%s.correction: expected \"mlp\", \"linear\" or \"constant\"",
+                            path);
     if (n_out < 1 || n_out > ERG__MLP_MAX_OUT)
         return erg_diag_set(diag, ERG_EPARSE, file, "%s.outputs: expected 1 or 2", path);
     c->n_in = n_in;
     c->n_out = (unsigned)n_out;
     c->constant = strcmp(kind, "constant") == 0;
+    c->linear = strcmp(kind, "linear") == 0;
+    const char *meth = json_string_value(json_object_get(j, "method"));
+    snprintf(c->method, sizeof c->method, "%s", meth ? meth : kind);
     c->n_rows = (size_t)json_integer_value(json_object_get(j, "rows"));
     c->n_groups = (unsigned)json_integer_value(json_object_get(j, "architectures"));
     const char *from = json_string_value(json_object_get(j, "sigma_from"));

@@ -17,6 +17,10 @@ struct erg__corrector {
     int present;
     unsigned n_in, n_out;
     int constant;                 /* 1: c[] only */
+    int linear;                   /* 1: mlp is a ridge regression (no hidden layer) */
+    char method[40];              /* the candidate chosen: "constant", "linear l=0.1", "mlp 2x16" */
+    double score[8];              /* held-out score of each candidate (NaN: not tried) */
+    unsigned n_candidates;
     double c[ERG__MLP_MAX_OUT];   /* the mean log ratio (constant correction) */
     struct erg__mlp mlp;          /* when !constant */
     double sigma[ERG__MLP_MAX_OUT]; /* sd of the held-out log residuals (training residuals
@@ -26,7 +30,11 @@ struct erg__corrector {
     unsigned n_groups;
 };
 
-/* Fit on n rows (X n × n_in, Y n × n_out, group[i] the architecture index of row i). heldout
+/* Fit on n rows. Candidates: a constant, ridge regressions (λ 0.01, 0.1, 1) and MLPs (1 × 8,
+ * and o's layers × width); with o->cross_validate and two or more groups, the one with the
+ * lowest leave-one-group-out score (Σ over outputs of the mean squared held-out residual over
+ * the output's variance) is kept, else the MLP (the constant under ERG__CORRECTOR_MIN_ROWS).
+ * Fit (X n × n_in, Y n × n_out, group[i] the architecture index of row i). heldout
  * (n × n_out, may be NULL) receives each row's prediction by a fit that saw no row of its
  * group (NaN when o->cross_validate is 0 or there is one group). Errors: ERG_EINVAL, ERG_ENOMEM. */
 int erg__corrector_fit(const double *X, const double *Y, const int *group, size_t n, unsigned n_in,

@@ -3,6 +3,7 @@
 #include "predict/mlp.h"
 
 #include <fann.h>
+#include <gsl/gsl_linalg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,26 +110,11 @@ static double mse(const struct erg__mlp *m, const double *X, const double *Y, co
     return n ? s / (double)n : 0;
 }
 
-int erg__mlp_train(const double *X, const double *Y, size_t n, unsigned n_in, unsigned n_out,
-                   const struct erg__mlp_options *opt, struct erg__mlp *m, erg_diag *diag)
+/* Standardisation of the inputs and outputs of n rows, and the output clamp. */
+static void standardise(const double *X, const double *Y, size_t n, unsigned n_in, unsigned n_out,
+                        struct erg__mlp *m)
 {
-    struct erg__mlp_options o;
-    if (opt)
-        o = *opt;
-    else
-        erg__mlp_options_init(&o);
-    if (!X || !Y || !m || n == 0 || n_in == 0 || n_in > ERG__MLP_MAX_IN || n_out == 0 ||
-        n_out > ERG__MLP_MAX_OUT || o.hidden_layers == 0 ||
-        o.hidden_layers + 2 > ERG__MLP_MAX_LAYERS || o.width == 0 ||
-        o.width > ERG__MLP_MAX_WIDTH || n > UINT32_MAX)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "MLP: bad sizes");
-    memset(m, 0, sizeof *m);
-    m->n_layers = o.hidden_layers + 2;
-    m->size[0] = n_in;
-    for (unsigned l = 1; l <= o.hidden_layers; l++)
-        m->size[l] = o.width;
-    m->size[m->n_layers - 1] = n_out;
-    for (unsigned i = 0; i < n_in; i++) { /* standardisation from the training rows */
+    for (unsigned i = 0; i < n_in; i++) {
         double s = 0, ss = 0;
         for (size_t r = 0; r < n; r++)
             s += X[r * n_in + i];
@@ -157,6 +143,28 @@ int erg__mlp_train(const double *X, const double *Y, size_t n, unsigned n_in, un
         m->out_lo[k] = lo - pad;
         m->out_hi[k] = hi + pad;
     }
+}
+
+int erg__mlp_train(const double *X, const double *Y, size_t n, unsigned n_in, unsigned n_out,
+                   const struct erg__mlp_options *opt, struct erg__mlp *m, erg_diag *diag)
+{
+    struct erg__mlp_options o;
+    if (opt)
+        o = *opt;
+    else
+        erg__mlp_options_init(&o);
+    if (!X || !Y || !m || n == 0 || n_in == 0 || n_in > ERG__MLP_MAX_IN || n_out == 0 ||
+        n_out > ERG__MLP_MAX_OUT || o.hidden_layers == 0 ||
+        o.hidden_layers + 2 > ERG__MLP_MAX_LAYERS || o.width == 0 ||
+        o.width > ERG__MLP_MAX_WIDTH || n > UINT32_MAX)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "MLP: bad sizes");
+    memset(m, 0, sizeof *m);
+    m->n_layers = o.hidden_layers + 2;
+    m->size[0] = n_in;
+    for (unsigned l = 1; l <= o.hidden_layers; l++)
+        m->size[l] = o.width;
+    m->size[m->n_layers - 1] = n_out;
+    standardise(X, Y, n, n_in, n_out, m);
     m->n_w = weights_of(m->size, m->n_layers);
     m->w = calloc(m->n_w, sizeof *m->w);
     size_t *order = malloc(n * sizeof *order);
@@ -301,8 +309,8 @@ int erg__mlp_from_json(const json_t *j, unsigned n_in, unsigned n_out, struct er
     memset(m, 0, sizeof *m);
     const json_t *layers = json_object_get(j, "layers");
     size_t nl = json_array_size(layers);
-    if (!json_is_object(j) || !json_is_array(layers) || nl < 3 || nl > ERG__MLP_MAX_LAYERS)
-        return erg_diag_set(diag, ERG_EPARSE, file, "%s.layers: expected 3 to %d layer sizes",
+    if (!json_is_object(j) || !json_is_array(layers) || nl < 2 || nl > ERG__MLP_MAX_LAYERS)
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.layers: expected 2 to %d layer sizes",
                             path, ERG__MLP_MAX_LAYERS);
     m->n_layers = (unsigned)nl;
     for (size_t l = 0; l < nl; l++) {
@@ -337,4 +345,67 @@ int erg__mlp_from_json(const json_t *j, unsigned n_in, unsigned n_out, struct er
     }
     m->epochs = (unsigned)json_integer_value(json_object_get(j, "epochs"));
     return ERG_OK;
+}
+
+int erg__linear_train(const double *X, const double *Y, size_t n, unsigned n_in, unsigned n_out,
+                      double lambda, struct erg__mlp *m, erg_diag *diag)
+{
+    if (!X || !Y || !m || n == 0 || n_in == 0 || n_in > ERG__MLP_MAX_IN || n_out == 0 ||
+        n_out > ERG__MLP_MAX_OUT || !(lambda > 0))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "ridge: bad sizes");
+    memset(m, 0, sizeof *m);
+    m->n_layers = 2;
+    m->size[0] = n_in;
+    m->size[1] = n_out;
+    standardise(X, Y, n, n_in, n_out, m);
+    m->n_w = (size_t)n_out * (n_in + 1);
+    m->w = calloc(m->n_w, sizeof *m->w);
+    gsl_matrix *A = gsl_matrix_calloc(n_in, n_in);
+    gsl_vector *b = gsl_vector_alloc(n_in), *w = gsl_vector_alloc(n_in);
+    int rc = ERG_OK;
+    if (!m->w || !A || !b || !w) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    /* (ZᵀZ + λ·n·I) w = Zᵀy in standardised inputs Z and outputs y (both centred: no bias) */
+    for (size_t r = 0; r < n; r++)
+        for (unsigned i = 0; i < n_in; i++) {
+            double zi = (X[r * n_in + i] - m->in_mean[i]) / m->in_sd[i];
+            for (unsigned j = 0; j <= i; j++) {
+                double zj = (X[r * n_in + j] - m->in_mean[j]) / m->in_sd[j];
+                *gsl_matrix_ptr(A, i, j) += zi * zj;
+            }
+        }
+    for (unsigned i = 0; i < n_in; i++) {
+        for (unsigned j = 0; j < i; j++)
+            gsl_matrix_set(A, j, i, gsl_matrix_get(A, i, j));
+        *gsl_matrix_ptr(A, i, i) += lambda * (double)n;
+    }
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    if (gsl_linalg_cholesky_decomp1(A) != 0) {
+        gsl_set_error_handler(old);
+        rc = erg_diag_set(diag, ERG_ESINGULAR, NULL, "ridge: singular system");
+        goto done;
+    }
+    for (unsigned k = 0; k < n_out && rc == ERG_OK; k++) {
+        gsl_vector_set_zero(b);
+        for (size_t r = 0; r < n; r++) {
+            double y = (Y[r * n_out + k] - m->out_mean[k]) / m->out_sd[k];
+            for (unsigned i = 0; i < n_in; i++)
+                *gsl_vector_ptr(b, i) += y * (X[r * n_in + i] - m->in_mean[i]) / m->in_sd[i];
+        }
+        if (gsl_linalg_cholesky_solve(A, b, w) != 0)
+            rc = erg_diag_set(diag, ERG_ESINGULAR, NULL, "ridge: singular system");
+        for (unsigned i = 0; i < n_in; i++)
+            m->w[(size_t)k * (n_in + 1) + i] = gsl_vector_get(w, i);
+        m->w[(size_t)k * (n_in + 1) + n_in] = 0; /* centred */
+    }
+    gsl_set_error_handler(old);
+done:
+    gsl_matrix_free(A);
+    gsl_vector_free(b);
+    gsl_vector_free(w);
+    if (rc != ERG_OK)
+        erg__mlp_free(m);
+    return rc;
 }

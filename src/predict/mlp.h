@@ -45,6 +45,11 @@ void erg__mlp_options_init(struct erg__mlp_options *o);
 int erg__mlp_train(const double *X, const double *Y, size_t n, unsigned n_in, unsigned n_out,
                    const struct erg__mlp_options *o, struct erg__mlp *out, erg_diag *diag);
 
+/* A ridge regression in standardised inputs (a network without hidden layers: linear output):
+ * minimises Σ(ŷ − y)² + λ·n·|w|² per output. Errors: ERG_EINVAL, ERG_ESINGULAR, ERG_ENOMEM. */
+int erg__linear_train(const double *X, const double *Y, size_t n, unsigned n_in, unsigned n_out,
+                      double lambda, struct erg__mlp *out, erg_diag *diag);
+
 /* Forward pass (raw inputs → raw outputs). No allocation. */
 void erg__mlp_run(const struct erg__mlp *m, const double *x, double *y);
 

@@ -127,4 +127,14 @@ if [ -d "$hf" ]; then
     echo "ok   every shared config predicts"
 fi
 
+# the messages docs/predict.md quotes are the ones erg prints
+doc() { tr '\n' ' ' < "$src/docs/predict.md" | sed 's/  */ /g' | grep -qF -- "$1" || fail "docs/predict.md no longer says '$1'"; }
+for q in "unknown phase 'generate' (prefill, decode or both)" "exceeds the predicted" \
+    "skipped d_model=4096 heads=24" "unknown target: no folder" \
+    "--set d_model=4096 --set heads=8:128:8 --phase prefill --prompt 1024 --csv" \
+    '"kind": "hymell-level2-blocks"' '"kind": "hymell-level3-e2e"'; do
+    doc "$q"
+done
+grep -q '"heldout_score"' "$t/blocks.json" && grep -q '"sigma_from"' "$t/e2e.json" || fail "model/1 members the doc lists"
+
 [ "$fails" = 0 ] || { echo "$fails failures"; exit 1; }
