@@ -78,6 +78,7 @@ static void mlp_learns_a_smooth_function_deterministically(void **state)
     erg__mlp_run(&m1, x, &y1);
     erg__mlp_run(&m3, x, &y3);
     erg_assert_near(y1, y3, 1e-12);
+    erg__mlp_free(&m3);
     erg_diag d;
     assert_int_equal(erg__mlp_from_json(j, 3, 1, &m3, "x", "mlp", &d), ERG_EPARSE);
     assert_non_null(strstr(d.detail, "mlp.layers"));
