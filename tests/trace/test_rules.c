@@ -226,6 +226,23 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
         strcpy(json + n + 12, "ab+)+)+)+)+)+)+)+)+)+)+)+\", \"dynamic_power_w\": 1}]}");
         expect_bad(json, ERG_EINVAL, "nested repetitions expand to more than 4096 atoms");
     }
+    /* issue 16: back-references backtrack exponentially ("((a*)*)*\2\1b": 4 s on 80 chars) */
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"((a*)*)*\\\\2\\\\1b\", "
+               "\"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "rules[0].regex: bad regular expression: back-references");
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"(ab)\\\\9\", "
+               "\"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "back-references");
+    {
+        /* a backslash-digit inside a bracket expression is two literal characters, and an escaped
+         * backslash followed by a digit is a literal backslash then a digit: both accepted */
+        erg_rules *ok = NULL;
+        erg_diag d;
+        const char *good = "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"x[\\\\1]\\\\\\\\2\", "
+                           "\"dynamic_power_w\": 1}]}";
+        assert_int_equal(erg_rules_read_buffer(good, strlen(good), "r.json", ".", &ok, &d), ERG_OK);
+        erg_rules_free(ok);
+    }
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"((a{99}){99}){99}\", "
                "\"dynamic_power_w\": 1}]}",
                ERG_EINVAL, "more than 4096 atoms");
