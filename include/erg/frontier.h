@@ -349,7 +349,9 @@ ERG_API int erg_frontier_read_reference(const char *path, double **time_s, doubl
                                         size_t *n, erg_diag *diag);
 
 /**
- * Draw the frontier as SVG with cairo: time (s) on x, energy (J) on y, the points joined as a
+ * Draw the frontier with cairo in the format path's extension names: .svg, .png or .pdf (case
+ * ignored; "-" writes SVG to stdout; any other extension is ERG_EINVAL, said before drawing).
+ * Time (s) on x, energy (J) on y, the points joined as a
  * staircase, the plan (if any) marked in red, and an optional reference curve (ref_n points,
  * e.g. another tool's frontier, times in s and energies in J; 0 for none) in grey. Written whole
  * or not at all; no formula is applied.

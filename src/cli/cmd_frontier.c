@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void help(void)
 {
@@ -26,7 +27,8 @@ static void help(void)
         "  --budget E        also give the fastest plan within E joules\n"
         "  --json            print {\"erg\": \"frontier/1\", \"points\": [...], \"plan\": {...}}\n"
         "  --csv             print the frontier as CSV (one column per element choice)\n"
-        "  --plot OUT.svg    draw the frontier (time on x, energy on y), plan marked\n"
+        "  --plot OUT.svg    draw the frontier (time on x, energy on y), plan marked; the\n"
+        "                    extension names the format: .svg, .png or .pdf\n"
         "  --reference CSV   with --plot: overlay another frontier; its header names the columns\n"
         "                    time_s (or time) and energy_j (or energy), other columns ignored\n"
         "  --choices M       table: auto (default: all when at most 8 elements, else changes),\n"
@@ -209,6 +211,19 @@ static int run(int argc, char **argv)
         return erg_cli_usage("frontier", "--budget must be positive");
     if (ref && !plot)
         return erg_cli_usage("frontier", "--reference needs --plot");
+    if (plot && strcmp(plot, "-") != 0) {
+        /* the format and the folder are checked before the frontier is computed */
+        const char *dot = strrchr(plot, '.');
+        if (!dot || strchr(dot, '/') ||
+            (strcasecmp(dot, ".svg") && strcasecmp(dot, ".png") && strcasecmp(dot, ".pdf")))
+            return erg_cli_usage("frontier", "--plot: the extension names the format: .svg, "
+                                             ".png or .pdf, got '%s'",
+                                 plot);
+        erg_diag pd;
+        erg_diag_clear(&pd);
+        if (erg_output_check(plot, &pd) != ERG_OK)
+            return erg_cli_fail(&pd, pd.status);
+    }
     const char *file = argv[optind];
     erg_diag diag;
     erg_diag_clear(&diag);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* SVG plot of a frontier with cairo: time on x, energy on y, staircase, plan marked. */
+/* Plot of a frontier with cairo: time on x, energy on y, staircase, plan marked; SVG, PNG or PDF
+ * as the output path's extension names. */
 #include "core/file.h"
 #include "frontier/opsched.h"
 
+#include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct sink {
     char *p;
@@ -43,6 +46,18 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
     if (!f || !path || f->n_points == 0 || (ref_n && (!ref_time_s || !ref_energy_j)) ||
         (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "nothing to plot");
+    /* the format the extension names; "-" (stdout) is SVG */
+    const char *dot = strrchr(path, '.');
+    enum { SVG, PNG, PDF } fmt = SVG;
+    if (strcmp(path, "-") != 0) {
+        if (dot && strcasecmp(dot, ".png") == 0)
+            fmt = PNG;
+        else if (dot && strcasecmp(dot, ".pdf") == 0)
+            fmt = PDF;
+        else if (!dot || strchr(dot, '/') || strcasecmp(dot, ".svg") != 0)
+            return erg_diag_set(diag, ERG_EINVAL, path,
+                                "the plot's format is named by its extension: .svg, .png or .pdf");
+    }
     const double W = 640, H = 420, L = 80, R = 20, Tm = 30, B = 50;
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     for (size_t i = 0; i < f->n_points; i++) {
@@ -66,7 +81,10 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
 #define PX(t) (L + ((t)-x0) / (x1 - x0) * (W - L - R))
 #define PY(e) (H - B - ((e)-y0) / (y1 - y0) * (H - Tm - B))
     struct sink s = {0};
-    cairo_surface_t *surf = cairo_svg_surface_create_for_stream(sink_write, &s, W, H);
+    cairo_surface_t *surf =
+        fmt == PNG   ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H)
+        : fmt == PDF ? cairo_pdf_surface_create_for_stream(sink_write, &s, W, H)
+                     : cairo_svg_surface_create_for_stream(sink_write, &s, W, H);
     cairo_t *cr = cairo_create(surf);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
@@ -133,12 +151,14 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
 #undef PX
 #undef PY
     cairo_destroy(cr);
+    if (fmt == PNG)
+        cairo_surface_flush(surf), (void)cairo_surface_write_to_png_stream(surf, sink_write, &s);
     cairo_surface_finish(surf);
     cairo_status_t st = cairo_surface_status(surf);
     cairo_surface_destroy(surf);
     int rc;
     if (s.err || st != CAIRO_STATUS_SUCCESS)
-        rc = erg_diag_set(diag, ERG_EIO, path, "cairo could not draw the SVG: %s",
+        rc = erg_diag_set(diag, ERG_EIO, path, "cairo could not draw the plot: %s",
                           cairo_status_to_string(st));
     else
         rc = erg__write_file_atomic(path, s.p, s.n, diag);

@@ -30,6 +30,14 @@ out=$("$ERG_BIN" frontier "$T/par.json" --csv --budget 60 --plot "$T/f.svg") || 
 [ "$(echo "$out" | head -1)" = "time_s,energy_j,static_energy_j,dynamic_energy_j,bound_j,plan,long,short" ] || fail "csv header: $out"
 echo "$out" | grep -q "^2,55,20,35,55,1,1,2$" || fail "csv plan row: $out"
 head -c 5 "$T/f.svg" | grep -q "<?xml" || fail "svg"
+# --plot writes the format its extension names (issue 11): PNG and PDF by their magic bytes
+"$ERG_BIN" frontier "$T/par.json" --plot "$T/f.png" > /dev/null || fail "png exit $?"
+head -c 4 "$T/f.png" | od -An -c | grep -q 'P   N   G' || fail "png magic"
+"$ERG_BIN" frontier "$T/par.json" --plot "$T/f.PDF" > /dev/null || fail "pdf exit $?"
+head -c 5 "$T/f.PDF" | grep -q "%PDF-" || fail "pdf magic"
+"$ERG_BIN" frontier "$T/par.json" --plot "$T/f.jpg" > /dev/null 2> "$T/err"; [ $? -eq 2 ] || fail "unknown plot format: exit 2"
+grep -q "the extension names the format: .svg, .png or .pdf, got '$T/f.jpg'" "$T/err" || fail "unknown plot format message"
+[ ! -e "$T/f.jpg" ] || fail "nothing written for an unknown format"
 
 # Deadline below the fastest makespan: exit 2, says what the fastest is, no plot written.
 "$ERG_BIN" frontier "$T/par.json" --deadline 0.5 --plot "$T/no.svg" 2> "$T/err"; rc=$?
