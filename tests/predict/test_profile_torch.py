@@ -193,6 +193,39 @@ with torch.inference_mode():
     check(torch.isinf(m[2, 0]) and m[2, 1] == 0 and m[2, 2] == 0 and torch.isinf(m[0, 1]),
           "window-2 causal mask")
 
+# --- NVML's energy counter (--device cuda) read through the fake NVML (tests/fakes) ---------
+fake = os.environ.get("ERG_TEST_FAKE_NVML")
+if fake:
+    with tempfile.TemporaryDirectory() as tmp:
+        state = os.path.join(tmp, "nvml")
+        os.environ["FAKE_NVML_FILE"] = state
+
+        def gpu(mj, rc=0):
+            with open(state, "w") as f:
+                f.write("1 0\n%d 300000 %d 0 0 40\n" % (mj, rc))
+        gpu(1000)
+        nv = pt.NvmlMeter(0, fake)
+        nv.begin()
+        gpu(3500)  # the counter advanced by 2500 mJ inside the window
+        e, g = nv.end()
+        check(abs(e - 2.5) < 1e-12 and g == "hw_shunt", "NVML window: 2.5 J, hw_shunt (%s)" % e)
+        nv.begin()
+        gpu(3000)  # backwards: no figure, never a negative one
+        check(nv.end() == (None, ""), "NVML counter going backwards gives no figure")
+        nv.begin()
+        gpu(3000, rc=3)  # NVML_ERROR_NOT_SUPPORTED at the end of the window
+        check(nv.end() == (None, ""), "NVML read error gives no figure")
+        nv.close()
+        gpu(0, rc=3)
+        try:
+            pt.NvmlMeter(0, fake)
+            check(False, "a GPU without the energy counter is refused")
+        except SystemExit as ex:
+            check(ex.code == 3, "no energy counter: exit 3")
+        del os.environ["FAKE_NVML_FILE"]
+else:
+    print("note: no fake NVML (sanitizer build): the NVML reader is not tested")
+
 # --- a smoke run writes the contract's files --------------------------------------------------
 env = dict(os.environ)
 lib = os.environ.get("ERG_TEST_LIBERG")
