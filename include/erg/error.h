@@ -94,6 +94,16 @@ ERG_API int erg_diag_format(const erg_diag *diag, char *buf, size_t size);
  */
 ERG_API int erg_output_check(const char *path, erg_diag *diag);
 
+/**
+ * Write len bytes to path whole or not at all, as every file erg writes: a temporary beside it
+ * renamed over it (the mode of a file replaced kept; terminating signals held off while the
+ * temporary exists, so none is left behind), into a character device or FIFO without replacing
+ * it, through a symlink to the file it names; "-" is stdout.
+ * Returns ERG_OK; ERG_EINVAL (a folder or block device), ERG_ENOENT, ERG_EACCES, ERG_EIO (a full
+ * disk included), ERG_ENOMEM, with diag naming the path.
+ */
+ERG_API int erg_file_write_whole(const char *path, const void *data, size_t len, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -569,6 +569,19 @@ ERG_API int erg_protocol_write_timeline(const char *path, const erg_protocol_res
                                         erg_diag *diag);
 
 /**
+ * The power timeline of r (taken when timeline_period_s > 0), borrowed from r (valid until
+ * erg_protocol_result_free): *n_rows samples of *n_cols channels; t_s[i] is the sample's time
+ * since the first measured run began (s), run[i] its run (1-based), power_w[i·n_cols + j] channel
+ * j's mean power over the sample (W; NaN when it gave no figure). Channel ids:
+ * erg_protocol_timeline_channel. Returns ERG_OK or ERG_EINVAL (no timeline, NULL argument).
+ */
+ERG_API int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows, size_t *n_cols,
+                                  const double **t_s, const size_t **run, const double **power_w);
+
+/** Id of timeline channel j ("rapl-sysfs:package-0"), borrowed from r; NULL when out of range. */
+ERG_API const char *erg_protocol_timeline_channel(const erg_protocol_result *r, size_t j);
+
+/**
  * Read a measurement/1 file and give the signature it describes: s = the baseline power, T and
  * E from the total's mean and sd with the single-run floors it records, grade and runs; the name
  * from the file's command. So `erg compare` takes measurement files beside signatures.

@@ -8,11 +8,15 @@
 #include "erg/stats.h"
 #include "meter_cli.h"
 
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <cairo.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const char measure_help[] =
@@ -20,7 +24,8 @@ static const char measure_help[] =
     "                   [--stable [--stable-timeout S]] [--baseline auto|none|W]\n"
     "                   [--calibration FILE] [--signature OUT.json] [--name NAME]\n"
     "                   [--json|--csv] [--export-json FILE] [--export-csv FILE]\n"
-    "                   [--timeline FILE.csv] [--period S] [--backends LIST] [--min-grade G]\n"
+    "                   [--timeline FILE.csv] [--plot FILE.svg|png|pdf] [--period S]\n"
+    "                   [--backends LIST] [--min-grade G]\n"
     "                   -- CMD ARGS...\n\n"
     "Run CMD N times, each inside a measurement window, and report per channel and in total the\n"
     "gross energy, the baseline (idle power x time) and the net energy, as mean ± sd (with\n"
@@ -58,6 +63,7 @@ static const char measure_help[] =
     "  --export-json FILE  also write the measurement/1 document to FILE\n"
     "  --export-csv FILE   also write the CSV table to FILE\n"
     "  --timeline FILE     write each channel's power over time (CSV, one row per --period)\n"
+    "  --plot FILE         draw that timeline; the extension names the format (svg, png, pdf)\n"
     "  --period S          sampler period, s (default 0.1)\n"
     "  --backends LIST     comma-separated backends to use (see 'erg meters'; unknown: exit 2)\n"
     "  --min-grade G       exit 3 unless the total is at least hw_shunt|model_based|estimator\n\n";
@@ -98,7 +104,7 @@ struct opts {
     int baseline_auto;
     double fixed_w;
     const char *cal_path, *sig_path, *name, *backends, *min_grade;
-    const char *export_json, *export_csv, *timeline;
+    const char *export_json, *export_csv, *timeline, *plot;
     erg_grade min_grade_g; /* parsed --min-grade, valid when min_grade is set */
 };
 
@@ -120,6 +126,7 @@ static int parse(int argc, char **argv, struct opts *o)
                                              {"export-json", required_argument, NULL, 'J'},
                                              {"export-csv", required_argument, NULL, 'V'},
                                              {"timeline", required_argument, NULL, 'L'},
+                                             {"plot", required_argument, NULL, 'P'},
                                              {"period", required_argument, NULL, 'p'},
                                              {"backends", required_argument, NULL, 'B'},
                                              {"min-grade", required_argument, NULL, 'g'},
@@ -212,6 +219,9 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'L':
             o->timeline = optarg;
+            break;
+        case 'P':
+            o->plot = optarg;
             break;
         case 'p':
             if (erg_cli_double("measure", "--period", optarg, &o->period_s))
@@ -387,11 +397,143 @@ static void print_text(const erg_protocol_result *r, char **cmd)
         printf("Warning: %s\n", r->warnings[k]);
 }
 
+/* The plot's format from its extension: 0 svg, 1 png, 2 pdf, -1 none of them. */
+static int plot_format(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/'))
+        return -1;
+    return strcasecmp(dot, ".svg") == 0 ? 0 : strcasecmp(dot, ".png") == 0 ? 1
+                                          : strcasecmp(dot, ".pdf") == 0 ? 2 : -1;
+}
+
+struct sink {
+    unsigned char *p;
+    size_t n, cap;
+    int err;
+};
+
+static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    struct sink *s = closure;
+    if (s->n + len > s->cap) {
+        size_t cap = s->cap ? s->cap : 16384;
+        while (cap < s->n + len)
+            cap *= 2;
+        unsigned char *np = realloc(s->p, cap);
+        if (!np) {
+            s->err = 1;
+            return CAIRO_STATUS_WRITE_ERROR;
+        }
+        s->p = np;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->n, data, len);
+    s->n += len;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+/* The power timeline as a plot: one line per channel that gave figures, time on x. */
+static int plot_timeline(const erg_protocol_result *r, const char *path, erg_diag *d)
+{
+    size_t nr, nc;
+    const double *t, *pw;
+    const size_t *run;
+    if (erg_protocol_timeline(r, &nr, &nc, &t, &run, &pw) != ERG_OK || nr == 0)
+        return erg_diag_set(d, ERG_EINVAL, path, "no timeline sample to plot (runs too short "
+                                                 "for --period?)");
+    const double W = 720, H = 420, L = 70, R = 200, Tm = 30, B = 50;
+    double x1 = t[nr - 1] > 0 ? t[nr - 1] : 1.0, y1 = 0;
+    for (size_t i = 0; i < nr * nc; i++)
+        if (isfinite(pw[i]) && pw[i] > y1)
+            y1 = pw[i];
+    if (!(y1 > 0))
+        y1 = 1.0;
+    y1 *= 1.05;
+    int fmt = plot_format(path);
+    struct sink s = {0};
+    cairo_surface_t *surf = fmt == 1   ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 720, 420)
+                            : fmt == 2 ? cairo_pdf_surface_create_for_stream(sink_write, &s, W, H)
+                                       : cairo_svg_surface_create_for_stream(sink_write, &s, W, H);
+    cairo_t *cr = cairo_create(surf);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
+    cairo_stroke(cr);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 11);
+    char lab[96];
+    for (int i = 0; i <= 5; i++) {
+        double x = L + (W - L - R) * i / 5.0, y = H - B - (H - Tm - B) * i / 5.0;
+        snprintf(lab, sizeof lab, "%.3g", x1 * i / 5.0);
+        cairo_move_to(cr, x - 10, H - B + 16);
+        cairo_show_text(cr, lab);
+        snprintf(lab, sizeof lab, "%.4g", y1 * i / 5.0);
+        cairo_move_to(cr, 6, y + 4);
+        cairo_show_text(cr, lab);
+    }
+    cairo_move_to(cr, (W - R) / 2, H - 12);
+    cairo_show_text(cr, "time (s)");
+    cairo_move_to(cr, 6, Tm - 10);
+    cairo_show_text(cr, "power (W), machine-wide");
+    static const double pal[][3] = {{0.1, 0.3, 0.8}, {0.85, 0.1, 0.1}, {0.1, 0.6, 0.2},
+                                    {0.6, 0.2, 0.7}, {0.9, 0.5, 0.0}, {0.3, 0.3, 0.3}};
+    int shown = 0;
+    for (size_t j = 0; j < nc; j++) {
+        int any = 0;
+        for (size_t i = 0; i < nr; i++)
+            any |= isfinite(pw[i * nc + j]);
+        if (!any)
+            continue;
+        const double *c = pal[shown % 6];
+        cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+        cairo_set_line_width(cr, 1.5);
+        int pen = 0;
+        for (size_t i = 0; i < nr; i++) {
+            double v = pw[i * nc + j];
+            if (!isfinite(v)) {
+                pen = 0;
+                continue;
+            }
+            double x = L + t[i] / x1 * (W - L - R), y = H - B - v / y1 * (H - Tm - B);
+            (pen ? cairo_line_to : cairo_move_to)(cr, x, y);
+            pen = 1;
+        }
+        cairo_stroke(cr);
+        cairo_rectangle(cr, W - R + 10, Tm + 16 * shown, 10, 10);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_move_to(cr, W - R + 24, Tm + 16 * shown + 9);
+        cairo_show_text(cr, erg_protocol_timeline_channel(r, j));
+        shown++;
+    }
+    (void)run;
+    cairo_destroy(cr);
+    if (fmt == 1)
+        (void)cairo_surface_write_to_png_stream(surf, sink_write, &s);
+    cairo_surface_finish(surf);
+    cairo_status_t st = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    int rc = s.err || st != CAIRO_STATUS_SUCCESS
+                 ? erg_diag_set(d, ERG_EIO, path, "cairo could not draw the plot: %s",
+                                cairo_status_to_string(st))
+                 : erg_file_write_whole(path, s.p, s.n, d);
+    free(s.p);
+    return rc;
+}
+
 /* Every output path is checked before the runs are spent on it. */
 static int check_outputs(const struct opts *o)
 {
-    const char *paths[] = {o->sig_path, o->export_json, o->export_csv, o->timeline};
-    const char *what[] = {"signature", "measurement", "CSV", "timeline"};
+    if (o->plot && plot_format(o->plot) < 0) {
+        fprintf(stderr, "erg: %s: the plot's extension names its format: .svg, .png or .pdf\n",
+                o->plot);
+        return ERG_EXIT_USAGE;
+    }
+    const char *paths[] = {o->sig_path, o->export_json, o->export_csv, o->timeline, o->plot};
+    const char *what[] = {"signature", "measurement", "CSV", "timeline", "plot"};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         erg_diag d;
         erg_diag_clear(&d);
@@ -493,7 +635,7 @@ static int run(int argc, char **argv)
     po.baseline_w = o.fixed_w;
     po.calibration = cal;
     po.calibration_path = cal_path;
-    po.timeline_period_s = o.timeline ? o.period_s : 0.0;
+    po.timeline_period_s = o.timeline || o.plot ? o.period_s : 0.0;
     po.command = (const char *const *)cmd;
     po.run = erg_command_run;
     po.run_ud = &c;
@@ -542,6 +684,8 @@ static int run(int argc, char **argv)
     if (o.export_csv && (wrc = erg_protocol_write_csv(o.export_csv, res, &d)) != ERG_OK)
         rc = erg_cli_fail(&d, wrc);
     if (o.timeline && (wrc = erg_protocol_write_timeline(o.timeline, res, &d)) != ERG_OK)
+        rc = erg_cli_fail(&d, wrc);
+    if (o.plot && (wrc = plot_timeline(res, o.plot, &d)) != ERG_OK)
         rc = erg_cli_fail(&d, wrc);
     if (o.sig_path) {
         if (!res->summary && res->stop_status == ERG_OK)

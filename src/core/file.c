@@ -253,3 +253,10 @@ out:
     free(real);
     return rc;
 }
+
+int erg_file_write_whole(const char *path, const void *data, size_t len, erg_diag *diag)
+{
+    if (!path || (!data && len))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "write: NULL argument");
+    return erg__write_file_atomic(path, data ? data : "", len, diag);
+}

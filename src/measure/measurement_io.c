@@ -305,6 +305,30 @@ int erg_protocol_write_timeline(const char *path, const erg_protocol_result *r, 
     return flush(&b, path, diag);
 }
 
+int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows, size_t *n_cols,
+                          const double **t_s, const size_t **run, const double **power_w)
+{
+    if (!r || !r->timeline || !n_rows || !n_cols || !t_s || !run || !power_w)
+        return ERG_EINVAL;
+    struct erg_timeline_view v;
+    erg__timeline_view(r->timeline, &v);
+    *n_rows = v.n_rows;
+    *n_cols = v.n_cols;
+    *t_s = v.t_s;
+    *run = v.run;
+    *power_w = v.power_w;
+    return ERG_OK;
+}
+
+const char *erg_protocol_timeline_channel(const erg_protocol_result *r, size_t j)
+{
+    if (!r || !r->timeline)
+        return NULL;
+    struct erg_timeline_view v;
+    erg__timeline_view(r->timeline, &v);
+    return j < v.n_cols ? v.ids[j] : NULL;
+}
+
 /* mean and sd of stats object o.key; sd NaN when null. */
 static int read_stat(const json_t *o, const char *key, double *mean, double *sd, const char *path,
                      const char *jp, erg_diag *diag)

@@ -177,6 +177,11 @@ static void protocol_runs_summarises_and_attributes(void **state)
     fclose(f);
     assert_true(total);
     assert_int_equal(erg_protocol_write_timeline(path, r, &d), ERG_EINVAL); /* none taken */
+    size_t nr, nc;
+    const double *ts, *pw;
+    const size_t *rn;
+    assert_int_equal(erg_protocol_timeline(r, &nr, &nc, &ts, &rn, &pw), ERG_EINVAL);
+    assert_null(erg_protocol_timeline_channel(r, 0));
     erg_protocol_result_free(r);
     erg_meter_close(m);
 }
