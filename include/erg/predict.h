@@ -502,6 +502,127 @@ ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t
  */
 ERG_API int erg_op_model_default_path(const char *kind, char *buf, size_t size);
 
+
+/* ---------------------------------------------------------------- public measured data */
+
+/**
+ * Formats of third-party measured files erg reads (docs/predict.md, "Public measured data"):
+ * NVIDIA aiconfigurator kernel tables (CSV, optionally gzip-compressed; latency in ms, and in the
+ * H200 tables the mean NVML power in W), Vidur per-layer operator profiles (`mlp.csv`, medians in
+ * ms), ML.ENERGY Benchmark v3 model JSON (steady-state serving per configuration) and BLIS vLLM
+ * request traces (OpenTelemetry `llm_request` spans, one JSON object per line).
+ */
+typedef enum erg_public_format {
+    ERG_PUBLIC_AIC_GEMM = 0,                /**< aiconfigurator gemm_perf */
+    ERG_PUBLIC_AIC_CONTEXT_ATTENTION = 1,   /**< context_attention_perf (prefill) */
+    ERG_PUBLIC_AIC_GENERATION_ATTENTION = 2, /**< generation_attention_perf (decode) */
+    ERG_PUBLIC_AIC_MOE = 3,                 /**< moe_perf (vLLM fused MoE) */
+    ERG_PUBLIC_AIC_COLLECTIVE = 4,          /**< nccl_perf and custom_allreduce_perf */
+    ERG_PUBLIC_VIDUR_MLP = 5,               /**< Vidur data/profiling/compute/.../mlp.csv */
+    ERG_PUBLIC_MLENERGY_V3 = 6,             /**< ML.ENERGY leaderboard v3 model JSON */
+    ERG_PUBLIC_BLIS_TRACES = 7              /**< BLIS ground-truth traces.json */
+} erg_public_format;
+#define ERG_PUBLIC_FORMAT_COUNT 8
+
+/** Name of a format ("aic-gemm", "aic-context-attention", "aic-generation-attention",
+ *  "aic-moe", "aic-collective", "vidur-mlp", "mlenergy-v3", "blis-traces"); "?" otherwise.
+ *  Static string; never fails. */
+ERG_API const char *erg_public_format_name(erg_public_format f);
+
+/** Vidur's per-layer operators (columns `time_stats.<op>.median`), in file order. */
+typedef enum erg_vidur_op {
+    ERG_VIDUR_EMB = 0,
+    ERG_VIDUR_INPUT_LAYERNORM,
+    ERG_VIDUR_ATTN_PRE_PROJ,
+    ERG_VIDUR_ATTN_ROPE,
+    ERG_VIDUR_ATTN_POST_PROJ,
+    ERG_VIDUR_POST_ATTENTION_LAYERNORM,
+    ERG_VIDUR_MLP_UP_PROJ,
+    ERG_VIDUR_MLP_ACT,
+    ERG_VIDUR_MLP_DOWN_PROJ,
+    ERG_VIDUR_ADD
+} erg_vidur_op;
+#define ERG_VIDUR_OP_COUNT 10
+/** Vidur's name of op ("emb", "input_layernorm", ..., "add"); "?" otherwise. Never fails. */
+ERG_API const char *erg_vidur_op_name(erg_vidur_op op);
+
+/**
+ * One measured row of a public file, format-neutral: the fields a format lacks are 0 (integers)
+ * or NaN (measurements). Sizes are element counts, times seconds, energies joules, powers watts.
+ * - aic gemm: m, n, k, dtype (`gemm_dtype`); time_s = latency; power_w, energy_j = power × time
+ *   (H200 tables; NaN elsewhere: aiconfigurator's own energy is this product).
+ * - aic attention: batch, isl (prompt length; 1 in decode), kv (the KV history `step` in decode,
+ *   0 in prefill), heads and kv_heads (per GPU), head_dim, window (0 = full attention), dtype
+ *   (`attn_dtype`), variant = `kv_cache_dtype`.
+ * - aic moe: tokens, hidden, inter (per expert), topk, experts, tp, ep, dtype, variant = the
+ *   routing `distribution`.
+ * - aic collective: op ("all_reduce", ...), gpus, message_bytes, dtype, variant = backend or
+ *   kernel source.
+ * - vidur: heads, kv_heads, hidden (`n_embd`), inter (`n_expanded_embd`), vocab, gated, tokens,
+ *   tp; op_time_s[] the medians (NaN when the file lacks the column: phi-2 has no
+ *   post_attention_layernorm); time_s their sum; dtype "float16" (Vidur profiles fp16).
+ * - mlenergy: device (`gpu_model`), gpus, tp, ep, batch = max_num_seqs, avg_batch, time_s =
+ *   median_itl_ms / 1000, energy_j = energy_per_token_joules, power_w = avg_power_watts (all
+ *   GPUs), avg_output_len, throughput; dtype = the file's weight_precision.
+ * - blis: isl = prompt tokens, tokens = completion tokens, prefill_s, decode_s, queue_s,
+ *   ttft_s, time_s = e2e latency.
+ */
+typedef struct erg_public_row {
+    size_t line;       /**< 1-based line (CSV, BLIS) or configuration index + 1 (ML.ENERGY) */
+    char op[32];       /**< aic `op_name`; "layer" (Vidur); "serving" (ML.ENERGY); "request" */
+    char dtype[24];    /**< element type as the file names it ("bfloat16", "fp8", "float16") */
+    char device[48];   /**< GPU as the file names it ("NVIDIA H200", "H100") */
+    char variant[32];  /**< format-specific qualifier (see above) */
+    int64_t m, n, k;
+    int64_t batch, isl, kv, heads, kv_heads, head_dim, window;
+    int64_t tokens, hidden, inter, topk, experts, tp, ep, gpus, message_bytes, vocab;
+    int gated;
+    double time_s, power_w, energy_j;
+    double op_time_s[ERG_VIDUR_OP_COUNT];
+    double avg_batch, avg_output_len, throughput_tok_s;
+    double prefill_s, decode_s, queue_s, ttft_s;
+} erg_public_row;
+
+/** A public file read whole. */
+typedef struct erg_public_table {
+    erg_public_format format;
+    char path[512];
+    char model_id[128];  /**< ML.ENERGY `model_id`; "" otherwise */
+    erg_public_row *rows;
+    size_t n;
+} erg_public_table;
+
+/**
+ * Read a public measured file (format recognised from its content: a CSV header, optionally
+ * gzip-compressed, read through zlib; or JSON) into *out (free with erg_public_table_free).
+ * Columns are found by name, so their order does not matter; a column the format needs and the
+ * file lacks, a cell that is not a number where one is needed, or a negative size is an error.
+ * Errors: ERG_ENOENT, ERG_EACCES, ERG_EIO (the file); ERG_EPARSE with diag->where
+ * "path:line" (CSV: the line; ML.ENERGY: "configurations[i]") naming the column or member and
+ * what is wrong, or "not a known public format" naming what the file looked like;
+ * ERG_ENOMEM. *out is NULL on error.
+ */
+ERG_API int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag);
+
+/** Free a table from erg_public_read. NULL-safe; never fails. */
+ERG_API void erg_public_table_free(erg_public_table *t);
+
+/**
+ * Level-1 samples (ops.csv rows) from a table, appended to *s (realloc'd; *n updated):
+ * - aic gemm: one GEMM per row of dtype `dtype` ("bfloat16" selects bf16; rows of other types
+ *   are counted in *skipped); energy = NVML power × latency, grade model_based (vendor power
+ *   readings integrated over time), or NaN for tables without power;
+ * - vidur: per row with tp == 1 the GEMMs of attn_pre_proj (m = tokens, n = (H + 2·KV)·d/H,
+ *   k = d), attn_post_proj (tokens, d, d), mlp_up_proj (tokens, 2·ffn gated or ffn, d) and
+ *   mlp_down_proj (tokens, d, ffn) and, for gated (RMSNorm) models, RMSNorm of tokens × d from
+ *   input_layernorm and post_attention_layernorm (phi-2's LayerNorm is not RMSNorm: skipped);
+ *   fp16, time only.
+ * kappa names the source ("aic-<framework>-<kernel_source>", "vidur-<op>"). Other formats give no
+ * level-1 rows (ERG_ENOTSUP). Errors: ERG_ENOMEM, ERG_EINVAL (dtype unknown to erg).
+ */
+ERG_API int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample **s,
+                           size_t *n, size_t *skipped, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "erg/predict.h"
+#include "predict_public.h"
 
 static void help(FILE *out)
 {
@@ -74,6 +75,11 @@ static int run(int argc, char **argv)
         help(stdout);
         return ERG_EXIT_OK;
     }
+    /* public measured data: src/cli/predict_public.c */
+    if (argc >= 2 && strcmp(argv[1], "eval") == 0)
+        return erg_cli_predict_eval(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "import") == 0)
+        return erg_cli_predict_import(argc - 1, argv + 1);
     if (argc < 3 || strcmp(argv[1], "op") != 0)
         return erg_cli_usage("predict", "expected 'op OPNAME' (erg predict op gemm --m ...)");
     erg_op_dims d;
