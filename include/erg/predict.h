@@ -623,6 +623,125 @@ ERG_API void erg_public_table_free(erg_public_table *t);
 ERG_API int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample **s,
                            size_t *n, size_t *skipped, erg_diag *diag);
 
+
+/* ---------------------------------------------------------------- GPU targets from public data */
+
+/**
+ * Kernel models of a GPU target, fitted on aiconfigurator's tables (docs/predict.md, "GPU
+ * targets"): each a linear model in physical work, fitted by relative least squares (rows
+ * divided by the measured time, so the fit minimises the squared relative error MAPE measures):
+ * - decode attention (generation_attention, bf16 KV cache, full attention):
+ *   t = c0 + c1·B_kv + c2·B·h + c3·B + c4·B·h_kv + c5·L, with B_kv = 2·B·h_kv·d_h·L·2 bytes of
+ *   K and V read (batch B, KV length L, h query and h_kv KV heads of size d_h);
+ * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
+ *   with B_w = A·3·d·f/tp·2 bytes of the A = E·(1 − (1 − k/E)^T) experts T tokens activate on
+ *   average, and F = 6·T·k·d·f/tp FLOPs;
+ * - all-reduce (custom_allreduce graph mode, else NCCL), per GPU count 2, 4, 8:
+ *   t = c0 + c1·bytes.
+ * Times in seconds; held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
+ */
+typedef struct erg_gpu_kernels {
+    char device[48];
+    int has_attn, has_moe, has_allreduce[3]; /**< [0]: 2 GPUs, [1]: 4, [2]: 8 */
+    double attn[6], moe[5], allreduce[3][2];
+    double attn_mape_pct, moe_mape_pct, allreduce_mape_pct[3]; /**< held-out, NaN: none */
+    size_t attn_n, moe_n, allreduce_n[3];                       /**< rows fitted */
+} erg_gpu_kernels;
+
+/** Fit the kernel models from aiconfigurator tables (any mix of formats; tables of other kinds
+ *  are ignored) into *out. A model without rows is left out (has_* 0). Errors: ERG_EINVAL
+ *  (no usable row at all), ERG_ESINGULAR, ERG_ENOMEM. */
+ERG_API int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n,
+                                erg_gpu_kernels *out, erg_diag *diag);
+/** Decode attention time (s) of batch B against KV length L with h query and h_kv KV heads
+ *  (per GPU) of size d_h; NaN without a model. Never fails. */
+ERG_API double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv,
+                                     int64_t heads, int64_t kv_heads, int64_t head_dim);
+/** Fused-MoE time (s) of T tokens, hidden d, expert width f, top-k of E experts, TP tp; NaN
+ *  without a model. Never fails. */
+ERG_API double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
+                             int64_t top_k, int64_t experts, int64_t tp);
+/** All-reduce time (s) of bytes over gpus (2, 4 or 8); 0 for one GPU; NaN without a model
+ *  for that count. Never fails. */
+ERG_API double erg_gpu_allreduce_s(const erg_gpu_kernels *k, int gpus, double bytes);
+
+/** The architecture fields a serving step needs (from a HuggingFace config.json). */
+typedef struct erg_serving_arch {
+    char name[96];
+    int64_t layers, d_model, n_heads, n_kv_heads, head_dim, vocab, d_ff;
+    int64_t n_experts, top_k, d_ff_expert;
+} erg_serving_arch;
+
+/** Read the fields of erg_serving_arch from a config.json (hidden_size, num_attention_heads,
+ *  num_key_value_heads (default: heads), head_dim (default d/h), num_hidden_layers,
+ *  vocab_size, intermediate_size, num_experts | num_local_experts, num_experts_per_tok |
+ *  experts_per_token, moe_intermediate_size (default intermediate_size)). Errors: ERG_ENOENT,
+ *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
+ *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
+ERG_API int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
+
+/** Level-1 and kernel terms of one steady-state decode step (seconds, per GPU). */
+typedef struct erg_serving_terms {
+    double gemm_s; /**< QKV and O projections, dense FFN GEMMs of all layers and the LM head */
+    double moe_s;  /**< fused MoE of all layers (0 for a dense model) */
+    double attn_s; /**< decode attention of all layers */
+    double comm_s; /**< two all-reduces per layer under tensor parallelism */
+    double layers;
+} erg_serving_terms;
+
+/**
+ * The terms of one decode step of a batch of B sequences (B real: an average batch is
+ * rounded to the nearest integer ≥ 1 for the GEMM rows) against KV length L under tensor
+ * parallelism tp (heads, FFN and vocabulary split tp ways): projections and FFN GEMMs by the
+ * level-1 model ops (bf16), attention and MoE by the kernel models, all-reduce of B·d·2 bytes
+ * twice per layer (HYMELL Sections 3.4–3.6 with the GPU kernels in place of GEMM + softmax).
+ * Errors: ERG_ENOTSUP (a kernel model or op the target lacks, tp without an all-reduce model),
+ * ERG_EINVAL (tp does not divide the heads or KV heads), those of erg_op_model_predict.
+ */
+ERG_API int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k,
+                             const erg_serving_arch *a, double batch, double kv, int tp,
+                             erg_serving_terms *out, erg_diag *diag);
+
+/**
+ * Level 3 for steady-state serving (ML.ENERGY): median inter-token latency
+ * ITL = c0·gemm + c1·moe + c2·attn + c3·comm + c4·layers, the per-GPU power
+ * P = p0 + p1·ln B (richer power models, with the MoE, attention or all-reduce share of the
+ * step, were worse held out: docs/predict.md), and energy per output
+ * token = P·gpus·ITL / (B·φ), with φ the mean ratio of the measured output throughput to B/ITL
+ * (steps that also run prefill chunks). Fitted by relative least squares.
+ */
+typedef struct erg_serving_model {
+    double itl[5], power[2], phi;
+    double prompt_tokens; /**< assumed prompt length: L = prompt + avg_output_len / 2 */
+    size_t n_train;
+    double itl_mape_pct, energy_mape_pct; /**< on the training rows */
+} erg_serving_model;
+
+/** One measured serving configuration with its terms. */
+typedef struct erg_serving_sample {
+    erg_serving_terms terms;
+    double batch, gpus, itl_s, energy_per_token_j, power_w, throughput_tok_s;
+} erg_serving_sample;
+
+/** Fit an erg_serving_model on n samples (n ≥ 6). Errors: ERG_EINVAL (too few samples),
+ *  ERG_ESINGULAR. */
+ERG_API int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
+                            erg_serving_model *out, erg_diag *diag);
+/** Predict ITL (s) and energy per output token (J) of a configuration from its terms.
+ *  Never fails; NaN when m is unfitted. */
+ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t,
+                                 double batch, double gpus, double *itl_s,
+                                 double *energy_per_token_j);
+
+/** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
+ *  not at all. Errors: ERG_EIO, ERG_ENOMEM. */
+ERG_API int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k,
+                                const erg_serving_model *m, erg_diag *diag);
+/** Load a "gpu-target/1" file; *has_serving says whether it holds a serving model. Errors:
+ *  ERG_ENOENT, ERG_EIO, ERG_EPARSE (file and member), ERG_EVERSION. */
+ERG_API int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
+                                int *has_serving, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -114,6 +114,8 @@ static int run(int argc, char **argv)
         return erg_cli_predict_eval(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "import") == 0)
         return erg_cli_predict_import(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "fit-serving") == 0)
+        return erg_cli_predict_fit_serving(argc - 1, argv + 1);
     if (argc < 3 || strcmp(argv[1], "op") != 0)
         return erg_cli_usage("predict", "expected 'op OPNAME' (erg predict op gemm --m ...)");
     erg_op_dims d;

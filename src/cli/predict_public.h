@@ -6,5 +6,6 @@
 /* argv[0] is "import" / "eval"; returns the exit status. */
 int erg_cli_predict_import(int argc, char **argv);
 int erg_cli_predict_eval(int argc, char **argv);
+int erg_cli_predict_fit_serving(int argc, char **argv);
 
 #endif

@@ -95,6 +95,38 @@ check "import needs --ops" 2 "expected --ops" -- "$erg" predict import "$tmp/gem
 check "eval unknown target" 2 "unknown target 'no-such-gpu'" -- \
     "$erg" predict eval --target no-such-gpu "$tmp/gemm.csv"
 
+# eval against the committed H100 target (name lookup: the source tree's models/h100/): an
+# ML.ENERGY file with an H100 and a B200 configuration, with and without --config
+printf '{"model_id": "meta-llama/Llama-3.1-8B-Instruct", "weight_precision": "bfloat16", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 64, "avg_batch_size": 63.9, "median_itl_ms": 11.5, "energy_per_token_joules": 0.1186, "avg_power_watts": 610, "avg_output_len": 396, "output_throughput_tokens_per_sec": 5168, "parallelization": {"tensor_parallel": 1, "expert_parallel": 1, "data_parallel": 1}}, {"gpu_model": "B200", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 8, "median_itl_ms": 4.57, "energy_per_token_joules": 0.39}]}\n' > "$tmp/l8.json"
+printf '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "intermediate_size": 14336}\n' > "$tmp/l8cfg.json"
+check "eval ML.ENERGY" 0 "row 2: B200 x1: the target's kernel data are of NVIDIA H100" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json"
+grep -q "phase decode  itl_s  *n      1" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
+    && echo "ok   eval compares ITL, states the KV assumption" || { echo "FAIL eval output:"; cat "$tmp/out"; fails=$((fails + 1)); }
+"$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json" --json > "$tmp/e.json"
+/usr/bin/python3 - "$tmp/e.json" <<'PY' && echo "ok   eval --json rows" || { echo "FAIL eval --json"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["erg"] == "eval/1"
+q = sorted(r["quantity"] for r in d["rows"])
+assert q == ["energy_per_token_j", "itl_s"], q
+for r in d["rows"]:
+    assert set(r) == {"file", "row", "phase", "quantity", "measured", "predicted"}
+    assert r["row"] == 1 and r["phase"] == "decode" and r["predicted"] > 0
+# the measured figures are the file's: 11.5 ms and 0.1186 J
+m = {r["quantity"]: r["measured"] for r in d["rows"]}
+assert abs(m["itl_s"] - 0.0115) < 1e-12 and abs(m["energy_per_token_j"] - 0.1186) < 1e-12
+assert d["skipped"][0]["row"] == 2 and "B200" in d["skipped"][0]["reason"]
+PY
+check "eval ML.ENERGY without --config" 0 "no --config: the architecture of meta-llama/Llama-3.1-8B-Instruct is needed" -- \
+    "$erg" predict eval --target h100 "$tmp/l8.json"
+check "eval bad config" 2 "kv.json: num_key_value_heads 3 does not divide" -- \
+    sh -c "printf '{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}' > '$tmp/kv.json'; '$erg' predict eval --target h100 --config '$tmp/kv.json' '$tmp/l8.json'"
+check "eval unknown format" 2 "not a known public format" -- \
+    "$erg" predict eval --target h100 "$tmp/other.csv"
+check "fit-serving needs pairs" 2 "expected MLENERGY.json=CONFIG.json" -- \
+    "$erg" predict fit-serving --target h100 "$tmp/l8.json"
+
 # The real files (../shared/data; skipped when absent): every public file reads, with the row
 # counts SOURCES.md gives (section 6: H200 GEMM 65268 rows of which 35742 bf16; H100 26040/9240;
 # A100 9240; section 5: Vidur Llama-2-7B H100 1044 rows, 261 at TP 1)
