@@ -76,6 +76,19 @@ PY
         [ -r "$f" ] && tables+=("$f")
     done
     "$erg" predict import --kernels "$out/$gpu/gpu.json" "${tables[@]}"
+    # level 2 data: blocks.csv from Vidur + the attention kernels (derived from third-party
+    # data, so not committed); fitted when this erg has 'erg fit blocks'
+    vidur=$(ls "$b"/vidur_"${gpu}"_*_mlp.csv 2>/dev/null || true)
+    if [ -n "$vidur" ]; then
+        # shellcheck disable=SC2086
+        "$erg" predict import --blocks "$tmp/$gpu-blocks.csv" $vidur \
+            "$k/aic_${gpu}_${ver}_context_attention_perf.csv.gz" \
+            "$k/aic_${gpu}_${ver}_generation_attention_perf.csv.gz"
+        if "$erg" fit --help 2>&1 | grep -q 'fit blocks'; then
+            "$erg" fit blocks "$tmp/$gpu-blocks.csv" --target "$out/$gpu" -o "$out/$gpu/blocks.json" \
+                || echo "fit-public-targets: erg fit blocks failed for $gpu" >&2
+        fi
+    fi
     if [ "$gpu" = h100 ]; then
         "$erg" predict fit-serving --target "$out/$gpu" --prompt-tokens 512 \
             "$e/mlenergy_v3_llama-3.1-8b-instruct_lm-arena-chat.json=$c/llama-3.1-8b.json" \

@@ -624,6 +624,24 @@ ERG_API int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_
                            size_t *n, size_t *skipped, erg_diag *diag);
 
 
+
+/**
+ * Write blocks.csv (docs/predict.md, "Profile files"), whole or not at all, from Vidur mlp.csv
+ * tables (rows at TP 1; arch = the file name's model part, "llama-2-7b-hf"): per row an `ffn`
+ * block (mlp_up_proj + mlp_act + mlp_down_proj), a `norm` block (input_layernorm) and an
+ * `embedding` block (emb), phase prefill with batch 1 and prompt = tokens = num_tokens (these
+ * ops do not depend on the KV length); and `attention` blocks where an aiconfigurator attention
+ * table among t (same GPU: the caller's choice) has a bf16, full-attention row with the same
+ * heads, KV heads and head_dim: prefill (context_attention at batch 1, isl = num_tokens) and
+ * decode (generation_attention at batch = num_tokens, kv = its step), time = Vidur's
+ * attn_pre_proj + attn_rope + attn_post_proj + the kernel's latency. fp16, time only (energy
+ * empty). *vidur_rows and *attention_blocks (may be NULL) count what was written. Errors:
+ * ERG_EINVAL (no Vidur row at TP 1), ERG_EIO, ERG_ENOMEM.
+ */
+ERG_API int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
+                                    size_t *vidur_rows, size_t *attention_blocks,
+                                    erg_diag *diag);
+
 /* ---------------------------------------------------------------- GPU targets from public data */
 
 /**

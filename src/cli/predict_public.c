@@ -94,20 +94,42 @@ static int import_kernels(int n, char **files, const char *out)
     return rc ? erg_cli_fail(&diag, rc) : ERG_EXIT_OK;
 }
 
+
+static int import_blocks(int n, char **files, const char *out)
+{
+    erg_public_table **t = NULL;
+    int status = read_all(n, files, &t);
+    if (status)
+        return status;
+    size_t rows = 0, attn = 0;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    int rc = erg_public_blocks_write((const erg_public_table *const *)t, (size_t)n, out, &rows,
+                                     &attn, &diag);
+    free_all(n, t);
+    if (rc)
+        return erg_cli_fail(&diag, rc);
+    fprintf(stderr, "blocks: %zu Vidur rows (ffn, norm, embedding each), %zu attention blocks\n",
+            rows, attn);
+    return ERG_EXIT_OK;
+}
+
 int erg_cli_predict_import(int argc, char **argv)
 {
     static const struct option longopts[] = {{"ops", required_argument, NULL, 'o'},
                                              {"kernels", required_argument, NULL, 'k'},
+                                             {"blocks", required_argument, NULL, 'b'},
                                              {"dtype", required_argument, NULL, 'd'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *ops_path = NULL, *kernels_path = NULL, *dtype = "bfloat16";
+    const char *ops_path = NULL, *kernels_path = NULL, *blocks_path = NULL, *dtype = "bfloat16";
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': ops_path = optarg; break;
         case 'k': kernels_path = optarg; break;
+        case 'b': blocks_path = optarg; break;
         case 'd': dtype = optarg; break;
         case 'h': import_help(stdout); return ERG_EXIT_OK;
         default: return erg_cli_bad_option("predict import", argc, argv, "", longopts);
@@ -115,12 +137,15 @@ int erg_cli_predict_import(int argc, char **argv)
     }
     if (optind >= argc)
         return erg_cli_usage("predict import", "expected at least one measured file");
-    if (kernels_path && ops_path)
-        return erg_cli_usage("predict import", "--ops and --kernels are separate runs");
+    if (!!kernels_path + !!ops_path + !!blocks_path > 1)
+        return erg_cli_usage("predict import", "--ops, --kernels and --blocks are separate runs");
+    if (blocks_path)
+        return import_blocks(argc - optind, argv + optind, blocks_path);
     if (kernels_path)
         return import_kernels(argc - optind, argv + optind, kernels_path);
     if (!ops_path)
-        return erg_cli_usage("predict import", "expected --ops OUT.csv or --kernels OUT.json");
+        return erg_cli_usage("predict import",
+                             "expected --ops OUT.csv, --blocks OUT.csv or --kernels OUT.json");
     erg_op_sample *s = NULL;
     size_t n = 0;
     int status = ERG_EXIT_OK;

@@ -931,3 +931,143 @@ int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample *
         *skipped += skip;
     return ERG_OK;
 }
+
+/* ------------------------------------------------------------------ blocks.csv */
+
+struct sbuf {
+    char *p;
+    size_t n, cap;
+};
+
+static int sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+            return -1;
+        if (b->p && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return 0;
+        }
+        size_t nc = b->cap ? b->cap * 2 : 1 << 16;
+        while (nc < b->n + (size_t)k + 1)
+            nc *= 2;
+        char *q = realloc(b->p, nc);
+        if (!q)
+            return -1;
+        b->p = q;
+        b->cap = nc;
+    }
+}
+
+static void vidur_arch(const char *path, char *out, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *p = strncmp(base, "vidur_", 6) == 0 ? strchr(base + 6, '_') : NULL;
+    snprintf(out, size, "%.90s", p ? p + 1 : base);
+    char *e = strstr(out, "_mlp.csv");
+    if (e)
+        *e = '\0';
+}
+
+/* arch,block,phase,batch,prompt,kv,tokens,d_model,n_heads,n_kv_heads,head_dim,d_ff,ffn_act,
+ * gated,n_experts,top_k,n_shared,d_ff_shared,window,vocab,dtype,threads,reps,time_s,
+ * time_sd_s,energy_j,energy_sd_j,grade */
+static int block_row(struct sbuf *b, const char *arch, const char *block, const char *phase,
+                     int64_t batch, int64_t prompt, int64_t kv, int64_t tokens,
+                     const erg_public_row *r, double time_s)
+{
+    return sb_printf(b,
+                     "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%d,,,,,,%lld,fp16,,"
+                     "20,%.9g,,,,\n",
+                     arch, block, phase, (long long)batch, (long long)prompt, (long long)kv,
+                     (long long)tokens, (long long)r->hidden, (long long)r->heads,
+                     (long long)r->kv_heads, (long long)r->head_dim, (long long)r->inter,
+                     r->gated ? "silu" : "gelu", r->gated, (long long)r->vocab, time_s);
+}
+
+
+int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
+                            size_t *vidur_rows, size_t *attention_blocks, erg_diag *diag)
+{
+    if ((n && !t) || !path)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_public_blocks_write: NULL argument");
+    struct sbuf b = {0};
+    int oom = sb_printf(&b, "arch,block,phase,batch,prompt,kv,tokens,d_model,n_heads,n_kv_heads,"
+                            "head_dim,d_ff,ffn_act,gated,n_experts,top_k,n_shared,d_ff_shared,"
+                            "window,vocab,dtype,threads,reps,time_s,time_sd_s,energy_j,"
+                            "energy_sd_j,grade\n");
+    size_t rows = 0, attn = 0;
+    for (size_t i = 0; i < n && !oom; i++) {
+        if (t[i]->format != ERG_PUBLIC_VIDUR_MLP)
+            continue;
+        char arch[96];
+        vidur_arch(t[i]->path, arch, sizeof arch);
+        for (size_t j = 0; j < t[i]->n && !oom; j++) {
+            const erg_public_row *r = &t[i]->rows[j];
+            if (r->tp != 1)
+                continue;
+            const double *o = r->op_time_s;
+            double ffn = o[ERG_VIDUR_MLP_UP_PROJ] + o[ERG_VIDUR_MLP_DOWN_PROJ] +
+                         (isfinite(o[ERG_VIDUR_MLP_ACT]) ? o[ERG_VIDUR_MLP_ACT] : 0);
+            oom |= block_row(&b, arch, "ffn", "prefill", 1, r->tokens, 0, r->tokens, r, ffn);
+            if (isfinite(o[ERG_VIDUR_INPUT_LAYERNORM]))
+                oom |= block_row(&b, arch, "norm", "prefill", 1, r->tokens, 0, r->tokens, r,
+                                 o[ERG_VIDUR_INPUT_LAYERNORM]);
+            if (isfinite(o[ERG_VIDUR_EMB]))
+                oom |= block_row(&b, arch, "embedding", "prefill", 1, r->tokens, 0, r->tokens,
+                                 r, o[ERG_VIDUR_EMB]);
+            rows += 1;
+            double proj = o[ERG_VIDUR_ATTN_PRE_PROJ] + o[ERG_VIDUR_ATTN_POST_PROJ] +
+                          (isfinite(o[ERG_VIDUR_ATTN_ROPE]) ? o[ERG_VIDUR_ATTN_ROPE] : 0);
+            /* attention: Vidur's projections and RoPE + the attention kernel measured by
+             * aiconfigurator on the same GPU (exact matches of heads, KV heads, head_dim and
+             * tokens; bf16, full attention) */
+            for (size_t q = 0; q < n && !oom; q++) {
+                erg_public_format f = t[q]->format;
+                if (f != ERG_PUBLIC_AIC_CONTEXT_ATTENTION &&
+                    f != ERG_PUBLIC_AIC_GENERATION_ATTENTION)
+                    continue;
+                for (size_t z = 0; z < t[q]->n && !oom; z++) {
+                    const erg_public_row *a = &t[q]->rows[z];
+                    if (a->heads != r->heads || a->kv_heads != r->kv_heads ||
+                        a->head_dim != r->head_dim || a->window || strcmp(a->dtype, "bfloat16") ||
+                        strcmp(a->variant, "bfloat16"))
+                        continue;
+                    if (f == ERG_PUBLIC_AIC_CONTEXT_ATTENTION && a->batch == 1 &&
+                        a->isl == r->tokens) {
+                        oom |= block_row(&b, arch, "attention", "prefill", 1, r->tokens, 0,
+                                         r->tokens, r, proj + a->time_s);
+                        attn++;
+                    } else if (f == ERG_PUBLIC_AIC_GENERATION_ATTENTION &&
+                               a->batch == r->tokens) {
+                        oom |= block_row(&b, arch, "attention", "decode", a->batch, 0, a->kv,
+                                         a->batch, r, proj + a->time_s);
+                        attn++;
+                    }
+                }
+            }
+        }
+    }
+    if (vidur_rows)
+        *vidur_rows = rows;
+    if (attention_blocks)
+        *attention_blocks = attn;
+    if (oom) {
+        free(b.p);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    if (rows == 0) {
+        free(b.p);
+        return erg_diag_set(diag, ERG_EINVAL, path,
+                            "no Vidur mlp.csv row at TP 1 among the files: nothing written");
+    }
+    int rc = erg__write_file_atomic(path, b.p, b.n, diag);
+    free(b.p);
+    return rc;
+}

@@ -56,6 +56,22 @@ for want in 'gemm,vidur-attn_pre_proj,4096,12288,4096,,,fp16,20,0.0005' \
     grep -q "^$want,,,,$" "$tmp/v.csv" || { echo "FAIL vidur row $want missing:"; cat "$tmp/v.csv"; fails=$((fails + 1)); }
 done
 
+# blocks.csv from Vidur (+ an aiconfigurator attention row of the same shape): hand sums
+printf 'framework,device,op_name,batch_size,isl,num_heads,num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,step,window_size,latency\nVLLM,H100,context_attention,1,4096,32,32,128,bfloat16,bfloat16,0,0,1.25\nVLLM,H100,context_attention,1,4096,32,8,128,bfloat16,bfloat16,0,0,0.5\n' > "$tmp/ctx.csv"
+cp "$tmp/mlp.csv" "$tmp/vidur_h100_tiny-llama_mlp.csv"
+check "import --blocks" 0 "blocks: 1 Vidur rows (ffn, norm, embedding each), 1 attention blocks" -- \
+    "$erg" predict import --blocks "$tmp/blocks.csv" "$tmp/vidur_h100_tiny-llama_mlp.csv" "$tmp/ctx.csv"
+head -n 1 "$tmp/blocks.csv" | grep -qx 'arch,block,phase,batch,prompt,kv,tokens,d_model,n_heads,n_kv_heads,head_dim,d_ff,ffn_act,gated,n_experts,top_k,n_shared,d_ff_shared,window,vocab,dtype,threads,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade' \
+    && echo "ok   blocks.csv header (the contract's)" || { echo "FAIL blocks header"; fails=$((fails + 1)); }
+# ffn = up 1.0 + act 0.14 + down 0.44 ms; attention = QKV 0.5 + RoPE 0.08 + O 0.2 + kernel 1.25 ms
+for want in 'tiny-llama,ffn,prefill,1,4096,0,4096,4096,32,32,128,11008,silu,1,,,,,,32768,fp16,,20,0.00158,,,,' \
+            'tiny-llama,norm,prefill,1,4096,0,4096,4096,32,32,128,11008,silu,1,,,,,,32768,fp16,,20,5e-05,,,,' \
+            'tiny-llama,attention,prefill,1,4096,0,4096,4096,32,32,128,11008,silu,1,,,,,,32768,fp16,,20,0.00203,,,,'; do
+    grep -qxF "$want" "$tmp/blocks.csv" || { echo "FAIL blocks row $want:"; cat "$tmp/blocks.csv"; fails=$((fails + 1)); }
+done
+check "--blocks without Vidur" 2 "no Vidur mlp.csv row at TP 1" -- \
+    "$erg" predict import --blocks "$tmp/b2.csv" "$tmp/ctx.csv"
+
 # bad inputs: file:line and the column, exit 2, nothing written
 sed '2s/,4096,4096,4096,0.25/,4096,-4096,4096,0.25/' "$tmp/gemm.csv" > "$tmp/neg.csv"
 check "negative size" 2 "neg.csv:2: column 'n': must not be negative" -- \
