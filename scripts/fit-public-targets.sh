@@ -85,7 +85,7 @@ PY
             "$k/aic_${gpu}_${ver}_context_attention_perf.csv.gz" \
             "$k/aic_${gpu}_${ver}_generation_attention_perf.csv.gz"
         if "$erg" fit --help 2>&1 | grep -q 'fit blocks'; then
-            "$erg" fit blocks "$tmp/$gpu-blocks.csv" --target "$out/$gpu" -o "$out/$gpu/blocks.json" \
+            "$erg" fit blocks "$tmp/$gpu-blocks.csv" -o "$out/$gpu/blocks.json" --ops "$out/$gpu/ops.json" \
                 || echo "fit-public-targets: erg fit blocks failed for $gpu" >&2
         fi
     fi
