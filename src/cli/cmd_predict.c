@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "erg/predict.h"
+#include "predict_levels.h"
 #include "predict_public.h"
 
 static void help(FILE *out)
@@ -109,6 +110,10 @@ static int run(int argc, char **argv)
         help(stdout);
         return ERG_EXIT_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "model") == 0)
+        return erg_cli_predict_model(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "sweep") == 0)
+        return erg_cli_predict_sweep(argc - 1, argv + 1);
     /* public measured data: src/cli/predict_public.c */
     if (argc >= 2 && strcmp(argv[1], "eval") == 0)
         return erg_cli_predict_eval(argc - 1, argv + 1);
@@ -117,7 +122,8 @@ static int run(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "fit-serving") == 0)
         return erg_cli_predict_fit_serving(argc - 1, argv + 1);
     if (argc < 3 || strcmp(argv[1], "op") != 0)
-        return erg_cli_usage("predict", "expected 'op OPNAME' (erg predict op gemm --m ...)");
+        return erg_cli_usage("predict", "expected 'op OPNAME', 'model CONFIG.json' or 'sweep "
+                                        "CONFIG.json' (erg predict op gemm --m ...)");
     erg_op_dims d;
     memset(&d, 0, sizeof d);
     if (erg_op_parse(argv[2], &d.op) != ERG_OK)
@@ -326,4 +332,4 @@ static int run(int argc, char **argv)
 }
 
 const struct erg_cli_command erg_cli_cmd_predict = {
-    "predict", "predict time and energy of a primitive op (HYMELL level 1)", run};
+    "predict", "predict time and energy of an op or a whole LLM (HYMELL levels 1-3)", run};
