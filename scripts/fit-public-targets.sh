@@ -9,6 +9,8 @@
 #             every 5th, which are kept for the held-out check), RMSNorm from
 #             Vidur's input/post-attention norms (H100, A100); H200 GEMM energy = NVML power x
 #             latency; H100/A100 time only (energy null, never 0);
+#   blocks.json level 2 (erg fit blocks, H100 and A100): blocks.csv from Vidur + the attention
+#             kernels (erg predict import --blocks), leave-one-architecture-out in the report;
 #   gpu.json  kernel models (erg predict import --kernels) of decode attention, fused MoE and
 #             all-reduce; on the H100 also the serving level 3 (erg predict fit-serving) on
 #             ML.ENERGY v3 (H100 configurations; B200 has no kernel data and is skipped).
@@ -86,7 +88,7 @@ PY
             "$k/aic_${gpu}_${ver}_generation_attention_perf.csv.gz"
         if "$erg" fit --help 2>&1 | grep -q 'fit blocks'; then
             "$erg" fit blocks "$tmp/$gpu-blocks.csv" -o "$out/$gpu/blocks.json" --ops "$out/$gpu/ops.json" \
-                || echo "fit-public-targets: erg fit blocks failed for $gpu" >&2
+                | tee -a "$out/$gpu/fit-report.txt"
         fi
     fi
     if [ "$gpu" = h100 ]; then
