@@ -27,9 +27,10 @@ static int status_from_errno(int e)
     }
 }
 
-/* Open path for a whole-file read: a regular file only (a device such as /dev/zero would be read
- * until memory runs out, a FIFO would block), opened without blocking and without following a
- * terminal. "-" is standard input, whatever it is. */
+/* Open path for a whole-file read: a regular file or a pipe (a shell's <(...)), never a device
+ * (/dev/zero would be read until memory runs out) or a folder. The open does not block: a FIFO
+ * nobody writes to reads as empty instead of hanging. The size is bounded either way (1 GiB).
+ * "-" is standard input, whatever it is. */
 static FILE *open_regular(const char *path, erg_diag *diag, int *status)
 {
     if (strcmp(path, "-") == 0)
@@ -41,10 +42,10 @@ static FILE *open_regular(const char *path, erg_diag *diag, int *status)
         return NULL;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
         close(fd);
         *status = erg_diag_set(diag, ERG_EINVAL, path,
-                               "not a regular file (a device, FIFO or folder): erg reads files");
+                               "not a regular file (a device or a folder): erg reads files");
         return NULL;
     }
     if ((uint64_t)st.st_size > ERG__READ_FILE_MAX) {
