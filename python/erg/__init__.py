@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""erg: energy as a first-class resource, from Python.
+
+A thin layer over liberg (ctypes; no compiled extension). liberg is found through $ERG_LIBRARY,
+else beside the package (or in the repository's build folders for a source checkout), else the
+system's: see erg._lib.
+
+    import erg
+    meter = erg.Meter()
+    with meter.window("fit") as w:
+        train()
+    print(w.result.total_energy_j, w.result.total_grade, w.result.flags)
+
+    @erg.measure("step")
+    def step(): ...
+
+Modules: erg.meter (meters, windows, calibration, summaries), erg.calculus (signatures,
+operators, schedules), erg.frontier (Pareto sets, operating schedules), erg.predict (HYMELL
+level 1), erg.instrument (static instrumentation of PyTorch scripts), erg.run (runtime
+attribution), erg.report (per-API reports, FECoM RQ1/RQ2).
+"""
+import threading
+
+from ._core import ErgError, version
+from .calculus import (ComposeReport, Schedule, Signature, idle, multi, par, read_signature, seq,
+                       write_signature)
+from .frontier import FrontierResult, OperatingSchedule, pareto_min
+from .meter import (Calibration, ChannelEnergy, Measurement, Meter, Snapshot, Summary, Window,
+                    summarize)
+from .predict import OpModel, OpPrediction
+
+__all__ = ["ErgError", "version", "Meter", "Window", "Measurement", "ChannelEnergy", "Snapshot",
+           "Calibration", "Summary", "summarize", "measure", "default_meter", "Signature",
+           "idle", "seq", "par", "multi", "read_signature", "write_signature", "Schedule",
+           "ComposeReport", "pareto_min", "OperatingSchedule", "FrontierResult", "OpModel",
+           "OpPrediction"]
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def default_meter():
+    """The process's shared Meter, opened on first use with the defaults ($ERG_ROOT,
+    $ERG_BACKENDS)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Meter()
+        return _default
+
+
+def measure(name=None, meter=None, extra_busy_s=0.0):
+    """Decorator: each call of the function is one window called name (default: the
+    function's qualified name) on meter (default: default_meter()); the Measurements are
+    appended to the wrapper's .measurements list.
+
+        @erg.measure("train_step")
+        def train_step(batch): ...
+    """
+    def deco(fn):
+        wname = name or getattr(fn, "__qualname__", "function")[:63]
+        state = {}
+
+        def get():
+            if "w" not in state:
+                state["w"] = Window(meter or default_meter(), wname, extra_busy_s)(fn)
+            return state["w"]
+
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            w = get()
+            try:
+                return w(*a, **kw)
+            finally:
+                wrapper.measurements = w.measurements
+        wrapper.measurements = []
+        return wrapper
+    if callable(name):
+        fn, name = name, None
+        return deco(fn)
+    return deco
