@@ -264,6 +264,10 @@ class Meter:
               if c["usable"] and not c["deduplicated"]]
         return max(ps) if ps else 0.0
 
+    def poll(self):
+        """Read every channel now (erg_meter_poll), as the sampler does each period."""
+        check(lib.erg_meter_poll(self._h))
+
     def probe_liveness(self, busy_s=0.05):
         """Judge CPU-side counters live or frozen under load (erg_meter_probe_liveness)."""
         d = new_diag()
