@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Per-call energy records shared by erg.instrument (patched scripts) and erg.run (runtime mode).
 
-Every measured call is one window: a snapshot before and after it (erg_meter_snapshot_take), its
-time on the monotonic clock (time.perf_counter), and the per-window state and flags of the meter
-(erg_meter_diff of the two snapshots). Most API calls are far shorter than a meter's update period
+Every measured call is one window: a snapshot before and after it (erg_meter_snapshot_take), and
+the window's time, state and flags from the meter (erg_meter_diff of the two snapshots; the time
+is the interval the energy covers, on CLOCK_MONOTONIC). Most API calls are far shorter than a meter's update period
 (RAPL about 1 ms, the estimator 10 ms, NVML 100 ms): a single such window gets no figure from liberg
 (state below_resolution), and none is made up here. Calls are aggregated by (API, call site,
 argument shapes, nesting): the energy of the key is the sum over its windows of the energy the
@@ -187,6 +187,7 @@ class Recorder:
             ca, (ta, _) = self._cumulative(a, m)
             cb, (tb, grade) = self._cumulative(b, m)
             lib.erg_meter_diff(self.meter._h, a._h, b._h, 0.0, mab)
+            dt = mab.time_s     # the window's own time: the interval its energy covers
             key = (api, site, shapes, nested)
             k = self.keys.get(key)
             if k is None:
@@ -253,9 +254,9 @@ class Recorder:
         """Every record so far: the keys, "<project>" (reference snapshot to now) and
         "<instrumentation>" (the wrapper's own time)."""
         now = self.meter.snapshot()
-        t = time.perf_counter() - self._t_ref
         m = _lib.Measurement()
         lib.erg_meter_diff(self.meter._h, self._ref._h, now._h, 0.0, m)
+        t = m.time_s
         self._total_ids = {_lib.text(m.channels[j].id) for j in range(m.n_channels)
                            if m.channels[j].in_total}
         out = []

@@ -118,6 +118,9 @@ class _Analysis(ast.NodeVisitor):
             return False
         if isinstance(e, ast.Call):
             f = e.func
+            if isinstance(f, ast.Name) and f.id == "super" and not e.args:
+                cls = self.enclosing_class(e)       # super() in a subclass of a library class
+                return cls is not None and cls.name in self.lib_classes
             if self.dotted(f) is not None:
                 return True
             if isinstance(f, ast.Name) and (f.id in self.lib_classes or f.id in self.lib_funcs):
