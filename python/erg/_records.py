@@ -131,6 +131,9 @@ class Recorder:
         m = self.meter
         self._ref = m.snapshot()
         self._t_ref = time.perf_counter()
+        # every cumulative window (reference to a call's edge) must span at least one update
+        # period, or liberg gives it no figure: wait one period (at most 1 s) before any call
+        time.sleep(min(self.period_s, 1.0) * 1.05)
         self._m = _lib.Measurement()
         self._mab = _lib.Measurement()
 
