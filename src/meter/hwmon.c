@@ -130,7 +130,7 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
     c->usable = 1;
     int comp;
     c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
-    c->zone_type = comp ? 2 : 0;
+    c->component = comp;
     c->grade = grade;
     c->kind = kind;
     c->joules_per_tick = 1e-6;
@@ -156,10 +156,12 @@ static void scan_device(struct state *s, const struct dev *d)
                 struct erg__chan *c = add(s, d, "", file, ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
                 if (c) {
                     c->domain = ERG_DOMAIN_SYSTEM;
-                    c->zone_type = 0;
+                    c->component = 0;
                     c->usable = 0;
                     erg__fmt(c->reason, sizeof c->reason,
-                             "permission denied: %s/%s (run with privileges)", d->dir, file);
+                             "permission denied: %s/%s (a udev rule can make it group-readable: "
+                             "docs/meters.md)",
+                             d->dir, file);
                     s->n++;
                 }
             }
@@ -180,6 +182,7 @@ static void scan_device(struct state *s, const struct dev *d)
         }
         c->wrap_ticks = 0; /* 64-bit µJ counters: no wrap in practice; a decrease is flagged */
         c->wrap_unknown = 1;
+        c->no_wrap = 1;
         c->min_interval_s = 1e-3;
         c->max_power_w = c->domain == ERG_DOMAIN_SYSTEM ? 20000.0 : 2000.0;
         s->h[s->n].fd = fd;
@@ -202,7 +205,8 @@ static void scan_device(struct state *s, const struct dev *d)
         read_label(env, d->dir, file, label, sizeof label);
         char what[32];
         erg__fmt(what, sizeof what, "power%d", k);
-        struct erg__chan *c = add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER); /* µW */
+        struct erg__chan *c =
+            add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER); /* µW */
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
@@ -334,10 +338,9 @@ static int hw_open(const struct erg__env *env, void **out, struct erg__chan **ch
             /* the device link names the hardware (a PCI or platform address), stable across boots
              */
             char link[256], target[256];
-            erg__fmt(link, sizeof link, "%s/sys/class/hwmon/%s/device", env->root, d->dir);
-            ssize_t l = readlink(link, target, sizeof target - 1);
+            erg__fmt(link, sizeof link, "sys/class/hwmon/%s/device", d->dir);
+            int l = erg__env_readlink(env, link, target, sizeof target);
             if (l > 0) {
-                target[l] = '\0';
                 const char *base = strrchr(target, '/');
                 erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name,
                          base ? base + 1 : target);

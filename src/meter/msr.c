@@ -145,7 +145,7 @@ static void amd_core_sum(struct state *s, size_t p, double jpt, const struct phy
         want++;
         char rel[64];
         erg__fmt(rel, sizeof rel, "dev/cpu/%d/msr", phys[k].cpu);
-        int fd = erg__env_open(s->env, rel);
+        int fd = erg__env_open_dev(s->env, rel);
         uint64_t v;
         if (fd < 0)
             continue;
@@ -258,7 +258,7 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
             continue;
         char rel[64];
         erg__fmt(rel, sizeof rel, "dev/cpu/%d/msr", pkg_cpu[p]);
-        int fd = erg__env_open(env, rel);
+        int fd = erg__env_open_dev(env, rel);
         size_t pi = s->npkg++;
         s->pkg_fd[pi] = fd;
         if (fd < 0) {
@@ -331,7 +331,10 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         msr_close(s);
         if (denied)
             return erg_diag_set(diag, ERG_EACCES, path,
-                                "permission denied (needs root or CAP_SYS_RAWIO; or use powercap)");
+                                "permission denied: MSRs need root (CAP_SYS_RAWIO); prefer "
+                                "powercap made group-readable by a udev rule (docs/meters.md, "
+                                "'Giving erg counter access'); a capability given to erg makes it "
+                                "refuse ERG_ROOT and ERG_NVML_LIB");
         if (missing)
             return erg_diag_set(diag, ERG_ENODEV, path,
                                 "no MSR device (load the msr module: modprobe msr)");
