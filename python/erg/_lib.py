@@ -71,7 +71,8 @@ class ChannelReading(ctypes.Structure):
 class Measurement(ctypes.Structure):
     _fields_ = [("time_s", c_double), ("cpu_s", c_double), ("n_channels", c_size_t),
                 ("channels", ChannelReading * METER_MAX_CHANNELS), ("total_energy_j", c_double),
-                ("total_grade", c_int), ("n_total", c_size_t)]
+                ("total_grade", c_int), ("n_total", c_size_t), ("total_flags", c_uint),
+                ("total_reason", ctypes.c_char * METER_REASON_MAX)]
 
 
 class Signature(ctypes.Structure):

@@ -209,7 +209,7 @@ class Recorder:
             else:
                 k.total += d
             k.grade = max(k.grade, grade)
-            fl = 0
+            fl = mab.total_flags
             for j in range(mab.n_channels):
                 ch = mab.channels[j]
                 if ch.in_total:
@@ -270,7 +270,7 @@ class Recorder:
                                         k.arg_bytes, k.shapes, k.nested))
         inc = [m.channels[j].energy_j for j in range(m.n_channels)]
         ok = [m.channels[j].state == 0 for j in range(m.n_channels)]
-        fl = 0
+        fl = m.total_flags
         states = set()
         for j in range(m.n_channels):
             if m.channels[j].in_total:

@@ -50,11 +50,14 @@ class Measurement:
     total_energy_j: float
     total_grade: str
     n_total: int
+    total_flags: list = field(default_factory=list)
+    total_reason: str = ""
 
     @property
     def flags(self):
-        """Union of the flags of the channels summed into the total (names, bit order)."""
-        bits = 0
+        """Union of the flags of the channels summed into the total and of the total's own
+        (ERG_FLAG_INCOMPLETE: a channel the total covers has no figure), names in bit order."""
+        bits = getattr(self, "_total_bits", 0)
         for c in self._raw_flags():
             bits |= c
         return flag_names(bits)
@@ -81,6 +84,7 @@ class Measurement:
         return {"name": self.name, "time_s": self.time_s, "cpu_s": self.cpu_s,
                 "energy_j": num(self.total_energy_j), "grade": self.total_grade,
                 "state": self.state, "flags": self.flags, "n_total": self.n_total,
+                "total_reason": self.total_reason,
                 "channels": [{"id": c.id, "domain": c.domain, "device": c.device,
                               "grade": c.grade, "state": c.state, "reason": c.reason,
                               "flags": c.flags, "energy_j": num(c.energy_j),
@@ -96,8 +100,11 @@ def _measurement(name, m):
                           bool(r.in_total))
         c._bits = r.flags
         chans.append(c)
-    return Measurement(name, m.time_s, m.cpu_s, chans, m.total_energy_j,
-                       grade_name(m.total_grade), m.n_total)
+    out = Measurement(name, m.time_s, m.cpu_s, chans, m.total_energy_j,
+                      grade_name(m.total_grade), m.n_total, flag_names(m.total_flags),
+                      text(m.total_reason))
+    out._total_bits = m.total_flags
+    return out
 
 
 def _auto_sync():
@@ -502,4 +509,6 @@ def _to_c(m):
     c.total_energy_j = m.total_energy_j
     c.total_grade = ("hw_shunt", "model_based", "estimator").index(m.total_grade)
     c.n_total = m.n_total
+    c.total_flags = getattr(m, "_total_bits", 0)
+    c.total_reason = m.total_reason.encode()[:255]
     return c
