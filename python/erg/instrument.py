@@ -449,9 +449,14 @@ def _write(path, text, src_path):
         raise
 
 
+def _help_formatter():
+    from ._core import help_formatter
+    return help_formatter()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        prog="erg instrument",
+        prog="erg instrument", formatter_class=_help_formatter(),
         description="Wrap every call into LIBRARY in SCRIPT in an energy window (FECoM's "
                     "Patcher); running the patched script appends records to $ERG_CALLS "
                     "(default erg-calls.jsonl).")

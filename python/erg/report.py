@@ -304,9 +304,15 @@ def _slug(s):
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in s)[:80]
 
 
+def _help_formatter():
+    from ._core import help_formatter
+    return help_formatter()
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="erg report", description="Per-API energy of a program "
-                                 "from erg's call records, with FECoM's RQ1 and RQ2 checks.")
+    ap = argparse.ArgumentParser(prog="erg report", formatter_class=_help_formatter(),
+                                 description="Per-API energy of a program from erg's call "
+                                 "records, with FECoM's RQ1 and RQ2 checks.")
     ap.add_argument("files", nargs="+", metavar="calls.jsonl")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ap.add_argument("--plot", metavar="DIR", help="write rq1.svg and rq2-<api>.svg there")

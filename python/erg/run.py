@@ -222,8 +222,13 @@ def _merge(paths, runs_info):
     return out
 
 
+def _help_formatter():
+    from ._core import help_formatter
+    return help_formatter()
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m erg.run",
+    ap = argparse.ArgumentParser(prog="python3 -m erg.run", formatter_class=_help_formatter(),
                                  description="Energy of every torch call of a program.")
     ap.add_argument("--out", default=None, help="records file, appended to (default $ERG_CALLS, "
                     "else erg-calls.jsonl)")
