@@ -19,15 +19,31 @@ operators, schedules), erg.frontier (Pareto sets, operating schedules), erg.pred
 level 1), erg.instrument (static instrumentation of PyTorch scripts), erg.run (runtime
 attribution), erg.report (per-API reports, FECoM RQ1/RQ2).
 """
+import importlib
 import threading
 
-from ._core import ErgError, version
-from .calculus import (ComposeReport, Schedule, Signature, idle, multi, par, read_signature, seq,
-                       write_signature)
-from .frontier import FrontierResult, OperatingSchedule, pareto_min
-from .meter import (Calibration, ChannelEnergy, Measurement, Meter, Snapshot, Summary, Window,
-                    summarize)
-from .predict import OpModel, OpPrediction
+# What each name comes from: imported on first use (PEP 562), so that `python3 -m erg.instrument`
+# and `erg report`, which need no liberg, never load it.
+_FROM = {
+    "ErgError": "_core", "version": "_core",
+    "ComposeReport": "calculus", "Schedule": "calculus", "Signature": "calculus",
+    "idle": "calculus", "multi": "calculus", "par": "calculus", "read_signature": "calculus",
+    "seq": "calculus", "write_signature": "calculus",
+    "FrontierResult": "frontier", "OperatingSchedule": "frontier", "pareto_min": "frontier",
+    "Calibration": "meter", "ChannelEnergy": "meter", "Measurement": "meter", "Meter": "meter",
+    "Snapshot": "meter", "Summary": "meter", "Window": "meter", "summarize": "meter",
+    "OpModel": "predict", "OpPrediction": "predict",
+}
+
+
+def __getattr__(name):
+    mod = _FROM.get(name)
+    if mod is None:
+        raise AttributeError("module 'erg' has no attribute %r" % name)
+    value = getattr(importlib.import_module("." + mod, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["ErgError", "version", "Meter", "Window", "Measurement", "ChannelEnergy", "Snapshot",
            "Calibration", "Summary", "summarize", "measure", "default_meter", "Signature",
@@ -45,6 +61,7 @@ def default_meter():
     global _default
     with _default_lock:
         if _default is None:
+            from .meter import Meter
             _default = Meter()
         return _default
 
@@ -63,6 +80,7 @@ def measure(name=None, meter=None, extra_busy_s=0.0):
 
         def get():
             if "w" not in state:
+                from .meter import Window
                 state["w"] = Window(meter or default_meter(), wname, extra_busy_s)(fn)
             return state["w"]
 

@@ -78,12 +78,3 @@ def version():
 def byref(x):
     return ctypes.byref(x)
 
-
-def help_formatter():
-    """argparse formatter whose usage line reads "Usage: erg ...", as the erg command's do."""
-    import argparse
-
-    class Formatter(argparse.HelpFormatter):
-        def add_usage(self, usage, actions, groups, prefix=None):
-            super().add_usage(usage, actions, groups, "Usage: ")
-    return Formatter

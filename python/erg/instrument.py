@@ -450,7 +450,7 @@ def _write(path, text, src_path):
 
 
 def _help_formatter():
-    from ._core import help_formatter
+    from ._cli import help_formatter
     return help_formatter()
 
 

@@ -305,7 +305,7 @@ def _slug(s):
 
 
 def _help_formatter():
-    from ._core import help_formatter
+    from ._cli import help_formatter
     return help_formatter()
 
 

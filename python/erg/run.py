@@ -223,7 +223,7 @@ def _merge(paths, runs_info):
 
 
 def _help_formatter():
-    from ._core import help_formatter
+    from ._cli import help_formatter
     return help_formatter()
 
 

@@ -84,11 +84,20 @@ class FakeRoot:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def clean_env(cmd, e):
+    """Under the sanitizers only python3 gets the preloaded ASan runtime: the erg command and C
+    test programs carry their own and refuse a second one."""
+    if cmd and os.path.basename(cmd[0]) not in ("python3", os.path.basename(sys.executable)):
+        e.pop("LD_PRELOAD", None)
+    return e
+
+
 def run(cmd, env=None, cwd=None, timeout=600):
     e = dict(os.environ)
     e["PYTHONPATH"] = PYDIR + (":" + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     e.update(env or {})
-    return subprocess.run(cmd, env=e, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, env=clean_env(cmd, e), cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def main():

@@ -17,7 +17,9 @@ import erg
 
 
 def cli(*args):
-    out = subprocess.run([os.environ["ERG_BIN"]] + list(args), capture_output=True, text=True)
+    cmd = [os.environ["ERG_BIN"]] + list(args)
+    out = subprocess.run(cmd, capture_output=True, text=True,
+                         env=ergtest.clean_env(cmd, dict(os.environ)))
     if out.returncode != 0:
         raise AssertionError(out.stderr)
     return json.loads(out.stdout)

@@ -12,8 +12,9 @@ from erg import _lib
 
 class Layout(unittest.TestCase):
     def test_sizes_and_offsets(self):
-        out = subprocess.run([os.environ["ERG_LAYOUT_BIN"]], capture_output=True, text=True,
-                             check=True).stdout
+        cmd = [os.environ["ERG_LAYOUT_BIN"]]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                             env=ergtest.clean_env(cmd, dict(os.environ))).stdout
         c = json.loads(out)
         self.assertEqual(set(c), set(_lib.LAYOUTS))
         for name, cls in _lib.LAYOUTS.items():
