@@ -278,7 +278,8 @@ typedef struct erg_interaction_graph {
 /**
  * Build the interaction graph of a set of context signatures: a directed edge A → B for every
  * entry point of B with after = A (A ≠ B), an undirected edge for every co-runner A of every
- * runtime point of B (B's values; A's come with A's own points). Every characterized pair is an
+ * runtime point of B (B's values; A's come with A's own points); A = B is a self-loop (one
+ * instance leaves state the next is sensitive to). Every characterized pair is an
  * edge; `sensitive` says whether it fails the Reduction Theorem's condition. Errors: ERG_EINVAL,
  * ERG_ENOMEM.
  */
@@ -398,6 +399,49 @@ typedef struct erg_granularity {
  */
 ERG_API int erg_granularity_check(const erg_signature *coarse, const erg_report *parts,
                                   erg_granularity *out, erg_diag *diag);
+
+
+/** The context signatures and correlation groups of a schedule/1 file (erg refine). */
+typedef struct erg_context_set {
+    size_t n;                     /**< signatures, one per schedule signature */
+    erg_context_signature *sigs;  /**< named by their schedule key; a static power left to the
+                                       device is filled from "devices" when it declares one */
+    char **paths;                 /**< per signature: the signature/1 file it came from (resolved
+                                       against the schedule's folder), NULL when inline */
+    size_t n_corr;
+    erg_correlation *corr;        /**< the schedule's "correlations" */
+} erg_context_set;
+
+/**
+ * Read the signatures of a schedule/1 file with their context points, and its optional
+ * "correlations": [{"signatures": [names...], "rho": ρ} or {"signatures": [a, b],
+ * "covariance_j2": Cov}] (docs/context.md). The schedule itself is read with
+ * erg_schedule_read_file. Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file and JSON path),
+ * ERG_EVERSION, ERG_EINVAL, ERG_ENOMEM.
+ */
+ERG_API int erg_context_set_read_schedule(const char *path, erg_context_set *out,
+                                          erg_diag *diag);
+
+/** Free a context set; NULL-safe, idempotent. */
+ERG_API void erg_context_set_free(erg_context_set *set);
+
+/** The context signature named name in set, or NULL. */
+ERG_API erg_context_signature *erg_context_set_find(const erg_context_set *set, const char *name);
+
+
+/** Number of DAG nodes of a schedule (0 for the expression form). */
+ERG_API size_t erg_schedule_node_count(const erg_schedule *sched);
+
+/** Node i of a schedule: its id, signature name and device id (pointers into the schedule, valid
+ *  while it lives; any of them may be NULL). Errors: ERG_EINVAL (i out of range). */
+ERG_API int erg_schedule_node_info(const erg_schedule *sched, size_t i, const char **id,
+                                   const char **signature, const char **device);
+
+/** Number of DAG edges of a schedule. */
+ERG_API size_t erg_schedule_edge_count(const erg_schedule *sched);
+
+/** Edge k: node indices from → to. Errors: ERG_EINVAL (k out of range). */
+ERG_API int erg_schedule_edge_info(const erg_schedule *sched, size_t k, size_t *from, size_t *to);
 
 /* ========================================== end of context dependence ========================= */
 

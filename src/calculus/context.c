@@ -7,6 +7,7 @@
 #include "calculus/sniff.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "erg/calculus.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -90,6 +91,8 @@ int erg_context_signature_add(erg_context_signature *cs, const erg_context_point
                             pt->name);
     erg_signature sig;
     point_as_signature(&cs->null_context, pt, &sig);
+    if (isnan(sig.static_power_w)) /* left to the device, as the null context's may be */
+        sig.static_power_w = 0.0;
     erg_diag sub;
     erg_diag_clear(&sub);
     if (erg_signature_check(&sig, &sub) != ERG_OK)
@@ -175,9 +178,8 @@ static int point_from_json(const json_t *o, const erg_signature *null_ctx, const
         (rc = erg__json_number(o, "traffic_bytes", ERG_JSON_NONNEG, &pt->traffic_bytes, file, path,
                                diag)) ||
         (rc = erg__json_number(o, "temperature_c", 0, &pt->temperature_c, file, path, diag)) ||
-        (rc = erg__json_number(o, "static_power_w", ERG_JSON_NONNEG |
-                                   (isnan(null_ctx->static_power_w) ? ERG_JSON_REQUIRED : 0),
-                               &pt->static_power_w, file, path, diag)) ||
+        (rc = erg__json_number(o, "static_power_w", ERG_JSON_NONNEG, &pt->static_power_w, file,
+                               path, diag)) ||
         (rc = erg__json_number(o, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &pt->time_s, file,
                                path, diag)) ||
         (rc = erg__json_number(o, "dynamic_energy_j", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
@@ -239,7 +241,11 @@ int erg__context_signature_from_json(const json_t *obj, double default_static_w,
     if (!cs)
         return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
     erg_context_signature_init(cs);
-    int rc = erg__signature_from_json(obj, default_static_w, file, path, &cs->null_context, diag);
+    int rc = isnan(default_static_w) && json_is_object(obj) &&
+                     !json_object_get(obj, "static_power_w") && json_object_get(obj, "device")
+                 ? erg__signature_from_json_opt(obj, file, path, &cs->null_context, diag)
+                 : erg__signature_from_json(obj, default_static_w, file, path, &cs->null_context,
+                                            diag);
     if (rc == ERG_OK)
         rc = erg__json_string(obj, "command", 0, cs->command, sizeof cs->command, file, path, diag);
     const json_t *ctx = rc == ERG_OK ? json_object_get(obj, "contexts") : NULL;
@@ -384,5 +390,170 @@ int erg_context_signature_write_file(const char *path, const erg_context_signatu
     int rc = erg__json_dump_file(
         root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the signatures of a schedule --- */
+
+void erg_context_set_free(erg_context_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++)
+        free(set->paths ? set->paths[i] : NULL);
+    free(set->paths);
+    free(set->sigs);
+    for (size_t k = 0; k < set->n_corr; k++) {
+        char **names = (char **)set->corr[k].signatures;
+        for (size_t j = 0; names && j < set->corr[k].n; j++)
+            free(names[j]);
+        free(names);
+    }
+    free(set->corr);
+    memset(set, 0, sizeof *set);
+}
+
+erg_context_signature *erg_context_set_find(const erg_context_set *set, const char *name)
+{
+    for (size_t i = 0; set && name && i < set->n; i++)
+        if (strcmp(set->sigs[i].null_context.name, name) == 0)
+            return &set->sigs[i];
+    return NULL;
+}
+
+static int read_correlations(const json_t *a, const char *file, erg_context_set *out,
+                             erg_diag *diag)
+{
+    if (!json_is_array(a))
+        return erg_diag_set(diag, ERG_EPARSE, file, "correlations: expected an array of groups");
+    out->corr = calloc(json_array_size(a) + 1, sizeof *out->corr);
+    if (!out->corr)
+        return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+    size_t k;
+    json_t *g;
+    json_array_foreach(a, k, g)
+    {
+        char path[64];
+        snprintf(path, sizeof path, "correlations[%zu]", k);
+        if (!json_is_object(g))
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected an object", path);
+        const char *key;
+        const json_t *v;
+        json_object_foreach((json_t *)g, key, v)
+        {
+            if (strcmp(key, "signatures") && strcmp(key, "rho") && strcmp(key, "covariance_j2"))
+                return erg_diag_set(diag, ERG_EPARSE, file,
+                                    "%s.%.60s: unknown member of a correlation group", path, key);
+        }
+        erg_correlation *c = &out->corr[out->n_corr++];
+        c->rho = NAN;
+        c->covariance_j2 = NAN;
+        const json_t *names = json_object_get(g, "signatures");
+        if (!json_is_array(names) || json_array_size(names) < 2)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.signatures: expected an array of at least two names", path);
+        char **arr = calloc(json_array_size(names), sizeof *arr);
+        if (!arr)
+            return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+        c->signatures = (const char *const *)arr;
+        size_t j;
+        json_t *nm;
+        json_array_foreach(names, j, nm)
+        {
+            const char *sname = json_string_value(nm);
+            if (!sname)
+                return erg_diag_set(diag, ERG_EPARSE, file, "%s.signatures[%zu]: expected a name",
+                                    path, j);
+            if (!erg_context_set_find(out, sname))
+                return erg_diag_set(diag, ERG_EPARSE, file,
+                                    "%s.signatures[%zu]: unknown signature \"%.60s\"", path, j,
+                                    sname);
+            arr[j] = strdup(sname);
+            c->n = j + 1;
+            if (!arr[j])
+                return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+        }
+        int rc;
+        if ((rc = erg__json_number(g, "rho", 0, &c->rho, file, path, diag)) ||
+            (rc = erg__json_number(g, "covariance_j2", 0, &c->covariance_j2, file, path, diag)))
+            return rc;
+        int has_rho = !isnan(c->rho), has_cov = !isnan(c->covariance_j2);
+        if (has_rho == has_cov)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s: give exactly one of \"rho\" and \"covariance_j2\"", path);
+        if (has_rho && !(c->rho >= -1.0 && c->rho <= 1.0))
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s.rho: must lie in [-1, 1] (got %g)",
+                                path, c->rho);
+        if (has_cov && c->n != 2)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.covariance_j2: a covariance is for a pair of signatures", path);
+    }
+    return ERG_OK;
+}
+
+int erg_context_set_read_schedule(const char *path, erg_context_set *out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_set_read_schedule: NULL");
+    memset(out, 0, sizeof *out);
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    rc = erg__json_check_tag(root, "schedule", 1, path, diag);
+    const json_t *sigs = json_object_get(root, "signatures");
+    const json_t *devs = json_object_get(root, "devices");
+    size_t n = json_is_object(sigs) ? json_object_size(sigs) : 0;
+    if (rc == ERG_OK) {
+        out->sigs = calloc(n + 1, sizeof *out->sigs);
+        out->paths = calloc(n + 1, sizeof *out->paths);
+        if (!out->sigs || !out->paths)
+            rc = erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    char dir[1024];
+    erg__dirname(path, dir, sizeof dir);
+    const char *key;
+    json_t *v;
+    if (rc == ERG_OK && n)
+        json_object_foreach((json_t *)sigs, key, v)
+        {
+            erg_context_signature *cs = &out->sigs[out->n];
+            char jp[192];
+            snprintf(jp, sizeof jp, "signatures.%.120s", key);
+            if (json_is_string(v)) {
+                const char *rel = json_string_value(v);
+                char full[2048];
+                if (rel[0] == '/')
+                    snprintf(full, sizeof full, "%s", rel);
+                else
+                    snprintf(full, sizeof full, "%s/%s", dir, rel);
+                rc = erg_context_signature_read_file(full, cs, diag);
+                if (rc == ERG_OK && !(out->paths[out->n] = strdup(full)))
+                    rc = erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+            } else {
+                rc = erg__signature_check_members(v, 0, path, jp, diag);
+                if (rc == ERG_OK)
+                    rc = erg__context_signature_from_json(v, NAN, path, jp, cs, diag);
+            }
+            if (rc != ERG_OK)
+                break;
+            snprintf(cs->null_context.name, sizeof cs->null_context.name, "%s", key);
+            const json_t *dv = json_is_object(devs) && cs->null_context.device[0]
+                                   ? json_object_get(devs, cs->null_context.device)
+                                   : NULL;
+            const json_t *sw = dv ? json_object_get(dv, "static_power_w") : NULL;
+            if (isnan(cs->null_context.static_power_w) && json_is_number(sw))
+                cs->null_context.static_power_w = json_number_value(sw);
+            for (size_t i = 0; i < cs->n_points; i++)
+                if (isnan(cs->points[i].static_power_w))
+                    cs->points[i].static_power_w = cs->null_context.static_power_w;
+            out->n++;
+        }
+    const json_t *corr = rc == ERG_OK ? json_object_get(root, "correlations") : NULL;
+    if (corr)
+        rc = read_correlations(corr, path, out, diag);
+    json_decref(root);
+    if (rc != ERG_OK)
+        erg_context_set_free(out);
     return rc;
 }

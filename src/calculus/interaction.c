@@ -201,8 +201,8 @@ int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t
             e.tolerance_j = t.tolerance_j;
             e.sensitive = !t.insensitive;
             if (!p->n_corunners) {
-                if (!p->after[0] || strcmp(p->after, e.to) == 0)
-                    continue; /* a generic state or the element's own history: no pair */
+                if (!p->after[0])
+                    continue; /* a generic state (a flushed cache): no pair */
                 e.directed = 1;
                 snprintf(e.from, sizeof e.from, "%s", p->after);
                 if (push_edge(out, &cap, &e)) {
@@ -852,5 +852,42 @@ int erg_granularity_check(const erg_signature *coarse, const erg_report *parts,
     out->random_j = c * sqrt(coarse->energy_var_j2 + parts->energy_sd_j * parts->energy_sd_j);
     out->bound_j = out->bias_j + out->random_j;
     out->consistent = out->difference_j <= out->bound_j;
+    return ERG_OK;
+}
+
+/* ------------------------------------------------------------------ DAG access ---------------- */
+
+size_t erg_schedule_node_count(const erg_schedule *s)
+{
+    return s && !s->has_expr ? s->n_nodes : 0;
+}
+
+int erg_schedule_node_info(const erg_schedule *s, size_t i, const char **id, const char **signature,
+                           const char **device)
+{
+    if (!s || s->has_expr || i >= s->n_nodes)
+        return ERG_EINVAL;
+    if (id)
+        *id = erg__node_id(s, (uint32_t)i);
+    if (signature)
+        *signature = s->sigs[s->nodes[i].sig].name;
+    if (device)
+        *device = s->devices[s->nodes[i].device].id;
+    return ERG_OK;
+}
+
+size_t erg_schedule_edge_count(const erg_schedule *s)
+{
+    return s && !s->has_expr ? s->n_edges : 0;
+}
+
+int erg_schedule_edge_info(const erg_schedule *s, size_t k, size_t *from, size_t *to)
+{
+    if (!s || s->has_expr || k >= s->n_edges)
+        return ERG_EINVAL;
+    if (from)
+        *from = s->edges[k][0];
+    if (to)
+        *to = s->edges[k][1];
     return ERG_OK;
 }

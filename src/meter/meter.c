@@ -308,7 +308,10 @@ static void deduplicate(erg_meter *m)
             struct chan *a = &m->ch[i];
             if (!a->usable || a->dedup || a->c->component || a->mirror_of >= 0)
                 continue;
-            if (same_key(a, b)) {
+            /* one domain seen by two backends or two control types; two rails of one backend and
+             * type (two system inputs of one hwmon device) are two rails, both kept */
+            if (same_key(a, b) &&
+                (a->backend != b->backend || a->c->zone_type != b->c->zone_type)) {
                 b->dedup = 1;
                 b->mirror_of = -1;
                 erg__fmt(b->reason, sizeof b->reason, "same domain and device as %s; counted once",
@@ -917,8 +920,38 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
     for (size_t i = 0; i < n; i++)
         if (ok[i] && r[i].domain == ERG_DOMAIN_SYSTEM && (sys < 0 || r[i].grade < r[sys].grade))
             sys = (int)i;
-    if (sys >= 0) {
-        r[sys].in_total = 1;
+    if (sys >= 0 && strncmp(r[sys].device, "socket-", 7) == 0) {
+        /* per-socket module meters (NVIDIA Grace Hopper "Module Power Socket N") partition the
+         * machine: one per socket, every socket, and a socket without a figure leaves the total
+         * incomplete. The module holds the GPU: no GPU figure is added to it. */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].domain != ERG_DOMAIN_SYSTEM || strncmp(r[i].device, "socket-", 7) != 0)
+                continue;
+            int better = 0, covered = ok[i];
+            for (size_t j = 0; j < n; j++)
+                if (j != i && ok[j] && r[j].domain == ERG_DOMAIN_SYSTEM &&
+                    strcmp(r[j].device, r[i].device) == 0) {
+                    covered = 1;
+                    if (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i))
+                        better = 1;
+                }
+            if (ok[i] && !better)
+                r[i].in_total = 1;
+            else if (!covered && coverable(m, i, dedup))
+                add_missing(missing, sizeof missing, &r[i]);
+        }
+    } else if (sys >= 0) {
+        /* the best whole-machine input; a second input channel of the same monitor (two supplies
+         * on one power monitor) is a second input, summed, never dropped */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].domain != ERG_DOMAIN_SYSTEM || strcmp(r[i].device, r[sys].device) != 0 ||
+                m->ch[i].backend != m->ch[sys].backend)
+                continue;
+            if (ok[i])
+                r[i].in_total = 1;
+            else if (coverable(m, i, dedup))
+                add_missing(missing, sizeof missing, &r[i]);
+        }
     } else {
         int psys = -1;
         for (size_t i = 0; i < n; i++)
