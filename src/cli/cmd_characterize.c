@@ -609,14 +609,12 @@ static int run(int argc, char **argv)
                             "calibrate' at rest first, or give --calibration FILE\n");
             return ERG_EXIT_USAGE;
         }
-        erg_calibration *cal = malloc(sizeof *cal);
-        if (!cal)
-            return erg_cli_fail(NULL, ERG_ENOMEM);
-        int rc = erg_calibration_read_file(cal_path, cal, &d);
-        c.static_w = cal->idle_power_w;
-        free(cal);
+        erg_calibration *cal = NULL;
+        int rc = erg_calibration_read_file(cal_path, &cal, &d);
         if (rc != ERG_OK)
             return erg_cli_fail(&d, rc);
+        c.static_w = cal->idle_power_w;
+        erg_calibration_free(cal);
     }
     int ex = erg_cli_char_open(&c, backends);
     if (ex) {

@@ -131,7 +131,7 @@ static int load_signature(const char *ref, const char *base_dir, erg_signature *
             st = erg_diag_set(&sub, ERG_ENOENT, p,
                               "no such file, and no signature store (set ERG_STORE)");
         } else {
-            st = erg_store_open(db, 0, &store, &sub);
+            st = erg_store_open(db, ERG_STORE_READONLY, &store, &sub);
             if (st == ERG_OK) {
                 st = erg_store_get(store, ref, out, &sub);
                 if (st == ERG_ENOENT)
