@@ -14,7 +14,8 @@ system's: see erg._lib.
     @erg.measure("step")
     def step(): ...
 
-Modules: erg.meter (meters, windows, calibration, summaries), erg.calculus (signatures,
+Modules: erg.meter (meters, windows, calibration, summaries), erg.protocol (erg measure's
+repetition protocol for a callable), erg.calculus (signatures,
 operators, schedules), erg.frontier (Pareto sets, operating schedules), erg.predict (HYMELL
 level 1), erg.instrument (static instrumentation of PyTorch scripts), erg.run (runtime
 attribution), erg.report (per-API reports, FECoM RQ1/RQ2).
@@ -33,6 +34,7 @@ _FROM = {
     "Calibration": "meter", "ChannelEnergy": "meter", "Measurement": "meter", "Meter": "meter",
     "Snapshot": "meter", "Summary": "meter", "Window": "meter", "summarize": "meter",
     "OpModel": "predict", "OpPrediction": "predict",
+    "protocol": "protocol", "ProtocolResult": "protocol",
 }
 
 
@@ -49,7 +51,7 @@ __all__ = ["ErgError", "version", "Meter", "Window", "Measurement", "ChannelEner
            "Calibration", "Summary", "summarize", "measure", "default_meter", "Signature",
            "idle", "seq", "par", "multi", "read_signature", "write_signature", "Schedule",
            "ComposeReport", "pareto_min", "OperatingSchedule", "FrontierResult", "OpModel",
-           "OpPrediction"]
+           "OpPrediction", "protocol", "ProtocolResult"]
 
 _default = None
 _default_lock = threading.Lock()

@@ -94,21 +94,24 @@ class CalibrationChannel(ctypes.Structure):
 class Calibration(ctypes.Structure):
     _fields_ = [("duration_s", c_double), ("window_s", c_double), ("idle_power_w", c_double),
                 ("flags", c_uint), ("n_channels", c_size_t),
-                ("channels", CalibrationChannel * METER_MAX_CHANNELS)]
+                ("channels", ctypes.POINTER(CalibrationChannel))]
 
 
 class StabilityOptions(ctypes.Structure):
     _fields_ = [("cpu_max_c", c_double), ("gpu_max_c", c_double), ("timeout_s", c_double),
-                ("sample_s", c_double), ("n_samples", c_size_t)]
+                ("sample_s", c_double), ("n_samples", c_size_t), ("progress", c_void_p),
+                ("progress_ud", c_void_p), ("interrupted", c_void_p), ("interrupt_ud", c_void_p)]
 
 
 class StabilityResult(ctypes.Structure):
     _fields_ = [("stable", c_int), ("waited_s", c_double),
+                ("waiting_for", ctypes.c_char * METER_REASON_MAX),
                 ("reason", ctypes.c_char * METER_REASON_MAX)]
 
 
 class MeanSd(ctypes.Structure):
-    _fields_ = [("mean", c_double), ("sd", c_double)]
+    _fields_ = [("mean", c_double), ("sd", c_double), ("median", c_double), ("min", c_double),
+                ("max", c_double)]
 
 
 class ChannelSummary(ctypes.Structure):
@@ -121,11 +124,59 @@ class ChannelSummary(ctypes.Structure):
 
 class Summary(ctypes.Structure):
     _fields_ = [("runs", c_size_t), ("time_s", MeanSd), ("n_channels", c_size_t),
-                ("channels", ChannelSummary * METER_MAX_CHANNELS), ("total_energy_j", MeanSd),
+                ("channels", ctypes.POINTER(ChannelSummary)), ("total_energy_j", MeanSd),
                 ("total_baseline_j", MeanSd), ("total_net_energy_j", MeanSd),
                 ("total_flags", c_uint), ("total_grade", c_int), ("static_power_w", c_double),
-                ("total_ids", (ctypes.c_char * METER_ID_MAX) * METER_MAX_CHANNELS),
-                ("n_total", c_size_t)]
+                ("n_total", c_size_t), ("energy_floor_j", c_double), ("time_floor_s", c_double),
+                ("total_reason", ctypes.c_char * METER_REASON_MAX)]
+
+
+class RunOutcome(ctypes.Structure):
+    _fields_ = [("status", c_int), ("user_cpu_s", c_double), ("system_cpu_s", c_double),
+                ("flags", c_uint)]
+
+
+RUN_FN = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(RunOutcome))
+
+
+class ProtocolProgress(ctypes.Structure):
+    _fields_ = [("phase", c_int), ("done", c_size_t), ("total", c_size_t),
+                ("elapsed_s", c_double), ("last_time_s", c_double), ("last_energy_j", c_double),
+                ("detail", c_char_p)]
+
+
+class ProtocolOptions(ctypes.Structure):
+    _fields_ = [("runs", c_size_t), ("warmup", c_size_t), ("cooldown_s", c_double),
+                ("min_window_s", c_double), ("max_repetitions", c_size_t), ("stable", c_int),
+                ("stability", StabilityOptions), ("baseline", c_int), ("baseline_w", c_double),
+                ("calibration", ctypes.POINTER(Calibration)), ("calibration_path", c_char_p),
+                ("extra_busy_s", c_double), ("root", c_char_p), ("timeline_period_s", c_double),
+                ("command", ctypes.POINTER(c_char_p)), ("run", RUN_FN), ("run_ud", c_void_p),
+                ("progress", c_void_p), ("progress_ud", c_void_p), ("interrupted", c_void_p),
+                ("interrupt_ud", c_void_p)]
+
+
+class RunRecord(ctypes.Structure):
+    _fields_ = [("status", c_int), ("flags", c_uint), ("repetitions", c_size_t),
+                ("time_s", c_double), ("energy_j", c_double), ("grade", c_int),
+                ("has_total", c_int), ("user_cpu_s", c_double), ("system_cpu_s", c_double),
+                ("erg_cpu_s", c_double), ("machine_cpu_s", c_double), ("begin_failed", c_int)]
+
+
+class Attribution(ctypes.Structure):
+    _fields_ = [("cpu_share", c_double), ("attributed_energy_j", c_double), ("grade", c_int)]
+
+
+class ProtocolResult(ctypes.Structure):
+    _fields_ = [("stop_status", c_int), ("stop_detail", ctypes.c_char * METER_REASON_MAX),
+                ("runs_requested", c_size_t), ("runs_attempted", c_size_t),
+                ("runs_ok", c_size_t), ("per_run", ctypes.POINTER(RunRecord)),
+                ("summary", ctypes.POINTER(Summary)), ("user_cpu_s", MeanSd),
+                ("system_cpu_s", MeanSd), ("erg_cpu_s", MeanSd), ("attribution", Attribution),
+                ("stability_checked", c_int), ("stability", StabilityResult),
+                ("baseline", c_int), ("baseline_power_w", c_double), ("run_flags", c_uint),
+                ("n_warnings", c_size_t), ("warnings", ctypes.POINTER(c_char_p)),
+                ("command", ctypes.POINTER(c_char_p)), ("timeline", c_void_p)]
 
 
 class ComposeOptions(ctypes.Structure):
@@ -191,7 +242,10 @@ LAYOUTS = {
     "erg_compose_options": ComposeOptions, "erg_device_report": DeviceReport,
     "erg_report": Report, "erg_frontier_point": FrontierPoint, "erg_frontier": Frontier,
     "erg_frontier_options": FrontierOptions, "erg_op_dims": OpDims,
-    "erg_op_prediction": OpPrediction,
+    "erg_op_prediction": OpPrediction, "erg_run_outcome": RunOutcome,
+    "erg_protocol_progress": ProtocolProgress, "erg_protocol_options": ProtocolOptions,
+    "erg_run_record": RunRecord, "erg_attribution": Attribution,
+    "erg_protocol_result": ProtocolResult,
 }
 
 P = ctypes.POINTER
@@ -229,16 +283,26 @@ _PROTOS = {
     "erg_window_begin": (c_int, [c_void_p, c_char_p, P(Diag)]),
     "erg_window_end": (c_int, [c_void_p, c_char_p, c_double, P(Measurement), P(Diag)]),
     "erg_window_cancel": (c_int, [c_void_p, c_char_p]),
-    "erg_calibrate": (c_int, [c_void_p, c_double, c_double, P(Calibration), P(Diag)]),
+    "erg_calibrate": (c_int, [c_void_p, c_double, c_double, P(P(Calibration)), P(Diag)]),
+    "erg_calibration_new": (P(Calibration), [c_size_t]),
+    "erg_calibration_free": (None, [P(Calibration)]),
     "erg_calibration_idle_w": (c_double, [P(Calibration), c_char_p]),
     "erg_calibration_write_file": (c_int, [c_char_p, P(Calibration), P(Diag)]),
-    "erg_calibration_read_file": (c_int, [c_char_p, P(Calibration), P(Diag)]),
+    "erg_calibration_read_file": (c_int, [c_char_p, P(P(Calibration)), P(Diag)]),
     "erg_calibration_default_path": (c_int, [c_char_p, c_size_t]),
     "erg_stability_options_init": (None, [P(StabilityOptions)]),
     "erg_wait_stable": (c_int, [c_void_p, P(Calibration), P(StabilityOptions),
                                 P(StabilityResult), P(Diag)]),
     "erg_summarize": (c_int, [P(Measurement), c_size_t, c_int, P(Calibration), c_double,
-                              P(Summary), P(Diag)]),
+                              P(P(Summary)), P(Diag)]),
+    "erg_summary_free": (None, [P(Summary)]),
+    "erg_summary_set_floors": (c_int, [P(Summary), c_void_p]),
+    "erg_protocol_options_init": (None, [P(ProtocolOptions)]),
+    "erg_protocol_run": (c_int, [c_void_p, P(ProtocolOptions), P(P(ProtocolResult)), P(Diag)]),
+    "erg_protocol_result_free": (None, [P(ProtocolResult)]),
+    "erg_protocol_signature": (c_int, [P(ProtocolResult), c_char_p, P(Signature), P(c_int),
+                                       P(Diag)]),
+    "erg_baseline_source_name": (c_char_p, [c_int]),
     "erg_summary_signature": (c_int, [P(Summary), c_char_p, c_char_p, P(Signature), P(c_int),
                                       P(Diag)]),
     # signature

@@ -341,11 +341,11 @@ class Meter:
     # -- the protocol pieces
     def calibrate(self, duration_s=10.0, window_s=0.1):
         """Idle power and CV per channel at rest (erg_calibrate; FECoM Section 2.3)."""
-        c = Calibration()
+        ptr = ctypes.POINTER(_lib.Calibration)()
         d = new_diag()
-        check(lib.erg_calibrate(self._h, duration_s, window_s, ctypes.byref(c._c),
+        check(lib.erg_calibrate(self._h, duration_s, window_s, ctypes.byref(ptr),
                                 ctypes.byref(d)), d)
-        return c
+        return Calibration(ptr)
 
     def wait_stable(self, calibration, cpu_max_c=None, gpu_max_c=None, timeout_s=None,
                     sample_s=None, n_samples=None):
@@ -360,7 +360,7 @@ class Meter:
                 setattr(o, k, v)
         r = _lib.StabilityResult()
         d = new_diag()
-        check(lib.erg_wait_stable(self._h, ctypes.byref(calibration._c), ctypes.byref(o),
+        check(lib.erg_wait_stable(self._h, calibration._ptr, ctypes.byref(o),
                                   ctypes.byref(r), ctypes.byref(d)), d)
         return bool(r.stable), r.waited_s, text(r.reason)
 
@@ -388,18 +388,28 @@ class Snapshot:
 class Calibration:
     """A calibration (erg_calibration; FECoM's stable state): idle_power_w of the summed
     channels, duration_s, window_s, flags (names: "busy", "pinned_at_ceiling", "high_cv") and
-    channels (id, idle_power_w, cv, samples, utilisation, flags)."""
+    channels (id, idle_power_w, cv, samples, utilisation, flags). Owns its C calibration."""
 
-    def __init__(self):
-        self._c = _lib.Calibration()
+    def __init__(self, _ptr):
+        self._ptr = _ptr
+
+    def __del__(self):
+        p, self._ptr = getattr(self, "_ptr", None), None
+        if p:
+            lib.erg_calibration_free(p)
+
+    @property
+    def _c(self):
+        return self._ptr.contents
 
     @classmethod
     def read(cls, path):
-        c = cls()
+        """Read a calibration/1 file; ErgError (ENOENT, EPARSE with the JSON path, EVERSION)."""
+        ptr = ctypes.POINTER(_lib.Calibration)()
         d = new_diag()
-        check(lib.erg_calibration_read_file(cstr(str(path)), ctypes.byref(c._c),
+        check(lib.erg_calibration_read_file(cstr(str(path)), ctypes.byref(ptr),
                                             ctypes.byref(d)), d)
-        return c
+        return cls(ptr)
 
     @classmethod
     def default_path(cls):
@@ -408,11 +418,10 @@ class Calibration:
 
     def write(self, path):
         d = new_diag()
-        check(lib.erg_calibration_write_file(cstr(str(path)), ctypes.byref(self._c),
-                                             ctypes.byref(d)), d)
+        check(lib.erg_calibration_write_file(cstr(str(path)), self._ptr, ctypes.byref(d)), d)
 
     def idle_w(self, channel_id):
-        return lib.erg_calibration_idle_w(ctypes.byref(self._c), cstr(channel_id))
+        return lib.erg_calibration_idle_w(self._ptr, cstr(channel_id))
 
     @property
     def idle_power_w(self):
@@ -442,7 +451,8 @@ _BASELINE = {"none": 0, "calibrated": 1, "fixed": 2}
 class Summary:
     """Summary of repeated runs (erg_summarize): runs, time_s / energy_j / baseline_j /
     net_energy_j as (mean, sd), flags and grade of the total, static_power_w, channels (per
-    channel the same figures) and total_ids."""
+    channel the same figures), total_ids (the channels summed), the single-run floors
+    energy_floor_j and time_floor_s (0 unknown), and total_reason ("" when there is a total)."""
     runs: int
     time_s: tuple
     energy_j: tuple
@@ -453,6 +463,9 @@ class Summary:
     static_power_w: float
     channels: list = field(default_factory=list)
     total_ids: list = field(default_factory=list)
+    energy_floor_j: float = 0.0
+    time_floor_s: float = 0.0
+    total_reason: str = ""
 
 
 def summarize(measurements, baseline="none", calibration=None, fixed_w=0.0):
@@ -464,12 +477,18 @@ def summarize(measurements, baseline="none", calibration=None, fixed_w=0.0):
     arr = (_lib.Measurement * len(ms))()
     for i, m in enumerate(ms):
         arr[i] = _to_c(m)
-    s = _lib.Summary()
+    ptr = ctypes.POINTER(_lib.Summary)()
     d = new_diag()
-    cal = ctypes.byref(calibration._c) if calibration is not None else None
-    check(lib.erg_summarize(arr, len(ms), _BASELINE[baseline], cal, fixed_w, ctypes.byref(s),
+    cal = calibration._ptr if calibration is not None else None
+    check(lib.erg_summarize(arr, len(ms), _BASELINE[baseline], cal, fixed_w, ctypes.byref(ptr),
                             ctypes.byref(d)), d)
+    try:
+        return _summary_from_c(ptr.contents)
+    finally:
+        lib.erg_summary_free(ptr)
 
+
+def _summary_from_c(s):
     def ms_(v):
         return (v.mean, v.sd)
     chans = []
@@ -484,7 +503,8 @@ def summarize(measurements, baseline="none", calibration=None, fixed_w=0.0):
     return Summary(s.runs, ms_(s.time_s), ms_(s.total_energy_j), ms_(s.total_baseline_j),
                    ms_(s.total_net_energy_j), flag_names(s.total_flags),
                    grade_name(s.total_grade), s.static_power_w, chans,
-                   [text(s.total_ids[i].value) for i in range(s.n_total)])
+                   [c["id"] for c in chans if c["in_total"]], s.energy_floor_j, s.time_floor_s,
+                   text(s.total_reason))
 
 
 _DOMAINS = ("package", "core", "uncore", "dram", "psys", "gpu", "system")

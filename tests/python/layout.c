@@ -55,7 +55,8 @@ int main(void)
     ST(erg_measurement, F(erg_measurement, time_s), F(erg_measurement, cpu_s),
        F(erg_measurement, n_channels), F(erg_measurement, channels),
        F(erg_measurement, total_energy_j), F(erg_measurement, total_grade),
-       F(erg_measurement, n_total));
+       F(erg_measurement, n_total), F(erg_measurement, total_flags),
+       F(erg_measurement, total_reason));
     ST(erg_signature, F(erg_signature, static_power_w), F(erg_signature, time_s),
        F(erg_signature, dynamic_energy_j), F(erg_signature, time_var_s2),
        F(erg_signature, energy_var_j2), F(erg_signature, grade), F(erg_signature, runs),
@@ -71,10 +72,13 @@ int main(void)
        F(erg_calibration, n_channels), F(erg_calibration, channels));
     ST(erg_stability_options, F(erg_stability_options, cpu_max_c),
        F(erg_stability_options, gpu_max_c), F(erg_stability_options, timeout_s),
-       F(erg_stability_options, sample_s), F(erg_stability_options, n_samples));
+       F(erg_stability_options, sample_s), F(erg_stability_options, n_samples),
+       F(erg_stability_options, progress), F(erg_stability_options, progress_ud),
+       F(erg_stability_options, interrupted), F(erg_stability_options, interrupt_ud));
     ST(erg_stability_result, F(erg_stability_result, stable), F(erg_stability_result, waited_s),
-       F(erg_stability_result, reason));
-    ST(erg_mean_sd, F(erg_mean_sd, mean), F(erg_mean_sd, sd));
+       F(erg_stability_result, waiting_for), F(erg_stability_result, reason));
+    ST(erg_mean_sd, F(erg_mean_sd, mean), F(erg_mean_sd, sd), F(erg_mean_sd, median),
+       F(erg_mean_sd, min), F(erg_mean_sd, max));
     ST(erg_channel_summary, F(erg_channel_summary, id), F(erg_channel_summary, domain),
        F(erg_channel_summary, device), F(erg_channel_summary, grade),
        F(erg_channel_summary, state), F(erg_channel_summary, reason),
@@ -84,8 +88,8 @@ int main(void)
     ST(erg_summary, F(erg_summary, runs), F(erg_summary, time_s), F(erg_summary, n_channels),
        F(erg_summary, channels), F(erg_summary, total_energy_j), F(erg_summary, total_baseline_j),
        F(erg_summary, total_net_energy_j), F(erg_summary, total_flags),
-       F(erg_summary, total_grade), F(erg_summary, static_power_w), F(erg_summary, total_ids),
-       F(erg_summary, n_total));
+       F(erg_summary, total_grade), F(erg_summary, static_power_w), F(erg_summary, n_total),
+       F(erg_summary, energy_floor_j), F(erg_summary, time_floor_s), F(erg_summary, total_reason));
     ST(erg_compose_options, F(erg_compose_options, confidence),
        F(erg_compose_options, warm_start), F(erg_compose_options, mc_samples),
        F(erg_compose_options, mc_seed));
@@ -119,6 +123,41 @@ int main(void)
        F(erg_op_prediction, energy_bounded), F(erg_op_prediction, method),
        F(erg_op_prediction, floor_time_s), F(erg_op_prediction, power_w),
        F(erg_op_prediction, why), F(erg_op_prediction, grade));
+    ST(erg_run_outcome, F(erg_run_outcome, status), F(erg_run_outcome, user_cpu_s),
+       F(erg_run_outcome, system_cpu_s), F(erg_run_outcome, flags));
+    ST(erg_protocol_progress, F(erg_protocol_progress, phase), F(erg_protocol_progress, done),
+       F(erg_protocol_progress, total), F(erg_protocol_progress, elapsed_s),
+       F(erg_protocol_progress, last_time_s), F(erg_protocol_progress, last_energy_j),
+       F(erg_protocol_progress, detail));
+    ST(erg_protocol_options, F(erg_protocol_options, runs), F(erg_protocol_options, warmup),
+       F(erg_protocol_options, cooldown_s), F(erg_protocol_options, min_window_s),
+       F(erg_protocol_options, max_repetitions), F(erg_protocol_options, stable),
+       F(erg_protocol_options, stability), F(erg_protocol_options, baseline),
+       F(erg_protocol_options, baseline_w), F(erg_protocol_options, calibration),
+       F(erg_protocol_options, calibration_path), F(erg_protocol_options, extra_busy_s),
+       F(erg_protocol_options, root), F(erg_protocol_options, timeline_period_s),
+       F(erg_protocol_options, command), F(erg_protocol_options, run),
+       F(erg_protocol_options, run_ud), F(erg_protocol_options, progress),
+       F(erg_protocol_options, progress_ud), F(erg_protocol_options, interrupted),
+       F(erg_protocol_options, interrupt_ud));
+    ST(erg_run_record, F(erg_run_record, status), F(erg_run_record, flags),
+       F(erg_run_record, repetitions), F(erg_run_record, time_s), F(erg_run_record, energy_j),
+       F(erg_run_record, grade), F(erg_run_record, has_total), F(erg_run_record, user_cpu_s),
+       F(erg_run_record, system_cpu_s), F(erg_run_record, erg_cpu_s),
+       F(erg_run_record, machine_cpu_s), F(erg_run_record, begin_failed));
+    ST(erg_attribution, F(erg_attribution, cpu_share), F(erg_attribution, attributed_energy_j),
+       F(erg_attribution, grade));
+    ST(erg_protocol_result, F(erg_protocol_result, stop_status),
+       F(erg_protocol_result, stop_detail), F(erg_protocol_result, runs_requested),
+       F(erg_protocol_result, runs_attempted), F(erg_protocol_result, runs_ok),
+       F(erg_protocol_result, per_run), F(erg_protocol_result, summary),
+       F(erg_protocol_result, user_cpu_s), F(erg_protocol_result, system_cpu_s),
+       F(erg_protocol_result, erg_cpu_s), F(erg_protocol_result, attribution),
+       F(erg_protocol_result, stability_checked), F(erg_protocol_result, stability),
+       F(erg_protocol_result, baseline), F(erg_protocol_result, baseline_power_w),
+       F(erg_protocol_result, run_flags), F(erg_protocol_result, n_warnings),
+       F(erg_protocol_result, warnings), F(erg_protocol_result, command),
+       F(erg_protocol_result, timeline));
     printf("\n}\n");
     return 0;
 }

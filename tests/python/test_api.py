@@ -161,6 +161,75 @@ class Windows(unittest.TestCase):
         self.assertEqual(e.exception.name, "ERG_EINVAL")
 
 
+class Protocol(unittest.TestCase):
+    """erg measure's repetition protocol (erg_protocol_run) for a Python callable, on a fake RAPL
+    counter the callable advances: every figure is exact."""
+
+    def setUp(self):
+        self.f = FakeRoot()
+        self.m = erg.Meter(root=self.f.root, backends="rapl-sysfs", sampler=False)
+
+    def tearDown(self):
+        self.m.close()
+        self.f.close()
+
+    def test_runs_warmup_and_signature(self):
+        f = self.f
+        calls = []
+
+        def work():
+            calls.append(1)
+            f.advance(f.pkg, 1.0)
+            time.sleep(0.02)      # 1 J over 20 ms: 50 W
+        r = erg.protocol(work, meter=self.m, runs=3, warmup=1)
+        self.assertEqual(len(calls), 4)                 # the warm-up run is not measured
+        self.assertEqual((r.stop_status, r.runs_requested, r.runs_ok), (0, 3, 3))
+        self.assertEqual([x["repetitions"] for x in r.runs], [1, 1, 1])
+        for x in r.runs:
+            self.assertAlmostEqual(x["energy_j"], 1.0, places=9)
+            self.assertEqual(x["grade"], "hw_shunt")
+        self.assertAlmostEqual(r.summary.energy_j[0], 1.0, places=9)
+        self.assertAlmostEqual(r.summary.energy_j[1], 0.0, places=9)
+        self.assertEqual(r.summary.total_ids, ["rapl-sysfs:package-0"])
+        self.assertEqual(r.baseline, "none")
+        sig = r.signature()
+        self.assertEqual(sig.name, "work")
+        self.assertAlmostEqual(sig.energy_j, 1.0, places=9)
+        self.assertEqual(sig.runs, 3)
+
+    def test_short_work_is_repeated(self):
+        f = self.f
+
+        def work():
+            f.advance(f.pkg, 0.1)
+            time.sleep(0.004)     # 0.1 J over 4 ms: 25 W
+        r = erg.protocol(work, meter=self.m, runs=2, min_window_s=0.02)
+        for x in r.runs:
+            self.assertGreaterEqual(x["repetitions"], 2)
+            self.assertAlmostEqual(x["energy_j"], 0.1, places=9)   # per repetition
+
+    def test_failures_and_bad_options(self):
+        f = self.f
+        n = []
+
+        def work():
+            n.append(1)
+            f.advance(f.pkg, 0.5)
+            time.sleep(0.01)
+            if len(n) == 2:
+                raise RuntimeError("second run fails")
+        r = erg.protocol(work, meter=self.m, runs=3)
+        self.assertEqual(r.runs_ok, 2)
+        self.assertEqual([x["status"] for x in r.runs], [0, 1, 0])
+        self.assertEqual([str(e) for e in r.errors], ["second run fails"])
+        self.assertAlmostEqual(r.summary.energy_j[0], 0.5, places=9)
+        with self.assertRaises(erg.ErgError) as e:
+            erg.protocol(work, meter=self.m, runs=0)
+        self.assertEqual(e.exception.name, "ERG_EINVAL")
+        with self.assertRaises(ValueError):
+            erg.protocol(work, meter=self.m, stable=True)
+
+
 class Estimator(unittest.TestCase):
     def test_constant_power_model(self):
         # P_idle = P_full = 20 W: the estimator's power is 20 W whatever the load (Fan et al. Eq. 1)
