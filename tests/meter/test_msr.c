@@ -209,16 +209,16 @@ static void amd_two_packages(void)
     wrmsr(1, 0xC001029Au, 1000);
     wrmsr(2, 0xC001029Au, 5000);
     wrmsr(3, 0xC001029Au, 7000);
-    wrmsr(4, 0xC001029Au, 123);        /* a sibling: must not be read */
+    wrmsr(4, 0xC001029Au, 123);         /* a sibling: must not be read */
     wrmsr(5, 0xC001029Au, 0x7FFFFFFFu); /* idem */
 }
 
 static void step_amd_cores(void)
 {
-    wrmsr(0, 0xC001029Au, 0x00001000u);   /* wraps: +0x2000 ticks = 0.125 J */
-    wrmsr(1, 0xC001029Au, 1000 + 65536);  /* +1 J */
-    wrmsr(2, 0xC001029Au, 5000 + 32768);  /* +0.5 J */
-    wrmsr(4, 0xC001029Au, 0x40000000u);   /* a sibling moving: ignored */
+    wrmsr(0, 0xC001029Au, 0x00001000u);        /* wraps: +0x2000 ticks = 0.125 J */
+    wrmsr(1, 0xC001029Au, 1000 + 65536);       /* +1 J */
+    wrmsr(2, 0xC001029Au, 5000 + 32768);       /* +0.5 J */
+    wrmsr(4, 0xC001029Au, 0x40000000u);        /* a sibling moving: ignored */
     wrmsr(0, 0xC001029Bu, 100000 + 3 * 65536); /* package 0: +3 J */
 }
 
@@ -249,7 +249,7 @@ static void amd_core_energy_summed_per_package(void **state)
     double total = window(m, "rapl-msr:package-0/core", step_amd_cores, &r);
     assert_int_equal(r.state, ERG_READING_OK);
     erg_assert_near(r.energy_j, 0.125 + 1.0, 1e-12); /* per-core wrap corrected inside the sum */
-    erg_assert_near(total, 3.0 + 0.0, 1e-12);          /* packages only: cores are inside them */
+    erg_assert_near(total, 3.0 + 0.0, 1e-12);        /* packages only: cores are inside them */
     window(m, "rapl-msr:package-1/core", step_amd_more, &r);
     assert_int_equal(r.state, ERG_READING_OK);
     erg_assert_near(r.energy_j, 2.0, 1e-12);
