@@ -314,11 +314,6 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
         erg_window_end(c->mon, "characterize", 0, &m, NULL);
         ew = m.total_energy_j;
         c->grade = erg_grade_weakest(c->grade, m.total_grade);
-        if (!isfinite(ew)) {
-            fprintf(stderr, "erg: no total energy from the meters for this run (see 'erg "
-                            "meters')\n");
-            return ERG_EXIT_NOMETER;
-        }
     }
     if (re != 0 || rcor != 0) {
         fprintf(stderr, "erg: '%s' failed (status %d)\n", re ? cmd : corun, re ? re : rcor);
@@ -331,6 +326,10 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
             wall_c = cpu_c = reported_time(c->report[1], corun);
         if (isnan(cpu_e) || isnan(cpu_c))
             return ERG_EXIT_USAGE;
+    }
+    if (c->mon && !isfinite(ew)) {
+        fprintf(stderr, "erg: no total energy from the meters for this run (see 'erg meters')\n");
+        return ERG_EXIT_NOMETER;
     }
     double s = c->static_w;
     se->time_s = c->time_cpu ? cpu_e : wall_e; /* reported: both are the report */

@@ -5,6 +5,7 @@
 #include "support/erg_test.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -441,6 +442,44 @@ static void msr_mirror_decided_over_reads(void **state)
     erg_meter_close(m);
 }
 
+/* One package's MSR file denied (or its unit register unreadable) while the other reads: the
+ * package is a declined channel, and a total over the CPU says it is incomplete rather than
+ * giving package 0 alone as the machine's figure (issue 16). */
+static void step_pkg0(void)
+{
+    wrmsr(0, 0x611, 0x1000 + 16384); /* +1 J */
+}
+
+static void one_unreadable_package_makes_the_total_incomplete(void **state)
+{
+    (void)state;
+    skx();
+    fake_fail_open_suffix = "cpu/2/msr";
+    erg_meter *m = open_meter("rapl-msr");
+    int i = fake_find(m, "rapl-msr:package-1");
+    assert_true(i >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_false(c.usable);
+    assert_non_null(strstr(c.reason, "permission denied"));
+    erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
+    erg_meter_snapshot_take(m, a);
+    step_pkg0();
+    fake_now_ns += 1000000000u;
+    erg_meter_snapshot_take(m, b);
+    erg_measurement *r = malloc(sizeof *r);
+    erg_meter_diff(m, a, b, 0, r);
+    assert_true(isnan(r->total_energy_j));
+    assert_int_equal(r->total_flags, ERG_FLAG_INCOMPLETE);
+    assert_non_null(strstr(r->total_reason, "rapl-msr:package-1 (declined)"));
+    int p0 = fake_find(m, "rapl-msr:package-0");
+    erg_assert_near(r->channels[p0].energy_j, 1.0, 1e-12); /* the channel keeps its figure */
+    free(r);
+    erg_meter_snapshot_free(a);
+    erg_meter_snapshot_free(b);
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +495,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(offline_cpus_and_cpu0_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(hygon_reads_amd_registers, setup, teardown),
         cmocka_unit_test_setup_teardown(msr_mirror_decided_over_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_unreadable_package_makes_the_total_incomplete, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
