@@ -19,8 +19,8 @@
 #ifndef ERG_CLI_SHARED_LIB_BUILD
 #define ERG_CLI_SHARED_LIB_BUILD ""
 #endif
-#ifndef ERG_CLI_BIN_TO_LIB
-#define ERG_CLI_BIN_TO_LIB "../lib/liberg.so.0"
+#ifndef ERG_CLI_PY_BIN_TO_LIB
+#define ERG_CLI_PY_BIN_TO_LIB "../lib/liberg.so.0"
 #endif
 #ifndef ERG_CLI_BIN_TO_PYTHON
 #define ERG_CLI_BIN_TO_PYTHON "../share/erg/python"
@@ -78,7 +78,7 @@ int erg_cli_exec_python(const char *cmd, const char *module, int argc, char **ar
 
     const char *lib = getenv("ERG_LIBRARY");
     if (!lib || !*lib) {
-        snprintf(cand, sizeof cand, "%s/%s", dir, ERG_CLI_BIN_TO_LIB);
+        snprintf(cand, sizeof cand, "%s/%s", dir, ERG_CLI_PY_BIN_TO_LIB);
         if (dir[0] && exists(cand))
             setenv("ERG_LIBRARY", cand, 1);
         else if (exists(ERG_CLI_SHARED_LIB_BUILD))
