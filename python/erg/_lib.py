@@ -150,7 +150,8 @@ class ProtocolOptions(ctypes.Structure):
                 ("min_window_s", c_double), ("max_repetitions", c_size_t), ("stable", c_int),
                 ("stability", StabilityOptions), ("baseline", c_int), ("baseline_w", c_double),
                 ("calibration", ctypes.POINTER(Calibration)), ("calibration_path", c_char_p),
-                ("extra_busy_s", c_double), ("root", c_char_p), ("timeline_period_s", c_double),
+                ("settle_max_s", c_double), ("extra_busy_s", c_double), ("root", c_char_p),
+                ("timeline_period_s", c_double),
                 ("command", ctypes.POINTER(c_char_p)), ("run", RUN_FN), ("run_ud", c_void_p),
                 ("progress", c_void_p), ("progress_ud", c_void_p), ("interrupted", c_void_p),
                 ("interrupt_ud", c_void_p)]
@@ -173,6 +174,7 @@ class ProtocolResult(ctypes.Structure):
                 ("runs_ok", c_size_t), ("per_run", ctypes.POINTER(RunRecord)),
                 ("summary", ctypes.POINTER(Summary)), ("user_cpu_s", MeanSd),
                 ("system_cpu_s", MeanSd), ("erg_cpu_s", MeanSd), ("attribution", Attribution),
+                ("settle_s", c_double), ("settle_self_cpu", c_double),
                 ("stability_checked", c_int), ("stability", StabilityResult),
                 ("baseline", c_int), ("baseline_power_w", c_double), ("run_flags", c_uint),
                 ("n_warnings", c_size_t), ("warnings", ctypes.POINTER(c_char_p)),
