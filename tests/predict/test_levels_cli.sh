@@ -108,6 +108,10 @@ check "sweep needs --set" 2 "at least one --set" -- "$erg" predict sweep "$cfg" 
 mkdir -p "$tmp/models/l1only" && cp "$t/ops.json" "$tmp/models/l1only/"
 check "target by name" 0 "levels 1-1" -- env ERG_MODEL_DIR="$tmp/models" "$erg" predict model "$cfg" --target l1only --phase decode --kv 64
 
+# the committed CPU target, found by name in the source tree, answers at level 3
+check "committed cpu target" 0 "on .*models/cpu (levels 1-3)" -- "$erg" predict model "$src/models/cpu/profile/configs/llama-d256-l2-h4-kv4.json" --target cpu --prompt 64 --kv 256
+grep -q "^decode: 1 sequences x 1 token, KV cache 256" "$tmp/out" || fail "cpu target decode"
+
 # bad input
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz
 check "unknown phase" 2 "unknown phase 'generate'" -- "$erg" predict model "$cfg" --target "$t" --phase generate
