@@ -434,7 +434,8 @@ class _Measurement(ctypes.Structure):
     _fields_ = [("time_s", ctypes.c_double), ("cpu_s", ctypes.c_double),
                 ("n_channels", ctypes.c_size_t), ("channels", _ChannelReading * 64),
                 ("total_energy_j", ctypes.c_double), ("total_grade", ctypes.c_int),
-                ("n_total", ctypes.c_size_t)]
+                ("n_total", ctypes.c_size_t), ("total_flags", ctypes.c_uint),
+                ("total_reason", ctypes.c_char * 256)]
 
 
 def find_liberg(explicit):
