@@ -3,6 +3,7 @@
  * Schedules: the builder, and composition of expression trees and DAGs (paper Sections 3.3,
  * 3.3.4, 4.2 Eq. 13, 5.2, Appendix F). See include/erg/calculus.h and docs/formats.md.
  */
+#include "calculus/graph.h"
 #include "calculus/schedule_impl.h"
 #include "erg/stats.h"
 
@@ -349,9 +350,10 @@ struct dag {
     size_t n;
     double origin0;            /* start of free sources, s */
     double origin;             /* earliest start, s */
-    uint32_t *pred_off, *pred; /* CSR of predecessors */
-    uint32_t *succ_off, *succ; /* CSR of successors */
-    uint32_t *order;           /* topological order */
+    erg__graph gr;             /* adjacency and order (calculus/graph.h) */
+    uint32_t *pred_off, *pred; /* CSR of predecessors (gr's) */
+    uint32_t *succ_off, *succ; /* CSR of successors (gr's) */
+    uint32_t *order;           /* topological order (gr's) */
     double *start, *fin;       /* point values, s */
     /* Variance propagation. Every finish F_v is expressed as E_a + X, with E_a an event of the
      * tree of shared events (anchor[v]) and X independent of everything before E_a; vt[v] is
@@ -397,11 +399,7 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
 
 static void dag_free(struct dag *g)
 {
-    free(g->pred_off);
-    free(g->pred);
-    free(g->succ_off);
-    free(g->succ);
-    free(g->order);
+    erg__graph_free(&g->gr);
     free(g->start);
     free(g->fin);
     free(g->anchor);
@@ -413,65 +411,23 @@ static void dag_free(struct dag *g)
     free(g->svar);
 }
 
-/* Name a cycle among the nodes Kahn's algorithm could not order. */
-static int report_cycle(const struct dag *g, const unsigned char *done, erg_diag *diag)
+/* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
+static int report_cycle(const struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    uint32_t *mark = calloc(g->n, sizeof *mark);
-    if (!mark)
+    uint32_t *cyc, n_in;
+    if (erg__graph_cycle(&g->gr, &cyc, &n_in) != ERG_OK)
         return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle");
-    uint32_t v = 0;
-    while (done[v])
-        v++;
-    uint32_t step = 1;
-    /* Walk backwards along not-yet-ordered predecessors until a node repeats. */
-    while (!mark[v]) {
-        mark[v] = step++;
-        uint32_t next = NONE;
-        for (uint32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-            if (!done[g->pred[k]]) {
-                next = g->pred[k];
-                break;
-            }
-        if (next == NONE)
-            break; /* cannot happen: an unordered node has an unordered predecessor */
-        v = next;
-    }
-    /* The cycle is the walk from v back to v; print it forwards. */
     char buf[400];
     size_t len = 0;
-    uint32_t n_in = step - mark[v];
-    uint32_t *cyc = malloc((size_t)n_in * sizeof *cyc);
-    if (!cyc) {
-        free(mark);
-        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node \"%s\"",
-                            erg__node_id(s, v));
-    }
-    uint32_t u = v;
-    for (uint32_t i = 0; i < n_in; i++) {
-        cyc[i] = u;
-        for (uint32_t k = g->pred_off[u]; k < g->pred_off[u + 1]; k++)
-            if (!done[g->pred[k]] && mark[g->pred[k]] >= mark[v]) {
-                u = g->pred[k];
-                break;
-            }
-    }
-    /* cyc holds the cycle backwards; print it forwards from its first-declared node. */
-    uint32_t first = 0;
-    for (uint32_t i = 1; i < n_in; i++)
-        if (cyc[i] < cyc[first])
-            first = i;
     buf[0] = '\0';
     uint32_t j = 0;
-    for (; j <= n_in && len < 300; j++) { /* an entry takes at most 68 bytes */
-        uint32_t node = cyc[(first + n_in - j % n_in) % n_in];
+    for (; j <= n_in && len < 300; j++) /* an entry takes at most 68 bytes */
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"%.60s\"", j ? " -> " : "",
-                                erg__node_id(s, node));
-    }
+                                erg__node_id(s, cyc[j % n_in]));
     if (j <= n_in)
         snprintf(buf + len, sizeof buf - len, " -> ... (%u nodes)", n_in);
     free(cyc);
-    free(mark);
     return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle: %s", buf);
 }
 
@@ -527,11 +483,7 @@ static int alloc_dag(struct dag *g, const erg_schedule *s)
     size_t n = s->n_nodes, e = s->n_edges;
     g->s = s;
     g->n = n;
-    g->pred_off = calloc(n + 1, sizeof *g->pred_off);
-    g->succ_off = calloc(n + 1, sizeof *g->succ_off);
-    g->pred = malloc((e + 1) * sizeof *g->pred);
-    g->succ = malloc((e + 1) * sizeof *g->succ);
-    g->order = malloc(n * sizeof *g->order);
+    (void)e;
     g->start = malloc(n * sizeof *g->start);
     g->fin = malloc(n * sizeof *g->fin);
     g->anchor = malloc(n * sizeof *g->anchor);
@@ -541,7 +493,7 @@ static int alloc_dag(struct dag *g, const erg_schedule *s)
     g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
     g->sanchor = malloc(n * sizeof *g->sanchor);
     g->svar = malloc(n * sizeof *g->svar);
-    if (!g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->order || !g->start || !g->fin ||
+    if (!g->start || !g->fin ||
         !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar || !g->sanchor || !g->svar)
         return ERG_ENOMEM;
     return ERG_OK;
@@ -792,51 +744,17 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         if ((rc = check_m1(&s->sigs[s->nodes[i].sig], node_s(s, (uint32_t)i), who, diag)) != ERG_OK)
             return rc;
     }
-    /* CSR adjacency, both directions. */
-    for (size_t k = 0; k < e; k++) {
-        g->succ_off[s->edges[k][0] + 1]++;
-        g->pred_off[s->edges[k][1] + 1]++;
-    }
-    for (size_t i = 0; i < n; i++) {
-        g->succ_off[i + 1] += g->succ_off[i];
-        g->pred_off[i + 1] += g->pred_off[i];
-    }
-    uint32_t *cur = g->order; /* used as a fill cursor before it holds the order */
-    for (size_t i = 0; i < n; i++)
-        cur[i] = g->succ_off[i];
-    for (size_t k = 0; k < e; k++)
-        g->succ[cur[s->edges[k][0]]++] = s->edges[k][1];
-    for (size_t i = 0; i < n; i++)
-        cur[i] = g->pred_off[i];
-    for (size_t k = 0; k < e; k++)
-        g->pred[cur[s->edges[k][1]]++] = s->edges[k][0];
-    /* Kahn's topological order. */
-    uint32_t *indeg = malloc(n * sizeof *indeg);
-    if (!indeg)
+    /* Adjacency (both directions) and Kahn's topological order: the graph layer. */
+    rc = erg__graph_init(&g->gr, (uint32_t)n, e, (const uint32_t(*)[2])s->edges);
+    g->pred_off = g->gr.pred_off;
+    g->pred = g->gr.pred;
+    g->succ_off = g->gr.succ_off;
+    g->succ = g->gr.succ;
+    g->order = g->gr.order;
+    if (rc == ERG_ENOMEM)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    size_t head = 0, tail = 0;
-    for (size_t i = 0; i < n; i++) {
-        indeg[i] = g->pred_off[i + 1] - g->pred_off[i];
-        if (indeg[i] == 0)
-            g->order[tail++] = (uint32_t)i;
-    }
-    while (head < tail) {
-        uint32_t v = g->order[head++];
-        for (uint32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-            if (--indeg[g->succ[k]] == 0)
-                g->order[tail++] = g->succ[k];
-    }
-    free(indeg);
-    if (tail < n) {
-        unsigned char *done = calloc(n, 1);
-        if (!done)
-            return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle");
-        for (size_t i = 0; i < tail; i++)
-            done[g->order[i]] = 1;
-        rc = report_cycle(g, done, diag);
-        free(done);
-        return rc;
-    }
+    if (rc == ERG_ECYCLE)
+        return report_cycle(g, diag);
     /* Sources without a start time start at 0 s. */
     g->origin0 = 0.0;
     size_t maxk = n + 1;

@@ -43,6 +43,7 @@ struct ctx {
     struct cset **pool;
     size_t n_slot, cap_slot;
     char **slot_name;
+    size_t *uses; /* per element: leaves named after it so far */
     erg_diag *diag;
     int inexact; /* a padded ⊗ combined parts of different hold powers (docs/frontier.md) */
 };
@@ -205,14 +206,7 @@ static int prune(struct cset *s, int padded, double delta)
 
 static const struct fr_transition *find_tr(const erg_opsched *os, int from, int to)
 {
-    if (from < 0 || to < 0 || from == to)
-        return NULL;
-    if (strcmp(os->group[from].device, os->group[to].device) != 0)
-        return NULL;
-    for (size_t i = 0; i < os->n_tr; i++)
-        if (os->tr[i].from == from && os->tr[i].to == to)
-            return &os->tr[i];
-    return NULL;
+    return erg__fr_find_tr(os, from, to);
 }
 
 static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
@@ -222,12 +216,7 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
     if (!s)
         return ERG_ENOMEM;
     /* Choice slot, named after the element ("#k" for its k-th use). */
-    size_t uses = 0;
-    size_t len = strlen(el->name);
-    for (size_t i = 0; i < x->n_slot; i++)
-        if (strncmp(x->slot_name[i], el->name, len) == 0 &&
-            (x->slot_name[i][len] == '\0' || x->slot_name[i][len] == '#'))
-            uses++;
+    size_t uses = x->uses[elem]++;
     if (erg__fr_grow((void **)&x->slot_name, &x->cap_slot, x->n_slot + 1, sizeof *x->slot_name))
         return ERG_ENOMEM;
     char name[ERG_SIG_NAME_MAX + 24];
@@ -654,6 +643,9 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     x.os = os;
     x.has_tr = os->n_tr > 0;
     x.diag = diag;
+    x.uses = calloc(os->n_elem + 1, sizeof *x.uses);
+    if (!x.uses)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     size_t root = os->n_expr - 1;
     if (opts->epsilon > 0) {
         size_t trims = count_trims(os, root, 0);
@@ -720,5 +712,6 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     for (size_t i = 0; i < x.n_slot; i++)
         free(x.slot_name[i]);
     free(x.slot_name);
+    free(x.uses);
     return rc;
 }
