@@ -68,6 +68,40 @@ static void held_out(const erg_op_model *m, erg_op op, const erg_op_prediction *
     *e_pct = isfinite(e) ? e : roof ? avg.roof_energy_mape_pct : avg.energy_mape_pct;
 }
 
+
+/* No committed model was fitted on this machine's CPU: say how to fit one and how long the
+ * default grid takes. Each configuration runs for the profiler's --min-time (1 s by default)
+ * after a warm-up, so the grid's row count bounds the time from below on any machine. */
+static void no_model_hint(const char *kind, const char *desc)
+{
+    char grid[1024];
+    size_t rows = 0;
+    erg_profile_options po;
+    erg_profile_options_init(&po);
+    int len = erg_profile_default_grid(ERG_TARGET_CPU, grid, sizeof grid);
+    if (len > 0 && (size_t)len < sizeof grid) {
+        erg_op_sample *s = NULL;
+        if (erg_ops_csv_read(grid, 1, &s, &rows, NULL) != ERG_OK)
+            rows = 0;
+        free(s);
+    }
+    fprintf(stderr, "erg: no committed model was fitted on this machine (%s: %s)\n", kind, desc);
+    fprintf(stderr,
+            "erg: fit one for it:\n"
+            "    erg profile ops --target cpu -o ops.csv\n"
+            "    erg fit ops ops.csv -o %s.json\n"
+            "    erg predict op ... --model %s.json   (or put it in $ERG_MODEL_DIR)\n",
+            kind, kind);
+    if (rows > 0)
+        fprintf(stderr,
+                "erg: the default grid (%s) has %zu configurations; each runs for --min-time "
+                "(%.3g s) after a warm-up, so profiling takes at least %.0f min here (coarser and "
+                "quicker: --grid with grids/cpu-reduced.csv)\n",
+                grid, rows, po.min_time_s, ceil((double)rows * po.min_time_s / 60.0));
+    fprintf(stderr, "erg: or pass --model with a model fitted on another machine (its figures "
+                    "are that machine's, and erg says so)\n");
+}
+
 static int run(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -174,10 +208,7 @@ static int run(int argc, char **argv)
     int rc = erg_op_model_load(model_path, &m, &diag);
     if (rc != ERG_OK) {
         if (rc == ERG_ENOENT && model_path == path)
-            fprintf(stderr,
-                    "erg: no committed model for this machine (%s); fit one with 'erg fit "
-                    "ops' and pass --model\n",
-                    kind);
+            no_model_hint(kind, desc);
         return erg_cli_fail(&diag, rc);
     }
     if (strcmp(erg_op_model_target(m), kind) != 0 && !json)

@@ -55,7 +55,8 @@ grep -q "method roofline" "$tmp/out" || { echo "FAIL extrapolation method"; cat 
 check "predict shows the held-out MAPE and grade" 0 "held-out MAPE of the fit in this regime: time [0-9.e+-]* %, energy [0-9.e+-]* % (grade estimator)" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json"
 
 # the committed CPU model: the trial's negative GEMM times and unbounded extrapolation
-cpu="${ERG_TEST_SOURCE_DIR:?}/models/cpu-amd-epyc.json"
+src=${ERG_TEST_SOURCE_DIR:?ERG_TEST_SOURCE_DIR not set}
+cpu="$src/models/cpu-amd-epyc.json"
 positive() { # positive KEY: the JSON number KEY in $tmp/out is finite and > 0
     awk -v k="\"$1\":" '{ for (i = 1; i <= NF; i++) if ($i == k) { v = $(i + 1); sub(/,$/, "", v);
         exit !(v + 0 > 0 && v !~ /nan|inf/) } exit 1 }' "$tmp/out"
@@ -65,8 +66,22 @@ for mnk in "16 16 16" "1 1 1" "8 8 8" "16 1 4096" "1826 1 1"; do
     check "gemm $1x$2x$3 is positive" 0 '"erg": "prediction/1"' -- "$erg" predict op gemm --m "$1" --n "$2" --k "$3" --model "$cpu" --json
     { positive time_s && positive energy_j; } || { echo "FAIL gemm $mnk: not positive"; cat "$tmp/out"; fails=$((fails + 1)); }
 done
-"$erg" predict op gemm --m 16 --n 16 --k 16 --model "$cpu" 2>"$tmp/err" >/dev/null
+# Which machine erg runs on is read from <ERG_ROOT>/proc/cpuinfo: give it the machine the committed
+# model was fitted on (and then another one), so the outcome never depends on the host's CPU.
+mkdir -p "$tmp/epyc/proc" "$tmp/xeon/proc" "$tmp/empty-models"
+printf 'processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n\n' > "$tmp/epyc/proc/cpuinfo"
+printf 'processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz\n\n' > "$tmp/xeon/proc/cpuinfo"
+ERG_ROOT="$tmp/epyc" "$erg" predict op gemm --m 16 --n 16 --k 16 --model "$cpu" 2>"$tmp/err" >/dev/null
 [ ! -s "$tmp/err" ] || { echo "FAIL 16^3 lies inside the range: no warning expected"; cat "$tmp/err"; fails=$((fails + 1)); }
+check "a model of another machine is named" 0 "fitted for cpu-amd-epyc, not this machine (cpu-intel-r-xeon-r-gold-6140-cpu-2-30ghz)" -- env ERG_ROOT="$tmp/xeon" "$erg" predict op gemm --m 16 --n 16 --k 16 --model "$cpu"
+grep -q "^gemm fp32:" "$tmp/out" || { echo "FAIL the prediction is still printed"; cat "$tmp/out"; fails=$((fails + 1)); }
+# no committed model for this machine: how to fit one, and how long the default grid takes
+check "no model: how to fit one" 2 "erg profile ops --target cpu -o ops.csv" -- env ERG_ROOT="$tmp/xeon" ERG_MODEL_DIR="$tmp/empty-models" "$erg" predict op gemm --m 16 --n 16 --k 16
+rows=$(grep -v '^#' "$src/grids/cpu.csv" | tail -n +2 | grep -c .)
+mins=$(( (rows + 59) / 60 ))
+grep -q "erg fit ops ops.csv -o cpu-intel-r-xeon-r-gold-6140-cpu-2-30ghz.json" "$tmp/err" \
+    && grep -q "has $rows configurations; each runs for --min-time (1 s) after a warm-up, so profiling takes at least $mins min" "$tmp/err" \
+    || { echo "FAIL no-model hint ($rows rows, $mins min)"; cat "$tmp/err"; fails=$((fails + 1)); }
 check "far beyond the range: roofline" 0 "m = 99999999999 is outside the trained" -- "$erg" predict op gemm --m 99999999999 --n 10 --k 10 --model "$cpu" --json
 grep -q '"method": "roofline"' "$tmp/out" && grep -q '"extrapolated": true' "$tmp/out" \
     && awk '{ for (i = 1; i <= NF; i++) if ($i == "\"power_w\":") { v = $(i + 1) + 0; exit !(v > 0 && v <= 70) } exit 1 }' "$tmp/out" \
