@@ -225,11 +225,11 @@ static void rejects_bad_operating_sets(void **state)
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}}",
-        ERG_EPARSE, "s.json", "expected \"expr\"");
+        ERG_EPARSE, "s.json", "needs an expr or nodes");
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
-        ERG_EPARSE, "s.json", "unknown key \"edge\"");
+        ERG_EPARSE, "s.json:1:", "edge: unknown member of a schedule/1 file");
     /* ⊕ across devices has no shared ω_dev. */
     expect_error("{\"erg\": \"schedule/1\", \"signatures\": {"
                  "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, "
