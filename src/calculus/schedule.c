@@ -1093,6 +1093,17 @@ static int expr_fail(struct ectx *x, int rc, const char *detail, erg_diag *diag)
     return erg_diag_set(diag, rc, NULL, "%s: %s", where, d);
 }
 
+/* Whether a (composed) signature's time, energies and variances are finite numbers. */
+static int sig_finite(const erg_signature *g)
+{
+    return isfinite(g->time_s) && isfinite(g->dynamic_energy_j) &&
+           isfinite(g->static_power_w * g->time_s) &&
+           isfinite(g->static_power_w * g->time_s + g->dynamic_energy_j) &&
+           isfinite(g->time_var_s2) && isfinite(g->energy_var_j2);
+}
+
+#define ERG__OVERFLOW_HINT "overflows a double (check the element's units: seconds and joules)"
+
 /* Per-device accumulators: 4 doubles per device (static J, dynamic J, busy s, held s). */
 enum { A_STAT, A_DYN, A_BUSY, A_HELD, A_N };
 
@@ -1109,6 +1120,12 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
         erg_diag_clear(&sub);
         if ((rc = resolve_sig(s, ex->ref, di, out, &sub)) != ERG_OK)
             return expr_fail(x, rc, sub.detail, diag);
+        if (!sig_finite(out)) {
+            char d[300];
+            snprintf(d, sizeof d, "signature \"%.120s\": its energy " ERG__OVERFLOW_HINT,
+                     sg->name);
+            return expr_fail(x, ERG_ERANGE, d, diag);
+        }
         if (di != NONE) {
             double *a = acc + (size_t)di * A_N;
             a[A_STAT] += erg_signature_static_energy_j(out);
@@ -1126,6 +1143,8 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     if (ex->kind == ERG__EX_IDLE) {
         const struct erg__device *d = &s->devices[ex->ref];
         erg_signature_idle(d->id, d->idle_power_w, ex->time_s, out);
+        if (!sig_finite(out))
+            return expr_fail(x, ERG_ERANGE, "the idle element's energy " ERG__OVERFLOW_HINT, diag);
         double *a = acc + (size_t)ex->ref * A_N;
         a[A_STAT] += d->idle_power_w * ex->time_s;
         a[A_HELD] += ex->time_s;
@@ -1156,6 +1175,12 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                 erg_diag_clear(&sub);
                 if ((rc = erg_signature_seq(pair, 2, &accsig, &sub)) != ERG_OK) {
                     rc = expr_fail(x, rc, sub.detail, diag);
+                    break;
+                }
+                if (!sig_finite(&accsig)) {
+                    rc = expr_fail(x, ERG_ERANGE,
+                                   "the sequence's time or energy up to this element " ERG__OVERFLOW_HINT,
+                                   diag);
                     break;
                 }
             }
@@ -1203,6 +1228,14 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                         : erg_signature_multi(ops, ex->n, out, &sub);
             if (rc != ERG_OK)
                 rc = expr_fail(x, rc, sub.detail, diag);
+            if (rc == ERG_OK && !sig_finite(out)) {
+                x->depth--; /* name the operator itself */
+                rc = expr_fail(x, ERG_ERANGE,
+                               is_par ? "the par's time or energy " ERG__OVERFLOW_HINT
+                                      : "the multi's time or energy " ERG__OVERFLOW_HINT,
+                               diag);
+                x->depth++;
+            }
         }
         if (rc == ERG_OK) {
             /* Every participating device is held for T' (the shorter operands padded by idle
@@ -1279,6 +1312,32 @@ static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double 
 /* ---------------------------------------------------------------- entry point ------------------
  */
 
+static int outcome_finite(const struct outcome *o)
+{
+    return isfinite(o->energy_j) && isfinite(o->var_e) && isfinite(o->time_s) &&
+           isfinite(o->var_t) && isfinite(o->static_j) && isfinite(o->dynamic_j) &&
+           isfinite(o->bias_j);
+}
+
+/* Name the first node, in topological order, at which the DAG's finish time, its variance or the
+ * running energy stops being finite (else the devices' static energy over the makespan). */
+static int dag_not_finite(const erg_schedule *s, const struct dag *g, erg_diag *diag)
+{
+    double e = 0.0;
+    for (size_t q = 0; q < g->n; q++) {
+        uint32_t v = g->order[q];
+        const erg_signature *sg = &s->sigs[s->nodes[v].sig];
+        e += node_s(s, v) * sg->time_s + sg->dynamic_energy_j;
+        if (!isfinite(g->fin[v]) || !isfinite(g->vt[v]) || !isfinite(e))
+            return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                "node \"%.120s\": the schedule's time or energy up to this node "
+                                ERG__OVERFLOW_HINT,
+                                erg__node_id(s, v));
+    }
+    return erg_diag_set(diag, ERG_ERANGE, NULL,
+                        "the devices' static energy over the makespan " ERG__OVERFLOW_HINT);
+}
+
 int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_in, erg_report *r,
                          erg_diag *diag)
 {
@@ -1347,7 +1406,12 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         o.dev_busy = devbuf + 2 * nd;
         o.dev_held = devbuf + 3 * nd;
         rc = compose_dag(s, &opts, c, &g, &o, diag);
+        if (rc == ERG_OK && !outcome_finite(&o))
+            rc = dag_not_finite(s, &g, diag);
     }
+    if (rc == ERG_OK && !outcome_finite(&o))
+        rc = erg_diag_set(diag, ERG_ERANGE, NULL,
+                          "expr: the schedule's time or energy " ERG__OVERFLOW_HINT);
     if (rc == ERG_OK) {
         size_t used = 0;
         for (size_t d = 0; d < nd; d++)
@@ -1427,6 +1491,10 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
             } else if (mc_dag(s, &g, &o, opts.mc_samples, opts.mc_seed, r) != ERG_OK) {
                 rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
             }
+            if (rc == ERG_OK && !(isfinite(r->mc_energy_j) && isfinite(r->mc_energy_sd_j) &&
+                                  isfinite(r->mc_time_s) && isfinite(r->mc_time_sd_s)))
+                rc = erg_diag_set(diag, ERG_ERANGE, NULL,
+                                  "the Monte Carlo samples' time or energy " ERG__OVERFLOW_HINT);
         }
     }
     if (rc != ERG_OK)

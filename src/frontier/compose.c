@@ -74,8 +74,12 @@ static struct cset *cset_new(struct ctx *x, size_t arity)
     return s->sub ? s : NULL;
 }
 
+/* ERG_ERANGE (named by eval) when a candidate's time, energies or hold power are not finite. */
 static int cset_push(struct cset *s, const struct cand *c, const size_t *kids)
 {
+    if (!isfinite(c->t) || !isfinite(c->S) || !isfinite(c->d) || !isfinite(c->h) ||
+        !isfinite(c->S + c->d))
+        return ERG_ERANGE;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         struct cand *nc = realloc(s->c, cap * sizeof *nc);
@@ -237,8 +241,9 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
                          x->has_tr ? grp : NO_TR,
                          x->has_tr ? grp : NO_TR,
                          grp};
-        if (cset_push(s, &c, &p))
-            return ERG_ENOMEM;
+        int prc = cset_push(s, &c, &p);
+        if (prc != ERG_OK)
+            return prc;
     }
     *out = s;
     return prune(s, padded, 0.0);
@@ -293,8 +298,9 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
             }
             c.h = c.t > 0 ? c.S / c.t : b->h;
             size_t k[2] = {i, j};
-            if (cset_push(s, &c, k))
-                return ERG_ENOMEM;
+            int prc = cset_push(s, &c, k);
+            if (prc != ERG_OK)
+                return prc;
         }
         /* Keep memory bounded: prune whenever the candidates have doubled since the last prune. */
         if (s->n > next_prune) {
@@ -449,12 +455,18 @@ static int par_op(struct ctx *x, const struct fr_expr *e, const char *path, stru
                         arg[k] = i;
                     pos[k]++;
                 }
+                if (arg[k] == FR_NONE) { /* no finite choice at this makespan */
+                    rc = ERG_ERANGE;
+                    break;
+                }
                 pick[k] = arg[k];
                 c.t = fmax(c.t, ops[k]->c[arg[k]].t);
                 c.d += ops[k]->c[arg[k]].d;
             }
-            c.S = sg * c.t;
-            rc = cset_push(s, &c, pick);
+            if (rc == ERG_OK) {
+                c.S = sg * c.t;
+                rc = cset_push(s, &c, pick);
+            }
         }
     }
     if (rc == ERG_OK && !any) {
@@ -534,13 +546,19 @@ static int multi_op(struct ctx *x, struct cset **ops, size_t n, int padded, stru
                     bi = i;
                 }
             }
+            if (bi == FR_NONE) { /* no finite choice at this makespan */
+                rc = ERG_ERANGE;
+                break;
+            }
             pick[k] = bi;
             c.t = fmax(c.t, ops[k]->c[bi].t);
             c.d += ops[k]->c[bi].d;
             c.h += ops[k]->c[bi].h;
         }
-        c.S = c.h * c.t;
-        rc = cset_push(s, &c, pick);
+        if (rc == ERG_OK) {
+            c.S = c.h * c.t;
+            rc = cset_push(s, &c, pick);
+        }
     }
     free(ts);
     free(pick);
@@ -581,8 +599,15 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
     const struct fr_expr *e = &x->os->expr[id];
     if (depth > 10000)
         return erg_diag_set(x->diag, ERG_EINVAL, NULL, "expression nested too deeply");
-    if (e->op == ERG_EXPR_LEAF)
-        return leaf_set(x, e->elem, padded, out);
+    if (e->op == ERG_EXPR_LEAF) {
+        int lrc = leaf_set(x, e->elem, padded, out);
+        if (lrc == ERG_ERANGE)
+            return erg_diag_set(x->diag, ERG_ERANGE, NULL,
+                                "%s: element \"%s\": a point's energy is not finite (it "
+                                "overflows a double; check its units: seconds and joules)",
+                                path, x->os->elem[e->elem].name);
+        return lrc;
+    }
     /* 0: not padded; 1: inside a ⊕ operand (padded at the shared static power of its uniform
      * ω_dev group); 2: inside a ⊕multi operand (padded at the averaged hold power h). */
     int sub_padded = e->op == ERG_EXPR_MULTI ? 2 : e->op == ERG_EXPR_PAR ? 1 : padded;
@@ -622,6 +647,11 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
             rc = multi_op(x, ops, e->n, padded, out);
         }
     }
+    if (rc == ERG_ERANGE && (!x->diag || x->diag->status == ERG_OK))
+        rc = erg_diag_set(x->diag, ERG_ERANGE, NULL,
+                          "%s: the %s's time or energy is not finite (it overflows a double; "
+                          "check the elements' units: seconds and joules)",
+                          path, key);
     free(ops);
     return rc;
 }

@@ -255,6 +255,14 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             v[i] = (struct td){
                 el->pts[i].sig.time_s,
                 el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
+        for (size_t i = 0; i < el->n; i++)
+            if (!isfinite(v[i].t) || !isfinite(v[i].d)) {
+                free(v);
+                return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                    "node %s: element %s: a point's energy is not finite (it "
+                                    "overflows a double; check its units: seconds and joules)",
+                                    os->node[k].id, el->name);
+            }
         qsort(v, el->n, sizeof *v, cmp_td);
         /* (T, d) Pareto-min; with transitions, per ω_dev group (a dominated point at another
          * ω_dev may avoid a switch). */
@@ -273,6 +281,29 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             }
         }
         free(v);
+    }
+    /* Every plan's makespan is at most Σ_k max T_k (plus the slowest transitions) and its energy at
+     * most P·that + Σ_k max |d'_k|: when these bounds are finite no plan overflows a double. A
+     * bound that is not is refused, naming the node at which it stops being finite. */
+    double tsum = 0.0, dsum = 0.0, trmax_t = 0.0, trmax_e = 0.0;
+    for (size_t i = 0; g->has_tr && i < os->n_tr; i++) {
+        const erg_signature *ts = &os->tr[i].sig;
+        trmax_t = fmax(trmax_t, ts->time_s);
+        trmax_e = fmax(trmax_e, fabs(ts->dynamic_energy_j) + ts->static_power_w * ts->time_s);
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct stair *s = &g->st[k];
+        double dmax = 0.0;
+        for (size_t i = 0; i < s->n; i++)
+            dmax = fmax(dmax, fabs(s->d[i]));
+        tsum += s->t[s->n - 1] + trmax_t;
+        dsum += dmax + trmax_e;
+        if (!isfinite(tsum) || !isfinite(dsum) || !isfinite(g->static_w * tsum + dsum))
+            return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                "node %s: the schedule's time or energy up to this node is not "
+                                "finite (it overflows a double; check the element's units: "
+                                "seconds and joules)",
+                                os->node[k].id);
     }
     return ERG_OK;
 }
