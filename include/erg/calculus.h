@@ -149,7 +149,8 @@ ERG_API void erg_report_free(erg_report *report);
  * NULL (defaults). Errors: ERG_EINVAL (par operands on different devices or static powers,
  * overlapping DAG nodes on one device with different static power, a start before a predecessor's
  * end, Axiom M1 with the device's static power, bad confidence), ERG_ECYCLE (the cycle is named),
- * ERG_ENOMEM.
+ * ERG_ERANGE (a composed time, energy or variance is not finite: it overflows a double; the
+ * expression path, element or DAG node where it stops being finite is named), ERG_ENOMEM.
  */
 ERG_API int erg_schedule_compose(const erg_schedule *sched, const erg_compose_options *opts,
                                  erg_report *out, erg_diag *diag);

@@ -280,7 +280,9 @@ ERG_API void erg_frontier_options_init(erg_frontier_options *opts);
  * Errors: ERG_EINVAL (NULL argument, epsilon outside [0, 10], an empty operating set, no expression
  * or nodes, ⊕ operands without a shared ω_dev or with different static powers, ERG_DAG_ENUMERATE above enum_limit, transitions with
  * ERG_DAG_RELAX or above enum_limit), ERG_ECYCLE (a cycle, or edges contradicting a device's
- * declared node order when transitions apply), ERG_ENOMEM, ERG_EIO (GLPK failure).
+ * declared node order when transitions apply), ERG_ERANGE (a point's or a composed time or
+ * energy is not finite: it overflows a double; the element, the operator's JSON path or the DAG
+ * node is named), ERG_ENOMEM, ERG_EIO (GLPK failure).
  */
 ERG_API int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts,
                                  erg_frontier *out, erg_diag *diag);

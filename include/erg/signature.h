@@ -122,7 +122,8 @@ ERG_API int erg_signature_idle(const char *device, double static_power_w, double
  * Eq. for σ² of ⊗): E = Σ E_i, T = Σ T_i, d = Σ d_i, σ²_E = Σ σ²_E_i, σ²_T = Σ σ²_T_i,
  * s' = (E − d)/T (s' = s_1 when T = 0). device is the operands' common device, or "" when they
  * differ. grade is the weakest; runs 0; name "".
- * Returns ERG_OK or ERG_EINVAL (n = 0, NULL).
+ * Returns ERG_OK, ERG_EINVAL (n = 0, NULL) or ERG_ERANGE (a composed time, energy or variance is
+ * not finite: it overflows a double; the operand where the sums stop being finite is named).
  */
 ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
                               erg_diag *diag);
@@ -135,7 +136,8 @@ ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature 
  *   integration for n > 2, so the n-ary result does not depend on grouping),
  *   σ²_E = Σ σ²_d_i + s²·σ²_T'.
  * Errors: ERG_EINVAL when n = 0, when operands name different non-empty devices, or when their
- * static powers differ by more than 1e-9 relative (operands on one device share one s).
+ * static powers differ by more than 1e-9 relative (operands on one device share one s);
+ * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
 ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
                               erg_diag *diag);
@@ -146,7 +148,8 @@ ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature 
  * (paper Section 3.3.3):
  *   E = (Σ s_i)·max_i T_i + Σ d_i,  s' = Σ s_i,  T' = max_i T_i,
  *   σ²_T' = Var(max_i T_i),  σ²_E = Σ σ²_d_i + (Σ s_i)²·σ²_T'.
- * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕).
+ * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕);
+ * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
 ERG_API int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
                                 erg_diag *diag);

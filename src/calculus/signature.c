@@ -102,6 +102,15 @@ static void common_device(const erg_signature *ops, size_t n, char *buf, size_t 
         }
 }
 
+/* Whether a composite's time, energies and variances are finite numbers. */
+static int composed_finite(const erg_signature *r)
+{
+    double st = r->static_power_w * r->time_s;
+    return isfinite(r->time_s) && isfinite(r->dynamic_energy_j) && isfinite(st) &&
+           isfinite(st + r->dynamic_energy_j) && isfinite(r->time_var_s2) &&
+           isfinite(r->energy_var_j2);
+}
+
 static erg_grade weakest_of(const erg_signature *ops, size_t n)
 {
     erg_grade g = ERG_GRADE_HW_SHUNT;
@@ -135,6 +144,22 @@ int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out, er
         r.static_power_w = 0.0;
     r.grade = weakest_of(ops, n);
     common_device(ops, n, r.device, sizeof r.device);
+    if (!composed_finite(&r)) {
+        /* name the operand at which the running sums stop being finite */
+        double ce = 0, ct = 0, cv = 0;
+        size_t i = 0;
+        for (; i + 1 < n; i++) {
+            ce += erg_signature_energy_j(&ops[i]);
+            ct += ops[i].time_s;
+            cv += ops[i].energy_var_j2 + ops[i].time_var_s2;
+            if (!isfinite(ce) || !isfinite(ct) || !isfinite(cv))
+                break;
+        }
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "sequential composition: the time or energy up to operand %zu (\"%s\") "
+                            "is not finite (it overflows a double)",
+                            i + 1, ops[i].name);
+    }
     *out = r;
     return ERG_OK;
 }
@@ -198,6 +223,16 @@ static int parallel(const erg_signature *ops, size_t n, double s, erg_signature 
     r.energy_var_j2 = vd + s * s * vt;
     r.grade = weakest_of(ops, n);
     common_device(ops, n, r.device, sizeof r.device);
+    if (!composed_finite(&r)) {
+        size_t worst = 0;
+        for (size_t i = 1; i < n; i++)
+            if (!(ops[i].time_s <= ops[worst].time_s))
+                worst = i;
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "parallel composition: the time or energy is not finite (it "
+                            "overflows a double; longest operand %zu, \"%s\")",
+                            worst + 1, ops[worst].name);
+    }
     *out = r;
     return ERG_OK;
 }
