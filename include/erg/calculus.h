@@ -205,6 +205,247 @@ typedef struct erg_insensitivity {
 ERG_API int erg_context_insensitive(const erg_signature *ref, const erg_signature *other,
                                     double confidence, erg_insensitivity *out, erg_diag *diag);
 
+
+/* ================================================================================================
+ * Context dependence: insensitivity over characterized sets, the interaction graph, composition
+ * at realized contexts, correlated noise, refinement and granularity (paper Sections 4.1-4.4,
+ * 5.1.1, 5.1.5, 5.2.2, Appendix F.1-F.2, G; docs/context.md).
+ * ============================================================================================= */
+
+/** Outcome of an insensitivity test over a set of characterized context points. */
+typedef struct erg_set_insensitivity {
+    size_t n_tested;   /**< points tested; 0: nothing characterized, insensitive is -1 */
+    int insensitive;   /**< 1 every point passes, 0 one fails, -1 not characterized */
+    double lhs_j;      /**< the deciding point's left-hand side (Eq. 11 or 12), J */
+    double tolerance_j; /**< c_α·σ_E of the null context, J */
+    char point[ERG_SIG_NAME_MAX]; /**< the deciding point: the first failing one, else the one
+                                       closest to failing (largest lhs/tolerance) */
+} erg_set_insensitivity;
+
+/**
+ * History-insensitivity of an element over its characterized entry contexts (paper Eq. 11): every
+ * entry point (no co-runners) whose `after` is other (NULL: every entry point) is tested against
+ * the null context with erg_context_insensitive. Errors: ERG_EINVAL (bad confidence, NULL).
+ */
+ERG_API int erg_context_history_test(const erg_context_signature *cs, const char *other,
+                                     double confidence, erg_set_insensitivity *out,
+                                     erg_diag *diag);
+
+/**
+ * Interference-insensitivity over characterized runtime contexts (paper Eq. 12): every point with
+ * co-runners, whose co-runners include other (NULL: every such point), is tested against the
+ * isolation values at its entry context (the point with the same `after` and no co-runners, or
+ * the null context when `after` is empty). Errors: ERG_EINVAL.
+ */
+ERG_API int erg_context_interference_test(const erg_context_signature *cs, const char *other,
+                                          double confidence, erg_set_insensitivity *out,
+                                          erg_diag *diag);
+
+/** The combined verdict of paper Section 4.1.3 for a pair of elements. */
+typedef struct erg_pair_verdict {
+    erg_set_insensitivity history_a;      /**< a over the entry contexts b leaves (after = b) */
+    erg_set_insensitivity history_b;      /**< b over the entry contexts a leaves */
+    erg_set_insensitivity interference_a; /**< a co-running with b */
+    erg_set_insensitivity interference_b; /**< b co-running with a */
+    int history;      /**< mutual history-insensitivity: 1, 0, or -1 (a side not characterized) */
+    int interference; /**< mutual interference-insensitivity: 1, 0, or -1 */
+    int mutual;       /**< mutual context-insensitivity: 0 when any tested side fails, 1 when
+                           every side is characterized and passes, -1 otherwise */
+} erg_pair_verdict;
+
+/** Mutual history-, interference- and context-insensitivity of a and b (Sections 4.1.1-4.1.3),
+ *  from their characterized points. Errors: ERG_EINVAL. */
+ERG_API int erg_context_pair_test(const erg_context_signature *a, const erg_context_signature *b,
+                                  double confidence, erg_pair_verdict *out, erg_diag *diag);
+
+/** One edge of the interaction graph (paper Section 4.4). */
+typedef struct erg_interaction_edge {
+    int directed;                   /**< 1: from → to (entry context), 0: from ↔ to (co-run) */
+    char from[ERG_SIG_NAME_MAX];    /**< the element that leaves state (directed) or co-runs */
+    char to[ERG_SIG_NAME_MAX];      /**< the perturbed endpoint whose values the edge carries */
+    erg_mechanism mechanism;
+    char point[ERG_SIG_NAME_MAX];   /**< the characterized point of `to` */
+    double delta_energy_j;          /**< E(point) − E(null context, or isolation), J */
+    double lhs_j, tolerance_j;      /**< Eq. 11 (directed) or Eq. 12 (co-run) */
+    int sensitive;                  /**< lhs_j > tolerance_j */
+} erg_interaction_edge;
+
+/** The interaction graph: edges; free with erg_interaction_graph_free. */
+typedef struct erg_interaction_graph {
+    size_t n_edges;
+    erg_interaction_edge *edges;
+} erg_interaction_graph;
+
+/**
+ * Build the interaction graph of a set of context signatures: a directed edge A → B for every
+ * entry point of B with after = A (A ≠ B), an undirected edge for every co-runner A of every
+ * runtime point of B (B's values; A's come with A's own points); A = B is a self-loop (one
+ * instance leaves state the next is sensitive to). Every characterized pair is an
+ * edge; `sensitive` says whether it fails the Reduction Theorem's condition. Errors: ERG_EINVAL,
+ * ERG_ENOMEM.
+ */
+ERG_API int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t n,
+                                        double confidence, erg_interaction_graph *out,
+                                        erg_diag *diag);
+
+/** Free a graph's edges; NULL-safe, idempotent. */
+ERG_API void erg_interaction_graph_free(erg_interaction_graph *g);
+
+/** Write a graph as {"erg": "interactions/1", "confidence", "edges": [...]} (docs/context.md),
+ *  whole or not at all ("-" is stdout). */
+ERG_API int erg_interaction_graph_write_file(const erg_interaction_graph *g, double confidence,
+                                             const char *path, erg_diag *diag);
+
+/** A correlation group (paper Appendix F.1-F.2): elements whose measurement noise is correlated
+ *  (shared instrumentation, shared thermal history). */
+typedef struct erg_correlation {
+    const char *const *signatures; /**< signature names of the group (≥ 2) */
+    size_t n;
+    double rho;          /**< correlation coefficient in [-1, 1] of every pair; or NAN when */
+    double covariance_j2; /**< ... the group is a pair with this Cov(E_1, E_2), J² */
+} erg_correlation;
+
+/** How one DAG node was evaluated by erg_schedule_compose_context. */
+typedef struct erg_context_node {
+    char id[ERG_SIG_NAME_MAX];
+    char signature[ERG_SIG_NAME_MAX];
+    char device[ERG_SIG_DEVICE_MAX];
+    char after[ERG_SIG_NAME_MAX];     /**< predecessor's signature on the same device ("" none) */
+    char point[ERG_SIG_NAME_MAX];     /**< the characterized point used ("" null context) */
+    size_t n_corunners;               /**< nodes overlapping it (any device) */
+    char corunners[ERG_CONTEXT_MAX_CORUNNERS][ERG_SIG_NAME_MAX]; /**< their signatures (first few) */
+    int m_entry;   /**< 1: uncharacterized entry-state substitution counted in the bias bound */
+    int m_isolation; /**< 1: uncharacterized isolation substitution counted */
+    double start_s, finish_s, energy_j, energy_sd_j;
+} erg_context_node;
+
+/** What erg_schedule_compose_context reports; free with erg_context_report_free. */
+typedef struct erg_context_report {
+    erg_report report;        /**< the composition at realized contexts; bias_bound_j counts only
+                                   uncharacterized substitutions; energy_sd_j includes 2·Cov */
+    double null_bias_bound_j; /**< the bias bound with every pair at the null context (Eq. 13) */
+    double covariance_j2;     /**< Σ 2·Cov added to σ²_E by correlation groups */
+    size_t n_characterized;   /**< nodes evaluated at a characterized point */
+    int iterations;           /**< passes until the realized contexts stopped changing */
+    int converged;            /**< 0: contexts still changed after the last pass */
+    size_t n_nodes;
+    erg_context_node *nodes;
+} erg_context_report;
+
+/** Free what erg_schedule_compose_context allocated; NULL-safe, idempotent. */
+ERG_API void erg_context_report_free(erg_context_report *r);
+
+/**
+ * Compose a DAG schedule using the interaction graph (paper Section 4.4): every node's realized
+ * context is found from the mean-time schedule (entry: the signature of the latest node on the
+ * same device that ended at or before its start; runtime: the signatures of nodes whose intervals
+ * overlap its own), and a node whose signature has a point characterized at exactly that context
+ * (erg_context_signature_find; an entry point when only the entry context is characterized) is
+ * evaluated there; every other node at the null context. Times move with the substituted values,
+ * so contexts are recomputed until they stop changing (at most 16 passes). A point's static power
+ * other than its device's enters as dynamic energy, (s_φ − s)·T_φ, so that E is the point's and
+ * the device keeps one s (Axiom P2). The bias bound Σ m_i·c·σ_E_i (Eq. 13) counts only the
+ * uncharacterized substitutions (entry: not for nodes that start the composition at the null
+ * context; isolation: for overlapping nodes without a runtime point). Correlation groups add
+ * Σ_{i<j} 2·Cov(E_i, E_j) over the nodes running their signatures (Appendix F.1-F.2; Cov = ρ·σ_i·σ_j
+ * or the pair's covariance). sigs may hold signatures the schedule does not use; a schedule
+ * signature without a context signature is evaluated at the null context.
+ * Errors: those of erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a
+ * correlation naming fewer than two signatures or ρ outside [-1, 1]).
+ */
+ERG_API int erg_schedule_compose_context(const erg_schedule *sched,
+                                         const erg_context_signature *const *sigs, size_t n_sigs,
+                                         const erg_correlation *corr, size_t n_corr,
+                                         const erg_compose_options *opts, erg_context_report *out,
+                                         erg_diag *diag);
+
+/** A candidate pair for characterization (erg refine). */
+typedef struct erg_refine_candidate {
+    int runtime;                   /**< 0: entry A → B, 1: co-run A ↔ B */
+    char a[ERG_SIG_NAME_MAX];      /**< predecessor or co-runner */
+    char b[ERG_SIG_NAME_MAX];      /**< the element whose substitution is in question */
+    size_t occurrences;            /**< nodes of b realizing this context */
+    double per_occurrence_j;       /**< estimated |ΔE| of b at this context, J */
+    double explain_j;              /**< occurrences × per_occurrence_j, capped at |deviation| */
+    int estimated_from_points;     /**< 1: from b's characterized points of the same kind */
+} erg_refine_candidate;
+
+/**
+ * Rank the uncharacterized substitutions of a context report by how much of a deviation
+ * (measured − predicted, J) they can explain: pairs (predecessor → node on one device; co-runner
+ * ↔ node), grouped by signature names. Per occurrence, |ΔE| is estimated from the element's
+ * characterized points of the same kind (the largest |E(point) − E(null)| among entry points, or
+ * among runtime points), else its null-context energy E (no information: a context can change it
+ * by a sizeable fraction). Fills up to max candidates, best first, and *n_out.
+ * Errors: ERG_EINVAL.
+ */
+ERG_API int erg_refine_candidates(const erg_context_report *r,
+                                  const erg_context_signature *const *sigs, size_t n_sigs,
+                                  double deviation_j, erg_refine_candidate *out, size_t max,
+                                  size_t *n_out, erg_diag *diag);
+
+/** Outcome of the granularity consistency check (paper Eq. 24, Appendix G). */
+typedef struct erg_granularity {
+    double difference_j;   /**< |E_e − Ê_e| */
+    double bias_j;         /**< Σ m_i·c·σ_E_i of the composition */
+    double random_j;       /**< c·sqrt(σ²_E_e + σ²_Ê_e) */
+    double bound_j;        /**< bias_j + random_j */
+    int consistent;        /**< difference_j ≤ bound_j: the hypothesis of Appendix G holds */
+} erg_granularity;
+
+/**
+ * Granularity consistency (paper Eq. 24): a coarse element's measured signature against the
+ * composition of its parts, |E_e − Ê_e| ≤ Σ m_i·c·σ_E_i + c·sqrt(σ²_E_e + σ²_Ê_e), c from
+ * parts->confidence. Errors: ERG_EINVAL.
+ */
+ERG_API int erg_granularity_check(const erg_signature *coarse, const erg_report *parts,
+                                  erg_granularity *out, erg_diag *diag);
+
+
+/** The context signatures and correlation groups of a schedule/1 file (erg refine). */
+typedef struct erg_context_set {
+    size_t n;                     /**< signatures, one per schedule signature */
+    erg_context_signature *sigs;  /**< named by their schedule key; a static power left to the
+                                       device is filled from "devices" when it declares one */
+    char **paths;                 /**< per signature: the signature/1 file it came from (resolved
+                                       against the schedule's folder), NULL when inline */
+    size_t n_corr;
+    erg_correlation *corr;        /**< the schedule's "correlations" */
+} erg_context_set;
+
+/**
+ * Read the signatures of a schedule/1 file with their context points, and its optional
+ * "correlations": [{"signatures": [names...], "rho": ρ} or {"signatures": [a, b],
+ * "covariance_j2": Cov}] (docs/context.md). The schedule itself is read with
+ * erg_schedule_read_file. Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file and JSON path),
+ * ERG_EVERSION, ERG_EINVAL, ERG_ENOMEM.
+ */
+ERG_API int erg_context_set_read_schedule(const char *path, erg_context_set *out,
+                                          erg_diag *diag);
+
+/** Free a context set; NULL-safe, idempotent. */
+ERG_API void erg_context_set_free(erg_context_set *set);
+
+/** The context signature named name in set, or NULL. */
+ERG_API erg_context_signature *erg_context_set_find(const erg_context_set *set, const char *name);
+
+
+/** Number of DAG nodes of a schedule (0 for the expression form). */
+ERG_API size_t erg_schedule_node_count(const erg_schedule *sched);
+
+/** Node i of a schedule: its id, signature name and device id (pointers into the schedule, valid
+ *  while it lives; any of them may be NULL). Errors: ERG_EINVAL (i out of range). */
+ERG_API int erg_schedule_node_info(const erg_schedule *sched, size_t i, const char **id,
+                                   const char **signature, const char **device);
+
+/** Number of DAG edges of a schedule. */
+ERG_API size_t erg_schedule_edge_count(const erg_schedule *sched);
+
+/** Edge k: node indices from → to. Errors: ERG_EINVAL (k out of range). */
+ERG_API int erg_schedule_edge_info(const erg_schedule *sched, size_t k, size_t *from, size_t *to);
+
+/* ========================================== end of context dependence ========================= */
+
 #ifdef __cplusplus
 }
 #endif

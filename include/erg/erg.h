@@ -21,5 +21,6 @@
 #include "erg/trace.h"
 #include "erg/predict.h"
 #include "erg/store.h"
+#include "erg/serve.h"
 
 #endif

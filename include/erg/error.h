@@ -39,7 +39,8 @@ extern "C" {
     X(ESINGULAR, -4002, "regression system is singular")                                           \
     X(ECYCLE, -4003, "dependency cycle")                                                           \
     X(EVERSION, -4004, "unknown format version")                                                   \
-    X(ENOTLIVE, -4005, "counter is present but not live")
+    X(ENOTLIVE, -4005, "counter is present but not live")                                         \
+    X(EBUSY, -EBUSY, "resource busy")
 
 /** Status codes. ERG_OK is success; every other value is negative. */
 enum erg_status {

@@ -160,6 +160,8 @@ typedef enum erg_channel_kind {
  * device: the device it belongs to ("package-0", "gpu-0", "cpu"); label: vendor name or UUID.
  * resolution_j: energy of one tick (J); for power channels the energy of one tick over
  * min_interval_s. wrap_j: the modulus of the counter in J (0 when none or unknown).
+ * wrap_j is NaN when the counter wraps at a modulus that could not be read (max_energy_range_uj
+ * missing), so that an unknown range is never shown as 0 (a decrease is then never a wrap).
  * min_interval_s: the counter's update period (shorter windows are below_resolution).
  * max_power_w: the plausibility bound (a reading implying more is flagged).
  * parent: index of the channel whose domain contains this one (psys ⊃ package ⊃ core), or -1.
@@ -237,9 +239,14 @@ enum {
      *  (calibrated idle power × time) exceeds the mean gross energy, so the net energy is
      *  negative. The machine drew less than its calibrated idle power: the calibration was taken
      *  under load or in another state (frequency, fans, another machine). Recalibrate at rest. */
-    ERG_FLAG_BASELINE_EXCEEDS_GROSS = 1u << 8
+    ERG_FLAG_BASELINE_EXCEEDS_GROSS = 1u << 8,
+    /** Set on a total (erg_measurement.total_flags), never on a channel: a channel the total
+     *  covers (a package, dram, GPU, or the psys or system channel it would use) has no figure in
+     *  the window (declined, read error, not live...), so the total is not given (NaN) rather
+     *  than a sum that silently leaves it out; total_reason names the channels. */
+    ERG_FLAG_INCOMPLETE = 1u << 9
 };
-#define ERG_FLAG_COUNT 9
+#define ERG_FLAG_COUNT 10
 
 /** Name of flag bit i (0 ≤ i < ERG_FLAG_COUNT): "wrap_corrected", ...; NULL otherwise. */
 ERG_API const char *erg_flag_name(unsigned bit_index);
@@ -280,8 +287,10 @@ typedef struct erg_channel_reading {
  * A measurement: the difference of two snapshots.
  * time_s: CLOCK_MONOTONIC elapsed time; cpu_s: CPU time used by this process and its reaped
  * children in the window (the liveness criterion). total_energy_j: sum over the channels with
- * in_total (never a domain twice); NaN when no channel could be summed. total_grade: weakest
- * grade summed.
+ * in_total (never a domain twice); NaN when no channel could be summed, or when a channel the
+ * total covers has no figure (total_flags has ERG_FLAG_INCOMPLETE and total_reason names the
+ * missing channels: a total covers what it claims or gives none). total_grade: weakest grade
+ * summed (ERG_GRADE_ESTIMATOR when none). total_reason: "" when the total is complete.
  */
 typedef struct erg_measurement {
     double time_s;
@@ -291,6 +300,8 @@ typedef struct erg_measurement {
     double total_energy_j;
     erg_grade total_grade;
     size_t n_total;
+    unsigned total_flags;                     /**< ERG_FLAG_INCOMPLETE, or 0 */
+    char total_reason[ERG_METER_REASON_MAX]; /**< why there is no total; "" when there is one */
 } erg_measurement;
 
 /** A snapshot of the meter's accumulated state; opaque, from erg_meter_snapshot_new. */

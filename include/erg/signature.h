@@ -164,6 +164,125 @@ ERG_API int erg_signature_read_file(const char *path, erg_signature *out, erg_di
 /** Write a standalone signature file, whole or not at all ("-" is stdout). */
 ERG_API int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
 
+
+/* ================================================================================================
+ * Signatures as functions of context (paper Sections 3.1, 3.2, 3.4, 4.4; docs/context.md).
+ *
+ * A context signature holds an element's null-context isolation values (an erg_signature) and its
+ * values at characterized contexts: entry contexts Φ (the state a predecessor leaves: cache
+ * residency, device temperature) and runtime contexts P (the set of co-running elements). In a
+ * signature/1 file they are the optional members "contexts" (an array of points) and "command"
+ * (the element as a shell command, for re-characterization); readers that want only the null
+ * context (erg_signature_read_file, erg compose) ignore them.
+ * ============================================================================================= */
+
+/** Interaction mechanisms of paper Table 1 (Section 3.4). */
+typedef enum erg_mechanism {
+    ERG_MECHANISM_THERMAL = 0,        /**< entry context: device temperature */
+    ERG_MECHANISM_CACHE = 1,          /**< entry context: cache / memory residency */
+    ERG_MECHANISM_POWER_DELIVERY = 2, /**< entry context: current-draw transients */
+    ERG_MECHANISM_CONTENTION = 3      /**< runtime context: shared-resource contention */
+} erg_mechanism;
+
+/** "thermal", "cache", "power_delivery", "contention"; NULL for another value. */
+ERG_API const char *erg_mechanism_name(erg_mechanism mechanism);
+
+/** Parse a mechanism name. Returns ERG_OK or ERG_EINVAL. */
+ERG_API int erg_mechanism_parse(const char *name, erg_mechanism *out);
+
+/** Most co-runners of one runtime context point. */
+#define ERG_CONTEXT_MAX_CORUNNERS 4
+/** Most characterized points of one context signature. */
+#define ERG_CONTEXT_MAX_POINTS 16
+/** Size of a cache-state word ("cold", "warm"), with the NUL. */
+#define ERG_CONTEXT_CACHE_MAX 16
+
+/**
+ * One characterized context point of an element: the context and the element's measured values
+ * there (paper Section 3.2: s(φ, ρ), T(φ, ρ), d(φ, ρ) with their variances).
+ * - name: the point's name, unique within its signature ("after:stream", "with:copy").
+ * - mechanism: the mechanism the point's protocol isolates (Appendix A: one at a time).
+ * - after: entry context: the element whose exit state this is ("" for a generic state such as a
+ *   cold cache reached by a flush); in a schedule it matches the predecessor on the same device.
+ * - cache: "cold", "warm" or "" (not stated); traffic_bytes: intervening memory traffic between
+ *   `after` and the element, bytes (NAN unknown); temperature_c: device temperature observed at
+ *   the element's start, °C (NAN unknown).
+ * - corunners: runtime context: the other elements running concurrently (ρ minus the element
+ *   itself); none for an entry-context point. A point with both `after` and co-runners is a
+ *   co-run at that entry context (Section 4.1.3).
+ * - static_power_w, time_s, dynamic_energy_j, time_var_s2, energy_var_j2, runs: as in
+ *   erg_signature, measured at this context (the same constraints: ≥ 0, Axiom M1).
+ */
+typedef struct erg_context_point {
+    char name[ERG_SIG_NAME_MAX];
+    erg_mechanism mechanism;
+    char after[ERG_SIG_NAME_MAX];
+    char cache[ERG_CONTEXT_CACHE_MAX];
+    double traffic_bytes;
+    double temperature_c;
+    size_t n_corunners;
+    char corunners[ERG_CONTEXT_MAX_CORUNNERS][ERG_SIG_NAME_MAX];
+    double static_power_w;
+    double time_s;
+    double dynamic_energy_j;
+    double time_var_s2;
+    double energy_var_j2;
+    unsigned runs;
+} erg_context_point;
+
+/**
+ * A signature as a function of context (paper Section 3.2, S_e with Φ and P): null_context holds
+ * the null-context isolation values (the context-independent signature of Section 4.3), points
+ * the characterized contexts, command the element as a shell command ("" when unknown).
+ */
+typedef struct erg_context_signature {
+    erg_signature null_context;
+    char command[ERG_SIG_META_MAX];
+    size_t n_points;
+    erg_context_point points[ERG_CONTEXT_MAX_POINTS];
+} erg_context_signature;
+
+/** Empty context signature: erg_signature_init'ed null context, no points, no command. */
+ERG_API void erg_context_signature_init(erg_context_signature *cs);
+
+/** A point with every number NAN-free defaults: mechanism cache, traffic and temperature NAN,
+ *  values 0, no co-runners, empty strings. */
+ERG_API void erg_context_point_init(erg_context_point *pt);
+
+/**
+ * Add (or replace, by name) a point. The point's values must pass erg_signature_check, its name
+ * must be non-empty, and co-runner names non-empty. Errors: ERG_EINVAL (bad point), ERG_ERANGE
+ * (ERG_CONTEXT_MAX_POINTS points already).
+ */
+ERG_API int erg_context_signature_add(erg_context_signature *cs, const erg_context_point *pt,
+                                      erg_diag *diag);
+
+/**
+ * Index of the point characterized at exactly this context: `after` equal to after (NULL or ""
+ * for none) and the same co-runner set as corunners[0..n) (order and repeats ignored); -1 when
+ * there is none.
+ */
+ERG_API int erg_context_signature_find(const erg_context_signature *cs, const char *after,
+                                       const char *const *corunners, size_t n);
+
+/** The signature of point i: null_context's metadata with the point's s, T, d, variances, runs. */
+ERG_API int erg_context_point_signature(const erg_context_signature *cs, size_t i,
+                                        erg_signature *out);
+
+/**
+ * Read a signature/1 file with its context points ("contexts", "command"; keys in
+ * docs/context.md). A file without them gives a context signature with no points. Errors as
+ * erg_signature_read_file, plus ERG_EPARSE naming contexts[i].member for a bad point.
+ */
+ERG_API int erg_context_signature_read_file(const char *path, erg_context_signature *out,
+                                            erg_diag *diag);
+
+/** Write a signature/1 file with its context points, whole or not at all ("-" is stdout). */
+ERG_API int erg_context_signature_write_file(const char *path, const erg_context_signature *cs,
+                                             erg_diag *diag);
+
+/* ============================================ end of context signatures ======================= */
+
 #ifdef __cplusplus
 }
 #endif

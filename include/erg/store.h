@@ -81,6 +81,23 @@ ERG_API int erg_store_history_each(erg_store *store, const char *name,
                                    int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s),
                                    void *ud, erg_diag *diag);
 
+
+/* ---- Signatures with context points (docs/context.md; paper Section 4.4, step 5 "Reuse") ---- */
+
+/**
+ * Store a signature with its context points and command under cs->null_context.name (non-empty),
+ * as erg_store_put does: a different entry of that name moves to history. erg_store_get of the
+ * same name gives the null-context signature; erg_store_get_context gives the points too.
+ * Errors: ERG_EINVAL, ERG_EIO.
+ */
+ERG_API int erg_store_put_context(erg_store *store, const erg_context_signature *cs,
+                                  erg_diag *diag);
+
+/** Fetch the current signature named name with its context points (none when stored without).
+ *  Errors: ERG_ENOENT (no such name), ERG_EIO, ERG_EPARSE (a stored point is malformed). */
+ERG_API int erg_store_get_context(erg_store *store, const char *name, erg_context_signature *out,
+                                  erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

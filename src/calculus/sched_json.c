@@ -707,6 +707,10 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
     for (int i = 0; i < 8; i++)
         if (strlen(known[i]) == n && memcmp(known[i], k, n) == 0)
             which = i;
+    if (which < 0 && n == 12 && memcmp(k, "correlations", 12) == 0) {
+        t->member = M_SKIP; /* correlated noise: erg_context_set_read_schedule (context.c) */
+        return 1;
+    }
     if (which < 0 && n == 11 && memcmp(k, "transitions", 11) == 0 && t->r->b->transitions) {
         which = 8; /* captured for the builder */
     } else if (which < 0 && n == 11 && memcmp(k, "transitions", 11) == 0) {

@@ -34,7 +34,9 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
 
 const char *const erg__signature_keys[] = {
     "static_power_w", "time_s", "dynamic_energy_j", "time_var_s2", "energy_var_j2", "name",
-    "device", "theta", "omega", "kappa", "grade", "runs", "flags", "channels", NULL};
+    "device", "theta", "omega", "kappa", "grade", "runs", "flags", "channels",
+    "contexts", "command", /* context points (context.c; docs/context.md) */
+    NULL};
 
 int erg__signature_key_known(const char *key, size_t n)
 {

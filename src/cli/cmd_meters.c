@@ -126,9 +126,33 @@ static int run(int argc, char **argv)
     if (probe)
         erg_meter_probe_liveness(m, 0.05, NULL);
     int hw = erg_cli_has_hardware(m);
-    const char *note = hw ? NULL
-                          : "no hardware energy counter is usable here: figures come from the "
-                            "estimator (CPU utilisation model) and are estimates";
+    int est = 0;
+    for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
+        erg_channel_info ch;
+        erg_meter_channel_info(m, i, &ch);
+        est |= ch.usable && ch.kind == ERG_KIND_ESTIMATE;
+    }
+    /* say where figures come from only as far as it is true: the estimator may be excluded */
+    const char *note =
+        hw    ? NULL
+        : est ? "no hardware energy counter is usable here: figures come from the estimator (CPU "
+                "utilisation model) and are estimates"
+              : "no channel is usable here and the estimator is not among the backends tried: "
+                "no figure can be measured";
+    /* a declined package, dram or GPU that a total would need: totals will be incomplete */
+    char lacking[512] = "";
+    for (size_t i = 0, n = 0; i < erg_meter_channel_count(m); i++) {
+        erg_channel_info ch;
+        erg_meter_channel_info(m, i, &ch);
+        if (ch.usable || ch.deduplicated || ch.kind == ERG_KIND_ESTIMATE ||
+            !(ch.domain == ERG_DOMAIN_PACKAGE || ch.domain == ERG_DOMAIN_DRAM) ||
+            strncmp(ch.reason, "permission denied", 17) != 0)
+            continue;
+        n += (size_t)snprintf(lacking + n, n < sizeof lacking ? sizeof lacking - n : 0, "%s%s",
+                              n ? ", " : "", ch.id);
+        if (n >= sizeof lacking)
+            break;
+    }
     if (json) {
         json_t *root = json_object(), *ba = json_array(), *ca = json_array();
         json_object_set_new(root, "erg", json_string("meters/1"));
@@ -156,7 +180,7 @@ static int run(int argc, char **argv)
             json_object_set_new(o, "usable", json_boolean(ci.usable));
             json_object_set_new(o, "live", ci.live < 0 ? json_null() : json_boolean(ci.live));
             json_object_set_new(o, "resolution_j", json_real(ci.resolution_j));
-            json_object_set_new(o, "wrap_j", json_real(ci.wrap_j));
+            json_object_set_new(o, "wrap_j", erg_cli_num(ci.wrap_j)); /* null: unknown */
             json_object_set_new(o, "min_interval_s", json_real(ci.min_interval_s));
             json_object_set_new(o, "deduplicated", json_boolean(ci.deduplicated));
             if (ci.parent >= 0) {
@@ -174,6 +198,12 @@ static int run(int argc, char **argv)
         json_object_set_new(root, "hardware", json_boolean(hw));
         if (note)
             json_object_set_new(root, "note", json_string(note));
+        if (lacking[0])
+            json_object_set_new(
+                root, "incomplete",
+                json_pack("{s:s, s:s}", "declined", lacking, "note",
+                          "totals over the CPU will be null (flag incomplete) while these are "
+                          "declined; see each channel's reason"));
         erg_meter_close(m);
         return erg_cli_print_json(root);
     }
@@ -197,6 +227,10 @@ static int run(int argc, char **argv)
     }
     if (note)
         printf("\nNote: %s.\n", note);
+    if (lacking[0])
+        printf("\nNote: %s declined (permission denied): totals over the CPU will be null, "
+               "flagged incomplete, until it can be read.\n",
+               lacking);
     erg_meter_close(m);
     return ERG_EXIT_OK;
 }

@@ -136,15 +136,15 @@ static int run_store(int argc, char **argv)
     if (is_put) {
         /* Read every file first, so a bad one stores nothing. */
         size_t n = (size_t)(argc - optind);
-        erg_signature *sigs = calloc(n, sizeof *sigs);
+        erg_context_signature *sigs = calloc(n, sizeof *sigs); /* with their context points */
         if (!sigs)
             return erg_cli_fail(NULL, ERG_ENOMEM);
         for (size_t i = 0; i < n; i++) {
-            if ((rc = erg_signature_read_file(argv[optind + (int)i], &sigs[i], &d)) != ERG_OK) {
+            if ((rc = erg_context_signature_read_file(argv[optind + (int)i], &sigs[i], &d)) != ERG_OK) {
                 free(sigs);
                 return erg_cli_fail(&d, rc);
             }
-            if (!sigs[i].name[0]) {
+            if (!sigs[i].null_context.name[0]) {
                 fprintf(stderr, "erg: %s: the signature has no \"name\" to store it under\n", argv[optind + (int)i]);
                 free(sigs);
                 return ERG_EXIT_USAGE;
@@ -156,7 +156,7 @@ static int run_store(int argc, char **argv)
             return erg_cli_fail(&d, rc);
         }
         for (size_t i = 0; i < n && rc == ERG_OK; i++)
-            rc = erg_store_put(st, &sigs[i], &d);
+            rc = erg_store_put_context(st, &sigs[i], &d);
         erg_store_close(st);
         free(sigs);
         if (rc != ERG_OK)
@@ -177,9 +177,12 @@ static int run_store(int argc, char **argv)
             rc = erg_diag_set(&d, ERG_ENOENT, path, "'%s' has %lu earlier version%s, not %lu", argv[optind],
                               ctx.seen, ctx.seen == 1 ? "" : "s", previous);
     } else if (!strcmp(action, "get")) {
-        erg_signature s;
-        if ((rc = erg_store_get(st, argv[optind], &s, &d)) == ERG_OK)
-            rc = erg_signature_write_file(output, &s, &d);
+        erg_context_signature *cs = malloc(sizeof *cs);
+        if (!cs)
+            rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
+        else if ((rc = erg_store_get_context(st, argv[optind], cs, &d)) == ERG_OK)
+            rc = erg_context_signature_write_file(output, cs, &d);
+        free(cs);
     } else if (!strcmp(action, "history")) {
         erg_signature cur;
         if ((rc = erg_store_get(st, argv[optind], &cur, &d)) == ERG_OK) {

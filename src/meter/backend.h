@@ -38,11 +38,16 @@ struct erg__chan {
     double joules_per_tick; /* COUNTER: J per tick; POWER/ESTIMATE: W per tick */
     uint64_t wrap_ticks;    /* COUNTER modulus (max_energy_range_uj + 1, 2^32); 0 none/unknown */
     int wrap_unknown;       /* 1 when the modulus could not be read (decreases are not wraps) */
+    int no_wrap;            /* 1 for 64-bit counters that do not wrap (wrap_j 0, not unknown) */
     double min_interval_s;  /* update period, s */
     double max_power_w;     /* plausibility bound, W */
     int usable;             /* 0: declined at open, reason says why */
+    int lacks;              /* declined, but a real domain whose figure a total needs (permission
+                             * denied, unreadable counter): its absence makes a total incomplete */
     char reason[ERG_METER_REASON_MAX];
     int zone_type; /* backend-private grouping (e.g. 1 for intel-rapl-mmio) */
+    int component; /* a rail inside a larger domain (a board or module rail): reported, never
+                    * summed, never a mirror of anything */
 };
 
 /* Read status of one channel in one poll. */
@@ -74,8 +79,27 @@ extern const struct erg__backend_ops erg__backend_estimator;
 
 /* Helpers shared by backends (env.c). */
 
-/* Open path (relative to the root) read-only through the seam; -1 with errno. */
+/* Open path (relative to the root) read-only and non-blocking through the seam; only a regular
+ * file is kept (a FIFO, socket, directory or device gives -1 with errno EINVAL). -1 with errno. */
 int erg__env_open(const struct erg__env *env, const char *rel);
+/* The same, also accepting a character device (/dev/cpu/N/msr). */
+int erg__env_open_dev(const struct erg__env *env, const char *rel);
+/* readlink of rel (its directory resolved inside the root); the length, or -1 with errno. */
+int erg__env_readlink(const struct erg__env *env, const char *rel, char *buf, size_t size);
+/* strerror for an open made by erg__env_open: EINVAL "not a regular file ...", EXDEV "outside". */
+const char *erg__open_error(int e);
+/* openat of rel resolved inside the directory rootfd: openat2 RESOLVE_IN_ROOT, else a component
+ * walk with O_NOFOLLOW (symlinks followed by hand, absolute ones from the root, ".." above the
+ * root refused with EXDEV). What the default seam's openat does. */
+int erg__open_in_root(int rootfd, const char *rel, int flags);
+/* The walk alone (tests check it where openat2 exists too). */
+int erg__open_in_root_walk(int rootfd, const char *rel, int flags);
+/* 1 when the process runs with elevated privilege (getauxval(AT_SECURE): setuid, setgid, file
+ * capabilities); erg__secure_for_tests >= 0 overrides it (tests). */
+int erg__secure(void);
+extern int erg__secure_for_tests;
+/* getenv, but NULL under elevated privilege (secure_getenv's rule). */
+const char *erg__getenv(const char *name);
 /* Full path for messages: root + "/" + rel. */
 void erg__env_path(const struct erg__env *env, const char *rel, char *buf, size_t size);
 /* pread the whole small attribute at offset 0 into buf (NUL-terminated, trailing space

@@ -16,7 +16,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define MAX_CH 48
 #define MAX_TEMPS 32
 
 struct hch {
@@ -29,33 +28,46 @@ struct temp {
     char id[ERG_METER_ID_MAX];
 };
 
+/* Channels grow as found: no fixed table drops a channel (a 64-core part's per-core counters
+ * once crowded out its socket counter). */
 struct state {
     const struct erg__env *env;
-    size_t n;
-    struct erg__chan ch[MAX_CH];
-    struct hch h[MAX_CH];
+    size_t n, cap;
+    struct erg__chan *ch;
+    struct hch *h;
     size_t nt;
     struct temp t[MAX_TEMPS];
+    int oom;
 };
 
-/* one hwmon device as found */
+/* one hwmon (or iio) device as found */
 struct dev {
-    char dir[64];
+    char base[96];  /* folder relative to the root: "sys/class/hwmon/hwmon3" */
+    char attr[112]; /* where its attributes live: base, or base + "/device" (ACPI power meters on
+                     * older kernels and NVIDIA Grace) */
     char name[48];
     char ident[64]; /* name, plus the device link's last part when there is one */
+    char oem[64];   /* ACPI power meters: power1_oem_info ("Module Power Socket 0"), else "" */
+    int iio;        /* an IIO device (Jetson JetPack 4 ina3221x) */
 };
 
 /* By identity; devices that share one (same name, no device link) fall back to the numeric
- * order of their hwmonN folders, the only order left. */
+ * order of their folders, the only order left. */
 static int dev_cmp(const void *a, const void *b)
 {
     const struct dev *p = a, *q = b;
     int c = strcmp(p->ident, q->ident);
     if (c)
         return c;
-    unsigned long x = strtoul(p->dir + strcspn(p->dir, "0123456789"), NULL, 10);
-    unsigned long y = strtoul(q->dir + strcspn(q->dir, "0123456789"), NULL, 10);
-    return x < y ? -1 : x > y;
+    c = strcmp(p->oem, q->oem);
+    if (c)
+        return c;
+    const char *x = strrchr(p->base, '/'), *y = strrchr(q->base, '/');
+    x = x ? x + 1 : p->base;
+    y = y ? y + 1 : q->base;
+    unsigned long u = strtoul(x + strcspn(x, "0123456789"), NULL, 10);
+    unsigned long v = strtoul(y + strcspn(y, "0123456789"), NULL, 10);
+    return u < v ? -1 : u > v;
 }
 
 static int contains_ci(const char *s, const char *needle)
@@ -67,150 +79,277 @@ static int contains_ci(const char *s, const char *needle)
     return 0;
 }
 
-/* Domain of a power or energy rail from the device name and its label. *component is set for a
- * rail that is part of a larger one (never summed). */
-static erg_domain rail_domain(const char *name, const char *label, int *component, char *device,
-                              size_t dsize, const char *ident)
+static int ends_with_ci(const char *s, const char *suffix)
 {
-    *component = 0;
-    if (strcmp(name, "amdgpu") == 0 || strcmp(name, "nouveau") == 0 || strcmp(name, "i915") == 0 ||
-        strcmp(name, "xe") == 0) {
-        erg__fmt(device, dsize, "%s", ident);
-        return ERG_DOMAIN_GPU;
-    }
-    if (strcmp(name, "amd_energy") == 0 && label[0] == 'E') {
-        /* amd_energy: "Esocket0" per socket, "Ecore000" per core */
-        const char *digits = label + strcspn(label, "0123456789");
-        unsigned long k = strtoul(digits, NULL, 10);
-        if (strncmp(label, "Esocket", 7) == 0) {
-            erg__fmt(device, dsize, "package-%lu", k);
-            return ERG_DOMAIN_PACKAGE;
-        }
-        erg__fmt(device, dsize, "core-%lu", k);
-        *component = 1;
-        return ERG_DOMAIN_CORE;
-    }
-    erg__fmt(device, dsize, "%s", ident);
-    if (strcmp(name, "acpi_power_meter") == 0 || contains_ci(label, "VDD_IN") ||
-        contains_ci(label, "total") || contains_ci(label, "system") || contains_ci(label, "psu"))
-        return ERG_DOMAIN_SYSTEM;
-    *component = 1; /* a rail of the board (VDD_CPU_GPU_CV, VDD_SOC...): reported, not summed */
-    return ERG_DOMAIN_SYSTEM;
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-static int open_rel(const struct erg__env *env, const char *dir, const char *file)
+/* The socket number in an ACPI power meter's OEM text ("Module Power Socket 1"), -1 when none. */
+static long socket_of(const char *oem)
+{
+    for (const char *p = oem; *p; p++)
+        if (strncasecmp(p, "socket", 6) == 0) {
+            const char *q = p + 6;
+            while (*q == ' ' || *q == '_' || *q == '-')
+                q++;
+            if (*q >= '0' && *q <= '9')
+                return strtol(q, NULL, 10);
+        }
+    return -1;
+}
+
+/* What a rail is. domain; *component for a rail inside a larger one (reported, never summed);
+ * device: the scope it belongs to; scope: a few words saying what the figure covers. */
+struct rail {
+    erg_domain domain;
+    int component;
+    char device[ERG_METER_ID_MAX];
+    const char *scope;
+};
+
+static int amd_energy_like(const char *name)
+{
+    return strcmp(name, "amd_energy") == 0 || strcmp(name, "zenergy") == 0;
+}
+
+static int power_meter_like(const char *name)
+{
+    return strcmp(name, "power_meter") == 0 || strcmp(name, "acpi_power_meter") == 0;
+}
+
+/* An INA3221 board rail: the board's input ("VDD_IN" on Xavier/Orin/TX2, "POM_5V_IN" on the
+ * Nano, "VIN") holds the others ("VDD_CPU_GPU_CV", "POM_5V_GPU", "VDD_SYS_DDR"...). */
+static int board_input(const char *label)
+{
+    return contains_ci(label, "VDD_IN") || ends_with_ci(label, "_IN") || strcasecmp(label, "VIN") == 0;
+}
+
+static void rail_of(const struct dev *d, const char *label, const char *oem, struct rail *r)
+{
+    r->component = 0;
+    r->scope = "";
+    erg__fmt(r->device, sizeof r->device, "%s", d->ident);
+    if (strcmp(d->name, "amdgpu") == 0 || strcmp(d->name, "nouveau") == 0 ||
+        strcmp(d->name, "i915") == 0 || strcmp(d->name, "xe") == 0) {
+        r->domain = ERG_DOMAIN_GPU;
+        r->scope = "the GPU board";
+        return;
+    }
+    if (amd_energy_like(d->name) && strncmp(label, "Esocket", 7) == 0) {
+        /* amd_energy and zenergy: "Esocket0" per socket (RAPL package energy) */
+        erg__fmt(r->device, sizeof r->device, "package-%lu", strtoul(label + 7, NULL, 10));
+        r->domain = ERG_DOMAIN_PACKAGE;
+        r->scope = "the CPU package";
+        return;
+    }
+    if (power_meter_like(d->name)) {
+        /* ACPI 4.0 power meters (drivers/hwmon/acpi_power_meter.c, hwmon name "power_meter").
+         * Without OEM text: the machine's input. NVIDIA Grace and Grace Hopper publish one meter
+         * per domain and socket, named by power1_oem_info (NVIDIA Grace Performance Tuning
+         * Guide, Power Telemetry): the module (Grace, its memory and SysIO, and the Hopper GPU
+         * on Grace Hopper) holds Grace, which holds the CPU and SysIO rails. */
+        long k = socket_of(oem);
+        if (!oem[0]) {
+            r->domain = ERG_DOMAIN_SYSTEM;
+            r->scope = "the machine (ACPI power meter)";
+            return;
+        }
+        if (k >= 0)
+            erg__fmt(r->device, sizeof r->device, "socket-%ld", k);
+        if (contains_ci(oem, "module") || contains_ci(oem, "total")) {
+            r->domain = ERG_DOMAIN_SYSTEM;
+            r->scope = "holds Grace, memory, SysIO, its GPU";
+        } else if (contains_ci(oem, "grace")) {
+            r->domain = ERG_DOMAIN_PACKAGE;
+            r->scope = "holds CPU, memory, SysIO";
+        } else if (contains_ci(oem, "sysio")) {
+            r->domain = ERG_DOMAIN_UNCORE;
+            r->component = 1;
+            r->scope = "SysIO rail, inside Grace";
+        } else if (contains_ci(oem, "cpu")) {
+            r->domain = ERG_DOMAIN_CORE;
+            r->component = 1;
+            r->scope = "CPU rail, inside Grace";
+        } else {
+            r->domain = ERG_DOMAIN_SYSTEM;
+            r->component = 1;
+            r->scope = "a component rail";
+        }
+        return;
+    }
+    r->domain = ERG_DOMAIN_SYSTEM;
+    if (board_input(label) || contains_ci(label, "total") || contains_ci(label, "system") ||
+        contains_ci(label, "psu")) {
+        r->scope = "the board's input";
+        return;
+    }
+    r->component = 1; /* a rail of the board (VDD_CPU_GPU_CV, VDD_SOC...): reported, not summed */
+    r->scope = "a rail inside the board's input";
+}
+
+static int open_attr(const struct erg__env *env, const struct dev *d, const char *file)
 {
     char rel[256];
-    erg__fmt(rel, sizeof rel, "sys/class/hwmon/%s/%s", dir, file);
+    erg__fmt(rel, sizeof rel, "%s/%s", d->attr, file);
     return erg__env_open(env, rel);
 }
 
-static void read_label(const struct erg__env *env, const char *dir, const char *file, char *buf,
-                       size_t size)
+static void read_attr(const struct erg__env *env, const struct dev *d, const char *file, char *buf,
+                      size_t size)
 {
     char rel[256];
-    erg__fmt(rel, sizeof rel, "sys/class/hwmon/%s/%s", dir, file);
+    erg__fmt(rel, sizeof rel, "%s/%s", d->attr, file);
     if (erg__env_read_text(env, rel, buf, size) < 0)
         buf[0] = '\0';
 }
 
-/* A new channel of device d: identity, domain from the rail's name and label (a rail inside a
- * larger domain is reported, not summed), grade and kind; values in µJ or µW (1e-6 per tick).
- * NULL when the channel table is full. */
-static struct erg__chan *add(struct state *s, const struct dev *d, const char *label,
-                             const char *what, erg_grade grade, erg_channel_kind kind)
+/* 0 when the channel's enable attribute exists and reads 0 (disabled: no channel), else 1. */
+static int enabled(const struct erg__env *env, const struct dev *d, const char *what)
 {
-    if (s->n == MAX_CH)
-        return NULL;
+    char file[64], rel[256];
+    uint64_t v;
+    erg__fmt(file, sizeof file, "%s_enable", what);
+    erg__fmt(rel, sizeof rel, "%s/%s", d->attr, file);
+    return erg__env_read_u64(env, rel, &v) == 0 && v == 0 ? 0 : 1;
+}
+
+/* A new channel of device d named by its label, or by its attribute (`energy1`) when it has
+ * none; ids are unique even when two sensors carry one label (the attribute is added). Domain
+ * and scope from the device, label and OEM text; values in µJ or µW (1e-6 per tick). NULL on
+ * out of memory. */
+static struct erg__chan *add(struct state *s, const struct dev *d, const char *label,
+                             const char *what, const char *oem, erg_grade grade,
+                             erg_channel_kind kind)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        struct erg__chan *c = realloc(s->ch, cap * sizeof *c);
+        if (!c) {
+            s->oom = 1;
+            return NULL;
+        }
+        s->ch = c;
+        struct hch *h = realloc(s->h, cap * sizeof *h);
+        if (!h) {
+            s->oom = 1;
+            return NULL;
+        }
+        s->h = h;
+        s->cap = cap;
+    }
     struct erg__chan *c = &s->ch[s->n];
     memset(c, 0, sizeof *c);
     s->h[s->n].fd = s->h[s->n].fd2 = -1;
-    erg__fmt(c->id, sizeof c->id, "hwmon:%.28s/%.28s", d->ident, label[0] ? label : what);
-    erg__fmt(c->label, sizeof c->label, "%.30s %.30s", d->name, label[0] ? label : what);
+    const char *nm = oem[0] ? oem : label[0] ? label : what;
+    erg__fmt(c->id, sizeof c->id, "hwmon:%.28s/%.28s", d->ident, nm);
+    for (size_t k = 0; k < s->n; k++)
+        if (strcmp(s->ch[k].id, c->id) == 0) { /* two sensors, one label: keep both */
+            erg__fmt(c->id, sizeof c->id, "hwmon:%.24s/%.20s (%.12s)", d->ident, nm, what);
+            break;
+        }
+    struct rail r;
+    rail_of(d, label, oem, &r);
+    if (oem[0])
+        erg__fmt(c->label, sizeof c->label, "%.28s: %s", oem, r.scope);
+    else if (r.scope[0])
+        erg__fmt(c->label, sizeof c->label, "%.24s %.32s: %s", d->name, nm, r.scope);
+    else
+        erg__fmt(c->label, sizeof c->label, "%.30s %.30s", d->name, nm);
     c->usable = 1;
-    int comp;
-    c->domain = rail_domain(d->name, label, &comp, c->device, sizeof c->device, d->ident);
-    c->zone_type = comp ? 2 : 0;
+    c->domain = r.domain;
+    erg__strlcpy(c->device, r.device, sizeof c->device);
+    c->component = r.component;
     c->grade = grade;
     c->kind = kind;
     c->joules_per_tick = 1e-6;
-    if (comp)
-        erg__strlcpy(c->reason, "a rail inside a larger domain: reported, not summed",
-                     sizeof c->reason);
+    if (r.component)
+        erg__fmt(c->reason, sizeof c->reason,
+                 "%s: reported, never added to the total that holds it", r.scope);
     return c;
 }
 
 static void scan_device(struct state *s, const struct dev *d)
 {
     const struct erg__env *env = s->env;
-    char file[64], label[64];
-    /* energy counters */
-    /* indices are 1-based and contiguous in practice (amd_energy numbers every core before the
-     * sockets, so they can run into the hundreds); stop after 16 misses in a row */
-    for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
+    char file[64], label[64], what[32];
+    const char *oem = d->oem;
+    /* energy counters. Indices are 1-based and contiguous in practice (amd_energy numbers every
+     * core before the sockets, so they run into the hundreds): stop after 16 misses in a row */
+    for (int k = 0, miss = 0; k < 4096 && miss < 16; k++) {
+        erg__fmt(what, sizeof what, "energy%d", k);
         erg__fmt(file, sizeof file, "energy%d_input", k);
-        int fd = open_rel(env, d->dir, file);
+        int fd = open_attr(env, d, file);
         miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0) {
             if (errno == EACCES) {
-                struct erg__chan *c = add(s, d, "", file, ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
+                struct erg__chan *c = add(s, d, "", what, "", ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
                 if (c) {
-                    c->domain = ERG_DOMAIN_SYSTEM;
-                    c->zone_type = 0;
+                    c->component = 0;
                     c->usable = 0;
+                    c->lacks = c->domain != ERG_DOMAIN_SYSTEM;
                     erg__fmt(c->reason, sizeof c->reason,
-                             "permission denied: %s/%s (run with privileges)", d->dir, file);
+                             "permission denied: %s/%s (a udev rule can make it group-readable: "
+                             "docs/meters.md)",
+                             d->attr, file);
                     s->n++;
                 }
             }
             continue;
         }
         erg__fmt(file, sizeof file, "energy%d_label", k);
-        read_label(env, d->dir, file, label, sizeof label);
-        if (strcmp(d->name, "amd_energy") == 0 && strncmp(label, "Ecore", 5) == 0) {
-            /* one counter per core (up to hundreds): inside the socket's counter, and they would
-             * crowd out every other channel; the socket counters are kept */
+        read_attr(env, d, file, label, sizeof label);
+        if (!enabled(env, d, what) ||
+            (amd_energy_like(d->name) && strncmp(label, "Ecore", 5) == 0)) {
+            /* disabled; or one core's counter (up to hundreds), inside its socket's counter,
+             * which is kept: cores are not channels */
             env->io.close(env->io.ud, fd);
             continue;
         }
-        struct erg__chan *c = add(s, d, label, file, ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
+        struct erg__chan *c =
+            add(s, d, label, what, "", ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
         }
         c->wrap_ticks = 0; /* 64-bit µJ counters: no wrap in practice; a decrease is flagged */
         c->wrap_unknown = 1;
+        c->no_wrap = 1;
         c->min_interval_s = 1e-3;
         c->max_power_w = c->domain == ERG_DOMAIN_SYSTEM ? 20000.0 : 2000.0;
         s->h[s->n].fd = fd;
         s->n++;
     }
     /* power readings */
-    for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
+    for (int k = 0, miss = 0; k < 4096 && miss < 16; k++) {
         const char *kind = "input";
+        erg__fmt(what, sizeof what, "power%d", k);
         erg__fmt(file, sizeof file, "power%d_input", k);
-        int fd = open_rel(env, d->dir, file);
+        int fd = open_attr(env, d, file);
         if (fd < 0) {
             kind = "average";
             erg__fmt(file, sizeof file, "power%d_average", k);
-            fd = open_rel(env, d->dir, file);
+            fd = open_attr(env, d, file);
         }
         miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0)
             continue;
+        if (!enabled(env, d, what)) {
+            env->io.close(env->io.ud, fd);
+            continue;
+        }
         erg__fmt(file, sizeof file, "power%d_label", k);
-        read_label(env, d->dir, file, label, sizeof label);
-        char what[32];
-        erg__fmt(what, sizeof what, "power%d", k);
-        struct erg__chan *c = add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER); /* µW */
+        read_attr(env, d, file, label, sizeof label);
+        struct erg__chan *c = add(s, d, label, what, k == 1 ? oem : "", ERG_GRADE_MODEL_BASED,
+                                  ERG_KIND_POWER); /* µW */
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
         }
-        /* an averaged reading is only meaningful over its averaging interval */
+        /* an averaged reading is only meaningful over its averaging interval (ms) */
         uint64_t ms = 0;
         char rel[256];
-        erg__fmt(rel, sizeof rel, "sys/class/hwmon/%s/power%d_average_interval", d->dir, k);
+        erg__fmt(rel, sizeof rel, "%s/power%d_average_interval", d->attr, k);
         if (strcmp(kind, "average") == 0 && erg__env_read_u64(env, rel, &ms) == 0 && ms > 0)
             c->min_interval_s = (double)ms * 1e-3;
         else
@@ -222,22 +361,25 @@ static void scan_device(struct state *s, const struct dev *d)
     /* INA3221-style rails: inN_input (mV) × currN_input (mA) = µW, labelled by inN_label */
     if (strncmp(d->name, "ina3221", 7) == 0 || strncmp(d->name, "ina2", 4) == 0) {
         for (int k = 0; k <= 8; k++) {
+            erg__fmt(what, sizeof what, "in%d", k);
+            if (!enabled(env, d, what))
+                continue;
             erg__fmt(file, sizeof file, "in%d_input", k);
-            int fv = open_rel(env, d->dir, file);
+            int fv = open_attr(env, d, file);
             if (fv < 0)
                 continue;
             erg__fmt(file, sizeof file, "curr%d_input", k);
-            int fc = open_rel(env, d->dir, file);
+            int fc = open_attr(env, d, file);
             if (fc < 0) {
                 env->io.close(env->io.ud, fv);
                 continue;
             }
             erg__fmt(file, sizeof file, "in%d_label", k);
-            read_label(env, d->dir, file, label, sizeof label);
-            char what[32];
+            read_attr(env, d, file, label, sizeof label);
             erg__fmt(what, sizeof what, "rail%d", k);
             /* mV × mA = µW */
-            struct erg__chan *c = add(s, d, label, what, ERG_GRADE_MODEL_BASED, ERG_KIND_POWER);
+            struct erg__chan *c =
+                add(s, d, label, what, "", ERG_GRADE_MODEL_BASED, ERG_KIND_POWER);
             if (!c) {
                 env->io.close(env->io.ud, fv);
                 env->io.close(env->io.ud, fc);
@@ -253,18 +395,45 @@ static void scan_device(struct state *s, const struct dev *d)
     /* temperatures */
     for (int k = 0, miss = 0; k < 1024 && miss < 16 && s->nt < MAX_TEMPS; k++) {
         erg__fmt(file, sizeof file, "temp%d_input", k);
-        int fd = open_rel(env, d->dir, file);
+        int fd = open_attr(env, d, file);
         miss = fd < 0 ? miss + 1 : 0;
         if (fd < 0)
             continue;
         erg__fmt(file, sizeof file, "temp%d_label", k);
-        read_label(env, d->dir, file, label, sizeof label);
-        char what[16];
+        read_attr(env, d, file, label, sizeof label);
         erg__fmt(what, sizeof what, "temp%d", k);
         struct temp *t = &s->t[s->nt++];
         t->fd = fd;
         t->is_gpu = strcmp(d->name, "amdgpu") == 0 || strcmp(d->name, "nouveau") == 0;
         erg__fmt(t->id, sizeof t->id, "hwmon:%.28s/%.28s", d->ident, label[0] ? label : what);
+    }
+}
+
+/* Jetson boards on JetPack 4 (Nano, TX1, TX2; Linux 4.9) expose their INA3221 monitors through
+ * IIO, not hwmon: <root>/sys/bus/iio/devices/iio:deviceN with name "ina3221x",
+ * in_powerK_input in mW and rail_name_K (NVIDIA Jetson Linux Developer Guide, Power Monitor). */
+static void scan_iio_device(struct state *s, const struct dev *d)
+{
+    const struct erg__env *env = s->env;
+    for (int k = 0; k < 8; k++) {
+        char file[64], label[64], what[32];
+        erg__fmt(what, sizeof what, "in_power%d", k);
+        erg__fmt(file, sizeof file, "in_power%d_input", k);
+        int fd = open_attr(env, d, file);
+        if (fd < 0)
+            continue;
+        erg__fmt(file, sizeof file, "rail_name_%d", k);
+        read_attr(env, d, file, label, sizeof label);
+        struct erg__chan *c = add(s, d, label, what, "", ERG_GRADE_MODEL_BASED, ERG_KIND_POWER);
+        if (!c) {
+            env->io.close(env->io.ud, fd);
+            return;
+        }
+        c->joules_per_tick = 1e-3; /* mW */
+        c->min_interval_s = 0.01;
+        c->max_power_w = 5000.0;
+        s->h[s->n].fd = fd;
+        s->n++;
     }
 }
 
@@ -306,7 +475,111 @@ static void hw_close(void *st)
     }
     for (size_t i = 0; i < s->nt; i++)
         s->env->io.close(s->env->io.ud, s->t[i].fd);
+    free(s->ch);
+    free(s->h);
     free(s);
+}
+
+/* Does base/file exist under the root (a regular file)? */
+static int has_file(const struct erg__env *env, const char *base, const char *file)
+{
+    char rel[256];
+    erg__fmt(rel, sizeof rel, "%s/%s", base, file);
+    int fd = erg__env_open(env, rel);
+    if (fd < 0)
+        return 0;
+    env->io.close(env->io.ud, fd);
+    return 1;
+}
+
+/* Fill d for the folder base (its entry name is entry): name, where the attributes live and the
+ * identity. 0, or -1 when it is not a device erg reads. */
+static int find_dev(const struct erg__env *env, const char *base, const char *entry, int iio,
+                    struct dev *d)
+{
+    memset(d, 0, sizeof *d);
+    d->iio = iio;
+    erg__strlcpy(d->base, base, sizeof d->base);
+    erg__strlcpy(d->attr, base, sizeof d->attr);
+    char rel[256];
+    erg__fmt(rel, sizeof rel, "%s/name", base);
+    int have_name = erg__env_read_text(env, rel, d->name, sizeof d->name) > 0;
+    if (!iio) {
+        /* ACPI power meters on older kernels (and NVIDIA Grace) keep their attributes, the name
+         * sometimes too, in hwmonN/device/ */
+        char dev[128];
+        erg__fmt(dev, sizeof dev, "%s/device", base);
+        if (!has_file(env, base, "power1_average") && !has_file(env, base, "power1_input") &&
+            !has_file(env, base, "energy1_input") &&
+            (has_file(env, dev, "power1_average") || has_file(env, dev, "power1_oem_info"))) {
+            erg__strlcpy(d->attr, dev, sizeof d->attr);
+            if (!have_name) {
+                erg__fmt(rel, sizeof rel, "%s/name", dev);
+                have_name = erg__env_read_text(env, rel, d->name, sizeof d->name) > 0;
+            }
+            if (!have_name) {
+                erg__strlcpy(d->name, "power_meter", sizeof d->name); /* acpi_power_meter */
+                have_name = 1;
+            }
+        }
+    }
+    if (!have_name)
+        return -1;
+    if (power_meter_like(d->name))
+        read_attr(env, d, "power1_oem_info", d->oem, sizeof d->oem);
+    /* the device link names the hardware (a PCI, platform or i2c address), stable across boots;
+     * an IIO device's own link ends in .../1-0040/iio:device0 */
+    char target[256];
+    erg__fmt(rel, sizeof rel, iio ? "%s" : "%s/device", base);
+    int l = erg__env_readlink(env, rel, target, sizeof target);
+    const char *hw = NULL;
+    if (l > 0) {
+        char *slash = strrchr(target, '/');
+        if (iio && slash && strcmp(slash + 1, entry) == 0) {
+            *slash = '\0';
+            slash = strrchr(target, '/');
+        }
+        hw = slash ? slash + 1 : target;
+        if (!*hw || strcmp(hw, "..") == 0 || strcmp(hw, ".") == 0)
+            hw = NULL;
+    }
+    if (hw)
+        erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name, hw);
+    else
+        erg__strlcpy(d->ident, d->name, sizeof d->ident);
+    return 0;
+}
+
+/* List the devices of one class folder into *devs (grown as needed). */
+static void list_devs(const struct erg__env *env, const char *folder, const char *prefix, int iio,
+                      struct dev **devs, size_t *nd, size_t *cap)
+{
+    DIR *dd = erg__env_opendir(env, folder);
+    if (!dd)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dd)) != NULL) {
+        if (e->d_name[0] == '.' || strstr(e->d_name, "..") || strlen(e->d_name) >= 32 ||
+            strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        if (*nd == *cap) {
+            size_t c = *cap ? *cap * 2 : 16;
+            struct dev *p = realloc(*devs, c * sizeof *p);
+            if (!p)
+                break;
+            *devs = p;
+            *cap = c;
+        }
+        char base[96];
+        erg__fmt(base, sizeof base, "%s/%s", folder, e->d_name);
+        struct dev *d = &(*devs)[*nd];
+        if (find_dev(env, base, e->d_name, iio, d) != 0)
+            continue;
+        if (iio && strncmp(d->name, "ina3221", 7) != 0)
+            continue; /* IIO: only the Jetson power monitors */
+        (*nd)++;
+    }
+    closedir(dd);
 }
 
 static int hw_open(const struct erg__env *env, void **out, struct erg__chan **chans, size_t *n,
@@ -316,43 +589,17 @@ static int hw_open(const struct erg__env *env, void **out, struct erg__chan **ch
     if (!s)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     s->env = env;
-    struct dev devs[64];
-    size_t nd = 0;
-    DIR *dd = erg__env_opendir(env, "sys/class/hwmon");
-    if (dd) {
-        struct dirent *e;
-        while ((e = readdir(dd)) != NULL && nd < 64) {
-            if (e->d_name[0] == '.' || strstr(e->d_name, "..") ||
-                strlen(e->d_name) >= sizeof devs[0].dir)
-                continue;
-            struct dev *d = &devs[nd];
-            erg__strlcpy(d->dir, e->d_name, sizeof d->dir);
-            char rel[256];
-            erg__fmt(rel, sizeof rel, "sys/class/hwmon/%s/name", d->dir);
-            if (erg__env_read_text(env, rel, d->name, sizeof d->name) <= 0)
-                continue;
-            /* the device link names the hardware (a PCI or platform address), stable across boots
-             */
-            char link[256], target[256];
-            erg__fmt(link, sizeof link, "%s/sys/class/hwmon/%s/device", env->root, d->dir);
-            ssize_t l = readlink(link, target, sizeof target - 1);
-            if (l > 0) {
-                target[l] = '\0';
-                const char *base = strrchr(target, '/');
-                erg__fmt(d->ident, sizeof d->ident, "%.30s@%.30s", d->name,
-                         base ? base + 1 : target);
-            } else {
-                erg__strlcpy(d->ident, d->name, sizeof d->ident);
-            }
-            nd++;
-        }
-        closedir(dd);
-    }
+    struct dev *devs = NULL;
+    size_t nd = 0, cap = 0;
+    list_devs(env, "sys/class/hwmon", "hwmon", 0, &devs, &nd, &cap);
+    list_devs(env, "sys/bus/iio/devices", "iio:device", 1, &devs, &nd, &cap);
     /* order by identity, then make same-name devices without links distinct by that order */
-    qsort(devs, nd, sizeof devs[0], dev_cmp);
+    if (nd)
+        qsort(devs, nd, sizeof devs[0], dev_cmp);
     for (size_t i = 0; i < nd;) {
         size_t j = i + 1;
-        while (j < nd && strcmp(devs[j].ident, devs[i].ident) == 0)
+        while (j < nd && strcmp(devs[j].ident, devs[i].ident) == 0 &&
+               strcmp(devs[j].oem, devs[i].oem) == 0)
             j++;
         for (size_t k = i; j - i > 1 && k < j; k++) {
             char tmp[64];
@@ -361,8 +608,17 @@ static int hw_open(const struct erg__env *env, void **out, struct erg__chan **ch
         }
         i = j;
     }
-    for (size_t i = 0; i < nd; i++)
-        scan_device(s, &devs[i]);
+    for (size_t i = 0; i < nd && !s->oom; i++) {
+        if (devs[i].iio)
+            scan_iio_device(s, &devs[i]);
+        else
+            scan_device(s, &devs[i]);
+    }
+    free(devs);
+    if (s->oom) {
+        hw_close(s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
     scan_thermal(s);
     if (s->n == 0 && s->nt == 0) {
         hw_close(s);

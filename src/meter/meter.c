@@ -59,7 +59,18 @@ struct chan {
     double busy_s; /* integrated device busy time */
     int last_ok;
     uint64_t ev[EV_COUNT];
+    double rej_w; /* power implied by the last rejected jump, W */
+    /* mirror test: a counter that read the same as an earlier one (mirror_of) at open is a
+     * candidate; it becomes a mirror (dedup) once the two have moved together at MIRROR_MOVES
+     * reads, and stops being one the first time they differ */
+    int mirror_of;
+    int mirror_moves;
+    uint64_t mirror_last;
 };
+
+/* Reads at which two counters must have moved to the same value before one is called a mirror
+ * of the other (one equal reading at open is a coincidence as often as a mirror). */
+#define MIRROR_MOVES 2
 
 struct backend {
     const struct erg__backend_ops *ops;
@@ -94,8 +105,9 @@ struct snap_chan {
     double acc_j;
     double busy_s;
     uint64_t n_reads;
-    int have_prev, last_ok;
+    int have_prev, last_ok, dedup;
     uint64_t ev[EV_COUNT];
+    double rej_w;
 };
 
 struct erg_meter_snapshot {
@@ -135,9 +147,9 @@ const char *erg_backend_state_name(erg_backend_state s)
 const char *erg_flag_name(unsigned bit)
 {
     static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected",   "ambiguous_wrap", "backwards",    "glitch",
-        "below_resolution", "stale",          "unit_suspect", "deduplicated",
-        "baseline_exceeds_gross"};
+        "wrap_corrected", "ambiguous_wrap",   "backwards",
+        "glitch",         "below_resolution", "stale",
+        "unit_suspect",   "deduplicated",     "baseline_exceeds_gross", "incomplete"};
     return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
 }
 
@@ -150,10 +162,11 @@ const char *erg_reading_state_name(erg_reading_state s)
 
 /* ---- default seam ---- */
 
+/* Every path is resolved inside the root: no "..", no symlink leads out of it (env.c). */
 static int io_openat(void *ud, int dirfd, const char *path, int flags)
 {
     (void)ud;
-    return openat(dirfd, path, flags);
+    return erg__open_in_root(dirfd, path, flags);
 }
 static ssize_t io_pread(void *ud, int fd, void *buf, size_t size, off_t off)
 {
@@ -210,8 +223,8 @@ static int env_power_w(const char *name, double *out, erg_diag *diag)
     errno = 0;
     double d = strtod(v, &end);
     if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d))
-        return erg_diag_set(diag, ERG_EINVAL, name, "expects a power in W (a number >= 0), got '%s'",
-                            v);
+        return erg_diag_set(diag, ERG_EINVAL, name,
+                            "expects a power in W (a number >= 0), got '%s'", v);
     if (d < 0)
         return erg_diag_set(diag, ERG_EINVAL, name, "must be >= 0 W, got '%s'", v);
     *out = d;
@@ -279,28 +292,71 @@ static int same_key(const struct chan *a, const struct chan *b)
     return a->c->domain == b->c->domain && strcmp(a->c->device, b->c->device) == 0;
 }
 
-/* Deduplicate: the same domain and device seen twice (intel-rapl and intel-rapl-mmio, sysfs and
- * MSR), or two counters of one backend that read identically (die zones mirroring a socket's
- * counter). The earlier (higher-priority) channel is kept. */
+/* Deduplicate: the same domain and device seen twice (intel-rapl and intel-rapl-mmio or TPMI,
+ * sysfs and MSR) is counted once at open. Two counters of one backend that read identically at
+ * open (die zones mirroring a socket's counter, or two packages that happen to read the same
+ * once) are only candidates: the polls decide (mirror_check). The earlier channel is kept. */
 static void deduplicate(erg_meter *m)
 {
+    for (size_t j = 0; j < m->n_ch; j++)
+        m->ch[j].mirror_of = -1;
     for (size_t j = 0; j < m->n_ch; j++) {
         struct chan *b = &m->ch[j];
-        if (!b->usable || b->c->zone_type == 2)
+        if (!b->usable || b->c->component)
             continue;
         for (size_t i = 0; i < j; i++) {
             struct chan *a = &m->ch[i];
-            if (!a->usable || a->dedup || a->c->zone_type == 2)
+            if (!a->usable || a->dedup || a->c->component || a->mirror_of >= 0)
                 continue;
-            int mirror = a->backend == b->backend && a->c->kind == ERG_KIND_COUNTER &&
-                         b->c->kind == ERG_KIND_COUNTER && a->c->domain == b->c->domain &&
-                         a->have_prev && b->have_prev && a->prev == b->prev && a->prev != 0 &&
-                         a->c->joules_per_tick == b->c->joules_per_tick;
-            if (same_key(a, b) || mirror) {
+            /* one domain seen by two backends or two control types; two rails of one backend and
+             * type (two system inputs of one hwmon device) are two rails, both kept */
+            if (same_key(a, b) &&
+                (a->backend != b->backend || a->c->zone_type != b->c->zone_type)) {
                 b->dedup = 1;
-                erg__fmt(b->reason, sizeof b->reason, "%s as %s; counted once",
-                         mirror ? "mirrors the same counter" : "same domain and device", a->c->id);
+                b->mirror_of = -1;
+                erg__fmt(b->reason, sizeof b->reason, "same domain and device as %s; counted once",
+                         a->c->id);
                 break;
+            }
+            int candidate = a->backend == b->backend && a->c->kind == ERG_KIND_COUNTER &&
+                            b->c->kind == ERG_KIND_COUNTER && a->c->domain == b->c->domain &&
+                            a->have_prev && b->have_prev && a->prev == b->prev && a->prev != 0 &&
+                            a->c->joules_per_tick == b->c->joules_per_tick;
+            if (candidate && b->mirror_of < 0) {
+                b->mirror_of = (int)i;
+                b->mirror_moves = 0;
+                b->mirror_last = b->prev;
+            }
+        }
+    }
+}
+
+/* After a poll: a candidate mirror that moved to the same value as its original again counts one
+ * more joint move (MIRROR_MOVES make it a mirror); one that differs is no mirror, for good. */
+static void mirror_check(erg_meter *m)
+{
+    for (size_t j = 0; j < m->n_ch; j++) {
+        struct chan *b = &m->ch[j];
+        if (b->mirror_of < 0)
+            continue;
+        struct chan *a = &m->ch[b->mirror_of];
+        if (!a->last_ok || !b->last_ok || a->pending || b->pending)
+            continue;
+        if (a->prev != b->prev || !a->usable || !b->usable) {
+            b->mirror_of = -1;
+            if (b->dedup) {
+                b->dedup = 0;
+                b->reason[0] = '\0';
+            }
+            continue;
+        }
+        if (b->prev != b->mirror_last) {
+            b->mirror_last = b->prev;
+            if (++b->mirror_moves >= MIRROR_MOVES && !b->dedup) {
+                b->dedup = 1;
+                erg__fmt(b->reason, sizeof b->reason,
+                         "mirrors %s (the same value at %d reads as both moved); counted once",
+                         a->c->id, b->mirror_moves);
             }
         }
     }
@@ -369,8 +425,8 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     *out = NULL;
     {
         const char *l = opts && opts->backends ? opts->backends : getenv("ERG_BACKENDS");
-        int r = check_backend_list(l, opts && opts->backends ? "--backends" : "$ERG_BACKENDS",
-                                   diag);
+        int r =
+            check_backend_list(l, opts && opts->backends ? "--backends" : "$ERG_BACKENDS", diag);
         if (r != ERG_OK)
             return r;
     }
@@ -390,7 +446,23 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
     m->env.io.now_ns = (m->opts.io && m->opts.io->now_ns) ? m->opts.io->now_ns : io_now_ns;
     m->env.io.ud = m->opts.io ? m->opts.io->ud : NULL;
 
-    const char *root = m->opts.root ? m->opts.root : getenv("ERG_ROOT");
+    /* With elevated privilege (setuid, file capabilities: AT_SECURE) the overrides that choose
+     * what is read or loaded are refused, not followed: ERG_ROOT would let a user read any file
+     * through symlinks or labels, ERG_NVML_LIB load their code with erg's privilege. */
+    static const char *const guarded[] = {"ERG_ROOT", "ERG_NVML_LIB"};
+    for (size_t k = 0; k < sizeof guarded / sizeof guarded[0]; k++) {
+        const char *v = getenv(guarded[k]);
+        if (v && *v && erg__secure() &&
+            !(k == 0 ? m->opts.root != NULL : m->opts.nvml_path != NULL)) {
+            free(m);
+            return erg_diag_set(diag, ERG_EACCES, guarded[k],
+                                "refused: erg runs with elevated privilege (setuid or file "
+                                "capabilities), so it does not take %s from the environment; "
+                                "unset it, or run erg without privilege",
+                                guarded[k]);
+        }
+    }
+    const char *root = m->opts.root ? m->opts.root : erg__getenv("ERG_ROOT");
     if (!root || !*root)
         root = "/";
     erg__strlcpy(m->env.root, strcmp(root, "/") == 0 ? "" : root, sizeof m->env.root);
@@ -404,7 +476,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         return erg_diag_set(diag, e == EACCES ? ERG_EACCES : ERG_ENOENT, root,
                             "cannot open the root prefix (ERG_ROOT): %s", strerror(e));
     }
-    m->env.nvml_path = m->opts.nvml_path ? m->opts.nvml_path : getenv("ERG_NVML_LIB");
+    m->env.nvml_path = m->opts.nvml_path ? m->opts.nvml_path : erg__getenv("ERG_NVML_LIB");
     if (!m->env.nvml_path || !*m->env.nvml_path)
         m->env.nvml_path = "libnvidia-ml.so.1";
     m->env.estimator_idle_w = m->opts.estimator_idle_w;
@@ -491,6 +563,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             c->usable = b->chans[i].usable;
             c->live = -1;
             c->util = -1.0;
+            c->mirror_of = -1;
             erg__strlcpy(c->reason, b->chans[i].reason, sizeof c->reason);
             b->info.n_channels++;
         }
@@ -588,9 +661,9 @@ int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out)
     out->resolution_j = c->c->kind == ERG_KIND_COUNTER
                             ? c->c->joules_per_tick
                             : c->c->joules_per_tick * c->c->min_interval_s;
-    out->wrap_j = c->c->kind == ERG_KIND_COUNTER && !c->c->wrap_unknown
-                      ? (double)c->c->wrap_ticks * c->c->joules_per_tick
-                      : 0.0;
+    out->wrap_j = c->c->kind != ERG_KIND_COUNTER || c->c->no_wrap ? 0.0
+                  : c->c->wrap_unknown ? (double)NAN /* wraps at a modulus we could not read */
+                                       : (double)c->c->wrap_ticks * c->c->joules_per_tick;
     out->min_interval_s = c->c->min_interval_s;
     out->max_power_w = c->c->max_power_w;
     out->parent = c->parent;
@@ -670,6 +743,7 @@ static void update_counter(struct chan *ch, uint64_t v, uint64_t t)
             ch->ev[EV_UNIT]++;
     }
     ch->ev[up ? EV_GLITCH : EV_BACKWARDS]++;
+    ch->rej_w = dt_s > 0 && up ? (double)(v - ch->prev) * c->joules_per_tick / dt_s : 0.0;
     ch->pending = 1;
     ch->rej_val = v;
     ch->rej_t_ns = t;
@@ -746,6 +820,7 @@ static void poll_locked(erg_meter *m)
                 update_power(ch, b->ticks[k], t);
         }
     }
+    mirror_check(m);
 }
 
 int erg_meter_poll(erg_meter *m)
@@ -794,6 +869,8 @@ int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s)
         o->n_reads = c->n_reads;
         o->have_prev = c->have_prev;
         o->last_ok = c->last_ok;
+        o->dedup = c->dedup;
+        o->rej_w = c->rej_w;
         memcpy(o->ev, c->ev, sizeof o->ev);
     }
     pthread_mutex_unlock(&m->mu);
@@ -805,26 +882,76 @@ static int cpu_side(erg_domain d)
     return d == ERG_DOMAIN_PACKAGE || d == ERG_DOMAIN_PSYS || d == ERG_DOMAIN_DRAM;
 }
 
+/* Is channel i one a total stands on: a hardware package, dram, psys, system or GPU channel that
+ * is neither a component rail nor a counted-once mirror? */
+static int coverable(const erg_meter *m, size_t i, const int *dedup)
+{
+    const struct erg__chan *c = m->ch[i].c;
+    return !dedup[i] && !c->component && c->kind != ERG_KIND_ESTIMATE && (c->usable || c->lacks);
+}
+
+/* Add "id (state: reason)" to the missing list. */
+static void add_missing(char *buf, size_t size, const erg_channel_reading *r)
+{
+    size_t n = strlen(buf);
+    if (n + 8 >= size)
+        return;
+    erg__fmt(buf + n, size - n, "%s%s (%s)", n ? "; " : "", r->id, erg_reading_state_name(r->state));
+}
+
 /* Choose the channels a total sums, so that no domain is counted twice:
  * a system channel holds everything; else psys holds the packages and dram; else packages and
  * dram per device; the estimator (a model of package power) only when no package or psys channel
- * has a figure; GPUs per device. */
-static void select_total(const erg_meter *m, erg_measurement *out)
+ * has a figure; GPUs per device. A total covers what it claims: when a package, dram or GPU it
+ * would sum (or stand in for) has no figure, there is no total (ERG_FLAG_INCOMPLETE, the channels
+ * named), never a sum that leaves one out. */
+static void select_total(const erg_meter *m, erg_measurement *out, const int *dedup)
 {
     erg_channel_reading *r = out->channels;
     size_t n = out->n_channels;
     int ok[ERG_METER_MAX_CHANNELS];
     for (size_t i = 0; i < n; i++) {
-        ok[i] = r[i].state == ERG_READING_OK && !m->ch[i].dedup && m->ch[i].c->zone_type != 2;
+        ok[i] = r[i].state == ERG_READING_OK && !dedup[i] && !m->ch[i].c->component;
         r[i].in_total = 0;
     }
+    char missing[ERG_METER_REASON_MAX] = "";
     /* best-graded ok channel of a domain and device not yet taken */
     int sys = -1;
     for (size_t i = 0; i < n; i++)
         if (ok[i] && r[i].domain == ERG_DOMAIN_SYSTEM && (sys < 0 || r[i].grade < r[sys].grade))
             sys = (int)i;
-    if (sys >= 0) {
-        r[sys].in_total = 1;
+    if (sys >= 0 && strncmp(r[sys].device, "socket-", 7) == 0) {
+        /* per-socket module meters (NVIDIA Grace Hopper "Module Power Socket N") partition the
+         * machine: one per socket, every socket, and a socket without a figure leaves the total
+         * incomplete. The module holds the GPU: no GPU figure is added to it. */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].domain != ERG_DOMAIN_SYSTEM || strncmp(r[i].device, "socket-", 7) != 0)
+                continue;
+            int better = 0, covered = ok[i];
+            for (size_t j = 0; j < n; j++)
+                if (j != i && ok[j] && r[j].domain == ERG_DOMAIN_SYSTEM &&
+                    strcmp(r[j].device, r[i].device) == 0) {
+                    covered = 1;
+                    if (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i))
+                        better = 1;
+                }
+            if (ok[i] && !better)
+                r[i].in_total = 1;
+            else if (!covered && coverable(m, i, dedup))
+                add_missing(missing, sizeof missing, &r[i]);
+        }
+    } else if (sys >= 0) {
+        /* the best whole-machine input; a second input channel of the same monitor (two supplies
+         * on one power monitor) is a second input, summed, never dropped */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].domain != ERG_DOMAIN_SYSTEM || strcmp(r[i].device, r[sys].device) != 0 ||
+                m->ch[i].backend != m->ch[sys].backend)
+                continue;
+            if (ok[i])
+                r[i].in_total = 1;
+            else if (coverable(m, i, dedup))
+                add_missing(missing, sizeof missing, &r[i]);
+        }
     } else {
         int psys = -1;
         for (size_t i = 0; i < n; i++)
@@ -869,6 +996,33 @@ static void select_total(const erg_meter *m, erg_measurement *out)
                         any_cpu = 1; /* dram alone does not stand for the CPU */
                 }
             }
+            /* every package and dram the sum stands on must be in it: one without a figure (and
+             * no other channel of its domain and device with one) leaves the total incomplete */
+            int cpu_missing = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (ok[i] || !coverable(m, i, dedup) ||
+                    (r[i].domain != ERG_DOMAIN_PACKAGE && r[i].domain != ERG_DOMAIN_DRAM))
+                    continue;
+                int covered = 0;
+                for (size_t j = 0; j < n && !covered; j++)
+                    covered = ok[j] && r[j].domain == r[i].domain &&
+                              m->ch[j].c->kind != ERG_KIND_ESTIMATE &&
+                              strcmp(r[j].device, r[i].device) == 0;
+                if (!covered) {
+                    cpu_missing = 1;
+                    add_missing(missing, sizeof missing, &r[i]);
+                }
+            }
+            /* no hardware CPU figure at all: the estimator stands for the whole CPU, labelled */
+            if (cpu_missing && !any_cpu)
+                for (size_t i = 0; i < n; i++)
+                    if (ok[i] && m->ch[i].c->kind == ERG_KIND_ESTIMATE && cpu_side(r[i].domain)) {
+                        for (size_t k = 0; k < n; k++)
+                            r[k].in_total = 0;
+                        missing[0] = '\0';
+                        any_cpu = 0;
+                        break;
+                    }
         }
         if (!any_cpu)
             for (size_t i = 0; i < n; i++)
@@ -877,7 +1031,7 @@ static void select_total(const erg_meter *m, erg_measurement *out)
                     break;
                 }
         for (size_t i = 0; i < n; i++) {
-            if (!ok[i] || r[i].domain != ERG_DOMAIN_GPU)
+            if (r[i].domain != ERG_DOMAIN_GPU)
                 continue;
             int better = 0;
             for (size_t j = 0; j < n; j++)
@@ -885,22 +1039,38 @@ static void select_total(const erg_meter *m, erg_measurement *out)
                     strcmp(r[j].device, r[i].device) == 0 &&
                     (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i)))
                     better = 1;
-            if (!better)
+            if (ok[i] && !better)
                 r[i].in_total = 1;
+            else if (!ok[i] && !better && coverable(m, i, dedup))
+                add_missing(missing, sizeof missing, &r[i]);
         }
     }
     out->total_energy_j = 0.0;
     out->total_grade = ERG_GRADE_HW_SHUNT;
     out->n_total = 0;
+    out->total_flags = 0;
+    out->total_reason[0] = '\0';
     for (size_t i = 0; i < n; i++)
         if (r[i].in_total) {
             out->total_energy_j += r[i].energy_j;
             out->total_grade = erg_grade_weakest(out->total_grade, r[i].grade);
             out->n_total++;
         }
+    if (missing[0]) {
+        /* a total that silently left these out would look complete: give none, say why */
+        for (size_t i = 0; i < n; i++)
+            r[i].in_total = 0;
+        out->n_total = 0;
+        out->total_flags = ERG_FLAG_INCOMPLETE;
+        erg__fmt(out->total_reason, sizeof out->total_reason,
+                 "incomplete: no figure from %s; no total rather than one that leaves them out",
+                 missing);
+    }
     if (out->n_total == 0) {
         out->total_energy_j = NAN;
         out->total_grade = ERG_GRADE_ESTIMATOR;
+        if (!out->total_reason[0])
+            erg__fmt(out->total_reason, sizeof out->total_reason, "no channel has a figure");
     }
 }
 
@@ -923,7 +1093,7 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
         r->domain = c->domain;
         erg__strlcpy(r->device, c->device, sizeof r->device);
         r->grade = c->grade;
-        r->flags = ch->dedup ? ERG_FLAG_DEDUPLICATED : 0;
+        r->flags = y->dedup ? ERG_FLAG_DEDUPLICATED : 0;
         r->reason[0] = '\0';
         r->energy_j = NAN;
         r->in_total = 0;
@@ -952,7 +1122,7 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
         double busy_s =
             (c->domain == ERG_DOMAIN_GPU ? y->busy_s - x->busy_s : out->cpu_s) + extra_busy_s;
         uint64_t dticks = y->acc_ticks - x->acc_ticks;
-        if (ch->dedup)
+        if (y->dedup)
             erg__strlcpy(r->reason, ch->reason, sizeof r->reason);
         if (ev[EV_FATAL]) {
             r->state = ERG_READING_ERROR;
@@ -981,6 +1151,20 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
             erg__fmt(r->reason, sizeof r->reason,
                      "read too rarely: a wrap of %.6g J may be hidden; not guessed",
                      (double)c->wrap_ticks * c->joules_per_tick);
+        } else if (c->kind == ERG_KIND_COUNTER && dticks == 0 && ev[EV_GLITCH]) {
+            /* it moved, but by a jump no hardware makes: held, not counted, and said so */
+            r->state = ERG_READING_UNIT_SUSPECT;
+            r->flags |= ERG_FLAG_UNIT_SUSPECT;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "implausible jump implying %.0f W (bound %.0f W): reading held, not counted; "
+                     "no figure",
+                     y->rej_w, c->max_power_w);
+        } else if (c->kind == ERG_KIND_COUNTER && dticks == 0 && ev[EV_BACKWARDS]) {
+            r->state = ERG_READING_ERROR;
+            erg__fmt(r->reason, sizeof r->reason,
+                     "went backwards without a wrap it could account for%s: reading held, no "
+                     "figure",
+                     c->wrap_unknown && !c->no_wrap ? " (its wrap range is unknown)" : "");
         } else if (c->kind == ERG_KIND_COUNTER && dticks == 0 && busy_s >= LIVENESS_BUSY_S &&
                    c->domain != ERG_DOMAIN_UNCORE) {
             /* uncore (PP1, client graphics) may legitimately idle at 0 W while the CPU works;
@@ -1000,7 +1184,10 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
                          "anomalous interval(s) skipped, never counted twice");
         }
     }
-    select_total(m, out);
+    int dedup[ERG_METER_MAX_CHANNELS];
+    for (size_t i = 0; i < m->n_ch; i++)
+        dedup[i] = b->ch[i].dedup;
+    select_total(m, out, dedup);
     return ERG_OK;
 }
 

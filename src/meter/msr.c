@@ -113,7 +113,11 @@ static int cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsign
     const char *m = strstr(buf, "\nmodel\t");
     if (!v || !f || !m)
         return -1;
-    *amd = strstr(v, "AuthenticAMD") != NULL && strstr(v, "AuthenticAMD") < strchr(v, '\n') + 1;
+    /* Hygon (HygonGenuine, family 0x18, Dhyana) is AMD's Zen with AMD's RAPL MSRs (Linux
+     * arch/x86/events/rapl.c and powercap intel_rapl_msr treat it as AMD) */
+    const char *eol = strchr(v, '\n');
+    const char *a = strstr(v, "AuthenticAMD"), *h = strstr(v, "HygonGenuine");
+    *amd = (a && (!eol || a < eol)) || (h && (!eol || h < eol));
     f = strchr(f, ':');
     m = strchr(m, ':');
     if (!f || !m)
@@ -121,6 +125,38 @@ static int cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsign
     *family = (unsigned)strtoul(f + 1, NULL, 10);
     *model = (unsigned)strtoul(m + 1, NULL, 10);
     return 0;
+}
+
+/* Parse a cpulist ("0-3,5,7-9") from <root>/sys/devices/system/cpu/online into online[]; 1 when
+ * read, 0 when absent or unparsable (every CPU with a topology is then taken as online). */
+static int read_online(const struct erg__env *env, unsigned char *online)
+{
+    char buf[4096];
+    if (erg__env_read_text(env, "sys/devices/system/cpu/online", buf, sizeof buf) <= 0)
+        return 0;
+    const char *p = buf;
+    while (*p) {
+        char *end;
+        if (*p < '0' || *p > '9')
+            return 0;
+        unsigned long a = strtoul(p, &end, 10), b = a;
+        p = end;
+        if (*p == '-') {
+            if (p[1] < '0' || p[1] > '9')
+                return 0;
+            b = strtoul(p + 1, &end, 10);
+            p = end;
+        }
+        if (b < a)
+            return 0;
+        for (unsigned long k = a; k <= b && k < MAX_CPU; k++)
+            online[k] = 1;
+        if (*p == ',')
+            p++;
+        else if (*p != '\0')
+            return 0;
+    }
+    return 1;
 }
 
 /* A physical core: the first CPU of its (package, core_id). */
@@ -145,7 +181,7 @@ static void amd_core_sum(struct state *s, size_t p, double jpt, const struct phy
         want++;
         char rel[64];
         erg__fmt(rel, sizeof rel, "dev/cpu/%d/msr", phys[k].cpu);
-        int fd = erg__env_open(s->env, rel);
+        int fd = erg__env_open_dev(s->env, rel);
         uint64_t v;
         if (fd < 0)
             continue;
@@ -212,9 +248,17 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         return erg_diag_set(diag, ERG_ENODEV, path, "no RAPL MSRs on this CPU (family %u)", family);
     if (amd && family < 0x17)
         return erg_diag_set(diag, ERG_ENODEV, path, "AMD family %#x has no RAPL MSRs", family);
-    struct state *s = calloc(1, sizeof *s);
-    if (!s)
+    /* CPUs can be offline, cpu0 included (its MSR file is then gone): packages are read through
+     * online CPUs only (<root>/sys/devices/system/cpu/online, a cpulist such as "1-3,5-7") */
+    unsigned char *online = calloc(MAX_CPU, 1);
+    if (!online)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    int have_online = read_online(env, online);
+    struct state *s = calloc(1, sizeof *s);
+    if (!s) {
+        free(online);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
     s->env = env;
     /* one reader per package: the first CPU of each physical_package_id; on AMD also one per
      * physical core: the first CPU of each (package, core_id) */
@@ -225,17 +269,26 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
     size_t nphys = 0;
     if (amd && !(phys = calloc(MAX_CPU, sizeof *phys))) {
         free(s);
+        free(online);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
-    for (int cpu = 0; cpu < MAX_CPU; cpu++) {
+    int any_topology = 0, first_online = -1;
+    for (int cpu = 0, miss = 0; cpu < MAX_CPU && miss < 64; cpu++) {
         char rel[128];
         uint64_t pkg, core_id;
+        if (have_online && !online[cpu]) {
+            miss++;
+            continue; /* offline: no topology, no MSR file */
+        }
+        if (first_online < 0)
+            first_online = cpu;
         erg__fmt(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
         if (erg__env_read_u64(env, rel, &pkg) != 0) {
-            if (cpu == 0)
-                pkg_cpu[0] = 0; /* no topology: assume one package read through cpu0 */
-            break;
+            miss++;
+            continue;
         }
+        miss = 0;
+        any_topology = 1;
         if (pkg < MAX_PKG && pkg_cpu[pkg] < 0)
             pkg_cpu[pkg] = cpu;
         erg__fmt(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
@@ -247,6 +300,9 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         if (k == nphys) /* an SMT sibling shares its core's register: read once */
             phys[nphys++] = (struct phys_core){cpu, (unsigned)pkg, core_id};
     }
+    if (!any_topology && first_online >= 0)
+        pkg_cpu[0] = first_online; /* no topology: one package, read through an online CPU */
+    free(online);
     if (phys && nphys && !(s->cores = calloc(nphys, sizeof *s->cores))) {
         free(phys);
         free(s);
@@ -258,7 +314,7 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
             continue;
         char rel[64];
         erg__fmt(rel, sizeof rel, "dev/cpu/%d/msr", pkg_cpu[p]);
-        int fd = erg__env_open(env, rel);
+        int fd = erg__env_open_dev(env, rel);
         size_t pi = s->npkg++;
         s->pkg_fd[pi] = fd;
         if (fd < 0) {
@@ -331,7 +387,10 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         msr_close(s);
         if (denied)
             return erg_diag_set(diag, ERG_EACCES, path,
-                                "permission denied (needs root or CAP_SYS_RAWIO; or use powercap)");
+                                "permission denied: MSRs need root (CAP_SYS_RAWIO); prefer "
+                                "powercap made group-readable by a udev rule (docs/meters.md, "
+                                "'Giving erg counter access'); a capability given to erg makes it "
+                                "refuse ERG_ROOT and ERG_NVML_LIB");
         if (missing)
             return erg_diag_set(diag, ERG_ENODEV, path,
                                 "no MSR device (load the msr module: modprobe msr)");

@@ -158,6 +158,7 @@ static int nv_open(const struct erg__env *env, void **out, struct erg__chan **ch
             c->joules_per_tick = 1e-3; /* mJ */
             c->wrap_ticks = 0;         /* 64-bit: no wrap; a decrease is flagged */
             c->wrap_unknown = 1;
+            c->no_wrap = 1;
             c->min_interval_s = 0.1; /* updated every 20-100 ms */
             continue;
         }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RAPL through the powercap sysfs interface (<root>/sys/class/powercap), Intel and AMD alike
- * (both drivers register "intel-rapl" zones), plus "intel-rapl-mmio". Zones are identified by
- * their `name` files and their parents, never by directory index: intel-rapl:0:2 named "dram"
- * belongs to package-0, intel-rapl:1:2 to package-1; intel-rapl:10 sorts after intel-rapl:2
- * (numeric sort); psys is not a socket. energy_uj is read with pread on a descriptor kept open;
+ * (both drivers register "intel-rapl" zones), plus "intel-rapl-mmio" and "intel-rapl-tpmi".
+ * Zone indices are hexadecimal (the powercap core names zones with %x: intel-rapl:a is the
+ * eleventh package). Zones are identified by their `name` files and their parents, never by
+ * directory index: intel-rapl:0:2 named "dram" belongs to package-0, intel-rapl:1:2 to
+ * package-1; intel-rapl:10 (0x10) sorts after intel-rapl:a (numeric sort); psys is not a socket.
+ * A domain seen through two control types (MSR and TPMI, MSR and MMIO) is one domain: the meter
+ * keeps the first and marks the other deduplicated. energy_uj is read with pread on a descriptor kept open;
  * the modulus is the zone's own max_energy_range_uj + 1 (powercap sysfs ABI,
  * Documentation/power/powercap/powercap.rst: energy_uj wraps after max_energy_range_uj).
  */
@@ -17,9 +20,20 @@
 
 #define MAX_ZONES 64
 
+/* The control types read, in order of preference when two mirror one domain (the same name):
+ * the MSR-backed intel-rapl, the MMIO one of client parts, and TPMI (Granite Rapids and later). */
+static const struct ctype {
+    const char *prefix; /* directory prefix, with the colon */
+    const char *id;     /* channel id prefix */
+} ctypes[] = {
+    {"intel-rapl:", "rapl-sysfs:"},
+    {"intel-rapl-mmio:", "rapl-sysfs:mmio/"},
+    {"intel-rapl-tpmi:", "rapl-sysfs:tpmi/"},
+};
+
 struct zone {
-    int type;      /* 0 intel-rapl, 1 intel-rapl-mmio */
-    unsigned a, b; /* intel-rapl:a[:b] */
+    int type;      /* index in ctypes */
+    unsigned a, b; /* intel-rapl:a[:b], hexadecimal */
     int sub;       /* has b */
     char dir[64];
     char name[64];
@@ -33,33 +47,47 @@ struct state {
     struct erg__chan ch[MAX_ZONES];
 };
 
+/* One hexadecimal zone index: the powercap core names zones "%s:%x" (drivers/powercap/
+ * powercap_sys.c), so the eleventh package is intel-rapl:a and its first sub-zone intel-rapl:a:0. */
+static int parse_hex(const char **p, unsigned *out)
+{
+    const char *q = *p;
+    unsigned long v = 0;
+    size_t n = 0;
+    for (; (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'); q++, n++) {
+        v = v * 16 + (unsigned long)(*q <= '9' ? *q - '0' : *q - 'a' + 10);
+        if (n >= 7)
+            return -1;
+    }
+    if (n == 0)
+        return -1;
+    *out = (unsigned)v;
+    *p = q;
+    return 0;
+}
+
 static int parse_zone_dir(const char *d, struct zone *z)
 {
-    const char *p;
-    if (strncmp(d, "intel-rapl-mmio:", 16) == 0) {
-        z->type = 1;
-        p = d + 16;
-    } else if (strncmp(d, "intel-rapl:", 11) == 0) {
-        z->type = 0;
-        p = d + 11;
-    } else {
-        return -1;
+    const char *p = NULL;
+    for (size_t t = 0; t < sizeof ctypes / sizeof ctypes[0]; t++) {
+        size_t l = strlen(ctypes[t].prefix);
+        if (strncmp(d, ctypes[t].prefix, l) == 0) {
+            z->type = (int)t;
+            p = d + l;
+            break;
+        }
     }
-    char *end;
-    if (*p < '0' || *p > '9')
+    if (!p || parse_hex(&p, &z->a) != 0)
         return -1;
-    unsigned long a = strtoul(p, &end, 10);
-    z->a = (unsigned)a;
     z->sub = 0;
     z->b = 0;
-    if (*end == ':') {
-        p = end + 1;
-        if (*p < '0' || *p > '9')
+    if (*p == ':') {
+        p++;
+        if (parse_hex(&p, &z->b) != 0)
             return -1;
-        z->b = (unsigned)strtoul(p, &end, 10);
         z->sub = 1;
     }
-    if (*end != '\0' || strlen(d) >= sizeof z->dir)
+    if (*p != '\0' || strlen(d) >= sizeof z->dir)
         return -1;
     erg__strlcpy(z->dir, d, sizeof z->dir);
     return 0;
@@ -202,7 +230,7 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
             }
         }
         erg__strlcpy(c->device, dev, sizeof c->device);
-        const char *prefix = z->type ? "rapl-sysfs:mmio/" : "rapl-sysfs:";
+        const char *prefix = ctypes[z->type].id;
         if (z->sub)
             erg__fmt(c->id, sizeof c->id, "%s%.24s/%.24s", prefix, dev, z->name);
         else
@@ -228,12 +256,13 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
             int er = errno;
             erg__env_path(env, rel, path, sizeof path);
             c->usable = 0;
+            c->lacks = er == EACCES || er == EPERM;
             if (er == EACCES || er == EPERM)
                 erg__fmt(c->reason, sizeof c->reason, "permission denied: %.150s (%s)", path,
-                         "root-only since CVE-2020-8694; run as root or grant read access");
+                         erg__rapl_eacces_remedy);
             else
                 erg__fmt(c->reason, sizeof c->reason, "domain has no counter: %.80s: %s", path,
-                         strerror(er));
+                         erg__open_error(er));
             continue;
         }
         char buf[64];
@@ -242,11 +271,13 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
         if (r == -EACCES || r == -EPERM) {
             erg__env_path(env, rel, path, sizeof path);
             c->usable = 0;
+            c->lacks = 1;
             erg__fmt(c->reason, sizeof c->reason, "permission denied: %.150s (%s)", path,
-                     "root-only since CVE-2020-8694; run as root or grant read access");
+                     erg__rapl_eacces_remedy);
         } else if (r < 0 || erg__parse_u64(buf, &v) != 0) {
             erg__env_path(env, rel, path, sizeof path);
             c->usable = 0;
+            c->lacks = 1;
             erg__fmt(c->reason, sizeof c->reason, "unreadable counter %.80s: %s", path,
                      r < 0 ? strerror(-r) : "not an unsigned integer");
         }

@@ -3,6 +3,7 @@
  * follows the file format rather than a second schema of its own. */
 #include "erg/store.h"
 
+#include "calculus/context_json.h"
 #include "calculus/sig_json.h"
 #include "core/json.h"
 
@@ -146,6 +147,8 @@ static double now_unix_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *diag);
+
 int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
 {
     if (!store || !sig || !sig->name[0])
@@ -153,7 +156,12 @@ int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
     erg_diag sub;
     if (erg_signature_check(sig, &sub) != ERG_OK)
         return erg_diag_set(diag, ERG_EINVAL, store->path, "%s: %s", sig->name, sub.detail);
-    json_t *o = erg__signature_to_json(sig);
+    return put_json(store, sig->name, erg__signature_to_json(sig), diag);
+}
+
+/* Store the JSON text of o (consumed) under name, the previous version moving to history. */
+static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *diag)
+{
     char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(o);
     if (!text)
@@ -168,7 +176,7 @@ int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
     /* Storing the very same signature again is a no-op: history keeps versions that differ. */
     if (sqlite3_prepare_v2(store->db, "SELECT 1 FROM signature WHERE name = ?1 AND json = ?2", -1, &same,
                            NULL) == SQLITE_OK) {
-        sqlite3_bind_text(same, 1, sig->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(same, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(same, 2, text, -1, SQLITE_STATIC);
         int unchanged = sqlite3_step(same) == SQLITE_ROW;
         sqlite3_finalize(same);
@@ -185,8 +193,8 @@ int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
             SQLITE_OK) {
         status = db_fail(store, diag, "preparing the write");
     } else {
-        sqlite3_bind_text(mv, 1, sig->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(up, 1, sig->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(mv, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(up, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(up, 2, text, -1, SQLITE_STATIC);
         sqlite3_bind_double(up, 3, t);
         if (sqlite3_step(mv) != SQLITE_DONE || sqlite3_step(up) != SQLITE_DONE)
@@ -316,6 +324,47 @@ int erg_store_history_each(erg_store *store, const char *name,
     }
     if (status == ERG_OK && rc != SQLITE_DONE)
         status = db_fail(store, diag, "reading history");
+    sqlite3_finalize(q);
+    return status;
+}
+
+/* ---------------------------------------------- signatures with context points (issue 14) --- */
+
+int erg_store_put_context(erg_store *store, const erg_context_signature *cs, erg_diag *diag)
+{
+    if (!store || !cs || !cs->null_context.name[0])
+        return erg_diag_set(diag, ERG_EINVAL, store ? store->path : NULL,
+                            "a stored signature needs a name");
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    if (erg_signature_check(&cs->null_context, &sub) != ERG_OK)
+        return erg_diag_set(diag, ERG_EINVAL, store->path, "%s: %s", cs->null_context.name,
+                            sub.detail);
+    return put_json(store, cs->null_context.name, erg__context_signature_to_json(cs), diag);
+}
+
+int erg_store_get_context(erg_store *store, const char *name, erg_context_signature *out,
+                          erg_diag *diag)
+{
+    if (!store || !name || !out)
+        return ERG_EINVAL;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature WHERE name = ?1", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(store, diag, "reading");
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    int status;
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(q, 0);
+        json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+        status = o ? erg__context_signature_from_json(o, NAN, store->path, "store", out, diag)
+                   : erg_diag_set(diag, ERG_EIO, store->path, "stored signature is not valid JSON");
+        json_decref(o);
+    } else if (rc == SQLITE_DONE) {
+        status = erg_diag_set(diag, ERG_ENOENT, store->path, "no signature named '%s' in the store", name);
+    } else {
+        status = db_fail(store, diag, "reading");
+    }
     sqlite3_finalize(q);
     return status;
 }

@@ -4,6 +4,7 @@
 #include "meter/fake_tree.h"
 #include "support/erg_test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,7 +111,7 @@ static void devices_found_by_name_link_and_label(void **state)
     assert_int_equal(c.kind, ERG_KIND_POWER);
     i = fake_find(m, "hwmon:ina3221@1-0040/VDD_CPU_GPU_CV");
     erg_meter_channel_info(m, (size_t)i, &c);
-    assert_non_null(strstr(c.reason, "not summed"));
+    assert_non_null(strstr(c.reason, "never added to the total"));
     i = fake_find(m, "hwmon:amdgpu@0000:03:00.0/power1");
     assert_true(i >= 0);
     erg_meter_channel_info(m, (size_t)i, &c);
@@ -230,12 +231,236 @@ static void temperatures_for_the_stability_protocol(void **state)
     erg_meter_close(m);
 }
 
+/* ---- real layouts ---- */
+
+/* Write v and a newline to root/rel. */
+static void wr(const char *rel, const char *fmt, const char *v)
+{
+    (void)fmt; /* always "%s\n" */
+    fake_write(root, rel, "%s\n", v);
+}
+
+/* An ACPI power meter as NVIDIA Grace Hopper (GH200) firmware publishes it, one per domain and
+ * socket (NVIDIA Grace Performance Tuning Guide, Power Telemetry; the OEM strings of NVIDIA's
+ * edk2 ACPI tables; Alumet's and DCGM's Grace parsers): on kernels before 6.x the attributes are in
+ * hwmonN/device/ and hwmonN/ has no name file. */
+static void grace_meter(int hwmon, const char *oem, unsigned long uw, int with_device_name)
+{
+    char rel[160], v[32];
+    snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon%d/device/power1_oem_info", hwmon);
+    wr(rel, "%s\n", oem);
+    snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon%d/device/power1_average", hwmon);
+    snprintf(v, sizeof v, "%lu", uw);
+    wr(rel, "%s\n", v);
+    snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon%d/device/power1_average_interval", hwmon);
+    wr(rel, "%s\n", "50");
+    if (with_device_name) {
+        snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon%d/device/name", hwmon);
+        wr(rel, "%s\n", "power_meter");
+    }
+}
+
+static erg_measurement *window_of(erg_meter *m, double s)
+{
+    erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
+    erg_meter_snapshot_take(m, a);
+    fake_now_ns += (uint64_t)(s * 1e9);
+    erg_meter_snapshot_take(m, b);
+    erg_measurement *r = malloc(sizeof *r);
+    erg_meter_diff(m, a, b, 0, r);
+    erg_meter_snapshot_free(a);
+    erg_meter_snapshot_free(b);
+    return r;
+}
+
+static void grace_hopper_module_holds_its_rails(void **state)
+{
+    (void)state;
+    /* GH200 NVL2: two sockets; module 0 draws 400 W, Grace 0 120 W (CPU 90, SysIO 20) */
+    grace_meter(1, "Module Power Socket 0", 400000000, 1);
+    grace_meter(2, "Grace Power Socket 0", 120000000, 0);
+    grace_meter(3, "CPU Power Socket 0", 90000000, 0);
+    grace_meter(4, "SysIO Power Socket 0", 20000000, 1);
+    grace_meter(5, "Module Power Socket 1", 300000000, 0);
+    grace_meter(6, "Grace Power Socket 1", 100000000, 0);
+    grace_meter(7, "CPU Power Socket 1", 70000000, 0);
+    grace_meter(8, "SysIO Power Socket 1", 20000000, 0);
+    erg_meter *m = open_meter();
+    assert_int_equal(erg_meter_channel_count(m), 8);
+    erg_channel_info c;
+    int mod0 = fake_find(m, "hwmon:power_meter/Module Power Socket 0");
+    assert_true(mod0 >= 0);
+    erg_meter_channel_info(m, (size_t)mod0, &c);
+    assert_int_equal(c.domain, ERG_DOMAIN_SYSTEM);
+    assert_string_equal(c.device, "socket-0");
+    assert_non_null(strstr(c.label, "GPU")); /* the scope is stated */
+    erg_assert_near(c.min_interval_s, 0.05, 1e-12); /* power1_average_interval, ms */
+    int g1 = fake_find(m, "hwmon:power_meter/Grace Power Socket 1");
+    erg_meter_channel_info(m, (size_t)g1, &c);
+    assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
+    assert_string_equal(c.device, "socket-1");
+    int cpu1 = fake_find(m, "hwmon:power_meter/CPU Power Socket 1");
+    erg_meter_channel_info(m, (size_t)cpu1, &c);
+    assert_int_equal(c.domain, ERG_DOMAIN_CORE);
+    assert_int_equal(c.parent, g1); /* the CPU rail inside Grace */
+    assert_non_null(strstr(c.reason, "never added"));
+    erg_measurement *r = window_of(m, 2.0);
+    /* the modules alone: 400 W + 300 W over 2 s; Grace, CPU and SysIO reported, not added */
+    erg_assert_near(r->total_energy_j, 1400.0, 1e-6);
+    assert_int_equal(r->n_total, 2);
+    assert_int_equal(r->total_flags, 0);
+    erg_assert_near(r->channels[cpu1].energy_j, 140.0, 1e-6);
+    assert_int_equal(r->channels[cpu1].in_total, 0);
+    assert_int_equal(r->channels[g1].in_total, 0);
+    free(r);
+    /* module 1 fails a read: no total that is socket 0 alone */
+    fake_write(root, "sys/class/hwmon/hwmon5/device/power1_average", "x\n");
+    r = window_of(m, 2.0);
+    assert_true(isnan(r->total_energy_j));
+    assert_int_equal(r->total_flags, ERG_FLAG_INCOMPLETE);
+    assert_non_null(strstr(r->total_reason, "Module Power Socket 1"));
+    free(r);
+    erg_meter_close(m);
+}
+
+/* The Grace CPU Superchip (Grace-Grace): no module meter; the Grace meters are the packages. */
+static void grace_superchip_sums_its_grace_meters(void **state)
+{
+    (void)state;
+    grace_meter(0, "Grace Power Socket 0", 150000000, 0);
+    grace_meter(1, "CPU Power Socket 0", 110000000, 0);
+    grace_meter(2, "SysIO Power Socket 0", 25000000, 0);
+    grace_meter(3, "Grace Power Socket 1", 140000000, 0);
+    grace_meter(4, "CPU Power Socket 1", 100000000, 0);
+    grace_meter(5, "SysIO Power Socket 1", 25000000, 0);
+    erg_meter *m = open_meter();
+    erg_measurement *r = window_of(m, 1.0);
+    erg_assert_near(r->total_energy_j, 290.0, 1e-6);
+    assert_int_equal(r->n_total, 2);
+    free(r);
+    erg_meter_close(m);
+}
+
+/* Generic hwmon classes: duplicate labels, unlabelled channels, disabled channels, a 64-core
+ * zenergy part (zenergy numbers 64 per-core counters before the socket's), two supplies on one
+ * power monitor. */
+static void hwmon_channels_are_unique_complete_and_enabled(void **state)
+{
+    (void)state;
+    /* two sensors, one label */
+    wr("sys/class/hwmon/hwmon0/name", "%s\n", "pmbus");
+    wr("sys/class/hwmon/hwmon0/power1_input", "%s\n", "200000000");
+    wr("sys/class/hwmon/hwmon0/power1_label", "%s\n", "PSU Input");
+    wr("sys/class/hwmon/hwmon0/power2_input", "%s\n", "150000000");
+    wr("sys/class/hwmon/hwmon0/power2_label", "%s\n", "PSU Input");
+    /* unlabelled energy, and a disabled one */
+    wr("sys/class/hwmon/hwmon1/name", "%s\n", "nct7802");
+    wr("sys/class/hwmon/hwmon1/energy1_input", "%s\n", "1000000");
+    wr("sys/class/hwmon/hwmon1/energy2_input", "%s\n", "1000000");
+    wr("sys/class/hwmon/hwmon1/energy2_enable", "%s\n", "0");
+    /* zenergy on a 64-core part */
+    char rel[128], v[32];
+    wr("sys/class/hwmon/hwmon2/name", "%s\n", "zenergy");
+    for (int k = 1; k <= 65; k++) {
+        snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon2/energy%d_input", k);
+        snprintf(v, sizeof v, "%d", 1000 * k);
+        wr(rel, "%s\n", v);
+        snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon2/energy%d_label", k);
+        if (k == 65)
+            wr(rel, "%s\n", "Esocket0");
+        else {
+            snprintf(v, sizeof v, "Ecore%03d", k - 1);
+            wr(rel, "%s\n", v);
+        }
+    }
+    erg_meter *m = open_meter();
+    int p1 = fake_find(m, "hwmon:pmbus/PSU Input");
+    int p2 = fake_find(m, "hwmon:pmbus/PSU Input (power2)");
+    assert_true(p1 >= 0 && p2 >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)p2, &c);
+    assert_int_equal(c.deduplicated, 0); /* two supplies: both kept */
+    assert_true(fake_find(m, "hwmon:nct7802/energy1") >= 0);
+    assert_int_equal(fake_find(m, "hwmon:nct7802/energy1_label"), -1);
+    assert_int_equal(fake_find(m, "hwmon:nct7802/energy2"), -1); /* disabled */
+    int sock = fake_find(m, "hwmon:zenergy/Esocket0");
+    assert_true(sock >= 0);
+    erg_meter_channel_info(m, (size_t)sock, &c);
+    assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
+    assert_string_equal(c.device, "package-0");
+    assert_int_equal(fake_find(m, "hwmon:zenergy/Ecore000"), -1);
+    erg_measurement *r = window_of(m, 1.0);
+    /* both supplies of the pmbus monitor (the whole-machine input): 350 J */
+    assert_int_equal(r->channels[p1].in_total, 1);
+    assert_int_equal(r->channels[p2].in_total, 1);
+    erg_assert_near(r->total_energy_j, 350.0, 1e-6);
+    free(r);
+    erg_meter_close(m);
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    /* an ina3221 with a disabled channel (ina3221 driver: inN_enable) */
+    wr("sys/class/hwmon/hwmon3/name", "%s\n", "ina3221");
+    wr("sys/class/hwmon/hwmon3/in1_label", "%s\n", "VDD_IN");
+    wr("sys/class/hwmon/hwmon3/in1_input", "%s\n", "5000");
+    wr("sys/class/hwmon/hwmon3/curr1_input", "%s\n", "1000");
+    wr("sys/class/hwmon/hwmon3/in2_input", "%s\n", "0");
+    wr("sys/class/hwmon/hwmon3/curr2_input", "%s\n", "0");
+    wr("sys/class/hwmon/hwmon3/in2_enable", "%s\n", "0");
+    m = open_meter();
+    assert_true(fake_find(m, "hwmon:ina3221/VDD_IN") >= 0);
+    assert_int_equal(fake_find(m, "hwmon:ina3221/rail2"), -1); /* disabled */
+    assert_int_equal(erg_meter_channel_count(m), 1);
+    erg_meter_close(m);
+}
+
+/* Jetson Nano and TX2 on JetPack 4: the INA3221 through IIO (driver ina3221x), in_powerN_input in
+ * mW and rail_name_N; the board's input (POM_5V_IN on the Nano, VDD_IN on the TX2) holds the
+ * other rails. */
+static void jetson_jetpack4_iio_rails(void **state)
+{
+    (void)state;
+    const char *dev0 = "sys/devices/7000c400.i2c/i2c-1/1-0040/iio:device0";
+    char rel[160];
+    snprintf(rel, sizeof rel, "%s/name", dev0);
+    wr(rel, "%s\n", "ina3221x");
+    const char *rails[3][2] = {{"POM_5V_IN", "4000"}, {"POM_5V_GPU", "1000"}, {"POM_5V_CPU", "1500"}};
+    for (int k = 0; k < 3; k++) {
+        snprintf(rel, sizeof rel, "%s/rail_name_%d", dev0, k);
+        wr(rel, "%s\n", rails[k][0]);
+        snprintf(rel, sizeof rel, "%s/in_power%d_input", dev0, k);
+        wr(rel, "%s\n", rails[k][1]);
+    }
+    fake_mkdir(root, "sys/bus/iio/devices");
+    char p[600];
+    snprintf(p, sizeof p, "%s/sys/bus/iio/devices/iio:device0", root);
+    assert_int_equal(symlink("../../../devices/7000c400.i2c/i2c-1/1-0040/iio:device0", p), 0);
+    erg_meter *m = open_meter();
+    int in = fake_find(m, "hwmon:ina3221x@1-0040/POM_5V_IN");
+    int gpu = fake_find(m, "hwmon:ina3221x@1-0040/POM_5V_GPU");
+    assert_true(in >= 0 && gpu >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)gpu, &c);
+    assert_non_null(strstr(c.reason, "never added"));
+    erg_measurement *r = window_of(m, 2.0);
+    erg_assert_near(r->channels[in].energy_j, 8.0, 1e-9); /* 4000 mW × 2 s */
+    erg_assert_near(r->channels[gpu].energy_j, 2.0, 1e-9);
+    erg_assert_near(r->total_energy_j, 8.0, 1e-9);
+    assert_int_equal(r->n_total, 1);
+    free(r);
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(devices_found_by_name_link_and_label, setup, teardown),
         cmocka_unit_test_setup_teardown(power_integrated_with_hold_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(temperatures_for_the_stability_protocol, setup, teardown),
+        cmocka_unit_test_setup_teardown(grace_hopper_module_holds_its_rails, setup, teardown),
+        cmocka_unit_test_setup_teardown(grace_superchip_sums_its_grace_meters, setup, teardown),
+        cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(jetson_jetpack4_iio_rails, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

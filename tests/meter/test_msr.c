@@ -344,6 +344,103 @@ static void permission_denied_and_missing_driver(void **state)
     erg_meter_close(m);
 }
 
+/* A two-socket Sapphire Rapids with cpu0 and cpu4 offline (echo 0 > cpuN/online): their
+ * topology folders and /dev/cpu/N/msr are gone, and /sys/devices/system/cpu/online reads
+ * "1-3,5-7". Each package is read through an online CPU of it. */
+static void step_offline(void)
+{
+    wrmsr(1, 0x611, 0x1000 + 3 * 16384); /* package 0 through cpu1: +3 J */
+    wrmsr(5, 0x611, 0x9000 + 5 * 16384); /* package 1 through cpu5: +5 J */
+}
+
+static void offline_cpus_and_cpu0_are_skipped(void **state)
+{
+    (void)state;
+    cpuinfo("GenuineIntel", 6, 0x8F);
+    fake_write(root, "sys/devices/system/cpu/online", "1-3,5-7\n");
+    for (int cpu = 1; cpu < 8; cpu++)
+        if (cpu != 4)
+            topology(cpu, cpu < 4 ? 0 : 1);
+    wrmsr(1, 0x606, 0xA0E03);
+    wrmsr(1, 0x611, 0x1000);
+    wrmsr(5, 0x606, 0xA0E03);
+    wrmsr(5, 0x611, 0x9000);
+    erg_meter *m = open_meter("rapl-msr");
+    assert_int_equal(erg_meter_channel_count(m), 2);
+    erg_channel_reading r;
+    double total = window(m, "rapl-msr:package-1", step_offline, &r);
+    assert_int_equal(r.state, ERG_READING_OK);
+    erg_assert_near(r.energy_j, 5.0, 1e-12);
+    erg_assert_near(total, 8.0, 1e-12);
+    erg_meter_close(m);
+    /* no topology at all and cpu0 offline: the package is read through the first online CPU */
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    cpuinfo("GenuineIntel", 6, 0x8F);
+    fake_write(root, "sys/devices/system/cpu/online", "2-3\n");
+    wrmsr(2, 0x606, 0xA0E03);
+    wrmsr(2, 0x611, 0x4000);
+    m = open_meter("rapl-msr");
+    assert_int_equal(erg_meter_channel_count(m), 1);
+    erg_meter_close(m);
+}
+
+/* Hygon Dhyana (vendor HygonGenuine, family 0x18) has AMD's RAPL MSRs. */
+static void hygon_reads_amd_registers(void **state)
+{
+    (void)state;
+    fake_msr_stride = 8;
+    fake_write(root, "proc/cpuinfo",
+               "processor\t: 0\nvendor_id\t: HygonGenuine\ncpu family\t: 24\nmodel\t\t: 1\n"
+               "model name\t: Hygon C86 7185 32-core Processor\n\n");
+    topology(0, 0);
+    wrmsr(0, 0xC0010299u, 0xA1003); /* ESU 16 */
+    wrmsr(0, 0xC001029Bu, 70000);
+    erg_meter *m = open_meter("rapl-msr");
+    int i = fake_find(m, "rapl-msr:package-0");
+    assert_true(i >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_non_null(strstr(c.label, "0xc001029b"));
+    erg_assert_near(c.resolution_j, 1.0 / 65536, 1e-15);
+    erg_meter_close(m);
+}
+
+/* Two die readers of one package register (the same counter seen twice) move together at every
+ * read: a mirror, counted once; two packages that read alike only at open are not. */
+static void step_mirror(void)
+{
+    static uint64_t v = 0x5000;
+    v += 16384;
+    wrmsr(0, 0x611, v);
+    wrmsr(2, 0x611, v);
+}
+
+static void msr_mirror_decided_over_reads(void **state)
+{
+    (void)state;
+    cpuinfo("GenuineIntel", 6, 0x55);
+    topology(0, 0);
+    topology(2, 1);
+    for (int cpu = 0; cpu <= 2; cpu += 2) {
+        wrmsr(cpu, 0x606, 0xA0E03);
+        wrmsr(cpu, 0x611, 0x5000);
+    }
+    erg_meter *m = open_meter("rapl-msr");
+    erg_channel_info c;
+    int i = fake_find(m, "rapl-msr:package-1");
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 0);
+    erg_channel_reading r;
+    window(m, "rapl-msr:package-1", step_mirror, &r);
+    double total = window(m, "rapl-msr:package-1", step_mirror, &r);
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 1);
+    assert_true(r.flags & ERG_FLAG_DEDUPLICATED);
+    erg_assert_near(total, 1.0, 1e-12); /* counted once */
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +453,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(same_package_through_powercap_counted_once, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(permission_denied_and_missing_driver, setup, teardown),
+        cmocka_unit_test_setup_teardown(offline_cpus_and_cpu0_are_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(hygon_reads_amd_registers, setup, teardown),
+        cmocka_unit_test_setup_teardown(msr_mirror_decided_over_reads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

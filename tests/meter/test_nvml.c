@@ -75,6 +75,11 @@ static void mid_lost(void)
     gpus(1000, 15, 0, 100000); /* GPU_IS_LOST */
 }
 
+static void end_energy_one(void)
+{
+    fake_write(root, "nvml.txt", "1 0\n%d 50000 0 0 0 41\n", 1000 + 5000);
+}
+
 static void energy_counter_and_power_fallback(void **state)
 {
     (void)state;
@@ -199,6 +204,40 @@ static void missing_library_symbol_or_driver(void **state)
     erg_meter_close(m);
 }
 
+/* NVIDIA Grace Hopper: the module meter (ACPI power meter, "Module Power Socket 0") holds the
+ * Hopper GPU that NVML also reads: the total is the module alone, never module + GPU. Without a
+ * module meter (only Grace's), the GPU is added to Grace. */
+static void grace_hopper_module_is_never_added_to_its_gpu(void **state)
+{
+    (void)state;
+    fake_write(root, "nvml.txt", "1 0\n1000 50000 0 0 0 41\n");
+    fake_write(root, "sys/class/hwmon/hwmon1/device/power1_oem_info", "Module Power Socket 0\n");
+    fake_write(root, "sys/class/hwmon/hwmon1/device/power1_average", "500000000\n");
+    fake_write(root, "sys/class/hwmon/hwmon2/device/power1_oem_info", "Grace Power Socket 0\n");
+    fake_write(root, "sys/class/hwmon/hwmon2/device/power1_average", "100000000\n");
+    erg_meter_options o;
+    fake_options(&o, root, "nvml,hwmon");
+    erg_meter *m = NULL;
+    erg_diag d;
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_OK);
+    erg_measurement r;
+    win(m, 2.0, 0, &r, NULL);
+    int gpu = fake_find(m, "nvml:gpu-0");
+    assert_true(gpu >= 0);
+    assert_int_equal(r.channels[gpu].in_total, 0);
+    erg_assert_near(r.total_energy_j, 1000.0, 1e-6); /* 500 W × 2 s, the module alone */
+    assert_int_equal(r.n_total, 1);
+    erg_meter_close(m);
+    /* no module meter: Grace (100 W) plus the GPU's counter */
+    fake_unlink(root, "sys/class/hwmon/hwmon1/device/power1_average");
+    fake_unlink(root, "sys/class/hwmon/hwmon1/device/power1_oem_info");
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_OK);
+    win(m, 2.0, 0, &r, end_energy_one);
+    erg_assert_near(r.total_energy_j, 200.0 + 5.0, 1e-6);
+    assert_int_equal(r.n_total, 2);
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     if (!getenv("ERG_NVML_LIB")) {
@@ -209,6 +248,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(energy_counter_and_power_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(mig_gives_no_figure, setup, teardown),
         cmocka_unit_test_setup_teardown(missing_library_symbol_or_driver, setup, teardown),
+        cmocka_unit_test_setup_teardown(grace_hopper_module_is_never_added_to_its_gpu, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

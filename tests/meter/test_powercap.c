@@ -5,6 +5,7 @@
 #include "support/erg_test.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,10 +193,22 @@ static void mmio_and_mirrored_dies_counted_once(void **state)
     erg_meter_channel_info(m, (size_t)i, &c);
     assert_int_equal(c.deduplicated, 1);
     assert_non_null(strstr(c.reason, "rapl-sysfs:package-0"));
+    /* one equal reading at open proves nothing: not yet a mirror */
     i = fake_find(m, "rapl-sysfs:package-3-die-1");
     erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 0);
+    /* moving together, read after read: a mirror */
+    set_uj("intel-rapl:3", 987654321 + 1000000);
+    set_uj("intel-rapl:4", 987654321 + 1000000);
+    advance(0.5);
+    erg_meter_poll(m);
+    set_uj("intel-rapl:3", 987654321 + 2000000);
+    set_uj("intel-rapl:4", 987654321 + 2000000);
+    advance(0.5);
+    erg_meter_poll(m);
+    erg_meter_channel_info(m, (size_t)i, &c);
     assert_int_equal(c.deduplicated, 1);
-    assert_non_null(strstr(c.reason, "mirrors"));
+    assert_non_null(strstr(c.reason, "mirrors rapl-sysfs:package-3-die-0"));
     i = fake_find(m, "rapl-sysfs:package-3-die-0");
     erg_meter_channel_info(m, (size_t)i, &c);
     assert_int_equal(c.deduplicated, 0);
@@ -204,8 +217,8 @@ static void mmio_and_mirrored_dies_counted_once(void **state)
     win_begin(m, &w);
     set_uj("intel-rapl:0", 1000000 + 5000000);
     set_uj("intel-rapl-mmio:0", 123456789 + 5000000);
-    set_uj("intel-rapl:3", 987654321 + 4000000);
-    set_uj("intel-rapl:4", 987654321 + 4000000);
+    set_uj("intel-rapl:3", 987654321 + 6000000);
+    set_uj("intel-rapl:4", 987654321 + 6000000);
     advance(1.0);
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:mmio/package-0");
     assert_true(r->flags & ERG_FLAG_DEDUPLICATED);
@@ -290,7 +303,7 @@ static void unreadable_range_never_turns_a_decrease_into_energy(void **state)
     erg_meter *m = open_meter("rapl-sysfs");
     erg_channel_info c;
     erg_meter_channel_info(m, 0, &c);
-    erg_assert_near(c.wrap_j, 0.0, 0);
+    assert_true(isnan(c.wrap_j)); /* unknown, never shown as 0 */
     struct win w;
     win_begin(m, &w);
     advance(1.0);
@@ -544,6 +557,220 @@ static void garbage_counter_text_is_not_a_reading(void **state)
     erg_meter_close(m);
 }
 
+/* A 16-socket machine (HPE Superdome Flex / Lenovo SR950 class): the powercap core names zones
+ * with %x, so packages 10..15 are intel-rapl:a..f and their dram sub-zones intel-rapl:a:0..f:0
+ * (drivers/powercap/powercap_sys.c, dev_set_name "%s:%x"); package-10 used to be dropped. */
+static void hexadecimal_zone_ids_are_all_read(void **state)
+{
+    (void)state;
+    char dir[64], name[32];
+    for (unsigned k = 0; k < 16; k++) {
+        snprintf(dir, sizeof dir, "intel-rapl:%x", k);
+        snprintf(name, sizeof name, "package-%u", k);
+        char rel[128];
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/name", dir);
+        fake_write(root, rel, "%s\n", name);
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/max_energy_range_uj", dir);
+        fake_write(root, rel, "262143328850\n");
+        set_uj(dir, 1000000u * (k + 1));
+        snprintf(dir, sizeof dir, "intel-rapl:%x:0", k);
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/name", dir);
+        fake_write(root, rel, "dram\n");
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/max_energy_range_uj", dir);
+        fake_write(root, rel, "65712999613\n");
+        set_uj(dir, 500000u * (k + 1) + 7);
+    }
+    erg_meter *m = open_meter("rapl-sysfs");
+    assert_int_equal(erg_meter_channel_count(m), 32);
+    erg_channel_info c;
+    /* numeric order: package-9 (intel-rapl:9) before package-10 (intel-rapl:a) */
+    erg_meter_channel_info(m, 18, &c);
+    assert_string_equal(c.id, "rapl-sysfs:package-9");
+    erg_meter_channel_info(m, 20, &c);
+    assert_string_equal(c.id, "rapl-sysfs:package-10");
+    erg_meter_channel_info(m, 21, &c);
+    assert_string_equal(c.id, "rapl-sysfs:package-10/dram");
+    assert_string_equal(c.device, "package-10");
+    erg_meter_channel_info(m, 31, &c);
+    assert_string_equal(c.id, "rapl-sysfs:package-15/dram");
+    /* every package and dram in the total: 16 × (1 J + 0.5 J) */
+    struct win w;
+    win_begin(m, &w);
+    for (unsigned k = 0; k < 16; k++) {
+        snprintf(dir, sizeof dir, "intel-rapl:%x", k);
+        set_uj(dir, 1000000u * (k + 1) + 1000000u);
+        snprintf(dir, sizeof dir, "intel-rapl:%x:0", k);
+        set_uj(dir, 500000u * (k + 1) + 7 + 500000u);
+    }
+    advance(1.0);
+    win_end(m, &w, 0, "rapl-sysfs:package-10");
+    assert_int_equal(w.r.n_total, 32);
+    erg_assert_near(w.r.total_energy_j, 16 * 1.5, 1e-9);
+    assert_int_equal(w.r.total_flags, 0);
+    erg_meter_close(m);
+    /* not hexadecimal, or upper case (the kernel writes lower case): not a zone */
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    fake_write(root, "sys/class/powercap/intel-rapl:A/name", "package-10\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:A/energy_uj", "1\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0g/name", "package-0\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0g/energy_uj", "1\n");
+    erg_meter_options o;
+    fake_options(&o, root, "rapl-sysfs");
+    erg_diag d;
+    assert_int_equal(erg_meter_open(&o, &m, &d), ERG_ENODEV);
+}
+
+/* Granite Rapids with both drivers loaded: intel_rapl_msr registers intel-rapl:N and
+ * intel_rapl_tpmi intel-rapl-tpmi:N for the same packages (and the TPMI ones also carry dram and
+ * psys on some parts); one domain seen twice is counted once, the MSR view first. */
+static void tpmi_zones_read_and_mirrors_counted_once(void **state)
+{
+    (void)state;
+    const char *zones[][3] = {
+        {"intel-rapl:0", "package-0", "10000000"},     {"intel-rapl:1", "package-1", "20000000"},
+        {"intel-rapl-tpmi:0", "package-0", "10000000"}, {"intel-rapl-tpmi:0:0", "dram", "3000000"},
+        {"intel-rapl-tpmi:1", "package-1", "20000000"}, {"intel-rapl-tpmi:1:0", "dram", "4000000"},
+    };
+    for (size_t k = 0; k < sizeof zones / sizeof zones[0]; k++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/name", zones[k][0]);
+        fake_write(root, rel, "%s\n", zones[k][1]);
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/max_energy_range_uj", zones[k][0]);
+        fake_write(root, rel, "262143328850\n");
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/energy_uj", zones[k][0]);
+        fake_write(root, rel, "%s\n", zones[k][2]);
+    }
+    erg_meter *m = open_meter("rapl-sysfs");
+    assert_int_equal(erg_meter_channel_count(m), 6);
+    int i = fake_find(m, "rapl-sysfs:tpmi/package-0");
+    assert_true(i >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 1);
+    i = fake_find(m, "rapl-sysfs:tpmi/package-1/dram");
+    assert_true(i >= 0);
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_int_equal(c.deduplicated, 0);
+    assert_string_equal(c.device, "package-1");
+    assert_int_equal(c.domain, ERG_DOMAIN_DRAM);
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 10000000 + 5000000);
+    set_uj("intel-rapl-tpmi:0", 10000000 + 5000000);
+    set_uj("intel-rapl:1", 20000000 + 7000000);
+    set_uj("intel-rapl-tpmi:1", 20000000 + 7000000);
+    set_uj("intel-rapl-tpmi:0:0", 3000000 + 1000000);
+    set_uj("intel-rapl-tpmi:1:0", 4000000 + 2000000);
+    advance(1.0);
+    win_end(m, &w, 0, "rapl-sysfs:package-0");
+    erg_assert_near(w.r.total_energy_j, 5.0 + 7.0 + 1.0 + 2.0, 1e-9);
+    assert_int_equal(w.r.n_total, 4);
+    erg_meter_close(m);
+}
+
+/* Two packages that read the same value once (both near a fresh boot, or a coincidence) are two
+ * packages: they are told apart by the next reads, never deduplicated on one reading. */
+static void equal_once_is_not_a_mirror(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    set_uj("intel-rapl:1", 1000000); /* package-1 reads what package-0 reads */
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 3000000);
+    set_uj("intel-rapl:1", 1000000 + 9000000);
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-1");
+    assert_int_equal(r->flags & ERG_FLAG_DEDUPLICATED, 0);
+    assert_int_equal(r->in_total, 1);
+    erg_assert_near(w.r.total_energy_j, 3.0 + 9.0, 1e-9); /* drams did not move */
+    erg_meter_close(m);
+}
+
+/* Issue 16: a package whose counter fails a read in the window, or is unreadable from the start,
+ * left a "dram only" total graded hw_shunt. The total covers what it claims or gives none. */
+static void a_total_never_silently_leaves_out_a_package(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 10000000);
+    set_uj("intel-rapl:0:2", 4000000 + 2000000);
+    set_uj("intel-rapl:1:0", 6000000 + 3000000);
+    fake_write(root, "sys/class/powercap/intel-rapl:1/energy_uj", "garbage\n"); /* end read fails */
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-1");
+    assert_int_equal(r->state, ERG_READING_ERROR);
+    assert_true(isnan(w.r.total_energy_j));
+    assert_int_equal(w.r.n_total, 0);
+    assert_int_equal(w.r.total_flags, ERG_FLAG_INCOMPLETE);
+    assert_non_null(strstr(w.r.total_reason, "rapl-sysfs:package-1 (error)"));
+    for (size_t i = 0; i < w.r.n_channels; i++)
+        assert_int_equal(w.r.channels[i].in_total, 0);
+    erg_meter_close(m);
+
+    /* denied package-1, readable core and dram zones: no silent dram-only or core total */
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    fake_powercap_2s(root, 0);
+    fake_fail_open_suffix = "intel-rapl:0/energy_uj";
+    m = open_meter("rapl-sysfs");
+    win_begin(m, &w);
+    set_uj("intel-rapl:0:0", 2000000 + 6000000);
+    set_uj("intel-rapl:1", 5000000 + 8000000);
+    advance(1.0);
+    win_end(m, &w, 0, "rapl-sysfs:package-0/core");
+    assert_true(isnan(w.r.total_energy_j));
+    assert_int_equal(w.r.total_flags, ERG_FLAG_INCOMPLETE);
+    assert_non_null(strstr(w.r.total_reason, "rapl-sysfs:package-0 (declined)"));
+    erg_meter_close(m);
+
+    /* ... with the estimator present and no package readable at all, the labelled estimate
+     * stands for the CPU (graded estimator), as before */
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "1000\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0:0/name", "core\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:0:0/energy_uj", "1000\n");
+    fake_proc_stat(root, 100, 900);
+    m = open_meter("rapl-sysfs,estimator");
+    win_begin(m, &w);
+    fake_proc_stat(root, 150, 950);
+    set_uj("intel-rapl:0:0", 2001000);
+    advance(1.0);
+    win_end(m, &w, 0, "estimator:cpu");
+    assert_int_equal(w.r.n_total, 1);
+    assert_int_equal(w.r.total_grade, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(w.r.total_flags, 0);
+    /* 10 W + 55 W × 0.5 over 1 s */
+    erg_assert_near(w.r.total_energy_j, 37.5, 1e-6);
+    erg_meter_close(m);
+}
+
+/* A jump no hardware makes is reported as a jump (unit_suspect, the implied power named), not as
+ * a counter that "did not move". */
+static void an_implausible_jump_is_named_as_such(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    erg_meter *m = open_meter("rapl-sysfs");
+    struct win w;
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 200000000000ull); /* +200 kJ in 1 s */
+    advance(1.0);
+    const erg_channel_reading *r = win_end(m, &w, 0.5, "rapl-sysfs:package-0");
+    assert_int_equal(r->state, ERG_READING_UNIT_SUSPECT);
+    assert_true(r->flags & ERG_FLAG_GLITCH);
+    assert_non_null(strstr(r->reason, "implausible jump implying 200000 W (bound 1000 W)"));
+    assert_null(strstr(r->reason, "did not move"));
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +796,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(transient_read_error_is_a_missing_sample_not_zero, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(garbage_counter_text_is_not_a_reading, setup, teardown),
+        cmocka_unit_test_setup_teardown(hexadecimal_zone_ids_are_all_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(tpmi_zones_read_and_mirrors_counted_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(equal_once_is_not_a_mirror, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_total_never_silently_leaves_out_a_package, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(an_implausible_jump_is_named_as_such, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

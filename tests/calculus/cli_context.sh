@@ -1,0 +1,132 @@
+#!/bin/sh
+# End to end: erg characterize, erg refine and erg check-granularity on a fake RAPL tree whose
+# energy depends on the context: element b costs 3 J after a (cold), 2 J otherwise; a costs 1 J.
+# The elements advance the fake counter themselves, in place, as hardware does; every asserted
+# figure is an energy (counter increments), never a time, so nothing depends on the host's speed.
+set -u
+erg=${ERG_BIN:?}
+fail() { echo "FAIL: $*" >&2; [ -f "$T/out" ] && cat "$T/out" >&2; [ -f "$T/err" ] && cat "$T/err" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/erg-ctx-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+R=$T/root
+PC=$R/sys/class/powercap/intel-rapl:0
+mkdir -p "$PC" "$R/proc"
+echo package-0 > "$PC/name"; echo 262143328850 > "$PC/max_energy_range_uj"
+printf "%020d\n" 1000000 > "$PC/energy_uj"
+printf 'cpu  100 0 0 100 0 0 0 0 0 0\n' > "$R/proc/stat"
+export ERG_ROOT=$R XDG_CACHE_HOME=$T/cache ERG_STORE=$T/store.db
+unset ERG_BACKENDS ERG_NVML_LIB
+E=$PC/energy_uj; S=$T/state
+# add 0.5 J per step (a counter never jumps), under a lock (mkdir is atomic) so that co-running
+# elements never lose an update; then record the state left behind
+step='sleep 0.02; until mkdir "$E.lock" 2>/dev/null; do sleep 0.001; done; read v < "$E"; printf "%020d\n" $(expr "$v" + 500000) 1<> "$E"; rmdir "$E.lock"'
+cat > "$T/a.sh" <<SH
+E=$E
+for k in 1 2; do $step; done
+echo a > $S
+SH
+cat > "$T/b.sh" <<SH
+E=$E
+n=4; [ "\$(cat $S 2>/dev/null)" = a ] && n=6
+k=0; while [ \$k -lt \$n ]; do $step; k=\$((k + 1)); done
+echo b > $S
+SH
+A="sh $T/a.sh"; B="sh $T/b.sh"; RESET="echo null > $S"
+C="--static-power 0 --backends rapl-sysfs -r 2 -q"
+CR="--static-power 0 --backends rapl-sysfs -r 2"
+flat() { tr -d ' \n' < "$1"; }
+
+# --- characterize b: null 2 J, after a 3 J, warm (after b) 2 J
+"$erg" characterize --name b $C --reset "$RESET" --after a="$A" --warm -o "$T/b.json" -- sh "$T/b.sh" > "$T/out" 2> "$T/err" || fail "characterize b"
+f=$(flat "$T/b.json")
+echo "$f" | grep -q '"name":"b","device":"cpu","static_power_w":0.0,"time_s":[0-9.e-]*,"dynamic_energy_j":2.0,' || fail "b null context 2 J: $f"
+echo "$f" | grep -q '"name":"after:a","mechanism":"cache","after":"a","static_power_w":0.0,"time_s":[0-9.e-]*,"dynamic_energy_j":3.0,' || fail "b after a 3 J"
+echo "$f" | grep -q '"name":"warm","mechanism":"cache","after":"b","cache":"warm","static_power_w":0.0,"time_s":[0-9.e-]*,"dynamic_energy_j":2.0,' || fail "b warm 2 J"
+echo "$f" | grep -q '"command":"sh[^"]*b.sh"' || fail "command recorded"
+echo "$f" | grep -q '"grade":"hw_shunt"' || fail "grade of a live counter"
+"$erg" characterize --name a $C --reset "$RESET" -o "$T/a.json" -- sh "$T/a.sh" > "$T/out" 2> "$T/err" || fail "characterize a"
+flat "$T/a.json" | grep -q '"dynamic_energy_j":1.0,' || fail "a 1 J"
+# erg compose and erg insensitive still read them (null context)
+"$erg" insensitive "$T/b.json" "$T/a.json" > /dev/null 2>&1; [ $? -le 1 ] || fail "plain reader"
+
+# --- co-run: both endpoints, dynamic energy split by CPU time, the sum is the window's 3 J
+"$erg" characterize --name b $C --reset "$RESET" --with a="$A" --corunner-out "$T/a-co.json" -o "$T/b-co.json" -- sh "$T/b.sh" > "$T/out" 2> "$T/err" || fail "co-run"
+python3 - "$T/b-co.json" "$T/a-co.json" <<'PY' || fail "co-run split sums to the window"
+import json, sys
+b = json.load(open(sys.argv[1])); a = json.load(open(sys.argv[2]))
+pb = [p for p in b["contexts"] if p["name"] == "with:a"][0]
+pa = [p for p in a["contexts"] if p["name"] == "with:b"][0]
+assert pb["corunners"] == ["a"] and pa["corunners"] == ["b"] and pb["mechanism"] == "contention"
+# co-running, b finds the state file as the reset left it or as a wrote it: 2 or 3 J, plus a's 1 J
+tot = pb["dynamic_energy_j"] + pa["dynamic_energy_j"]
+assert abs(tot - 3.0) < 1e-9 or abs(tot - 4.0) < 1e-9, tot
+PY
+
+# --- the schedule a -> b -> b measured directly: 1 + 3 + 2 = 6 J
+cat > "$T/sched.json" <<JSON
+{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 0}},
+ "signatures": {"a": "a.json", "b": "b0.json"},
+ "nodes": [{"id": "n0", "signature": "a"}, {"id": "n1", "signature": "b"}, {"id": "n2", "signature": "b"}],
+ "edges": [["n0", "n1"], ["n1", "n2"]]}
+JSON
+# b0.json: b at the null context only (its points dropped: nothing characterized yet)
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s.pop('contexts'); json.dump(s, open(sys.argv[2],'w'))" "$T/b.json" "$T/b0.json"
+"$erg" characterize --schedule "$T/sched.json" $C --reset "$RESET" -o "$T/measured.json" > "$T/out" 2> "$T/err" || fail "characterize --schedule"
+flat "$T/measured.json" | grep -q '"dynamic_energy_j":6.0,' || fail "schedule measured 6 J"
+"$erg" compose "$T/sched.json" --json > "$T/out" 2> "$T/err" || fail "compose"
+flat "$T/out" | grep -q '"energy_j":5.0,' || fail "context-independent 5 J"
+
+# --- check-granularity: 6 J measured vs 5 J composed, zero variance: inconsistent
+"$erg" check-granularity "$T/measured.json" "$T/sched.json" > "$T/out" 2> "$T/err"; [ $? = 1 ] || fail "granularity inconsistent"
+grep -q "INCONSISTENT" "$T/out" || fail "granularity message"
+
+# --- refine: prints the candidates without --characterize, exit 1
+"$erg" refine "$T/sched.json" --measured "$T/measured.json" > "$T/out" 2> "$T/err"; [ $? = 1 ] || fail "refine detects"
+grep -q "DEVIATION (Eq. 23)" "$T/out" || fail "deviation reported"
+grep -q "1. a -> b: 1 occurrence" "$T/out" || fail "a -> b ranked first (b's 2 J explains the whole 1 J)"
+grep -q "erg characterize --name b --after a=" "$T/out" || fail "command printed"
+# --- refine --characterize: the pairs are characterized on the fake meter and the deviation closes
+"$erg" refine "$T/sched.json" --measured "$T/measured.json" --characterize --in-place $CR --reset "$RESET" --graph "$T/graph.json" --json > "$T/out" 2> "$T/err" || fail "refine closes"
+f=$(flat "$T/out")
+echo "$f" | grep -q '"erg":"refine/1"' || fail "refine tag"
+echo "$f" | grep -q '"before":{"energy_j":5.0,.*"detected":true' || fail "before 5 J detected"
+echo "$f" | grep -q '"after":{"energy_j":6.0,.*"bias_bound_j":0.0,.*"detected":false' || fail "after 6 J, no uncharacterized substitution left"
+flat "$T/b0.json" | grep -q '"name":"after:a".*"dynamic_energy_j":3.0' || fail "in place: b0.json has after:a"
+flat "$T/graph.json" | grep -q '"from":"a","to":"b","kind":"entry","mechanism":"cache","point":"after:a","delta_energy_j":1.0' || fail "graph a -> b"
+"$erg" check-granularity "$T/measured.json" "$T/sched.json" --json > "$T/out" 2> "$T/err" || fail "granularity consistent after refinement"
+flat "$T/out" | grep -q '"difference_j":0.0,.*"consistent":true' || fail "granularity json"
+
+# --- the store keeps the points
+"$erg" store put "$T/b.json" > /dev/null 2> "$T/err" || fail "store put"
+"$erg" store get b -o "$T/got.json" 2> "$T/err" || fail "store get"
+flat "$T/got.json" | grep -q '"name":"after:a"' || fail "store keeps the points"
+
+# --- correlations in a schedule: accepted by compose, used by refine
+sed 's/"edges"/"correlations": [{"signatures": ["a", "b"], "rho": 0.5}], "edges"/' "$T/sched.json" > "$T/corr.json"
+"$erg" compose "$T/corr.json" > /dev/null 2> "$T/err" || fail "compose accepts correlations"
+sed 's/"edges"/"correlations": [{"signatures": ["a", "zz"], "rho": 0.5}], "edges"/' "$T/sched.json" > "$T/corr.json"
+"$erg" refine "$T/corr.json" --measured "$T/measured.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "unknown signature in a correlation"
+grep -q 'correlations\[0\].signatures\[1\]: unknown signature "zz"' "$T/err" || fail "correlation message"
+
+# --- bad input: exit 2 with a clear message
+"$erg" refine "$T/sched.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "refine without --measured"
+grep -q "give the measured energy with --measured FILE" "$T/err" || fail "--measured message"
+"$erg" refine "$T/sched.json" --measured "$T/measured.json" --characterize > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "characterize without output"
+grep -q "give --in-place or --write-signatures DIR" "$T/err" || fail "output message"
+cat > "$T/expr.json" <<JSON
+{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 0}}, "signatures": {"a": "a.json"}, "expr": {"seq": ["a", "a"]}}
+JSON
+"$erg" refine "$T/expr.json" --measured "$T/measured.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "refine of an expression"
+grep -q "needs the DAG form" "$T/err" || fail "expression message"
+"$erg" characterize --name x $C --after nocommand -o "$T/x.json" -- true > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "--after without ="
+grep -q "expects NAME=CMD" "$T/err" || fail "NAME=CMD message"
+"$erg" characterize --name x $C --time reported -o "$T/x.json" -- true > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "no report"
+grep -q "reported no time" "$T/err" || fail "report message"
+[ ! -e "$T/x.json" ] || fail "nothing written on failure"
+"$erg" characterize --name x -o "$T/x.json" --backends rapl-sysfs -- true > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "no static power"
+grep -q "the static power s is unknown" "$T/err" || fail "static power message"
+sed 's/"mechanism":"cache"/"mechanism":"magic"/' "$T/b.json" > /dev/null
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s['contexts'][0]['mechanism']='magic'; json.dump(s, open(sys.argv[2],'w'))" "$T/b.json" "$T/bad.json"
+"$erg" store put "$T/bad.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "bad point"
+grep -q 'signature.contexts\[0\].mechanism: expected "thermal", "cache", "power_delivery" or "contention" (got "magic")' "$T/err" || fail "bad point message"
+echo ok
