@@ -35,9 +35,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Opaque schedule. */
 typedef struct erg_schedule erg_schedule;

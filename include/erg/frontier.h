@@ -56,9 +56,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /**
  * Indices of the Pareto-minimal points of n (time, energy) pairs (paper Section 6.1, definition of

@@ -29,9 +29,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** The primitive operations of HYMELL level 1. */
 typedef enum erg_op {

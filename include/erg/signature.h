@@ -18,36 +18,13 @@
 #include <stddef.h>
 
 #include "erg/error.h"
+#include "erg/grade.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
-
-/**
- * Provenance grade of a figure (JouleClaw notes; DESIGN.md). Ordered from strongest to weakest, so
- * the grade of a composition is the maximum of its parts' grades.
- * - ERG_GRADE_HW_SHUNT: a hardware energy counter seen live for the domain it claims.
- * - ERG_GRADE_MODEL_BASED: vendor power readings integrated over time, or a vendor model.
- * - ERG_GRADE_ESTIMATOR: a static cost model, the labelled last resort.
- */
-typedef enum erg_grade {
-    ERG_GRADE_HW_SHUNT = 0,
-    ERG_GRADE_MODEL_BASED = 1,
-    ERG_GRADE_ESTIMATOR = 2
-} erg_grade;
-
-/** "hw_shunt", "model_based", "estimator". */
-ERG_API const char *erg_grade_name(erg_grade grade);
-
-/** Parse a grade name. Returns ERG_OK or ERG_EINVAL. */
-ERG_API int erg_grade_parse(const char *name, erg_grade *out);
-
-/** The weaker of two grades (composition rule: a figure is only as good as its weakest part). */
-ERG_API erg_grade erg_grade_weakest(erg_grade a, erg_grade b);
+#include "erg/api.h"
 
 /** Size limits of the text fields of a signature (bytes, with the NUL). */
 #define ERG_SIG_NAME_MAX 128

@@ -15,9 +15,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Standard normal CDF Φ(x). */
 ERG_API double erg_normal_cdf(double x);

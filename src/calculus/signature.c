@@ -9,30 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const grade_names[] = {"hw_shunt", "model_based", "estimator"};
-
-const char *erg_grade_name(erg_grade grade)
-{
-    if ((unsigned)grade > ERG_GRADE_ESTIMATOR)
-        return "unknown";
-    return grade_names[grade];
-}
-
-int erg_grade_parse(const char *name, erg_grade *out)
-{
-    for (unsigned i = 0; i <= ERG_GRADE_ESTIMATOR; i++)
-        if (name && strcmp(name, grade_names[i]) == 0) {
-            *out = (erg_grade)i;
-            return ERG_OK;
-        }
-    return ERG_EINVAL;
-}
-
-erg_grade erg_grade_weakest(erg_grade a, erg_grade b)
-{
-    return a > b ? a : b;
-}
-
 void erg_signature_init(erg_signature *sig)
 {
     memset(sig, 0, sizeof *sig);

@@ -127,9 +127,24 @@ static void copy_text(char *dst, size_t size, const char *s, size_t len)
     dst[len] = '\0';
 }
 
+/* Timestamps and durations are bounded to ±2^61 ns (73 years) so that ts + dur and the
+ * differences of two ends never overflow an int64_t (undefined behaviour; found by
+ * fuzz_trace_report with "ts": 9e15, "dur": 9e15). */
+#define TS_MAX_NS ((int64_t)1 << 61)
+
+static int parse_us_to_ns_unbounded(const char *s, size_t len, int64_t *out);
+
 /* Parse a decimal number of microseconds into nanoseconds, exactly for the usual forms
- * ("1695835583881571", "4458676983543.183"); other forms go through strtod. */
+ * ("1695835583881571", "4458676983543.183"); other forms go through strtod. -1 when it is not a
+ * number or lies outside ±TS_MAX_NS. */
 static int parse_us_to_ns(const char *s, size_t len, int64_t *out)
+{
+    if (parse_us_to_ns_unbounded(s, len, out) != 0 || *out > TS_MAX_NS || *out < -TS_MAX_NS)
+        return -1;
+    return 0;
+}
+
+static int parse_us_to_ns_unbounded(const char *s, size_t len, int64_t *out)
 {
     size_t i = 0;
     int neg = 0;
