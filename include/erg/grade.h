@@ -30,7 +30,7 @@ typedef enum erg_grade {
 ERG_API const char *erg_grade_name(erg_grade grade);
 
 /** Parse a grade name. Returns ERG_OK or ERG_EINVAL. */
-ERG_API int erg_grade_parse(const char *name, erg_grade *out);
+ERG_API ERG_NODISCARD int erg_grade_parse(const char *name, erg_grade *out);
 
 /** The weaker of two grades (composition rule: a figure is only as good as its weakest part). */
 ERG_API erg_grade erg_grade_weakest(erg_grade a, erg_grade b);

@@ -84,14 +84,14 @@ ERG_API double erg_signature_dynamic_var_j2(const erg_signature *sig);
  * tolerance of 1e-9 (Axiom M1). Returns ERG_OK or ERG_EINVAL with the offending field in diag
  * (diag->where is left for the caller's location; detail names the field and values).
  */
-ERG_API int erg_signature_check(const erg_signature *sig, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_check(const erg_signature *sig, erg_diag *diag);
 
 /**
  * An idle element (paper Section 3.3): a device held ready at its static power for time_s seconds,
  * zero dynamic energy, zero variance unless the caller sets time_var_s2 afterwards.
  * device may be NULL. Returns ERG_OK, or ERG_EINVAL for negative or non-finite values.
  */
-ERG_API int erg_signature_idle(const char *device, double static_power_w, double time_s,
+ERG_API ERG_NODISCARD int erg_signature_idle(const char *device, double static_power_w, double time_s,
                                erg_signature *out);
 
 /**
@@ -102,7 +102,7 @@ ERG_API int erg_signature_idle(const char *device, double static_power_w, double
  * Returns ERG_OK, ERG_EINVAL (n = 0, NULL) or ERG_ERANGE (a composed time, energy or variance is
  * not finite: it overflows a double; the operand where the sums stop being finite is named).
  */
-ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
+ERG_API ERG_NODISCARD int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
                               erg_diag *diag);
 
 /**
@@ -116,7 +116,7 @@ ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature 
  * static powers differ by more than 1e-9 relative (operands on one device share one s);
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
-ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
+ERG_API ERG_NODISCARD int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
                               erg_diag *diag);
 
 /**
@@ -128,7 +128,7 @@ ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature 
  * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕);
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
-ERG_API int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
+ERG_API ERG_NODISCARD int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
                                 erg_diag *diag);
 
 /**
@@ -136,10 +136,10 @@ ERG_API int erg_signature_multi(const erg_signature *ops, size_t n, erg_signatur
  * Errors: ERG_ENOENT/ERG_EIO (file), ERG_EPARSE (syntax with file:line:col, missing or bad
  * field), ERG_EVERSION (unknown major version), ERG_EINVAL (fails erg_signature_check).
  */
-ERG_API int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag);
 
 /** Write a standalone signature file, whole or not at all ("-" is stdout). */
-ERG_API int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
 
 
 /* ================================================================================================
@@ -165,7 +165,7 @@ typedef enum erg_mechanism {
 ERG_API const char *erg_mechanism_name(erg_mechanism mechanism);
 
 /** Parse a mechanism name. Returns ERG_OK or ERG_EINVAL. */
-ERG_API int erg_mechanism_parse(const char *name, erg_mechanism *out);
+ERG_API ERG_NODISCARD int erg_mechanism_parse(const char *name, erg_mechanism *out);
 
 /** Most co-runners of one runtime context point. */
 #define ERG_CONTEXT_MAX_CORUNNERS 4

@@ -50,7 +50,7 @@ static int read_devices(struct rd *r, const json_t *devs)
                             "devices: expected an object of id -> device");
     const char *id;
     const json_t *d;
-    json_object_foreach((json_t *)devs, id, d)
+    json_object_foreach(erg__json_mut(devs), id, d)
     {
         char jp[200];
         snprintf(jp, sizeof jp, "devices.%.150s", id);
@@ -80,7 +80,7 @@ static int read_signatures(struct rd *r, const json_t *sigs)
                             "signatures: expected an object of name -> signature");
     const char *name;
     const json_t *v;
-    json_object_foreach((json_t *)sigs, name, v)
+    json_object_foreach(erg__json_mut(sigs), name, v)
     {
         char jp[200];
         snprintf(jp, sizeof jp, "signatures.%.150s", name);
@@ -109,7 +109,7 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
                             "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, "
                             "{\"multi\": [...]}, {\"idle\": {...}}",
                             jp);
-    const char *key = json_object_iter_key(json_object_iter((json_t *)v));
+    const char *key = json_object_iter_key(json_object_iter(erg__json_mut(v)));
     const json_t *arg = json_object_get(v, key);
     char sub[512];
     if (strcmp(key, "idle") == 0) {
@@ -225,9 +225,9 @@ static int cal_element(void *ctx, const char *name, const json_t *v, const char 
                 "declares %.10g W; a device has one static power (Axiom P2): drop one of them "
                 "(static_power_w from the signature to take the device's, or set "
                 "devices.%s.static_power_w to %.10g)",
-                jp, json_is_string(v) ? " (in " : "",
-                json_is_string(v) ? json_string_value(v) : "", json_is_string(v) ? ")" : "", name,
-                sg.static_power_w, sg.device, dv->static_power_w, sg.device, sg.static_power_w);
+                jp, json_is_string(v) ? " (in " : "", json_is_string(v) ? json_string_value(v) : "",
+                json_is_string(v) ? ")" : "", name, sg.static_power_w, sg.device,
+                dv->static_power_w, sg.device, sg.static_power_w);
     }
     snprintf(sg.name, sizeof sg.name, "%s", name);
     erg_diag sub;
@@ -271,8 +271,7 @@ static int cal_idle(void *ctx, const char *dev, double t, const char *file, cons
     erg_schedule *s = ((struct cal *)ctx)->s;
     uint32_t di = erg__device_index(s, dev);
     if (di == NONE)
-        return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"", jp,
-                            dev);
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"", jp, dev);
     struct erg__expr e;
     memset(&e, 0, sizeof e);
     e.kind = ERG__EX_IDLE;
@@ -281,8 +280,8 @@ static int cal_idle(void *ctx, const char *dev, double t, const char *file, cons
     return cal_add(s, &e, out, file, diag);
 }
 
-static int cal_op(void *ctx, enum erg__sched_op op, const uint32_t *kids, uint32_t n,
-                  uint32_t *out, const char *file, erg_diag *diag)
+static int cal_op(void *ctx, enum erg__sched_op op, const uint32_t *kids, uint32_t n, uint32_t *out,
+                  const char *file, erg_diag *diag)
 {
     erg_schedule *s = ((struct cal *)ctx)->s;
     if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n, sizeof *s->expr_kids))
@@ -307,8 +306,8 @@ static int cal_root(void *ctx, uint32_t id)
     return ERG_OK;
 }
 
-static int cal_node(void *ctx, const char *id, const char *sig, const char *device,
-                    double start_s, erg_diag *sub)
+static int cal_node(void *ctx, const char *id, const char *sig, const char *device, double start_s,
+                    erg_diag *sub)
 {
     return erg_schedule_add_node(((struct cal *)ctx)->s, id, sig, device, start_s, sub);
 }
@@ -362,8 +361,8 @@ struct st {
     int node_key; /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
     int edge_count;
     int seen_keys[CAP_N];
-    char sig_name[64];     /* the signature being captured (depth 2 key of "signatures") */
-    int seen_transitions;  /* a frontier schedule's "transitions": refused once parsed */
+    char sig_name[64];    /* the signature being captured (depth 2 key of "signatures") */
+    int seen_transitions; /* a frontier schedule's "transitions": refused once parsed */
     size_t transitions_off;
 };
 
@@ -974,9 +973,9 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
     struct cal c = {erg_schedule_new()};
     if (!c.s)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
-    const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element, NULL,
-                                         cal_leaf, cal_idle, cal_op,     cal_root,    cal_node,
-                                         cal_edge};
+    const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element,
+                                         NULL,     cal_leaf, cal_idle,   cal_op,
+                                         cal_root, cal_node, cal_edge};
     int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_schedule_free(c.s);
@@ -985,8 +984,6 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
     *out = c.s;
     return ERG_OK;
 }
-
-
 
 /* ---------------------------------------------------------------- writer -----------------------
  */

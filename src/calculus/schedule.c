@@ -177,8 +177,7 @@ int erg_schedule_add_signature(erg_schedule *s, const erg_signature *sig, erg_di
         return erg_diag_set(diag, ERG_EINVAL, NULL, "%s", sub.detail);
     if (erg__sig_index(s, sig->name) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "signature \"%s\" is defined twice", sig->name);
-    if (sig->device[0] &&
-        check_p2(s, sig, erg__device_index(s, sig->device), "", diag) != ERG_OK)
+    if (sig->device[0] && check_p2(s, sig, erg__device_index(s, sig->device), "", diag) != ERG_OK)
         return ERG_EINVAL;
     if (s->n_sigs >= NONE - 1 ||
         erg__grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs + 1, sizeof *s->sigs))
@@ -493,8 +492,8 @@ static int alloc_dag(struct dag *g, const erg_schedule *s)
     g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
     g->sanchor = malloc(n * sizeof *g->sanchor);
     g->svar = malloc(n * sizeof *g->svar);
-    if (!g->start || !g->fin ||
-        !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar || !g->sanchor || !g->svar)
+    if (!g->start || !g->fin || !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar ||
+        !g->sanchor || !g->svar)
         return ERG_ENOMEM;
     return ERG_OK;
 }
@@ -1122,8 +1121,7 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
             return expr_fail(x, rc, sub.detail, diag);
         if (!sig_finite(out)) {
             char d[300];
-            snprintf(d, sizeof d, "signature \"%.120s\": its energy " ERG__OVERFLOW_HINT,
-                     sg->name);
+            snprintf(d, sizeof d, "signature \"%.120s\": its energy " ERG__OVERFLOW_HINT, sg->name);
             return expr_fail(x, ERG_ERANGE, d, diag);
         }
         if (di != NONE) {
@@ -1142,8 +1140,8 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     }
     if (ex->kind == ERG__EX_IDLE) {
         const struct erg__device *d = &s->devices[ex->ref];
-        erg_signature_idle(d->id, d->idle_power_w, ex->time_s, out);
-        if (!sig_finite(out))
+        if (erg_signature_idle(d->id, d->idle_power_w, ex->time_s, out) != ERG_OK ||
+            !sig_finite(out))
             return expr_fail(x, ERG_ERANGE, "the idle element's energy " ERG__OVERFLOW_HINT, diag);
         double *a = acc + (size_t)ex->ref * A_N;
         a[A_STAT] += d->idle_power_w * ex->time_s;
@@ -1178,9 +1176,10 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                     break;
                 }
                 if (!sig_finite(&accsig)) {
-                    rc = expr_fail(x, ERG_ERANGE,
-                                   "the sequence's time or energy up to this element " ERG__OVERFLOW_HINT,
-                                   diag);
+                    rc = expr_fail(
+                        x, ERG_ERANGE,
+                        "the sequence's time or energy up to this element " ERG__OVERFLOW_HINT,
+                        diag);
                     break;
                 }
             }
@@ -1330,8 +1329,8 @@ static int dag_not_finite(const erg_schedule *s, const struct dag *g, erg_diag *
         e += node_s(s, v) * sg->time_s + sg->dynamic_energy_j;
         if (!isfinite(g->fin[v]) || !isfinite(g->vt[v]) || !isfinite(e))
             return erg_diag_set(diag, ERG_ERANGE, NULL,
-                                "node \"%.120s\": the schedule's time or energy up to this node "
-                                ERG__OVERFLOW_HINT,
+                                "node \"%.120s\": the schedule's time or energy up to this "
+                                "node " ERG__OVERFLOW_HINT,
                                 erg__node_id(s, v));
     }
     return erg_diag_set(diag, ERG_ERANGE, NULL,

@@ -178,8 +178,10 @@ static int max_time(const erg_signature *ops, size_t n, double *t_out, double *v
 
 /* Both parallel operators once their operands are checked: the operands start together and the
  * composite holds static power s (one device's for ⊕, the devices' sum for ⊕multi) over the
- * longest: E = s·max T_i + Σ d_i, σ²_E = Σ σ²_d_i + s²·Var(max T_i) (Sections 3.3.2-3.3.3, App. F). */
-static int parallel(const erg_signature *ops, size_t n, double s, erg_signature *out, erg_diag *diag)
+ * longest: E = s·max T_i + Σ d_i, σ²_E = Σ σ²_d_i + s²·Var(max T_i) (Sections 3.3.2-3.3.3, App. F).
+ */
+static int parallel(const erg_signature *ops, size_t n, double s, erg_signature *out,
+                    erg_diag *diag)
 {
     double t = 0, vt = 0; /* max_time sets both on success; gcc -O2 cannot see it */
     int rc = max_time(ops, n, &t, &vt, diag);

@@ -152,7 +152,8 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
      * between consecutive nodes a, b when some point of a and some point of b are at ω_dev groups
      * with a declared transition between them. devfirst[k]: the first node on k's device (hashed
      * device names), devlast: the last one seen so far, devnext: the inverse of devprev. */
-    size_t *devfirst = malloc((n + 1) * sizeof *devfirst), *devlast = malloc((n + 1) * sizeof *devlast);
+    size_t *devfirst = malloc((n + 1) * sizeof *devfirst),
+           *devlast = malloc((n + 1) * sizeof *devlast);
     size_t *devnext = malloc((n + 1) * sizeof *devnext);
     erg__strmap devmap = {0};
     int mrc = devfirst && devlast && devnext ? ERG_OK : ERG_ENOMEM;
@@ -186,8 +187,8 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
         const struct fr_element *eb = &os->elem[os->node[k].elem];
         for (size_t i = 0; i < ea->n && !g->has_tr; i++)
             for (size_t j = 0; j < eb->n && !g->has_tr; j++)
-                g->has_tr = dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) !=
-                            NULL;
+                g->has_tr =
+                    dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) != NULL;
     }
     /* With transitions, order again by the edges plus the device order (a switch happens between
      * consecutive nodes of a device, so it is a precedence too). */

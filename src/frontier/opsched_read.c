@@ -48,7 +48,7 @@ static int check_point_members(const json_t *pt, const char *file, const char *p
 {
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)pt, key, v)
+    json_object_foreach(erg__json_mut(pt), key, v)
     {
         (void)v;
         if (erg__signature_key_known(key, strlen(key)) || strcmp(key, "omega_device") == 0 ||
@@ -296,9 +296,17 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
     struct rd r = {erg_opsched_new(), path, 0};
     if (!r.os)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
-    const struct erg__sched_builder b = {
-        &r,      ERG__SB_DEVICES_OPTIONAL | ERG__SB_OPERATING_SETS,
-        fr_device, fr_element, fr_transitions, fr_leaf, fr_idle, fr_op, fr_root, fr_node, fr_edge};
+    const struct erg__sched_builder b = {&r,
+                                         ERG__SB_DEVICES_OPTIONAL | ERG__SB_OPERATING_SETS,
+                                         fr_device,
+                                         fr_element,
+                                         fr_transitions,
+                                         fr_leaf,
+                                         fr_idle,
+                                         fr_op,
+                                         fr_root,
+                                         fr_node,
+                                         fr_edge};
     int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_opsched_free(r.os);

@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* compose promises finite figures or ERG_ERANGE */
         const char *out = erg_fuzz_file("report.json", NULL, 0);
         if (out)
-            (void)erg_report_write_file(&r, out, &diag);
+            if (erg_report_write_file(&r, out, &diag) != ERG_OK && diag.status == ERG_OK)
+                abort(); /* a failure always says why */
         erg_report_free(&r);
     }
     erg_schedule_free(s);

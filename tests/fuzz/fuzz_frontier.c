@@ -26,8 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (erg_opsched_frontier(os, &o, &f, &diag) == ERG_OK) {
         size_t i;
         if (f.n_points > 0) {
-            (void)erg_frontier_plan_deadline(&f, f.points[f.n_points - 1].time_s, &i, &diag);
-            (void)erg_frontier_plan_budget(&f, f.points[0].energy_j, &i, &diag);
+            /* the slowest point meets its own makespan, the fastest its own energy */
+            if (erg_frontier_plan_deadline(&f, f.points[f.n_points - 1].time_s, &i, &diag) !=
+                    ERG_OK ||
+                erg_frontier_plan_budget(&f, f.points[0].energy_j, &i, &diag) != ERG_OK)
+                abort();
         }
         for (size_t k = 0; k < f.n_points * f.n_elements; k++)
             if (f.choices[k] > (size_t)1 << 40)
