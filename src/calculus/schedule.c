@@ -738,10 +738,13 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
     if (rc != ERG_OK)
         return erg_diag_set(diag, rc, NULL, "out of memory for %zu nodes", n);
     for (size_t i = 0; i < n; i++) {
+        const erg_signature *sg = &s->sigs[s->nodes[i].sig];
+        double w = node_s(s, (uint32_t)i);
+        if (check_m1(sg, w, "", NULL) == ERG_OK)
+            continue; /* the node's label is formatted only for a message */
         char who[200];
         snprintf(who, sizeof who, "node \"%.120s\"", erg__node_id(s, (uint32_t)i));
-        if ((rc = check_m1(&s->sigs[s->nodes[i].sig], node_s(s, (uint32_t)i), who, diag)) != ERG_OK)
-            return rc;
+        return check_m1(sg, w, who, diag);
     }
     /* Adjacency (both directions) and Kahn's topological order: the graph layer. */
     rc = erg__graph_init(&g->gr, (uint32_t)n, e, (const uint32_t(*)[2])s->edges);
