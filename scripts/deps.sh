@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjansson-dev libgsl-dev libcmocka-dev libyajl-dev zlib1g-dev libglpk-dev
-      libsqlite3-dev libopenblas-dev libcairo2-dev python3
+      libsqlite3-dev libopenblas-dev libfann-dev libcairo2-dev python3
       libmicrohttpd-dev prometheus curl wrk)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -38,7 +38,8 @@ extern "C" {
     X(ECYCLE, -4003, "dependency cycle")                                                           \
     X(EVERSION, -4004, "unknown format version")                                                   \
     X(ENOTLIVE, -4005, "counter is present but not live")                                         \
-    X(EBUSY, -EBUSY, "resource busy")
+    X(EBUSY, -EBUSY, "resource busy")                                                              \
+    X(EINTR, -EINTR, "interrupted")
 
 /** Status codes. ERG_OK is success; every other value is negative. */
 enum erg_status {
@@ -80,6 +81,16 @@ ERG_API int erg_diag_set(erg_diag *diag, int status, const char *where, const ch
  * buf of size bytes; snprintf return semantics.
  */
 ERG_API int erg_diag_format(const erg_diag *diag, char *buf, size_t size);
+
+/**
+ * Check, before long work, that path can take a result: "-" (stdout); an existing regular file or
+ * a new one in an existing, writable folder (a symlink is followed to the file it names, which is
+ * what erg writes: the link is never replaced); a character device or FIFO that is writable (erg
+ * writes into it and never replaces it: `-o /dev/null` stays a device). Folders, block devices
+ * and symlinks to missing files are refused.
+ * Returns ERG_OK; ERG_EINVAL, ERG_ENOENT, ERG_EACCES, ERG_EIO with diag naming the path and why.
+ */
+ERG_API int erg_output_check(const char *path, erg_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -500,6 +500,493 @@ ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t
  */
 ERG_API int erg_op_model_default_path(const char *kind, char *buf, size_t size);
 
+/* ---------------------------------------------------------------- architectures (HF config.json) */
+
+/** FFN activation functions (HF `hidden_act` / `hidden_activation` / `activation_function`). */
+typedef enum erg_act {
+    ERG_ACT_SILU = 0,      /**< "silu", "swish" (Llama, Mistral, Qwen, gpt-oss) */
+    ERG_ACT_GELU = 1,      /**< "gelu" (exact) */
+    ERG_ACT_GELU_TANH = 2, /**< "gelu_new", "gelu_pytorch_tanh", "gelu_fast" (phi-2, Gemma 2) */
+    ERG_ACT_RELU = 3       /**< "relu" */
+} erg_act;
+/** Name of an activation as the profile files write it: "silu", "gelu", "gelu_tanh", "relu";
+ *  "?" for a value outside erg_act. Static string; never fails. */
+ERG_API const char *erg_act_name(erg_act a);
+/** Parse an activation: erg's names (erg_act_name) and HF's ("swish", "gelu_new",
+ *  "gelu_pytorch_tanh", "gelu_fast", "quick_gelu" as gelu). Errors: ERG_EINVAL (*out unchanged). */
+ERG_API int erg_act_parse(const char *name, erg_act *out);
+
+/** Layer kinds of a decoder: attention over the whole cache or a sliding window, FFN dense or
+ *  MoE. Index into erg_arch.layers: ERG_LAYER_FULL_DENSE + 1·sliding + 2·moe. */
+enum {
+    ERG_LAYER_FULL_DENSE = 0,
+    ERG_LAYER_SLIDING_DENSE = 1,
+    ERG_LAYER_FULL_MOE = 2,
+    ERG_LAYER_SLIDING_MOE = 3,
+    ERG_LAYER_KINDS = 4
+};
+
+/**
+ * A decoder-only transformer as erg models it (HYMELL Sections 3.4-3.6): sizes are element
+ * counts, 0 where not applicable. A fixed-size value (no allocation), so sweeps copy and edit it.
+ * - attention: n_heads query heads of head_dim, n_kv_heads key/value heads (GQA when fewer,
+ *   MHA when equal); window > 0 is the sliding window (tokens) of the layers counted as
+ *   sliding in `layers`.
+ * - FFN: dense layers have d_ff (gated: gate and up projections d_model → d_ff, then down
+ *   d_ff → d_model; not gated: up and down); MoE layers route each token to top_k of n_experts
+ *   experts of width d_ff_expert (gated like the dense FFN) through a router d_model →
+ *   n_experts, plus n_shared shared experts of width d_ff_shared each, run on every token.
+ * - norms_per_layer RMSNorm/LayerNorm ops per layer (2; Gemma 2: 4), plus one final norm.
+ * - embedding: vocab rows of d_model, read by a gather; LM head d_model → vocab.
+ */
+typedef struct erg_arch {
+    char family[32]; /**< HF model_type ("llama", "qwen2_moe", ...) */
+    char name[96];   /**< the config file's stem ("llama-3.1-8b"), or "" */
+    int64_t layers[ERG_LAYER_KINDS]; /**< number of layers of each kind; the sum is n_layers */
+    int64_t n_layers, d_model, n_heads, n_kv_heads, head_dim, vocab;
+    int64_t d_ff; /**< dense FFN width (also the width a MoE model's dense layers use) */
+    int gated;    /**< 1: gated FFN (SwiGLU/GeGLU), 0: up, activation, down */
+    erg_act act;
+    int64_t n_experts, top_k, d_ff_expert, n_shared, d_ff_shared;
+    int64_t window;           /**< sliding window in tokens (0: none) */
+    int norms_per_layer;      /**< 2, or 4 with Gemma 2's post-norms */
+    int tied_embeddings;      /**< the LM head reuses the embedding matrix */
+    int fused_qkv;            /**< one QKV projection (Phi-3, Qwen v1): same FLOPs, one GEMM */
+    double rotary_fraction;   /**< share of head_dim rotated by RoPE (phi-2: 0.4), 1 otherwise */
+    erg_dtype dtype;          /**< the config's torch_dtype (bf16 when absent) */
+} erg_arch;
+
+/** Total parameters of a (weights in elements: attention, FFN or all experts, norms' gains,
+ *  embedding and an untied LM head), and the parameters a token activates (top_k of the
+ *  experts) into *active (may be NULL). Never fails (0 for a NULL arch). */
+ERG_API double erg_arch_params(const erg_arch *a, double *active);
+
+/**
+ * Read a HuggingFace config.json into *out. Families: llama (Llama 2, 3.x), mistral, mixtral,
+ * qwen (v1: intermediate_size is twice the FFN width, kv_channels the head size), qwen2,
+ * qwen2_moe (Qwen1.5-MoE: moe_intermediate_size per expert, shared_expert_intermediate_size,
+ * decoder_sparse_step, mlp_only_layers), qwen3, qwen3_moe, gemma2 (head_dim, alternating
+ * sliding/global layers, four norms per layer), phi (phi-2: non-gated GELU, partial rotary),
+ * phi3 (fused qkv and gate/up, sliding window), gpt_oss (layer_types, experts_per_token),
+ * olmoe, deepseek (MoE without MLA: n_routed_experts, n_shared_experts, first_k_dense_replace),
+ * and alternate names (n_embd, n_head, n_layer, n_inner, num_local_experts, num_experts,
+ * n_routed_experts, ffn_hidden_size, ...).
+ * Refused with ERG_ENOTSUP and the field named: multi-head latent attention (kv_lora_rank or
+ * q_lora_rank set), linear or state-space attention fields, and an unknown model_type with a
+ * field erg does not know. Bad input (ERG_EPARSE, diag->where the file, detail the field):
+ * not JSON or not an object, a missing required field (hidden size, heads, layers, vocab, FFN
+ * width), a size that is not a positive integer, heads that do not divide the hidden size when
+ * head_dim is not given, KV heads that do not divide the heads, top-k above the expert count.
+ * Also ERG_ENOENT / ERG_EIO for the file, ERG_ENOMEM. *out is written only on success.
+ */
+ERG_API int erg_arch_from_hf_config(const char *path, erg_arch *out, erg_diag *diag);
+
+/** Same as erg_arch_from_hf_config from a JSON text of len bytes; name is used in messages and
+ *  as erg_arch.name. Errors as erg_arch_from_hf_config. */
+ERG_API int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_arch *out,
+                                  erg_diag *diag);
+
+/** Check an architecture's invariants (positive sizes, layer counts summing to n_layers, KV heads
+ *  dividing heads, top_k ≤ n_experts, MoE layers only with experts, sliding layers only with a
+ *  window). Errors: ERG_EINVAL with diag->detail naming the field (erg_arch field names). */
+ERG_API int erg_arch_check(const erg_arch *a, erg_diag *diag);
+
+/**
+ * Set one named size of an architecture, for design-space sweeps: d_model, n_heads, n_kv_heads,
+ * head_dim, d_ff, d_ff_expert, n_layers (keeping the sliding/MoE shares of the layers), n_experts,
+ * top_k, n_shared, d_ff_shared, window, vocab; and "heads" = n_heads = n_kv_heads (MHA) with
+ * head_dim = d_model / heads (HYMELL Section 4, Figure 3). Setting d_model or n_heads also
+ * rescales head_dim = d_model / n_heads when head_dim was d_model / n_heads before. The result is
+ * not checked (erg_arch_check). Errors: ERG_EINVAL for an unknown key (diag names it) or a value
+ * below 0.
+ */
+ERG_API int erg_arch_set(erg_arch *a, const char *key, int64_t value, erg_diag *diag);
+
+/* ---------------------------------------------------------------- work lists (HYMELL 3.4-3.6) */
+
+/** Blocks of a decoder layer and the model around it (the profile files' `block` column). */
+typedef enum erg_block {
+    ERG_BLOCK_ATTENTION = 0, /**< QKV projections, QK^T, softmax, ·V, output projection (3.4) */
+    ERG_BLOCK_FFN = 1,       /**< dense FFN, gated or not (3.5) */
+    ERG_BLOCK_MOE = 2,       /**< router, top-k experts, shared experts (3.5) */
+    ERG_BLOCK_NORM = 3,      /**< one RMSNorm over the tokens (3.1) */
+    ERG_BLOCK_EMBEDDING = 4, /**< token embedding gather */
+    ERG_BLOCK_LM_HEAD = 5    /**< d_model → vocab projection */
+} erg_block;
+#define ERG_BLOCK_COUNT 6
+/** Name of a block: "attention", "ffn", "moe", "norm", "embedding", "lm_head"; "?" otherwise.
+ *  Static string; never fails. */
+ERG_API const char *erg_block_name(erg_block b);
+/** Parse a block name (as erg_block_name writes it). Errors: ERG_EINVAL (*out unchanged). */
+ERG_API int erg_block_parse(const char *name, erg_block *out);
+
+/** Inference phases. */
+typedef enum erg_phase {
+    ERG_PHASE_PREFILL = 0, /**< the prompt: batch × prompt tokens at once */
+    ERG_PHASE_DECODE = 1   /**< one new token per sequence against kv cached tokens */
+} erg_phase;
+/** "prefill" or "decode"; "?" otherwise. Static string; never fails. */
+ERG_API const char *erg_phase_name(erg_phase p);
+/** Parse "prefill" or "decode". Errors: ERG_EINVAL (*out unchanged). */
+ERG_API int erg_phase_parse(const char *name, erg_phase *out);
+
+/**
+ * One block instance: a blocks.csv row's configuration (docs/predict.md, "profile files"). Sizes
+ * are element counts, 0 where not applicable. prefill: batch sequences of prompt tokens (kv 0);
+ * decode: batch sequences of one new token each against kv cached tokens (prompt 0). The
+ * attention of decode reads min(kv, window) cached positions (window 0: all). For a MoE block,
+ * d_ff is the width of one expert; n_shared shared experts of d_ff_shared each run on every token.
+ */
+typedef struct erg_block_spec {
+    erg_block block;
+    erg_phase phase;
+    int64_t batch, prompt, kv;
+    int64_t d_model, n_heads, n_kv_heads, head_dim, d_ff;
+    erg_act act;
+    int gated;
+    int64_t n_experts, top_k, n_shared, d_ff_shared, window, vocab;
+    erg_dtype dtype;
+} erg_block_spec;
+
+/** Tokens a block processes: batch × prompt (prefill) or batch (decode); 0 for a bad spec. */
+ERG_API int64_t erg_block_tokens(const erg_block_spec *s);
+
+/** Check that the sizes the block needs are positive (every block: batch, d_model; prefill:
+ *  prompt; decode: kv; attention: heads, kv heads dividing heads, head_dim; ffn: d_ff; moe:
+ *  d_ff, n_experts, 1 ≤ top_k ≤ n_experts, d_ff_shared when n_shared; lm_head and embedding:
+ *  vocab) and none is negative. Errors: ERG_EINVAL, diag->detail naming the field. */
+ERG_API int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag);
+
+/** One level-1 operation of a block, run `count` times (e.g. QK^T once per sequence and head). */
+typedef struct erg_work_op {
+    erg_op_dims dims;
+    double count;
+    char role[16]; /**< "q_proj", "k_proj", "v_proj", "qk", "softmax", "pv", "o_proj", "gate",
+                        "up", "down", "router", "expert_gate", "expert_up", "expert_down",
+                        "shared_gate", "shared_up", "shared_down", "rmsnorm", "lm_head" */
+} erg_work_op;
+
+#define ERG_BLOCK_MAX_OPS 16
+/**
+ * The work of one block (HYMELL Sections 3.4-3.5): its level-1 ops with counts, and the
+ * element-wise work that level 1 has no estimator for (RoPE, masking and scaling of the scores,
+ * the KV-cache write, activation and gating, the residual add, top-k routing and the weighted
+ * sum of the experts, the embedding gather), as FLOPs and bytes moved (dtype bytes per element).
+ */
+typedef struct erg_block_work {
+    erg_block_spec spec;
+    size_t n_ops;
+    erg_work_op ops[ERG_BLOCK_MAX_OPS];
+    double gemm_flops;          /**< Σ count · 2MNK over the GEMMs */
+    double gemm_bytes;          /**< Σ count · (B_in + B_out) over the GEMMs */
+    double elementwise_flops;   /**< FLOPs outside the level-1 ops */
+    double elementwise_bytes;   /**< bytes read and written outside the level-1 ops */
+} erg_block_work;
+
+/**
+ * The ops of one block (HYMELL Sections 3.4-3.5), tokens T = erg_block_tokens:
+ * - attention: q, k, v projections (T × d_model → heads · head_dim), the output projection;
+ *   prefill: per sequence and head QK^T (prompt × head_dim · head_dim × P') and ·V
+ *   (prompt × P' · P' × head_dim) with P' = min(prompt, window), and a causal softmax over the
+ *   prompt (a row-wise prompt × window one when the window is shorter); decode: per sequence and
+ *   KV head, the group's g = heads / kv_heads queries against L' = min(kv, window) cached keys,
+ *   QK^T (g × head_dim · head_dim × L') and ·V (g × L' · L' × head_dim), so L' is a GEMM
+ *   dimension, and one row-wise softmax of (batch · heads) × L';
+ * - ffn: gate and up (gated) or up, then down;
+ * - moe: router T × d_model → n_experts; the T · top_k routed tokens spread over
+ *   A = min(n_experts, T · top_k) active experts, each a gated (or not) FFN of d_ff over
+ *   ⌈T · top_k / A⌉ tokens; n_shared shared experts of d_ff_shared over all T tokens;
+ * - norm: one RMSNorm T × d_model; lm_head: T × d_model → vocab; embedding: no level-1 op.
+ * Errors: those of erg_block_spec_check.
+ */
+ERG_API int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag *diag);
+
+/** A phase of a whole-model forward: batch sequences; prefill of prompt tokens each, or one
+ *  decode step against kv cached tokens. logits_all: 1 computes the LM head for every prompt
+ *  position (a HF forward), 0 only for the last (what generate() and serving engines do);
+ *  decode always computes one position per sequence. */
+typedef struct erg_phase_spec {
+    erg_phase phase;
+    int64_t batch, prompt, kv;
+    int logits_all;
+} erg_phase_spec;
+
+#define ERG_MODEL_MAX_BLOCKS 8
+/** One kind of block of a model and how many times one forward runs it. */
+typedef struct erg_model_block {
+    char name[24]; /**< "embedding", "norm", "attention", "attention_sliding", "ffn", "moe",
+                        "lm_head" */
+    erg_block_spec spec;
+    int64_t count; /**< instances per forward (e.g. n_layers attention blocks) */
+} erg_model_block;
+
+/** The blocks of a whole-model forward in execution order (embedding, the layers' norms,
+ *  attention and FFN/MoE kinds, lm_head). */
+typedef struct erg_model_work {
+    erg_arch arch;
+    erg_phase_spec phase;
+    size_t n_blocks;
+    erg_model_block blocks[ERG_MODEL_MAX_BLOCKS];
+} erg_model_work;
+
+/**
+ * The work list of one phase of an architecture (HYMELL Section 3.6): embedding ×1; norm ×
+ * (norms_per_layer · n_layers + 1 final); attention × the full-attention layers and
+ * attention_sliding × the sliding ones (the window in the spec); ffn × the dense layers, moe ×
+ * the MoE layers; lm_head ×1 over batch · prompt tokens (prefill with logits_all), else batch.
+ * Errors: ERG_EINVAL (erg_arch_check, or a phase without batch, prompt (prefill) or kv
+ * (decode) ≥ 1), diag naming the field.
+ */
+ERG_API int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p, erg_model_work *out,
+                                 erg_diag *diag);
+
+/** Σ count · 2MNK of the GEMMs of a whole-model work list (FLOPs). Errors: ERG_EINVAL. */
+ERG_API int erg_model_work_gemm_flops(const erg_model_work *w, double *flops, erg_diag *diag);
+
+/* ---------------------------------------------------------------- profile files */
+
+/** One measured block: a row of blocks.csv (docs/predict.md, "Profile files"). time_s and
+ *  energy_j per execution; energy_j and energy_sd_j NaN when not measured (has_grade 0 then);
+ *  time_sd_s NaN when absent. */
+typedef struct erg_block_sample {
+    char arch[64]; /**< family used for leave-one-architecture-out grouping */
+    erg_block_spec spec;
+    int threads;   /**< 0 when absent */
+    uint64_t reps;
+    double time_s, time_sd_s, energy_j, energy_sd_j;
+    erg_grade grade;
+    int has_grade;
+} erg_block_sample;
+
+/**
+ * Read blocks.csv: the header names the columns `arch,block,phase,batch,prompt,kv,tokens,d_model,
+ * n_heads,n_kv_heads,head_dim,d_ff,ffn_act,gated,n_experts,top_k,n_shared,d_ff_shared,window,vocab,
+ * dtype,threads,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade` in any order (an unknown column
+ * is an error); `#` lines and blank lines are skipped; empty cells are "not applicable" (sizes)
+ * or "not measured" (energy). Each row is checked with erg_block_spec_check, and `tokens`, when
+ * given, must equal batch × prompt (prefill) or batch (decode). *out is a malloc'd array of *n
+ * samples (free()). Errors: ERG_ENOENT/ERG_EIO (file), ERG_EPARSE with diag->where
+ * "path:line:col" naming the column and what is wrong (a missing required column, a value that
+ * is not a non-negative number, an unknown block/phase/dtype/activation/grade, energy 0, a spec
+ * erg_block_spec_check refuses), ERG_ENOMEM.
+ */
+ERG_API int erg_blocks_csv_read(const char *path, erg_block_sample **out, size_t *n,
+                                erg_diag *diag);
+
+/** Write n samples as blocks.csv (the columns erg_blocks_csv_read lists, %.9g, NaN as empty),
+ *  whole or not at all ("-": stdout). Errors: ERG_EIO (diag names path), ERG_ENOMEM. */
+ERG_API int erg_blocks_csv_write(const char *path, const erg_block_sample *s, size_t n,
+                                 erg_diag *diag);
+
+/** One measured whole-model forward: a row of models.csv, with its config already read. */
+typedef struct erg_model_sample {
+    char arch[64];     /**< family used for leave-one-architecture-out grouping */
+    char config[512];  /**< the config path as written in the CSV (relative to it) */
+    erg_arch model;    /**< that config, read with erg_arch_from_hf_config (dtype: the row's) */
+    erg_phase_spec phase;
+    int threads;
+    uint64_t reps;
+    double time_s, time_sd_s, energy_j, energy_sd_j; /**< NaN where not measured */
+    erg_grade grade;
+    int has_grade;
+} erg_model_sample;
+
+/**
+ * Read models.csv: columns `arch,config,phase,batch,prompt,kv,tokens,dtype,threads,reps,time_s,
+ * time_sd_s,energy_j,energy_sd_j,grade` (any order). Each row's config is read once per distinct
+ * path (relative to the CSV's folder) with erg_arch_from_hf_config; the row's dtype replaces the
+ * config's. The phase's LM head runs over every position (logits_all 1: a HF forward). Errors:
+ * as erg_blocks_csv_read, plus a config's own errors (diag names the config and the CSV line).
+ */
+ERG_API int erg_models_csv_read(const char *path, erg_model_sample **out, size_t *n,
+                                erg_diag *diag);
+
+/* ---------------------------------------------------------------- level 1 of a block */
+
+/** A time and energy estimate with its uncertainty; energy_j and energy_var_j2 NaN when the
+ *  target has no energy. */
+typedef struct erg_estimate {
+    double time_s, energy_j;
+    double time_var_s2, energy_var_j2;
+    int level; /**< the HYMELL level that answered: 1 (sum of ops), 2 (block MLP), 3 (model) */
+} erg_estimate;
+
+/**
+ * Level-1 estimate of one block: Σ count · erg_op_model_predict over the block's ops
+ * (erg_block_work_build), plus the element-wise work costed by the model's roofline
+ * (max(FLOPs / peak, bytes / bandwidth) × the mean power). An op the model has no estimator for
+ * is costed by the roofline likewise. Variances from the ops' held-out MAPE as in
+ * erg_op_model_signature (relative sd MAPE·√(π/2)), summed over the ops as independent.
+ * Errors: those of erg_block_spec_check, ERG_ENOTSUP (the model has neither the op nor a
+ * roofline), ERG_EINVAL.
+ */
+ERG_API int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
+                             erg_diag *diag);
+
+/* ---------------------------------------------------------------- levels 2 and 3 */
+
+/** MLP options of the level-2 and level-3 fits; initialise with erg_mlp_options_init(). */
+typedef struct erg_mlp_options {
+    unsigned hidden_layers; /**< default 2 */
+    unsigned width;         /**< hidden units per layer, ≤ 64 (default 16) */
+    unsigned max_epochs;    /**< RPROP epochs at most (default 600; early stopping on a seeded
+                                 20 % validation share keeps the best) */
+    uint64_t seed;          /**< initial weights and splits (default 42): fits are reproducible */
+    int cross_validate;     /**< 1 (default): leave-one-architecture-out figures (one extra fit
+                                 per architecture); 0: none (the figures are NaN) */
+} erg_mlp_options;
+
+/** Fill o with the documented defaults. Never fails. */
+ERG_API void erg_mlp_options_init(erg_mlp_options *o);
+
+/** Held-out accuracy of a level-2 or level-3 model (leave-one-architecture-out: each row is
+ *  predicted by a fit that saw no row of its architecture), MAPE in %, R² unitless, NaN when not
+ *  computable; the same figures of the plain level-1 sum (level 2) or of the sum of the blocks
+ *  (level 3) beside them. */
+typedef struct erg_accuracy {
+    size_t n;
+    double time_mape_pct, time_r2, energy_mape_pct, energy_r2;
+    double base_time_mape_pct, base_energy_mape_pct;
+} erg_accuracy;
+
+/** A level-2 model: one MLP correction per block kind (opaque, immutable after fit or load). */
+typedef struct erg_block_model erg_block_model;
+
+/**
+ * Fit HYMELL level 2 (Sections 3.4-3.5): per block kind with rows, an MLP on the level-1
+ * prediction (log time and log energy of erg_block_level1) and the block's architecture
+ * parameters (log tokens, kv, d_model, heads, KV heads, head_dim, d_ff, experts, top-k, shared
+ * width, window; phase, gated) predicting log(measured / level 1) of time and energy. Inputs and
+ * targets are standardised on the training rows. A kind with fewer than 8 rows or one
+ * architecture gets a constant correction (the mean log ratio). Held-out accuracy:
+ * leave-one-architecture-out (o->cross_validate); the sd of the held-out log residuals is the
+ * relative uncertainty of each prediction. Deterministic for a given seed.
+ * Errors: ERG_EINVAL (no rows, no level-1 model), ERG_EPARSE (a row with non-positive time),
+ * the errors of erg_block_level1, ERG_ENOMEM.
+ */
+ERG_API int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s, size_t n,
+                                const erg_mlp_options *o, erg_block_model **out, erg_diag *diag);
+
+/** Save as "erg": "model/1", kind "hymell-level2-blocks" (docs/predict.md), whole or not at all.
+ *  Errors: ERG_EIO, ERG_ENOMEM. */
+ERG_API int erg_block_model_save(const erg_block_model *m, const char *path, erg_diag *diag);
+/** Load a level-2 model file. Errors: ERG_ENOENT, ERG_EIO, ERG_EPARSE (not JSON, another kind,
+ *  an unknown block, a feature list that is not erg's, malformed MLP arrays; diag names file and
+ *  JSON path), ERG_EVERSION (model/2 or later), ERG_ENOMEM. */
+ERG_API int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag);
+/** Free a level-2 model. NULL-safe. */
+ERG_API void erg_block_model_free(erg_block_model *m);
+
+/** 1 when m has a correction for block b (fitted on its rows), else 0. Never fails. */
+ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
+
+/**
+ * Level-2 estimate of a block: the level-1 estimate (erg_block_level1 with l1) times the MLP's
+ * correction exp(ŷ) for time and energy; variances (σ·T)² with σ the held-out sd of the log
+ * residuals of that block kind. A block kind m has no correction for answers at level 1.
+ * No allocation. Errors: those of erg_block_level1.
+ */
+ERG_API int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
+                                    const erg_block_spec *s, erg_estimate *out, erg_diag *diag);
+
+/** Held-out accuracy of block kind b over the rows of phase (ERG_PHASE_PREFILL/DECODE), or all
+ *  its rows with phase -1 (HYMELL Tables 4 and 5). Errors: ERG_EINVAL (b not fitted). */
+ERG_API int erg_block_model_accuracy(const erg_block_model *m, erg_block b, int phase,
+                                     erg_accuracy *out);
+
+/** A level-3 model: the end-to-end MLP (opaque, immutable after fit or load). */
+typedef struct erg_e2e_model erg_e2e_model;
+
+/**
+ * Fit HYMELL level 3 (Section 3.6): an MLP on log targets — the log of the measured time and
+ * energy over the sum of the model's block estimates (level 2 with l2, level 1 without) — from
+ * the block sums (log time and energy of the attention, FFN/MoE and norm parts) and global
+ * features (log d_model, layers, tokens, batch, prompt, kv, vocab; phase; MoE experts and top-k).
+ * Accuracy leave-one-architecture-out as in erg_block_model_fit. Errors: ERG_EINVAL, ERG_EPARSE
+ * (non-positive time), the errors of the block estimates, ERG_ENOMEM.
+ */
+ERG_API int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2,
+                              const erg_model_sample *s, size_t n, const erg_mlp_options *o,
+                              erg_e2e_model **out, erg_diag *diag);
+/** Save as "erg": "model/1", kind "hymell-level3-e2e". Errors: ERG_EIO, ERG_ENOMEM. */
+ERG_API int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag);
+/** Load a level-3 model file. Errors as erg_block_model_load. */
+ERG_API int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag);
+/** Free a level-3 model. NULL-safe. */
+ERG_API void erg_e2e_model_free(erg_e2e_model *m);
+/** Held-out accuracy over the rows of phase (or -1: all) and moe (1: MoE models, 0: dense, -1:
+ *  both): HYMELL Table 6's rows. Errors: ERG_EINVAL (no such rows). */
+ERG_API int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out);
+
+/* ---------------------------------------------------------------- whole-model predictions */
+
+/** A target: its level-1, and optionally level-2 and level-3, models (opaque, immutable). */
+typedef struct erg_predictor erg_predictor;
+
+/**
+ * Open a target: a folder (a path containing '/' or an existing folder) or a name looked up as
+ * models/NAME/ like erg_op_model_default_path ($ERG_MODEL_DIR/NAME, $ERG_DATA_DIR/models/NAME,
+ * the installed share/erg/models/NAME, the source tree). The folder holds ops.json (level 1,
+ * required), blocks.json (level 2) and e2e.json (level 3), each optional beyond level 1.
+ * Errors: ERG_ENOENT (no such target: diag names it and where it was looked for), the load
+ * errors of the files, ERG_ENOMEM.
+ */
+ERG_API int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag);
+/** Free a predictor. NULL-safe. */
+ERG_API void erg_predictor_free(erg_predictor *p);
+/** The folder the predictor was read from. Owned by p; never fails. */
+ERG_API const char *erg_predictor_dir(const erg_predictor *p);
+/** The highest level the target has: 1, 2 or 3. Never fails. */
+ERG_API int erg_predictor_level(const erg_predictor *p);
+/** The target's level-1 model (owned by p). Never fails. */
+ERG_API const erg_op_model *erg_predictor_ops(const erg_predictor *p);
+
+/** One block kind of a whole-model prediction. */
+typedef struct erg_model_block_estimate {
+    char name[24];     /**< as erg_model_block.name */
+    erg_block_spec spec;
+    int64_t count;     /**< instances per forward */
+    erg_estimate each; /**< one instance, level-3 factor applied */
+} erg_model_block_estimate;
+
+/** A whole-model prediction of one phase: per block kind and in total. */
+typedef struct erg_model_prediction {
+    erg_phase_spec phase;
+    size_t n_blocks;
+    erg_model_block_estimate blocks[ERG_MODEL_MAX_BLOCKS];
+    double blocks_time_s, blocks_energy_j; /**< Σ count · block estimate, before level 3 */
+    double time_factor, energy_factor;     /**< level 3's correction exp(ŷ) (1 without) */
+    double model_time_var_s2, model_energy_var_j2; /**< level 3's own uncertainty of the
+                                                        total, (σ₃·T)², beside the blocks' */
+    erg_estimate total; /**< Σ count · each, variances Σ count · var + the model's */
+    erg_grade grade;    /**< the level-1 model's energy grade */
+} erg_model_prediction;
+
+/**
+ * Predict one phase of an architecture on a target (HYMELL levels 1-3): the work list
+ * (erg_model_work_build), each block kind at the highest level the target has (2, else 1), then
+ * the level-3 correction of the total, applied as a factor to every block so that the blocks
+ * still sum to the total (a schedule of the blocks composes to it). No allocation; microseconds.
+ * Errors: those of erg_model_work_build and erg_block_level1.
+ */
+ERG_API int erg_predict_model(const erg_predictor *p, const erg_arch *a, const erg_phase_spec *ph,
+                              erg_model_prediction *out, erg_diag *diag);
+
+/**
+ * Write whole-model predictions (n phases, in order) as a schedule/1 for the energy calculus:
+ * one device "target" of static power static_power_w (W); per phase a signature per block kind
+ * (T = the block's time, d = E - s·T, the block's variances, σ²_E raised to s²·σ²_T (Axiom M1))
+ * and, when level 3 answered, a "model_error" element of zero time carrying the level-3
+ * variance; the expression is ⊗ of the phases, each ⊗ of embedding, the layers (each ⊗ of its
+ * norms, attention and FFN or MoE blocks), the final norm, the LM head and the model error, so
+ * that `erg compose` gives the predictions' summed time, energy and variances. name (may be
+ * NULL) titles it. Written whole or not at all. Errors: ERG_EINVAL (no energy, s·T above a
+ * block's energy, bad arguments), ERG_EIO, ERG_ENOMEM; diag->where names path.
+ */
+ERG_API int erg_model_schedule_write(const erg_arch *a, const erg_model_prediction *p, size_t n,
+                                     double static_power_w, const char *name, const char *path,
+                                     erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

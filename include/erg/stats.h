@@ -71,6 +71,17 @@ ERG_API void erg_running_add(erg_running *r, double x);
 /** Sample variance of the values added so far (unit²; n − 1 denominator), 0 for n < 2. */
 ERG_API double erg_running_var(const erg_running *r);
 
+/**
+ * The one number format of erg's human output: a figure and its standard deviation as
+ * "mean ± sd" into buf (snprintf semantics; returns the length the text needs). sd is rounded to
+ * two significant digits and mean to the same decimal place (the convention of metrology, GUM
+ * Section 7.2.6: the uncertainty sets the digits), at most 12 decimals: 68.1542 ± 0.0031 prints
+ * "68.1542 ± 0.0031", 68.1542 ± 0.31 prints "68.15 ± 0.31". sd 0 prints mean to 6 significant
+ * digits and "± 0"; sd NaN (unknown: one run) prints mean to 4 significant digits and "± ?";
+ * mean NaN prints "-". The ± is UTF-8 (two bytes, one column).
+ */
+ERG_API int erg_format_mean_sd(double mean, double sd, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

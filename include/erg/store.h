@@ -35,12 +35,48 @@ typedef struct erg_store erg_store;
  */
 ERG_API int erg_store_default_path(char *buf, size_t size);
 
+/** How erg_store_open opens a store. */
+enum {
+    ERG_STORE_READONLY = 0,  /**< read only (SQLITE_OPEN_READONLY): list, get, history; never writes */
+    ERG_STORE_CREATE = 1,    /**< read-write, creating the file and its folder when absent (put) */
+    ERG_STORE_READWRITE = 2  /**< read-write, the store must exist (rm) */
+};
+
 /**
- * Open (creating when create is non-zero, with its folder) the store at path.
- * Errors: ERG_ENOENT (missing and create == 0), ERG_EACCES, ERG_EIO (not an erg store or
- * corrupt; diag names the file), ERG_EVERSION (a newer schema).
+ * Open the store at path in mode (ERG_STORE_READONLY, ERG_STORE_CREATE, ERG_STORE_READWRITE).
+ * Nothing is written unless the file is already an erg store or mode is ERG_STORE_CREATE and the
+ * file does not exist: an existing empty file, a SQLite database without erg's tables, a
+ * non-regular file are refused unchanged. A lock held by another process is waited for (10 s by
+ * default, erg_store_set_wait), then ERG_EBUSY.
+ * Errors: ERG_EINVAL (unknown mode; not a regular file; an empty file; a foreign database; diag
+ * names the file), ERG_ENOENT (missing and mode is not ERG_STORE_CREATE), ERG_EACCES, ERG_EBUSY,
+ * ERG_EIO (not SQLite, or corrupt), ERG_EVERSION (a newer schema).
  */
-ERG_API int erg_store_open(const char *path, int create, erg_store **out, erg_diag *diag);
+ERG_API int erg_store_open(const char *path, int mode, erg_store **out, erg_diag *diag);
+
+/** erg_store_open with the wait of erg_store_set_wait given from the start, so that a lock met
+ *  while the store is being opened is waited for and told too. Errors as erg_store_open. */
+ERG_API int erg_store_open_wait(const char *path, int mode, double timeout_s,
+                                void (*waiting)(void *ud, const char *path), void *ud,
+                                erg_store **out, erg_diag *diag);
+
+/**
+ * How long a lock held by another process is waited for (timeout_s ≥ 0; default 10 s), and a
+ * callback told once, with the store's path, when a wait passes 1 s (so a command can say it
+ * waits; NULL: silent). NULL-safe. Not thread-safe with other calls on the same store.
+ */
+ERG_API void erg_store_set_wait(erg_store *store, double timeout_s,
+                                void (*waiting)(void *ud, const char *path), void *ud);
+
+/**
+ * Group writes into one transaction: after erg_store_begin, puts and removes are kept until
+ * erg_store_end(store, 1, ...) commits them all, or erg_store_end(store, 0, ...) (or a failed
+ * commit) leaves the store as it was. Returns ERG_OK, ERG_EINVAL (a transaction is already open /
+ * none is open), ERG_EBUSY, ERG_EACCES (a read-only store), ERG_EIO.
+ */
+ERG_API int erg_store_begin(erg_store *store, erg_diag *diag);
+/** Commit (commit != 0) or roll back the writes since erg_store_begin. See erg_store_begin. */
+ERG_API int erg_store_end(erg_store *store, int commit, erg_diag *diag);
 
 /** Close a store. NULL-safe. */
 ERG_API void erg_store_close(erg_store *store);

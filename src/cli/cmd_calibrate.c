@@ -110,18 +110,24 @@ static int run(int argc, char **argv)
     int ex = erg_cli_meter_open(backends, &m);
     if (ex)
         return ex;
-    erg_calibration *cal = calloc(1, sizeof *cal);
+    erg_calibration *cal = NULL;
     erg_diag d;
     erg_diag_clear(&d);
-    int rc = cal ? erg_meter_sampler_start(m, 0) : ERG_ENOMEM;
+    /* the output must be writable before the calibration's duration is spent on it */
+    int rc = erg_output_check(out, &d);
+    if (rc != ERG_OK) {
+        erg_meter_close(m);
+        return erg_cli_fail(&d, rc);
+    }
+    rc = erg_meter_sampler_start(m, 0);
     if (rc == ERG_OK)
-        rc = erg_calibrate(m, duration_s, window_s, cal, &d);
+        rc = erg_calibrate(m, duration_s, window_s, &cal, &d);
     erg_meter_sampler_stop(m);
     if (rc == ERG_OK)
         rc = erg_calibration_write_file(out, cal, &d);
     if (rc != ERG_OK) {
         erg_meter_close(m);
-        free(cal);
+        erg_calibration_free(cal);
         return erg_cli_fail(&d, rc);
     }
     if (json) {
@@ -153,7 +159,7 @@ static int run(int argc, char **argv)
         fprintf(stderr, "erg: warning: %s\n", why);
     }
     erg_meter_close(m);
-    free(cal);
+    erg_calibration_free(cal);
     return ERG_EXIT_OK;
 }
 

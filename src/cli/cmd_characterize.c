@@ -314,11 +314,6 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
         erg_window_end(c->mon, "characterize", 0, &m, NULL);
         ew = m.total_energy_j;
         c->grade = erg_grade_weakest(c->grade, m.total_grade);
-        if (!isfinite(ew)) {
-            fprintf(stderr, "erg: no total energy from the meters for this run (see 'erg "
-                            "meters')\n");
-            return ERG_EXIT_NOMETER;
-        }
     }
     if (re != 0 || rcor != 0) {
         fprintf(stderr, "erg: '%s' failed (status %d)\n", re ? cmd : corun, re ? re : rcor);
@@ -331,6 +326,10 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
             wall_c = cpu_c = reported_time(c->report[1], corun);
         if (isnan(cpu_e) || isnan(cpu_c))
             return ERG_EXIT_USAGE;
+    }
+    if (c->mon && !isfinite(ew)) {
+        fprintf(stderr, "erg: no total energy from the meters for this run (see 'erg meters')\n");
+        return ERG_EXIT_NOMETER;
     }
     double s = c->static_w;
     se->time_s = c->time_cpu ? cpu_e : wall_e; /* reported: both are the report */
@@ -609,14 +608,12 @@ static int run(int argc, char **argv)
                             "calibrate' at rest first, or give --calibration FILE\n");
             return ERG_EXIT_USAGE;
         }
-        erg_calibration *cal = malloc(sizeof *cal);
-        if (!cal)
-            return erg_cli_fail(NULL, ERG_ENOMEM);
-        int rc = erg_calibration_read_file(cal_path, cal, &d);
-        c.static_w = cal->idle_power_w;
-        free(cal);
+        erg_calibration *cal = NULL;
+        int rc = erg_calibration_read_file(cal_path, &cal, &d);
         if (rc != ERG_OK)
             return erg_cli_fail(&d, rc);
+        c.static_w = cal->idle_power_w;
+        erg_calibration_free(cal);
     }
     int ex = erg_cli_char_open(&c, backends);
     if (ex) {

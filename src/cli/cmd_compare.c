@@ -2,6 +2,7 @@
 /* erg compare: does one schedule confidently use less energy than another (paper Section 5.2.2)? */
 #include "cli.h"
 #include "cmd_calculus.h"
+#include "erg/measure.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -11,7 +12,10 @@
 
 static const char compare_help[] =
     "Usage: erg compare A.json B.json [--confidence P] [--json]\n\n"
-    "Compose two schedule/1 files and compare their prediction intervals E +- c*sd (paper Section\n"
+    "A and B are schedule/1, signature/1 or measurement/1 files (the last from 'erg measure\n"
+    "--json' or '--export-json'; a measurement of one run carries the meters' floor as its sd, so\n"
+    "two single runs are not told apart on noise).\n"
+    "Compose two files and compare their prediction intervals E +- c*sd (paper Section\n"
     "5.2.2): one schedule confidently uses less energy only when its interval's upper bound lies\n"
     "below the other's lower bound; otherwise the two cannot be told apart.\n\n"
     "  --confidence P    confidence of the intervals (default 0.95)\n"
@@ -59,6 +63,43 @@ static struct difference difference(const erg_report *a, const erg_report *b)
     return d;
 }
 
+/* One side of the comparison: a schedule/1 file, or one element: a signature/1 file or a
+ * measurement/1 file (erg measure --json / --export-json), composed as a one-node schedule. */
+static int load_side(const char *path, const erg_compose_options *co, erg_report *r)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    const char *tag = root ? json_string_value(json_object_get(root, "erg")) : NULL;
+    int kind = !tag ? 0 : strncmp(tag, "signature/", 10) == 0 ? 1
+                    : strncmp(tag, "measurement/", 12) == 0 ? 2 : 0;
+    json_decref(root);
+    if (kind == 0)
+        return erg_cli_compose_file(path, co, r);
+    erg_diag d;
+    erg_diag_clear(&d);
+    erg_signature sig;
+    int rc = kind == 1 ? erg_signature_read_file(path, &sig, &d)
+                       : erg_measurement_read_signature(path, &sig, &d);
+    erg_schedule *s = rc == ERG_OK ? erg_schedule_new() : NULL;
+    if (rc == ERG_OK && !s)
+        rc = erg_diag_set(&d, ERG_ENOMEM, path, "out of memory");
+    if (rc == ERG_OK)
+        rc = erg_schedule_add_device(s, sig.device, sig.static_power_w, (double)NAN, &d);
+    if (rc == ERG_OK)
+        rc = erg_schedule_add_signature(s, &sig, &d);
+    if (rc == ERG_OK)
+        rc = erg_schedule_add_node(s, "work", sig.name, NULL, (double)NAN, &d);
+    if (rc == ERG_OK)
+        rc = erg_schedule_compose(s, co, r, &d);
+    erg_schedule_free(s);
+    if (rc != ERG_OK) {
+        if (!d.where[0])
+            snprintf(d.where, sizeof d.where, "%s", path);
+        return erg_cli_fail(&d, rc);
+    }
+    return 0;
+}
+
 static json_t *side(const char *path, const erg_report *r)
 {
     return json_pack("{s:s,s:f,s:f,s:[f,f],s:f,s:s}", "file", path, "energy_j", r->energy_j,
@@ -95,15 +136,16 @@ static int run_compare(int argc, char **argv)
         }
     }
     if (argc - optind != 2)
-        return erg_cli_usage("compare", "expected two schedule files, A.json and B.json");
+        return erg_cli_usage("compare", "expected two files, A.json and B.json (schedules, "
+                                        "signatures or measurements)");
     const char *pa = argv[optind], *pb = argv[optind + 1];
     erg_report a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    int st = erg_cli_compose_file(pa, &co, &a);
+    int st = load_side(pa, &co, &a);
     if (st != 0)
         return st;
-    if ((st = erg_cli_compose_file(pb, &co, &b)) != 0) {
+    if ((st = load_side(pb, &co, &b)) != 0) {
         erg_report_free(&a);
         return st;
     }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "erg/predict.h"
+#include "predict_levels.h"
 
 static void help(FILE *out)
 {
@@ -164,8 +165,13 @@ static int run(int argc, char **argv)
         help(stdout);
         return ERG_EXIT_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "blocks") == 0)
+        return erg_cli_fit_blocks(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "model") == 0)
+        return erg_cli_fit_model(argc - 1, argv + 1);
     if (argc < 2 || strcmp(argv[1], "ops") != 0)
-        return erg_cli_usage("fit", "expected 'ops' (erg fit ops OPS.csv -o MODEL.json)");
+        return erg_cli_usage("fit", "expected 'ops', 'blocks' or 'model' (erg fit ops OPS.csv "
+                                    "-o MODEL.json)");
     argc--;
     argv++;
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -252,4 +258,4 @@ static int run(int argc, char **argv)
 }
 
 const struct erg_cli_command erg_cli_cmd_fit = {
-    "fit", "fit HYMELL level-1 op estimators to ops.csv (model/1)", run};
+    "fit", "fit HYMELL op, block and end-to-end models to profiles (model/1)", run};

@@ -5,9 +5,11 @@
 
 #include <getopt.h>
 #include <jansson.h>
+#include <stdlib.h>
 
 static const char insensitive_help[] =
-    "Usage: erg insensitive REF.json OTHER.json [--confidence P] [--json]\n\n"
+    "Usage: erg insensitive REF.json OTHER.json [--confidence P] [--json]\n"
+    "       erg insensitive --pair A.json B.json [--confidence P] [--json]\n\n"
     "Apply the context-insensitivity test (energy-calculus paper Eq. 11 for entry contexts, Eq. "
     "12\n"
     "for runtime contexts) to one element measured under a reference context (REF: the null "
@@ -16,18 +18,101 @@ static const char insensitive_help[] =
     "signature/1 files. The element is insensitive when\n"
     "    |ds|*T_ref + |dT|*s_ref + |ds|*|dT| + |dd| <= c*sd_E_ref\n"
     "with c the two-sided Gaussian multiplier of the confidence.\n\n"
+    "With --pair, A and B are two elements' signatures with their context points\n"
+    "(docs/context.md): each is tested over the entry contexts the other leaves (Eq. 11) and\n"
+    "co-running with the other (Eq. 12), and the combined verdict of Section 4.1.3 is printed\n"
+    "with the deciding point and numbers of each side; a side with no characterized point is\n"
+    "not characterized, and the pair then is not known to be insensitive (exit 1).\n\n"
+    "  --pair            the pair verdict of two context signatures\n"
     "  --confidence P    confidence (default 0.95)\n"
     "  --json            print {\"erg\": \"insensitive/1\", ...}\n\n"
     "Exit status: 0 insensitive, 1 sensitive, 2 bad input or usage.\n";
+
+static const char *verdict(int v)
+{
+    return v == 1 ? "insensitive" : v == 0 ? "SENSITIVE" : "not characterized";
+}
+
+static json_t *side_json(const erg_set_insensitivity *x)
+{
+    return json_pack("{s:I,s:o,s:f,s:f,s:s}", "points_tested", (json_int_t)x->n_tested,
+                     "insensitive", x->insensitive < 0 ? json_null() : json_boolean(x->insensitive),
+                     "lhs_j", x->lhs_j, "tolerance_j", x->tolerance_j, "point", x->point);
+}
+
+static void side_text(const char *what, const erg_set_insensitivity *x)
+{
+    if (x->insensitive < 0)
+        printf("  %-34s not characterized\n", what);
+    else
+        printf("  %-34s %s: %s, %.6g J %s %.6g J (%zu point%s)\n", what, verdict(x->insensitive),
+               x->point, x->lhs_j, x->insensitive ? "<=" : ">", x->tolerance_j, x->n_tested,
+               x->n_tested == 1 ? "" : "s");
+}
+
+/* The combined verdict of Section 4.1.3 for two context signatures. */
+static int run_pair(const char *pa, const char *pb, double conf, int json)
+{
+    erg_context_signature *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    erg_diag d;
+    erg_diag_clear(&d);
+    int rc = !a || !b ? erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory") : ERG_OK;
+    erg_pair_verdict v;
+    if (rc == ERG_OK && (rc = erg_context_signature_read_file(pa, a, &d)) == ERG_OK &&
+        (rc = erg_context_signature_read_file(pb, b, &d)) == ERG_OK)
+        rc = erg_context_pair_test(a, b, conf, &v, &d);
+    if (rc != ERG_OK) {
+        free(a);
+        free(b);
+        return erg_cli_fail(&d, rc);
+    }
+    const char *na = a->null_context.name, *nb = b->null_context.name;
+    int ex = v.mutual == 1 ? ERG_EXIT_OK : ERG_EXIT_CHECK;
+    if (json) {
+        json_t *o = json_pack("{s:s,s:s,s:s,s:f,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "erg",
+                              "insensitive-pair/1", "a", na, "b", nb, "confidence", conf,
+                              "history_a", side_json(&v.history_a), "history_b",
+                              side_json(&v.history_b), "interference_a",
+                              side_json(&v.interference_a), "interference_b",
+                              side_json(&v.interference_b), "history",
+                              v.history < 0 ? json_null() : json_boolean(v.history),
+                              "interference",
+                              v.interference < 0 ? json_null() : json_boolean(v.interference),
+                              "mutual", v.mutual < 0 ? json_null() : json_boolean(v.mutual));
+        if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                            JSON_REAL_PRECISION(12)) != 0)
+            ex = ERG_EXIT_USAGE;
+        fputc('\n', stdout);
+        json_decref(o);
+    } else {
+        char w[ERG_SIG_NAME_MAX * 2 + 32];
+        printf("%s and %s at confidence %.3g:\n", na, nb, conf);
+        snprintf(w, sizeof w, "%s after %s (Eq. 11)", na, nb);
+        side_text(w, &v.history_a);
+        snprintf(w, sizeof w, "%s after %s (Eq. 11)", nb, na);
+        side_text(w, &v.history_b);
+        snprintf(w, sizeof w, "%s with %s (Eq. 12)", na, nb);
+        side_text(w, &v.interference_a);
+        snprintf(w, sizeof w, "%s with %s (Eq. 12)", nb, na);
+        side_text(w, &v.interference_b);
+        printf("mutually history-insensitive: %s; interference-insensitive: %s; "
+               "context-insensitive (Section 4.1.3): %s\n",
+               verdict(v.history), verdict(v.interference), verdict(v.mutual));
+    }
+    free(a);
+    free(b);
+    return ex;
+}
 
 static int run_insensitive(int argc, char **argv)
 {
     static const struct option opts[] = {{"confidence", required_argument, NULL, 'c'},
                                          {"json", no_argument, NULL, 'j'},
+                                         {"pair", no_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     double conf = 0.95;
-    int json = 0, c;
+    int json = 0, pair = 0, c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
@@ -41,6 +126,9 @@ static int run_insensitive(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'p':
+            pair = 1;
+            break;
         case 'h':
             fputs(insensitive_help, stdout);
             return ERG_EXIT_OK;
@@ -50,7 +138,10 @@ static int run_insensitive(int argc, char **argv)
     }
     if (argc - optind != 2)
         return erg_cli_usage("insensitive",
-                             "expected two signature files, REF.json and OTHER.json");
+                             pair ? "--pair expects two signature files, A.json and B.json"
+                                  : "expected two signature files, REF.json and OTHER.json");
+    if (pair)
+        return run_pair(argv[optind], argv[optind + 1], conf, json);
     erg_signature ref, oth;
     erg_diag d;
     erg_diag_clear(&d);

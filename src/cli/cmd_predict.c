@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "erg/predict.h"
+#include "predict_levels.h"
 
 static void help(FILE *out)
 {
@@ -108,8 +109,13 @@ static int run(int argc, char **argv)
         help(stdout);
         return ERG_EXIT_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "model") == 0)
+        return erg_cli_predict_model(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "sweep") == 0)
+        return erg_cli_predict_sweep(argc - 1, argv + 1);
     if (argc < 3 || strcmp(argv[1], "op") != 0)
-        return erg_cli_usage("predict", "expected 'op OPNAME' (erg predict op gemm --m ...)");
+        return erg_cli_usage("predict", "expected 'op OPNAME', 'model CONFIG.json' or 'sweep "
+                                        "CONFIG.json' (erg predict op gemm --m ...)");
     erg_op_dims d;
     memset(&d, 0, sizeof d);
     if (erg_op_parse(argv[2], &d.op) != ERG_OK)
@@ -318,4 +324,4 @@ static int run(int argc, char **argv)
 }
 
 const struct erg_cli_command erg_cli_cmd_predict = {
-    "predict", "predict time and energy of a primitive op (HYMELL level 1)", run};
+    "predict", "predict time and energy of an op or a whole LLM (HYMELL levels 1-3)", run};

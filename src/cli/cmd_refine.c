@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cmd_calculus.h"
 #include "erg/calculus.h"
+#include "erg/measure.h"
 #include "erg/signature.h"
 #include "erg/stats.h"
 #include "meter_cli.h"
@@ -71,19 +72,13 @@ static int read_measured(const char *path, struct measured *m, erg_diag *d)
         return ERG_OK;
     }
     if (tag && !strncmp(tag, "measurement/", 12)) {
-        const json_t *e = json_object_get(json_object_get(root, "total"), "energy_j");
-        const json_t *mean = json_object_get(e, "mean"), *sd = json_object_get(e, "sd");
-        const json_t *runs = json_object_get(root, "runs");
-        if (!json_is_number(mean) || !json_is_number(sd)) {
-            json_decref(root);
-            return erg_diag_set(d, ERG_EPARSE, path, "total.energy_j: expected mean and sd");
-        }
-        m->runs = json_is_integer(runs) && json_integer_value(runs) > 0
-                      ? (unsigned long)json_integer_value(runs)
-                      : 1;
-        m->energy_j = json_number_value(mean);
-        m->sd_j = json_number_value(sd) / sqrt((double)m->runs);
         json_decref(root);
+        erg_signature s; /* the measure module's reading of measurement/1 */
+        if ((rc = erg_measurement_read_signature(path, &s, d)) != ERG_OK)
+            return rc;
+        m->runs = s.runs ? s.runs : 1;
+        m->energy_j = erg_signature_energy_j(&s);
+        m->sd_j = sqrt(s.energy_var_j2 / (double)m->runs);
         return ERG_OK;
     }
     json_decref(root);
@@ -302,6 +297,7 @@ static int run(int argc, char **argv)
     }
     erg_context_report before, after;
     memset(&after, 0, sizeof after);
+    json_t *root = NULL, *jc = NULL, *jdone = NULL;
     if ((rc = compose(s, &set, conf, &m, &before, &d)) != ERG_OK) {
         erg_schedule_free(s);
         erg_context_set_free(&set);
@@ -319,8 +315,8 @@ static int run(int argc, char **argv)
         ex = erg_cli_fail(&d, d.status ? d.status : ERG_ENOMEM);
         goto out;
     }
-    json_t *root = json ? json_object() : NULL;
-    json_t *jc = json ? json_array() : NULL;
+    root = json ? json_object() : NULL;
+    jc = json ? json_array() : NULL;
     if (!json) {
         print_report("composed", &before);
         if (nc)
@@ -357,7 +353,7 @@ static int run(int argc, char **argv)
                    ex_j, qcmd);
         }
     }
-    json_t *jdone = json ? json_array() : NULL;
+    jdone = json ? json_array() : NULL;
     if (do_char && before.report.deviation_detected && nc) {
         if ((ex = erg_cli_char_open(&ch, backends)) != 0)
             goto out;
@@ -459,10 +455,10 @@ static int run(int argc, char **argv)
         }
         ex = last->report.deviation_detected ? ERG_EXIT_CHECK : ERG_EXIT_OK;
     }
+out:
     json_decref(root);
     json_decref(jc);
     json_decref(jdone);
-out:
     free(ptrs);
     erg_context_report_free(&before);
     erg_context_report_free(&after);

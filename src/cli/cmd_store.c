@@ -78,6 +78,14 @@ static int list_one(void *ud, const erg_signature *s)
     return 0;
 }
 
+/* A lock held by another erg: say so once, then keep waiting (up to 30 s). */
+static void say_waiting(void *ud, const char *path)
+{
+    (void)ud;
+    fprintf(stderr, "erg: %s: waiting for another process to release the store (up to 30 s)\n",
+            path);
+}
+
 static int run_store(int argc, char **argv)
 {
     static const struct option opts[] = {{"store", required_argument, NULL, 's'},
@@ -151,12 +159,19 @@ static int run_store(int argc, char **argv)
             }
         }
         erg_store *st;
-        if ((rc = erg_store_open(path, 1, &st, &d)) != ERG_OK) {
+        if ((rc = erg_store_open_wait(path, ERG_STORE_CREATE, 30, say_waiting, NULL, &st, &d)) !=
+            ERG_OK) {
             free(sigs);
             return erg_cli_fail(&d, rc);
         }
+        /* one transaction: every file is stored, or none */
+        rc = erg_store_begin(st, &d);
         for (size_t i = 0; i < n && rc == ERG_OK; i++)
             rc = erg_store_put_context(st, &sigs[i], &d);
+        if (rc == ERG_OK)
+            rc = erg_store_end(st, 1, &d);
+        else
+            erg_store_end(st, 0, NULL);
         erg_store_close(st);
         free(sigs);
         if (rc != ERG_OK)
@@ -164,7 +179,9 @@ static int run_store(int argc, char **argv)
         return ERG_EXIT_OK;
     }
     erg_store *st;
-    if ((rc = erg_store_open(path, 0, &st, &d)) != ERG_OK)
+    if ((rc = erg_store_open_wait(path,
+                                  strcmp(action, "rm") ? ERG_STORE_READONLY : ERG_STORE_READWRITE,
+                                  30, say_waiting, NULL, &st, &d)) != ERG_OK)
         return erg_cli_fail(&d, rc);
     if (!strcmp(action, "get") && previous) {
         struct list_ctx ctx;

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,86 @@ void erg__dirname(const char *path, char *buf, size_t size)
         snprintf(buf, size, "%.*s", (int)(slash - path), path);
 }
 
+/* Write all of data to fd; 0 or errno. */
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* What writing to path would replace: 0 and *st when it exists (after following symlinks into
+ * *real, a malloc'd path or NULL), ENOENT when it does not, another errno otherwise. */
+static int resolve(const char *path, char **real, struct stat *st)
+{
+    *real = NULL;
+    struct stat ls;
+    if (lstat(path, &ls) != 0)
+        return errno;
+    if (S_ISLNK(ls.st_mode)) {
+        /* a symlink is never replaced: the file it points to is written */
+        char *r = realpath(path, NULL);
+        if (!r)
+            return errno == ENOENT ? ELOOP : errno;
+        *real = r;
+        if (stat(r, st) != 0)
+            return errno;
+        return 0;
+    }
+    *st = ls;
+    return 0;
+}
+
+int erg_output_check(const char *path, erg_diag *diag)
+{
+    if (!path || !*path)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "empty output path");
+    if (strcmp(path, "-") == 0)
+        return ERG_OK;
+    char *real;
+    struct stat st;
+    int e = resolve(path, &real, &st);
+    const char *target = real ? real : path;
+    int rc = ERG_OK;
+    if (e == ELOOP) {
+        rc = erg_diag_set(diag, ERG_ENOENT, path, "a symlink to a missing file: not written");
+    } else if (e == 0 && S_ISDIR(st.st_mode)) {
+        rc = erg_diag_set(diag, ERG_EINVAL, path, "is a folder, not a file");
+    } else if (e == 0 && S_ISBLK(st.st_mode)) {
+        rc = erg_diag_set(diag, ERG_EINVAL, path, "is a block device: erg does not write there");
+    } else if (e == 0 && !S_ISREG(st.st_mode)) {
+        /* a character device or FIFO is written into, never replaced */
+        if (access(target, W_OK) != 0)
+            rc = erg_diag_set(diag, status_from_errno(errno), path, "cannot write: %s",
+                              strerror(errno));
+    } else if (e == 0 || e == ENOENT) {
+        char dir[4096];
+        erg__dirname(target, dir, sizeof dir);
+        struct stat ds;
+        if (stat(dir, &ds) != 0)
+            rc = erg_diag_set(diag, status_from_errno(errno), path, "%s: %s",
+                              dir, strerror(errno));
+        else if (!S_ISDIR(ds.st_mode))
+            rc = erg_diag_set(diag, ERG_EINVAL, path, "%s: not a folder", dir);
+        else if (access(dir, W_OK | X_OK) != 0)
+            rc = erg_diag_set(diag, status_from_errno(errno), path, "%s: %s",
+                              dir, strerror(errno));
+    } else {
+        rc = erg_diag_set(diag, status_from_errno(e), path, "cannot write: %s", strerror(e));
+    }
+    free(real);
+    return rc;
+}
+
 int erg__write_file_atomic(const char *path, const void *data, size_t len, erg_diag *diag)
 {
     if (strcmp(path, "-") == 0) {
@@ -86,50 +168,88 @@ int erg__write_file_atomic(const char *path, const void *data, size_t len, erg_d
             return erg_diag_set(diag, ERG_EIO, "<stdout>", "write error");
         return ERG_OK;
     }
-    size_t tlen = strlen(path) + 16;
+    char *real;
+    struct stat st;
+    int e = resolve(path, &real, &st);
+    if (e == ELOOP)
+        return erg_diag_set(diag, ERG_ENOENT, path, "a symlink to a missing file: not written");
+    if (e != 0 && e != ENOENT)
+        return erg_diag_set(diag, status_from_errno(e), path, "cannot write: %s", strerror(e));
+    if (e == 0 && (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))) {
+        free(real);
+        return erg_diag_set(diag, ERG_EINVAL, path, "%s: not written",
+                            S_ISDIR(st.st_mode) ? "is a folder" : "is a block device");
+    }
+    const char *target = real ? real : path;
+    if (e == 0 && !S_ISREG(st.st_mode)) {
+        /* a device (-o /dev/null) or FIFO: write into it; replacing it would turn it into a
+         * regular file */
+        int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        int w = fd < 0 ? errno : write_all(fd, data, len);
+        if (fd >= 0 && close(fd) != 0 && w == 0)
+            w = errno;
+        free(real);
+        if (w != 0)
+            return erg_diag_set(diag, status_from_errno(w), path, "write error: %s", strerror(w));
+        return ERG_OK;
+    }
+    size_t tlen = strlen(target) + 16;
     char *tmp = malloc(tlen);
-    if (!tmp)
+    if (!tmp) {
+        free(real);
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
-    snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
+    }
+    snprintf(tmp, tlen, "%s.tmp.XXXXXX", target);
+    /* no temporary is left behind by an interruption: the usual terminating signals wait until
+     * the file is renamed into place or removed */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = ERG_OK;
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return erg_diag_set(diag, status_from_errno(e), path, "cannot create a temporary file beside it: %s",
-                            strerror(e));
+        int er = errno;
+        rc = erg_diag_set(diag, status_from_errno(er), path,
+                          "cannot create a temporary file beside it: %s", strerror(er));
+        goto out;
     }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return erg_diag_set(diag, ERG_EIO, path, "write error: %s", strerror(e));
+    int w = write_all(fd, data, len);
+    if (w == 0) {
+        /* keep the mode (and, where allowed, the owner) of a file being replaced; a new file
+         * gets 0666 less the umask */
+        if (e == 0) {
+            (void)fchmod(fd, st.st_mode & 07777);
+            if (fchown(fd, st.st_uid, st.st_gid) != 0) {
+                /* not allowed for others' files: the mode still holds */
+            }
+        } else {
+            mode_t um = umask(0);
+            umask(um);
+            (void)fchmod(fd, 0666 & ~um);
         }
-        p += w;
-        left -= (size_t)w;
+        if (fsync(fd) != 0)
+            w = errno;
     }
-    /* mkstemp creates 0600; give the file the usual 0644 less the umask. */
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um);
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
+    if (close(fd) != 0 && w == 0)
+        w = errno;
+    if (w != 0) {
         unlink(tmp);
-        free(tmp);
-        return erg_diag_set(diag, ERG_EIO, path, "write error: %s", strerror(e));
+        rc = erg_diag_set(diag, status_from_errno(w), path, "write error: %s", strerror(w));
+        goto out;
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
+    if (rename(tmp, target) != 0) {
+        int er = errno;
         unlink(tmp);
-        free(tmp);
-        return erg_diag_set(diag, status_from_errno(e), path, "cannot rename into place: %s", strerror(e));
+        rc = erg_diag_set(diag, status_from_errno(er), path, "cannot rename into place: %s",
+                          strerror(er));
     }
+out:
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     free(tmp);
-    return ERG_OK;
+    free(real);
+    return rc;
 }

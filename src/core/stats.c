@@ -6,6 +6,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_integration.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 double erg_normal_cdf(double x)
@@ -192,4 +193,27 @@ void erg_running_add(erg_running *r, double x)
 double erg_running_var(const erg_running *r)
 {
     return r->n < 2 ? 0.0 : r->m2 / (double)(r->n - 1);
+}
+
+int erg_format_mean_sd(double mean, double sd, char *buf, size_t size)
+{
+    if (!isfinite(mean))
+        return snprintf(buf, size, "-");
+    if (isnan(sd))
+        return snprintf(buf, size, "%.4g \u00b1 ?", mean);
+    if (!(sd > 0) || !isfinite(sd))
+        return snprintf(buf, size, "%.6g \u00b1 %s", mean, isfinite(sd) ? "0" : "inf");
+    /* two significant digits of sd; the decimal place of its second digit sets mean's */
+    int lead = (int)floor(log10(sd));
+    double unit = pow(10.0, lead - 1);
+    double sd_r = round(sd / unit) * unit;
+    if (sd_r >= pow(10.0, lead + 1)) { /* 0.0996 rounds to 0.10: one place fewer */
+        lead++;
+    }
+    int dec = 1 - lead;
+    if (dec < 0)
+        dec = 0;
+    if (dec > 12)
+        dec = 12;
+    return snprintf(buf, size, "%.*f \u00b1 %.*f", dec, mean, dec, sd_r);
 }

@@ -34,6 +34,27 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+erg_calibration *erg_calibration_new(size_t n_channels)
+{
+    erg_calibration *cal = calloc(1, sizeof *cal);
+    if (!cal || !(cal->channels = calloc(n_channels + 1, sizeof *cal->channels))) {
+        free(cal);
+        return NULL;
+    }
+    cal->n_channels = n_channels;
+    for (size_t i = 0; i < n_channels; i++)
+        cal->channels[i].utilisation = NAN;
+    return cal;
+}
+
+void erg_calibration_free(erg_calibration *cal)
+{
+    if (!cal)
+        return;
+    free(cal->channels);
+    free(cal);
+}
+
 double erg_calibration_idle_w(const erg_calibration *cal, const char *id)
 {
     if (!cal || !id)
@@ -80,10 +101,12 @@ static void sampler_next(struct sampler *s, double window_s)
     s->b = t;
 }
 
-int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration *out,
+int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **outp,
                   erg_diag *diag)
 {
-    if (!m || !out || !(window_s >= 0.01) || !(duration_s >= 2 * window_s) || !isfinite(duration_s))
+    if (outp)
+        *outp = NULL;
+    if (!m || !outp || !(window_s >= 0.01) || !(duration_s >= 2 * window_s) || !isfinite(duration_s))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "calibration needs window >= 0.01 s and duration >= 2 windows");
     struct sampler s;
@@ -92,9 +115,16 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     size_t nch = erg_meter_channel_count(m);
-    erg_running run[ERG_METER_MAX_CHANNELS];
-    memset(run, 0, sizeof run);
-    int in_total[ERG_METER_MAX_CHANNELS] = {0};
+    erg_running *run = calloc(nch + 1, sizeof *run);
+    int *in_total = calloc(nch + 1, sizeof *in_total);
+    erg_calibration *out = erg_calibration_new(nch);
+    if (!run || !in_total || !out) {
+        free(run);
+        free(in_total);
+        erg_calibration_free(out);
+        sampler_free(&s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
     size_t k = (size_t)(duration_s / window_s);
     double t0 = mono_s();
     for (size_t w = 0; w < k; w++) {
@@ -107,7 +137,7 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
             in_total[i] = r->in_total;
         }
     }
-    memset(out, 0, sizeof *out);
+    out->n_channels = 0;
     out->duration_s = mono_s() - t0;
     out->window_s = window_s;
     for (size_t i = 0; i < nch; i++) {
@@ -139,8 +169,13 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
             out->idle_power_w += c->idle_power_w;
     }
     sampler_free(&s);
-    if (out->n_channels == 0)
+    free(run);
+    free(in_total);
+    if (out->n_channels == 0) {
+        erg_calibration_free(out);
         return erg_diag_set(diag, ERG_ENODEV, NULL, "no channel gave two power windows at rest");
+    }
+    *outp = out;
     return ERG_OK;
 }
 
@@ -281,15 +316,23 @@ int erg_calibration_write_file(const char *path, const erg_calibration *cal, erg
     return rc;
 }
 
-int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *diag)
+int erg_calibration_read_file(const char *path, erg_calibration **out, erg_diag *diag)
 {
-    if (!path || !cal)
+    if (out)
+        *out = NULL;
+    if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "calibration_read_file: NULL argument");
     json_t *root;
     int rc = erg__json_load_file(path, &root, diag);
     if (rc != ERG_OK)
         return rc;
-    memset(cal, 0, sizeof *cal);
+    json_t *arr0 = json_object_get(root, "channels");
+    erg_calibration *cal = erg_calibration_new(json_is_array(arr0) ? json_array_size(arr0) : 0);
+    if (!cal) {
+        json_decref(root);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    cal->n_channels = 0;
     rc = erg__json_check_tag(root, "calibration", 1, path, diag);
     if (rc == ERG_OK)
         rc =
@@ -306,11 +349,6 @@ int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *
     if (rc == ERG_OK && !json_is_array(arr))
         rc = erg_diag_set(diag, ERG_EPARSE, path, "channels: missing or not an array");
     for (size_t i = 0; rc == ERG_OK && i < json_array_size(arr); i++) {
-        if (cal->n_channels == ERG_METER_MAX_CHANNELS) {
-            rc = erg_diag_set(diag, ERG_EPARSE, path, "channels: more than %d",
-                              ERG_METER_MAX_CHANNELS);
-            break;
-        }
         json_t *o = json_array_get(arr, i);
         char jp[64];
         snprintf(jp, sizeof jp, "channels[%zu]", i);
@@ -349,7 +387,12 @@ int erg_calibration_read_file(const char *path, erg_calibration *cal, erg_diag *
     }
     cal->flags |= top_flags;
     json_decref(root);
-    return rc;
+    if (rc != ERG_OK) {
+        erg_calibration_free(cal);
+        return rc;
+    }
+    *out = cal;
+    return ERG_OK;
 }
 
 void erg_stability_options_init(erg_stability_options *o)
@@ -361,6 +404,10 @@ void erg_stability_options_init(erg_stability_options *o)
     o->timeout_s = 120.0;
     o->sample_s = 0.0;
     o->n_samples = 20;
+    o->progress = NULL;
+    o->progress_ud = NULL;
+    o->interrupted = NULL;
+    o->interrupt_ud = NULL;
 }
 
 int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stability_options *o,
@@ -375,7 +422,9 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
         return erg_diag_set(diag, ERG_EINVAL, NULL, "wait_stable: bad arguments");
     double sample_s = o->sample_s > 0 ? o->sample_s : (cal->window_s > 0 ? cal->window_s : 0.1);
     size_t nch = erg_meter_channel_count(m);
-    int cal_idx[ERG_METER_MAX_CHANNELS];
+    int *cal_idx = calloc(nch + 1, sizeof *cal_idx);
+    if (!cal_idx)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < nch; i++) {
         erg_channel_info info;
         erg_meter_channel_info(m, i, &info);
@@ -391,10 +440,29 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
     if (!ring || !fill || sampler_init(&s, m) != ERG_OK) {
         free(ring);
         free(fill);
+        free(cal_idx);
         sampler_free(&s);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     memset(out, 0, sizeof *out);
+    {
+        /* say what the wait waits for: the thresholds and the calibrated CVs */
+        size_t used = 0, size = sizeof out->waiting_for;
+        append(out->waiting_for, size, &used,
+               "temperatures at most %.0f °C (CPU) and %.0f °C (GPU); the CV of the last %zu "
+               "power samples of %.3g s at most the calibrated CV (",
+               o->cpu_max_c, o->gpu_max_c, o->n_samples, sample_s);
+        const char *sep = "";
+        for (size_t i = 0; i < nch; i++)
+            if (cal_idx[i] >= 0) {
+                append(out->waiting_for, size, &used, "%s%s %.3g", sep,
+                       cal->channels[cal_idx[i]].id, cal->channels[cal_idx[i]].cv);
+                sep = ", ";
+            }
+        append(out->waiting_for, size, &used, "%s); at most %.0f s",
+               sep[0] ? "" : "no calibrated channel here", o->timeout_s);
+    }
+    int rc = ERG_OK;
     double t0 = mono_s();
     for (;;) {
         sampler_next(&s, sample_s);
@@ -443,19 +511,28 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
             }
         }
         out->waited_s = mono_s() - t0;
+        if (o->progress)
+            o->progress(o->progress_ud, out->waited_s, ok ? "" : why);
+        if (!ok && o->interrupted && o->interrupted(o->interrupt_ud)) {
+            snprintf(out->reason, sizeof out->reason, "interrupted after %.1f s: %.200s",
+                     out->waited_s, why);
+            rc = ERG_EINTR;
+            break;
+        }
         if (ok) {
             out->stable = 1;
             break;
         }
         if (out->waited_s >= o->timeout_s) {
             out->stable = 0;
-            snprintf(out->reason, sizeof out->reason, "gave up after %.1f s: %.200s", out->waited_s,
-                     why);
+            snprintf(out->reason, sizeof out->reason,
+                     "gave up after %.1f s (the --stable-timeout) with %.200s", out->waited_s, why);
             break;
         }
     }
     free(ring);
     free(fill);
+    free(cal_idx);
     sampler_free(&s);
-    return ERG_OK;
+    return rc;
 }

@@ -11,12 +11,19 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static erg_mean_sd mean_sd(const double *x, size_t n)
+static int cmp_double(const void *a, const void *b)
 {
-    erg_mean_sd r = {NAN, NAN};
-    if (n == 0)
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+erg_mean_sd erg_mean_sd_of(const double *x, size_t n)
+{
+    erg_mean_sd r = {NAN, NAN, NAN, NAN, NAN};
+    if (n == 0 || !x)
         return r;
     double s = 0;
     for (size_t i = 0; i < n; i++)
@@ -25,17 +32,39 @@ static erg_mean_sd mean_sd(const double *x, size_t n)
     double q = 0;
     for (size_t i = 0; i < n; i++)
         q += (x[i] - r.mean) * (x[i] - r.mean);
-    r.sd = n > 1 ? sqrt(q / (double)(n - 1)) : 0.0;
+    /* one run: the variance is unknown, not 0 */
+    r.sd = n > 1 ? sqrt(q / (double)(n - 1)) : (double)NAN;
+    double *c = malloc(n * sizeof *c);
+    if (!c) {
+        r.median = r.min = r.max = NAN;
+        return r;
+    }
+    memcpy(c, x, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    r.min = c[0];
+    r.max = c[n - 1];
+    r.median = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    free(c);
     return r;
 }
 
-#define MAX_RUNS_STACK 1024
+static const erg_mean_sd no_figure = {NAN, NAN, NAN, NAN, NAN};
+
+void erg_summary_free(erg_summary *s)
+{
+    if (!s)
+        return;
+    free(s->channels);
+    free(s);
+}
 
 int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
-                  const erg_calibration *cal, double fixed_w, erg_summary *out, erg_diag *diag)
+                  const erg_calibration *cal, double fixed_w, erg_summary **outp, erg_diag *diag)
 {
-    if (!runs || !out || n == 0 || n > MAX_RUNS_STACK)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "summarize: need 1 to %d runs", MAX_RUNS_STACK);
+    if (outp)
+        *outp = NULL;
+    if (!runs || !outp || n == 0)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "summarize: need at least 1 run");
     if (mode == ERG_BASELINE_CALIBRATED && !cal)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "calibrated baseline needs a calibration");
     if (mode == ERG_BASELINE_FIXED_W && !(fixed_w >= 0 && isfinite(fixed_w)))
@@ -43,12 +72,18 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
     for (size_t k = 1; k < n; k++)
         if (runs[k].n_channels != runs[0].n_channels)
             return erg_diag_set(diag, ERG_EINVAL, NULL, "runs come from different meters");
-    memset(out, 0, sizeof *out);
-    static _Thread_local double g[MAX_RUNS_STACK], b[MAX_RUNS_STACK], net[MAX_RUNS_STACK];
+    erg_summary *out = calloc(1, sizeof *out);
+    double *g = malloc(3 * n * sizeof *g);
+    if (!out || !g || !(out->channels = calloc(runs[0].n_channels + 1, sizeof *out->channels))) {
+        free(g);
+        erg_summary_free(out);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    double *b = g + n, *net = g + 2 * n;
     out->runs = n;
     for (size_t k = 0; k < n; k++)
         g[k] = runs[k].time_s;
-    out->time_s = mean_sd(g, n);
+    out->time_s = erg_mean_sd_of(g, n);
     out->n_channels = runs[0].n_channels;
     for (size_t i = 0; i < out->n_channels; i++) {
         erg_channel_summary *c = &out->channels[i];
@@ -64,8 +99,11 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
             idle = 0.0;
         for (size_t k = 0; k < n; k++) {
             const erg_channel_reading *r = &runs[k].channels[i];
-            if (strcmp(r->id, c->id) != 0)
+            if (strcmp(r->id, c->id) != 0) {
+                free(g);
+                erg_summary_free(out);
                 return erg_diag_set(diag, ERG_EINVAL, NULL, "runs come from different meters");
+            }
             c->flags |= r->flags;
             c->in_total &= r->in_total;
             if (r->state != ERG_READING_OK && c->state == ERG_READING_OK) {
@@ -79,13 +117,13 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
             net[k] = g[k] - b[k];
         }
         if (c->state == ERG_READING_OK) {
-            c->energy_j = mean_sd(g, n);
-            c->baseline_j = mean_sd(b, n);
-            c->net_energy_j = mean_sd(net, n);
+            c->energy_j = erg_mean_sd_of(g, n);
+            c->baseline_j = erg_mean_sd_of(b, n);
+            c->net_energy_j = erg_mean_sd_of(net, n);
             if (c->baseline_j.mean > c->energy_j.mean)
                 c->flags |= ERG_FLAG_BASELINE_EXCEEDS_GROSS;
         } else {
-            c->energy_j = c->baseline_j = c->net_energy_j = (erg_mean_sd){NAN, NAN};
+            c->energy_j = c->baseline_j = c->net_energy_j = no_figure;
             c->in_total = 0;
         }
     }
@@ -97,29 +135,44 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                 same = 0;
     out->total_grade = ERG_GRADE_HW_SHUNT;
     double s_w = 0.0;
-    for (size_t i = 0; i < out->n_channels; i++)
-        if (same && runs[0].channels[i].in_total) {
-            size_t len = strlen(out->channels[i].id);
-            memcpy(out->total_ids[out->n_total], out->channels[i].id, len + 1);
-            out->n_total++;
-            out->total_flags |= out->channels[i].flags & ~(unsigned)ERG_FLAG_BASELINE_EXCEEDS_GROSS;
-            out->total_grade = erg_grade_weakest(out->total_grade, out->channels[i].grade);
-            if (cal) {
-                double w = erg_calibration_idle_w(cal, out->channels[i].id);
-                if (isfinite(w))
-                    s_w += w;
-            }
+    for (size_t i = 0; i < out->n_channels; i++) {
+        if (!(same && runs[0].channels[i].in_total)) {
+            out->channels[i].in_total = 0;
+            continue;
         }
+        out->channels[i].in_total = 1;
+        out->n_total++;
+        out->total_flags |= out->channels[i].flags & ~(unsigned)ERG_FLAG_BASELINE_EXCEEDS_GROSS;
+        out->total_grade = erg_grade_weakest(out->total_grade, out->channels[i].grade);
+        if (cal) {
+            double w = erg_calibration_idle_w(cal, out->channels[i].id);
+            if (isfinite(w))
+                s_w += w;
+        }
+    }
     if (!same || out->n_total == 0) {
+        for (size_t i = 0; i < out->n_channels; i++)
+            out->channels[i].in_total = 0;
         out->n_total = 0;
         out->total_flags = 0;
-        out->total_energy_j = out->total_baseline_j = out->total_net_energy_j =
-            (erg_mean_sd){NAN, NAN};
+        /* a total a run's meter refused (incomplete) stays refused, and says why */
+        for (size_t k = 0; k < n; k++) {
+            out->total_flags |= runs[k].total_flags;
+            if (!out->total_reason[0] && runs[k].total_reason[0])
+                snprintf(out->total_reason, sizeof out->total_reason, "%s", runs[k].total_reason);
+        }
+        if (!same && !out->total_reason[0])
+            snprintf(out->total_reason, sizeof out->total_reason,
+                     "the runs summed different channels");
+        out->total_energy_j = out->total_baseline_j = out->total_net_energy_j = no_figure;
         out->total_grade = ERG_GRADE_ESTIMATOR;
         out->static_power_w = 0.0;
+        free(g);
+        *outp = out;
         return ERG_OK;
     }
-    if (!cal && mode == ERG_BASELINE_FIXED_W)
+    /* --baseline W states the static power: it wins over a calibration found beside it */
+    if (mode == ERG_BASELINE_FIXED_W)
         s_w = fixed_w;
     out->static_power_w = s_w;
     for (size_t k = 0; k < n; k++) {
@@ -137,11 +190,43 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
         b[k] = base;
         net[k] = g[k] - base;
     }
-    out->total_energy_j = mean_sd(g, n);
-    out->total_baseline_j = mean_sd(b, n);
-    out->total_net_energy_j = mean_sd(net, n);
+    out->total_energy_j = erg_mean_sd_of(g, n);
+    out->total_baseline_j = erg_mean_sd_of(b, n);
+    out->total_net_energy_j = erg_mean_sd_of(net, n);
     if (out->total_baseline_j.mean > out->total_energy_j.mean)
         out->total_flags |= ERG_FLAG_BASELINE_EXCEEDS_GROSS;
+    free(g);
+    *outp = out;
+    return ERG_OK;
+}
+
+int erg_summary_set_floors(erg_summary *s, const erg_meter *m)
+{
+    if (!s || !m)
+        return ERG_EINVAL;
+    double var_j2 = 0.0, t_max = 0.0;
+    size_t nch = erg_meter_channel_count(m);
+    for (size_t i = 0; i < s->n_channels; i++) {
+        const erg_channel_summary *c = &s->channels[i];
+        if (!c->in_total || s->n_total == 0)
+            continue;
+        for (size_t j = 0; j < nch; j++) {
+            erg_channel_info info;
+            if (erg_meter_channel_info(m, j, &info) != ERG_OK || strcmp(info.id, c->id) != 0)
+                continue;
+            double p_w = s->time_s.mean > 0 && isfinite(c->energy_j.mean)
+                             ? c->energy_j.mean / s->time_s.mean
+                             : 0.0;
+            double upd = info.min_interval_s > 0 ? info.min_interval_s : 0.0;
+            double u = (info.resolution_j > 0 ? info.resolution_j : 0.0) + p_w * upd;
+            var_j2 += u * u / 6.0;
+            if (upd > t_max)
+                t_max = upd;
+            break;
+        }
+    }
+    s->energy_floor_j = sqrt(var_j2);
+    s->time_floor_s = t_max / sqrt(6.0);
     return ERG_OK;
 }
 
@@ -160,8 +245,11 @@ int erg_summary_signature(const erg_summary *s, const char *name, const char *de
     out->dynamic_energy_j = E - s->static_power_w * T;
     if (out->dynamic_energy_j < 0)
         out->dynamic_energy_j = 0.0;
-    out->time_var_s2 = s->time_s.sd * s->time_s.sd;
-    out->energy_var_j2 = s->total_energy_j.sd * s->total_energy_j.sd;
+    /* one run has no sample variance (sd NaN): the floors stand for it */
+    double sd_t = isfinite(s->time_s.sd) ? s->time_s.sd : 0.0;
+    double sd_e = isfinite(s->total_energy_j.sd) ? s->total_energy_j.sd : 0.0;
+    out->time_var_s2 = fmax(sd_t * sd_t, s->time_floor_s * s->time_floor_s);
+    out->energy_var_j2 = fmax(sd_e * sd_e, s->energy_floor_j * s->energy_floor_j);
     double floor_j2 = s->static_power_w * s->static_power_w * out->time_var_s2;
     int raised = 0;
     if (out->energy_var_j2 < floor_j2) {
@@ -212,8 +300,9 @@ int erg_summary_write_signature(const char *path, const erg_signature *sig, cons
     for (unsigned b = 0; b < ERG_FLAG_COUNT; b++)
         if (flags & (1u << b))
             json_array_append_new(fl, json_string(erg_flag_name(b)));
-    for (size_t i = 0; i < s->n_total; i++)
-        json_array_append_new(ids, json_string(s->total_ids[i]));
+    for (size_t i = 0; i < s->n_channels; i++)
+        if (s->n_total && s->channels[i].in_total)
+            json_array_append_new(ids, json_string(s->channels[i].id));
     json_object_set_new(root, "flags", fl);
     json_object_set_new(root, "channels", ids);
     int rc = erg__json_dump_file(

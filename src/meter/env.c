@@ -267,7 +267,8 @@ int erg__env_readlink(const struct erg__env *env, const char *rel, char *buf, si
     } else {
         erg__strlcpy(dir, ".", sizeof dir);
     }
-    int dfd = env->io.openat(env->io.ud, env->root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = env->io.openat(env->io.ud, env->root_fd, dir,
+                             O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
     if (dfd < 0)
         return -1;
     ssize_t n = readlinkat(dfd, base, buf, size - 1);
@@ -345,7 +346,8 @@ DIR *erg__env_opendir(const struct erg__env *env, const char *rel)
 {
     while (*rel == '/')
         rel++;
-    int fd = env->io.openat(env->io.ud, env->root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = env->io.openat(env->io.ud, env->root_fd, rel,
+                            O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     DIR *d = fdopendir(fd);

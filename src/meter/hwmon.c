@@ -122,7 +122,8 @@ static int power_meter_like(const char *name)
  * Nano, "VIN") holds the others ("VDD_CPU_GPU_CV", "POM_5V_GPU", "VDD_SYS_DDR"...). */
 static int board_input(const char *label)
 {
-    return contains_ci(label, "VDD_IN") || ends_with_ci(label, "_IN") || strcasecmp(label, "VIN") == 0;
+    return contains_ci(label, "VDD_IN") || ends_with_ci(label, "_IN") ||
+           strcasecmp(label, "VIN") == 0;
 }
 
 static void rail_of(const struct dev *d, const char *label, const char *oem, struct rail *r)
@@ -306,8 +307,7 @@ static void scan_device(struct state *s, const struct dev *d)
             env->io.close(env->io.ud, fd);
             continue;
         }
-        struct erg__chan *c =
-            add(s, d, label, what, "", ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
+        struct erg__chan *c = add(s, d, label, what, "", ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
         if (!c) {
             env->io.close(env->io.ud, fd);
             return;
@@ -378,8 +378,7 @@ static void scan_device(struct state *s, const struct dev *d)
             read_attr(env, d, file, label, sizeof label);
             erg__fmt(what, sizeof what, "rail%d", k);
             /* mV × mA = µW */
-            struct erg__chan *c =
-                add(s, d, label, what, "", ERG_GRADE_MODEL_BASED, ERG_KIND_POWER);
+            struct erg__chan *c = add(s, d, label, what, "", ERG_GRADE_MODEL_BASED, ERG_KIND_POWER);
             if (!c) {
                 env->io.close(env->io.ud, fv);
                 env->io.close(env->io.ud, fc);

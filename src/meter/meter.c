@@ -147,9 +147,9 @@ const char *erg_backend_state_name(erg_backend_state s)
 const char *erg_flag_name(unsigned bit)
 {
     static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected", "ambiguous_wrap",   "backwards",
-        "glitch",         "below_resolution", "stale",
-        "unit_suspect",   "deduplicated",     "baseline_exceeds_gross", "incomplete"};
+        "wrap_corrected",         "ambiguous_wrap", "backwards",    "glitch",
+        "below_resolution",       "stale",          "unit_suspect", "deduplicated",
+        "baseline_exceeds_gross", "incomplete"};
     return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
 }
 
@@ -896,7 +896,8 @@ static void add_missing(char *buf, size_t size, const erg_channel_reading *r)
     size_t n = strlen(buf);
     if (n + 8 >= size)
         return;
-    erg__fmt(buf + n, size - n, "%s%s (%s)", n ? "; " : "", r->id, erg_reading_state_name(r->state));
+    erg__fmt(buf + n, size - n, "%s%s (%s)", n ? "; " : "", r->id,
+             erg_reading_state_name(r->state));
 }
 
 /* Choose the channels a total sums, so that no domain is counted twice:

@@ -309,6 +309,10 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     int denied = 0, missing = 0;
+    /* why a package gave no channel, when others did: it is then a declined package, and a
+     * total without it says so (incomplete) instead of covering the other packages only */
+    char failed[MAX_PKG][160];
+    memset(failed, 0, sizeof failed);
     for (size_t p = 0; p < MAX_PKG; p++) {
         if (pkg_cpu[p] < 0)
             continue;
@@ -323,11 +327,17 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
             else
                 missing = 1;
             erg__env_path(env, rel, path, sizeof path);
+            erg__fmt(failed[p], sizeof failed[p], "%s: %s", rel,
+                     errno == EACCES || errno == EPERM ? "permission denied"
+                                                       : erg__open_error(errno));
             continue;
         }
         uint64_t unit;
-        if (rd_msr(env, fd, amd ? AMD_UNIT : INTEL_UNIT, &unit) != 0)
+        if (rd_msr(env, fd, amd ? AMD_UNIT : INTEL_UNIT, &unit) != 0) {
+            erg__fmt(failed[p], sizeof failed[p], "%s: the energy unit register %#x cannot be read",
+                     rel, amd ? AMD_UNIT : INTEL_UNIT);
             continue;
+        }
         unsigned esu = (unsigned)(unit >> 8) & 0x1f;
         double jpt = 1.0 / (double)(1ull << esu);
         const struct reg *regs = amd ? amd_regs : intel_regs;
@@ -383,6 +393,23 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
             amd_core_sum(s, p, jpt, phys, nphys);
     }
     free(phys);
+    for (size_t p = 0; s->n && p < MAX_PKG && s->n < MAX_CH; p++) {
+        if (!failed[p][0])
+            continue;
+        struct erg__chan *c = &s->ch[s->n];
+        memset(c, 0, sizeof *c);
+        c->domain = ERG_DOMAIN_PACKAGE;
+        erg__fmt(c->device, sizeof c->device, "package-%zu", p);
+        erg__fmt(c->id, sizeof c->id, "rapl-msr:package-%zu", p);
+        c->grade = ERG_GRADE_HW_SHUNT;
+        c->kind = ERG_KIND_COUNTER;
+        c->joules_per_tick = 1.0;
+        c->usable = 0;
+        c->lacks = 1;
+        erg__fmt(c->reason, sizeof c->reason, "package %zu unreadable: %s", p, failed[p]);
+        s->fd[s->n] = -1;
+        s->n++;
+    }
     if (s->n == 0) {
         msr_close(s);
         if (denied)
@@ -420,6 +447,10 @@ static void msr_read(void *st, uint64_t *ticks, int *status, size_t n)
             }
             ticks[i] = s->acc[i] & 0xffffffffu;
             status[i] = ok ? ERG__READ_OK : ERG__READ_TRANSIENT;
+            continue;
+        }
+        if (s->fd[i] < 0) { /* a declined package */
+            status[i] = ERG__READ_FATAL;
             continue;
         }
         if (rd_msr(s->env, s->fd[i], s->addr[i], &v) != 0) {

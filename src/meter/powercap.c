@@ -7,8 +7,8 @@
  * directory index: intel-rapl:0:2 named "dram" belongs to package-0, intel-rapl:1:2 to
  * package-1; intel-rapl:10 (0x10) sorts after intel-rapl:a (numeric sort); psys is not a socket.
  * A domain seen through two control types (MSR and TPMI, MSR and MMIO) is one domain: the meter
- * keeps the first and marks the other deduplicated. energy_uj is read with pread on a descriptor kept open;
- * the modulus is the zone's own max_energy_range_uj + 1 (powercap sysfs ABI,
+ * keeps the first and marks the other deduplicated. energy_uj is read with pread on a descriptor
+ * kept open; the modulus is the zone's own max_energy_range_uj + 1 (powercap sysfs ABI,
  * Documentation/power/powercap/powercap.rst: energy_uj wraps after max_energy_range_uj).
  */
 #include "meter/backend.h"
@@ -48,7 +48,8 @@ struct state {
 };
 
 /* One hexadecimal zone index: the powercap core names zones "%s:%x" (drivers/powercap/
- * powercap_sys.c), so the eleventh package is intel-rapl:a and its first sub-zone intel-rapl:a:0. */
+ * powercap_sys.c), so the eleventh package is intel-rapl:a and its first sub-zone intel-rapl:a:0.
+ */
 static int parse_hex(const char **p, unsigned *out)
 {
     const char *q = *p;

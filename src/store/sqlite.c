@@ -22,6 +22,11 @@
 struct erg_store {
     sqlite3 *db;
     char path[1024];
+    double timeout_s;                           /* how long a lock is waited for */
+    void (*waiting)(void *ud, const char *path); /* told once when a wait passes 1 s */
+    void *waiting_ud;
+    int told;
+    int depth; /* 1 inside erg_store_begin .. erg_store_end */
 };
 
 int erg_store_default_path(char *buf, size_t size)
@@ -41,6 +46,12 @@ int erg_store_default_path(char *buf, size_t size)
 
 static int db_fail(erg_store *st, erg_diag *diag, const char *what)
 {
+    int code = sqlite3_errcode(st->db);
+    if (code == SQLITE_READONLY)
+        return erg_diag_set(diag, ERG_EACCES, st->path, "%s: the store is open read-only", what);
+    if (code == SQLITE_BUSY)
+        return erg_diag_set(diag, ERG_EBUSY, st->path,
+                            "%s: the store is busy (another process holds its lock)", what);
     return erg_diag_set(diag, ERG_EIO, st->path, "%s: %s", what, sqlite3_errmsg(st->db));
 }
 
@@ -75,22 +86,88 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS history_name ON history(name);"
     "INSERT OR IGNORE INTO erg_meta VALUES('format', '" STORE_FORMAT "');";
 
-int erg_store_open(const char *path, int create, erg_store **out, erg_diag *diag)
+/* Wait for a lock held by another process: sleep in short steps until the store's timeout, telling
+ * the caller once (after the first second) that it waits. SQLite calls this with the number of
+ * times it was called for this lock; returning 0 gives up (SQLITE_BUSY). */
+static int busy_wait(void *ud, int count)
 {
-    if (!path || !out)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "no store path");
-    if (access(path, F_OK) != 0) {
-        if (!create)
+    erg_store *st = ud;
+    double waited_s = (double)count * 0.01;
+    if (waited_s >= st->timeout_s)
+        return 0;
+    if (waited_s >= 1.0 && !st->told && st->waiting) {
+        st->told = 1;
+        st->waiting(st->waiting_ud, st->path);
+    }
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+static int busy_fail(erg_store *st, erg_diag *diag)
+{
+    return erg_diag_set(diag, ERG_EBUSY, st->path,
+                        "the store is busy: another process held its lock for more than %g s "
+                        "(try again when it is done)",
+                        st->timeout_s);
+}
+
+/* Does the open database hold erg's tables? 1 yes, 0 no (some other SQLite database, or an empty
+ * one), negative on a read error. */
+static int has_erg_tables(erg_store *st)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+                           "name IN ('erg_meta','signature','history')",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(q), n = -1;
+    if (rc == SQLITE_ROW)
+        n = sqlite3_column_int(q, 0);
+    else if (rc == SQLITE_BUSY)
+        n = -2;
+    sqlite3_finalize(q);
+    return n < 0 ? n : n == 3;
+}
+
+int erg_store_open(const char *path, int mode, erg_store **out, erg_diag *diag)
+{
+    return erg_store_open_wait(path, mode, 10.0, NULL, NULL, out, diag);
+}
+
+int erg_store_open_wait(const char *path, int mode, double timeout_s,
+                        void (*waiting)(void *ud, const char *path), void *ud, erg_store **out,
+                        erg_diag *diag)
+{
+    if (!path || !out || mode < ERG_STORE_READONLY || mode > ERG_STORE_READWRITE)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no store path, or an unknown mode");
+    *out = NULL;
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    if (!exists) {
+        if (mode != ERG_STORE_CREATE)
             return erg_diag_set(diag, ERG_ENOENT, path, "no signature store here (create one with 'erg store put')");
         if (make_parent(path) != 0)
             return erg_diag_set(diag, errno == EACCES ? ERG_EACCES : ERG_EIO, path,
                                 "cannot create the store's folder: %s", strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        return erg_diag_set(diag, ERG_EINVAL, path, "not a regular file (a store is a SQLite file)");
+    } else if (sb.st_size == 0) {
+        return erg_diag_set(diag, ERG_EINVAL, path,
+                            "an empty file, not an erg signature store (left unchanged; remove it "
+                            "to create a store there)");
     }
     erg_store *st = calloc(1, sizeof *st);
     if (!st)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     snprintf(st->path, sizeof st->path, "%s", path);
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    st->timeout_s = timeout_s >= 0 && isfinite(timeout_s) ? timeout_s : 10.0;
+    st->waiting = waiting;
+    st->waiting_ud = ud;
+    int flags = mode == ERG_STORE_READONLY ? SQLITE_OPEN_READONLY
+                : mode == ERG_STORE_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                           : SQLITE_OPEN_READWRITE;
     int rc = sqlite3_open_v2(path, &st->db, flags, NULL);
     if (rc != SQLITE_OK) {
         int status = rc == SQLITE_CANTOPEN ? ERG_EACCES : ERG_EIO;
@@ -100,27 +177,47 @@ int erg_store_open(const char *path, int create, erg_store **out, erg_diag *diag
         free(st);
         return status;
     }
-    sqlite3_busy_timeout(st->db, 5000);
-    /* A file that is not SQLite fails here with SQLITE_NOTADB. */
-    char *err = NULL;
-    if (sqlite3_exec(st->db, schema, NULL, NULL, &err) != SQLITE_OK) {
-        erg_diag_set(diag, ERG_EIO, path, "not a usable erg signature store: %s", err ? err : "?");
-        sqlite3_free(err);
-        erg_store_close(st);
-        return ERG_EIO;
+    sqlite3_busy_handler(st->db, busy_wait, st);
+    /* Never change a database that is not already a store: look before any write. A file that is
+     * not SQLite at all fails here with SQLITE_NOTADB. */
+    int have = exists ? has_erg_tables(st) : 0;
+    int status = ERG_OK;
+    if (have == -2) {
+        status = busy_fail(st, diag);
+    } else if (have < 0) {
+        status = erg_diag_set(diag, ERG_EIO, path, "not a usable erg signature store: %s",
+                              sqlite3_errmsg(st->db));
+    } else if (!have && exists) {
+        status = erg_diag_set(diag, ERG_EINVAL, path,
+                              "a SQLite database without erg's tables, not an erg signature store "
+                              "(left unchanged)");
+    } else if (!have) { /* a new file: make the schema */
+        char *err = NULL;
+        if (sqlite3_exec(st->db, schema, NULL, NULL, &err) != SQLITE_OK) {
+            status = sqlite3_errcode(st->db) == SQLITE_BUSY
+                         ? busy_fail(st, diag)
+                         : erg_diag_set(diag, ERG_EIO, path, "cannot create the store: %s",
+                                        err ? err : "?");
+            sqlite3_free(err);
+        }
     }
     sqlite3_stmt *q;
-    int status = ERG_OK;
-    if (sqlite3_prepare_v2(st->db, "SELECT value FROM erg_meta WHERE key='format'", -1, &q, NULL) != SQLITE_OK) {
+    if (status == ERG_OK &&
+        sqlite3_prepare_v2(st->db, "SELECT value FROM erg_meta WHERE key='format'", -1, &q, NULL) != SQLITE_OK) {
         status = db_fail(st, diag, "reading the store's format");
-    } else {
-        if (sqlite3_step(q) == SQLITE_ROW) {
+    } else if (status == ERG_OK) {
+        int r = sqlite3_step(q);
+        if (r == SQLITE_ROW) {
             const char *fmt = (const char *)sqlite3_column_text(q, 0);
             if (!fmt || strncmp(fmt, "erg-store/", 10) != 0)
-                status = erg_diag_set(diag, ERG_EIO, path, "not an erg signature store (format '%s')", fmt ? fmt : "");
+                status = erg_diag_set(diag, ERG_EINVAL, path, "not an erg signature store (format '%s')", fmt ? fmt : "");
             else if (strcmp(fmt, STORE_FORMAT) != 0)
                 status = erg_diag_set(diag, ERG_EVERSION, path, "store format %s is newer than this erg reads (%s)",
                                       fmt, STORE_FORMAT);
+        } else if (r == SQLITE_BUSY) {
+            status = busy_fail(st, diag);
+        } else {
+            status = erg_diag_set(diag, ERG_EINVAL, path, "not an erg signature store (no format)");
         }
         sqlite3_finalize(q);
     }
@@ -130,6 +227,73 @@ int erg_store_open(const char *path, int create, erg_store **out, erg_diag *diag
     }
     *out = st;
     return ERG_OK;
+}
+
+void erg_store_set_wait(erg_store *store, double timeout_s,
+                        void (*waiting)(void *ud, const char *path), void *ud)
+{
+    if (!store)
+        return;
+    if (timeout_s >= 0 && isfinite(timeout_s))
+        store->timeout_s = timeout_s;
+    store->waiting = waiting;
+    store->waiting_ud = ud;
+    store->told = 0;
+}
+
+/* Start a write: BEGIN IMMEDIATE outside a transaction (the write lock at once, so two writers
+ * never deadlock upgrading), a savepoint inside one (erg_store_begin's). */
+static int write_begin(erg_store *st, erg_diag *diag)
+{
+    const char *sql = sqlite3_get_autocommit(st->db) ? "BEGIN IMMEDIATE" : "SAVEPOINT erg_write";
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK)
+        return ERG_OK;
+    if (sqlite3_errcode(st->db) == SQLITE_BUSY)
+        return busy_fail(st, diag);
+    if (sqlite3_errcode(st->db) == SQLITE_READONLY)
+        return erg_diag_set(diag, ERG_EACCES, st->path, "the store is read-only here");
+    return db_fail(st, diag, "cannot start a transaction");
+}
+
+static int write_end(erg_store *st, int status, erg_diag *diag)
+{
+    int outer = st->depth == 0;
+    const char *sql = outer ? (status == ERG_OK ? "COMMIT" : "ROLLBACK")
+                            : (status == ERG_OK ? "RELEASE erg_write"
+                                                : "ROLLBACK TO erg_write; RELEASE erg_write");
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK && status == ERG_OK) {
+        status = sqlite3_errcode(st->db) == SQLITE_BUSY ? busy_fail(st, diag)
+                                                        : db_fail(st, diag, "committing the write");
+        if (outer)
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return status;
+}
+
+int erg_store_begin(erg_store *store, erg_diag *diag)
+{
+    if (!store || store->depth)
+        return erg_diag_set(diag, ERG_EINVAL, store ? store->path : NULL,
+                            "no store, or a transaction is already open");
+    if (sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return sqlite3_errcode(store->db) == SQLITE_BUSY ? busy_fail(store, diag)
+               : sqlite3_errcode(store->db) == SQLITE_READONLY
+                   ? erg_diag_set(diag, ERG_EACCES, store->path, "the store is read-only here")
+                   : db_fail(store, diag, "cannot start a transaction");
+    store->depth = 1;
+    return ERG_OK;
+}
+
+int erg_store_end(erg_store *store, int commit, erg_diag *diag)
+{
+    if (!store || !store->depth)
+        return erg_diag_set(diag, ERG_EINVAL, store ? store->path : NULL, "no open transaction");
+    store->depth = 0;
+    if (!commit) {
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        return ERG_OK;
+    }
+    return write_end(store, ERG_OK, diag);
 }
 
 void erg_store_close(erg_store *store)
@@ -168,9 +332,9 @@ static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *dia
         return erg_diag_set(diag, ERG_ENOMEM, store->path, "out of memory");
     int status = ERG_OK;
     double t = now_unix_s();
-    if (sqlite3_exec(store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    if ((status = write_begin(store, diag)) != ERG_OK) {
         free(text);
-        return db_fail(store, diag, "cannot start a transaction");
+        return status;
     }
     sqlite3_stmt *mv = NULL, *up = NULL, *same = NULL;
     /* Storing the very same signature again is a no-op: history keeps versions that differ. */
@@ -181,9 +345,8 @@ static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *dia
         int unchanged = sqlite3_step(same) == SQLITE_ROW;
         sqlite3_finalize(same);
         if (unchanged) {
-            sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
             free(text);
-            return ERG_OK;
+            return write_end(store, ERG_OK, diag);
         }
     }
     if (sqlite3_prepare_v2(store->db,
@@ -202,9 +365,7 @@ static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *dia
     }
     sqlite3_finalize(mv);
     sqlite3_finalize(up);
-    if (sqlite3_exec(store->db, status == ERG_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK &&
-        status == ERG_OK)
-        status = db_fail(store, diag, "committing the write");
+    status = write_end(store, status, diag);
     free(text);
     return status;
 }
@@ -245,7 +406,9 @@ int erg_store_remove(erg_store *store, const char *name, erg_diag *diag)
     if (!store || !name)
         return ERG_EINVAL;
     sqlite3_stmt *q = NULL, *h = NULL;
-    int status = ERG_OK;
+    int status = write_begin(store, diag); /* the signature and its history go together or not at all */
+    if (status != ERG_OK)
+        return status;
     if (sqlite3_prepare_v2(store->db, "DELETE FROM signature WHERE name = ?1", -1, &q, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(store->db, "DELETE FROM history WHERE name = ?1", -1, &h, NULL) != SQLITE_OK) {
         status = db_fail(store, diag, "removing");
@@ -261,7 +424,7 @@ int erg_store_remove(erg_store *store, const char *name, erg_diag *diag)
     }
     sqlite3_finalize(q);
     sqlite3_finalize(h);
-    return status;
+    return write_end(store, status, diag);
 }
 
 int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signature *sig), void *ud,
@@ -378,7 +541,7 @@ int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
         return erg_diag_set(diag, ERG_ENOENT, name,
                             "no such file, and no signature store (set ERG_STORE)");
     erg_store *store = NULL;
-    int st = erg_store_open(db, 0, &store, diag);
+    int st = erg_store_open(db, ERG_STORE_READONLY, &store, diag);
     if (st == ERG_OK) {
         st = erg_store_get(store, name, out, diag);
         if (st == ERG_ENOENT)

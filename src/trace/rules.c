@@ -151,6 +151,43 @@ static int load_signature(const char *ref, const char *base_dir, const struct re
     return ERG_OK;
 }
 
+/* A back-reference (\1 .. \9 outside a bracket expression) makes glibc's matcher backtrack:
+ * "((a*)*)*\2\1b" took 4 s on an 80-character name and over a minute on 500 (issue 16). POSIX
+ * defines back-references only for basic expressions, so an extended one has no use for them. */
+static int has_backreference(const char *re)
+{
+    for (size_t i = 0; re[i]; i++) {
+        if (re[i] == '\\') {
+            if (re[i + 1] >= '1' && re[i + 1] <= '9')
+                return 1;
+            if (re[i + 1])
+                i++;
+        } else if (re[i] == '[') { /* skip the bracket expression: a backslash is literal there */
+            size_t j = i + 1;
+            if (re[j] == '^')
+                j++;
+            if (re[j] == ']')
+                j++;
+            while (re[j] && re[j] != ']') {
+                if (re[j] == '[' && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+                    char end = re[j + 1];
+                    j += 2;
+                    while (re[j] && !(re[j] == end && re[j + 1] == ']'))
+                        j++;
+                    if (re[j])
+                        j++;
+                }
+                if (re[j])
+                    j++;
+            }
+            if (!re[j])
+                return 0; /* unterminated: regcomp rejects it */
+            i = j;
+        }
+    }
+    return 0;
+}
+
 /* glibc's regcomp copies the parse tree once per repetition ("a{100}" makes 100 copies, "a+"
  * makes "aa*"), so nested or stacked repetitions ("t+++...", "((a{99}){99}){99}") take memory
  * exponential in the pattern's length: a rules file of 3 kB made regcomp allocate over 3 GB (found
@@ -282,6 +319,12 @@ static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir,
         st = erg__json_string(obj, "regex", ERG_JSON_REQUIRED, tmp, sizeof tmp, file, path, diag);
         if (st != ERG_OK)
             return st;
+        if (has_backreference(tmp))
+            return erg_diag_set(diag, ERG_EINVAL, file,
+                                "%s.regex: bad regular expression: back-references (\\1 .. \\9) "
+                                "are refused (matching with them can take exponential time; "
+                                "POSIX extended expressions do not define them)",
+                                path);
         double expanded = regex_expanded_size(tmp);
         if (expanded < 0)
             return erg_diag_set(diag, ERG_EINVAL, file,
@@ -476,9 +519,13 @@ int erg_rules_default(erg_rules **out, erg_diag *diag)
 long erg__rules_match(const erg_rules *rules, const char *category, const char *name,
                       const char *device_name)
 {
+    /* a collective kernel is a kernel in the trace (users write rules from what it says): a rule
+     * for "kernel" takes it too, unless an earlier rule for "collective" did (first match) */
+    int coll = strcmp(category, "collective") == 0;
     for (size_t i = 0; i < rules->n_rules; i++) {
         const erg__rule *r = &rules->rules[i];
-        if (fnmatch(r->category, category, 0) != 0)
+        if (fnmatch(r->category, category, 0) != 0 &&
+            !(coll && fnmatch(r->category, "kernel", 0) == 0))
             continue;
         if (r->device && fnmatch(r->device, device_name, 0) != 0)
             continue;

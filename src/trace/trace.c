@@ -53,6 +53,7 @@ erg_trace *erg_trace_new(void)
         return NULL;
     erg__strtab_init(&t->names);
     erg__strtab_init(&t->misc);
+    erg__strtab_init(&t->devkeys);
     return t;
 }
 
@@ -62,6 +63,8 @@ void erg_trace_free(erg_trace *t)
         return;
     erg__strtab_free(&t->names);
     erg__strtab_free(&t->misc);
+    erg__strtab_free(&t->devkeys);
+    free(t->dev_of_key);
     free(t->acts);
     free(t->devs);
     free(t->file_rank);

@@ -38,6 +38,13 @@ static inline const char *erg__strtab_get(const erg__strtab *t, uint32_t id)
 }
 
 /* ---- the imported trace ---- */
+/* Longest pid, tid, device or stream id kept whole (bytes with the NUL): a longer one is refused,
+ * never cut (two GPUs whose UUIDs share a 31-byte prefix once became one device). */
+#define ERG__KEY_MAX 128
+/* Longest JSON string or number the reader accepts (bytes): a kernel name is a few kB at most; a
+ * longer token is refused at once instead of being buffered (yajl re-scans a token that spans
+ * chunks, so a 128 MiB name took 15 s, and a 1.5 MB .gz holding a 1.5 GiB name half an hour). */
+#define ERG__TOKEN_MAX (1u << 20)
 typedef struct erg__act {
     int64_t start_ns; /* as written in the file (µs × 1000), before alignment */
     int64_t dur_ns;
@@ -50,7 +57,7 @@ typedef struct erg__act {
 typedef struct erg__dev {
     unsigned file; /* index of the file that declared it */
     int rank;
-    char key[32];                /* device text within the file (args.device or pid) */
+    char key[ERG__KEY_MAX];      /* device text within the file (args.device or pid) */
     char id[ERG_SIG_DEVICE_MAX]; /* "rank<R>/gpu<D>" */
     char name[ERG_SIG_NAME_MAX]; /* from deviceProperties, "" when absent */
 } erg__dev;
@@ -63,6 +70,9 @@ typedef struct erg__unknown {
 struct erg_trace {
     erg__strtab names; /* activity names */
     erg__strtab misc;  /* streams, pid/tid keys, unknown category names */
+    erg__strtab devkeys;   /* "<file>\x1e<key>" of every device, hashed */
+    uint32_t *dev_of_key;  /* device index of each devkeys id */
+    size_t dev_of_key_cap;
     erg__act *acts;
     size_t n_acts, acts_cap;
     erg__dev *devs;

@@ -129,4 +129,24 @@ sed 's/"mechanism":"cache"/"mechanism":"magic"/' "$T/b.json" > /dev/null
 python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s['contexts'][0]['mechanism']='magic'; json.dump(s, open(sys.argv[2],'w'))" "$T/b.json" "$T/bad.json"
 "$erg" store put "$T/bad.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "bad point"
 grep -q 'signature.contexts\[0\].mechanism: expected "thermal", "cache", "power_delivery" or "contention" (got "magic")' "$T/err" || fail "bad point message"
+# --- the pair verdict of Section 4.1.3 (hand-computed: B after A: 0.2·10 + 0.5 = 2.5 J > 1.96·0.5;
+#     A with B: 0.3 J > 1.96·0.1 = 0.196 J)
+cat > "$T/pa.json" <<'J'
+{"erg":"signature/1","name":"A","static_power_w":10,"time_s":1,"dynamic_energy_j":2,"energy_var_j2":0.01,
+ "contexts":[{"name":"after:B","mechanism":"cache","after":"B","time_s":1,"dynamic_energy_j":2.05,"energy_var_j2":0.01},
+             {"name":"with:B","mechanism":"contention","corunners":["B"],"time_s":1,"dynamic_energy_j":2.3,"energy_var_j2":0.01}]}
+J
+cat > "$T/pb.json" <<'J'
+{"erg":"signature/1","name":"B","static_power_w":10,"time_s":1,"dynamic_energy_j":5,"energy_var_j2":0.25,
+ "contexts":[{"name":"after:A","mechanism":"cache","after":"A","time_s":1.2,"dynamic_energy_j":5.5,"energy_var_j2":0.25}]}
+J
+"$erg" insensitive --pair "$T/pa.json" "$T/pb.json" --json > "$T/out" 2> "$T/err"; [ $? = 1 ] || fail "pair sensitive"
+f=$(flat "$T/out")
+echo "$f" | grep -q '"history_a":{"points_tested":1,"insensitive":true,"lhs_j":0.05,' || fail "A after B 0.05 J"
+echo "$f" | grep -q '"history_b":{"points_tested":1,"insensitive":false,"lhs_j":2.5,"tolerance_j":0.97998' || fail "B after A 2.5 J"
+echo "$f" | grep -q '"interference_a":{"points_tested":1,"insensitive":false,"lhs_j":0.3,' || fail "A with B 0.3 J"
+echo "$f" | grep -q '"interference_b":{"points_tested":0,"insensitive":null' || fail "B with A not characterized"
+echo "$f" | grep -q '"history":false,"interference":false,"mutual":false' || fail "verdicts"
+"$erg" insensitive --pair "$T/pa.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "pair of one"
+grep -q -- "--pair expects two signature files" "$T/err" || fail "pair usage"
 echo ok

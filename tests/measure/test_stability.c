@@ -31,9 +31,13 @@ static int setup(void **state)
     return 0;
 }
 
+static erg_calibration *last_cal; /* calibrate_at's */
+
 static int teardown(void **state)
 {
     (void)state;
+    erg_calibration_free(last_cal);
+    last_cal = NULL;
     fake_root_free(root);
     return 0;
 }
@@ -55,16 +59,18 @@ static void calibration_gives_idle_power_and_cv(void **state)
 {
     (void)state;
     erg_meter *m = open_real_clock(NULL);
-    erg_calibration cal;
+    erg_calibration *cal = NULL;
     erg_diag d;
     assert_int_equal(erg_calibrate(m, 0.2, 0.02, &cal, &d), ERG_OK);
-    assert_int_equal(cal.n_channels, 1);
-    assert_string_equal(cal.channels[0].id, "hwmon:ina3221/VDD_IN");
-    erg_assert_rel(cal.channels[0].idle_power_w, 10.0, 1e-9); /* a constant 10 W, held */
-    erg_assert_near(cal.channels[0].cv, 0.0, 1e-9);
-    assert_true(cal.channels[0].samples >= 5);
-    erg_assert_rel(cal.idle_power_w, 10.0, 1e-9);
+    assert_int_equal(cal->n_channels, 1);
+    assert_string_equal(cal->channels[0].id, "hwmon:ina3221/VDD_IN");
+    erg_assert_rel(cal->channels[0].idle_power_w, 10.0, 1e-9); /* a constant 10 W, held */
+    erg_assert_near(cal->channels[0].cv, 0.0, 1e-9);
+    assert_true(cal->channels[0].samples >= 5);
+    erg_assert_rel(cal->idle_power_w, 10.0, 1e-9);
+    erg_calibration_free(cal);
     assert_int_equal(erg_calibrate(m, 0.01, 0.02, &cal, &d), ERG_EINVAL);
+    assert_null(cal);
     erg_meter_close(m);
 }
 
@@ -105,12 +111,14 @@ static erg_calibration *calibrate_at(uint64_t busy, uint64_t idle, uint64_t busy
     erg_diag d;
     if (erg_meter_open(&o, &m, &d) != ERG_OK)
         fail_msg("open: %s", d.detail);
-    static erg_calibration cal;
-    assert_int_equal(erg_calibrate(m, 0.2, 0.02, &cal, &d), ERG_OK);
+    /* the last one is kept for the caller to read, and freed at the next call (and by teardown) */
+    erg_calibration_free(last_cal);
+    last_cal = NULL;
+    assert_int_equal(erg_calibrate(m, 0.2, 0.02, &last_cal, &d), ERG_OK);
     erg_meter_close(m);
-    assert_int_equal(cal.n_channels, 1);
-    assert_string_equal(cal.channels[0].id, "estimator:cpu");
-    return &cal;
+    assert_int_equal(last_cal->n_channels, 1);
+    assert_string_equal(last_cal->channels[0].id, "estimator:cpu");
+    return last_cal;
 }
 
 /* Trial finding 3: a busy machine is noticed by calibrate, through the estimator's utilisation. */
@@ -163,8 +171,11 @@ static void stability_wait_reaches_or_gives_up_with_reason(void **state)
 {
     (void)state;
     erg_meter *m = open_real_clock(NULL);
+    erg_calibration_channel cal_ch[1];
     erg_calibration cal;
     memset(&cal, 0, sizeof cal);
+    memset(cal_ch, 0, sizeof cal_ch);
+    cal.channels = cal_ch;
     cal.window_s = 0.01;
     cal.n_channels = 1;
     strcpy(cal.channels[0].id, "hwmon:ina3221/VDD_IN");

@@ -168,29 +168,33 @@ static void summary_gross_baseline_net_and_signature(void **state)
 {
     (void)state;
     erg_measurement runs[3] = {one_run(1.0, 30.0), one_run(2.0, 50.0), one_run(3.0, 70.0)};
+    erg_calibration_channel cal_ch[1];
     erg_calibration cal;
     memset(&cal, 0, sizeof cal);
+    memset(cal_ch, 0, sizeof cal_ch);
+    cal.channels = cal_ch;
     cal.n_channels = 1;
     strcpy(cal.channels[0].id, "rapl-sysfs:package-0");
     cal.channels[0].idle_power_w = 10.0;
     cal.channels[0].cv = 0.01;
     cal.idle_power_w = 10.0;
-    erg_summary s;
+    erg_summary *s = NULL;
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 3, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
-    erg_assert_near(s.time_s.mean, 2.0, 1e-12);
-    erg_assert_near(s.time_s.sd, 1.0, 1e-12);
-    erg_assert_near(s.total_energy_j.mean, 50.0, 1e-12);
-    erg_assert_near(s.total_energy_j.sd, 20.0, 1e-12);
-    erg_assert_near(s.total_baseline_j.mean, 20.0, 1e-12); /* 10 W × {1,2,3} s */
-    erg_assert_near(s.total_net_energy_j.mean, 30.0, 1e-12);
-    erg_assert_near(s.total_net_energy_j.sd, 10.0, 1e-12); /* net {20,30,40} */
-    erg_assert_near(s.channels[0].baseline_j.mean, 20.0, 1e-12);
-    erg_assert_near(s.channels[1].baseline_j.mean, 0.0, 0); /* not calibrated */
-    assert_int_equal(s.n_total, 1);
-    erg_assert_near(s.static_power_w, 10.0, 0);
+    erg_assert_near(s->time_s.mean, 2.0, 1e-12);
+    erg_assert_near(s->time_s.sd, 1.0, 1e-12);
+    erg_assert_near(s->total_energy_j.mean, 50.0, 1e-12);
+    erg_assert_near(s->total_energy_j.sd, 20.0, 1e-12);
+    erg_assert_near(s->total_baseline_j.mean, 20.0, 1e-12); /* 10 W × {1,2,3} s */
+    erg_assert_near(s->total_net_energy_j.mean, 30.0, 1e-12);
+    erg_assert_near(s->total_net_energy_j.sd, 10.0, 1e-12); /* net {20,30,40} */
+    erg_assert_near(s->channels[0].baseline_j.mean, 20.0, 1e-12);
+    erg_assert_near(s->channels[1].baseline_j.mean, 0.0, 0); /* not calibrated */
+    assert_int_equal(s->n_total, 1);
+    erg_assert_near(s->static_power_w, 10.0, 0);
     erg_signature sig;
     int raised = -1;
-    assert_int_equal(erg_summary_signature(&s, "work", "cpu", &sig, &raised, NULL), ERG_OK);
+    assert_int_equal(erg_summary_signature(s, "work", "cpu", &sig, &raised, NULL), ERG_OK);
     erg_assert_near(sig.static_power_w, 10.0, 0);
     erg_assert_near(sig.time_s, 2.0, 1e-12);
     erg_assert_near(sig.dynamic_energy_j, 30.0, 1e-12); /* d = E − s·T = 50 − 20 */
@@ -201,21 +205,25 @@ static void summary_gross_baseline_net_and_signature(void **state)
     erg_assert_near(erg_signature_energy_j(&sig), 50.0, 1e-12);
 
     /* fixed baseline */
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 3, ERG_BASELINE_FIXED_W, NULL, 5.0, &s, NULL), ERG_OK);
-    erg_assert_near(s.total_net_energy_j.mean, 40.0, 1e-12);
+    erg_assert_near(s->total_net_energy_j.mean, 40.0, 1e-12);
     /* a run whose channel was not ok makes the channel not ok, with its reason */
     runs[1].channels[1].state = ERG_READING_NOT_LIVE;
     strcpy(runs[1].channels[1].reason, "did not move");
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 3, ERG_BASELINE_NONE, NULL, 0, &s, NULL), ERG_OK);
-    assert_int_equal(s.channels[1].state, ERG_READING_NOT_LIVE);
-    assert_string_equal(s.channels[1].reason, "did not move");
-    assert_true(isnan(s.channels[1].energy_j.mean));
+    assert_int_equal(s->channels[1].state, ERG_READING_NOT_LIVE);
+    assert_string_equal(s->channels[1].reason, "did not move");
+    assert_true(isnan(s->channels[1].energy_j.mean));
     /* M1: var_E below s²·var_T is raised and said */
     runs[0].total_energy_j = runs[1].total_energy_j = runs[2].total_energy_j = 50.0;
+    erg_summary_free(s);
     erg_summarize(runs, 3, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL);
-    erg_summary_signature(&s, NULL, NULL, &sig, &raised, NULL);
+    erg_summary_signature(s, NULL, NULL, &sig, &raised, NULL);
     assert_int_equal(raised, 1);
     erg_assert_near(sig.energy_var_j2, 100.0, 1e-9);
+    erg_summary_free(s);
 }
 
 /* Trial finding 2: a baseline above the gross energy is flagged, and net is not clamped. */
@@ -244,31 +252,35 @@ static void negative_net_is_flagged_not_clamped(void **state)
     erg_measurement runs[2] = {one_run(1.0, 20.0), one_run(1.0, 24.0)};
     runs[0].channels[1].flags = ERG_FLAG_WRAP_CORRECTED; /* core: not summed */
     runs[1].channels[0].flags = ERG_FLAG_STALE;          /* package: summed */
+    erg_calibration_channel cal_ch[1];
     erg_calibration cal;
     memset(&cal, 0, sizeof cal);
+    memset(cal_ch, 0, sizeof cal_ch);
+    cal.channels = cal_ch;
     cal.n_channels = 1;
     strcpy(cal.channels[0].id, "rapl-sysfs:package-0");
     cal.channels[0].idle_power_w = 30.0; /* calibrated under load: 30 W × 1 s > 22 J */
     cal.idle_power_w = 30.0;
-    erg_summary s;
+    erg_summary *s = NULL;
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
-    erg_assert_near(s.total_energy_j.mean, 22.0, 1e-12);
-    erg_assert_near(s.total_baseline_j.mean, 30.0, 1e-12);
-    erg_assert_near(s.total_net_energy_j.mean, -8.0, 1e-12); /* unclamped */
-    erg_assert_near(s.total_net_energy_j.sd, 2.8284271247461903, 1e-12);
-    assert_int_equal(s.total_flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
-    assert_true(s.channels[0].flags & ERG_FLAG_BASELINE_EXCEEDS_GROSS);
-    assert_int_equal(s.channels[1].flags, ERG_FLAG_WRAP_CORRECTED); /* baseline 0 < 11 J */
+    erg_assert_near(s->total_energy_j.mean, 22.0, 1e-12);
+    erg_assert_near(s->total_baseline_j.mean, 30.0, 1e-12);
+    erg_assert_near(s->total_net_energy_j.mean, -8.0, 1e-12); /* unclamped */
+    erg_assert_near(s->total_net_energy_j.sd, 2.8284271247461903, 1e-12);
+    assert_int_equal(s->total_flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
+    assert_true(s->channels[0].flags & ERG_FLAG_BASELINE_EXCEEDS_GROSS);
+    assert_int_equal(s->channels[1].flags, ERG_FLAG_WRAP_CORRECTED); /* baseline 0 < 11 J */
     assert_string_equal(erg_flag_name(8), "baseline_exceeds_gross");
     assert_null(erg_flag_name(ERG_FLAG_COUNT));
     /* the signature clamps d at 0 (signature/1 needs d ≥ 0) and carries the flag */
     erg_signature sig;
-    assert_int_equal(erg_summary_signature(&s, "w", "cpu", &sig, NULL, NULL), ERG_OK);
+    assert_int_equal(erg_summary_signature(s, "w", "cpu", &sig, NULL, NULL), ERG_OK);
     erg_assert_near(sig.dynamic_energy_j, 0.0, 0);
     erg_assert_near(sig.static_power_w, 30.0, 0);
     char path[512];
     snprintf(path, sizeof path, "%s/sig.json", root);
-    assert_int_equal(erg_summary_write_signature(path, &sig, &s, NULL), ERG_OK);
+    assert_int_equal(erg_summary_write_signature(path, &sig, s, NULL), ERG_OK);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char buf[4096];
@@ -283,20 +295,27 @@ static void negative_net_is_flagged_not_clamped(void **state)
     erg_assert_near(back.static_power_w, 30.0, 0);
     /* gross above baseline: no flag; the same with a fixed baseline */
     cal.channels[0].idle_power_w = 21.0; /* 21 J < 22 J on average, though run 1 had 20 J */
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
-    assert_int_equal(s.total_flags, ERG_FLAG_STALE);
+    assert_int_equal(s->total_flags, ERG_FLAG_STALE);
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_FIXED_W, NULL, 25.0, &s, NULL), ERG_OK);
-    assert_int_equal(s.total_flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
-    erg_assert_near(s.total_net_energy_j.mean, -3.0, 1e-12);
+    assert_int_equal(s->total_flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
+    erg_assert_near(s->total_net_energy_j.mean, -3.0, 1e-12);
+    erg_summary_free(s);
     assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_NONE, NULL, 0, &s, NULL), ERG_OK);
-    assert_int_equal(s.total_flags, ERG_FLAG_STALE);
+    assert_int_equal(s->total_flags, ERG_FLAG_STALE);
+    erg_summary_free(s);
 }
 
 static void calibration_file_round_trip_and_errors(void **state)
 {
     (void)state;
-    erg_calibration cal, back;
+    erg_calibration_channel cal_ch[1];
+    erg_calibration cal, *back = NULL;
     memset(&cal, 0, sizeof cal);
+    memset(cal_ch, 0, sizeof cal_ch);
+    cal.channels = cal_ch;
     cal.duration_s = 10;
     cal.window_s = 0.5;
     cal.idle_power_w = 12.5;
@@ -310,29 +329,31 @@ static void calibration_file_round_trip_and_errors(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/cal.json", root);
     assert_int_equal(erg_calibration_write_file(path, &cal, NULL), ERG_OK);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, NULL), ERG_OK);
-    assert_int_equal(back.n_channels, 1);
-    erg_assert_near(back.channels[0].cv, 0.031, 1e-12);
-    erg_assert_near(erg_calibration_idle_w(&back, "rapl-sysfs:package-0"), 12.5, 0);
-    assert_true(isnan(erg_calibration_idle_w(&back, "nvml:gpu-0")));
-    assert_int_equal(back.channels[0].domain, ERG_DOMAIN_PACKAGE);
-    assert_int_equal(back.flags, 0);
-    assert_int_equal(back.channels[0].flags, 0);
+    assert_int_equal(back->n_channels, 1);
+    erg_assert_near(back->channels[0].cv, 0.031, 1e-12);
+    erg_assert_near(erg_calibration_idle_w(back, "rapl-sysfs:package-0"), 12.5, 0);
+    assert_true(isnan(erg_calibration_idle_w(back, "nvml:gpu-0")));
+    assert_int_equal(back->channels[0].domain, ERG_DOMAIN_PACKAGE);
+    assert_int_equal(back->flags, 0);
+    assert_int_equal(back->channels[0].flags, 0);
     /* flags of a machine not at rest survive the round trip, with the sentence */
     cal.channels[0].flags = ERG_CAL_HIGH_CV;
     cal.channels[0].cv = 0.5;
     cal.flags = ERG_CAL_HIGH_CV;
     assert_int_equal(erg_calibration_write_file(path, &cal, NULL), ERG_OK);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, NULL), ERG_OK);
-    assert_int_equal(back.flags, ERG_CAL_HIGH_CV);
-    assert_int_equal(back.channels[0].flags, ERG_CAL_HIGH_CV);
+    assert_int_equal(back->flags, ERG_CAL_HIGH_CV);
+    assert_int_equal(back->channels[0].flags, ERG_CAL_HIGH_CV);
     char why[1024];
-    assert_true(erg_calibration_describe(&back, why, sizeof why) > 0);
+    assert_true(erg_calibration_describe(back, why, sizeof why) > 0);
     if (!strstr(why, "rapl-sysfs:package-0 power varied with a CV of 0.5 (more than 0.2)"))
         fail_msg("describe: %s", why);
     /* a short buffer truncates and says how long the whole text is */
     char tiny[8];
-    int need = erg_calibration_describe(&back, tiny, sizeof tiny);
+    int need = erg_calibration_describe(back, tiny, sizeof tiny);
     assert_int_equal(need, (int)strlen(why));
     assert_int_equal(strlen(tiny), 7);
     /* unknown flag names (a newer erg) are ignored; flags that are not names are errors */
@@ -341,12 +362,14 @@ static void calibration_file_round_trip_and_errors(void **state)
                "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"channels\": [{\"id\": \"x\", "
                "\"idle_power_w\": 1, \"cv\": 0, \"flags\": [\"busy\", \"from_the_future\"]}]}\n");
     snprintf(path, sizeof path, "%s/fl.json", root);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_OK);
-    assert_int_equal(back.flags, ERG_CAL_BUSY);
+    assert_int_equal(back->flags, ERG_CAL_BUSY);
     fake_write(root, "fl2.json",
                "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"channels\": [{\"id\": \"x\", "
                "\"idle_power_w\": 1, \"cv\": 0, \"flags\": [1]}]}\n");
     snprintf(path, sizeof path, "%s/fl2.json", root);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_EPARSE);
     if (!strstr(d0.detail, "channels[0].flags[0]: not a string"))
         fail_msg("detail: %s", d0.detail);
@@ -354,6 +377,7 @@ static void calibration_file_round_trip_and_errors(void **state)
                "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"flags\": \"busy\", "
                "\"channels\": []}\n");
     snprintf(path, sizeof path, "%s/fl3.json", root);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_EPARSE);
     if (!strstr(d0.detail, "flags: not an array"))
         fail_msg("detail: %s", d0.detail);
@@ -364,15 +388,19 @@ static void calibration_file_round_trip_and_errors(void **state)
                "{\"erg\": \"calibration/1\", \"idle_power_w\": 1,\n \"channels\": [{\"id\": \"x\", "
                "\"idle_power_w\": -3, \"cv\": 0}]}\n");
     snprintf(path, sizeof path, "%s/bad.json", root);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
     assert_non_null(strstr(d.where, "bad.json"));
     fake_write(root, "v2.json", "{\"erg\": \"calibration/2\"}\n");
     snprintf(path, sizeof path, "%s/v2.json", root);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EVERSION);
     fake_write(root, "syntax.json", "{\"erg\": \n");
     snprintf(path, sizeof path, "%s/syntax.json", root);
+    erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
     assert_non_null(strstr(d.where, "syntax.json:"));
+    assert_null(back);
 }
 
 int main(void)

@@ -39,6 +39,27 @@ grep -q 'the estimator is not among the backends tried: no figure can be measure
 ERG_ROOT=$R timeout 30 "$erg" meters --no-probe > "$T/out" 2> "$T/err" || fail "meters with the estimator"
 grep -q 'figures come from the estimator' "$T/out" || fail "note: the estimator when it is there"
 
+# A total never silently leaves out a package (issue 16): package-1's counter turns to garbage
+# during the run: no total, the reason names it, and --min-grade hw_shunt fails (exit 3).
+P=$T/two
+for z in 0 1; do
+    mkdir -p "$P/sys/class/powercap/intel-rapl:$z"
+    echo "package-$z" > "$P/sys/class/powercap/intel-rapl:$z/name"
+    echo 262143328850 > "$P/sys/class/powercap/intel-rapl:$z/max_energy_range_uj"
+    echo 1000000 > "$P/sys/class/powercap/intel-rapl:$z/energy_uj"
+done
+cmd='echo 3000000 > "$0/sys/class/powercap/intel-rapl:0/energy_uj"; echo garbage > "$0/sys/class/powercap/intel-rapl:1/energy_uj"; sleep 0.2'
+ERG_ROOT=$P "$erg" measure -r 1 --json --baseline none --backends rapl-sysfs -- sh -c "$cmd" "$P" > "$T/out" 2> "$T/err"
+tr -d ' \n' < "$T/out" > "$T/flat"
+grep -q '"total":{"energy_j":{"mean":null' "$T/flat" || fail "incomplete total: null"
+grep -q 'incomplete:nofigurefromrapl-sysfs:package-1' "$T/flat" || fail "incomplete total: names package-1"
+echo 1000000 > "$P/sys/class/powercap/intel-rapl:0/energy_uj"
+echo 1000000 > "$P/sys/class/powercap/intel-rapl:1/energy_uj"
+ERG_ROOT=$P "$erg" measure -r 1 --min-grade hw_shunt --baseline none --backends rapl-sysfs -- sh -c "$cmd" "$P" > "$T/out" 2> "$T/err"
+rc=$?
+[ "$rc" -eq 3 ] || fail "incomplete total passed --min-grade hw_shunt (exit $rc)"
+grep -q 'Total: no figure (incomplete: no figure from rapl-sysfs:package-1 (error)' "$T/out" || fail "text output names the missing package"
+
 # AT_SECURE end to end: a setuid-root copy of erg, run by nobody, must refuse ERG_ROOT.
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null 2>&1; then
     S=$(mktemp -d /tmp/erg_suid.XXXXXX)

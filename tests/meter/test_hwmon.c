@@ -293,7 +293,7 @@ static void grace_hopper_module_holds_its_rails(void **state)
     erg_meter_channel_info(m, (size_t)mod0, &c);
     assert_int_equal(c.domain, ERG_DOMAIN_SYSTEM);
     assert_string_equal(c.device, "socket-0");
-    assert_non_null(strstr(c.label, "GPU")); /* the scope is stated */
+    assert_non_null(strstr(c.label, "GPU"));        /* the scope is stated */
     erg_assert_near(c.min_interval_s, 0.05, 1e-12); /* power1_average_interval, ms */
     int g1 = fake_find(m, "hwmon:power_meter/Grace Power Socket 1");
     erg_meter_channel_info(m, (size_t)g1, &c);
@@ -423,7 +423,8 @@ static void jetson_jetpack4_iio_rails(void **state)
     char rel[160];
     snprintf(rel, sizeof rel, "%s/name", dev0);
     wr(rel, "%s\n", "ina3221x");
-    const char *rails[3][2] = {{"POM_5V_IN", "4000"}, {"POM_5V_GPU", "1000"}, {"POM_5V_CPU", "1500"}};
+    const char *rails[3][2] = {
+        {"POM_5V_IN", "4000"}, {"POM_5V_GPU", "1000"}, {"POM_5V_CPU", "1500"}};
     for (int k = 0; k < 3; k++) {
         snprintf(rel, sizeof rel, "%s/rail_name_%d", dev0, k);
         wr(rel, "%s\n", rails[k][0]);

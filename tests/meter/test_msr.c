@@ -5,6 +5,7 @@
 #include "support/erg_test.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -209,16 +210,16 @@ static void amd_two_packages(void)
     wrmsr(1, 0xC001029Au, 1000);
     wrmsr(2, 0xC001029Au, 5000);
     wrmsr(3, 0xC001029Au, 7000);
-    wrmsr(4, 0xC001029Au, 123);        /* a sibling: must not be read */
+    wrmsr(4, 0xC001029Au, 123);         /* a sibling: must not be read */
     wrmsr(5, 0xC001029Au, 0x7FFFFFFFu); /* idem */
 }
 
 static void step_amd_cores(void)
 {
-    wrmsr(0, 0xC001029Au, 0x00001000u);   /* wraps: +0x2000 ticks = 0.125 J */
-    wrmsr(1, 0xC001029Au, 1000 + 65536);  /* +1 J */
-    wrmsr(2, 0xC001029Au, 5000 + 32768);  /* +0.5 J */
-    wrmsr(4, 0xC001029Au, 0x40000000u);   /* a sibling moving: ignored */
+    wrmsr(0, 0xC001029Au, 0x00001000u);        /* wraps: +0x2000 ticks = 0.125 J */
+    wrmsr(1, 0xC001029Au, 1000 + 65536);       /* +1 J */
+    wrmsr(2, 0xC001029Au, 5000 + 32768);       /* +0.5 J */
+    wrmsr(4, 0xC001029Au, 0x40000000u);        /* a sibling moving: ignored */
     wrmsr(0, 0xC001029Bu, 100000 + 3 * 65536); /* package 0: +3 J */
 }
 
@@ -249,7 +250,7 @@ static void amd_core_energy_summed_per_package(void **state)
     double total = window(m, "rapl-msr:package-0/core", step_amd_cores, &r);
     assert_int_equal(r.state, ERG_READING_OK);
     erg_assert_near(r.energy_j, 0.125 + 1.0, 1e-12); /* per-core wrap corrected inside the sum */
-    erg_assert_near(total, 3.0 + 0.0, 1e-12);          /* packages only: cores are inside them */
+    erg_assert_near(total, 3.0 + 0.0, 1e-12);        /* packages only: cores are inside them */
     window(m, "rapl-msr:package-1/core", step_amd_more, &r);
     assert_int_equal(r.state, ERG_READING_OK);
     erg_assert_near(r.energy_j, 2.0, 1e-12);
@@ -441,6 +442,44 @@ static void msr_mirror_decided_over_reads(void **state)
     erg_meter_close(m);
 }
 
+/* One package's MSR file denied (or its unit register unreadable) while the other reads: the
+ * package is a declined channel, and a total over the CPU says it is incomplete rather than
+ * giving package 0 alone as the machine's figure (issue 16). */
+static void step_pkg0(void)
+{
+    wrmsr(0, 0x611, 0x1000 + 16384); /* +1 J */
+}
+
+static void one_unreadable_package_makes_the_total_incomplete(void **state)
+{
+    (void)state;
+    skx();
+    fake_fail_open_suffix = "cpu/2/msr";
+    erg_meter *m = open_meter("rapl-msr");
+    int i = fake_find(m, "rapl-msr:package-1");
+    assert_true(i >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_false(c.usable);
+    assert_non_null(strstr(c.reason, "permission denied"));
+    erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
+    erg_meter_snapshot_take(m, a);
+    step_pkg0();
+    fake_now_ns += 1000000000u;
+    erg_meter_snapshot_take(m, b);
+    erg_measurement *r = malloc(sizeof *r);
+    erg_meter_diff(m, a, b, 0, r);
+    assert_true(isnan(r->total_energy_j));
+    assert_int_equal(r->total_flags, ERG_FLAG_INCOMPLETE);
+    assert_non_null(strstr(r->total_reason, "rapl-msr:package-1 (declined)"));
+    int p0 = fake_find(m, "rapl-msr:package-0");
+    erg_assert_near(r->channels[p0].energy_j, 1.0, 1e-12); /* the channel keeps its figure */
+    free(r);
+    erg_meter_snapshot_free(a);
+    erg_meter_snapshot_free(b);
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +495,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(offline_cpus_and_cpu0_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(hygon_reads_amd_registers, setup, teardown),
         cmocka_unit_test_setup_teardown(msr_mirror_decided_over_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_unreadable_package_makes_the_total_incomplete, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

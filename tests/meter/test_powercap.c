@@ -628,7 +628,7 @@ static void tpmi_zones_read_and_mirrors_counted_once(void **state)
 {
     (void)state;
     const char *zones[][3] = {
-        {"intel-rapl:0", "package-0", "10000000"},     {"intel-rapl:1", "package-1", "20000000"},
+        {"intel-rapl:0", "package-0", "10000000"},      {"intel-rapl:1", "package-1", "20000000"},
         {"intel-rapl-tpmi:0", "package-0", "10000000"}, {"intel-rapl-tpmi:0:0", "dram", "3000000"},
         {"intel-rapl-tpmi:1", "package-1", "20000000"}, {"intel-rapl-tpmi:1:0", "dram", "4000000"},
     };

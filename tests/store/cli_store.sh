@@ -60,4 +60,34 @@ grep -q "2 earlier versions" "$t/err" || fail "message: $(cat "$t/err")"
 [ $rc -eq 2 ] || fail "unknown option exited $rc"
 [ "$(wc -l < "$t/err")" -eq 2 ] || fail "unknown option: expected one message and the hint: $(cat "$t/err")"
 grep -q "unknown option '--bogus'" "$t/err" || fail "unknown option not named: $(cat "$t/err")"
+# issue 16: reads never write; a foreign database and an empty file are refused unchanged; a
+# locked store is waited for with a message; a multi-file put is all or nothing.
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+"$erg" store --store "$t/s.db" put "$t/a.json" || fail "put for the read checks"
+sum0=$(cksum < "$t/s.db")
+"$erg" store --store "$t/s.db" list > /dev/null || fail "list"
+"$erg" store --store "$t/s.db" history gemm-4096 > /dev/null || fail "history"
+[ "$(cksum < "$t/s.db")" = "$sum0" ] || fail "list/history changed the store"
+$PY -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("create table t(x)"); c.commit()' "$t/other.db"
+sum1=$(cksum < "$t/other.db")
+for a in list "put $t/a.json"; do
+    # shellcheck disable=SC2086
+    "$erg" store --store "$t/other.db" $a > /dev/null 2> "$t/err"; rc=$?
+    [ $rc -eq 2 ] || fail "store $a on a foreign database exited $rc"
+    grep -q "without erg's tables, not an erg signature store (left unchanged)" "$t/err" || fail "foreign: $(cat "$t/err")"
+done
+[ "$(cksum < "$t/other.db")" = "$sum1" ] || fail "a foreign database was changed"
+: > "$t/empty.db"
+"$erg" store --store "$t/empty.db" put "$t/a.json" 2> "$t/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "an empty file, not an erg signature store" "$t/err" || fail "empty file: $rc $(cat "$t/err")"
+[ ! -s "$t/empty.db" ] || fail "the empty file was written"
+# another process holds the write lock for 2 s: put waits, says so, then stores
+$PY -c 'import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute("begin exclusive"); open(sys.argv[2],"w").close(); time.sleep(2); c.execute("rollback")' "$t/s.db" "$t/locked" &
+lk=$!
+i=0; while [ ! -e "$t/locked" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sed 's/"gemm-4096"/"gemm-locked"/' "$t/a.json" > "$t/l.json"
+"$erg" store --store "$t/s.db" put "$t/l.json" 2> "$t/err" || fail "put after a lock: $(cat "$t/err")"
+wait $lk
+grep -q "waiting for another process to release the store" "$t/err" || fail "no waiting message: $(cat "$t/err")"
+"$erg" store --store "$t/s.db" get gemm-locked > /dev/null 2>&1 || fail "the waited put did not store"
 echo "store cli: ok"

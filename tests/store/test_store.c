@@ -4,8 +4,10 @@
 
 #include "erg/store.h"
 
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -151,6 +153,128 @@ static void refuses_a_file_that_is_not_a_store(void **state)
     assert_string_equal(d.where, path);
 }
 
+/* bytes of a file, to check it was left unchanged */
+static size_t slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, size, f);
+    fclose(f);
+    return n;
+}
+
+static void foreign_and_empty_files_are_refused_unchanged(void **state)
+{
+    (void)state;
+    char path[160], before[8192], after[8192];
+    erg_store *st = NULL;
+    erg_diag d;
+    /* a SQLite database of another program */
+    snprintf(path, sizeof path, "%s/other.db", dir);
+    sqlite3 *o;
+    assert_int_equal(sqlite3_open(path, &o), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(o, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(o);
+    size_t n0 = slurp(path, before, sizeof before);
+    assert_true(n0 > 0);
+    for (int mode = ERG_STORE_READONLY; mode <= ERG_STORE_READWRITE; mode++) {
+        assert_int_equal(erg_store_open(path, mode, &st, &d), ERG_EINVAL);
+        assert_non_null(strstr(d.detail, "without erg's tables"));
+        assert_null(st);
+    }
+    assert_int_equal(slurp(path, after, sizeof after), n0);
+    assert_memory_equal(before, after, n0);
+    /* an empty file */
+    snprintf(path, sizeof path, "%s/empty.db", dir);
+    fclose(fopen(path, "w"));
+    assert_int_equal(erg_store_open(path, ERG_STORE_CREATE, &st, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "an empty file"));
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 0);
+    /* a folder */
+    assert_int_equal(erg_store_open(dir, ERG_STORE_READONLY, &st, &d), ERG_EINVAL);
+    assert_int_equal(erg_store_open(dir, 7, &st, &d), ERG_EINVAL);
+}
+
+static void reads_never_write_and_writes_group(void **state)
+{
+    (void)state;
+    erg_store *st;
+    erg_diag d;
+    assert_int_equal(erg_store_open(db, ERG_STORE_CREATE, &st, &d), ERG_OK);
+    erg_signature a = mk("a", 1), b = mk("b", 2);
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
+    erg_store_close(st);
+    static char before[65536], after[65536];
+    size_t n0 = slurp(db, before, sizeof before);
+    /* read-only: a write is refused, the file unchanged */
+    assert_int_equal(erg_store_open(db, ERG_STORE_READONLY, &st, &d), ERG_OK);
+    erg_signature got;
+    assert_int_equal(erg_store_get(st, "a", &got, &d), ERG_OK);
+    assert_int_equal(erg_store_put(st, &b, &d), ERG_EACCES);
+    assert_int_equal(erg_store_remove(st, "a", &d), ERG_EACCES);
+    erg_store_close(st);
+    assert_int_equal(slurp(db, after, sizeof after), n0);
+    assert_memory_equal(before, after, n0);
+    /* a group rolled back stores nothing; committed stores all */
+    assert_int_equal(erg_store_open(db, ERG_STORE_READWRITE, &st, &d), ERG_OK);
+    assert_int_equal(erg_store_begin(st, &d), ERG_OK);
+    assert_int_equal(erg_store_begin(st, &d), ERG_EINVAL);
+    assert_int_equal(erg_store_put(st, &b, &d), ERG_OK);
+    erg_signature a2 = mk("a", 3);
+    assert_int_equal(erg_store_put(st, &a2, &d), ERG_OK);
+    assert_int_equal(erg_store_end(st, 0, &d), ERG_OK);
+    assert_int_equal(erg_store_get(st, "b", &got, &d), ERG_ENOENT);
+    assert_int_equal(erg_store_get(st, "a", &got, &d), ERG_OK);
+    erg_assert_near(got.time_s, 1.0, 0);
+    assert_int_equal(erg_store_begin(st, &d), ERG_OK);
+    assert_int_equal(erg_store_put(st, &b, &d), ERG_OK);
+    assert_int_equal(erg_store_put(st, &a2, &d), ERG_OK);
+    assert_int_equal(erg_store_end(st, 1, &d), ERG_OK);
+    assert_int_equal(erg_store_end(st, 1, &d), ERG_EINVAL);
+    assert_int_equal(erg_store_get(st, "b", &got, &d), ERG_OK);
+    assert_int_equal(erg_store_get(st, "a", &got, &d), ERG_OK);
+    erg_assert_near(got.time_s, 3.0, 0);
+    size_t h = 0;
+    assert_int_equal(erg_store_history(st, "a", &h, &d), ERG_OK);
+    assert_int_equal(h, 1);
+    erg_store_close(st);
+}
+
+static int told;
+static void on_wait(void *ud, const char *path)
+{
+    (void)ud;
+    (void)path;
+    told++;
+}
+
+static void a_locked_store_waits_then_says_busy(void **state)
+{
+    (void)state;
+    erg_store *st;
+    erg_diag d;
+    assert_int_equal(erg_store_open(db, ERG_STORE_CREATE, &st, &d), ERG_OK);
+    /* another connection holds the write lock */
+    sqlite3 *o;
+    assert_int_equal(sqlite3_open(db, &o), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(o, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    told = 0;
+    erg_store_set_wait(st, 1.3, on_wait, NULL);
+    erg_signature a = mk("a", 1);
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_EBUSY);
+    assert_non_null(strstr(d.detail, "busy"));
+    assert_int_equal(told, 1); /* told once, after the first second */
+    sqlite3_exec(o, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(o);
+    /* released: the same write goes through */
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
+    erg_store_close(st);
+}
+
 static void default_path_follows_environment(void **state)
 {
     (void)state;
@@ -172,6 +296,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(put_get_replace_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(rejects_invalid_signatures, setup, teardown),
         cmocka_unit_test_setup_teardown(refuses_a_file_that_is_not_a_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(foreign_and_empty_files_are_refused_unchanged, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(reads_never_write_and_writes_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_locked_store_waits_then_says_busy, setup, teardown),
         cmocka_unit_test(default_path_follows_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

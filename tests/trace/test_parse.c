@@ -414,6 +414,96 @@ static void wrong_kind_and_cut_arrays_are_named(void **state)
     erg_trace_free(t);
 }
 
+/* issue 16: ids are kept whole or refused (never cut, never merged at a NUL); a hostile token fails
+ * at once; huge timestamps are bad timestamps, not an overflow; many devices stay distinct. */
+static void hostile_ids_tokens_and_timestamps(void **state)
+{
+    (void)state;
+    /* two GPU UUIDs that share their first 40 characters: two devices, two device ids */
+    const char *u1 = "GPU-8f3c1e2a-0b7d-4c55-9e61-2f4a8b9c0d1e-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0001";
+    const char *u2 = "GPU-8f3c1e2a-0b7d-4c55-9e61-2f4a8b9c0d1e-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0002";
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"traceEvents\": ["
+             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2,"
+             "\"args\":{\"device\":\"%s\",\"stream\":1}},"
+             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2,"
+             "\"args\":{\"device\":\"%s\",\"stream\":1}}]}",
+             u1, u2);
+    erg_trace *t = ok_trace(json);
+    assert_int_equal(t->n_devs, 2);
+    assert_string_equal(t->devs[0].key, u1);
+    assert_string_equal(t->devs[1].key, u2);
+    assert_string_not_equal(t->devs[0].id, t->devs[1].id);
+    erg_trace_free(t);
+    /* an id longer than 127 bytes is refused, not cut */
+    char longid[200];
+    memset(longid, 'x', 150);
+    longid[150] = '\0';
+    snprintf(json, sizeof json,
+             "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+             "\"tid\":1,\"ts\":1,\"dur\":2,\"args\":{\"device\":\"%s\"}}]}",
+             longid);
+    expect_parse_error(json, NULL, "a device id of 150 bytes: ids longer than 127 bytes");
+    /* a NUL inside an id would have merged "gpu\0" + anything */
+    expect_parse_error("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+                       "\"tid\":1,\"ts\":1,\"dur\":2,\"args\":{\"device\":\"gpu\\u00001\"}}]}",
+                       NULL, "a device id holds a NUL byte");
+    expect_parse_error("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":"
+                       "\"p\\u0000q\",\"tid\":1,\"ts\":1,\"dur\":2}]}",
+                       NULL, "a pid id holds a NUL byte");
+    /* timestamps beyond ±2^62 ns are bad timestamps (dropped, counted), never an overflow; two
+     * within the range but 9.2e18 ns apart (B at -4.6e15 µs, E at +4.6e15 µs) still subtract */
+    t = ok_trace("{\"traceEvents\": ["
+                 "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":1,"
+                 "\"ts\":9000000000000000,\"dur\":1},"
+                 "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":1,"
+                 "\"ts\":-9.2e15,\"dur\":1},"
+                 "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c\",\"pid\":0,\"tid\":1,"
+                 "\"ts\":1e300,\"dur\":1},"
+                 "{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"d\",\"pid\":0,\"tid\":1,"
+                 "\"ts\":-4.6e15},"
+                 "{\"ph\":\"E\",\"pid\":0,\"tid\":1,\"ts\":4.6e15},"
+                 "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ok\",\"pid\":0,\"tid\":1,"
+                 "\"ts\":4611686018427,\"dur\":1}]}");
+    erg_trace_stats st;
+    erg_trace_get_stats(t, &st);
+    assert_int_equal(st.activities, 2);
+    assert_int_equal(st.missing_duration, 3);
+    erg_trace_free(t);
+    /* a 2 MiB kernel name fails at once, naming the limit */
+    size_t big = (2u << 20) + 64;
+    char *huge = malloc(big + 256);
+    assert_non_null(huge);
+    int k = snprintf(huge, 256, "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
+    memset(huge + k, 'n', big);
+    strcpy(huge + k + big, "\"}]}");
+    expect_parse_error(huge, NULL, "a JSON string longer than 1048576 bytes");
+    /* and so does a 2 MiB number */
+    k = snprintf(huge, 256, "{\"traceEvents\": [{\"ph\":\"X\",\"ts\":");
+    memset(huge + k, '7', big);
+    strcpy(huge + k + big, "}]}");
+    expect_parse_error(huge, NULL, "a JSON number or literal longer than 1048576 bytes");
+    free(huge);
+    /* 20,000 distinct devices (hashed lookups): each kept apart */
+    size_t n = 20000;
+    char *many = malloc(n * 160 + 64);
+    assert_non_null(many);
+    size_t at = (size_t)sprintf(many, "{\"traceEvents\": [");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)sprintf(many + at,
+                              "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":%zu,"
+                              "\"tid\":1,\"ts\":%zu,\"dur\":1}",
+                              i ? "," : "", i, i);
+    strcpy(many + at, "]}");
+    t = ok_trace(many);
+    assert_int_equal(t->n_devs, n);
+    assert_string_equal(t->devs[n - 1].key, "19999");
+    erg_trace_free(t);
+    free(many);
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +511,7 @@ int main(void)
         cmocka_unit_test(array_format_and_begin_end_pairs),
         cmocka_unit_test(durations_problems_are_counted_not_fatal),
         cmocka_unit_test(malformed_input_names_line_column_and_byte),
+        cmocka_unit_test(hostile_ids_tokens_and_timestamps),
         cmocka_unit_test(activities_kept_before_an_error_are_dropped),
         cmocka_unit_test(gzip_files_stream_and_truncation_is_reported),
         cmocka_unit_test(prefixes_and_corruptions_fail_cleanly),

@@ -506,9 +506,150 @@ static void report_json_has_the_documented_keys(void **state)
     erg_trace_free(t);
 }
 
+/* A rule for category "kernel" also takes collective kernels (they are kernels in the trace) unless
+ * an earlier "collective" rule took them: with the kernel rules first, the 80 µs NCCL kernel of
+ * two_gpus.json draws the "kernel *" 100 W instead of the collective 50 W: +50 W × 80 µs =
+ * +0.004 J over the hand-computed 0.0863 J. */
+static void kernel_rules_take_collectives_unless_a_collective_rule_came_first(void **state)
+{
+    (void)state;
+    erg_trace *t = load_two();
+    const char *json =
+        "{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"NVIDIA A100*\", \"static_power_w\": "
+        "60}],"
+        " \"default_device\": {\"static_power_w\": 40, \"idle_power_w\": 10}, \"rules\": ["
+        "{\"category\": \"kernel\", \"name\": \"*gemm*\", \"dynamic_power_w\": 200, "
+        "\"dynamic_power_sd_w\": 20},"
+        "{\"category\": \"kernel\", \"name\": \"*\", \"dynamic_power_w\": 100, "
+        "\"dynamic_power_sd_w\": 10},"
+        "{\"category\": \"collective\", \"name\": \"*\", \"dynamic_power_w\": 50},"
+        "{\"category\": \"gpu_memcpy\", \"name\": \"*\", \"dynamic_power_w\": 30}]}";
+    erg_rules *r = NULL;
+    erg_diag d;
+    assert_int_equal(erg_rules_read_buffer(json, strlen(json), "kernel-first.json", ".", &r, &d),
+                     ERG_OK);
+    erg_trace_report rep;
+    int st = erg_trace_report_make(t, r, NULL, &rep, &d);
+    if (st != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_assert_rel(rep.energy_j, 0.0863 + 50 * 80e-6, 1e-9);
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
+/* ROCm (roctracer) traces name GPU i by its HSA agent id: on a two-socket node the CPU agents are
+ * 0 and 1, so GPU 0 appears as pid 2 / args.device 2, while deviceProperties lists the four GPUs
+ * with ids 0..3. The layout of HTA's tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto
+ * trace (ROCm 6.2, MI250): four "AMD Radeon Graphics" deviceProperties, process_labels "GPU 0"
+ * .. "GPU 15", every kernel and copy on device 2. Mapped, the device rules match. */
+static const char rocm_head[] =
+    "{\"schemaVersion\": 1, \"deviceProperties\": ["
+    "{\"id\": 0, \"name\": \"AMD Radeon Graphics\", \"computeMajor\": 9, \"numSms\": 104},"
+    "{\"id\": 1, \"name\": \"AMD Radeon Graphics\", \"computeMajor\": 9, \"numSms\": 104},"
+    "{\"id\": 2, \"name\": \"AMD Radeon Graphics\", \"computeMajor\": 9, \"numSms\": 104},"
+    "{\"id\": 3, \"name\": \"AMD Radeon Graphics\", \"computeMajor\": 9, \"numSms\": 104}],"
+    " \"traceEvents\": ["
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 597913, \"tid\": 0, "
+    "\"args\": {\"labels\": \"CPU\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 0, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 0\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 1, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 1\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 2, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 2\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 3, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 3\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 4, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 4\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 5, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 5\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 6, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 6\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 7, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 7\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 8, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 8\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 9, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 9\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 10, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 10\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 11, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 11\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 12, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 12\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 13, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 13\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 14, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 14\"}},"
+    "{\"name\": \"process_labels\", \"ph\": \"M\", \"ts\": 1, \"pid\": 15, \"tid\": 0, \"args\": "
+    "{\"labels\": \"GPU 15\"}},"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Host -> Device)\", \"pid\": "
+    "2, \"tid\": 0,"
+    " \"ts\": 1000, \"dur\": 100, \"args\": {\"device\": 2, \"stream\": 0, \"kind\": \"HtoD\"}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"Cijk_Alik_Bljk_SB_MT64x16x32\", \"pid\": 2, "
+    "\"tid\": 0,"
+    " \"ts\": 1100, \"dur\": 300, \"args\": {\"device\": 2, \"stream\": 0}},"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"hipLaunchKernel\", \"pid\": 597913, "
+    "\"tid\": 597913,"
+    " \"ts\": 1090, \"dur\": 5, \"args\": {\"correlation\": 1}}";
+/* a second GPU of the node used too: agent 5 is GPU 3 */
+static const char rocm_gpu3[] =
+    ", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"Cijk_Alik_Bljk_SB_MT64x16x32\", \"pid\": "
+    "5, \"tid\": 0,"
+    " \"ts\": 1000, \"dur\": 400, \"args\": {\"device\": 5, \"stream\": 0}}";
+
+static const char rocm_rules[] = "{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"AMD Radeon "
+                                 "Graphics\", \"static_power_w\": 90}],"
+                                 " \"rules\": [{\"device\": \"AMD*\", \"category\": \"kernel\", "
+                                 "\"name\": \"Cijk_*\", \"dynamic_power_w\": 300},"
+                                 " {\"device\": \"AMD*\", \"category\": \"gpu_memcpy\", \"name\": "
+                                 "\"*\", \"dynamic_power_w\": 40}]}";
+
+static void rocm_agent_ids_map_to_device_properties(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        char json[sizeof rocm_head + sizeof rocm_gpu3 + 8];
+        snprintf(json, sizeof json, "%s%s]}", rocm_head, variant ? rocm_gpu3 : "");
+        erg_trace *t = erg_trace_new();
+        erg_diag d;
+        if (erg_trace_read_buffer(t, json, strlen(json), "rocm.json", &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        erg_rules *r = NULL;
+        assert_int_equal(
+            erg_rules_read_buffer(rocm_rules, strlen(rocm_rules), "rocm_rules.json", ".", &r, &d),
+            ERG_OK);
+        erg_trace_report rep;
+        if (erg_trace_report_make(t, r, NULL, &rep, &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        assert_int_equal(rep.n_devices, (size_t)(variant ? 2 : 1));
+        int g0 = strcmp(rep.devices[0].id, "rank0/gpu0") == 0 ? 0 : 1;
+        assert_string_equal(rep.devices[g0].id, "rank0/gpu0");
+        assert_string_equal(rep.devices[g0].name, "AMD Radeon Graphics");
+        erg_assert_near(rep.devices[g0].static_power_w, 90, 0);
+        assert_int_equal(rep.unmatched, 0);
+        if (!variant) {
+            /* dynamic 300 W × 300 µs + 40 W × 100 µs; static 90 W × 400 µs */
+            erg_assert_rel(rep.dynamic_energy_j, 0.09 + 0.004, 1e-9);
+            erg_assert_rel(rep.energy_j, 0.094 + 0.036, 1e-9);
+        } else {
+            assert_string_equal(rep.devices[1 - g0].id, "rank0/gpu3");
+            assert_string_equal(rep.devices[1 - g0].name, "AMD Radeon Graphics");
+            /* + GPU 3: 300 W × 400 µs dynamic, 90 W × 400 µs static */
+            erg_assert_rel(rep.energy_j, 0.130 + 0.12 + 0.036, 1e-9);
+        }
+        erg_trace_report_free(&rep);
+        erg_rules_free(r);
+        erg_trace_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rocm_agent_ids_map_to_device_properties),
+        cmocka_unit_test(kernel_rules_take_collectives_unless_a_collective_rule_came_first),
         cmocka_unit_test(report_matches_hand_computed_values),
         cmocka_unit_test(schedule_file_composes_to_the_report_totals),
         cmocka_unit_test(ranks_compose_cross_device_with_alignment),

@@ -34,7 +34,10 @@ static void issue_example_reads_and_matches_first_rule(void **state)
     assert_int_equal(r->n_devices, 1);
     assert_int_equal(r->n_rules, 2);
     assert_int_equal(erg__rules_match(r, "kernel", "ampere_sgemm_128x64_tn", ""), 0);
-    assert_int_equal(erg__rules_match(r, "collective", "ncclgemm", ""), 1);
+    /* a collective kernel is a kernel: the first kernel rule that matches it takes it (issue 11),
+     * here "*gemm*"; only an earlier collective rule would come first */
+    assert_int_equal(erg__rules_match(r, "collective", "ncclgemm", ""), 0);
+    assert_int_equal(erg__rules_match(r, "collective", "ncclAllReduce", ""), 1);
     assert_int_equal(erg__rules_match(r, "kernel", "elementwise", ""), 1);
     erg_assert_near(r->rules[0].dynamic_power_w, 200, 0);
     erg_assert_near(r->rules[0].dynamic_power_sd_w, 20, 0);
@@ -230,6 +233,23 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
         memset(json + n, '(', 12);
         strcpy(json + n + 12, "ab+)+)+)+)+)+)+)+)+)+)+)+\", \"dynamic_power_w\": 1}]}");
         expect_bad(json, ERG_EINVAL, "nested repetitions expand to more than 4096 atoms");
+    }
+    /* issue 16: back-references backtrack exponentially ("((a*)*)*\2\1b": 4 s on 80 chars) */
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"((a*)*)*\\\\2\\\\1b\", "
+               "\"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "rules[0].regex: bad regular expression: back-references");
+    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"(ab)\\\\9\", "
+               "\"dynamic_power_w\": 1}]}",
+               ERG_EINVAL, "back-references");
+    {
+        /* a backslash-digit inside a bracket expression is two literal characters, and an escaped
+         * backslash followed by a digit is a literal backslash then a digit: both accepted */
+        erg_rules *ok = NULL;
+        erg_diag d;
+        const char *good = "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"x[\\\\1]\\\\\\\\2\", "
+                           "\"dynamic_power_w\": 1}]}";
+        assert_int_equal(erg_rules_read_buffer(good, strlen(good), "r.json", ".", &ok, &d), ERG_OK);
+        erg_rules_free(ok);
     }
     expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"((a{99}){99}){99}\", "
                "\"dynamic_power_w\": 1}]}",

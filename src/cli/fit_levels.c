@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/* erg fit blocks / erg fit model: HYMELL levels 2 and 3 from profile files, with the held-out
+ * accuracy in the layout of the paper's Tables 4-6 beside its numbers. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "erg/predict.h"
+#include "predict_levels.h"
+
+static void help_blocks(FILE *out)
+{
+    fprintf(out,
+            "Usage: erg fit blocks PROFILE_DIR|blocks.csv -o BLOCKS.json [--ops OPS.json]\n"
+            "         [--seed S] [--width W] [--layers L] [--epochs E] [--no-cv] [--json]\n\n"
+            "Fit HYMELL level 2 (Sections 3.4-3.5): per block kind, an MLP correcting the\n"
+            "level-1 sum of the block's ops (OPS.json; default: ops.json in the folder above\n"
+            "the CSV's, i.e. models/<name>/ops.json for models/<name>/profile/blocks.csv).\n"
+            "Accuracy is leave-one-architecture-out: each row is predicted by a fit that saw no\n"
+            "row of its arch; printed in the layout of Tables 4 and 5 beside the paper's\n"
+            "numbers and the plain level-1 sum. Exit status: 0 written, 2 bad input.\n");
+}
+
+static void help_model(FILE *out)
+{
+    fprintf(out,
+            "Usage: erg fit model models.csv -o E2E.json [--target DIR] [--seed S] [--width W]\n"
+            "         [--layers L] [--epochs E] [--no-cv] [--json]\n\n"
+            "Fit HYMELL level 3 (Section 3.6): an MLP on log targets from the block estimates\n"
+            "of the target (DIR/ops.json and DIR/blocks.json when present; default DIR: the\n"
+            "folder above the CSV's) and global features. Accuracy leave-one-architecture-out\n"
+            "in the layout of Table 6 beside the paper's numbers and the plain block sum.\n"
+            "Exit status: 0 written, 2 bad input.\n");
+}
+
+struct opts {
+    const char *in, *out, *aux;
+    int json;
+    erg_mlp_options mlp;
+};
+
+static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*help)(FILE *))
+{
+    static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
+                                       {"ops", required_argument, NULL, 'O'},
+                                       {"target", required_argument, NULL, 'T'},
+                                       {"seed", required_argument, NULL, 's'},
+                                       {"width", required_argument, NULL, 'w'},
+                                       {"layers", required_argument, NULL, 'l'},
+                                       {"epochs", required_argument, NULL, 'e'},
+                                       {"no-cv", no_argument, NULL, 'N'},
+                                       {"json", no_argument, NULL, 'J'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    erg_mlp_options_init(&o->mlp);
+    int c;
+    unsigned long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            o->out = optarg;
+            break;
+        case 'O':
+            if (strcmp(sub, "blocks") != 0)
+                return erg_cli_usage("fit", "--ops belongs to 'erg fit blocks'");
+            o->aux = optarg;
+            break;
+        case 'T':
+            if (strcmp(sub, "model") != 0)
+                return erg_cli_usage("fit", "--target belongs to 'erg fit model'");
+            o->aux = optarg;
+            break;
+        case 's':
+            if (erg_cli_ulong("fit", "--seed", optarg, &v))
+                return ERG_EXIT_USAGE;
+            o->mlp.seed = v;
+            break;
+        case 'w':
+            if (erg_cli_ulong("fit", "--width", optarg, &v))
+                return ERG_EXIT_USAGE;
+            if (v < 1 || v > 64)
+                return erg_cli_usage("fit", "--width must be 1..64");
+            o->mlp.width = (unsigned)v;
+            break;
+        case 'l':
+            if (erg_cli_ulong("fit", "--layers", optarg, &v))
+                return ERG_EXIT_USAGE;
+            if (v < 1 || v > 4)
+                return erg_cli_usage("fit", "--layers must be 1..4");
+            o->mlp.hidden_layers = (unsigned)v;
+            break;
+        case 'e':
+            if (erg_cli_ulong("fit", "--epochs", optarg, &v))
+                return ERG_EXIT_USAGE;
+            if (v < 20 || v > 100000)
+                return erg_cli_usage("fit", "--epochs must be 20..100000");
+            o->mlp.max_epochs = (unsigned)v;
+            break;
+        case 'N':
+            o->mlp.cross_validate = 0;
+            break;
+        case 'J':
+            o->json = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return -1;
+        default:
+            return erg_cli_bad_option("fit", argc, argv, "o:h", lo);
+        }
+    }
+    if (optind != argc - 1)
+        return erg_cli_usage("fit", optind == argc ? "missing the profile file"
+                                                   : "expected one profile file");
+    o->in = argv[optind];
+    if (!o->out)
+        return erg_cli_usage("fit", "-o OUT.json is required");
+    return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* "a/b/profile/blocks.csv" → "a/b/profile/.." */
+static void parent_of_csv_dir(const char *csv, char *buf, size_t size)
+{
+    const char *slash = strrchr(csv, '/');
+    if (!slash)
+        snprintf(buf, size, "..");
+    else
+        snprintf(buf, size, "%.*s/..", (int)(slash - csv), csv);
+}
+
+static void cell(double v)
+{
+    if (isfinite(v))
+        printf(" %9.3f", v);
+    else
+        printf(" %9s", "-");
+}
+
+static void cell4(double v)
+{
+    if (isfinite(v))
+        printf(" %9.4f", v);
+    else
+        printf(" %9s", "-");
+}
+
+/* One table row: ours (MAPE, R² of time and energy), the base's MAPE, the paper's. */
+static void row(const char *name, const erg_accuracy *a, const double *paper)
+{
+    printf("  %-16s %5zu", name, a->n);
+    cell(a->time_mape_pct);
+    cell4(a->time_r2);
+    cell(a->energy_mape_pct);
+    cell4(a->energy_r2);
+    cell(a->base_time_mape_pct);
+    cell(a->base_energy_mape_pct);
+    if (paper) {
+        printf("   |");
+        cell(paper[0]);
+        cell4(paper[1]);
+        cell(paper[2]);
+        cell4(paper[3]);
+    }
+    printf("\n");
+}
+
+static void header(const char *title, const char *base)
+{
+    printf("%s\n  %-16s %5s %9s %9s %9s %9s %9s %9s   | %s\n", title, "", "n", "time MAPE", "R2",
+           "enrg MAPE", "R2", base, "", "HYMELL (H100 NVL, bf16)");
+    printf("  %-16s %5s %9s %9s %9s %9s %9s %9s   | %9s %9s %9s %9s\n", "", "", "%", "", "%", "",
+           "time %", "energy %", "time %", "R2", "energy %", "R2");
+}
+
+static void average(const erg_accuracy *rows, int n, erg_accuracy *avg)
+{
+    double *f[6] = {&avg->time_mape_pct, &avg->time_r2, &avg->energy_mape_pct, &avg->energy_r2,
+                    &avg->base_time_mape_pct, &avg->base_energy_mape_pct};
+    memset(avg, 0, sizeof *avg);
+    for (int k = 0; k < 6; k++) {
+        double s = 0;
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            const double *src[6] = {&rows[i].time_mape_pct,   &rows[i].time_r2,
+                                    &rows[i].energy_mape_pct, &rows[i].energy_r2,
+                                    &rows[i].base_time_mape_pct, &rows[i].base_energy_mape_pct};
+            if (rows[i].n && isfinite(*src[k])) {
+                s += *src[k];
+                m++;
+            }
+        }
+        *f[k] = m ? s / m : (double)NAN;
+    }
+    for (int i = 0; i < n; i++)
+        avg->n += rows[i].n;
+}
+
+static json_t *acc_json(const erg_accuracy *a)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "n", json_integer((json_int_t)a->n));
+#define NUM(k) json_object_set_new(o, #k, isfinite(a->k) ? json_real(a->k) : json_null())
+    NUM(time_mape_pct);
+    NUM(time_r2);
+    NUM(energy_mape_pct);
+    NUM(energy_r2);
+    NUM(base_time_mape_pct);
+    NUM(base_energy_mape_pct);
+#undef NUM
+    return o;
+}
+
+int erg_cli_fit_blocks(int argc, char **argv)
+{
+    struct opts o;
+    int st = parse("blocks", argc, argv, &o, help_blocks);
+    if (st)
+        return st < 0 ? ERG_EXIT_OK : st;
+    char csv[2048], ops[2100];
+    if (is_dir(o.in))
+        snprintf(csv, sizeof csv, "%s/blocks.csv", o.in);
+    else
+        snprintf(csv, sizeof csv, "%s", o.in);
+    if (o.aux)
+        snprintf(ops, sizeof ops, "%s", o.aux);
+    else {
+        char up[2060];
+        parent_of_csv_dir(csv, up, sizeof up);
+        snprintf(ops, sizeof ops, "%s/ops.json", up);
+    }
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    erg_block_sample *s = NULL;
+    size_t n = 0;
+    erg_op_model *l1 = NULL;
+    erg_block_model *m = NULL;
+    int rc = erg_blocks_csv_read(csv, &s, &n, &diag);
+    if (rc == ERG_OK) {
+        rc = erg_op_model_load(ops, &l1, &diag);
+        if (rc == ERG_ENOENT)
+            fprintf(stderr, "erg: level 2 corrects a level-1 model: fit one with 'erg fit ops "
+                            "ops.csv -o %s' or name it with --ops\n",
+                    ops);
+    }
+    if (rc == ERG_OK)
+        rc = erg_block_model_fit(l1, s, n, &o.mlp, &m, &diag);
+    if (rc == ERG_OK)
+        rc = erg_block_model_save(m, o.out, &diag);
+    if (rc != ERG_OK) {
+        free(s);
+        erg_op_model_free(l1);
+        erg_block_model_free(m);
+        st = erg_cli_fail(&diag, rc);
+        return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+    }
+    static const double t4[3][4] = {{3.514, 0.9997, 4.237, 0.9996},
+                                    {0.441, 0.9276, 0.599, 0.9996},
+                                    {1.978, 0.9636, 2.418, 0.9996}};
+    static const double t5[3][4] = {{4.063, 0.9998, 4.612, 0.9998},
+                                    {5.168, 0.9946, 6.333, 0.9951},
+                                    {4.616, 0.9972, 5.473, 0.9975}};
+    erg_accuracy att[2] = {{0}}, ffn[2] = {{0}}, avg;
+    erg_block_model_accuracy(m, ERG_BLOCK_ATTENTION, ERG_PHASE_PREFILL, &att[0]);
+    erg_block_model_accuracy(m, ERG_BLOCK_ATTENTION, ERG_PHASE_DECODE, &att[1]);
+    erg_block_model_accuracy(m, ERG_BLOCK_FFN, -1, &ffn[0]);
+    erg_block_model_accuracy(m, ERG_BLOCK_MOE, -1, &ffn[1]);
+    if (o.json) {
+        json_t *r = json_object(), *b = json_object();
+        json_object_set_new(r, "erg", json_string("fit-report/1"));
+        json_object_set_new(r, "level", json_integer(2));
+        json_object_set_new(r, "model", json_string(o.out));
+        json_object_set_new(r, "rows", json_integer((json_int_t)n));
+        for (int k = 0; k < ERG_BLOCK_COUNT; k++) {
+            if (!erg_block_model_has(m, (erg_block)k))
+                continue;
+            json_t *bo = json_object();
+            erg_accuracy a;
+            static const char *const ph[3] = {"prefill", "decode", "all"};
+            for (int p = -1; p < 2; p++)
+                if (erg_block_model_accuracy(m, (erg_block)k, p, &a) == ERG_OK && a.n)
+                    json_object_set_new(bo, ph[p < 0 ? 2 : p], acc_json(&a));
+            json_object_set_new(b, erg_block_name((erg_block)k), bo);
+        }
+        json_object_set_new(r, "heldout", b);
+        char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(r);
+    } else {
+        printf("level 2 on %s (%zu rows), level 1 %s; held out: leave-one-architecture-out\n\n",
+               csv, n, ops);
+        if (erg_block_model_has(m, ERG_BLOCK_ATTENTION)) {
+            header("Attention block estimator (Table 4 layout)", "level 1");
+            row("Prefill", &att[0], t4[0]);
+            row("Decode", &att[1], t4[1]);
+            average(att, 2, &avg);
+            row("Average", &avg, t4[2]);
+            printf("\n");
+        }
+        if (erg_block_model_has(m, ERG_BLOCK_FFN) || erg_block_model_has(m, ERG_BLOCK_MOE)) {
+            header("FFN block estimator (Table 5 layout)", "level 1");
+            row("Dense FFN", &ffn[0], t5[0]);
+            row("MoE FFN", &ffn[1], t5[1]);
+            average(ffn, 2, &avg);
+            row("Average", &avg, t5[2]);
+            printf("\n");
+        }
+        static const erg_block rest[] = {ERG_BLOCK_NORM, ERG_BLOCK_EMBEDDING, ERG_BLOCK_LM_HEAD};
+        int any = 0;
+        for (int k = 0; k < 3; k++) {
+            erg_accuracy a;
+            if (erg_block_model_accuracy(m, rest[k], -1, &a) != ERG_OK)
+                continue;
+            if (!any++)
+                header("Other blocks (no table in the paper)", "level 1");
+            row(erg_block_name(rest[k]), &a, NULL);
+        }
+        printf("%swrote %s\n", any ? "\n" : "", o.out);
+    }
+    free(s);
+    erg_op_model_free(l1);
+    erg_block_model_free(m);
+    return ERG_EXIT_OK;
+}
+
+int erg_cli_fit_model(int argc, char **argv)
+{
+    struct opts o;
+    int st = parse("model", argc, argv, &o, help_model);
+    if (st)
+        return st < 0 ? ERG_EXIT_OK : st;
+    char dir[2100], path[2200];
+    if (o.aux)
+        snprintf(dir, sizeof dir, "%s", o.aux);
+    else
+        parent_of_csv_dir(o.in, dir, sizeof dir);
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    erg_model_sample *s = NULL;
+    size_t n = 0;
+    erg_op_model *l1 = NULL;
+    erg_block_model *l2 = NULL;
+    erg_e2e_model *m = NULL;
+    int rc = erg_models_csv_read(o.in, &s, &n, &diag);
+    if (rc == ERG_OK) {
+        snprintf(path, sizeof path, "%s/ops.json", dir);
+        rc = erg_op_model_load(path, &l1, &diag);
+        if (rc == ERG_ENOENT)
+            fprintf(stderr, "erg: level 3 needs the target's level-1 model %s (--target DIR)\n",
+                    path);
+    }
+    if (rc == ERG_OK) {
+        snprintf(path, sizeof path, "%s/blocks.json", dir);
+        rc = erg_block_model_load(path, &l2, &diag);
+        if (rc == ERG_ENOENT)
+            rc = ERG_OK; /* the blocks answer at level 1 */
+    }
+    if (rc == ERG_OK)
+        rc = erg_e2e_model_fit(l1, l2, s, n, &o.mlp, &m, &diag);
+    if (rc == ERG_OK)
+        rc = erg_e2e_model_save(m, o.out, &diag);
+    if (rc != ERG_OK) {
+        free(s);
+        erg_op_model_free(l1);
+        erg_block_model_free(l2);
+        erg_e2e_model_free(m);
+        st = erg_cli_fail(&diag, rc);
+        return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+    }
+    static const double t6[5][4] = {{10.179, 0.9938, 9.969, 0.9860},
+                                    {8.194, 0.8968, 10.771, 0.8117},
+                                    {12.772, 0.9527, 13.091, 0.9477},
+                                    {12.776, 0.9221, 13.305, 0.9101},
+                                    {10.980, 0.9414, 11.784, 0.9139}};
+    static const char *const names[4] = {"Prefill (Dense)", "Decode (Dense)", "Prefill (MoE)",
+                                         "Decode (MoE)"};
+    erg_accuracy a[4] = {{0}}, avg;
+    for (int i = 0; i < 4; i++)
+        if (erg_e2e_model_accuracy(m, i % 2, i / 2, &a[i]) != ERG_OK)
+            memset(&a[i], 0, sizeof a[i]);
+    average(a, 4, &avg);
+    if (o.json) {
+        json_t *r = json_object(), *rows = json_object();
+        json_object_set_new(r, "erg", json_string("fit-report/1"));
+        json_object_set_new(r, "level", json_integer(3));
+        json_object_set_new(r, "model", json_string(o.out));
+        json_object_set_new(r, "rows", json_integer((json_int_t)n));
+        json_object_set_new(r, "blocks_level", json_integer(l2 ? 2 : 1));
+        for (int i = 0; i < 4; i++)
+            if (a[i].n)
+                json_object_set_new(rows, names[i], acc_json(&a[i]));
+        json_object_set_new(rows, "Average", acc_json(&avg));
+        json_object_set_new(r, "heldout", rows);
+        char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(r);
+    } else {
+        printf("level 3 on %s (%zu rows), blocks at level %d from %s; held out: "
+               "leave-one-architecture-out\n\n",
+               o.in, n, l2 ? 2 : 1, dir);
+        header("End-to-end estimator (Table 6 layout)", "blocks");
+        for (int i = 0; i < 4; i++)
+            row(names[i], &a[i], t6[i]);
+        row("Average", &avg, t6[4]);
+        printf("\nwrote %s\n", o.out);
+    }
+    free(s);
+    erg_op_model_free(l1);
+    erg_block_model_free(l2);
+    erg_e2e_model_free(m);
+    return ERG_EXIT_OK;
+}

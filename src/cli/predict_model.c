@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/* erg predict model / sweep: a whole LLM's time and energy per phase from its config.json
+ * (HYMELL levels 1-3, Sections 3.4-3.6 and 4). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "erg/predict.h"
+#include "predict_levels.h"
+
+static void help_model(FILE *out)
+{
+    fprintf(out,
+            "Usage: erg predict model CONFIG.json --target NAME|DIR [--phase prefill|decode|both]\n"
+            "         [--prompt N] [--kv L] [--batch B] [--last-logits] [--static-power-w W]\n"
+            "         [--json] [--emit-schedule OUT.json]\n\n"
+            "Time and energy of a whole forward of the model in CONFIG.json (a HuggingFace\n"
+            "config) on a target (a folder models/<name>/ with ops.json and optionally\n"
+            "blocks.json, e2e.json), per phase: prefill of --batch sequences of --prompt tokens\n"
+            "(default 1 x 512), decode of one token per sequence against --kv cached tokens\n"
+            "(default: the prompt length), with a per-block breakdown (HYMELL levels 1-3).\n"
+            "--last-logits computes the LM head for the last prompt position only (default:\n"
+            "every position, as a HF forward does). --emit-schedule writes a schedule/1 (layers\n"
+            "in sequence, blocks inside) that 'erg compose' evaluates to the same totals; its\n"
+            "signatures take --static-power-w (default 0) as the static power.\n"
+            "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
+}
+
+static void help_sweep(FILE *out)
+{
+    fprintf(out,
+            "Usage: erg predict sweep CONFIG.json --target NAME|DIR --set KEY=A:B:STEP ...\n"
+            "         [--phase prefill|decode|both] [--prompt N] [--kv L] [--batch B] [--csv]\n\n"
+            "Design-space sweep (HYMELL Section 4): every combination of the --set ranges\n"
+            "(A to B by STEP, or one value A), predicted per phase. Keys: d_model, n_heads,\n"
+            "n_kv_heads, head_dim, heads (= n_heads = n_kv_heads, head_dim = d_model / heads),\n"
+            "d_ff, d_ff_expert, n_layers, n_experts, top_k, n_shared, d_ff_shared, window,\n"
+            "vocab, and batch, prompt, kv. Prints one row per point and phase: the keys, the\n"
+            "phase, time_s and energy_j of the forward and of one attention and one FFN/MoE\n"
+            "block; --csv as CSV. Points the architecture cannot have (heads not dividing\n"
+            "d_model, ...) are listed on stderr as skipped.\n"
+            "Exit status: 0, 2 bad input.\n");
+}
+
+static int int_opt(const char *cmd, const char *opt, const char *text, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v <= 0 || v > (1ll << 40)) {
+        erg_cli_usage(cmd, "%s expects a positive integer, got '%s'", opt, text);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+struct common {
+    const char *config, *target, *schedule;
+    int phases; /* bit 0 prefill, bit 1 decode */
+    int64_t prompt, kv, batch;
+    int have_kv, json, csv, last_logits;
+    double static_w;
+    char sets[16][128];
+    int n_sets;
+};
+
+static int parse_common(const char *cmd, int argc, char **argv, struct common *c, int sweep)
+{
+    static const struct option opts[] = {{"target", required_argument, NULL, 't'},
+                                         {"phase", required_argument, NULL, 'p'},
+                                         {"prompt", required_argument, NULL, 'P'},
+                                         {"kv", required_argument, NULL, 'k'},
+                                         {"batch", required_argument, NULL, 'b'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {"csv", no_argument, NULL, 'C'},
+                                         {"emit-schedule", required_argument, NULL, 'S'},
+                                         {"static-power-w", required_argument, NULL, 'w'},
+                                         {"last-logits", no_argument, NULL, 'L'},
+                                         {"set", required_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    memset(c, 0, sizeof *c);
+    c->phases = 3;
+    c->prompt = 512;
+    c->batch = 1;
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (o) {
+        case 't':
+            c->target = optarg;
+            break;
+        case 'p':
+            if (strcmp(optarg, "prefill") == 0)
+                c->phases = 1;
+            else if (strcmp(optarg, "decode") == 0)
+                c->phases = 2;
+            else if (strcmp(optarg, "both") == 0)
+                c->phases = 3;
+            else
+                return erg_cli_usage(cmd, "unknown phase '%s' (prefill, decode or both)", optarg);
+            break;
+        case 'P':
+            if (int_opt(cmd, "--prompt", optarg, &c->prompt))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'k':
+            if (int_opt(cmd, "--kv", optarg, &c->kv))
+                return ERG_EXIT_USAGE;
+            c->have_kv = 1;
+            break;
+        case 'b':
+            if (int_opt(cmd, "--batch", optarg, &c->batch))
+                return ERG_EXIT_USAGE;
+            break;
+        case 'J':
+            c->json = 1;
+            break;
+        case 'C':
+            if (!sweep)
+                return erg_cli_usage(cmd, "--csv belongs to 'erg predict sweep'");
+            c->csv = 1;
+            break;
+        case 'S':
+            if (sweep)
+                return erg_cli_usage(cmd, "--emit-schedule belongs to 'erg predict model'");
+            c->schedule = optarg;
+            break;
+        case 'w':
+            if (erg_cli_double(cmd, "--static-power-w", optarg, &c->static_w) != 0)
+                return ERG_EXIT_USAGE;
+            if (c->static_w < 0)
+                return erg_cli_usage(cmd, "--static-power-w must not be negative");
+            break;
+        case 'L':
+            c->last_logits = 1;
+            break;
+        case 's':
+            if (!sweep)
+                return erg_cli_usage(cmd, "--set belongs to 'erg predict sweep'");
+            if (c->n_sets == 16)
+                return erg_cli_usage(cmd, "at most 16 --set options");
+            snprintf(c->sets[c->n_sets++], sizeof c->sets[0], "%s", optarg);
+            break;
+        case 'h':
+            (sweep ? help_sweep : help_model)(stdout);
+            return -1;
+        default:
+            return erg_cli_bad_option(cmd, argc, argv, "h", opts);
+        }
+    }
+    if (optind != argc - 1)
+        return erg_cli_usage(cmd, optind == argc ? "missing CONFIG.json" : "expected one CONFIG.json");
+    c->config = argv[optind];
+    if (!c->target)
+        return erg_cli_usage(cmd, "--target NAME|DIR is required (e.g. --target cpu)");
+    if (!c->have_kv)
+        c->kv = c->prompt;
+    return ERG_EXIT_OK;
+}
+
+static erg_phase_spec phase_of(const struct common *c, erg_phase p)
+{
+    erg_phase_spec s = {p, c->batch, p == ERG_PHASE_PREFILL ? c->prompt : 0,
+                        p == ERG_PHASE_DECODE ? c->kv : 0, !c->last_logits};
+    return s;
+}
+
+/* Load config and target; on error print and return the exit status. */
+static int load(const struct common *c, erg_arch *a, erg_predictor **p)
+{
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    int rc = erg_arch_from_hf_config(c->config, a, &diag);
+    if (rc == ERG_OK)
+        rc = erg_predictor_open(c->target, p, &diag);
+    if (rc != ERG_OK) {
+        int st = erg_cli_fail(&diag, rc);
+        return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+    }
+    return ERG_EXIT_OK;
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *phase_json(const erg_model_prediction *m)
+{
+    json_t *o = json_object(), *blocks = json_array();
+    json_object_set_new(o, "phase", json_string(erg_phase_name(m->phase.phase)));
+    json_object_set_new(o, "batch", json_integer(m->phase.batch));
+    json_object_set_new(o, "prompt", json_integer(m->phase.prompt));
+    json_object_set_new(o, "kv", json_integer(m->phase.kv));
+    json_object_set_new(o, "time_s", num(m->total.time_s));
+    json_object_set_new(o, "energy_j", num(m->total.energy_j));
+    json_object_set_new(o, "time_sd_s", num(sqrt(m->total.time_var_s2)));
+    json_object_set_new(o, "energy_sd_j", num(sqrt(m->total.energy_var_j2)));
+    json_object_set_new(o, "level", json_integer(m->total.level));
+    json_object_set_new(o, "blocks_time_s", num(m->blocks_time_s));
+    json_object_set_new(o, "blocks_energy_j", num(m->blocks_energy_j));
+    json_object_set_new(o, "time_factor", num(m->time_factor));
+    json_object_set_new(o, "energy_factor", num(m->energy_factor));
+    json_object_set_new(o, "grade", json_string(erg_grade_name(m->grade)));
+    for (size_t i = 0; i < m->n_blocks; i++) {
+        const erg_model_block_estimate *b = &m->blocks[i];
+        json_t *bo = json_object();
+        json_object_set_new(bo, "name", json_string(b->name));
+        json_object_set_new(bo, "block", json_string(erg_block_name(b->spec.block)));
+        json_object_set_new(bo, "count", json_integer(b->count));
+        json_object_set_new(bo, "level", json_integer(b->each.level));
+        json_object_set_new(bo, "time_s_each", num(b->each.time_s));
+        json_object_set_new(bo, "energy_j_each", num(b->each.energy_j));
+        json_object_set_new(bo, "time_s", num((double)b->count * b->each.time_s));
+        json_object_set_new(bo, "energy_j", num((double)b->count * b->each.energy_j));
+        json_array_append_new(blocks, bo);
+    }
+    json_object_set_new(o, "blocks", blocks);
+    return o;
+}
+
+static void print_phase(const erg_model_prediction *m)
+{
+    const erg_phase_spec *p = &m->phase;
+    if (p->phase == ERG_PHASE_PREFILL)
+        printf("prefill: %lld x %lld tokens", (long long)p->batch, (long long)p->prompt);
+    else
+        printf("decode: %lld sequences x 1 token, KV cache %lld", (long long)p->batch,
+               (long long)p->kv);
+    printf(": time %.4g s +- %.2g, energy ", m->total.time_s, sqrt(m->total.time_var_s2));
+    if (isfinite(m->total.energy_j))
+        printf("%.4g J +- %.2g (grade %s)", m->total.energy_j, sqrt(m->total.energy_var_j2),
+               erg_grade_name(m->grade));
+    else
+        printf("- (the target has no energy)");
+    printf(", level %d", m->total.level);
+    if (m->total.level == 3)
+        printf(" (block sum %.4g s x %.3f)", m->blocks_time_s, m->time_factor);
+    printf("\n  %-18s %6s %13s %13s %13s %7s\n", "block", "count", "time_s each", "energy_j each",
+           "time_s", "share");
+    for (size_t i = 0; i < m->n_blocks; i++) {
+        const erg_model_block_estimate *b = &m->blocks[i];
+        double t = (double)b->count * b->each.time_s;
+        printf("  %-18s %6lld %13.4g %13.4g %13.4g %6.1f%%\n", b->name, (long long)b->count,
+               b->each.time_s, b->each.energy_j, t, 100 * t / m->total.time_s);
+    }
+}
+
+int erg_cli_predict_model(int argc, char **argv)
+{
+    struct common c;
+    int st = parse_common("predict", argc, argv, &c, 0);
+    if (st)
+        return st < 0 ? ERG_EXIT_OK : st;
+    erg_arch a;
+    erg_predictor *p = NULL;
+    if ((st = load(&c, &a, &p)))
+        return st;
+    erg_model_prediction m[2];
+    int nm = 0;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    for (int ph = 0; ph < 2; ph++) {
+        if (!(c.phases & (1 << ph)))
+            continue;
+        erg_phase_spec spec = phase_of(&c, (erg_phase)ph);
+        int rc = erg_predict_model(p, &a, &spec, &m[nm], &diag);
+        if (rc != ERG_OK) {
+            if (!diag.where[0])
+                snprintf(diag.where, sizeof diag.where, "%s", c.config);
+            erg_predictor_free(p);
+            st = erg_cli_fail(&diag, rc);
+            return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+        }
+        nm++;
+    }
+    if (c.schedule) {
+        char title[512];
+        snprintf(title, sizeof title, "%s on %s (erg predict model)", a.name,
+                 erg_predictor_dir(p));
+        erg_diag_clear(&diag);
+        int rc = erg_model_schedule_write(&a, m, (size_t)nm, c.static_w, title, c.schedule,
+                                          &diag);
+        if (rc != ERG_OK) {
+            erg_predictor_free(p);
+            if (!diag.where[0])
+                snprintf(diag.where, sizeof diag.where, "%s", c.schedule);
+            return erg_cli_fail(&diag, rc) == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : ERG_EXIT_USAGE;
+        }
+    }
+    double params, active;
+    params = erg_arch_params(&a, &active);
+    if (c.json) {
+        json_t *o = json_object(), *phases = json_array();
+        json_object_set_new(o, "erg", json_string("model-prediction/1"));
+        json_object_set_new(o, "config", json_string(c.config));
+        json_object_set_new(o, "arch", json_string(a.name));
+        json_object_set_new(o, "family", json_string(a.family));
+        json_object_set_new(o, "params", json_real(params));
+        json_object_set_new(o, "active_params", json_real(active));
+        json_object_set_new(o, "target", json_string(erg_predictor_dir(p)));
+        json_object_set_new(o, "target_level", json_integer(erg_predictor_level(p)));
+        for (int i = 0; i < nm; i++)
+            json_array_append_new(phases, phase_json(&m[i]));
+        json_object_set_new(o, "phases", phases);
+        if (c.schedule)
+            json_object_set_new(o, "schedule", json_string(c.schedule));
+        char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        json_decref(o);
+    } else {
+        printf("%s (%s, %.3g B parameters, %.3g B active) on %s (levels 1-%d)\n", a.name,
+               a.family, params / 1e9, active / 1e9, erg_predictor_dir(p),
+               erg_predictor_level(p));
+        for (int i = 0; i < nm; i++)
+            print_phase(&m[i]);
+        if (c.schedule)
+            printf("schedule: %s ('erg compose %s' gives these totals)\n", c.schedule,
+                   c.schedule);
+    }
+    erg_predictor_free(p);
+    return ERG_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- sweep */
+
+struct range {
+    char key[32];
+    int64_t lo, hi, step;
+};
+
+static int parse_set(const char *text, struct range *r)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || (size_t)(eq - text) >= sizeof r->key)
+        return erg_cli_usage("predict", "--set expects KEY=A:B:STEP or KEY=A, got '%s'", text);
+    snprintf(r->key, sizeof r->key, "%.*s", (int)(eq - text), text);
+    long long v[3] = {0, 0, 1};
+    int n = 0;
+    const char *p = eq + 1;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(p, &end, 10);
+        if (end == p || errno || x <= 0 || n == 3)
+            return erg_cli_usage("predict",
+                                 "--set %s: expected positive integers A:B:STEP or A, got '%s'",
+                                 r->key, eq + 1);
+        v[n++] = x;
+        if (*end == '\0')
+            break;
+        if (*end != ':')
+            return erg_cli_usage("predict", "--set %s: expected A:B:STEP, got '%s'", r->key,
+                                 eq + 1);
+        p = end + 1;
+    }
+    if (n == 2)
+        return erg_cli_usage("predict", "--set %s: give STEP too (A:B:STEP)", r->key);
+    r->lo = v[0];
+    r->hi = n == 1 ? v[0] : v[1];
+    r->step = n == 1 ? 1 : v[2];
+    if (r->hi < r->lo)
+        return erg_cli_usage("predict", "--set %s: B (%lld) is below A (%lld)", r->key,
+                             (long long)r->hi, (long long)r->lo);
+    erg_arch probe;
+    memset(&probe, 0, sizeof probe);
+    probe.d_model = 64;
+    if (strcmp(r->key, "batch") && strcmp(r->key, "prompt") && strcmp(r->key, "kv") &&
+        strcmp(r->key, "heads") && erg_arch_set(&probe, r->key, 1, NULL) != ERG_OK)
+        return erg_cli_usage("predict",
+                             "--set: unknown key '%s' (d_model, n_heads, n_kv_heads, head_dim, "
+                             "heads, d_ff, d_ff_expert, n_layers, n_experts, top_k, n_shared, "
+                             "d_ff_shared, window, vocab, batch, prompt, kv)",
+                             r->key);
+    return 0;
+}
+
+int erg_cli_predict_sweep(int argc, char **argv)
+{
+    struct common c;
+    int st = parse_common("predict", argc, argv, &c, 1);
+    if (st)
+        return st < 0 ? ERG_EXIT_OK : st;
+    if (c.n_sets == 0)
+        return erg_cli_usage("predict", "sweep needs at least one --set KEY=A:B:STEP");
+    struct range r[16];
+    size_t points = 1;
+    for (int i = 0; i < c.n_sets; i++) {
+        if ((st = parse_set(c.sets[i], &r[i])))
+            return st;
+        points *= (size_t)((r[i].hi - r[i].lo) / r[i].step + 1);
+        if (points > 10000000)
+            return erg_cli_usage("predict", "the sweep has more than 10^7 points");
+    }
+    erg_arch base;
+    erg_predictor *p = NULL;
+    if ((st = load(&c, &base, &p)))
+        return st;
+    const char *sep = c.csv ? "," : " ";
+    for (int i = 0; i < c.n_sets; i++)
+        printf(c.csv ? "%s%s" : "%10s%s", r[i].key, sep);
+    printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
+                   "ffn_energy_j\n"
+                 : "%8s %12s %12s %17s %19s %12s %13s\n",
+           "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j",
+           "ffn_time_s", "ffn_energy_j");
+    int64_t cur[16];
+    for (int i = 0; i < c.n_sets; i++)
+        cur[i] = r[i].lo;
+    size_t skipped = 0;
+    for (size_t pt = 0; pt < points; pt++) {
+        erg_arch a = base;
+        struct common cc = c;
+        erg_diag diag;
+        erg_diag_clear(&diag);
+        int bad = 0;
+        for (int i = 0; i < c.n_sets && !bad; i++) {
+            if (strcmp(r[i].key, "batch") == 0)
+                cc.batch = cur[i];
+            else if (strcmp(r[i].key, "prompt") == 0) {
+                cc.prompt = cur[i];
+                if (!c.have_kv)
+                    cc.kv = cur[i];
+            } else if (strcmp(r[i].key, "kv") == 0)
+                cc.kv = cur[i];
+            else
+                bad = erg_arch_set(&a, r[i].key, cur[i], &diag) != ERG_OK;
+        }
+        if (!bad)
+            bad = erg_arch_check(&a, &diag) != ERG_OK;
+        for (int ph = 0; ph < 2 && !bad; ph++) {
+            if (!(c.phases & (1 << ph)))
+                continue;
+            erg_phase_spec spec = phase_of(&cc, (erg_phase)ph);
+            erg_model_prediction m;
+            if (erg_predict_model(p, &a, &spec, &m, &diag) != ERG_OK) {
+                bad = 1;
+                break;
+            }
+            double at = 0, ae = 0, ft = 0, fe = 0;
+            for (size_t b = 0; b < m.n_blocks; b++) {
+                const erg_model_block_estimate *e = &m.blocks[b];
+                if (e->spec.block == ERG_BLOCK_ATTENTION && !at)
+                    at = e->each.time_s, ae = e->each.energy_j;
+                if ((e->spec.block == ERG_BLOCK_FFN || e->spec.block == ERG_BLOCK_MOE) && !ft)
+                    ft = e->each.time_s, fe = e->each.energy_j;
+            }
+            for (int i = 0; i < c.n_sets; i++)
+                printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
+            printf(c.csv ? "%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n"
+                         : "%8s %12.5g %12.5g %17.5g %19.5g %12.5g %13.5g\n",
+                   erg_phase_name((erg_phase)ph), m.total.time_s, m.total.energy_j, at, ae, ft,
+                   fe);
+        }
+        if (bad) {
+            skipped++;
+            fprintf(stderr, "erg: skipped");
+            for (int i = 0; i < c.n_sets; i++)
+                fprintf(stderr, " %s=%lld", r[i].key, (long long)cur[i]);
+            fprintf(stderr, ": %s\n", diag.detail);
+        }
+        for (int i = c.n_sets - 1; i >= 0; i--) { /* odometer */
+            cur[i] += r[i].step;
+            if (cur[i] <= r[i].hi)
+                break;
+            cur[i] = r[i].lo;
+        }
+    }
+    erg_predictor_free(p);
+    return ERG_EXIT_OK;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* Level 1 of a block: the sum of its ops' level-1 predictions plus the roofline cost of the
+ * element-wise work (HYMELL Sections 3.4-3.5: the inputs of the block MLPs). */
+#include <math.h>
+
+#include "erg/predict.h"
+#include "predict/model.h"
+
+/* Relative sd of a normal error whose mean absolute value is mape_pct (erg_op_model_signature). */
+static double rel_sd(double mape_pct)
+{
+    return isfinite(mape_pct) ? mape_pct / 100 * sqrt(M_PI / 2) : 0;
+}
+
+/* Predict op d; when the model has no estimator for d's dtype, the dtype it was fitted on
+ * (a CPU model fitted in fp32 answers a bf16 config's ops: the ops' dims are what matter). */
+static int predict_op(const erg_op_model *m, const erg_op_dims *d, erg_op_prediction *p)
+{
+    int rc = erg_op_model_predict(m, d, p, NULL);
+    for (unsigned t = 0; rc == ERG_ENOTSUP && t < 3; t++) {
+        erg_op_dims e = *d;
+        e.dtype = (erg_dtype)t;
+        if (e.dtype != d->dtype)
+            rc = erg_op_model_predict(m, &e, p, NULL);
+    }
+    return rc;
+}
+
+int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
+                     erg_diag *diag)
+{
+    if (!m || !s || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no model, block or output");
+    erg_block_work w;
+    int rc = erg_block_work_build(s, &w, diag);
+    if (rc != ERG_OK)
+        return rc;
+    double peak, bw, pw;
+    erg_op_model_roofline(m, &peak, &bw, &pw);
+    double t = 0, e = 0, vt = 0, ve = 0;
+    for (size_t i = 0; i < w.n_ops; i++) {
+        const erg_work_op *o = &w.ops[i];
+        erg_op_prediction p;
+        double ti, ei, rt = 0, re = 0;
+        rc = predict_op(m, &o->dims, &p);
+        if (rc == ERG_OK) {
+            ti = p.time_s;
+            ei = p.energy_j;
+            erg_op_validation v;
+            if (erg_op_model_validation(m, o->dims.op, p.regime, &v) == ERG_OK) {
+                int roof = p.method == ERG_PREDICT_ROOFLINE;
+                rt = rel_sd(roof ? v.roof_time_mape_pct : v.time_mape_pct);
+                re = rel_sd(roof ? v.roof_energy_mape_pct : v.energy_mape_pct);
+            }
+        } else if (rc == ERG_ENOTSUP) { /* no estimator for this op: the machine's roofline */
+            double fl, by;
+            erg__roofline_work(&o->dims, &fl, &by);
+            ti = fmax(peak > 0 ? fl / peak : 0, bw > 0 ? by / bw : 0);
+            if (!(ti > 0))
+                return erg_diag_set(diag, ERG_ENOTSUP, erg_op_model_target(m),
+                                    "the level-1 model has no %s estimator and no roofline",
+                                    erg_op_name(o->dims.op));
+            ei = pw * ti;
+        } else
+            return erg_diag_set(diag, rc, erg_op_model_target(m), "%s %s: level-1 prediction "
+                                "failed (%s)", erg_block_name(s->block), o->role,
+                                erg_strerror(rc));
+        /* count instances run as one batched kernel (per head, per sequence, per expert): the
+         * fixed cost of a call t0 (the op's launch floor) is paid once, the rest count times */
+        double cnt = o->count, tb = ti, eb = ei;
+        erg_op_bounds bd;
+        if (cnt > 1 && erg_op_model_bounds(m, o->dims.op, &bd) == ERG_OK && bd.launch_time_s > 0) {
+            double marginal = fmax(ti - bd.launch_time_s, 0.05 * ti);
+            tb = (ti + (cnt - 1) * marginal) / cnt;
+            eb = ei * tb / ti;
+        }
+        ti = tb;
+        ei = eb;
+        t += o->count * ti;
+        e += o->count * ei;
+        /* one op's identical instances share one error; different ops are independent */
+        vt += (o->count * ti * rt) * (o->count * ti * rt);
+        ve += (o->count * ei * re) * (o->count * ei * re);
+    }
+    double tew = fmax(peak > 0 ? w.elementwise_flops / peak : 0,
+                      bw > 0 ? w.elementwise_bytes / bw : 0);
+    t += tew;
+    e += pw * tew;
+    if (!(t > 0))
+        return erg_diag_set(diag, ERG_ENOTSUP, erg_op_model_target(m),
+                            "%s: the level-1 model gives no time for this block (no roofline)",
+                            erg_block_name(s->block));
+    out->time_s = t;
+    out->energy_j = isfinite(e) ? e : (double)NAN;
+    out->time_var_s2 = vt;
+    out->energy_var_j2 = isfinite(e) ? ve : (double)NAN;
+    out->level = 1;
+    return ERG_OK;
+}

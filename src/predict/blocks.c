@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/* HYMELL level 2 (Sections 3.4-3.5): per block kind, an MLP correction of the level-1 sum. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "erg/predict.h"
+#include "predict/corrector.h"
+#include "predict/levels.h"
+
+#define L2_KIND "hymell-level2-blocks"
+#define L2_FEATURES 17
+
+static const char *const l2_features[L2_FEATURES] = {
+    "log_l1_time_s", "log_l1_energy_j", "log_tokens",     "log1p_kv",   "log_d_model",
+    "log1p_n_heads", "log1p_n_kv_heads", "log1p_head_dim", "log1p_d_ff", "log1p_n_experts",
+    "log1p_top_k",  "log1p_shared_width", "log1p_attended", "decode",    "gated",
+    "log_batch",    "log1p_vocab"};
+
+enum { PH_PREFILL, PH_DECODE, PH_ALL, PH_COUNT };
+
+struct erg_block_model {
+    char target[128];
+    struct erg__corrector corr[ERG_BLOCK_COUNT];
+    int energy[ERG_BLOCK_COUNT]; /* 1: the correction has an energy output */
+    erg_accuracy acc[ERG_BLOCK_COUNT][PH_COUNT];
+};
+
+static double lg(double v)
+{
+    return log(v > 0 ? v : 1e-30);
+}
+
+static void features(const erg_block_spec *s, const erg_estimate *l1, double *x)
+{
+    int64_t att = 0;
+    if (s->block == ERG_BLOCK_ATTENTION) {
+        att = s->phase == ERG_PHASE_PREFILL ? s->prompt : s->kv;
+        if (s->window > 0 && s->window < att)
+            att = s->window;
+    }
+    x[0] = lg(l1->time_s);
+    x[1] = isfinite(l1->energy_j) ? lg(l1->energy_j) : 0;
+    x[2] = lg((double)erg_block_tokens(s));
+    x[3] = log1p((double)s->kv);
+    x[4] = lg((double)s->d_model);
+    x[5] = log1p((double)s->n_heads);
+    x[6] = log1p((double)s->n_kv_heads);
+    x[7] = log1p((double)s->head_dim);
+    x[8] = log1p((double)s->d_ff);
+    x[9] = log1p((double)s->n_experts);
+    x[10] = log1p((double)s->top_k);
+    x[11] = log1p((double)s->n_shared * (double)s->d_ff_shared);
+    x[12] = log1p((double)att);
+    x[13] = s->phase == ERG_PHASE_DECODE;
+    x[14] = s->gated;
+    x[15] = lg((double)s->batch);
+    x[16] = log1p((double)s->vocab);
+}
+
+void erg_block_model_free(erg_block_model *m)
+{
+    if (!m)
+        return;
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++)
+        erg__corrector_free(&m->corr[b]);
+    free(m);
+}
+
+int erg_block_model_has(const erg_block_model *m, erg_block b)
+{
+    return m && (unsigned)b < ERG_BLOCK_COUNT && m->corr[b].present;
+}
+
+/* Architecture names → group indices. */
+static int group_of(const char *arch, const char **names, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(names[i], arch) == 0)
+            return i;
+    names[*n] = arch;
+    return (*n)++;
+}
+
+static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_sample *s,
+                    size_t n, erg_block b, const erg_mlp_options *o, erg_diag *diag)
+{
+    size_t k = 0;
+    int energy = 1;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].spec.block == b) {
+            k++;
+            energy &= isfinite(s[i].energy_j) && s[i].energy_j > 0;
+        }
+    if (k == 0)
+        return ERG_OK;
+    unsigned n_out = energy ? 2 : 1;
+    double *X = malloc(k * L2_FEATURES * sizeof *X), *Y = malloc(k * 2 * sizeof *Y);
+    double *H = malloc(k * 2 * sizeof *H), *base = malloc(k * 4 * sizeof *base);
+    int *grp = malloc(k * sizeof *grp), *mask = malloc(k * sizeof *mask);
+    const char **names = malloc(k * sizeof *names);
+    int rc = ERG_OK, ng = 0;
+    if (!X || !Y || !H || !base || !grp || !mask || !names) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    double *meas_t = base + 2 * k, *meas_e = base + 3 * k;
+    size_t r = 0;
+    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
+        if (s[i].spec.block != b)
+            continue;
+        erg_estimate e;
+        rc = erg_block_level1(l1, &s[i].spec, &e, diag);
+        if (rc != ERG_OK)
+            break;
+        features(&s[i].spec, &e, X + r * L2_FEATURES);
+        Y[r * n_out] = log(s[i].time_s / e.time_s);
+        if (energy) {
+            if (!isfinite(e.energy_j) || !(e.energy_j > 0)) {
+                rc = erg_diag_set(diag, ERG_EINVAL, erg_op_model_target(l1),
+                                  "the level-1 model has no energy, but the %s rows have",
+                                  erg_block_name(b));
+                break;
+            }
+            Y[r * n_out + 1] = log(s[i].energy_j / e.energy_j);
+        }
+        base[r] = e.time_s;
+        base[k + r] = e.energy_j;
+        meas_t[r] = s[i].time_s;
+        meas_e[r] = energy ? s[i].energy_j : (double)NAN;
+        grp[r] = group_of(s[i].arch, names, &ng);
+        r++;
+    }
+    if (rc == ERG_OK)
+        rc = erg__corrector_fit(X, Y, grp, k, L2_FEATURES, n_out, o, &m->corr[b], H, diag);
+    if (rc == ERG_OK) {
+        m->energy[b] = energy;
+        double *pt = malloc(k * 2 * sizeof *pt);
+        if (!pt) {
+            rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+            goto done;
+        }
+        double *pe = pt + k;
+        for (size_t i = 0; i < k; i++) {
+            pt[i] = base[i] * exp(H[i * n_out]);
+            pe[i] = energy ? base[k + i] * exp(H[i * n_out + 1]) : (double)NAN;
+        }
+        size_t ri = 0;
+        for (int ph = 0; ph < PH_COUNT; ph++) {
+            ri = 0;
+            for (size_t i = 0; i < n; i++)
+                if (s[i].spec.block == b)
+                    mask[ri++] = ph == PH_ALL || (int)s[i].spec.phase == ph;
+            erg_accuracy *a = &m->acc[b][ph];
+            double bm;
+            erg__accuracy(meas_t, pt, base, mask, k, &a->n, &a->time_mape_pct, &a->time_r2,
+                          &a->base_time_mape_pct);
+            size_t ne;
+            erg__accuracy(meas_e, pe, base + k, mask, k, &ne, &a->energy_mape_pct, &a->energy_r2,
+                          &bm);
+            a->base_energy_mape_pct = bm;
+        }
+        free(pt);
+    }
+done:
+    free(X);
+    free(Y);
+    free(H);
+    free(base);
+    free(grp);
+    free(mask);
+    free(names);
+    return rc;
+}
+
+int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s, size_t n,
+                        const erg_mlp_options *o, erg_block_model **out, erg_diag *diag)
+{
+    if (!l1 || !s || n == 0 || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no level-1 model or no block rows");
+    *out = NULL;
+    erg_block_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    snprintf(m->target, sizeof m->target, "%s", erg_op_model_target(l1));
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++)
+        for (int ph = 0; ph < PH_COUNT; ph++) {
+            erg_accuracy *a = &m->acc[b][ph];
+            a->n = 0;
+            a->time_mape_pct = a->time_r2 = a->energy_mape_pct = a->energy_r2 = NAN;
+            a->base_time_mape_pct = a->base_energy_mape_pct = NAN;
+        }
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++) {
+        int rc = fit_kind(m, l1, s, n, (erg_block)b, o, diag);
+        if (rc != ERG_OK) {
+            erg_block_model_free(m);
+            return rc;
+        }
+    }
+    *out = m;
+    return ERG_OK;
+}
+
+int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
+                            const erg_block_spec *s, erg_estimate *out, erg_diag *diag)
+{
+    int rc = erg_block_level1(l1, s, out, diag);
+    if (rc != ERG_OK || !m || !m->corr[s->block].present)
+        return rc;
+    const struct erg__corrector *c = &m->corr[s->block];
+    double x[L2_FEATURES], y[ERG__MLP_MAX_OUT];
+    features(s, out, x);
+    erg__corrector_apply(c, x, y);
+    double t = out->time_s * exp(y[0]);
+    double e = m->energy[s->block] ? out->energy_j * exp(y[1]) : out->energy_j * exp(y[0]);
+    out->time_s = t;
+    out->energy_j = e;
+    out->time_var_s2 = (c->sigma[0] * t) * (c->sigma[0] * t);
+    double se = m->energy[s->block] ? c->sigma[1] : c->sigma[0];
+    out->energy_var_j2 = isfinite(e) ? (se * e) * (se * e) : (double)NAN;
+    out->level = 2;
+    return ERG_OK;
+}
+
+int erg_block_model_accuracy(const erg_block_model *m, erg_block b, int phase, erg_accuracy *out)
+{
+    if (!m || !out || (unsigned)b >= ERG_BLOCK_COUNT || !m->corr[b].present || phase < -1 ||
+        phase > 1)
+        return ERG_EINVAL;
+    *out = m->acc[b][phase < 0 ? PH_ALL : phase];
+    return ERG_OK;
+}
+
+/* ---------------------------------------------------------------- model/1 files */
+
+static const char *const ph_names[PH_COUNT] = {"prefill", "decode", "all"};
+
+int erg_block_model_save(const erg_block_model *m, const char *path, erg_diag *diag)
+{
+    json_t *root = json_object(), *feat = json_array(), *blocks = json_object();
+    json_object_set_new(root, "erg", json_string("model/1"));
+    json_object_set_new(root, "kind", json_string(L2_KIND));
+    json_object_set_new(root, "target", json_string(m->target));
+    json_object_set_new(root, "method",
+                        json_string("per block kind: MLP (FANN, RPROP, tanh hidden units) on "
+                                    "standardised features, target log(measured / level-1 "
+                                    "sum); held-out: leave-one-architecture-out"));
+    for (int i = 0; i < L2_FEATURES; i++)
+        json_array_append_new(feat, json_string(l2_features[i]));
+    json_object_set_new(root, "features", feat);
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++) {
+        if (!m->corr[b].present)
+            continue;
+        json_t *o = erg__corrector_to_json(&m->corr[b]);
+        json_object_set_new(o, "energy", json_boolean(m->energy[b]));
+        json_t *acc = json_object();
+        for (int ph = 0; ph < PH_COUNT; ph++)
+            json_object_set_new(acc, ph_names[ph], erg__accuracy_to_json(&m->acc[b][ph]));
+        json_object_set_new(o, "heldout", acc);
+        json_object_set_new(blocks, erg_block_name((erg_block)b), o);
+    }
+    json_object_set_new(root, "blocks", blocks);
+    int rc = erg__json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17), diag);
+    json_decref(root);
+    return rc;
+}
+
+/* The feature list must be erg's, in order: a model of another erg version is refused. */
+int erg__check_features(const json_t *root, const char *const *want, int n, const char *file,
+                        erg_diag *diag)
+{
+    const json_t *f = json_object_get(root, "features");
+    if (!json_is_array(f) || (int)json_array_size(f) != n)
+        return erg_diag_set(diag, ERG_EPARSE, file, "features: expected erg's %d features", n);
+    for (int i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(f, (size_t)i));
+        if (!s || strcmp(s, want[i]) != 0)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "features[%d]: expected \"%s\" (a model of another erg version?)",
+                                i, want[i]);
+    }
+    return ERG_OK;
+}
+
+int erg__model_kind_load(const char *path, const char *kind, json_t **root, erg_diag *diag)
+{
+    int rc = erg__json_load_file(path, root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    rc = erg__json_check_tag(*root, "model", 1, path, diag);
+    const char *k = json_string_value(json_object_get(*root, "kind"));
+    if (rc == ERG_OK && (!k || strcmp(k, kind) != 0))
+        rc = erg_diag_set(diag, ERG_EPARSE, path, "kind: expected \"%s\", got %s%s%s", kind,
+                          k ? "\"" : "", k ? k : "none", k ? "\"" : "");
+    if (rc != ERG_OK) {
+        json_decref(*root);
+        *root = NULL;
+    }
+    return rc;
+}
+
+int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, path, "no path or no output");
+    *out = NULL;
+    json_t *root;
+    int rc = erg__model_kind_load(path, L2_KIND, &root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    erg_block_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        json_decref(root);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    snprintf(m->target, sizeof m->target, "%s",
+             json_string_value(json_object_get(root, "target")) ? json_string_value(
+                                                                      json_object_get(root, "target"))
+                                                                : "");
+    rc = erg__check_features(root, l2_features, L2_FEATURES, path, diag);
+    const json_t *blocks = json_object_get(root, "blocks");
+    if (rc == ERG_OK && !json_is_object(blocks))
+        rc = erg_diag_set(diag, ERG_EPARSE, path, "blocks: expected an object");
+    const char *key;
+    const json_t *v;
+    if (rc == ERG_OK)
+        json_object_foreach((json_t *)blocks, key, v)
+        {
+            erg_block b;
+            char where[128];
+            snprintf(where, sizeof where, "blocks.%s", key);
+            if (erg_block_parse(key, &b) != ERG_OK) {
+                rc = erg_diag_set(diag, ERG_EPARSE, path, "%s: unknown block", where);
+                break;
+            }
+            rc = erg__corrector_from_json(v, L2_FEATURES, &m->corr[b], path, where, diag);
+            if (rc != ERG_OK)
+                break;
+            m->energy[b] = json_is_true(json_object_get(v, "energy"));
+            if (m->energy[b] != (m->corr[b].n_out == 2)) {
+                rc = erg_diag_set(diag, ERG_EPARSE, path, "%s.energy: disagrees with outputs",
+                                  where);
+                break;
+            }
+            const json_t *acc = json_object_get(v, "heldout");
+            for (int ph = 0; ph < PH_COUNT; ph++)
+                erg__accuracy_from_json(json_object_get(acc, ph_names[ph]), &m->acc[b][ph]);
+        }
+    json_decref(root);
+    if (rc != ERG_OK) {
+        erg_block_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return ERG_OK;
+}

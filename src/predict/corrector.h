@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* Private: a correction of log(measured / base) learnt by an MLP (or a constant when the data is
+ * too thin), with leave-one-architecture-out held-out predictions and the sd of their
+ * residuals. Shared by level 2 (blocks.c) and level 3 (e2e.c). */
+#ifndef ERG_PREDICT_CORRECTOR_H
+#define ERG_PREDICT_CORRECTOR_H
+
+#include <jansson.h>
+
+#include "erg/predict.h"
+#include "predict/mlp.h"
+
+/* Fewer rows (or one architecture): a constant correction, the mean log ratio. */
+#define ERG__CORRECTOR_MIN_ROWS 8
+
+struct erg__corrector {
+    int present;
+    unsigned n_in, n_out;
+    int constant;                 /* 1: c[] only */
+    int linear;                   /* 1: mlp is a ridge regression (no hidden layer) */
+    char method[40];              /* the candidate chosen: "constant", "linear l=0.1", "mlp 2x16" */
+    double score[8];              /* held-out score of each candidate (NaN: not tried) */
+    unsigned n_candidates;
+    double c[ERG__MLP_MAX_OUT];   /* the mean log ratio (constant correction) */
+    struct erg__mlp mlp;          /* when !constant */
+    double sigma[ERG__MLP_MAX_OUT]; /* sd of the held-out log residuals (training residuals
+                                       when no hold-out was possible: sigma_from "training") */
+    int sigma_heldout;            /* 1 when sigma comes from held-out residuals */
+    size_t n_rows;
+    unsigned n_groups;
+};
+
+/* Fit on n rows. Candidates: a constant, ridge regressions (λ 0.01, 0.1, 1) and MLPs (1 × 8,
+ * and o's layers × width); with o->cross_validate and two or more groups, the one with the
+ * lowest leave-one-group-out score (Σ over outputs of the mean squared held-out residual over
+ * the output's variance) is kept, else the MLP (the constant under ERG__CORRECTOR_MIN_ROWS).
+ * Fit (X n × n_in, Y n × n_out, group[i] the architecture index of row i). heldout
+ * (n × n_out, may be NULL) receives each row's prediction by a fit that saw no row of its
+ * group (NaN when o->cross_validate is 0 or there is one group). Errors: ERG_EINVAL, ERG_ENOMEM. */
+int erg__corrector_fit(const double *X, const double *Y, const int *group, size_t n, unsigned n_in,
+                       unsigned n_out, const erg_mlp_options *o, struct erg__corrector *out,
+                       double *heldout, erg_diag *diag);
+
+/* The correction ŷ (n_out values) at x. No allocation. */
+void erg__corrector_apply(const struct erg__corrector *c, const double *x, double *y);
+
+void erg__corrector_free(struct erg__corrector *c);
+
+json_t *erg__corrector_to_json(const struct erg__corrector *c);
+int erg__corrector_from_json(const json_t *j, unsigned n_in, struct erg__corrector *out,
+                             const char *file, const char *path, erg_diag *diag);
+
+/* Accuracy of predicted against measured over the rows with mask[i] (mask NULL: all): MAPE (%),
+ * R²; base (may be NULL) gives the base MAPE. Rows with a non-finite value are skipped. */
+void erg__accuracy(const double *measured, const double *predicted, const double *base,
+                   const int *mask, size_t n, size_t *count, double *mape_pct, double *r2,
+                   double *base_mape_pct);
+
+json_t *erg__accuracy_to_json(const erg_accuracy *a);
+void erg__accuracy_from_json(const json_t *j, erg_accuracy *a);
+
+#endif

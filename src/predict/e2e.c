@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/* HYMELL level 3 (Section 3.6): an MLP on the block sums and global features, log targets. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "erg/predict.h"
+#include "predict/corrector.h"
+#include "predict/levels.h"
+
+#define L3_KIND "hymell-level3-e2e"
+#define L3_FEATURES 15
+
+static const char *const l3_features[L3_FEATURES] = {
+    "log_blocks_time_s", "log_blocks_energy_j", "log_attention_time_s", "log_ffn_time_s",
+    "log_other_time_s",  "log_d_model",         "log_n_layers",         "log_tokens",
+    "log_batch",         "log1p_prompt",        "log1p_kv",             "decode",
+    "log1p_n_experts",   "log1p_top_k",         "log_vocab"};
+
+/* accuracy cells: phase (prefill, decode, all) × architecture (dense, moe, all) */
+struct erg_e2e_model {
+    char target[128];
+    struct erg__corrector corr;
+    int energy;
+    erg_accuracy acc[3][3];
+};
+
+static double lg(double v)
+{
+    return log(v > 0 ? v : 1e-30);
+}
+
+static int is_moe(const erg_arch *a)
+{
+    return a->layers[ERG_LAYER_FULL_MOE] + a->layers[ERG_LAYER_SLIDING_MOE] > 0;
+}
+
+static void features(const erg_arch *a, const erg_model_prediction *p, double *x)
+{
+    double att = 0, ffn = 0, other = 0;
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        const erg_model_block_estimate *b = &p->blocks[i];
+        double t = (double)b->count * b->each.time_s;
+        if (b->spec.block == ERG_BLOCK_ATTENTION)
+            att += t;
+        else if (b->spec.block == ERG_BLOCK_FFN || b->spec.block == ERG_BLOCK_MOE)
+            ffn += t;
+        else
+            other += t;
+    }
+    int64_t tokens = p->phase.phase == ERG_PHASE_PREFILL ? p->phase.batch * p->phase.prompt
+                                                         : p->phase.batch;
+    x[0] = lg(p->blocks_time_s);
+    x[1] = isfinite(p->blocks_energy_j) ? lg(p->blocks_energy_j) : 0;
+    x[2] = lg(att);
+    x[3] = lg(ffn);
+    x[4] = lg(other);
+    x[5] = lg((double)a->d_model);
+    x[6] = lg((double)a->n_layers);
+    x[7] = lg((double)tokens);
+    x[8] = lg((double)p->phase.batch);
+    x[9] = log1p((double)(p->phase.phase == ERG_PHASE_PREFILL ? p->phase.prompt : 0));
+    x[10] = log1p((double)(p->phase.phase == ERG_PHASE_DECODE ? p->phase.kv : 0));
+    x[11] = p->phase.phase == ERG_PHASE_DECODE;
+    x[12] = log1p((double)(is_moe(a) ? a->n_experts : 0));
+    x[13] = log1p((double)(is_moe(a) ? a->top_k : 0));
+    x[14] = lg((double)a->vocab);
+}
+
+void erg__e2e_apply(const erg_e2e_model *m, const erg_arch *a, erg_model_prediction *p)
+{
+    if (!m || !m->corr.present)
+        return;
+    double x[L3_FEATURES], y[2];
+    features(a, p, x);
+    erg__corrector_apply(&m->corr, x, y);
+    double ft = exp(y[0]), fe = exp(m->energy ? y[1] : y[0]);
+    double st = m->corr.sigma[0], se = m->energy ? m->corr.sigma[1] : st;
+    p->time_factor = ft;
+    p->energy_factor = fe;
+    double vt = 0, ve = 0;
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        erg_estimate *e = &p->blocks[i].each;
+        e->time_s *= ft;
+        e->energy_j *= fe;
+        e->time_var_s2 *= ft * ft;
+        e->energy_var_j2 *= fe * fe;
+        e->level = 3;
+        vt += (double)p->blocks[i].count * e->time_var_s2;
+        ve += (double)p->blocks[i].count * e->energy_var_j2;
+    }
+    p->total.time_s = p->blocks_time_s * ft;
+    p->total.energy_j = p->blocks_energy_j * fe;
+    p->model_time_var_s2 = (st * p->total.time_s) * (st * p->total.time_s);
+    p->model_energy_var_j2 = (se * p->total.energy_j) * (se * p->total.energy_j);
+    p->total.time_var_s2 = vt + p->model_time_var_s2;
+    p->total.energy_var_j2 = ve + p->model_energy_var_j2;
+    p->total.level = 3;
+}
+
+void erg_e2e_model_free(erg_e2e_model *m)
+{
+    if (!m)
+        return;
+    erg__corrector_free(&m->corr);
+    free(m);
+}
+
+int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const erg_model_sample *s,
+                      size_t n, const erg_mlp_options *o, erg_e2e_model **out, erg_diag *diag)
+{
+    if (!l1 || !s || n == 0 || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no level-1 model or no model rows");
+    *out = NULL;
+    int energy = 1;
+    for (size_t i = 0; i < n; i++)
+        energy &= isfinite(s[i].energy_j) && s[i].energy_j > 0;
+    unsigned n_out = energy ? 2 : 1;
+    erg_e2e_model *m = calloc(1, sizeof *m);
+    double *X = malloc(n * L3_FEATURES * sizeof *X), *Y = malloc(n * 2 * sizeof *Y);
+    double *H = malloc(n * 2 * sizeof *H), *v = malloc(n * 6 * sizeof *v);
+    int *grp = malloc(n * sizeof *grp), *mask = malloc(n * sizeof *mask);
+    const char **names = malloc(n * sizeof *names);
+    int rc = ERG_OK, ng = 0;
+    if (!m || !X || !Y || !H || !v || !grp || !mask || !names) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    m->energy = energy;
+    snprintf(m->target, sizeof m->target, "%s", erg_op_model_target(l1));
+    double *bt = v, *be = v + n, *mt = v + 2 * n, *me = v + 3 * n, *pt = v + 4 * n,
+           *pe = v + 5 * n;
+    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
+        erg_model_prediction p;
+        rc = erg__predict_blocks(l1, l2, &s[i].model, &s[i].phase, &p, diag);
+        if (rc != ERG_OK)
+            break;
+        features(&s[i].model, &p, X + i * L3_FEATURES);
+        Y[i * n_out] = log(s[i].time_s / p.blocks_time_s);
+        if (energy) {
+            if (!(p.blocks_energy_j > 0)) {
+                rc = erg_diag_set(diag, ERG_EINVAL, erg_op_model_target(l1),
+                                  "the level-1 model has no energy, but the model rows have");
+                break;
+            }
+            Y[i * n_out + 1] = log(s[i].energy_j / p.blocks_energy_j);
+        }
+        bt[i] = p.blocks_time_s;
+        be[i] = p.blocks_energy_j;
+        mt[i] = s[i].time_s;
+        me[i] = energy ? s[i].energy_j : (double)NAN;
+        int g = -1;
+        for (int k = 0; k < ng && g < 0; k++)
+            if (strcmp(names[k], s[i].arch) == 0)
+                g = k;
+        if (g < 0) {
+            names[ng] = s[i].arch;
+            g = ng++;
+        }
+        grp[i] = g;
+    }
+    if (rc == ERG_OK)
+        rc = erg__corrector_fit(X, Y, grp, n, L3_FEATURES, n_out, o, &m->corr, H, diag);
+    if (rc != ERG_OK)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        pt[i] = bt[i] * exp(H[i * n_out]);
+        pe[i] = energy ? be[i] * exp(H[i * n_out + 1]) : (double)NAN;
+    }
+    for (int ph = 0; ph < 3; ph++)
+        for (int mo = 0; mo < 3; mo++) {
+            for (size_t i = 0; i < n; i++)
+                mask[i] = (ph == 2 || (int)s[i].phase.phase == ph) &&
+                          (mo == 2 || is_moe(&s[i].model) == mo);
+            erg_accuracy *a = &m->acc[ph][mo];
+            size_t ne;
+            erg__accuracy(mt, pt, bt, mask, n, &a->n, &a->time_mape_pct, &a->time_r2,
+                          &a->base_time_mape_pct);
+            erg__accuracy(me, pe, be, mask, n, &ne, &a->energy_mape_pct, &a->energy_r2,
+                          &a->base_energy_mape_pct);
+        }
+done:
+    free(X);
+    free(Y);
+    free(H);
+    free(v);
+    free(grp);
+    free(mask);
+    free(names);
+    if (rc != ERG_OK) {
+        erg_e2e_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return ERG_OK;
+}
+
+int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out)
+{
+    if (!m || !out || phase < -1 || phase > 1 || moe < -1 || moe > 1)
+        return ERG_EINVAL;
+    *out = m->acc[phase < 0 ? 2 : phase][moe < 0 ? 2 : moe];
+    return out->n ? ERG_OK : ERG_EINVAL;
+}
+
+static const char *const ph_names[3] = {"prefill", "decode", "all"};
+static const char *const moe_names[3] = {"dense", "moe", "all"};
+
+int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag)
+{
+    json_t *root = json_object(), *feat = json_array(), *acc = json_object();
+    json_object_set_new(root, "erg", json_string("model/1"));
+    json_object_set_new(root, "kind", json_string(L3_KIND));
+    json_object_set_new(root, "target", json_string(m->target));
+    json_object_set_new(root, "method",
+                        json_string("MLP (FANN, RPROP, tanh hidden units) on standardised "
+                                    "features, target log(measured / sum of the block "
+                                    "estimates); held-out: leave-one-architecture-out"));
+    for (int i = 0; i < L3_FEATURES; i++)
+        json_array_append_new(feat, json_string(l3_features[i]));
+    json_object_set_new(root, "features", feat);
+    json_t *c = erg__corrector_to_json(&m->corr);
+    json_object_set_new(c, "energy", json_boolean(m->energy));
+    json_object_set_new(root, "model", c);
+    for (int ph = 0; ph < 3; ph++) {
+        json_t *row = json_object();
+        for (int mo = 0; mo < 3; mo++)
+            json_object_set_new(row, moe_names[mo], erg__accuracy_to_json(&m->acc[ph][mo]));
+        json_object_set_new(acc, ph_names[ph], row);
+    }
+    json_object_set_new(root, "heldout", acc);
+    int rc = erg__json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17), diag);
+    json_decref(root);
+    return rc;
+}
+
+int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, path, "no path or no output");
+    *out = NULL;
+    json_t *root;
+    int rc = erg__model_kind_load(path, L3_KIND, &root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    erg_e2e_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        json_decref(root);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    const char *t = json_string_value(json_object_get(root, "target"));
+    snprintf(m->target, sizeof m->target, "%s", t ? t : "");
+    rc = erg__check_features(root, l3_features, L3_FEATURES, path, diag);
+    const json_t *c = json_object_get(root, "model");
+    if (rc == ERG_OK)
+        rc = erg__corrector_from_json(c, L3_FEATURES, &m->corr, path, "model", diag);
+    if (rc == ERG_OK) {
+        m->energy = json_is_true(json_object_get(c, "energy"));
+        if (m->energy != (m->corr.n_out == 2))
+            rc = erg_diag_set(diag, ERG_EPARSE, path, "model.energy: disagrees with outputs");
+    }
+    const json_t *acc = json_object_get(root, "heldout");
+    for (int ph = 0; rc == ERG_OK && ph < 3; ph++)
+        for (int mo = 0; mo < 3; mo++)
+            erg__accuracy_from_json(json_object_get(json_object_get(acc, ph_names[ph]),
+                                                    moe_names[mo]),
+                                    &m->acc[ph][mo]);
+    json_decref(root);
+    if (rc != ERG_OK) {
+        erg_e2e_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return ERG_OK;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* A target's levels 1-3 and whole-model predictions (HYMELL Section 3.6). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "erg/predict.h"
+#include "predict/levels.h"
+#include "predict/model.h"
+
+struct erg_predictor {
+    char dir[1024];
+    erg_op_model *l1;
+    erg_block_model *l2;
+    erg_e2e_model *l3;
+};
+
+void erg_predictor_free(erg_predictor *p)
+{
+    if (!p)
+        return;
+    erg_op_model_free(p->l1);
+    erg_block_model_free(p->l2);
+    erg_e2e_model_free(p->l3);
+    free(p);
+}
+
+const char *erg_predictor_dir(const erg_predictor *p)
+{
+    return p ? p->dir : "";
+}
+
+int erg_predictor_level(const erg_predictor *p)
+{
+    return !p ? 0 : p->l3 ? 3 : p->l2 ? 2 : 1;
+}
+
+const erg_op_model *erg_predictor_ops(const erg_predictor *p)
+{
+    return p ? p->l1 : NULL;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag)
+{
+    if (!target || !*target || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no target");
+    *out = NULL;
+    erg_predictor *p = calloc(1, sizeof *p);
+    if (!p)
+        return erg_diag_set(diag, ERG_ENOMEM, target, "out of memory");
+    if (strchr(target, '/') || is_dir(target))
+        snprintf(p->dir, sizeof p->dir, "%s", target);
+    else if (strchr(target, '.') == target || strlen(target) > 200 ||
+             erg__data_path("models", "ERG_MODEL_DIR", target, p->dir, sizeof p->dir) < 0)
+        p->dir[0] = '\0';
+    if (!p->dir[0] || !is_dir(p->dir)) {
+        int rc = erg_diag_set(diag, ERG_ENOENT, target,
+                              "unknown target: no folder %s (a target is a folder models/<name>/ "
+                              "with ops.json; looked up in $ERG_MODEL_DIR, $ERG_DATA_DIR/models, "
+                              "the installed share/erg/models and the source tree)",
+                              p->dir[0] ? p->dir : target);
+        free(p);
+        return rc;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/ops.json", p->dir);
+    int rc = erg_op_model_load(path, &p->l1, diag);
+    if (rc == ERG_ENOENT)
+        erg_diag_set(diag, ERG_ENOENT, path,
+                     "the target %s has no level-1 model (fit one with 'erg fit ops ... -o %s')",
+                     target, path);
+    snprintf(path, sizeof path, "%s/blocks.json", p->dir);
+    if (rc == ERG_OK) {
+        rc = erg_block_model_load(path, &p->l2, diag);
+        if (rc == ERG_ENOENT)
+            rc = ERG_OK;
+    }
+    snprintf(path, sizeof path, "%s/e2e.json", p->dir);
+    if (rc == ERG_OK) {
+        rc = erg_e2e_model_load(path, &p->l3, diag);
+        if (rc == ERG_ENOENT)
+            rc = ERG_OK;
+    }
+    if (rc != ERG_OK) {
+        erg_predictor_free(p);
+        return rc;
+    }
+    *out = p;
+    return ERG_OK;
+}
+
+int erg__predict_blocks(const erg_op_model *l1, const erg_block_model *l2, const erg_arch *a,
+                        const erg_phase_spec *ph, erg_model_prediction *out, erg_diag *diag)
+{
+    erg_model_work w;
+    int rc = erg_model_work_build(a, ph, &w, diag);
+    if (rc != ERG_OK)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->phase = *ph;
+    out->time_factor = out->energy_factor = 1;
+    out->grade = erg_op_model_grade(l1);
+    double vt = 0, ve = 0;
+    int level = 2;
+    for (size_t i = 0; i < w.n_blocks; i++) {
+        erg_model_block_estimate *b = &out->blocks[out->n_blocks++];
+        snprintf(b->name, sizeof b->name, "%s", w.blocks[i].name);
+        b->spec = w.blocks[i].spec;
+        b->count = w.blocks[i].count;
+        rc = erg_block_model_predict(l2, l1, &b->spec, &b->each, diag);
+        if (rc != ERG_OK)
+            return rc;
+        if (b->each.level < level)
+            level = b->each.level;
+        double c = (double)b->count;
+        out->blocks_time_s += c * b->each.time_s;
+        out->blocks_energy_j += c * b->each.energy_j;
+        vt += c * b->each.time_var_s2;
+        ve += c * b->each.energy_var_j2;
+    }
+    out->total.time_s = out->blocks_time_s;
+    out->total.energy_j = out->blocks_energy_j;
+    out->total.time_var_s2 = vt;
+    out->total.energy_var_j2 = ve;
+    out->total.level = level;
+    return ERG_OK;
+}
+
+int erg_predict_model(const erg_predictor *p, const erg_arch *a, const erg_phase_spec *ph,
+                      erg_model_prediction *out, erg_diag *diag)
+{
+    if (!p || !a || !ph || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no target, architecture, phase or output");
+    int rc = erg__predict_blocks(p->l1, p->l2, a, ph, out, diag);
+    if (rc == ERG_OK)
+        erg__e2e_apply(p->l3, a, out);
+    return rc;
+}

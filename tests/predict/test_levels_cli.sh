@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# erg fit blocks / fit model / predict model / predict sweep: a synthetic target end to end, the
+# schedule that composes to the predicted totals, and every bad input (exit 2, nothing written).
+set -u
+erg=${ERG_BIN:?ERG_BIN not set}
+src=${ERG_TEST_SOURCE_DIR:?}
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # check NAME WANT_STATUS PATTERN -- command...
+    local name=$1 want=$2 pat=$3
+    shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" != "$want" ] || ! grep -q -e "$pat" "$tmp/err" "$tmp/out"; then
+        echo "FAIL $name: status $got (want $want); stdout/stderr:"; head -40 "$tmp/out" "$tmp/err"
+        fails=$((fails + 1))
+    else
+        echo "ok   $name"
+    fi
+}
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+t="$tmp/models/synth"
+mkdir -p "$t/profile"
+cp "$src/models/cpu-amd-epyc.json" "$t/ops.json"
+cp "$src/tests/predict/configs/tiny-llama.json" "$src/tests/predict/configs/tiny-moe.json" "$t/profile/"
+
+# blocks.csv: three architectures, every block kind, both phases; time grows with the work
+awk 'BEGIN {
+  print "arch,block,phase,batch,prompt,kv,tokens,d_model,n_heads,n_kv_heads,head_dim,d_ff,ffn_act,gated,n_experts,top_k,n_shared,d_ff_shared,window,vocab,dtype,threads,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade"
+  split("256 384 512", D, " "); split("a b c", A, " ")
+  for (i = 1; i <= 3; i++) for (ph = 0; ph < 2; ph++) for (b = 1; b <= 4; b *= 2) for (L = 16; L <= 256; L *= 2) {
+    d = D[i]; P = ph == 0 ? L : ""; K = ph == 1 ? L : ""; T = ph == 0 ? b * L : b
+    w = T * d * d * 1e-11
+    printf "%s,attention,%s,%d,%s,%s,%d,%d,4,2,%d,,,,,,,,,,fp32,1,10,%.9g,,%.9g,,estimator\n", A[i], ph ? "decode" : "prefill", b, P, K, T, d, d / 4, 8 * w + 2e-6 + (ph ? b * L * d * 4e-12 : b * L * L * d * 2e-12), 60 * (8 * w + 2e-6)
+    printf "%s,ffn,%s,%d,%s,%s,%d,%d,,,,%d,silu,1,,,,,,,fp32,1,10,%.9g,,%.9g,,estimator\n", A[i], ph ? "decode" : "prefill", b, P, K, T, d, 3 * d, 20 * w + 1e-6, 60 * (20 * w + 1e-6)
+    printf "%s,moe,%s,%d,%s,%s,%d,%d,,,,%d,silu,1,8,2,,,,,fp32,1,10,%.9g,,%.9g,,estimator\n", A[i], ph ? "decode" : "prefill", b, P, K, T, d, d, 12 * w + 4e-6, 60 * (12 * w + 4e-6)
+    printf "%s,norm,%s,%d,%s,%s,%d,%d,,,,,,,,,,,,,fp32,1,10,%.9g,,%.9g,,estimator\n", A[i], ph ? "decode" : "prefill", b, P, K, T, d, T * d * 3e-10 + 1e-7, 60 * (T * d * 3e-10 + 1e-7)
+    printf "%s,lm_head,%s,%d,%s,%s,%d,%d,,,,,,,,,,,,1000,fp32,1,10,%.9g,,%.9g,,estimator\n", A[i], ph ? "decode" : "prefill", b, P, K, T, d, T * d * 1000 * 3e-10 + 1e-6, 60 * (T * d * 1000 * 3e-10 + 1e-6)
+  } }' > "$t/profile/blocks.csv"
+
+check "fit blocks prints Tables 4 and 5" 0 "Attention block estimator (Table 4 layout)" -- "$erg" fit blocks "$t/profile" -o "$t/blocks.json" --epochs 200
+grep -q "FFN block estimator (Table 5 layout)" "$tmp/out" && grep -q "Prefill " "$tmp/out" && grep -q "MoE FFN" "$tmp/out" \
+    && grep -q "3.514" "$tmp/out" || fail "fit blocks tables"; 
+grep -q '"kind": "hymell-level2-blocks"' "$t/blocks.json" || fail "blocks.json kind"
+check "fit blocks --json" 0 '"level": 2' -- "$erg" fit blocks "$t/profile/blocks.csv" --ops "$t/ops.json" -o "$tmp/b2.json" --json --no-cv --epochs 40
+
+# models.csv: the two fixtures at several sizes
+{
+  echo "arch,config,phase,batch,prompt,kv,tokens,dtype,threads,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade"
+  for c in tiny-llama tiny-moe; do for b in 1 2 4; do for L in 16 64 256; do
+    awk -v c=$c -v b=$b -v L=$L 'BEGIN { f = c == "tiny-moe" ? 2 : 1
+      printf "%s,%s.json,prefill,%d,%d,,%d,fp32,1,5,%.9g,,%.9g,,estimator\n", c, c, b, L, b * L, f * (1e-3 + b * L * 2e-6), 60 * f * (1e-3 + b * L * 2e-6)
+      printf "%s,%s.json,decode,%d,,%d,%d,fp32,1,5,%.9g,,%.9g,,estimator\n", c, c, b, L, b, f * (5e-4 + b * 1e-5 + L * 1e-7), 60 * f * (5e-4 + b * 1e-5 + L * 1e-7) }'
+  done; done; done
+} > "$t/profile/models.csv"
+check "fit model prints Table 6" 0 "End-to-end estimator (Table 6 layout)" -- "$erg" fit model "$t/profile/models.csv" -o "$t/e2e.json" --epochs 200
+grep -q "Decode (MoE)" "$tmp/out" && grep -q "10.980" "$tmp/out" || fail "fit model table"
+
+cfg="$src/tests/predict/configs/tiny-llama.json"
+check "predict model, both phases" 0 "^prefill: 1 x 512 tokens" -- "$erg" predict model "$cfg" --target "$t"
+grep -q "^decode: 1 sequences x 1 token, KV cache 512" "$tmp/out" && grep -q "attention " "$tmp/out" \
+    && grep -q "levels 1-3" "$tmp/out" || fail "predict model output"
+check "predict model --json" 0 '"erg": "model-prediction/1"' -- "$erg" predict model "$cfg" --target "$t" --json --prompt 128 --kv 300 --batch 2
+$py - "$tmp/out" <<'P' || fail "predict model json"
+import json, sys
+o = json.load(open(sys.argv[1]))
+ph = {p["phase"]: p for p in o["phases"]}
+assert ph["prefill"]["prompt"] == 128 and ph["decode"]["kv"] == 300 and ph["decode"]["batch"] == 2
+for p in o["phases"]:
+    s = sum(b["time_s"] for b in p["blocks"])
+    assert abs(s - p["time_s"]) <= 1e-6 * p["time_s"], (s, p["time_s"])  # 9 digits printed
+    assert p["level"] == 3 and p["time_sd_s"] > 0
+P
+
+# --emit-schedule composes to the same totals
+check "emit schedule" 0 '"schedule": ' -- "$erg" predict model "$cfg" --target "$t" --json --emit-schedule "$tmp/sched.json" --static-power-w 0.5
+cp "$tmp/out" "$tmp/pred.json"
+check "compose the schedule" 0 '"erg": "report/1"' -- "$erg" compose "$tmp/sched.json" --json
+$py - "$tmp/pred.json" "$tmp/out" <<'P' || fail "schedule totals differ from the prediction"
+import json, sys
+p = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+t = sum(x["time_s"] for x in p["phases"]); e = sum(x["energy_j"] for x in p["phases"])
+vt = sum(x["time_sd_s"] ** 2 for x in p["phases"])
+assert abs(r["time_s"] - t) <= 1e-7 * t, (r["time_s"], t)  # the prediction prints 9 digits
+assert abs(r["energy_j"] - e) <= 1e-7 * e, (r["energy_j"], e)
+assert abs(r["time_sd_s"] ** 2 - vt) <= 1e-6 * vt, (r["time_sd_s"] ** 2, vt)
+assert abs(r["static_energy_j"] - 0.5 * t) <= 1e-7 * t
+P
+check "static power above the prediction" 2 "exceeds the predicted" -- "$erg" predict model "$cfg" --target "$t" --emit-schedule "$tmp/no.json" --static-power-w 1e9
+[ -e "$tmp/no.json" ] && fail "a schedule was written on error"
+
+# HYMELL Figure 3's sweep: heads at d_model 4096, prefill N = 1024
+check "sweep heads" 0 "phase,time_s,energy_j" -- "$erg" predict sweep "$cfg" --target "$t" --set d_model=4096 --set heads=8:128:8 --phase prefill --prompt 1024 --csv
+[ "$(grep -c ',prefill,' "$tmp/out")" = 5 ] || fail "sweep rows (8, 16, 32, 64, 128 divide 4096)"
+grep -q "skipped d_model=4096 heads=24" "$tmp/err" || fail "sweep skipped list"
+check "sweep unknown key" 2 "unknown key 'wibble'" -- "$erg" predict sweep "$cfg" --target "$t" --set wibble=1:2:1
+check "sweep bad range" 2 "B (2) is below A (8)" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=8:2:1
+check "sweep needs --set" 2 "at least one --set" -- "$erg" predict sweep "$cfg" --target "$t"
+
+# a target found by name under $ERG_MODEL_DIR; level 1 only when blocks.json and e2e.json are absent
+mkdir -p "$tmp/models/l1only" && cp "$t/ops.json" "$tmp/models/l1only/"
+check "target by name" 0 "levels 1-1" -- env ERG_MODEL_DIR="$tmp/models" "$erg" predict model "$cfg" --target l1only --phase decode --kv 64
+
+# bad input
+check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz
+check "unknown phase" 2 "unknown phase 'generate'" -- "$erg" predict model "$cfg" --target "$t" --phase generate
+check "missing target" 2 "--target NAME|DIR is required" -- "$erg" predict model "$cfg"
+check "MLA refused" 2 "kv_lora_rank" -- "$erg" predict model "$src/tests/predict/configs/mla.json" --target "$t"
+check "bad kv heads" 2 "num_key_value_heads: 3 KV heads do not divide 8" -- "$erg" predict model "$src/tests/predict/configs/bad-kv-heads.json" --target "$t"
+check "bad prompt" 2 "--prompt expects a positive integer" -- "$erg" predict model "$cfg" --target "$t" --prompt 0
+printf 'arch,block,phase,batch,d_model,time_s\nx,mlp,prefill,1,64,1\n' > "$tmp/bad.csv"
+check "fit blocks bad csv" 2 "unknown block 'mlp'" -- "$erg" fit blocks "$tmp/bad.csv" --ops "$t/ops.json" -o "$tmp/never.json"
+[ -e "$tmp/never.json" ] && fail "fit blocks wrote on error"
+check "fit blocks without ops" 2 "none.json: cannot open" -- "$erg" fit blocks "$t/profile/blocks.csv" --ops "$tmp/none.json" -o "$tmp/never.json"
+check "fit model bad config" 2 "missing.json" -- "$erg" fit model <(printf 'arch,config,phase,batch,kv,time_s\nx,missing.json,decode,1,8,0.1\n') --target "$t" -o "$tmp/never.json"
+[ -e "$tmp/never.json" ] && fail "fit model wrote on error"
+
+# every shared config predicts (skipped when the data is absent)
+hf="$src/../shared/data/hf-configs"
+if [ -d "$hf" ]; then
+    for f in "$hf"/*.json; do
+        "$erg" predict model "$f" --target "$t" --prompt 256 --kv 1024 --json > "$tmp/o" 2>&1 || fail "predict $f: $(cat "$tmp/o")"
+    done
+    echo "ok   every shared config predicts"
+fi
+
+# the messages docs/predict.md quotes are the ones erg prints
+doc() { tr '\n' ' ' < "$src/docs/predict.md" | sed 's/  */ /g' | grep -qF -- "$1" || fail "docs/predict.md no longer says '$1'"; }
+for q in "unknown phase 'generate' (prefill, decode or both)" "exceeds the predicted" \
+    "skipped d_model=4096 heads=24" "unknown target: no folder" \
+    "--set d_model=4096 --set heads=8:128:8 --phase prefill --prompt 1024 --csv" \
+    '"kind": "hymell-level2-blocks"' '"kind": "hymell-level3-e2e"'; do
+    doc "$q"
+done
+grep -q '"heldout_score"' "$t/blocks.json" && grep -q '"sigma_from"' "$t/e2e.json" || fail "model/1 members the doc lists"
+
+[ "$fails" = 0 ] || { echo "$fails failures"; exit 1; }
