@@ -10,9 +10,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = erg_fuzz_file("calibration.json", data, size);
     if (!path)
         return 0;
-    erg_calibration cal;
+    erg_calibration *cal = NULL;
     erg_diag diag;
     erg_diag_clear(&diag);
-    (void)erg_calibration_read_file(path, &cal, &diag);
+    if (erg_calibration_read_file(path, &cal, &diag) == ERG_OK)
+        erg_calibration_free(cal);
+    else if (cal)
+        abort(); /* NULL on failure */
     return 0;
 }
