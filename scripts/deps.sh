@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjansson-dev libgsl-dev libcmocka-dev libyajl-dev zlib1g-dev libglpk-dev
       libsqlite3-dev libopenblas-dev libfann-dev libcairo2-dev python3
-      libmicrohttpd-dev prometheus curl wrk)
+      libmicrohttpd-dev prometheus curl wrk
+      python3-torch)  # python3-torch: src/predict/profile_torch.py (erg profile blocks|models)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -149,6 +149,24 @@ ERG_API int erg_calibration_describe(const erg_calibration *cal, char *buf, size
 ERG_API int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **out,
                           erg_diag *diag);
 
+/** Hooks of erg_calibrate_with (all optional). */
+typedef struct erg_calibrate_hooks {
+    /** Called after each window with the time spent and the duration asked for, s. */
+    void (*progress)(void *ud, double done_s, double total_s);
+    void *progress_ud;
+    /** Polled after each window; nonzero stops the calibration (ERG_EINTR, nothing returned). */
+    int (*interrupted)(void *ud);
+    void *interrupt_ud;
+} erg_calibrate_hooks;
+
+/**
+ * erg_calibrate with progress and interruption hooks (hooks may be NULL). Returns what
+ * erg_calibrate returns, and ERG_EINTR (*out NULL) when the interrupted hook said stop.
+ */
+ERG_API int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
+                               const erg_calibrate_hooks *hooks, erg_calibration **out,
+                               erg_diag *diag);
+
 /** Idle power of channel id in cal, W; NaN when absent. */
 ERG_API double erg_calibration_idle_w(const erg_calibration *cal, const char *id);
 
@@ -399,6 +417,11 @@ typedef struct erg_protocol_options {
     const erg_calibration *calibration; /**< borrowed; NULL when none */
     /** Name of the calibration's file, for messages only (may be NULL). */
     const char *calibration_path;
+    /** Before the first run, wait (at most this long, s; default 1) until the measuring process
+     *  itself is quiet: its own CPU use over 20 ms below 2 % (threads that libraries start
+     *  at load, such as a BLAS server thread spinning on sched_yield, would otherwise be in the
+     *  first windows). 0: no wait. */
+    double settle_max_s;
     /** Busy time outside this process per window, s, for liveness (erg_window_end). */
     double extra_busy_s;
     /** Root of host paths for /proc/stat (attribution); NULL: $ERG_ROOT, else "/". */
@@ -420,7 +443,7 @@ typedef struct erg_protocol_options {
 } erg_protocol_options;
 
 /** Fill defaults: 5 runs, no warm-up, no cooldown, no repetition, no stability wait (its
- *  options at their defaults), no baseline, no timeline, hooks NULL. */
+ *  options at their defaults), no baseline, no timeline, settle at most 1 s, hooks NULL. */
 ERG_API void erg_protocol_options_init(erg_protocol_options *o);
 
 /** What one attempted measured run gave (failed runs included). */
@@ -472,6 +495,10 @@ typedef struct erg_protocol_result {
     /** The work's and erg's own CPU time per repetition over the successful runs, s. */
     erg_mean_sd user_cpu_s, system_cpu_s, erg_cpu_s;
     erg_attribution attribution;
+    /** The settling wait before the first run: how long it took, s, and the measuring process's
+     *  own CPU use over its last 20 ms, as a fraction of one CPU. */
+    double settle_s;
+    double settle_self_cpu;
     int stability_checked; /**< 1 when the stability wait ran */
     erg_stability_result stability;
     erg_baseline_mode baseline;

@@ -7,6 +7,8 @@
 #include "meter_cli.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -34,8 +36,31 @@ static const char calibrate_help[] =
     "(\"not_at_rest\": true, \"flags\", \"warning\") and a warning goes to stderr; 'erg measure'\n"
     "repeats it whenever it uses the file. A steady load on a hardware counter has a low CV and\n"
     "cannot be told from rest: keep the machine idle.\n\n"
+    "On a terminal, progress goes to stderr. SIGINT or SIGTERM stops it: nothing is written, exit\n"
+    "130 or 143.\n\n"
     "Exit status: 0 ok (also when flagged: the file is written, with its flags), 2 bad usage or\n"
-    "unwritable file, 3 no meter gave a figure.\n";
+    "unwritable file, 3 no meter gave a figure, 130/143 interrupted.\n";
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+static int interrupted(void *ud)
+{
+    (void)ud;
+    return got_signal != 0;
+}
+
+static void progress(void *ud, double done_s, double total_s)
+{
+    int *shown = ud;
+    fprintf(stderr, "\r\033[Kerg: calibrating at rest: %.1f of %.1f s", done_s, total_s);
+    fflush(stderr);
+    *shown = 1;
+}
 
 /* mkdir -p of the folder that holds path. */
 static void make_parent(const char *path)
@@ -119,10 +144,29 @@ static int run(int argc, char **argv)
         erg_meter_close(m);
         return erg_cli_fail(&d, rc);
     }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int shown = 0;
+    erg_calibrate_hooks hooks = {NULL, NULL, interrupted, NULL};
+    if (isatty(STDERR_FILENO) && !getenv("ERG_NO_PROGRESS")) {
+        hooks.progress = progress;
+        hooks.progress_ud = &shown;
+    }
     rc = erg_meter_sampler_start(m, 0);
     if (rc == ERG_OK)
-        rc = erg_calibrate(m, duration_s, window_s, &cal, &d);
+        rc = erg_calibrate_with(m, duration_s, window_s, &hooks, &cal, &d);
     erg_meter_sampler_stop(m);
+    if (shown)
+        fputs("\r\033[K", stderr);
+    if (rc == ERG_EINTR) {
+        fprintf(stderr, "erg: %s: nothing written\n", d.detail);
+        erg_meter_close(m);
+        return 128 + (got_signal ? got_signal : SIGINT);
+    }
     if (rc == ERG_OK)
         rc = erg_calibration_write_file(out, cal, &d);
     if (rc != ERG_OK) {

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* erg profile ops: run the op profiler (HYMELL Section 5.1 protocol) over a grid into ops.csv. */
+/* erg profile ops: run the op profiler (HYMELL Section 5.1 protocol) over a grid into ops.csv.
+ * erg profile blocks|models: run the PyTorch profiler script (profile_torch.py) into a folder. */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "erg/measure.h"
@@ -29,7 +33,19 @@ static void help(FILE *out)
         "--target cuda is an extension point that this build does not implement (exit 3).\n"
         "time_sd_s/energy_sd_j: the run-to-run sd of the per-execution cost (robust spread\n"
         "of the batches' per-execution means; docs/predict.md).\n"
-        "Exit status: 0 written, 2 bad input (usage, grid file), 3 no usable meter or target.\n");
+        "Exit status: 0 written, 2 bad input (usage, grid file), 3 no usable meter or target.\n"
+        "\n"
+        "Usage: erg profile blocks|models|all [--target cpu|cuda] [--plan full|small|smoke]\n"
+        "                       [--min-time S] [--threads N] [--no-meter] [--quiet] -o DIR\n\n"
+        "Real PyTorch attention, FFN, MoE, norm, embedding and LM-head blocks (blocks.csv) or\n"
+        "whole decoder models built from HF-style configs with random weights (models.csv,\n"
+        "configs/*.json), prefill and decode with a KV cache; 'all' also writes ops.csv (the\n"
+        "torch kernels as level-1 ops). Runs profile_torch.py with $ERG_PYTHON (default\n"
+        "/usr/bin/python3); the script is found as $ERG_PROFILE_SCRIPT, the installed\n"
+        "share/erg/scripts/profile_torch.py, or the source tree. Energy: erg's meter read through\n"
+        "liberg (--target cpu; the estimator where there are no counters, grade 'estimator'),\n"
+        "NVML's energy counter (--target cuda). The full plan is about 1,000 configurations,\n"
+        "30-40 minutes on a 2-core machine (docs/predict.md).\n");
 }
 
 struct progress {
@@ -47,14 +63,192 @@ static void on_progress(void *ud, size_t done, size_t total, const erg_op_sample
             (unsigned long long)s->reps);
 }
 
+static int readable(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
+/* <dir of the running program>/<rel>/<file> into buf when readable; 1 if so */
+static int beside_exe(const char *rel, const char *file, char *buf, size_t size)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return 0;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    int n = snprintf(buf, size, "%s/%s/%s", exe, rel, file);
+    return n > 0 && (size_t)n < size && readable(buf);
+}
+
+/* The profiler script: $ERG_PROFILE_SCRIPT, the installed data dir (relative to the program,
+ * then the configured prefix), the source tree. NULL when none is readable. */
+static const char *find_script(char *buf, size_t size)
+{
+    const char *env = getenv("ERG_PROFILE_SCRIPT");
+    if (env && *env)
+        return env;
+    if (beside_exe(ERG_CLI_BIN_TO_DATA "/erg/scripts", "profile_torch.py", buf, size))
+        return buf;
+    snprintf(buf, size, "%s", ERG_CLI_INSTALL_DATA_DIR "/erg/scripts/profile_torch.py");
+    if (readable(buf))
+        return buf;
+    snprintf(buf, size, "%s", ERG_CLI_SOURCE_DIR "/src/predict/profile_torch.py");
+    if (readable(buf))
+        return buf;
+    return NULL;
+}
+
+/* liberg.so for the script's meter binding ($ERG_LIB is read by the script itself): beside the
+ * installed program, the build tree, the configured prefix. NULL: let the script look. */
+static const char *find_liberg(char *buf, size_t size)
+{
+    if (getenv("ERG_LIB"))
+        return NULL;
+    if (beside_exe(ERG_CLI_BIN_TO_LIB, "liberg.so." ERG_CLI_SOVERSION, buf, size))
+        return buf;
+    snprintf(buf, size, "%s", ERG_CLI_BUILD_LIB);
+    if (readable(buf))
+        return buf;
+    snprintf(buf, size, "%s", ERG_CLI_INSTALL_LIB_DIR "/liberg.so." ERG_CLI_SOVERSION);
+    if (readable(buf))
+        return buf;
+    return NULL;
+}
+
+/* erg profile blocks|models|all: check the options, then exec the script */
+static int run_torch(int argc, char **argv)
+{
+    const char *what = argv[1];
+    argc--;
+    argv++;
+    static const struct option opts[] = {{"target", required_argument, NULL, 't'},
+                                         {"plan", required_argument, NULL, 'P'},
+                                         {"min-time", required_argument, NULL, 'm'},
+                                         {"threads", required_argument, NULL, 'j'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"no-meter", no_argument, NULL, 'N'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *target = "cpu", *plan = NULL, *min_time = NULL, *threads = NULL, *out = NULL;
+    int quiet = 0, no_meter = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        double d;
+        unsigned long ul;
+        switch (c) {
+        case 't':
+            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
+                return erg_cli_usage("profile", "--target expects cpu or cuda, got '%s'", optarg);
+            target = optarg;
+            break;
+        case 'P':
+            if (strcmp(optarg, "full") != 0 && strcmp(optarg, "small") != 0 &&
+                strcmp(optarg, "smoke") != 0)
+                return erg_cli_usage("profile", "--plan expects full, small or smoke, got '%s'",
+                                     optarg);
+            plan = optarg;
+            break;
+        case 'm':
+            if (erg_cli_double("profile", "--min-time", optarg, &d) != 0)
+                return ERG_EXIT_USAGE;
+            if (d < 0)
+                return erg_cli_usage("profile", "--min-time must not be negative");
+            min_time = optarg;
+            break;
+        case 'j':
+            if (erg_cli_ulong("profile", "--threads", optarg, &ul) != 0)
+                return ERG_EXIT_USAGE;
+            if (ul < 1 || ul > 1024)
+                return erg_cli_usage("profile", "--threads must be in 1..1024");
+            threads = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'N':
+            no_meter = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_bad_option("profile", argc, argv, "o:qh", opts);
+        }
+    }
+    if (optind != argc)
+        return erg_cli_usage("profile", "unexpected argument '%s'", argv[optind]);
+    if (!out)
+        return erg_cli_usage("profile", "missing -o DIR");
+    char script_buf[PATH_MAX + 64], lib_buf[PATH_MAX + 64];
+    const char *script = find_script(script_buf, sizeof script_buf);
+    if (!script) {
+        fprintf(stderr, "erg: profile %s: profile_torch.py not found (set $ERG_PROFILE_SCRIPT)\n",
+                what);
+        return ERG_EXIT_NOMETER;
+    }
+    const char *python = getenv("ERG_PYTHON");
+    if (!python || !*python)
+        python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    const char *lib = no_meter || strcmp(target, "cpu") != 0
+                          ? NULL
+                          : find_liberg(lib_buf, sizeof lib_buf);
+    const char *av[24];
+    int n = 0;
+    av[n++] = python;
+    av[n++] = script;
+    av[n++] = what;
+    av[n++] = "-o";
+    av[n++] = out;
+    av[n++] = "--device";
+    av[n++] = target;
+    if (plan) {
+        av[n++] = "--plan";
+        av[n++] = plan;
+    }
+    if (min_time) {
+        av[n++] = "--min-time";
+        av[n++] = min_time;
+    }
+    if (threads) {
+        av[n++] = "--threads";
+        av[n++] = threads;
+    }
+    if (no_meter)
+        av[n++] = "--no-energy";
+    if (quiet)
+        av[n++] = "--quiet";
+    if (lib) {
+        av[n++] = "--erg-lib";
+        av[n++] = lib;
+    }
+    av[n] = NULL;
+    fflush(NULL);
+    execvp(python, (char *const *)av);
+    fprintf(stderr, "erg: profile %s: cannot run %s: %s (set $ERG_PYTHON)\n", what, python,
+            strerror(errno));
+    return ERG_EXIT_NOMETER;
+}
+
 static int run(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         help(stdout);
         return ERG_EXIT_OK;
     }
+    if (argc >= 2 && (strcmp(argv[1], "blocks") == 0 || strcmp(argv[1], "models") == 0 ||
+                      strcmp(argv[1], "all") == 0))
+        return run_torch(argc, argv);
     if (argc < 2 || strcmp(argv[1], "ops") != 0)
-        return erg_cli_usage("profile", "expected 'ops' (erg profile ops ...)");
+        return erg_cli_usage("profile",
+                             "expected 'ops', 'blocks', 'models' or 'all' (erg profile ops ...)");
     argc--;
     argv++;
     static const struct option opts[] = {{"target", required_argument, NULL, 't'},
@@ -221,4 +415,5 @@ static int run(int argc, char **argv)
 }
 
 const struct erg_cli_command erg_cli_cmd_profile = {
-    "profile", "profile primitive ops (RMSNorm, softmax, GEMM) into ops.csv", run};
+    "profile",
+    "profile primitive ops (RMSNorm, softmax, GEMM) into ops.csv; torch blocks and models", run};

@@ -104,6 +104,12 @@ static void sampler_next(struct sampler *s, double window_s)
 int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **outp,
                   erg_diag *diag)
 {
+    return erg_calibrate_with(m, duration_s, window_s, NULL, outp, diag);
+}
+
+int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
+                       const erg_calibrate_hooks *hooks, erg_calibration **outp, erg_diag *diag)
+{
     if (outp)
         *outp = NULL;
     if (!m || !outp || !(window_s >= 0.01) || !(duration_s >= 2 * window_s) || !isfinite(duration_s))
@@ -135,6 +141,16 @@ int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibrat
                 continue;
             erg_running_add(&run[i], r->energy_j / s.r->time_s);
             in_total[i] = r->in_total;
+        }
+        if (hooks && hooks->progress)
+            hooks->progress(hooks->progress_ud, mono_s() - t0, duration_s);
+        if (hooks && hooks->interrupted && hooks->interrupted(hooks->interrupt_ud)) {
+            sampler_free(&s);
+            free(run);
+            free(in_total);
+            erg_calibration_free(out);
+            return erg_diag_set(diag, ERG_EINTR, NULL, "calibration interrupted after %.1f s",
+                                mono_s() - t0);
         }
     }
     out->n_channels = 0;

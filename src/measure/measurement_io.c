@@ -90,6 +90,8 @@ static json_t *to_json(const erg_protocol_result *r, int m1_raised)
     json_object_set_new(root, "user_cpu_s", stat_json(r->user_cpu_s));
     json_object_set_new(root, "system_cpu_s", stat_json(r->system_cpu_s));
     json_object_set_new(root, "erg_cpu_s", stat_json(r->erg_cpu_s));
+    json_object_set_new(root, "settle", json_pack("{s:o, s:o}", "waited_s", num(r->settle_s),
+                                                  "self_cpu", num(r->settle_self_cpu)));
     json_t *ca = json_array();
     for (size_t i = 0; s && i < s->n_channels; i++) {
         const erg_channel_summary *c = &s->channels[i];

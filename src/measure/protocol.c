@@ -31,6 +31,7 @@ void erg_protocol_options_init(erg_protocol_options *o)
     memset(o, 0, sizeof *o);
     o->runs = 5;
     o->max_repetitions = 1000000;
+    o->settle_max_s = 1.0;
     erg_stability_options_init(&o->stability);
     o->baseline = ERG_BASELINE_NONE;
 }
@@ -296,6 +297,23 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         if (!r->stability.stable)
             warn(r, "not stable: %s; measured anyway (waited for %s)", r->stability.reason,
                  r->stability.waiting_for);
+    }
+    /* settle: the first windows must not carry erg's own start-up (threads libraries start) */
+    if (o->settle_max_s > 0) {
+        double s0 = mono_s(), frac = NAN;
+        do {
+            struct rusage a, b;
+            getrusage(RUSAGE_SELF, &a);
+            double w0 = mono_s();
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+            getrusage(RUSAGE_SELF, &b);
+            double dt = mono_s() - w0;
+            frac = (tv_s(b.ru_utime) - tv_s(a.ru_utime) + tv_s(b.ru_stime) - tv_s(a.ru_stime)) /
+                   (dt > 0 ? dt : 0.02);
+        } while (frac >= 0.02 && mono_s() - s0 < o->settle_max_s && !stopped(o));
+        r->settle_s = mono_s() - s0;
+        r->settle_self_cpu = frac;
     }
     /* warm-up: run, not measured */
     for (size_t k = 0; k < o->warmup; k++) {

@@ -118,4 +118,19 @@ for sig in INT TERM; do
     sleep 1.5
     [ -e "$T/late" ] && fail "SIG$sig: the command's background child was killed with its group"
 done
+# --- calibrate: SIGINT stops it, nothing written, exit 130 (once its handler is installed)
+"$erg" calibrate --duration 60 --window 0.05 --out "$T/cal-int.json" --backends rapl-sysfs > "$T/out" 2> "$T/err" &
+pid=$!
+k=0
+while [ $k -lt 200 ]; do
+    m=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
+    [ -n "$m" ] && [ $((0x$m & 2)) -ne 0 ] && break
+    sleep 0.05; k=$((k + 1))
+done
+sleep 0.2
+kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] || fail "calibrate SIGINT: exit 130 (got $rc)"
+grep -q "^erg: calibration interrupted after [0-9.]* s: nothing written$" "$T/err" || fail "calibrate interrupted: said"
+[ -e "$T/cal-int.json" ] && fail "calibrate interrupted: nothing written"
+ls "$T" | grep -q '\.tmp\.' && fail "calibrate interrupted: no temporary"
 echo "cli protocol: ok"
