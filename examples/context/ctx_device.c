@@ -170,31 +170,32 @@ static int serve(const char *dir)
         gemm_order[i] = gemm_order[k];
         gemm_order[k] = t;
     }
-    for (;;) {
-        FILE *f = fopen(q, "r"); /* blocks until a client opens it */
-        if (!f)
-            return 1;
-        char line[700];
-        while (fgets(line, sizeof line, f)) {
-            struct job *j = calloc(1, sizeof *j);
-            if (!j)
-                continue;
-            if (!strncmp(line, "stop", 4)) {
-                unlink(q);
-                return 0;
-            }
-            if (sscanf(line, "%31s %ld %511s", j->kernel, &j->arg, j->reply) != 3) {
-                free(j);
-                continue;
-            }
-            pthread_t t;
-            if (pthread_create(&t, NULL, worker, j) == 0)
-                pthread_detach(t);
-            else
-                free(j);
+    /* opened read-write, the queue always has a writer: no end of file between clients, so a
+     * request written while the device would reopen it is never lost */
+    int qfd = open(q, O_RDWR);
+    FILE *f = qfd >= 0 ? fdopen(qfd, "r") : NULL;
+    if (!f)
+        return 1;
+    char line[700];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "stop", 4))
+            break;
+        struct job *j = calloc(1, sizeof *j);
+        if (!j)
+            continue;
+        if (sscanf(line, "%31s %ld %511s", j->kernel, &j->arg, j->reply) != 3) {
+            free(j);
+            continue;
         }
-        fclose(f);
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker, j) == 0)
+            pthread_detach(t);
+        else
+            free(j);
     }
+    fclose(f);
+    unlink(q);
+    return 0;
 }
 
 static int launch(const char *dir, const char *kernel, long arg)

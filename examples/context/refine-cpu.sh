@@ -8,12 +8,13 @@
 # kernels' CPU time, s = 10 W plus (65 - 10) W / n_cpu per busy CPU.
 #
 #   ERG=build/gcc/src/cli/erg DEVICE=build/gcc/src/calculus/erg-ctx-device examples/context/refine-cpu.sh
-# RUNS (default 20) runs per characterized context, GEMMS (default 40) GEMMs after each stream.
+# RUNS (default 20) runs per characterized context and of the whole schedule, GEMMS (default 60)
+# GEMMs after each stream.
 set -eu
 ERG=${ERG:-build/gcc/src/cli/erg}
 DEVICE=${DEVICE:-build/gcc/src/calculus/erg-ctx-device}
 RUNS=${RUNS:-20}
-GEMMS=${GEMMS:-40}
+GEMMS=${GEMMS:-60}
 for x in "$ERG" "$DEVICE"; do
     [ -x "$x" ] || { echo "refine-cpu.sh: $x not found: build first (cmake --build build/gcc)" >&2; exit 2; }
 done
@@ -51,7 +52,7 @@ echo "== 2. a schedule: (stream, then $GEMMS GEMMs) twice, one after another on 
 } > "$W/schedule.json"
 
 echo "== 3. measure the whole schedule directly"
-"$ERG" characterize --schedule "$W/schedule.json" $COMMON -r 10 -o "$W/measured.json"
+"$ERG" characterize --schedule "$W/schedule.json" $COMMON -r "$RUNS" -o "$W/measured.json"
 
 echo "== 4. refine: compose, test, rank, characterize, compose again"
 set +e

@@ -908,6 +908,19 @@ typedef struct erg_e2e_model erg_e2e_model;
 ERG_API int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2,
                               const erg_model_sample *s, size_t n, const erg_mlp_options *o,
                               erg_e2e_model **out, erg_diag *diag);
+/** One row of a level-3 fit with its held-out prediction (by a fit that saw no row of its
+ *  architecture; NaN when there was no hold-out), for per-sequence tables (HYMELL Table 7). */
+typedef struct erg_e2e_heldout_row {
+    char arch[64];
+    erg_phase_spec phase;
+    double time_s, energy_j;                     /**< measured (energy NaN when not) */
+    double predicted_time_s, predicted_energy_j; /**< held out */
+} erg_e2e_heldout_row;
+
+/** The rows of the fit that made m, in the order given, with their held-out predictions; 0 and
+ *  *rows NULL for a loaded model (the rows are not saved). Owned by m. Never fails. */
+ERG_API size_t erg_e2e_model_heldout(const erg_e2e_model *m, const erg_e2e_heldout_row **rows);
+
 /** Save as "erg": "model/1", kind "hymell-level3-e2e". Errors: ERG_EIO, ERG_ENOMEM. */
 ERG_API int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag);
 /** Load a level-3 model file. Errors as erg_block_model_load. */

@@ -30,16 +30,18 @@ static void help_model(FILE *out)
 {
     fprintf(out,
             "Usage: erg fit model models.csv -o E2E.json [--target DIR] [--seed S] [--width W]\n"
-            "         [--layers L] [--epochs E] [--no-cv] [--json]\n\n"
+            "         [--layers L] [--epochs E] [--no-cv] [--json] [--per-sequence ARCH]\n\n"
             "Fit HYMELL level 3 (Section 3.6): an MLP on log targets from the block estimates\n"
             "of the target (DIR/ops.json and DIR/blocks.json when present; default DIR: the\n"
             "folder above the CSV's) and global features. Accuracy leave-one-architecture-out\n"
-            "in the layout of Table 6 beside the paper's numbers and the plain block sum.\n"
+            "in the layout of Table 6 beside the paper's numbers and the plain block sum;\n"
+            "--per-sequence ARCH adds Table 7's layout: the held-out error of each batch-1\n"
+            "row of ARCH by sequence length, beside AMALI's aggregate and HYMELL's figures.\n"
             "Exit status: 0 written, 2 bad input.\n");
 }
 
 struct opts {
-    const char *in, *out, *aux;
+    const char *in, *out, *aux, *per_seq;
     int json;
     erg_mlp_options mlp;
 };
@@ -55,6 +57,7 @@ static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*
                                        {"epochs", required_argument, NULL, 'e'},
                                        {"no-cv", no_argument, NULL, 'N'},
                                        {"json", no_argument, NULL, 'J'},
+                                       {"per-sequence", required_argument, NULL, 'q'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
@@ -105,6 +108,11 @@ static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*
             break;
         case 'N':
             o->mlp.cross_validate = 0;
+            break;
+        case 'q':
+            if (strcmp(sub, "model") != 0)
+                return erg_cli_usage("fit", "--per-sequence belongs to 'erg fit model'");
+            o->per_seq = optarg;
             break;
         case 'J':
             o->json = 1;
@@ -337,6 +345,48 @@ int erg_cli_fit_blocks(int argc, char **argv)
     return ERG_EXIT_OK;
 }
 
+/* HYMELL Table 7: per sequence length, batch 1, one architecture: |error| of time and energy. */
+static void per_sequence(const erg_e2e_model *m, const char *arch)
+{
+    const erg_e2e_heldout_row *r;
+    size_t n = erg_e2e_model_heldout(m, &r);
+    static const double amali[2] = {15.56, 34.90}, hymell[2][2] = {{4.19, 2.92}, {1.58, 1.34}};
+    printf("\nPer-sequence accuracy of %s at batch 1 (Table 7 layout; held out)\n", arch);
+    printf("  %-8s %8s %12s %12s   | %12s %12s %12s\n", "mode", "seq len", "time err %",
+           "energy err %", "AMALI time %", "HYMELL time %", "HYMELL enrg %");
+    for (int ph = 0; ph < 2; ph++) {
+        double st = 0, se = 0;
+        int k = 0, ke = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(r[i].arch, arch) != 0 || r[i].phase.batch != 1 ||
+                (int)r[i].phase.phase != ph || !isfinite(r[i].predicted_time_s))
+                continue;
+            double et = 100 * fabs(r[i].predicted_time_s - r[i].time_s) / r[i].time_s;
+            double ee = 100 * fabs(r[i].predicted_energy_j - r[i].energy_j) / r[i].energy_j;
+            printf("  %-8s %8lld %12.3f", ph ? "decode" : "prefill",
+                   (long long)(ph ? r[i].phase.kv : r[i].phase.prompt), et);
+            if (isfinite(ee)) {
+                printf(" %12.3f\n", ee);
+                se += ee;
+                ke++;
+            } else
+                printf(" %12s\n", "-");
+            st += et;
+            k++;
+        }
+        if (!k)
+            printf("  %-8s (no batch-1 rows of %s)\n", ph ? "decode" : "prefill", arch);
+        else {
+            printf("  %-8s %8s %12.3f", ph ? "decode" : "prefill", "MAPE", st / k);
+            if (ke)
+                printf(" %12.3f", se / ke);
+            else
+                printf(" %12s", "-");
+            printf("   | %12.2f %12.2f %12.2f\n", amali[ph], hymell[ph][0], hymell[ph][1]);
+        }
+    }
+}
+
 int erg_cli_fit_model(int argc, char **argv)
 {
     struct opts o;
@@ -418,6 +468,8 @@ int erg_cli_fit_model(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             row(names[i], &a[i], t6[i]);
         row("Average", &avg, t6[4]);
+        if (o.per_seq)
+            per_sequence(m, o.per_seq);
         printf("\nwrote %s\n", o.out);
     }
     free(s);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,52 @@ static int status_from_errno(int e)
     }
 }
 
+/* Open path for a whole-file read: a regular file or a pipe (a shell's <(...)), never a device
+ * (/dev/zero would be read until memory runs out) or a folder. The open does not block: a FIFO
+ * nobody writes to reads as empty instead of hanging. The size is bounded either way (1 GiB).
+ * "-" is standard input, whatever it is. */
+static FILE *open_regular(const char *path, erg_diag *diag, int *status)
+{
+    if (strcmp(path, "-") == 0)
+        return stdin;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        *status = erg_diag_set(diag, status_from_errno(e), path, "cannot open: %s", strerror(e));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        close(fd);
+        *status = erg_diag_set(diag, ERG_EINVAL, path,
+                               "not a regular file (a device or a folder): erg reads files");
+        return NULL;
+    }
+    if ((uint64_t)st.st_size > ERG__READ_FILE_MAX) {
+        close(fd);
+        *status = erg_diag_set(diag, ERG_EINVAL, path,
+                               "%llu bytes: larger than the %llu bytes erg reads whole",
+                               (unsigned long long)st.st_size,
+                               (unsigned long long)ERG__READ_FILE_MAX);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        *status = erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    }
+    return f;
+}
+
 int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    int status = ERG_EIO;
+    FILE *f = open_regular(path, diag, &status);
     if (!f)
-        return erg_diag_set(diag, status_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        return status;
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
@@ -50,6 +92,13 @@ int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
                 return erg_diag_set(diag, ERG_EIO, path, "read error: %s", strerror(e));
             }
             break;
+        }
+        if (cap >= ERG__READ_FILE_MAX) { /* standard input, or a file that grew while read */
+            free(buf);
+            if (f != stdin)
+                fclose(f);
+            return erg_diag_set(diag, ERG_EINVAL, path, "larger than the %llu bytes erg reads whole",
+                                (unsigned long long)ERG__READ_FILE_MAX);
         }
         char *nb = realloc(buf, 2 * cap + 1);
         if (!nb) {

@@ -8,6 +8,9 @@
 #include "erg/error.h"
 
 /* Read all of path into a malloc'd, NUL-terminated buffer; *len excludes the NUL. "-" is stdin. */
+/* Largest file erg__read_file reads whole (bytes): 1 GiB. Schedules and traces larger than that
+ * are streamed by their own readers. */
+#define ERG__READ_FILE_MAX (1ull << 30)
 int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag);
 
 /* Write len bytes to path whole or not at all: write "<path>.tmp.XXXXXX" in the same folder,

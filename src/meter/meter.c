@@ -98,6 +98,10 @@ struct erg_meter {
     int running, stop;
     double period_s;
     uint64_t last_poll_ns;
+    /* channels beyond ERG_METER_MAX_CHANNELS that a total would stand on (package, dram, psys,
+     * system, GPU; not components): a total cannot cover them, so it is incomplete */
+    size_t n_over;
+    char over_first[ERG_METER_ID_MAX];
 };
 
 struct snap_chan {
@@ -551,9 +555,23 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         b->first = m->n_ch;
         for (size_t i = 0; i < b->n; i++) {
             if (m->n_ch == ERG_METER_MAX_CHANNELS) {
-                /* Over the limit: the backend still reads them, we ignore the rest. */
+                /* Over the limit: the backend still reads them, we ignore the rest, say so, and
+                 * no total passes for complete without those it would need */
+                size_t over = 0;
+                for (size_t k = i; k < b->n; k++) {
+                    const struct erg__chan *x = &b->chans[k];
+                    if (x->component || x->kind == ERG_KIND_ESTIMATE || !(x->usable || x->lacks) ||
+                        x->domain == ERG_DOMAIN_CORE || x->domain == ERG_DOMAIN_UNCORE)
+                        continue;
+                    if (!m->n_over && !over)
+                        erg__strlcpy(m->over_first, x->id, sizeof m->over_first);
+                    over++;
+                }
+                m->n_over += over;
                 erg__fmt(b->info.reason, sizeof b->info.reason,
-                         "only the first channels kept (limit %d)", ERG_METER_MAX_CHANNELS);
+                         "only the first channels kept (limit %d): %zu left out, %zu of them ones "
+                         "a total needs",
+                         ERG_METER_MAX_CHANNELS, b->n - i, over);
                 break;
             }
             struct chan *c = &m->ch[m->n_ch++];
@@ -1057,6 +1075,14 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
             out->total_grade = erg_grade_weakest(out->total_grade, r[i].grade);
             out->n_total++;
         }
+    /* a whole-machine input covers channels left out too; a sum of parts does not */
+    if (m->n_over && !(sys >= 0 && strncmp(r[sys].device, "socket-", 7) != 0)) {
+        size_t l = strlen(missing);
+        erg__fmt(missing + l, sizeof missing - l,
+                 "%s%zu channel(s) beyond the meter's limit of %d "
+                 "(%s...)",
+                 l ? "; " : "", m->n_over, ERG_METER_MAX_CHANNELS, m->over_first);
+    }
     if (missing[0]) {
         /* a total that silently left these out would look complete: give none, say why */
         for (size_t i = 0; i < n; i++)

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PKG 16
+#define MAX_PKG 64 /* HPE Superdome Flex and the like reach 32 sockets */
 #define MAX_CH (MAX_PKG * 4 + 1)
 
 /* Intel family-6 models whose DRAM domain uses the fixed 2^-16 J unit (turbostat

@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ZONES 64
-
 /* The control types read, in order of preference when two mirror one domain (the same name):
  * the MSR-backed intel-rapl, the MMIO one of client parts, and TPMI (Granite Rapids and later). */
 static const struct ctype {
@@ -43,8 +41,9 @@ struct zone {
 struct state {
     const struct erg__env *env;
     size_t n;
-    struct zone z[MAX_ZONES];
-    struct erg__chan ch[MAX_ZONES];
+    size_t cap;
+    struct zone *z; /* grown as zones are found: no fixed table drops a zone */
+    struct erg__chan *ch;
 };
 
 /* One hexadecimal zone index: the powercap core names zones "%s:%x" (drivers/powercap/
@@ -144,6 +143,8 @@ static void pc_close(void *st)
     for (size_t i = 0; i < s->n; i++)
         if (s->z[i].fd >= 0)
             s->env->io.close(s->env->io.ud, s->z[i].fd);
+    free(s->z);
+    free(s->ch);
     free(s);
 }
 
@@ -164,18 +165,35 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
     }
     s->env = env;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL && s->n < MAX_ZONES) {
+    int oom = 0;
+    while ((e = readdir(d)) != NULL && !oom) {
         if (strstr(e->d_name, "..") || strchr(e->d_name, '/'))
             continue;
         struct zone z;
-        if (parse_zone_dir(e->d_name, &z) == 0) {
-            z.fd = -1;
-            s->z[s->n++] = z;
+        if (parse_zone_dir(e->d_name, &z) != 0)
+            continue;
+        z.fd = -1;
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : 16;
+            struct zone *p = realloc(s->z, cap * sizeof *p);
+            if (!p) {
+                oom = 1;
+                break;
+            }
+            s->z = p;
+            s->cap = cap;
         }
+        s->z[s->n++] = z;
     }
     closedir(d);
+    if (!oom && s->n && !(s->ch = calloc(s->n, sizeof *s->ch)))
+        oom = 1;
+    if (oom) {
+        pc_close(s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
     if (s->n == 0) {
-        free(s);
+        pc_close(s);
         return erg_diag_set(diag, ERG_ENODEV, path,
                             "no intel-rapl zones (empty powercap tree: VM, container or no RAPL "
                             "driver)");

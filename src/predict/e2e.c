@@ -24,7 +24,16 @@ struct erg_e2e_model {
     struct erg__corrector corr;
     int energy;
     erg_accuracy acc[3][3];
+    erg_e2e_heldout_row *rows; /* the fit's rows (NULL when loaded) */
+    size_t n_rows;
 };
+
+size_t erg_e2e_model_heldout(const erg_e2e_model *m, const erg_e2e_heldout_row **rows)
+{
+    if (rows)
+        *rows = m ? m->rows : NULL;
+    return m ? m->n_rows : 0;
+}
 
 static double lg(double v)
 {
@@ -104,6 +113,7 @@ void erg_e2e_model_free(erg_e2e_model *m)
     if (!m)
         return;
     erg__corrector_free(&m->corr);
+    free(m->rows);
     free(m);
 }
 
@@ -164,9 +174,22 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
         rc = erg__corrector_fit(X, Y, grp, n, L3_FEATURES, n_out, o, &m->corr, H, diag);
     if (rc != ERG_OK)
         goto done;
+    m->rows = calloc(n, sizeof *m->rows);
+    if (!m->rows) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    m->n_rows = n;
     for (size_t i = 0; i < n; i++) {
         pt[i] = bt[i] * exp(H[i * n_out]);
         pe[i] = energy ? be[i] * exp(H[i * n_out + 1]) : (double)NAN;
+        erg_e2e_heldout_row *r = &m->rows[i];
+        snprintf(r->arch, sizeof r->arch, "%s", s[i].arch);
+        r->phase = s[i].phase;
+        r->time_s = s[i].time_s;
+        r->energy_j = s[i].energy_j;
+        r->predicted_time_s = pt[i];
+        r->predicted_energy_j = pe[i];
     }
     for (int ph = 0; ph < 3; ph++)
         for (int mo = 0; mo < 3; mo++) {

@@ -226,6 +226,21 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
     if (rc != ERG_OK)
         return rc;
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    /* A NUL byte would end the text early and silently drop the rows after it. */
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        size_t line = 1, col = 1;
+        for (const char *p = buf; p < nul; p++, col++)
+            if (*p == '\n') {
+                line++;
+                col = 0;
+            }
+        char where[256];
+        snprintf(where, sizeof where, "%s:%zu:%zu", name, line, col);
+        free(buf);
+        return erg_diag_set(diag, ERG_EPARSE, where, "a NUL byte (a binary file, not %s)",
+                            grid ? "a grid CSV" : "an ops CSV");
+    }
     /* JSON where a CSV belongs: recognised before its first line is split into cells. */
     size_t skip = strspn(buf, " \t\r\n");
     if (buf[skip] == '{' || buf[skip] == '[') {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The op profiler: HYMELL Section 5.1's protocol on the CPU. */
+#define _GNU_SOURCE 1 /* secure_getenv */
 #include "erg/predict.h"
 
 #include <ctype.h>
@@ -443,7 +444,8 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
 
 void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size)
 {
-    const char *root = getenv("ERG_ROOT");
+    /* not taken from the environment under elevated privilege (AT_SECURE), as the meter does */
+    const char *root = secure_getenv("ERG_ROOT");
     char path[512];
     snprintf(path, sizeof path, "%s/proc/cpuinfo", root && *root ? root : "");
     char model[128] = "unknown";

@@ -223,4 +223,14 @@ printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 10}}, "signatu
 [ $? -eq 2 ] || fail "overflow should exit 2"
 grep -q "^erg: .*big.json: expr.seq\[0\]: signature \"a\": its energy overflows a double" "$tmp/err" || fail "overflow message: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "overflow printed a report"
+# issue 16: a device is never read as a file (/dev/zero ran out of memory), a FIFO never blocks
+"$erg" compose /dev/zero 2> "$tmp/err"; [ $? -eq 2 ] || fail "/dev/zero: exit 2"
+grep -q "/dev/zero: not a regular file" "$tmp/err" || fail "/dev/zero message: $(cat "$tmp/err")"
+mkfifo "$tmp/fifo" # nobody writes to it: read as empty at once, never waited on
+timeout 20 "$erg" compose "$tmp/fifo" 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "a FIFO without a writer: exit $rc (124: it blocked)"
+# a pipe with a writer (a shell's <(...)) is read as a file
+cat "$ex/attention-layer.json" > "$tmp/fifo" &
+"$erg" compose "$tmp/fifo" > /dev/null 2> "$tmp/err" || fail "a FIFO with a writer: $(cat "$tmp/err")"
+wait
 echo "cli calculus: ok"

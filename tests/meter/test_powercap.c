@@ -771,6 +771,44 @@ static void an_implausible_jump_is_named_as_such(void **state)
     erg_meter_close(m);
 }
 
+/* More zones than the meter's channel limit (ERG_METER_MAX_CHANNELS = 64): 17 packages with core,
+ * uncore and dram each are 68 zones. The ones left out are said, and a total that would need
+ * them (package-16 and its dram) is not given as complete. */
+static void channels_beyond_the_limit_make_the_total_incomplete(void **state)
+{
+    (void)state;
+    const char *subs[] = {"core", "uncore", "dram"};
+    for (unsigned k = 0; k < 17; k++) {
+        char dir[64], rel[128], name[32];
+        snprintf(dir, sizeof dir, "intel-rapl:%x", k);
+        snprintf(name, sizeof name, "package-%u", k);
+        snprintf(rel, sizeof rel, "sys/class/powercap/%s/name", dir);
+        fake_write(root, rel, "%s\n", name);
+        set_uj(dir, 1000000);
+        for (unsigned j = 0; j < 3; j++) {
+            snprintf(dir, sizeof dir, "intel-rapl:%x:%u", k, j);
+            snprintf(rel, sizeof rel, "sys/class/powercap/%s/name", dir);
+            fake_write(root, rel, "%s\n", subs[j]);
+            set_uj(dir, 1000000 + j);
+        }
+    }
+    erg_meter *m = open_meter("rapl-sysfs");
+    assert_int_equal(erg_meter_channel_count(m), ERG_METER_MAX_CHANNELS);
+    erg_backend_info b;
+    erg_meter_backend_info(m, 0, &b);
+    if (!strstr(b.reason, "4 left out, 2 of them ones a total needs"))
+        fail_msg("reason: %s", b.reason);
+    struct win w;
+    win_begin(m, &w);
+    advance(1.0);
+    win_end(m, &w, 0, "rapl-sysfs:package-0");
+    assert_true(isnan(w.r.total_energy_j));
+    assert_int_equal(w.r.total_flags, ERG_FLAG_INCOMPLETE);
+    assert_non_null(strstr(w.r.total_reason, "2 channel(s) beyond the meter's limit of 64 "
+                                             "(rapl-sysfs:package-16..."));
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -802,6 +840,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_total_never_silently_leaves_out_a_package, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(an_implausible_jump_is_named_as_such, setup, teardown),
+        cmocka_unit_test_setup_teardown(channels_beyond_the_limit_make_the_total_incomplete, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,6 +107,10 @@ check "model of another kind" 2 "a level-1 op model" -- "$erg" predict op rmsnor
 check "model of another target" 0 "was fitted for other-box" -- "$erg" predict op rmsnorm --tokens 8 --d-model 256 --model "$tmp/model2.json"
 check "wrong dtype" 2 "fitted on fp32, not bf16" -- "$erg" predict op rmsnorm --tokens 8 --d-model 64 --dtype bf16 --model "$tmp/model.json"
 printf 'op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade\ngemm,x,8,8,8,,,fp32,1,abc,,,,\n' > "$tmp/bad.csv"
+# issue 16: a NUL byte used to drop the rows after it silently; a device is not a file
+printf 'op,kappa,m,n,k,tokens,d_model,dtype,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade\ngemm,x,8,8,8,,,fp32,1,1e-6,,,,\n\000gemm,x,9,9,9,,,fp32,1,1e-6,,,,\n' > "$tmp/nul.csv"
+check "a NUL byte in ops.csv" 2 "nul.csv:3:1: a NUL byte (a binary file, not an ops CSV)" -- "$erg" fit ops "$tmp/nul.csv" -o "$tmp/never.json"
+check "a device as ops.csv" 2 "/dev/zero: not a regular file" -- "$erg" fit ops /dev/zero -o "$tmp/never.json"
 check "non-numeric column" 2 "bad.csv:2:23: column 'time_s': expected a number" -- "$erg" fit ops "$tmp/bad.csv" -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || { echo "FAIL half-written model"; fails=$((fails + 1)); }
 printf 'op,kappa,m,n,k,tokens,d_model,dtype\ngemm,,8,-2,8,,,fp32\n' > "$tmp/badgrid.csv"

@@ -58,6 +58,10 @@ check "fit blocks --json" 0 '"level": 2' -- "$erg" fit blocks "$t/profile/blocks
 } > "$t/profile/models.csv"
 check "fit model prints Table 6" 0 "End-to-end estimator (Table 6 layout)" -- "$erg" fit model "$t/profile/models.csv" -o "$t/e2e.json" --epochs 200
 grep -q "Decode (MoE)" "$tmp/out" && grep -q "10.980" "$tmp/out" || fail "fit model table"
+check "fit model --per-sequence (Table 7)" 0 "Per-sequence accuracy of tiny-llama at batch 1 (Table 7 layout" -- "$erg" fit model "$t/profile/models.csv" -o "$tmp/e2e7.json" --epochs 40 --per-sequence tiny-llama
+[ "$(grep -c '^  prefill ' "$tmp/out")" = 4 ] && [ "$(grep -c '^  decode ' "$tmp/out")" = 4 ] && grep -q "15.56" "$tmp/out" \
+    || fail "Table 7 rows (3 lengths and the MAPE per phase)"
+check "--per-sequence belongs to fit model" 2 "belongs to 'erg fit model'" -- "$erg" fit blocks "$t/profile" -o "$tmp/x.json" --per-sequence a
 
 cfg="$src/tests/predict/configs/tiny-llama.json"
 check "predict model, both phases" 0 "^prefill: 1 x 512 tokens" -- "$erg" predict model "$cfg" --target "$t"
