@@ -1000,6 +1000,263 @@ ERG_API int erg_model_schedule_write(const erg_arch *a, const erg_model_predicti
                                      double static_power_w, const char *name, const char *path,
                                      erg_diag *diag);
 
+/* ---------------------------------------------------------------- public measured data */
+
+/**
+ * Formats of third-party measured files erg reads (docs/predict.md, "Public measured data"):
+ * NVIDIA aiconfigurator kernel tables (CSV, optionally gzip-compressed; latency in ms, and in the
+ * H200 tables the mean NVML power in W), Vidur per-layer operator profiles (`mlp.csv`, medians in
+ * ms), ML.ENERGY Benchmark v3 model JSON (steady-state serving per configuration) and BLIS vLLM
+ * request traces (OpenTelemetry `llm_request` spans, one JSON object per line).
+ */
+typedef enum erg_public_format {
+    ERG_PUBLIC_AIC_GEMM = 0,                /**< aiconfigurator gemm_perf */
+    ERG_PUBLIC_AIC_CONTEXT_ATTENTION = 1,   /**< context_attention_perf (prefill) */
+    ERG_PUBLIC_AIC_GENERATION_ATTENTION = 2, /**< generation_attention_perf (decode) */
+    ERG_PUBLIC_AIC_MOE = 3,                 /**< moe_perf (vLLM fused MoE) */
+    ERG_PUBLIC_AIC_COLLECTIVE = 4,          /**< nccl_perf and custom_allreduce_perf */
+    ERG_PUBLIC_VIDUR_MLP = 5,               /**< Vidur data/profiling/compute/.../mlp.csv */
+    ERG_PUBLIC_MLENERGY_V3 = 6,             /**< ML.ENERGY leaderboard v3 model JSON */
+    ERG_PUBLIC_BLIS_TRACES = 7              /**< BLIS ground-truth traces.json */
+} erg_public_format;
+#define ERG_PUBLIC_FORMAT_COUNT 8
+
+/** Name of a format ("aic-gemm", "aic-context-attention", "aic-generation-attention",
+ *  "aic-moe", "aic-collective", "vidur-mlp", "mlenergy-v3", "blis-traces"); "?" otherwise.
+ *  Static string; never fails. */
+ERG_API const char *erg_public_format_name(erg_public_format f);
+
+/** Vidur's per-layer operators (columns `time_stats.<op>.median`), in file order. */
+typedef enum erg_vidur_op {
+    ERG_VIDUR_EMB = 0,
+    ERG_VIDUR_INPUT_LAYERNORM,
+    ERG_VIDUR_ATTN_PRE_PROJ,
+    ERG_VIDUR_ATTN_ROPE,
+    ERG_VIDUR_ATTN_POST_PROJ,
+    ERG_VIDUR_POST_ATTENTION_LAYERNORM,
+    ERG_VIDUR_MLP_UP_PROJ,
+    ERG_VIDUR_MLP_ACT,
+    ERG_VIDUR_MLP_DOWN_PROJ,
+    ERG_VIDUR_ADD
+} erg_vidur_op;
+#define ERG_VIDUR_OP_COUNT 10
+/** Vidur's name of op ("emb", "input_layernorm", ..., "add"); "?" otherwise. Never fails. */
+ERG_API const char *erg_vidur_op_name(erg_vidur_op op);
+
+/**
+ * One measured row of a public file, format-neutral: the fields a format lacks are 0 (integers)
+ * or NaN (measurements). Sizes are element counts, times seconds, energies joules, powers watts.
+ * - aic gemm: m, n, k, dtype (`gemm_dtype`); time_s = latency; power_w, energy_j = power × time
+ *   (H200 tables; NaN elsewhere: aiconfigurator's own energy is this product).
+ * - aic attention: batch, isl (prompt length; 1 in decode), kv (the KV history `step` in decode,
+ *   0 in prefill), heads and kv_heads (per GPU), head_dim, window (0 = full attention), dtype
+ *   (`attn_dtype`), variant = `kv_cache_dtype`.
+ * - aic moe: tokens, hidden, inter (per expert), topk, experts, tp, ep, dtype, variant = the
+ *   routing `distribution`.
+ * - aic collective: op ("all_reduce", ...), gpus, message_bytes, dtype, variant = backend or
+ *   kernel source.
+ * - vidur: heads, kv_heads, hidden (`n_embd`), inter (`n_expanded_embd`), vocab, gated, tokens,
+ *   tp; op_time_s[] the medians (NaN when the file lacks the column: phi-2 has no
+ *   post_attention_layernorm); time_s their sum; dtype "float16" (Vidur profiles fp16).
+ * - mlenergy: device (`gpu_model`), gpus, tp, ep, batch = max_num_seqs, avg_batch, time_s =
+ *   median_itl_ms / 1000, energy_j = energy_per_token_joules, power_w = avg_power_watts (all
+ *   GPUs), avg_output_len, throughput; dtype = the file's weight_precision.
+ * - blis: isl = prompt tokens, tokens = completion tokens, prefill_s, decode_s, queue_s,
+ *   ttft_s, time_s = e2e latency.
+ */
+typedef struct erg_public_row {
+    size_t line;       /**< 1-based line (CSV, BLIS) or configuration index + 1 (ML.ENERGY) */
+    char op[32];       /**< aic `op_name`; "layer" (Vidur); "serving" (ML.ENERGY); "request" */
+    char dtype[24];    /**< element type as the file names it ("bfloat16", "fp8", "float16") */
+    char device[48];   /**< GPU as the file names it ("NVIDIA H200", "H100") */
+    char variant[32];  /**< format-specific qualifier (see above) */
+    int64_t m, n, k;
+    int64_t batch, isl, kv, heads, kv_heads, head_dim, window;
+    int64_t tokens, hidden, inter, topk, experts, tp, ep, gpus, message_bytes, vocab;
+    int gated;
+    double time_s, power_w, energy_j;
+    double op_time_s[ERG_VIDUR_OP_COUNT];
+    double avg_batch, avg_output_len, throughput_tok_s;
+    double prefill_s, decode_s, queue_s, ttft_s;
+} erg_public_row;
+
+/** A public file read whole. */
+typedef struct erg_public_table {
+    erg_public_format format;
+    char path[512];
+    char model_id[128];  /**< ML.ENERGY `model_id`; "" otherwise */
+    erg_public_row *rows;
+    size_t n;
+} erg_public_table;
+
+/**
+ * Read a public measured file (format recognised from its content: a CSV header, optionally
+ * gzip-compressed, read through zlib; or JSON) into *out (free with erg_public_table_free).
+ * Columns are found by name, so their order does not matter; a column the format needs and the
+ * file lacks, a cell that is not a number where one is needed, or a negative size is an error.
+ * Errors: ERG_ENOENT, ERG_EACCES, ERG_EIO (the file); ERG_EPARSE with diag->where
+ * "path:line" (CSV: the line; ML.ENERGY: "configurations[i]") naming the column or member and
+ * what is wrong, or "not a known public format" naming what the file looked like;
+ * ERG_ENOMEM. *out is NULL on error.
+ */
+ERG_API int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag);
+
+/** Free a table from erg_public_read. NULL-safe; never fails. */
+ERG_API void erg_public_table_free(erg_public_table *t);
+
+/**
+ * Level-1 samples (ops.csv rows) from a table, appended to *s (realloc'd; *n updated):
+ * - aic gemm: one GEMM per row of dtype `dtype` ("bfloat16" selects bf16; rows of other types
+ *   are counted in *skipped); energy = NVML power × latency, grade model_based (vendor power
+ *   readings integrated over time), or NaN for tables without power;
+ * - vidur: per row with tp == 1 the GEMMs of attn_pre_proj (m = tokens, n = (H + 2·KV)·d/H,
+ *   k = d), attn_post_proj (tokens, d, d), mlp_up_proj (tokens, 2·ffn gated or ffn, d) and
+ *   mlp_down_proj (tokens, d, ffn) and, for gated (RMSNorm) models, RMSNorm of tokens × d from
+ *   input_layernorm and post_attention_layernorm (phi-2's LayerNorm is not RMSNorm: skipped);
+ *   fp16, time only.
+ * kappa names the source ("aic-<framework>-<kernel_source>", "vidur-<op>"). Other formats give no
+ * level-1 rows (ERG_ENOTSUP). Errors: ERG_ENOMEM, ERG_EINVAL (dtype unknown to erg).
+ */
+ERG_API int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample **s,
+                           size_t *n, size_t *skipped, erg_diag *diag);
+
+
+
+/**
+ * Write blocks.csv (docs/predict.md, "Profile files"), whole or not at all, from Vidur mlp.csv
+ * tables (rows at TP 1; arch = the file name's model part, "llama-2-7b-hf"): per row an `ffn`
+ * block (mlp_up_proj + mlp_act + mlp_down_proj), a `norm` block (input_layernorm) and an
+ * `embedding` block (emb), phase prefill with batch 1 and prompt = tokens = num_tokens (these
+ * ops do not depend on the KV length); and `attention` blocks where an aiconfigurator attention
+ * table among t (same GPU: the caller's choice) has a bf16, full-attention row with the same
+ * heads, KV heads and head_dim: prefill (context_attention at batch 1, isl = num_tokens) and
+ * decode (generation_attention at batch = num_tokens, kv = its step), time = Vidur's
+ * attn_pre_proj + attn_rope + attn_post_proj + the kernel's latency. fp16, time only (energy
+ * empty). *vidur_rows and *attention_blocks (may be NULL) count what was written. Errors:
+ * ERG_EINVAL (no Vidur row at TP 1), ERG_EIO, ERG_ENOMEM.
+ */
+ERG_API int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
+                                    size_t *vidur_rows, size_t *attention_blocks,
+                                    erg_diag *diag);
+
+/* ---------------------------------------------------------------- GPU targets from public data */
+
+/**
+ * Kernel models of a GPU target, fitted on aiconfigurator's tables (docs/predict.md, "GPU
+ * targets"): each a linear model in physical work, fitted by relative least squares (rows
+ * divided by the measured time, so the fit minimises the squared relative error MAPE measures):
+ * - decode attention (generation_attention, bf16 KV cache, full attention):
+ *   t = c0 + c1·B_kv + c2·B·h + c3·B + c4·B·h_kv + c5·L, with B_kv = 2·B·h_kv·d_h·L·2 bytes of
+ *   K and V read (batch B, KV length L, h query and h_kv KV heads of size d_h);
+ * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
+ *   with B_w = A·3·d·f/tp·2 bytes of the A = E·(1 − (1 − k/E)^T) experts T tokens activate on
+ *   average, and F = 6·T·k·d·f/tp FLOPs;
+ * - all-reduce (custom_allreduce graph mode, else NCCL), per GPU count 2, 4, 8:
+ *   t = c0 + c1·bytes.
+ * Times in seconds; held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
+ */
+typedef struct erg_gpu_kernels {
+    char device[48];
+    int has_attn, has_moe, has_allreduce[3]; /**< [0]: 2 GPUs, [1]: 4, [2]: 8 */
+    double attn[6], moe[5], allreduce[3][2];
+    double attn_mape_pct, moe_mape_pct, allreduce_mape_pct[3]; /**< held-out, NaN: none */
+    size_t attn_n, moe_n, allreduce_n[3];                       /**< rows fitted */
+} erg_gpu_kernels;
+
+/** Fit the kernel models from aiconfigurator tables (any mix of formats; tables of other kinds
+ *  are ignored) into *out. A model without rows is left out (has_* 0). Errors: ERG_EINVAL
+ *  (no usable row at all), ERG_ESINGULAR, ERG_ENOMEM. */
+ERG_API int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n,
+                                erg_gpu_kernels *out, erg_diag *diag);
+/** Decode attention time (s) of batch B against KV length L with h query and h_kv KV heads
+ *  (per GPU) of size d_h; NaN without a model. Never fails. */
+ERG_API double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv,
+                                     int64_t heads, int64_t kv_heads, int64_t head_dim);
+/** Fused-MoE time (s) of T tokens, hidden d, expert width f, top-k of E experts, TP tp; NaN
+ *  without a model. Never fails. */
+ERG_API double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
+                             int64_t top_k, int64_t experts, int64_t tp);
+/** All-reduce time (s) of bytes over gpus (2, 4 or 8); 0 for one GPU; NaN without a model
+ *  for that count. Never fails. */
+ERG_API double erg_gpu_allreduce_s(const erg_gpu_kernels *k, int gpus, double bytes);
+
+/** The architecture fields a serving step needs (from a HuggingFace config.json). */
+typedef struct erg_serving_arch {
+    char name[96];
+    int64_t layers, d_model, n_heads, n_kv_heads, head_dim, vocab, d_ff;
+    int64_t n_experts, top_k, d_ff_expert;
+} erg_serving_arch;
+
+/** Read the fields of erg_serving_arch from a config.json (hidden_size, num_attention_heads,
+ *  num_key_value_heads (default: heads), head_dim (default d/h), num_hidden_layers,
+ *  vocab_size, intermediate_size, num_experts | num_local_experts, num_experts_per_tok |
+ *  experts_per_token, moe_intermediate_size (default intermediate_size)). Errors: ERG_ENOENT,
+ *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
+ *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
+ERG_API int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
+
+/** Level-1 and kernel terms of one steady-state decode step (seconds, per GPU). */
+typedef struct erg_serving_terms {
+    double gemm_s; /**< QKV and O projections, dense FFN GEMMs of all layers and the LM head */
+    double moe_s;  /**< fused MoE of all layers (0 for a dense model) */
+    double attn_s; /**< decode attention of all layers */
+    double comm_s; /**< two all-reduces per layer under tensor parallelism */
+    double layers;
+} erg_serving_terms;
+
+/**
+ * The terms of one decode step of a batch of B sequences (B real: an average batch is
+ * rounded to the nearest integer ≥ 1 for the GEMM rows) against KV length L under tensor
+ * parallelism tp (heads, FFN and vocabulary split tp ways): projections and FFN GEMMs by the
+ * level-1 model ops (bf16), attention and MoE by the kernel models, all-reduce of B·d·2 bytes
+ * twice per layer (HYMELL Sections 3.4–3.6 with the GPU kernels in place of GEMM + softmax).
+ * Errors: ERG_ENOTSUP (a kernel model or op the target lacks, tp without an all-reduce model),
+ * ERG_EINVAL (tp does not divide the heads or KV heads), those of erg_op_model_predict.
+ */
+ERG_API int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k,
+                             const erg_serving_arch *a, double batch, double kv, int tp,
+                             erg_serving_terms *out, erg_diag *diag);
+
+/**
+ * Level 3 for steady-state serving (ML.ENERGY): median inter-token latency
+ * ITL = c0·gemm + c1·moe + c2·attn + c3·comm + c4·layers, the per-GPU power
+ * P = p0 + p1·ln B (richer power models, with the MoE, attention or all-reduce share of the
+ * step, were worse held out: docs/predict.md), and energy per output
+ * token = P·gpus·ITL / (B·φ), with φ the mean ratio of the measured output throughput to B/ITL
+ * (steps that also run prefill chunks). Fitted by relative least squares.
+ */
+typedef struct erg_serving_model {
+    double itl[5], power[2], phi;
+    double prompt_tokens; /**< assumed prompt length: L = prompt + avg_output_len / 2 */
+    size_t n_train;
+    double itl_mape_pct, energy_mape_pct; /**< on the training rows */
+} erg_serving_model;
+
+/** One measured serving configuration with its terms. */
+typedef struct erg_serving_sample {
+    erg_serving_terms terms;
+    double batch, gpus, itl_s, energy_per_token_j, power_w, throughput_tok_s;
+} erg_serving_sample;
+
+/** Fit an erg_serving_model on n samples (n ≥ 6). Errors: ERG_EINVAL (too few samples),
+ *  ERG_ESINGULAR. */
+ERG_API int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
+                            erg_serving_model *out, erg_diag *diag);
+/** Predict ITL (s) and energy per output token (J) of a configuration from its terms.
+ *  Never fails; NaN when m is unfitted. */
+ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t,
+                                 double batch, double gpus, double *itl_s,
+                                 double *energy_per_token_j);
+
+/** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
+ *  not at all. Errors: ERG_EIO, ERG_ENOMEM. */
+ERG_API int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k,
+                                const erg_serving_model *m, erg_diag *diag);
+/** Load a "gpu-target/1" file; *has_serving says whether it holds a serving model. Errors:
+ *  ERG_ENOENT, ERG_EIO, ERG_EPARSE (file and member), ERG_EVERSION. */
+ERG_API int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
+                                int *has_serving, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
+#include "predict_public.h"
 
 static void help(FILE *out)
 {
@@ -113,6 +114,13 @@ static int run(int argc, char **argv)
         return erg_cli_predict_model(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "sweep") == 0)
         return erg_cli_predict_sweep(argc - 1, argv + 1);
+    /* public measured data: src/cli/predict_public.c */
+    if (argc >= 2 && strcmp(argv[1], "eval") == 0)
+        return erg_cli_predict_eval(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "import") == 0)
+        return erg_cli_predict_import(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "fit-serving") == 0)
+        return erg_cli_predict_fit_serving(argc - 1, argv + 1);
     if (argc < 3 || strcmp(argv[1], "op") != 0)
         return erg_cli_usage("predict", "expected 'op OPNAME', 'model CONFIG.json' or 'sweep "
                                         "CONFIG.json' (erg predict op gemm --m ...)");

@@ -281,14 +281,24 @@ static void scan_device(struct state *s, const struct dev *d)
         erg__fmt(what, sizeof what, "energy%d", k);
         erg__fmt(file, sizeof file, "energy%d_input", k);
         int fd = open_attr(env, d, file);
-        miss = fd < 0 ? miss + 1 : 0;
+        int er = fd < 0 ? errno : 0;
+        miss = fd < 0 && er != EACCES ? miss + 1 : 0; /* a denied file exists: not a miss */
         if (fd < 0) {
-            if (errno == EACCES) {
-                struct erg__chan *c = add(s, d, "", what, "", ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
+            /* amd_energy is root-only since Linux 5.10 (energy*_input 0400); its labels are not:
+             * a denied socket is still a package, and a total without it is incomplete */
+            if (er != EACCES)
+                continue;
+            erg__fmt(file, sizeof file, "energy%d_label", k);
+            read_attr(env, d, file, label, sizeof label);
+            erg__fmt(file, sizeof file, "energy%d_input", k);
+            if (amd_energy_like(d->name) && strncmp(label, "Ecore", 5) == 0)
+                continue;
+            {
+                struct erg__chan *c =
+                    add(s, d, label, what, "", ERG_GRADE_HW_SHUNT, ERG_KIND_COUNTER);
                 if (c) {
-                    c->component = 0;
                     c->usable = 0;
-                    c->lacks = c->domain != ERG_DOMAIN_SYSTEM;
+                    c->lacks = !c->component;
                     erg__fmt(c->reason, sizeof c->reason,
                              "permission denied: %s/%s (a udev rule can make it group-readable: "
                              "docs/meters.md)",

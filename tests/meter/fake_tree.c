@@ -42,7 +42,9 @@ static int ends_with(const char *s, const char *suf)
 static int f_openat(void *ud, int dirfd, const char *path, int flags)
 {
     (void)ud;
-    if (fake_fail_open_suffix && ends_with(path, fake_fail_open_suffix)) {
+    /* as the kernel does: only a file that exists can be denied */
+    if (fake_fail_open_suffix && ends_with(path, fake_fail_open_suffix) &&
+        faccessat(dirfd, path, F_OK, 0) == 0) {
         errno = fake_fail_open_errno;
         return -1;
     }

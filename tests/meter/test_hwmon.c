@@ -451,6 +451,43 @@ static void jetson_jetpack4_iio_rails(void **state)
     erg_meter_close(m);
 }
 
+/* amd_energy since Linux 5.10: energy*_input is root-only (0400), the labels are not. On a
+ * 64-core part read without privilege, every per-core counter is denied before the socket's:
+ * the socket is still found (a denied file is not a gap in the numbering), as a declined package,
+ * and a total over the CPU is incomplete rather than silent. */
+static void denied_amd_energy_socket_is_a_declined_package(void **state)
+{
+    (void)state;
+    char rel[128], v[32];
+    wr("sys/class/hwmon/hwmon0/name", "%s\n", "amd_energy");
+    for (int k = 1; k <= 65; k++) {
+        snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon0/energy%d_input", k);
+        wr(rel, "%s\n", "1000");
+        snprintf(rel, sizeof rel, "sys/class/hwmon/hwmon0/energy%d_label", k);
+        if (k == 65)
+            wr(rel, "%s\n", "Esocket0");
+        else {
+            snprintf(v, sizeof v, "Ecore%03d", k - 1);
+            wr(rel, "%s\n", v);
+        }
+    }
+    fake_fail_open_suffix = "_input"; /* every energy input denied (EACCES) */
+    erg_meter *m = open_meter();
+    if (erg_meter_channel_count(m) != 1) {
+        erg_channel_info x;
+        erg_meter_channel_info(m, 0, &x);
+        fail_msg("%zu channels, the first %s", erg_meter_channel_count(m), x.id);
+    }
+    int i = fake_find(m, "hwmon:amd_energy/Esocket0");
+    assert_true(i >= 0);
+    erg_channel_info c;
+    erg_meter_channel_info(m, (size_t)i, &c);
+    assert_false(c.usable);
+    assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
+    assert_non_null(strstr(c.reason, "permission denied"));
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -462,6 +499,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(jetson_jetpack4_iio_rails, setup, teardown),
+        cmocka_unit_test_setup_teardown(denied_amd_energy_socket_is_a_declined_package, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

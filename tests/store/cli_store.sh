@@ -81,12 +81,28 @@ done
 "$erg" store --store "$t/empty.db" put "$t/a.json" 2> "$t/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "an empty file, not an erg signature store" "$t/err" || fail "empty file: $rc $(cat "$t/err")"
 [ ! -s "$t/empty.db" ] || fail "the empty file was written"
-# another process holds the write lock for 2 s: put waits, says so, then stores
-$PY -c 'import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute("begin exclusive"); open(sys.argv[2],"w").close(); time.sleep(2); c.execute("rollback")' "$t/s.db" "$t/locked" &
+# another process holds the write lock until erg has said it waits (a handshake, so that no
+# timing of a loaded machine decides the outcome); then erg stores
+$PY -c '
+import os, sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("begin exclusive")
+open(sys.argv[2], "w").close()
+for _ in range(1200):  # at most 120 s
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.1)
+c.execute("rollback")
+' "$t/s.db" "$t/locked" "$t/release" &
 lk=$!
-i=0; while [ ! -e "$t/locked" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ ! -e "$t/locked" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$t/locked" ] || fail "the lock holder did not start"
 sed 's/"gemm-4096"/"gemm-locked"/' "$t/a.json" > "$t/l.json"
-"$erg" store --store "$t/s.db" put "$t/l.json" 2> "$t/err" || fail "put after a lock: $(cat "$t/err")"
+"$erg" store --store "$t/s.db" put "$t/l.json" 2> "$t/err" &
+pp=$!
+i=0; while ! grep -q "waiting for another process to release the store" "$t/err" 2> /dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+touch "$t/release"
+wait $pp || fail "put after a lock: $(cat "$t/err")"
 wait $lk
 grep -q "waiting for another process to release the store" "$t/err" || fail "no waiting message: $(cat "$t/err")"
 "$erg" store --store "$t/s.db" get gemm-locked > /dev/null 2>&1 || fail "the waited put did not store"

@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: MIT */
+/* GPU targets from public data: kernel models fitted on aiconfigurator tables, the terms of a
+ * steady-state decode step, and the serving level 3 fitted on ML.ENERGY (docs/predict.md,
+ * "GPU targets"). */
+#include "erg/predict.h"
+
+#include <errno.h>
+#include <gsl/gsl_multifit.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/file.h"
+
+/* ------------------------------------------------------------------ relative least squares */
+
+#define MAXP 6
+
+/* Minimise Σ ((x_i·c − y_i) / y_i)² over rows with y > 0; columns scaled by their 2-norm.
+ * x is n × p row-major. Returns 0, or ERG_ESINGULAR / ERG_ENOMEM. */
+static int rel_lsq(const double *x, const double *y, size_t n, size_t p, double *c)
+{
+    if (n < p)
+        return ERG_ESINGULAR;
+    gsl_matrix *X = gsl_matrix_alloc(n, p);
+    gsl_vector *Y = gsl_vector_alloc(n), *C = gsl_vector_alloc(p);
+    gsl_matrix *cov = gsl_matrix_alloc(p, p);
+    gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(n, p);
+    int rc = ERG_OK;
+    if (!X || !Y || !C || !cov || !w) {
+        rc = ERG_ENOMEM;
+        goto out;
+    }
+    double scale[MAXP] = {0};
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < p; j++) {
+            double v = x[i * p + j] / y[i];
+            scale[j] += v * v;
+        }
+    for (size_t j = 0; j < p; j++)
+        scale[j] = scale[j] > 0 ? sqrt(scale[j]) : 1.0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < p; j++)
+            gsl_matrix_set(X, i, j, x[i * p + j] / y[i] / scale[j]);
+        gsl_vector_set(Y, i, 1.0);
+    }
+    double chisq;
+    size_t rank;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int st = gsl_multifit_linear_tsvd(X, Y, 1e-12, C, cov, &chisq, &rank, w);
+    gsl_set_error_handler(old);
+    if (st) {
+        rc = ERG_ESINGULAR;
+        goto out;
+    }
+    for (size_t j = 0; j < p; j++)
+        c[j] = gsl_vector_get(C, j) / scale[j];
+out:
+    gsl_matrix_free(X);
+    gsl_vector_free(Y);
+    gsl_vector_free(C);
+    gsl_matrix_free(cov);
+    if (w)
+        gsl_multifit_linear_free(w);
+    return rc;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Fit on a seeded 80 % and report the held-out MAPE; then refit on all rows (stored). */
+static int fit_holdout(const double *x, const double *y, size_t n, size_t p, double *c,
+                       double *mape_pct)
+{
+    *mape_pct = NAN;
+    unsigned char *test = calloc(n ? n : 1, 1);
+    double *xt = malloc((n ? n : 1) * p * sizeof *xt), *yt = malloc((n ? n : 1) * sizeof *yt);
+    int rc = ERG_OK;
+    if (!test || !xt || !yt) {
+        rc = ERG_ENOMEM;
+        goto out;
+    }
+    uint64_t seed = 42;
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        test[i] = (double)(splitmix(&seed) >> 11) * 0x1.0p-53 < 0.2;
+        if (!test[i]) {
+            memcpy(xt + nt * p, x + i * p, p * sizeof *xt);
+            yt[nt++] = y[i];
+        }
+    }
+    if (nt >= p * 3 && nt < n && rel_lsq(xt, yt, nt, p, c) == ERG_OK) {
+        double s = 0;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!test[i])
+                continue;
+            double pr = 0;
+            for (size_t j = 0; j < p; j++)
+                pr += c[j] * x[i * p + j];
+            s += fabs(pr - y[i]) / y[i];
+            k++;
+        }
+        *mape_pct = 100.0 * s / (double)k;
+    }
+    rc = rel_lsq(x, y, n, p, c);
+out:
+    free(test);
+    free(xt);
+    free(yt);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ kernel models */
+
+static double active_experts(double tokens, double k, double e)
+{
+    if (e <= 0)
+        return 0;
+    return e * (1.0 - pow(1.0 - k / e, tokens));
+}
+
+#define ATTN_P 6
+#define MOE_P 5
+
+static void attn_features(double b, double kv, double h, double hkv, double hd, double *f)
+{
+    f[0] = 1.0;
+    f[1] = 2.0 * b * hkv * hd * kv * 2.0;
+    f[2] = b * h;
+    f[3] = b;
+    f[4] = b * hkv;
+    f[5] = kv;
+}
+
+static void moe_features(double t, double d, double ff, double k, double e, double tp, double *f)
+{
+    double a = active_experts(t, k, e);
+    f[0] = 1.0;
+    f[1] = a * 3.0 * d * ff / tp * 2.0;
+    f[2] = 6.0 * t * k * d * ff / tp;
+    f[3] = a;
+    f[4] = t * k;
+}
+
+static int gpus_index(int64_t g)
+{
+    return g == 2 ? 0 : g == 4 ? 1 : g == 8 ? 2 : -1;
+}
+
+struct rows {
+    double *x, *y;
+    size_t n, cap, p;
+};
+
+static int rows_push(struct rows *r, const double *f, double y)
+{
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 1024;
+        double *x = realloc(r->x, nc * r->p * sizeof *x);
+        if (!x)
+            return ERG_ENOMEM;
+        r->x = x;
+        double *yy = realloc(r->y, nc * sizeof *yy);
+        if (!yy)
+            return ERG_ENOMEM;
+        r->y = yy;
+        r->cap = nc;
+    }
+    memcpy(r->x + r->n * r->p, f, r->p * sizeof *f);
+    r->y[r->n++] = y;
+    return ERG_OK;
+}
+
+int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_kernels *out,
+                        erg_diag *diag)
+{
+    if (!out || (n && !tabs))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_gpu_kernels_fit: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->attn_mape_pct = out->moe_mape_pct = NAN;
+    for (int g = 0; g < 3; g++)
+        out->allreduce_mape_pct[g] = NAN;
+    struct rows attn = {.p = ATTN_P}, moe = {.p = MOE_P}, ar[3] = {{.p = 2}, {.p = 2}, {.p = 2}};
+    int graph[3] = {0, 0, 0}; /* custom all-reduce (graph) seen: NCCL rows are then ignored */
+    for (size_t i = 0; i < n; i++)
+        if (tabs[i]->format == ERG_PUBLIC_AIC_COLLECTIVE)
+            for (size_t j = 0; j < tabs[i]->n; j++) {
+                const erg_public_row *r = &tabs[i]->rows[j];
+                int gi = gpus_index(r->gpus);
+                if (gi >= 0 && strcmp(r->variant, "vllm_graph") == 0)
+                    graph[gi] = 1;
+            }
+    int rc = ERG_OK;
+    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
+        const erg_public_table *t = tabs[i];
+        for (size_t j = 0; j < t->n && rc == ERG_OK; j++) {
+            const erg_public_row *r = &t->rows[j];
+            double f[ATTN_P];
+            if (!(r->time_s > 0))
+                continue;
+            if (!out->device[0])
+                snprintf(out->device, sizeof out->device, "%s", r->device);
+            if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION) {
+                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "bfloat16") ||
+                    r->window != 0)
+                    continue;
+                attn_features((double)r->batch, (double)r->kv, (double)r->heads,
+                              (double)r->kv_heads, (double)r->head_dim, f);
+                rc = rows_push(&attn, f, r->time_s);
+            } else if (t->format == ERG_PUBLIC_AIC_MOE) {
+                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "balanced") || r->ep != 1 ||
+                    r->tp < 1)
+                    continue;
+                moe_features((double)r->tokens, (double)r->hidden, (double)r->inter,
+                             (double)r->topk, (double)r->experts, (double)r->tp, f);
+                rc = rows_push(&moe, f, r->time_s);
+            } else if (t->format == ERG_PUBLIC_AIC_COLLECTIVE) {
+                int gi = gpus_index(r->gpus);
+                if (gi < 0 || strcmp(r->op, "all_reduce"))
+                    continue;
+                if (graph[gi] ? strcmp(r->variant, "vllm_graph") != 0 : 0)
+                    continue;
+                f[0] = 1.0;
+                f[1] = (double)r->message_bytes;
+                rc = rows_push(&ar[gi], f, r->time_s);
+            }
+        }
+    }
+    if (rc == ERG_OK && attn.n >= 6) {
+        rc = fit_holdout(attn.x, attn.y, attn.n, ATTN_P, out->attn, &out->attn_mape_pct);
+        out->has_attn = rc == ERG_OK;
+        out->attn_n = attn.n;
+    }
+    if (rc == ERG_OK && moe.n >= 6) {
+        rc = fit_holdout(moe.x, moe.y, moe.n, MOE_P, out->moe, &out->moe_mape_pct);
+        out->has_moe = rc == ERG_OK;
+        out->moe_n = moe.n;
+    }
+    for (int g = 0; g < 3 && rc == ERG_OK; g++)
+        if (ar[g].n >= 4) {
+            rc = fit_holdout(ar[g].x, ar[g].y, ar[g].n, 2, out->allreduce[g],
+                             &out->allreduce_mape_pct[g]);
+            out->has_allreduce[g] = rc == ERG_OK;
+            out->allreduce_n[g] = ar[g].n;
+        }
+    free(attn.x);
+    free(attn.y);
+    free(moe.x);
+    free(moe.y);
+    for (int g = 0; g < 3; g++) {
+        free(ar[g].x);
+        free(ar[g].y);
+    }
+    if (rc)
+        return erg_diag_set(diag, rc, NULL, "fitting the kernel models: %s", erg_strerror(rc));
+    if (!out->has_attn && !out->has_moe && !out->has_allreduce[0] && !out->has_allreduce[1] &&
+        !out->has_allreduce[2])
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "no bf16 decode-attention, balanced MoE or all-reduce rows to fit");
+    return ERG_OK;
+}
+
+double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv, int64_t heads,
+                             int64_t kv_heads, int64_t head_dim)
+{
+    if (!k || !k->has_attn)
+        return NAN;
+    double f[ATTN_P], t = 0;
+    attn_features(batch, kv, (double)heads, (double)kv_heads, (double)head_dim, f);
+    for (int i = 0; i < ATTN_P; i++)
+        t += k->attn[i] * f[i];
+    return t;
+}
+
+double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
+                     int64_t top_k, int64_t experts, int64_t tp)
+{
+    if (!k || !k->has_moe || tp < 1)
+        return NAN;
+    double x[MOE_P], t = 0;
+    moe_features(tokens, (double)d, (double)f, (double)top_k, (double)experts, (double)tp, x);
+    for (int i = 0; i < MOE_P; i++)
+        t += k->moe[i] * x[i];
+    return t;
+}
+
+double erg_gpu_allreduce_s(const erg_gpu_kernels *k, int gpus, double bytes)
+{
+    if (gpus == 1)
+        return 0.0;
+    int gi = gpus_index(gpus);
+    if (!k || gi < 0 || !k->has_allreduce[gi])
+        return NAN;
+    return k->allreduce[gi][0] + k->allreduce[gi][1] * bytes;
+}
+
+/* ------------------------------------------------------------------ config and step */
+
+static int cfg_int(json_t *root, const char *const *keys, int64_t def, int64_t *out,
+                   const char *path, erg_diag *diag)
+{
+    for (const char *const *k = keys; *k; k++) {
+        json_t *v = json_object_get(root, *k);
+        if (!v || json_is_null(v))
+            continue;
+        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s: must be a positive integer", *k);
+        *out = (int64_t)json_integer_value(v);
+        return ERG_OK;
+    }
+    if (def < 0)
+        return erg_diag_set(diag, ERG_EPARSE, path, "missing required field %s", keys[0]);
+    *out = def;
+    return ERG_OK;
+}
+
+int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_serving_arch_read: NULL argument");
+    memset(out, 0, sizeof *out);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = erg__read_file(path, &text, &len, diag);
+    if (rc)
+        return rc;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
+    if (!root || !json_is_object(root)) {
+        json_decref(root);
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
+        return erg_diag_set(diag, ERG_EPARSE, where, "not a JSON object (a config.json)");
+    }
+    static const char *const k_d[] = {"hidden_size", "n_embd", "d_model", NULL};
+    static const char *const k_h[] = {"num_attention_heads", "n_head", NULL};
+    static const char *const k_l[] = {"num_hidden_layers", "n_layer", NULL};
+    static const char *const k_v[] = {"vocab_size", NULL};
+    static const char *const k_ff[] = {"intermediate_size", "n_inner", NULL};
+    static const char *const k_kv[] = {"num_key_value_heads", NULL};
+    static const char *const k_hd[] = {"head_dim", NULL};
+    static const char *const k_e[] = {"num_experts", "num_local_experts", NULL};
+    static const char *const k_k[] = {"num_experts_per_tok", "experts_per_token", NULL};
+    static const char *const k_fe[] = {"moe_intermediate_size", NULL};
+    if ((rc = cfg_int(root, k_d, -1, &out->d_model, path, diag)) ||
+        (rc = cfg_int(root, k_h, -1, &out->n_heads, path, diag)) ||
+        (rc = cfg_int(root, k_l, -1, &out->layers, path, diag)) ||
+        (rc = cfg_int(root, k_v, -1, &out->vocab, path, diag)) ||
+        (rc = cfg_int(root, k_ff, -1, &out->d_ff, path, diag)) ||
+        (rc = cfg_int(root, k_kv, out->n_heads, &out->n_kv_heads, path, diag)))
+        goto out;
+    if (out->d_model % out->n_heads && !json_object_get(root, "head_dim")) {
+        rc = erg_diag_set(diag, ERG_EPARSE, path,
+                          "num_attention_heads %lld does not divide hidden_size %lld",
+                          (long long)out->n_heads, (long long)out->d_model);
+        goto out;
+    }
+    if ((rc = cfg_int(root, k_hd, out->d_model / out->n_heads, &out->head_dim, path, diag)) ||
+        (rc = cfg_int(root, k_e, 0, &out->n_experts, path, diag)) ||
+        (rc = cfg_int(root, k_k, 0, &out->top_k, path, diag)) ||
+        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, path, diag)))
+        goto out;
+    if (out->n_heads % out->n_kv_heads) {
+        rc = erg_diag_set(diag, ERG_EPARSE, path,
+                          "num_key_value_heads %lld does not divide num_attention_heads %lld",
+                          (long long)out->n_kv_heads, (long long)out->n_heads);
+        goto out;
+    }
+    if (out->top_k > out->n_experts) {
+        rc = erg_diag_set(diag, ERG_EPARSE, path,
+                          "num_experts_per_tok: top-k %lld is above the %lld experts",
+                          (long long)out->top_k, (long long)out->n_experts);
+        goto out;
+    }
+    const char *base = strrchr(path, '/');
+    snprintf(out->name, sizeof out->name, "%s", base ? base + 1 : path);
+    char *dot = strrchr(out->name, '.');
+    if (dot)
+        *dot = '\0';
+out:
+    json_decref(root);
+    return rc;
+}
+
+static int gemm_s(const erg_op_model *ops, int64_t m, int64_t n, int64_t k, double *t,
+                  erg_diag *diag)
+{
+    erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = m, .n = n, .k = k};
+    erg_op_prediction p;
+    int rc = erg_op_model_predict(ops, &d, &p, diag);
+    if (rc)
+        return rc;
+    *t += p.time_s;
+    return ERG_OK;
+}
+
+int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k, const erg_serving_arch *a,
+                     double batch, double kv, int tp, erg_serving_terms *out, erg_diag *diag)
+{
+    if (!ops || !k || !a || !out || !(batch > 0) || !(kv > 0) || tp < 1)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_serving_step: bad argument");
+    memset(out, 0, sizeof *out);
+    if (a->n_heads % tp || (a->n_kv_heads % tp && tp % a->n_kv_heads))
+        return erg_diag_set(diag, ERG_EINVAL, a->name,
+                            "tensor parallelism %d does not divide the %lld heads / %lld KV heads",
+                            tp, (long long)a->n_heads, (long long)a->n_kv_heads);
+    int64_t b = (int64_t)llround(batch);
+    if (b < 1)
+        b = 1;
+    int64_t h = a->n_heads / tp, hkv = a->n_kv_heads >= tp ? a->n_kv_heads / tp : 1;
+    int64_t hd = a->head_dim, d = a->d_model;
+    double g = 0;
+    int rc;
+    if ((rc = gemm_s(ops, b, (h + 2 * hkv) * hd, d, &g, diag)) ||
+        (rc = gemm_s(ops, b, d, h * hd, &g, diag)))
+        return rc;
+    if (a->n_experts > 0) {
+        out->moe_s = erg_gpu_moe_s(k, (double)b, d, a->d_ff_expert, a->top_k, a->n_experts, tp);
+        if (!isfinite(out->moe_s))
+            return erg_diag_set(diag, ERG_ENOTSUP, a->name,
+                                "the target has no fused-MoE kernel model (aiconfigurator "
+                                "moe_perf)");
+        out->moe_s *= (double)a->layers;
+    } else if ((rc = gemm_s(ops, b, 2 * a->d_ff / tp, d, &g, diag)) ||
+               (rc = gemm_s(ops, b, d, a->d_ff / tp, &g, diag)))
+        return rc;
+    g *= (double)a->layers;
+    if ((rc = gemm_s(ops, b, a->vocab / tp, d, &g, diag)))
+        return rc;
+    out->gemm_s = g;
+    out->attn_s = erg_gpu_attn_decode_s(k, batch, kv, h, hkv, hd);
+    if (!isfinite(out->attn_s))
+        return erg_diag_set(diag, ERG_ENOTSUP, a->name,
+                            "the target has no decode-attention kernel model (aiconfigurator "
+                            "generation_attention)");
+    out->attn_s *= (double)a->layers;
+    out->comm_s = erg_gpu_allreduce_s(k, tp, (double)b * (double)d * 2.0);
+    if (!isfinite(out->comm_s))
+        return erg_diag_set(diag, ERG_ENOTSUP, a->name,
+                            "tensor parallelism %d: the target has no all-reduce model for %d "
+                            "GPUs",
+                            tp, tp);
+    out->comm_s *= 2.0 * (double)a->layers;
+    out->layers = (double)a->layers;
+    return ERG_OK;
+}
+
+/* ------------------------------------------------------------------ serving level 3 */
+
+static void itl_features(const erg_serving_terms *t, double *f)
+{
+    f[0] = t->gemm_s;
+    f[1] = t->moe_s;
+    f[2] = t->attn_s;
+    f[3] = t->comm_s;
+    f[4] = t->layers;
+}
+
+static void power_features(double batch, double *f)
+{
+    f[0] = 1.0;
+    f[1] = log(batch);
+}
+
+void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t, double batch,
+                         double gpus, double *itl_s, double *energy_per_token_j)
+{
+    double f[5], pf[2];
+    itl_features(t, f);
+    power_features(batch, pf);
+    double itl = 0, p = 0;
+    for (int i = 0; i < 5; i++)
+        itl += m->itl[i] * f[i];
+    for (int i = 0; i < 2; i++)
+        p += m->power[i] * pf[i];
+    if (!(m->phi > 0) || !(batch > 0)) {
+        itl = NAN;
+        p = NAN;
+    }
+    if (itl_s)
+        *itl_s = itl;
+    if (energy_per_token_j)
+        *energy_per_token_j = p * gpus * itl / (batch * m->phi);
+}
+
+int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
+                    erg_serving_model *out, erg_diag *diag)
+{
+    if (!s || !out || n < 6)
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "a serving fit needs at least 6 measured configurations (got %zu)", n);
+    memset(out, 0, sizeof *out);
+    double *x = malloc(n * 5 * sizeof *x), *y = malloc(n * sizeof *y);
+    double *px = malloc(n * 2 * sizeof *px), *py = malloc(n * sizeof *py);
+    int rc = ERG_OK;
+    if (!x || !y || !px || !py) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
+    int any_moe = 0, any_comm = 0;
+    double phi = 0;
+    for (size_t i = 0; i < n; i++) {
+        itl_features(&s[i].terms, x + i * 5);
+        y[i] = s[i].itl_s;
+        power_features(s[i].batch, px + i * 2);
+        py[i] = s[i].power_w / s[i].gpus;
+        any_moe |= s[i].terms.moe_s > 0;
+        any_comm |= s[i].terms.comm_s > 0;
+        phi += s[i].throughput_tok_s > 0 ? s[i].throughput_tok_s / (s[i].batch / s[i].itl_s)
+                                         : 1.0;
+    }
+    out->phi = phi / (double)n;
+    /* a term no training row has cannot be fitted: it keeps the level-1 scale (1) */
+    double cf[5] = {1, 1, 1, 1, 0};
+    {
+        size_t p = 0;
+        int idx[5];
+        for (int j = 0; j < 5; j++)
+            if ((j != 1 || any_moe) && (j != 3 || any_comm))
+                idx[p++] = j;
+        double *xr = malloc(n * p * sizeof *xr);
+        if (!xr) {
+            rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < p; j++)
+                xr[i * p + j] = x[i * 5 + idx[j]];
+        double c[5];
+        rc = rel_lsq(xr, y, n, p, c);
+        free(xr);
+        if (rc) {
+            rc = erg_diag_set(diag, rc, NULL, "serving fit (ITL): %s", erg_strerror(rc));
+            goto out;
+        }
+        for (size_t j = 0; j < p; j++)
+            cf[idx[j]] = c[j];
+    }
+    memcpy(out->itl, cf, sizeof cf);
+    rc = rel_lsq(px, py, n, 2, out->power);
+    if (rc) {
+        rc = erg_diag_set(diag, rc, NULL, "serving fit (power): %s", erg_strerror(rc));
+        goto out;
+    }
+    out->prompt_tokens = prompt_tokens;
+    out->n_train = n;
+    double et = 0, ee = 0;
+    for (size_t i = 0; i < n; i++) {
+        double itl, ept;
+        erg_serving_predict(out, &s[i].terms, s[i].batch, s[i].gpus, &itl, &ept);
+        et += fabs(itl - s[i].itl_s) / s[i].itl_s;
+        ee += fabs(ept - s[i].energy_per_token_j) / s[i].energy_per_token_j;
+    }
+    out->itl_mape_pct = 100.0 * et / (double)n;
+    out->energy_mape_pct = 100.0 * ee / (double)n;
+out:
+    free(x);
+    free(y);
+    free(px);
+    free(py);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ gpu-target/1 files */
+
+static json_t *arr(const double *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, isfinite(v[i]) ? json_real(v[i]) : json_null());
+    return a;
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_serving_model *m,
+                        erg_diag *diag)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "erg", json_string("gpu-target/1"));
+    if (k) {
+        json_t *o = json_object();
+        json_object_set_new(o, "device", json_string(k->device));
+        if (k->has_attn)
+            json_object_set_new(
+                o, "attention_decode",
+                json_pack("{s:o,s:o,s:I,s:o}", "features",
+                          json_pack("[s,s,s,s,s,s]", "1", "kv_bytes", "batch*heads", "batch",
+                                    "batch*kv_heads", "kv_len"),
+                          "coef", arr(k->attn, ATTN_P), "rows", (json_int_t)k->attn_n, "held_out_mape_pct",
+                          num(k->attn_mape_pct)));
+        if (k->has_moe)
+            json_object_set_new(
+                o, "moe",
+                json_pack("{s:o,s:o,s:I,s:o}", "features",
+                          json_pack("[s,s,s,s,s]", "1", "active_expert_bytes", "flops",
+                                    "active_experts", "tokens*top_k"),
+                          "coef", arr(k->moe, MOE_P), "rows", (json_int_t)k->moe_n, "held_out_mape_pct",
+                          num(k->moe_mape_pct)));
+        json_t *ar = json_object();
+        static const char *const gn[3] = {"2", "4", "8"};
+        for (int g = 0; g < 3; g++)
+            if (k->has_allreduce[g])
+                json_object_set_new(ar, gn[g],
+                                    json_pack("{s:o,s:I,s:o}", "coef", arr(k->allreduce[g], 2),
+                                              "rows", (json_int_t)k->allreduce_n[g],
+                                              "held_out_mape_pct",
+                                              num(k->allreduce_mape_pct[g])));
+        json_object_set_new(o, "allreduce", ar);
+        json_object_set_new(root, "kernels", o);
+    }
+    if (m) {
+        json_object_set_new(
+            root, "serving",
+            json_pack("{s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o}", "itl_terms",
+                      json_pack("[s,s,s,s,s]", "gemm_s", "moe_s", "attn_s", "comm_s", "layers"),
+                      "itl", arr(m->itl, 5), "power", arr(m->power, 2), "phi", num(m->phi),
+                      "prompt_tokens", num(m->prompt_tokens), "n_train", (json_int_t)m->n_train,
+                      "itl_mape_pct", num(m->itl_mape_pct), "energy_mape_pct",
+                      num(m->energy_mape_pct)));
+    }
+    char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    if (!text)
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory serialising");
+    size_t len = strlen(text);
+    char *t2 = realloc(text, len + 2);
+    if (!t2) {
+        free(text);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory serialising");
+    }
+    t2[len] = '\n';
+    t2[len + 1] = '\0';
+    int rc = erg__write_file_atomic(path, t2, len + 1, diag);
+    free(t2);
+    return rc;
+}
+
+static int get_arr(json_t *o, const char *key, double *v, size_t n, const char *path,
+                   const char *ctx, erg_diag *diag)
+{
+    json_t *a = json_object_get(o, key);
+    if (!json_is_array(a) || json_array_size(a) != n)
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: expected an array of %zu numbers",
+                            ctx, key, n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_array_get(a, i);
+        if (!json_is_number(x))
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s[%zu]: expected a number", ctx,
+                                key, i);
+        v[i] = json_number_value(x);
+    }
+    return ERG_OK;
+}
+
+static double get_num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : (double)NAN;
+}
+
+int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
+                        int *has_serving, erg_diag *diag)
+{
+    if (!path || !k || !m)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_gpu_target_load: NULL argument");
+    memset(k, 0, sizeof *k);
+    memset(m, 0, sizeof *m);
+    if (has_serving)
+        *has_serving = 0;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = erg__read_file(path, &text, &len, diag);
+    if (rc)
+        return rc;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
+    if (!root) {
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
+        return erg_diag_set(diag, ERG_EPARSE, where, "not JSON: %s", je.text);
+    }
+    json_t *tag = json_object_get(root, "erg");
+    if (!json_is_string(tag) || strncmp(json_string_value(tag), "gpu-target/", 11) != 0) {
+        json_decref(root);
+        return erg_diag_set(diag, ERG_EPARSE, path, "not a gpu-target file (\"erg\" member)");
+    }
+    if (strcmp(json_string_value(tag), "gpu-target/1") != 0) {
+        rc = erg_diag_set(diag, ERG_EVERSION, path, "%s: this erg reads gpu-target/1",
+                          json_string_value(tag));
+        json_decref(root);
+        return rc;
+    }
+    k->attn_mape_pct = k->moe_mape_pct = NAN;
+    json_t *ko = json_object_get(root, "kernels");
+    if (json_is_object(ko)) {
+        json_t *dev = json_object_get(ko, "device");
+        snprintf(k->device, sizeof k->device, "%s", json_is_string(dev) ? json_string_value(dev) : "");
+        json_t *a = json_object_get(ko, "attention_decode");
+        if (a) {
+            if ((rc = get_arr(a, "coef", k->attn, ATTN_P, path, "kernels.attention_decode", diag)))
+                goto out;
+            k->has_attn = 1;
+            k->attn_mape_pct = get_num(a, "held_out_mape_pct");
+        }
+        a = json_object_get(ko, "moe");
+        if (a) {
+            if ((rc = get_arr(a, "coef", k->moe, MOE_P, path, "kernels.moe", diag)))
+                goto out;
+            k->has_moe = 1;
+            k->moe_mape_pct = get_num(a, "held_out_mape_pct");
+        }
+        json_t *ar = json_object_get(ko, "allreduce");
+        static const char *const gn[3] = {"2", "4", "8"};
+        for (int g = 0; g < 3; g++) {
+            k->allreduce_mape_pct[g] = NAN;
+            json_t *x = json_is_object(ar) ? json_object_get(ar, gn[g]) : NULL;
+            if (!x)
+                continue;
+            if ((rc = get_arr(x, "coef", k->allreduce[g], 2, path, "kernels.allreduce", diag)))
+                goto out;
+            k->has_allreduce[g] = 1;
+            k->allreduce_mape_pct[g] = get_num(x, "held_out_mape_pct");
+        }
+    }
+    json_t *so = json_object_get(root, "serving");
+    if (json_is_object(so)) {
+        if ((rc = get_arr(so, "itl", m->itl, 5, path, "serving", diag)) ||
+            (rc = get_arr(so, "power", m->power, 2, path, "serving", diag)))
+            goto out;
+        m->phi = get_num(so, "phi");
+        m->prompt_tokens = get_num(so, "prompt_tokens");
+        m->itl_mape_pct = get_num(so, "itl_mape_pct");
+        m->energy_mape_pct = get_num(so, "energy_mape_pct");
+        double nt = get_num(so, "n_train");
+        m->n_train = isfinite(nt) && nt > 0 ? (size_t)nt : 0;
+        if (!(m->phi > 0) || !(m->prompt_tokens >= 0)) {
+            rc = erg_diag_set(diag, ERG_EPARSE, path,
+                              "serving: phi must be positive and prompt_tokens non-negative");
+            goto out;
+        }
+        if (has_serving)
+            *has_serving = 1;
+    }
+out:
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/* GPU targets from public data: kernel models recover known coefficients from tables written by
+ * hand, the decode step's terms against hand-computed sums, the serving fit recovers a known
+ * model, gpu-target/1 round-trips, bad configs are refused. */
+#include "support/erg_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erg/predict.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/erg_gpu_serving.XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_file(const char *name, const char *text, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A decode-attention table generated from t = 5 us + KV bytes / 2 TB/s (plus zero for the other
+ * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s, an
+ * all-reduce table t = 8 us + bytes / 100 GB/s: the fits must recover these exactly. */
+static erg_public_table *attn_table(void)
+{
+    char *buf = malloc(1 << 20), path[128];
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "framework,device,op_name,batch_size,isl,num_heads,"
+                                      "num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,"
+                                      "step,window_size,latency\n");
+    int bs[] = {1, 4, 16, 64}, kvh[] = {1, 8, 32}, steps[] = {128, 1024, 8192};
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++) {
+                double bytes = 2.0 * bs[a] * kvh[b] * 128 * steps[c] * 2.0;
+                double ms = (5e-6 + bytes / 2e12) * 1e3;
+                len += (size_t)sprintf(buf + len,
+                                       "VLLM,GPU X,generation_attention,%d,1,32,%d,128,bfloat16,"
+                                       "bfloat16,%d,0,%.17g\n",
+                                       bs[a], kvh[b], steps[c], ms);
+            }
+    /* an fp8 KV cache row is not part of the bf16 model */
+    len += (size_t)sprintf(buf + len, "VLLM,GPU X,generation_attention,8,1,32,8,128,bfloat16,"
+                                      "fp8,100,0,9.0\n");
+    write_file("attn.csv", buf, path, sizeof path);
+    free(buf);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    assert_int_equal(t->format, ERG_PUBLIC_AIC_GENERATION_ATTENTION);
+    return t;
+}
+
+static erg_public_table *moe_table(void)
+{
+    char *buf = malloc(1 << 20), path[128];
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "device,op_name,moe_dtype,num_tokens,hidden_size,"
+                                      "inter_size,topk,num_experts,moe_tp_size,moe_ep_size,"
+                                      "distribution,latency\n");
+    int toks[] = {1, 8, 64, 512, 4096}, ds[] = {2048, 4096}, es[] = {8, 64, 128};
+    int ks[] = {2, 8, 8};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < 3; c++) {
+                double e = es[c], k = ks[c], d = ds[b], f = 1024, t = toks[a];
+                double act = e * (1.0 - pow(1.0 - k / e, t));
+                double ms = (20e-6 + act * 3 * d * f * 2 / 1.5e12 + 6 * t * k * d * f / 4e14) * 1e3;
+                len += (size_t)sprintf(buf + len, "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
+                                                  "%.17g\n",
+                                       toks[a], ds[b], ks[c], es[c], ms);
+            }
+    write_file("moe.csv", buf, path, sizeof path);
+    free(buf);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    return t;
+}
+
+static erg_public_table *ar_table(void)
+{
+    char buf[8192], path[128];
+    size_t len = (size_t)sprintf(buf, "framework,version,device,op_name,kernel_source,"
+                                      "allreduce_dtype,num_gpus,message_size,latency,backend\n");
+    for (int g = 2; g <= 8; g *= 2)
+        for (long s = 1024; s <= (1l << 26); s *= 4) {
+            double ms = (8e-6 * g / 2 + (double)s / 1e11) * 1e3;
+            len += (size_t)sprintf(buf + len, "vLLM,1,GPU X,all_reduce,c,bfloat16,%d,%ld,%.17g,"
+                                              "vllm_graph\n",
+                                   g, s, ms);
+            /* eager rows are slower and ignored when graph rows exist */
+            len += (size_t)sprintf(buf + len, "vLLM,1,GPU X,all_reduce,c,bfloat16,%d,%ld,%.17g,"
+                                              "vllm_eager\n",
+                                   g, s, 10 * ms);
+        }
+    write_file("ar.csv", buf, path, sizeof path);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    assert_int_equal(t->format, ERG_PUBLIC_AIC_COLLECTIVE);
+    return t;
+}
+
+static void kernel_fits_recover_known_models(void **state)
+{
+    (void)state;
+    erg_public_table *t[3] = {attn_table(), moe_table(), ar_table()};
+    erg_gpu_kernels k;
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 3, &k, NULL),
+                     ERG_OK);
+    assert_string_equal(k.device, "GPU X");
+    assert_true(k.has_attn && k.has_moe);
+    assert_int_equal(k.attn_n, 36); /* the fp8-KV row is left out */
+    assert_true(k.has_allreduce[0] && k.has_allreduce[1] && k.has_allreduce[2]);
+    assert_int_equal(k.allreduce_n[0], 9); /* 2^10..2^26 by 4: graph rows only */
+    /* batch 4, 8 KV heads of 128, KV 1024: 16.8 MB -> 5 us + 8.39 us */
+    erg_assert_rel(erg_gpu_attn_decode_s(&k, 4, 1024, 32, 8, 128),
+                   5e-6 + 2.0 * 4 * 8 * 128 * 1024 * 2 / 2e12, 1e-6);
+    double act = 64 * (1 - pow(1 - 8.0 / 64, 64));
+    erg_assert_rel(erg_gpu_moe_s(&k, 64, 4096, 1024, 8, 64, 1),
+                   20e-6 + act * 3 * 4096 * 1024 * 2 / 1.5e12 + 6.0 * 64 * 8 * 4096 * 1024 / 4e14,
+                   1e-6);
+    erg_assert_rel(erg_gpu_allreduce_s(&k, 4, 1 << 20), 16e-6 + 1048576.0 / 1e11, 1e-6);
+    erg_assert_near(erg_gpu_allreduce_s(&k, 1, 1 << 20), 0.0, 0);
+    assert_true(isnan(erg_gpu_allreduce_s(&k, 3, 1 << 20)));
+    erg_assert_near(k.attn_mape_pct, 0.0, 1e-6);
+
+    /* gpu-target/1 round trip with a serving model */
+    erg_serving_model m = {.itl = {1.1, 0.9, 1.2, 1.0, 2e-5}, .power = {400, 30}, .phi = 0.95,
+                           .prompt_tokens = 512, .n_train = 7};
+    char path[128];
+    snprintf(path, sizeof path, "%s/gpu.json", dir);
+    assert_int_equal(erg_gpu_target_save(path, &k, &m, NULL), ERG_OK);
+    erg_gpu_kernels k2;
+    erg_serving_model m2;
+    int has = 0;
+    assert_int_equal(erg_gpu_target_load(path, &k2, &m2, &has, NULL), ERG_OK);
+    assert_int_equal(has, 1);
+    erg_assert_rel(erg_gpu_attn_decode_s(&k2, 4, 1024, 32, 8, 128),
+                   erg_gpu_attn_decode_s(&k, 4, 1024, 32, 8, 128), 1e-15);
+    erg_assert_rel(m2.power[1], 30, 1e-15);
+    erg_assert_rel(m2.phi, 0.95, 1e-15);
+    for (int i = 0; i < 3; i++)
+        erg_public_table_free(t[i]);
+}
+
+static void serving_fit_recovers_a_known_model(void **state)
+{
+    (void)state;
+    /* ITL = 1.2 gemm + 0.8 attn + 1.0 comm + 30 us per layer; P = 350 + 40 ln B; φ = 0.9 */
+    erg_serving_sample s[12];
+    for (int i = 0; i < 12; i++) {
+        erg_serving_sample *x = &s[i];
+        memset(x, 0, sizeof *x);
+        x->terms.gemm_s = 2e-3 * (1 + i % 4);
+        x->terms.attn_s = 1e-3 * (1 + i % 3) * (1 + i / 6);
+        x->terms.comm_s = (i % 2) ? 3e-4 * (1 + i % 5) : 0;
+        x->terms.layers = 32 + 8 * (i % 3);
+        x->batch = 4 << (i % 6);
+        x->gpus = (i % 2) ? 2 : 1;
+        x->itl_s = 1.2 * x->terms.gemm_s + 0.8 * x->terms.attn_s + 1.0 * x->terms.comm_s +
+                   30e-6 * x->terms.layers;
+        x->power_w = (350 + 40 * log(x->batch)) * x->gpus;
+        x->throughput_tok_s = 0.9 * x->batch / x->itl_s;
+        x->energy_per_token_j = x->power_w * x->itl_s / (x->batch * 0.9);
+    }
+    erg_serving_model m;
+    assert_int_equal(erg_serving_fit(s, 12, 256, &m, NULL), ERG_OK);
+    erg_assert_rel(m.itl[0], 1.2, 1e-9);
+    erg_assert_near(m.itl[1], 1.0, 0); /* no MoE row: the level-1 scale stays */
+    erg_assert_rel(m.itl[2], 0.8, 1e-9);
+    erg_assert_rel(m.itl[3], 1.0, 1e-9);
+    erg_assert_rel(m.itl[4], 30e-6, 1e-9);
+    erg_assert_rel(m.power[0], 350, 1e-9);
+    erg_assert_rel(m.power[1], 40, 1e-9);
+    erg_assert_rel(m.phi, 0.9, 1e-12);
+    erg_assert_near(m.itl_mape_pct, 0, 1e-7);
+    double itl, ept;
+    erg_serving_predict(&m, &s[5].terms, s[5].batch, s[5].gpus, &itl, &ept);
+    erg_assert_rel(itl, s[5].itl_s, 1e-9);
+    erg_assert_rel(ept, s[5].energy_per_token_j, 1e-9);
+    assert_int_equal(erg_serving_fit(s, 5, 256, &m, NULL), ERG_EINVAL);
+}
+
+static void step_terms_are_the_hand_sums(void **state)
+{
+    (void)state;
+    char path[128];
+    write_file("cfg.json",
+               "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"num_key_value_heads\": 8,"
+               " \"num_hidden_layers\": 2, \"vocab_size\": 32000, \"intermediate_size\": 14336}",
+               path, sizeof path);
+    erg_serving_arch a;
+    assert_int_equal(erg_serving_arch_read(path, &a, NULL), ERG_OK);
+    assert_string_equal(a.name, "cfg");
+    assert_int_equal(a.head_dim, 128);
+    assert_int_equal(a.n_experts, 0);
+    /* a level-1 model of bf16 GEMMs, t = 1 us + F / 500 TFLOP/s, fitted on a grid */
+    erg_op_sample *g = calloc(400, sizeof *g);
+    assert_non_null(g);
+    size_t n = 0;
+    for (int64_t m = 1; m <= 4096; m *= 4)
+        for (int64_t nn = 512; nn <= 65536; nn *= 2)
+            for (int64_t k = 1024; k <= 16384; k *= 2) {
+                erg_op_sample *x = &g[n++];
+                x->dims.op = ERG_OP_GEMM;
+                x->dims.dtype = ERG_DTYPE_BF16;
+                x->dims.m = m;
+                x->dims.n = nn;
+                x->dims.k = k;
+                x->reps = 1;
+                x->time_s = 1e-6 + 2.0 * (double)(m * nn * k) / 5e14;
+                x->time_sd_s = x->energy_j = x->energy_sd_j = NAN;
+            }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.choose_thresholds = 0;
+    o.target_kind = "test";
+    erg_op_model *ops = NULL;
+    assert_int_equal(erg_op_model_fit(g, n, &o, &ops, NULL), ERG_OK);
+    erg_public_table *t[2] = {attn_table(), ar_table()};
+    erg_gpu_kernels k;
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 2, &k, NULL),
+                     ERG_OK);
+    erg_serving_terms st;
+    assert_int_equal(erg_serving_step(ops, &k, &a, 16, 1024, 2, &st, NULL), ERG_OK);
+    /* per GPU at TP 2: 16 heads, 4 KV heads; the GEMM sum from the same level-1 model */
+    double gsum = 0;
+    int64_t dims[5][3] = {{16, (16 + 8) * 128, 4096},
+                          {16, 4096, 16 * 128},
+                          {16, 2 * 14336 / 2, 4096},
+                          {16, 4096, 14336 / 2},
+                          {16, 16000, 4096}};
+    for (int i = 0; i < 5; i++) {
+        erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = dims[i][0],
+                         .n = dims[i][1], .k = dims[i][2]};
+        erg_op_prediction p;
+        assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
+        gsum += (i < 4 ? 2.0 : 1.0) * p.time_s;
+    }
+    erg_assert_rel(st.gemm_s, gsum, 1e-12);
+    erg_assert_rel(st.attn_s, 2 * (5e-6 + 2.0 * 16 * 4 * 128 * 1024 * 2 / 2e12), 1e-6);
+    erg_assert_rel(st.comm_s, 2 * 2 * (8e-6 + 16.0 * 4096 * 2 / 1e11), 1e-6);
+    erg_assert_near(st.moe_s, 0, 0);
+    /* a MoE config without a MoE kernel model, and TP that does not divide the heads */
+    write_file("moe.json",
+               "{\"hidden_size\": 2048, \"num_attention_heads\": 32, \"num_key_value_heads\": 4,"
+               " \"num_hidden_layers\": 2, \"vocab_size\": 32000, \"intermediate_size\": 6144,"
+               " \"num_experts\": 128, \"num_experts_per_tok\": 8, \"moe_intermediate_size\": 768}",
+               path, sizeof path);
+    erg_serving_arch am;
+    assert_int_equal(erg_serving_arch_read(path, &am, NULL), ERG_OK);
+    assert_int_equal(am.d_ff_expert, 768);
+    erg_diag diag;
+    assert_int_equal(erg_serving_step(ops, &k, &am, 16, 1024, 1, &st, &diag), ERG_ENOTSUP);
+    assert_non_null(strstr(diag.detail, "no fused-MoE kernel model"));
+    assert_int_equal(erg_serving_step(ops, &k, &a, 16, 1024, 3, &st, &diag), ERG_EINVAL);
+    erg_op_model_free(ops);
+    free(g);
+    for (int i = 0; i < 2; i++)
+        erg_public_table_free(t[i]);
+}
+
+static void bad_configs_are_refused(void **state)
+{
+    (void)state;
+    char path[128];
+    erg_serving_arch a;
+    erg_diag diag;
+    write_file("nolayers.json", "{\"hidden_size\": 64, \"num_attention_heads\": 4}", path,
+               sizeof path);
+    assert_int_equal(erg_serving_arch_read(path, &a, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "missing required field num_hidden_layers"));
+    write_file("kv.json",
+               "{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3,"
+               " \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}",
+               path, sizeof path);
+    assert_int_equal(erg_serving_arch_read(path, &a, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "does not divide"));
+    write_file("zero.json",
+               "{\"hidden_size\": 0, \"num_attention_heads\": 4, \"num_hidden_layers\": 2,"
+               " \"vocab_size\": 10, \"intermediate_size\": 128}",
+               path, sizeof path);
+    assert_int_equal(erg_serving_arch_read(path, &a, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "hidden_size: must be a positive integer"));
+    write_file("topk.json",
+               "{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 2,"
+               " \"vocab_size\": 10, \"intermediate_size\": 128, \"num_experts\": 4,"
+               " \"num_experts_per_tok\": 5}",
+               path, sizeof path);
+    assert_int_equal(erg_serving_arch_read(path, &a, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "top-k 5 is above the 4 experts"));
+    write_file("tag.json", "{\"erg\": \"gpu-target/2\"}", path, sizeof path);
+    erg_gpu_kernels k;
+    erg_serving_model m;
+    assert_int_equal(erg_gpu_target_load(path, &k, &m, NULL, &diag), ERG_EVERSION);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kernel_fits_recover_known_models),
+        cmocka_unit_test(serving_fit_recovers_a_known_model),
+        cmocka_unit_test(step_terms_are_the_hand_sums),
+        cmocka_unit_test(bad_configs_are_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

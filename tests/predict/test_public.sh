@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# erg predict import / eval on public measured formats: small hand-made files (values checked by
+# hand), every bad input, and, when ../shared/data is present, the real files' row counts.
+set -u
+erg=${ERG_BIN:?ERG_BIN not set}
+src=${ERG_TEST_SOURCE_DIR:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # check NAME WANT_STATUS PATTERN -- command...
+    local name=$1 want=$2 pat=$3
+    shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" != "$want" ] || ! grep -q -e "$pat" "$tmp/err" "$tmp/out"; then
+        echo "FAIL $name: status $got (want $want); stdout/stderr:"; cat "$tmp/out" "$tmp/err"
+        fails=$((fails + 1))
+    else
+        echo "ok   $name"
+    fi
+}
+
+# aiconfigurator GEMM table with NVML power (H200 layout); columns in another order than upstream
+cat > "$tmp/gemm.csv" <<'G'
+framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency,power,power_limit
+VLLM,0.22.0,NVIDIA H200,gemm,vllm_default,bfloat16,4096,4096,4096,0.25,500,700
+VLLM,0.22.0,NVIDIA H200,gemm,vllm_default,fp8_block,4096,4096,4096,0.15,600,700
+VLLM,0.22.0,NVIDIA H200,gemm,vllm_default,bfloat16,1,4096,4096,0.02,200,700
+G
+gzip -c "$tmp/gemm.csv" > "$tmp/gemm.csv.gz"
+check "import gemm.csv.gz" 0 "aic-gemm, 3 rows, 2 level-1 samples, 1 rows skipped" -- \
+    "$erg" predict import "$tmp/gemm.csv.gz" --ops "$tmp/ops.csv"
+# energy = power x latency: 500 W x 0.25 ms = 0.125 J; 200 W x 20 us = 4 mJ
+grep -q '^gemm,aic-vllm_default,4096,4096,4096,,,bf16,1,0.00025,,0.125,,model_based$' "$tmp/ops.csv" \
+    && grep -q '^gemm,aic-vllm_default,1,4096,4096,,,bf16,1,2e-05,,0.004,,model_based$' "$tmp/ops.csv" \
+    && echo "ok   energy = power x latency" || { echo "FAIL energy rows:"; cat "$tmp/ops.csv"; fails=$((fails + 1)); }
+check "import --dtype fp8" 2 "dtype 'fp8' is not one erg models" -- \
+    "$erg" predict import "$tmp/gemm.csv" --dtype fp8 --ops "$tmp/o2.csv"
+[ ! -e "$tmp/o2.csv" ] && echo "ok   nothing written" || { echo "FAIL wrote o2.csv"; fails=$((fails + 1)); }
+
+# Vidur mlp.csv: one Llama-2-7B-like row (MHA 32/32, d 4096, ffn 11008, gated) at TP 1, one at TP 2
+hdr="time_stats.emb.median,time_stats.input_layernorm.median,time_stats.attn_pre_proj.median,time_stats.attn_rope.median,time_stats.attn_post_proj.median,time_stats.post_attention_layernorm.median,time_stats.mlp_up_proj.median,time_stats.mlp_act.median,time_stats.mlp_down_proj.median,time_stats.add.median,n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,use_gated_mlp,num_tokens,num_tensor_parallel_workers"
+{ echo "$hdr"
+  echo "0.1,0.05,0.5,0.08,0.2,0.06,1.0,0.14,0.44,0.03,32,32,4096,11008,32768,True,4096,1"
+  echo "0.1,0.05,0.3,0.08,0.1,0.06,0.5,0.07,0.22,0.03,32,32,4096,11008,32768,True,4096,2"
+} > "$tmp/mlp.csv"
+check "import vidur" 0 "vidur-mlp, 2 rows, 6 level-1 samples, 1 rows skipped" -- \
+    "$erg" predict import "$tmp/mlp.csv" --ops "$tmp/v.csv"
+# QKV: n = (32 + 2*32)*128 = 12288, k = 4096; up: n = 2*11008 = 22016; down: k = 11008
+for want in 'gemm,vidur-attn_pre_proj,4096,12288,4096,,,fp16,20,0.0005' \
+            'gemm,vidur-attn_post_proj,4096,4096,4096,,,fp16,20,0.0002' \
+            'gemm,vidur-mlp_up_proj,4096,22016,4096,,,fp16,20,0.001' \
+            'gemm,vidur-mlp_down_proj,4096,4096,11008,,,fp16,20,0.00044' \
+            'rmsnorm,vidur-rmsnorm,,,,4096,4096,fp16,20,5e-05' \
+            'rmsnorm,vidur-rmsnorm,,,,4096,4096,fp16,20,6e-05'; do
+    grep -q "^$want,,,,$" "$tmp/v.csv" || { echo "FAIL vidur row $want missing:"; cat "$tmp/v.csv"; fails=$((fails + 1)); }
+done
+
+# blocks.csv from Vidur (+ an aiconfigurator attention row of the same shape): hand sums
+printf 'framework,device,op_name,batch_size,isl,num_heads,num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,step,window_size,latency\nVLLM,H100,context_attention,1,4096,32,32,128,bfloat16,bfloat16,0,0,1.25\nVLLM,H100,context_attention,1,4096,32,8,128,bfloat16,bfloat16,0,0,0.5\n' > "$tmp/ctx.csv"
+cp "$tmp/mlp.csv" "$tmp/vidur_h100_tiny-llama_mlp.csv"
+check "import --blocks" 0 "blocks: 1 Vidur rows (ffn, norm, embedding each), 1 attention blocks" -- \
+    "$erg" predict import --blocks "$tmp/blocks.csv" "$tmp/vidur_h100_tiny-llama_mlp.csv" "$tmp/ctx.csv"
+head -n 1 "$tmp/blocks.csv" | grep -qx 'arch,block,phase,batch,prompt,kv,tokens,d_model,n_heads,n_kv_heads,head_dim,d_ff,ffn_act,gated,n_experts,top_k,n_shared,d_ff_shared,window,vocab,dtype,threads,reps,time_s,time_sd_s,energy_j,energy_sd_j,grade' \
+    && echo "ok   blocks.csv header (the contract's)" || { echo "FAIL blocks header"; fails=$((fails + 1)); }
+# ffn = up 1.0 + act 0.14 + down 0.44 ms; attention = QKV 0.5 + RoPE 0.08 + O 0.2 + kernel 1.25 ms
+for want in 'tiny-llama,ffn,prefill,1,4096,0,4096,4096,32,32,128,11008,silu,1,,,,,,32768,fp16,,20,0.00158,,,,' \
+            'tiny-llama,norm,prefill,1,4096,0,4096,4096,32,32,128,11008,silu,1,,,,,,32768,fp16,,20,5e-05,,,,' \
+            'tiny-llama,attention,prefill,1,4096,0,4096,4096,32,32,128,11008,silu,1,,,,,,32768,fp16,,20,0.00203,,,,'; do
+    grep -qxF "$want" "$tmp/blocks.csv" || { echo "FAIL blocks row $want:"; cat "$tmp/blocks.csv"; fails=$((fails + 1)); }
+done
+check "--blocks without Vidur" 2 "no Vidur mlp.csv row at TP 1" -- \
+    "$erg" predict import --blocks "$tmp/b2.csv" "$tmp/ctx.csv"
+
+# bad inputs: file:line and the column, exit 2, nothing written
+sed '2s/,4096,4096,4096,0.25/,4096,-4096,4096,0.25/' "$tmp/gemm.csv" > "$tmp/neg.csv"
+check "negative size" 2 "neg.csv:2: column 'n': must not be negative" -- \
+    "$erg" predict import "$tmp/neg.csv" --ops "$tmp/o3.csv"
+sed '4s/0.02,200/fast,200/' "$tmp/gemm.csv" > "$tmp/nan.csv"
+check "not a number" 2 "nan.csv:4: column 'latency': expected a number, got 'fast'" -- \
+    "$erg" predict import "$tmp/nan.csv" --ops "$tmp/o3.csv"
+sed '1s/,k,/,kk,/' "$tmp/gemm.csv" > "$tmp/nok.csv"
+check "missing column" 2 "nok.csv:1: header: column 'k' is missing" -- \
+    "$erg" predict import "$tmp/nok.csv" --ops "$tmp/o3.csv"
+sed '2s/,vllm_default,bfloat16,4096,4096,4096,0.25,500,700/,x,bfloat16,4096/' "$tmp/gemm.csv" > "$tmp/short.csv"
+check "short row" 2 "short.csv:2: 7 cells where the header has 12 columns" -- \
+    "$erg" predict import "$tmp/short.csv" --ops "$tmp/o3.csv"
+printf 'a,b,c\n1,2,3\n' > "$tmp/other.csv"
+check "unknown CSV" 2 "other.csv:1: not a known public format" -- \
+    "$erg" predict import "$tmp/other.csv" --ops "$tmp/o3.csv"
+check "unknown JSON" 2 'not a known public format: JSON ("erg": "schedule/1")' -- \
+    "$erg" predict import "$src/examples/attention-layer.json" --ops "$tmp/o3.csv"
+printf 'framework,device,op_name,batch_size,isl,num_heads,num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,step,latency\nVLLM,H100,context_attention,1,128,32,5,128,bfloat16,bfloat16,0,0.1\n' > "$tmp/att.csv"
+check "kv heads do not divide heads" 2 "att.csv:2: num_key_value_heads 5 does not divide num_heads 32" -- \
+    "$erg" predict import "$tmp/att.csv" --ops "$tmp/o3.csv"
+printf 'device,op_name,moe_dtype,num_tokens,hidden_size,inter_size,topk,num_experts,moe_tp_size,moe_ep_size,distribution,latency\nH100,moe,bfloat16,8,4096,14336,9,8,1,1,balanced,0.3\n' > "$tmp/moe.csv"
+check "top-k above experts" 2 "moe.csv:2: column 'topk': 9 is above num_experts 8" -- \
+    "$erg" predict import "$tmp/moe.csv" --ops "$tmp/o3.csv"
+printf '{"model_id": "x/y", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 7.5, "median_itl_ms": 10, "energy_per_token_joules": 0.5}, {"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 7.5, "energy_per_token_joules": 0.5}]}\n' > "$tmp/mle.json"
+check "ML.ENERGY missing member" 2 "mle.json:configurations\[1\]: member 'median_itl_ms' is missing" -- \
+    "$erg" predict import "$tmp/mle.json" --ops "$tmp/o3.csv"
+sed 's/"max_num_seqs": 8, "avg_batch_size": 7.5, "energy/"max_num_seqs": 8, "avg_batch_size": 7.5, "median_itl_ms": 9, "energy/' "$tmp/mle.json" > "$tmp/mle2.json"
+check "ML.ENERGY has no level-1 rows" 2 "format mlenergy-v3 has no level-1 op rows" -- \
+    "$erg" predict import "$tmp/mle2.json" --ops "$tmp/o3.csv"
+printf '{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"12"}}]}]}]}]}\n' > "$tmp/blis.json"
+check "BLIS missing attribute" 2 "blis.json:1: llm_request span: attribute 'gen_ai.usage.completion_tokens' is missing" -- \
+    "$erg" predict import "$tmp/blis.json" --ops "$tmp/o3.csv"
+check "no such file" 2 "cannot open" -- "$erg" predict import "$tmp/nope.csv" --ops "$tmp/o3.csv"
+[ ! -e "$tmp/o3.csv" ] && echo "ok   nothing written on errors" || { echo "FAIL o3.csv written"; fails=$((fails + 1)); }
+check "import needs --ops" 2 "expected --ops" -- "$erg" predict import "$tmp/gemm.csv"
+check "eval unknown target" 2 "unknown target 'no-such-gpu'" -- \
+    "$erg" predict eval --target no-such-gpu "$tmp/gemm.csv"
+
+# eval against the committed H100 target (name lookup: the source tree's models/h100/): an
+# ML.ENERGY file with an H100 and a B200 configuration, with and without --config
+printf '{"model_id": "meta-llama/Llama-3.1-8B-Instruct", "weight_precision": "bfloat16", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 64, "avg_batch_size": 63.9, "median_itl_ms": 11.5, "energy_per_token_joules": 0.1186, "avg_power_watts": 610, "avg_output_len": 396, "output_throughput_tokens_per_sec": 5168, "parallelization": {"tensor_parallel": 1, "expert_parallel": 1, "data_parallel": 1}}, {"gpu_model": "B200", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 8, "median_itl_ms": 4.57, "energy_per_token_joules": 0.39}]}\n' > "$tmp/l8.json"
+printf '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "intermediate_size": 14336}\n' > "$tmp/l8cfg.json"
+check "eval ML.ENERGY" 0 "row 2: B200 x1: the target's kernel data are of NVIDIA H100" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json"
+grep -q "phase decode  itl_s  *n      1" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
+    && echo "ok   eval compares ITL, states the KV assumption" || { echo "FAIL eval output:"; cat "$tmp/out"; fails=$((fails + 1)); }
+"$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json" --json > "$tmp/e.json"
+/usr/bin/python3 - "$tmp/e.json" <<'PY' && echo "ok   eval --json rows" || { echo "FAIL eval --json"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["erg"] == "eval/1"
+q = sorted(r["quantity"] for r in d["rows"])
+assert q == ["energy_per_token_j", "itl_s"], q
+for r in d["rows"]:
+    assert set(r) == {"file", "row", "phase", "quantity", "measured", "predicted"}
+    assert r["row"] == 1 and r["phase"] == "decode" and r["predicted"] > 0
+# the measured figures are the file's: 11.5 ms and 0.1186 J
+m = {r["quantity"]: r["measured"] for r in d["rows"]}
+assert abs(m["itl_s"] - 0.0115) < 1e-12 and abs(m["energy_per_token_j"] - 0.1186) < 1e-12
+assert d["skipped"][0]["row"] == 2 and "B200" in d["skipped"][0]["reason"]
+PY
+check "eval ML.ENERGY without --config" 0 "no --config: the architecture of meta-llama/Llama-3.1-8B-Instruct is needed" -- \
+    "$erg" predict eval --target h100 "$tmp/l8.json"
+check "eval bad config" 2 "kv.json: num_key_value_heads 3 does not divide" -- \
+    sh -c "printf '{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}' > '$tmp/kv.json'; '$erg' predict eval --target h100 --config '$tmp/kv.json' '$tmp/l8.json'"
+check "eval unknown format" 2 "not a known public format" -- \
+    "$erg" predict eval --target h100 "$tmp/other.csv"
+check "fit-serving needs pairs" 2 "expected MLENERGY.json=CONFIG.json" -- \
+    "$erg" predict fit-serving --target h100 "$tmp/l8.json"
+
+# The real files (../shared/data; skipped when absent): every public file reads, with the row
+# counts SOURCES.md gives (section 6: H200 GEMM 65268 rows of which 35742 bf16; H100 26040/9240;
+# A100 9240; section 5: Vidur Llama-2-7B H100 1044 rows, 261 at TP 1)
+data="$src/../shared/data"
+if [ -r "$data/kernels/aic_h200_vllm-0.22.0_gemm_perf.csv.gz" ]; then
+    k=$data/kernels
+    check "real H200 gemm" 0 "aic-gemm, 65268 rows, 35742 level-1 samples, 29526 rows skipped" -- \
+        "$erg" predict import "$k/aic_h200_vllm-0.22.0_gemm_perf.csv.gz" --ops "$tmp/h200.csv"
+    check "real H100 gemm" 0 "aic-gemm, 26040 rows, 9240 level-1 samples, 16800 rows skipped" -- \
+        "$erg" predict import "$k/aic_h100_vllm-0.14.0_gemm_perf.csv.gz" --ops "$tmp/h100.csv"
+    check "real A100 gemm" 0 "aic-gemm, 9240 rows, 9240 level-1 samples, 0 rows skipped" -- \
+        "$erg" predict import "$k/aic_a100_vllm-0.14.0_gemm_perf.csv.gz" --ops "$tmp/a100.csv"
+    check "real Vidur" 0 "vidur-mlp, 1044 rows, 1566 level-1 samples, 783 rows skipped" -- \
+        "$erg" predict import "$data/blocks/vidur_h100_llama-2-7b-hf_mlp.csv" --ops "$tmp/v7.csv"
+    # SOURCES.md section 5's sanity check: up_proj at 4096 tokens, median 0.987 ms
+    grep -q '^gemm,vidur-mlp_up_proj,4096,22016,4096,,,fp16,20,0.000987,' "$tmp/v7.csv" \
+        && echo "ok   Vidur up_proj 0.987 ms" || { echo "FAIL Vidur up_proj"; fails=$((fails + 1)); }
+    for f in "$k"/*.gz "$data"/energy/mlenergy_v3_*.json "$data"/latency/blis_*_traces.json; do
+        "$erg" predict import "$f" --ops "$tmp/any.csv" > /dev/null 2> "$tmp/err"
+        grep -q "not a known public format\|line\|cannot" "$tmp/err" \
+            && { echo "FAIL reading $f:"; cat "$tmp/err"; fails=$((fails + 1)); }
+    done
+    echo "ok   every public file reads"
+else
+    echo "note: $data absent, real-file checks skipped"
+fi
+[ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
