@@ -6,7 +6,8 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjansson-dev libgsl-dev libcmocka-dev libyajl-dev zlib1g-dev libglpk-dev
       libsqlite3-dev libopenblas-dev libfann-dev libcairo2-dev python3
       libmicrohttpd-dev prometheus curl wrk
-      python3-torch)  # python3-torch: src/predict/profile_torch.py (erg profile blocks|models)
+      python3-cffi python3-numpy python3-setuptools python3-pip
+      python3-torch)  # python3-torch: src/predict/profile_torch.py (erg profile blocks|models), python/erg
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -11,8 +11,10 @@
 # RUNS (default 20) runs per characterized context and of the whole schedule, GEMMS (default 60)
 # GEMMs after each stream.
 set -eu
-ERG=${ERG:-build/gcc/src/cli/erg}
-DEVICE=${DEVICE:-build/gcc/src/calculus/erg-ctx-device}
+# the build scripts/main.sh makes, else the one scripts/test.sh makes
+b=build/release; [ -x "$b/src/cli/erg" ] || b=build/gcc
+ERG=${ERG:-$b/src/cli/erg}
+DEVICE=${DEVICE:-$b/src/calculus/erg-ctx-device}
 RUNS=${RUNS:-20}
 GEMMS=${GEMMS:-60}
 for x in "$ERG" "$DEVICE"; do

@@ -1065,7 +1065,8 @@ ERG_API const char *erg_vidur_op_name(erg_vidur_op op);
  *   ttft_s, time_s = e2e latency.
  */
 typedef struct erg_public_row {
-    size_t line;       /**< 1-based line (CSV, BLIS) or configuration index + 1 (ML.ENERGY) */
+    size_t line;       /**< 1-based line (CSV), configuration index + 1 (ML.ENERGY), request
+                            index + 1 (BLIS: a line may hold several spans) */
     char op[32];       /**< aic `op_name`; "layer" (Vidur); "serving" (ML.ENERGY); "request" */
     char dtype[24];    /**< element type as the file names it ("bfloat16", "fp8", "float16") */
     char device[48];   /**< GPU as the file names it ("NVIDIA H200", "H100") */

@@ -138,6 +138,10 @@ ERG_API int erg_http_start(erg_exporter *e, const char *listen, const char *bear
 /** The TCP port the endpoint listens on (the one picked when listen asked for port 0). */
 ERG_API unsigned erg_http_port(const erg_http *h);
 
+/** 1 when addr is a listen address erg_http_start accepts ("HOST:PORT" with a numeric IPv4
+ *  address, "[IPv6]:PORT", "localhost:PORT"; port 0..65535), else 0. Binds nothing. */
+ERG_API int erg_http_is_address(const char *addr);
+
 /** 1 when listen names a loopback address (127.0.0.0/8, ::1, localhost), else 0. */
 ERG_API int erg_http_is_loopback(const char *listen);
 

@@ -45,4 +45,9 @@ int erg_cli_double(const char *cmd, const char *opt, const char *text, double *o
 /* Parse a non-negative integer option value; on error print a usage message and return -1. */
 int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned long *out);
 
+/* Exec $ERG_PYTHON (default /usr/bin/python3) -m module argv[1..] with the erg Python package on
+ * PYTHONPATH and ERG_LIBRARY set (cmd_instrument.c says where both are found). Returns only on
+ * failure, with 2 after a message naming cmd. */
+int erg_cli_exec_python(const char *cmd, const char *module, int argc, char **argv);
+
 #endif

@@ -598,6 +598,14 @@ static int run(int argc, char **argv)
         return erg_cli_usage("characterize", "--corunner-out goes with exactly one --with");
     erg_diag d;
     erg_diag_clear(&d);
+    /* the output paths are checked before any run: a folder or an unwritable place found after
+     * minutes of runs would lose them */
+    const char *outs[] = {out, co_out};
+    for (size_t i = 0; i < 2; i++)
+        if (outs[i] && erg_output_check(outs[i], &d) != ERG_OK) {
+            fprintf(stderr, "erg: %s: cannot write the signature there: %s\n", outs[i], d.detail);
+            return ERG_EXIT_USAGE;
+        }
     if (isnan(c.static_w) && !c.cpu_model) {
         char defpath[1024];
         if (!cal_path && erg_calibration_default_path(defpath, sizeof defpath) > 0 &&

@@ -58,8 +58,13 @@ static int read_measured(const char *path, struct measured *m, erg_diag *d)
     json_error_t err;
     json_t *root = json_load_file(path, 0, &err);
     int rc;
-    if (!root)
-        return erg_diag_set(d, ERG_EPARSE, path, "%d:%d: %s", err.line, err.column, err.text);
+    if (!root) {
+        if (err.line < 1) /* no position: the file could not be opened or read */
+            return erg_diag_set(d, ERG_ENOENT, path, "%s", err.text);
+        char where[1200];
+        snprintf(where, sizeof where, "%s:%d:%d", path, err.line, err.column);
+        return erg_diag_set(d, ERG_EPARSE, where, "%s", err.text);
+    }
     const char *tag = json_string_value(json_object_get(root, "erg"));
     if (tag && !strncmp(tag, "signature/", 10)) {
         json_decref(root);

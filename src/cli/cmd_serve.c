@@ -151,10 +151,17 @@ static int run(int argc, char **argv)
     if (optind != argc)
         return erg_cli_usage("serve", "unexpected argument '%s'", argv[optind]);
     char *token = NULL;
-    if (token_file && !once) {
+    if (token_file) { /* checked with --once too: a bad file is a bad file */
         int rc = read_token(token_file, &token);
         if (rc)
             return rc;
+    }
+    if (!erg_http_is_address(listen_addr)) {
+        free(token);
+        return erg_cli_usage("serve",
+                             "--listen %s: not a listen address (HOST:PORT with a numeric IPv4 "
+                             "address and a port up to 65535, [IPv6]:PORT or localhost:PORT)",
+                             listen_addr);
     }
     /* Block the stop signals before any thread starts, so every thread inherits the mask and
      * only sigwait below receives them. */
@@ -218,8 +225,12 @@ static int run(int argc, char **argv)
         fprintf(stderr, "erg serve: cannot start the sampler thread\n");
         return ERG_EXIT_USAGE;
     }
+    char url[160]; /* the address with the port actually bound (port 0 picks one) */
+    const char *colon = strrchr(listen_addr, ':');
+    snprintf(url, sizeof url, "%.*s:%u", colon ? (int)(colon - listen_addr) : 0, listen_addr,
+             erg_http_port(h));
     fprintf(stderr, "erg serve: serving http://%s/metrics (port %u), a sample every %g s%s\n",
-            listen_addr, erg_http_port(h), eo.interval_s, token ? ", bearer token required" : "");
+            url, erg_http_port(h), eo.interval_s, token ? ", bearer token required" : "");
     fflush(stderr);
     int sig = 0;
     sigwait(&stop, &sig);

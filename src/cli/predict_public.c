@@ -446,7 +446,8 @@ static void eval_help(FILE *out)
             "generation_attention_perf and moe_perf (time_s of the kernel models), Vidur mlp.csv\n"
             "(time_s of the projection GEMMs and RMSNorms, per op), ML.ENERGY v3 with --config\n"
             "(decode itl_s and energy_per_token_j per configuration; other GPUs, expert\n"
-            "parallelism and non-bf16 weights skipped).\n"
+            "parallelism and non-bf16 weights skipped), BLIS traces with --config (per request\n"
+            "prefill time_s and decode itl_s from the target's erg predict model levels).\n"
             "--json: {\"erg\": \"eval/1\", \"rows\": [{\"file\", \"row\", \"phase\", \"quantity\",\n"
             "\"measured\", \"predicted\"}...], \"summary\": [...], \"skipped\": [...],\n"
             "\"assumptions\": [...]}.\n"
@@ -552,7 +553,7 @@ static int gemm_row(struct eval *e, int fi, const erg_op_model *m, erg_dtype dt,
 
 /* Level-1 comparisons of one file. Returns 0, or -1 on out of memory. */
 static int eval_file(struct eval *e, int fi, const erg_public_table *t, const struct target *tg,
-                     const erg_serving_arch *arch)
+                     const erg_serving_arch *arch, const char *config)
 {
     const erg_op_model *m = tg->ops;
     if (t->format == ERG_PUBLIC_MLENERGY_V3) {
@@ -692,9 +693,43 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                           "element, compared as one dtype");
         return 0;
     }
-    return add_skip(e, fi, 0,
-                    "%s: no level-2/3 model in this build to compare with (the file is read; "
-                    "blocks and end-to-end predictions come with erg predict model)",
+    if (t->format == ERG_PUBLIC_BLIS_TRACES) {
+        if (!config)
+            return add_skip(e, fi, 0, "no --config: the architecture of the traced model is "
+                                      "needed");
+        erg_diag diag;
+        erg_diag_clear(&diag);
+        erg_arch a;
+        erg_predictor *p = NULL;
+        if (erg_arch_from_hf_config(config, &a, &diag) != ERG_OK ||
+            erg_predictor_open(tg->dir, &p, &diag) != ERG_OK) {
+            erg_predictor_free(p);
+            return add_skip(e, fi, 0, "%.180s", diag.detail);
+        }
+        add_assumption(e, "BLIS requests: one sequence per forward (the server's concurrent "
+                          "batch is not in the trace); decode KV = prompt + completion / 2; "
+                          "decode time per token = time_in_model_decode / (completion - 1)");
+        int rc = 0;
+        for (size_t i = 0; i < t->n && !rc; i++) {
+            const erg_public_row *r = &t->rows[i];
+            erg_phase_spec ph = {.phase = ERG_PHASE_PREFILL, .batch = 1, .prompt = r->isl};
+            erg_model_prediction mp;
+            if (r->isl > 0 && r->prefill_s > 0 &&
+                erg_predict_model(p, &a, &ph, &mp, &diag) == ERG_OK)
+                rc = add_cmp(e, fi, r->line, "prefill", "time_s", r->prefill_s, mp.total.time_s);
+            if (rc || r->tokens < 2 || !(r->decode_s > 0))
+                continue;
+            erg_phase_spec pd = {.phase = ERG_PHASE_DECODE, .batch = 1,
+                                 .kv = r->isl + r->tokens / 2};
+            if (erg_predict_model(p, &a, &pd, &mp, &diag) == ERG_OK)
+                rc = add_cmp(e, fi, r->line, "decode", "itl_s",
+                             r->decode_s / (double)(r->tokens - 1), mp.total.time_s);
+        }
+        erg_predictor_free(p);
+        return rc;
+    }
+    return add_skip(e, fi, 0, "%s: not a file erg predict eval compares (kernel tables of "
+                              "prefill attention and collectives feed the kernel models)",
                     erg_public_format_name(t->format));
 }
 
@@ -827,7 +862,10 @@ int erg_cli_predict_eval(int argc, char **argv)
     erg_diag_clear(&diag);
     int has_arch = 0;
     if (config) {
-        int rc = erg_serving_arch_read(config, &arch, &diag);
+        erg_arch hf; /* the config as erg predict model reads it: its errors are errors here */
+        int rc = erg_arch_from_hf_config(config, &hf, &diag);
+        if (!rc)
+            rc = erg_serving_arch_read(config, &arch, &diag);
         if (rc) {
             erg_op_model_free(tg.ops);
             return erg_cli_fail(&diag, rc);
@@ -848,7 +886,7 @@ int erg_cli_predict_eval(int argc, char **argv)
         return status;
     }
     for (int i = 0; i < nfiles && status == ERG_EXIT_OK; i++)
-        if (eval_file(&e, i, tabs[i], &tg, has_arch ? &arch : NULL))
+        if (eval_file(&e, i, tabs[i], &tg, has_arch ? &arch : NULL, config))
             status = erg_cli_fail(NULL, ERG_ENOMEM);
     if (status == ERG_EXIT_OK) {
         if (json_out) {

@@ -674,7 +674,7 @@ static int blis_line(json_t *root, const char *path, size_t line, erg_public_tab
                     return bad(diag, path, line, "llm_request span without 'attributes'");
                 erg_public_row row;
                 row_init(&row);
-                row.line = line;
+                row.line = t->n + 1; /* the request's index: a line may hold several spans */
                 snprintf(row.op, sizeof row.op, "request");
                 double p, c;
                 int rc;

@@ -171,6 +171,13 @@ static int parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t
     return -1;
 }
 
+int erg_http_is_address(const char *addr)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    return addr && parse_listen(addr, &ss, &sl) == 0;
+}
+
 int erg_http_start(erg_exporter *e, const char *addr, const char *bearer_token,
                    erg_http **out, erg_diag *diag)
 {

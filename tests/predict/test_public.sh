@@ -114,7 +114,7 @@ check "eval unknown target" 2 "unknown target 'no-such-gpu'" -- \
 # eval against the committed H100 target (name lookup: the source tree's models/h100/): an
 # ML.ENERGY file with an H100 and a B200 configuration, with and without --config
 printf '{"model_id": "meta-llama/Llama-3.1-8B-Instruct", "weight_precision": "bfloat16", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 64, "avg_batch_size": 63.9, "median_itl_ms": 11.5, "energy_per_token_joules": 0.1186, "avg_power_watts": 610, "avg_output_len": 396, "output_throughput_tokens_per_sec": 5168, "parallelization": {"tensor_parallel": 1, "expert_parallel": 1, "data_parallel": 1}}, {"gpu_model": "B200", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 8, "median_itl_ms": 4.57, "energy_per_token_joules": 0.39}]}\n' > "$tmp/l8.json"
-printf '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "intermediate_size": 14336}\n' > "$tmp/l8cfg.json"
+printf '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "intermediate_size": 14336}\n' > "$tmp/l8cfg.json"
 check "eval ML.ENERGY" 0 "row 2: B200 x1: the target's kernel data are of NVIDIA H100" -- \
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json"
 grep -q "phase decode  itl_s  *n      1" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
@@ -136,12 +136,25 @@ assert d["skipped"][0]["row"] == 2 and "B200" in d["skipped"][0]["reason"]
 PY
 check "eval ML.ENERGY without --config" 0 "no --config: the architecture of meta-llama/Llama-3.1-8B-Instruct is needed" -- \
     "$erg" predict eval --target h100 "$tmp/l8.json"
-check "eval bad config" 2 "kv.json: num_key_value_heads 3 does not divide" -- \
-    sh -c "printf '{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}' > '$tmp/kv.json'; '$erg' predict eval --target h100 --config '$tmp/kv.json' '$tmp/l8.json'"
+check "eval bad config" 2 "kv.json.*num_key_value_heads" -- \
+    sh -c "printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}' > '$tmp/kv.json'; '$erg' predict eval --target h100 --config '$tmp/kv.json' '$tmp/l8.json'"
 check "eval unknown format" 2 "not a known public format" -- \
     "$erg" predict eval --target h100 "$tmp/other.csv"
 check "fit-serving needs pairs" 2 "expected MLENERGY.json=CONFIG.json" -- \
     "$erg" predict fit-serving --target h100 "$tmp/l8.json"
+
+# BLIS traces: two requests on one line are rows 1 and 2; prefill and decode per token compared
+span() { printf '{"name":"llm_request","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.latency.time_in_model_prefill","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_model_decode","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_queue","value":{"doubleValue":0.0}},{"key":"gen_ai.latency.time_to_first_token","value":{"doubleValue":%s}},{"key":"gen_ai.latency.e2e","value":{"doubleValue":1.0}}]}' "$@"; }
+printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s,%s]}]}]}\n' "$(span 512 101 0.05 1.0 0.05)" "$(span 1024 1 0.09 0 0.09)" > "$tmp/blis2.json"
+"$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis2.json" --json > "$tmp/b.json"
+/usr/bin/python3 - "$tmp/b.json" <<'PY' && echo "ok   eval BLIS rows" || { echo "FAIL eval BLIS"; cat "$tmp/b.json"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [(r["row"], r["phase"], r["quantity"], r["measured"]) for r in d["rows"]]
+# request 2 has one completion token: no decode row; request 1: 1.0 s over 100 tokens
+assert rows == [(1, "prefill", "time_s", 0.05), (1, "decode", "itl_s", 0.01), (2, "prefill", "time_s", 0.09)], rows
+assert any("one sequence per forward" in a for a in d["assumptions"])
+PY
 
 # The real files (../shared/data; skipped when absent): every public file reads, with the row
 # counts SOURCES.md gives (section 6: H200 GEMM 65268 rows of which 35742 bf16; H100 26040/9240;

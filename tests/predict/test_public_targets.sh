@@ -59,4 +59,11 @@ below "H100 dense decode ITL MAPE, held-out architectures" "$itl" 7
 below "H100 dense decode energy/token MAPE, held-out architectures" "$en" 10
 grep -q "B200 x1" "$tmp/loao.txt" && grep -q "mxfp4 weights" "$tmp/loao.txt" \
     && echo "ok   B200 and mxfp4 configurations listed as skipped" || fail "skip reasons missing"
+# BLIS: Llama-2-7B requests against the H100 target at one sequence per forward (docs: prefill
+# 27.2 %, decode per token 26.8 % over 282 / 269 requests)
+"$erg" predict eval --target "$src/models/h100" --config "$data/hf-configs/llama-2-7b-hf.json" \
+    "$data/latency/blis_jan21-llama7b-train-1_traces.json" > "$tmp/blis.txt" || fail "eval BLIS"
+below "BLIS prefill MAPE" "$(sed -n 's/.*phase prefill  time_s  *n    282  MAPE  *\([0-9.]*\) %.*/\1/p' "$tmp/blis.txt")" 30
+below "BLIS decode per-token MAPE" "$(sed -n 's/.*phase decode  itl_s  *n    269  MAPE  *\([0-9.]*\) %.*/\1/p' "$tmp/blis.txt")" 30
+
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }

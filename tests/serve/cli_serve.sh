@@ -38,6 +38,7 @@ start() {
 
 start plain --listen 127.0.0.1:0 --interval 0.05 || fail "erg serve exited: $(cat "$T/plain.err")"
 url="http://127.0.0.1:$port"
+grep -q "serving $url/metrics" "$T/plain.err" || fail "the start line's URL has the bound port: $(cat "$T/plain.err")"
 # the counter moves 5 J; wait until the exposition shows it
 printf '%020d\n' 6000000 1<> "$Z/energy_uj"
 i=0
@@ -105,6 +106,12 @@ for args in "--interval 0" "--interval abc" "--attribute threads" "--top 0" "--l
 done
 grep -q 'not a listen address' "$T/bad.err" || true
 
+# --once checks its options as the server does
+for args in "--listen nohost" "--listen 127.0.0.1:99999" "--token-file $T/none" "--token-file $T"; do
+    # shellcheck disable=SC2086
+    "$ERG_BIN" serve --backends rapl-sysfs --once $args > /dev/null 2> "$T/bad.err"
+    [ $? -eq 2 ] || fail "'erg serve --once $args': exit status (want 2): $(cat "$T/bad.err")"
+done
 # --once: two samples, the exposition on stdout
 "$ERG_BIN" serve --backends rapl-sysfs --once --interval 0.05 > "$T/once" 2> "$T/once.err" || fail "--once: $(cat "$T/once.err")"
 grep -q '^erg_exporter_samples_total 1$' "$T/once" || fail "--once output"

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: MIT
+"""docs/python.md: its ```python blocks run as they stand (on the estimator, from the repository
+root), and every option its ```sh blocks use is one the command's --help lists."""
+import os
+import re
+import shlex
+import unittest
+
+import ergtest
+
+DOC = os.path.join(ergtest.SRC, "docs", "python.md")
+
+
+def blocks(lang):
+    with open(DOC) as f:
+        return re.findall(r"```%s\n(.*?)```" % lang, f.read(), re.S)
+
+
+class Docs(unittest.TestCase):
+    def test_python_blocks_run(self):
+        bs = blocks("python")
+        self.assertGreaterEqual(len(bs), 2)
+        os.environ["ERG_BACKENDS"] = "estimator"
+        cwd = os.getcwd()
+        os.chdir(ergtest.SRC)
+        try:
+            for i, b in enumerate(bs):
+                with self.subTest(block=i):
+                    exec(compile(b, "%s block %d" % (DOC, i + 1), "exec"), {})
+        finally:
+            os.chdir(cwd)
+
+    def test_sh_options_exist(self):
+        helps = {}
+        for b in blocks("sh"):
+            for line in b.splitlines():
+                words = shlex.split(line.split("#")[0])
+                if not words:
+                    continue
+                if words[0] == "erg":
+                    cmd = [os.environ["ERG_BIN"], words[1], "--help"]
+                elif words[:3] == ["python3", "-m", "erg.run"]:
+                    cmd = [ergtest.PYTHON, "-m", "erg.run", "--help"]
+                else:
+                    self.fail("unknown command in docs: %s" % line)
+                key = " ".join(cmd)
+                if key not in helps:
+                    r = ergtest.run(cmd)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    helps[key] = r.stdout
+                for w in words:
+                    if w.endswith(".py") and "erg.run" in key:
+                        break           # what follows the script is the script's
+                    if w.startswith("-"):
+                        self.assertIn(w.split("=")[0], helps[key], line)
+
+
+if __name__ == "__main__":
+    ergtest.main()

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""erg report on hand-made records: the per-API table, FECoM's RQ1 verdict on both sides of the
+stated uncertainty, RQ2's least-squares line and Pearson r on points computed by hand, the SVG
+plots, and bad input (exit 2, file:line)."""
+import json
+import math
+import os
+import shutil
+import tempfile
+import unittest
+
+import ergtest
+from ergtest import run
+
+ERG = os.environ["ERG_BIN"]
+
+
+def rec(api, energy, time_s=1.0, calls=1, nbytes=0, site="s.py:1", nested=False, sd=0.0,
+        net=None, grade="hw_shunt", channels=None):
+    return {"api": api, "site": site, "calls": calls, "time_s": time_s, "energy_j": energy,
+            "net_energy_j": energy if net is None else net, "grade": grade, "flags": [],
+            "arg_bytes": nbytes, "nested": nested, "sd_j": sd,
+            "channels": channels or {"rapl-sysfs:package-0": {"energy_j": energy,
+                                                              "net_energy_j": energy}}}
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="erg-report-")
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def write(self, recs, name="calls.jsonl"):
+        p = os.path.join(self.d, name)
+        with open(p, "w") as f:
+            for r in recs:
+                f.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+        return p
+
+    def report(self, path, *extra):
+        r = run([ERG, "report", path, "--json"] + list(extra))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_rq1_holds_and_fails(self):
+        # APIs 6 J (sd 0.3) + 3 J (sd 0.4) = 9 J, sd sqrt(0.09 + 0.16 + 0) = 0.5; a nested call's
+        # 2 J is inside its parent and not summed
+        base = [rec("torch.mm", 6.0, sd=0.3), rec("torch.relu", 3.0, sd=0.4),
+                rec("torch.add", 2.0, nested=True, sd=10.0)]
+        # project 8.1 J: 9 − 8.1 = 0.9 ≤ 1.96 × 0.5 = 0.98: holds
+        j = self.report(self.write(base + [rec("<project>", 8.1, time_s=3.0)]))
+        self.assertAlmostEqual(j["rq1"]["sum_j"], 9.0)
+        self.assertAlmostEqual(j["rq1"]["sd_j"], 0.5)
+        self.assertAlmostEqual(j["rq1"]["project_j"], 8.1)
+        self.assertTrue(j["rq1"]["holds"])
+        # project 8.0 J: 1.0 > 0.98: the sum exceeds the project beyond its uncertainty
+        j = self.report(self.write(base + [rec("<project>", 8.0, time_s=3.0)]))
+        self.assertFalse(j["rq1"]["holds"])
+        apis = {(a["api"], a["nested"]): a for a in j["apis"]}
+        self.assertAlmostEqual(apis[("torch.mm", False)]["share"], 6.0 / 8.0)
+        self.assertEqual(apis[("torch.add", True)]["calls"], 1)
+        self.assertEqual([a["api"] for a in j["apis"]], ["torch.mm", "torch.relu", "torch.add"])
+
+    def test_table_sums_keys_and_says_what_has_no_figure(self):
+        j = self.report(self.write([
+            rec("torch.mm", 1.5, calls=10, time_s=0.5, site="a.py:3"),
+            rec("torch.mm", 2.5, calls=30, time_s=1.5, site="a.py:9", net=2.0,
+                channels={"rapl-sysfs:package-0": {"energy_j": 2.5, "net_energy_j": 2.0}}),
+            rec("torch.mm", None, calls=4, time_s=1e-4, site="a.py:12"),
+            rec("<project>", 10.0, time_s=5.0)]))
+        a = j["apis"][0]
+        self.assertEqual(a["calls"], 44)
+        self.assertEqual(a["calls_without_figure"], 4)
+        self.assertAlmostEqual(a["energy_j"], 4.0)
+        self.assertAlmostEqual(a["net_energy_j"], 3.5)
+        self.assertAlmostEqual(a["channels"]["rapl-sysfs:package-0"], 3.5)
+        self.assertEqual(a["sites"], ["a.py:3", "a.py:9", "a.py:12"])
+        text = run([ERG, "report", os.path.join(self.d, "calls.jsonl")]).stdout
+        self.assertIn("torch.mm", text)
+        self.assertIn("35.0%", text)
+        self.assertIn("RQ1 (FECoM Eq. 1): sum of outermost API calls 3.5 J, project 10 J", text)
+
+    def test_rq2_fit_by_hand(self):
+        # energy per call E = 0.5 + 0.002 × bytes exactly on three sizes, plus one off the line:
+        # points (100, 0.7), (200, 0.9), (300, 1.1), (400, 1.5)
+        pts = [(100, 0.7), (200, 0.9), (300, 1.1), (400, 1.5)]
+        recs = [rec("torch.mm", e * 2, calls=2, nbytes=b, site="s.py:%d" % b) for b, e in pts]
+        j = self.report(self.write(recs + [rec("<project>", 100.0)]))
+        f = [x for x in j["rq2"] if x["api"] == "torch.mm"][0]
+        xs, ys = [b for b, _ in pts], [e for _, e in pts]
+        mx, my = sum(xs) / 4, sum(ys) / 4
+        sxx = sum((x - mx) ** 2 for x in xs)
+        sxy = sum((x - mx) * (y - my) for x, y in pts)
+        syy = sum((y - my) ** 2 for y in ys)
+        self.assertAlmostEqual(f["slope_j_per_byte"], sxy / sxx)          # 0.0026
+        self.assertAlmostEqual(f["slope_j_per_byte"], 0.0026)
+        self.assertAlmostEqual(f["intercept_j"], my - 0.0026 * mx)         # 0.4
+        self.assertAlmostEqual(f["r"], sxy / math.sqrt(sxx * syy))
+        self.assertAlmostEqual(f["r"], 0.9827076298239908)
+        plots = os.path.join(self.d, "plots")
+        self.report(os.path.join(self.d, "calls.jsonl"), "--plot", plots)
+        self.assertEqual(sorted(os.listdir(plots)), ["rq1.svg", "rq2-torch.mm.svg"])
+        with open(os.path.join(plots, "rq2-torch.mm.svg")) as fh:
+            svg = fh.read()
+        self.assertTrue(svg.startswith("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        self.assertEqual(svg.count("<circle"), 4)
+        self.assertIn("r = 0.9827", svg)
+
+    def test_bad_input(self):
+        cases = [
+            (["{\"api\": \"x\"}"], "calls.jsonl:1: record lacks \"site\""),
+            ([json.dumps(rec("a", 1.0)), "{not json"], "calls.jsonl:2:2: not JSON"),
+            (["[1, 2]"], "calls.jsonl:1: a record must be a JSON object"),
+            ([json.dumps(dict(rec("a", 1.0), calls=-1))], "\"calls\" must be a number >= 0"),
+            ([json.dumps(dict(rec("a", 1.0), energy_j="3"))], "\"energy_j\" must be a number"),
+            ([""], "no records"),
+        ]
+        for lines, msg in cases:
+            with self.subTest(msg=msg):
+                r = run([ERG, "report", self.write(lines)])
+                self.assertEqual(r.returncode, 2)
+                self.assertIn(msg, r.stderr)
+                self.assertTrue(r.stderr.startswith("erg report: "), r.stderr)
+                self.assertEqual(r.stdout, "")
+        r = run([ERG, "report", os.path.join(self.d, "missing.jsonl")])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("missing.jsonl: No such file or directory", r.stderr)
+        p = self.write([json.dumps(rec("a", 1.0))])
+        r = run([ERG, "report", p, "--plot", p])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not a folder", r.stderr)
+
+
+if __name__ == "__main__":
+    ergtest.main()
