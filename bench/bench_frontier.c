@@ -12,6 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+/* The builders cannot fail on these inputs; a failure is a bug to stop at. */
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        if ((call) != ERG_OK)                                                                      \
+            abort();                                                                               \
+    } while (0)
+
 static uint64_t rng = 88172645463325252ull;
 static double urand(void)
 {
@@ -47,12 +54,12 @@ static erg_opsched *make(erg_expr_op op, size_t n, size_t p)
             s.static_power_w = 60;
             s.time_s = base * (1 + 0.6 * x) * (1 + 0.01 * urand());
             s.dynamic_energy_j = base * 300 * (1 - 0.5 * x + 0.3 * x * x) * (1 + 0.02 * urand());
-            erg_opsched_add_point(os, name, &s, "", NULL);
+            OK(erg_opsched_add_point(os, name, &s, "", NULL));
         }
-        erg_opsched_expr_leaf(os, name, &ids[k], NULL);
+        OK(erg_opsched_expr_leaf(os, name, &ids[k], NULL));
     }
     size_t r;
-    erg_opsched_expr_op(os, op, ids, n, &r, NULL);
+    OK(erg_opsched_expr_op(os, op, ids, n, &r, NULL));
     free(ids);
     return os;
 }
@@ -92,7 +99,7 @@ static double bench_sp_dag(size_t n, size_t p, double eps, size_t *npts)
     for (int d = 0; d < 8; d++) {
         char id[16];
         snprintf(id, sizeof id, "g%d", d);
-        erg_opsched_add_device(os, id, 60, NULL);
+        OK(erg_opsched_add_device(os, id, 60, NULL));
     }
     char prev[64] = "";
     size_t k = 0;
@@ -110,11 +117,11 @@ static double bench_sp_dag(size_t n, size_t p, double eps, size_t *npts)
                 s.static_power_w = 60;
                 s.time_s = base * (1 + 0.6 * x);
                 s.dynamic_energy_j = base * 300 * (1 - 0.5 * x + 0.3 * x * x);
-                erg_opsched_add_point(os, id, &s, "", NULL);
+                OK(erg_opsched_add_point(os, id, &s, "", NULL));
             }
-            erg_opsched_add_node(os, id, id, NULL);
+            OK(erg_opsched_add_node(os, id, id, NULL));
             if (prev[0])
-                erg_opsched_add_edge(os, prev, id, NULL);
+                OK(erg_opsched_add_edge(os, prev, id, NULL));
         }
         /* Join node closing the block. */
         char jid[64];
@@ -125,12 +132,12 @@ static double bench_sp_dag(size_t n, size_t p, double eps, size_t *npts)
         s.static_power_w = 60;
         s.time_s = 0.01;
         s.dynamic_energy_j = 1;
-        erg_opsched_add_point(os, jid, &s, "", NULL);
-        erg_opsched_add_node(os, jid, jid, NULL);
+        OK(erg_opsched_add_point(os, jid, &s, "", NULL));
+        OK(erg_opsched_add_node(os, jid, jid, NULL));
         for (size_t j = start; j < k; j++) {
             char id[64];
             snprintf(id, sizeof id, "n%zu", j);
-            erg_opsched_add_edge(os, id, jid, NULL);
+            OK(erg_opsched_add_edge(os, id, jid, NULL));
         }
         snprintf(prev, sizeof prev, "%s", jid);
     }

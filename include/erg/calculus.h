@@ -35,9 +35,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Opaque schedule. */
 typedef struct erg_schedule erg_schedule;
@@ -54,16 +52,16 @@ ERG_API void erg_schedule_free(erg_schedule *sched);
  * Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file:line:col for syntax), ERG_EVERSION, ERG_EINVAL
  * (bad values), ERG_ECYCLE (the cycle is named in diag).
  */
-ERG_API int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag);
 
 /** Write the schedule as a schedule/1 file, whole or not at all ("-" is stdout). */
-ERG_API int erg_schedule_write_file(const erg_schedule *sched, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_write_file(const erg_schedule *sched, const char *path, erg_diag *diag);
 
 /**
  * Declare a device. static_power_w (W, ≥ 0) is its static power; idle_power_w (W, ≥ 0, or NAN for
  * "same as static") its draw when idle. Errors: ERG_EINVAL (duplicate id, bad value).
  */
-ERG_API int erg_schedule_add_device(erg_schedule *sched, const char *id, double static_power_w,
+ERG_API ERG_NODISCARD int erg_schedule_add_device(erg_schedule *sched, const char *id, double static_power_w,
                                     double idle_power_w, erg_diag *diag);
 
 /**
@@ -72,7 +70,7 @@ ERG_API int erg_schedule_add_device(erg_schedule *sched, const char *id, double 
  * (Axiom P2: a device has one static power). Errors: ERG_EINVAL (duplicate name, invalid
  * signature, a static power other than its declared device's).
  */
-ERG_API int erg_schedule_add_signature(erg_schedule *sched, const erg_signature *sig,
+ERG_API ERG_NODISCARD int erg_schedule_add_signature(erg_schedule *sched, const erg_signature *sig,
                                        erg_diag *diag);
 
 /**
@@ -81,11 +79,11 @@ ERG_API int erg_schedule_add_signature(erg_schedule *sched, const erg_signature 
  * Errors: ERG_EINVAL (duplicate id, unknown signature, undeclared device, a signature whose
  * static_power_w differs from the node's device's: Axiom P2).
  */
-ERG_API int erg_schedule_add_node(erg_schedule *sched, const char *id, const char *sig_name,
+ERG_API ERG_NODISCARD int erg_schedule_add_node(erg_schedule *sched, const char *id, const char *sig_name,
                                   const char *device, double start_s, erg_diag *diag);
 
 /** Add an edge: node `to` starts after node `from` ends. Errors: ERG_EINVAL (unknown node). */
-ERG_API int erg_schedule_add_edge(erg_schedule *sched, const char *from, const char *to,
+ERG_API ERG_NODISCARD int erg_schedule_add_edge(erg_schedule *sched, const char *from, const char *to,
                                   erg_diag *diag);
 
 /** Options of erg_schedule_compose; initialise with erg_compose_options_init. */
@@ -149,9 +147,10 @@ ERG_API void erg_report_free(erg_report *report);
  * NULL (defaults). Errors: ERG_EINVAL (par operands on different devices or static powers,
  * overlapping DAG nodes on one device with different static power, a start before a predecessor's
  * end, Axiom M1 with the device's static power, bad confidence), ERG_ECYCLE (the cycle is named),
- * ERG_ENOMEM.
+ * ERG_ERANGE (a composed time, energy or variance is not finite: it overflows a double; the
+ * expression path, element or DAG node where it stops being finite is named), ERG_ENOMEM.
  */
-ERG_API int erg_schedule_compose(const erg_schedule *sched, const erg_compose_options *opts,
+ERG_API ERG_NODISCARD int erg_schedule_compose(const erg_schedule *sched, const erg_compose_options *opts,
                                  erg_report *out, erg_diag *diag);
 
 /**
@@ -160,7 +159,7 @@ ERG_API int erg_schedule_compose(const erg_schedule *sched, const erg_compose_op
  * of report->confidence. Fills the deviation fields of report.
  * Errors: ERG_EINVAL (measured_j or measured_sd_j negative or not finite).
  */
-ERG_API int erg_report_deviation(erg_report *report, double measured_j, double measured_sd_j,
+ERG_API ERG_NODISCARD int erg_report_deviation(erg_report *report, double measured_j, double measured_sd_j,
                                  erg_diag *diag);
 
 /**
@@ -170,7 +169,7 @@ ERG_API int erg_report_deviation(erg_report *report, double measured_j, double m
  * overlapping: two zero-variance compositions of the same work summed in another order differ by
  * floating-point rounding only (e.g. 4.4e-16 J of 2.98 J), not in energy.
  */
-ERG_API int erg_report_compare(const erg_report *a, const erg_report *b);
+ERG_API ERG_NODISCARD int erg_report_compare(const erg_report *a, const erg_report *b);
 
 /**
  * Relative tolerance under which two composed energies are equal to within rounding: 1e-9, far
@@ -185,7 +184,7 @@ ERG_API int erg_report_compare(const erg_report *a, const erg_report *b);
  * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, devices, and
  * deviation / monte_carlo when present), whole or not at all ("-" is stdout).
  */
-ERG_API int erg_report_write_file(const erg_report *report, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_report_write_file(const erg_report *report, const char *path, erg_diag *diag);
 
 /** Outcome of erg_context_insensitive. */
 typedef struct erg_insensitivity {
@@ -283,7 +282,7 @@ typedef struct erg_interaction_graph {
  * edge; `sensitive` says whether it fails the Reduction Theorem's condition. Errors: ERG_EINVAL,
  * ERG_ENOMEM.
  */
-ERG_API int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t n,
+ERG_API ERG_NODISCARD int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t n,
                                         double confidence, erg_interaction_graph *out,
                                         erg_diag *diag);
 
@@ -292,7 +291,7 @@ ERG_API void erg_interaction_graph_free(erg_interaction_graph *g);
 
 /** Write a graph as {"erg": "interactions/1", "confidence", "edges": [...]} (docs/context.md),
  *  whole or not at all ("-" is stdout). */
-ERG_API int erg_interaction_graph_write_file(const erg_interaction_graph *g, double confidence,
+ERG_API ERG_NODISCARD int erg_interaction_graph_write_file(const erg_interaction_graph *g, double confidence,
                                              const char *path, erg_diag *diag);
 
 /** A correlation group (paper Appendix F.1-F.2): elements whose measurement noise is correlated
@@ -352,7 +351,7 @@ ERG_API void erg_context_report_free(erg_context_report *r);
  * Errors: those of erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a
  * correlation naming fewer than two signatures or ρ outside [-1, 1]).
  */
-ERG_API int erg_schedule_compose_context(const erg_schedule *sched,
+ERG_API ERG_NODISCARD int erg_schedule_compose_context(const erg_schedule *sched,
                                          const erg_context_signature *const *sigs, size_t n_sigs,
                                          const erg_correlation *corr, size_t n_corr,
                                          const erg_compose_options *opts, erg_context_report *out,
@@ -378,7 +377,7 @@ typedef struct erg_refine_candidate {
  * by a sizeable fraction). Fills up to max candidates, best first, and *n_out.
  * Errors: ERG_EINVAL.
  */
-ERG_API int erg_refine_candidates(const erg_context_report *r,
+ERG_API ERG_NODISCARD int erg_refine_candidates(const erg_context_report *r,
                                   const erg_context_signature *const *sigs, size_t n_sigs,
                                   double deviation_j, erg_refine_candidate *out, size_t max,
                                   size_t *n_out, erg_diag *diag);
@@ -397,7 +396,7 @@ typedef struct erg_granularity {
  * composition of its parts, |E_e − Ê_e| ≤ Σ m_i·c·σ_E_i + c·sqrt(σ²_E_e + σ²_Ê_e), c from
  * parts->confidence. Errors: ERG_EINVAL.
  */
-ERG_API int erg_granularity_check(const erg_signature *coarse, const erg_report *parts,
+ERG_API ERG_NODISCARD int erg_granularity_check(const erg_signature *coarse, const erg_report *parts,
                                   erg_granularity *out, erg_diag *diag);
 
 

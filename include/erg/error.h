@@ -20,9 +20,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** X-macro of every status: name, value, message. */
 #define ERG_STATUS_MAP(X)                                                                          \

@@ -56,9 +56,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /**
  * Indices of the Pareto-minimal points of n (time, energy) pairs (paper Section 6.1, definition of
@@ -68,7 +66,7 @@ extern "C" {
  * ascending (energy then strictly decreasing); *n_out their count. O(n log n).
  * Errors: ERG_EINVAL (NULL with n > 0, a NaN or negative value), ERG_ENOMEM.
  */
-ERG_API int erg_pareto_min(const double *time_s, const double *energy_j, size_t n, size_t *idx_out,
+ERG_API ERG_NODISCARD int erg_pareto_min(const double *time_s, const double *energy_j, size_t n, size_t *idx_out,
                            size_t *n_out);
 
 /** One point of a frontier. energy_j = static_energy_j + dynamic_energy_j. */
@@ -144,14 +142,14 @@ ERG_API void erg_opsched_free(erg_opsched *os);
  * or file and JSON path (empty operating set, NaN/negative value, unknown name); ERG_EVERSION;
  * ERG_ECYCLE; ERG_ENOMEM.
  */
-ERG_API int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag);
 
 /**
  * Declare device `id` with its static power static_power_w (W, finite, ≥ 0): the power s it draws
  * whenever it is held, which ⊕ operands on it share (paper Axioms P1–P2, Section 3; E = s·T + d).
  * Errors: ERG_EINVAL (NULL or over-long id, duplicate, NaN/negative power), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_w,
+ERG_API ERG_NODISCARD int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_w,
                                    erg_diag *diag);
 
 /**
@@ -160,7 +158,7 @@ ERG_API int erg_opsched_add_device(erg_opsched *os, const char *id, double stati
  * paper Section 3.3). A DAG's energy is then Σ_dev p·M + Σ_nodes (d + (s − p)·T).
  * Errors: ERG_EINVAL (unknown device, NaN/negative power).
  */
-ERG_API int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w,
+ERG_API ERG_NODISCARD int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w,
                                        erg_diag *diag);
 
 /**
@@ -173,7 +171,7 @@ ERG_API int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double i
  * Errors: ERG_EINVAL (NULL argument, over-long name, sig failing erg_signature_check, a device
  * other than the element's), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signature *sig,
+ERG_API ERG_NODISCARD int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signature *sig,
                                   const char *omega_device, erg_diag *diag);
 
 /**
@@ -187,7 +185,7 @@ ERG_API int erg_opsched_add_point(erg_opsched *os, const char *element, const er
  * Errors: ERG_EINVAL (bad device, sig failing erg_signature_check, from = to, declared twice),
  * ERG_ENOMEM.
  */
-ERG_API int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
+ERG_API ERG_NODISCARD int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
                                        const char *to, const erg_signature *sig, erg_diag *diag);
 
 /**
@@ -208,7 +206,7 @@ typedef enum erg_expr_op {
  * *out_id receives its id. The last expression built is the root. No units (structure only).
  * Errors: ERG_EINVAL (NULL argument, unknown element), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id,
+ERG_API ERG_NODISCARD int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id,
                                   erg_diag *diag);
 /**
  * Combine n ≥ 1 earlier expression ids (ids[0..n)) with op (⊗, ⊕ or ⊕multi; paper Section 3.3,
@@ -216,7 +214,7 @@ ERG_API int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *
  * root. No units (structure only).
  * Errors: ERG_EINVAL (NULL argument, unknown id, n = 0, op not an operator), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
+ERG_API ERG_NODISCARD int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
                                 size_t *out_id, erg_diag *diag);
 
 /**
@@ -226,7 +224,7 @@ ERG_API int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *i
  * node order (where transitions are charged). No units (structure only).
  * Errors: ERG_EINVAL (NULL argument, over-long or duplicate id, unknown element), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element,
+ERG_API ERG_NODISCARD int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element,
                                  erg_diag *diag);
 /**
  * As erg_opsched_add_node, on `device` (NULL or "": the element's device), like a schedule/1
@@ -234,14 +232,14 @@ ERG_API int erg_opsched_add_node(erg_opsched *os, const char *id, const char *el
  * power the device's (E accounting of the DAG form above).
  * Errors: ERG_EINVAL (as erg_opsched_add_node, or an over-long device id), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
+ERG_API ERG_NODISCARD int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
                                     const char *device, erg_diag *diag);
 /**
  * Add a precedence edge: node `to` starts no earlier than node `from` ends (paper Section 3.3,
  * DAG schedules). Cycles are detected by erg_opsched_frontier (ERG_ECYCLE). No units.
  * Errors: ERG_EINVAL (NULL argument, unknown node), ERG_ENOMEM.
  */
-ERG_API int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag);
 
 /** DAG solution methods. */
 typedef enum erg_dag_method {
@@ -280,9 +278,11 @@ ERG_API void erg_frontier_options_init(erg_frontier_options *opts);
  * Errors: ERG_EINVAL (NULL argument, epsilon outside [0, 10], an empty operating set, no expression
  * or nodes, ⊕ operands without a shared ω_dev or with different static powers, ERG_DAG_ENUMERATE above enum_limit, transitions with
  * ERG_DAG_RELAX or above enum_limit), ERG_ECYCLE (a cycle, or edges contradicting a device's
- * declared node order when transitions apply), ERG_ENOMEM, ERG_EIO (GLPK failure).
+ * declared node order when transitions apply), ERG_ERANGE (a point's or a composed time or
+ * energy is not finite: it overflows a double; the element, the operator's JSON path or the DAG
+ * node is named), ERG_ENOMEM, ERG_EIO (GLPK failure).
  */
-ERG_API int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts,
+ERG_API ERG_NODISCARD int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts,
                                  erg_frontier *out, erg_diag *diag);
 
 /** Number of points in an element's operating set (Section 6.1); 0 for an unknown element or
@@ -295,7 +295,7 @@ ERG_API size_t erg_opsched_n_points(const erg_opsched *os, const char *element);
  * Errors: ERG_ERANGE when the deadline is below the fastest point (diag names the fastest
  * makespan in s), ERG_EINVAL (NULL argument, empty frontier, NaN deadline).
  */
-ERG_API int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
+ERG_API ERG_NODISCARD int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
                                        erg_diag *diag);
 
 /**
@@ -304,7 +304,7 @@ ERG_API int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s,
  * Errors: ERG_ERANGE when the budget is below the least energy (diag names it in J), ERG_EINVAL
  * (NULL argument, empty frontier, NaN budget).
  */
-ERG_API int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx,
+ERG_API ERG_NODISCARD int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx,
                                      erg_diag *diag);
 
 /** No plan (for the writers below): plan_idx value meaning "write no plan". */
@@ -320,7 +320,7 @@ ERG_API int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, siz
  * Errors: ERG_EIO, ERG_ENOENT or ERG_EACCES (cannot write; diag names the path), ERG_ENOMEM,
  * ERG_EINVAL (NULL argument, plan_idx out of range).
  */
-ERG_API int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
+ERG_API ERG_NODISCARD int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
                                     erg_diag *diag);
 
 /**
@@ -330,7 +330,7 @@ ERG_API int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, cons
  * Errors: ERG_EIO, ERG_ENOENT or ERG_EACCES (cannot write; diag names the path), ERG_ENOMEM,
  * ERG_EINVAL (NULL argument, plan_idx out of range).
  */
-ERG_API int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path,
+ERG_API ERG_NODISCARD int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path,
                                    erg_diag *diag);
 
 /**
@@ -345,7 +345,7 @@ ERG_API int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const
  * time or an energy column or with two, a row with the wrong number of fields or a bad number,
  * no data rows); ERG_ENOMEM; ERG_EINVAL (NULL argument). Nothing is allocated on error.
  */
-ERG_API int erg_frontier_read_reference(const char *path, double **time_s, double **energy_j,
+ERG_API ERG_NODISCARD int erg_frontier_read_reference(const char *path, double **time_s, double **energy_j,
                                         size_t *n, erg_diag *diag);
 
 /**
@@ -358,7 +358,7 @@ ERG_API int erg_frontier_read_reference(const char *path, double **time_s, doubl
  * Errors: ERG_EIO (cairo or file failure, with the path), ERG_EINVAL (NULL argument, empty
  * frontier, plan_idx out of range, ref_n > 0 with NULL arrays).
  */
-ERG_API int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
+ERG_API ERG_NODISCARD int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
                                   const double *ref_energy_j, size_t ref_n, const char *path,
                                   erg_diag *diag);
 

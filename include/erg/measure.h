@@ -29,9 +29,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Most windows open at once on one monitor. */
 #define ERG_MONITOR_MAX_WINDOWS 64

@@ -31,15 +31,13 @@
 #include <sys/types.h>
 
 #include "erg/error.h"
-#include "erg/signature.h"
+#include "erg/grade.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Most channels one meter exposes; further ones are declined with a reason. */
 #define ERG_METER_MAX_CHANNELS 64

@@ -29,9 +29,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** The primitive operations of HYMELL level 1. */
 typedef enum erg_op {
@@ -411,7 +409,7 @@ typedef struct erg_op_prediction {
  * F, PF, AI... has no business beyond its data (Section 3.3's GEMM terms grow as F·MN/K).
  * Errors: ERG_EINVAL (bad dims), ERG_ENOTSUP (the model has no estimator for the op or the dtype),
  * ERG_ERANGE (a model file without bounds, written by an older erg, predicts a non-positive
- * time: refit it).
+ * time: refit it; or the predicted time or energy is not finite, named by the op).
  */
 ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
                                  erg_op_prediction *out, erg_diag *diag);

@@ -41,9 +41,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** What per-process attribution the exporter adds. */
 typedef enum erg_attribute {

@@ -18,36 +18,13 @@
 #include <stddef.h>
 
 #include "erg/error.h"
+#include "erg/grade.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
-
-/**
- * Provenance grade of a figure (JouleClaw notes; DESIGN.md). Ordered from strongest to weakest, so
- * the grade of a composition is the maximum of its parts' grades.
- * - ERG_GRADE_HW_SHUNT: a hardware energy counter seen live for the domain it claims.
- * - ERG_GRADE_MODEL_BASED: vendor power readings integrated over time, or a vendor model.
- * - ERG_GRADE_ESTIMATOR: a static cost model, the labelled last resort.
- */
-typedef enum erg_grade {
-    ERG_GRADE_HW_SHUNT = 0,
-    ERG_GRADE_MODEL_BASED = 1,
-    ERG_GRADE_ESTIMATOR = 2
-} erg_grade;
-
-/** "hw_shunt", "model_based", "estimator". */
-ERG_API const char *erg_grade_name(erg_grade grade);
-
-/** Parse a grade name. Returns ERG_OK or ERG_EINVAL. */
-ERG_API int erg_grade_parse(const char *name, erg_grade *out);
-
-/** The weaker of two grades (composition rule: a figure is only as good as its weakest part). */
-ERG_API erg_grade erg_grade_weakest(erg_grade a, erg_grade b);
+#include "erg/api.h"
 
 /** Size limits of the text fields of a signature (bytes, with the NUL). */
 #define ERG_SIG_NAME_MAX 128
@@ -107,14 +84,14 @@ ERG_API double erg_signature_dynamic_var_j2(const erg_signature *sig);
  * tolerance of 1e-9 (Axiom M1). Returns ERG_OK or ERG_EINVAL with the offending field in diag
  * (diag->where is left for the caller's location; detail names the field and values).
  */
-ERG_API int erg_signature_check(const erg_signature *sig, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_check(const erg_signature *sig, erg_diag *diag);
 
 /**
  * An idle element (paper Section 3.3): a device held ready at its static power for time_s seconds,
  * zero dynamic energy, zero variance unless the caller sets time_var_s2 afterwards.
  * device may be NULL. Returns ERG_OK, or ERG_EINVAL for negative or non-finite values.
  */
-ERG_API int erg_signature_idle(const char *device, double static_power_w, double time_s,
+ERG_API ERG_NODISCARD int erg_signature_idle(const char *device, double static_power_w, double time_s,
                                erg_signature *out);
 
 /**
@@ -122,9 +99,10 @@ ERG_API int erg_signature_idle(const char *device, double static_power_w, double
  * Eq. for σ² of ⊗): E = Σ E_i, T = Σ T_i, d = Σ d_i, σ²_E = Σ σ²_E_i, σ²_T = Σ σ²_T_i,
  * s' = (E − d)/T (s' = s_1 when T = 0). device is the operands' common device, or "" when they
  * differ. grade is the weakest; runs 0; name "".
- * Returns ERG_OK or ERG_EINVAL (n = 0, NULL).
+ * Returns ERG_OK, ERG_EINVAL (n = 0, NULL) or ERG_ERANGE (a composed time, energy or variance is
+ * not finite: it overflows a double; the operand where the sums stop being finite is named).
  */
-ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
+ERG_API ERG_NODISCARD int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
                               erg_diag *diag);
 
 /**
@@ -135,9 +113,10 @@ ERG_API int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature 
  *   integration for n > 2, so the n-ary result does not depend on grouping),
  *   σ²_E = Σ σ²_d_i + s²·σ²_T'.
  * Errors: ERG_EINVAL when n = 0, when operands name different non-empty devices, or when their
- * static powers differ by more than 1e-9 relative (operands on one device share one s).
+ * static powers differ by more than 1e-9 relative (operands on one device share one s);
+ * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
-ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
+ERG_API ERG_NODISCARD int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
                               erg_diag *diag);
 
 /**
@@ -146,9 +125,10 @@ ERG_API int erg_signature_par(const erg_signature *ops, size_t n, erg_signature 
  * (paper Section 3.3.3):
  *   E = (Σ s_i)·max_i T_i + Σ d_i,  s' = Σ s_i,  T' = max_i T_i,
  *   σ²_T' = Var(max_i T_i),  σ²_E = Σ σ²_d_i + (Σ s_i)²·σ²_T'.
- * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕).
+ * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕);
+ * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
-ERG_API int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
+ERG_API ERG_NODISCARD int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
                                 erg_diag *diag);
 
 /**
@@ -156,10 +136,10 @@ ERG_API int erg_signature_multi(const erg_signature *ops, size_t n, erg_signatur
  * Errors: ERG_ENOENT/ERG_EIO (file), ERG_EPARSE (syntax with file:line:col, missing or bad
  * field), ERG_EVERSION (unknown major version), ERG_EINVAL (fails erg_signature_check).
  */
-ERG_API int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag);
 
 /** Write a standalone signature file, whole or not at all ("-" is stdout). */
-ERG_API int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
 
 
 /* ================================================================================================
@@ -185,7 +165,7 @@ typedef enum erg_mechanism {
 ERG_API const char *erg_mechanism_name(erg_mechanism mechanism);
 
 /** Parse a mechanism name. Returns ERG_OK or ERG_EINVAL. */
-ERG_API int erg_mechanism_parse(const char *name, erg_mechanism *out);
+ERG_API ERG_NODISCARD int erg_mechanism_parse(const char *name, erg_mechanism *out);
 
 /** Most co-runners of one runtime context point. */
 #define ERG_CONTEXT_MAX_CORUNNERS 4

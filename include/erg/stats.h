@@ -15,9 +15,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Standard normal CDF Φ(x). */
 ERG_API double erg_normal_cdf(double x);
@@ -54,7 +52,7 @@ ERG_API void erg_max2_normal(double mean1, double var1, double mean2, double var
  * means, vars: arrays of n values (vars ≥ 0). Returns ERG_OK, or ERG_EINVAL (n = 0, NaN input,
  * negative variance) or ERG_ERANGE (the integration did not converge).
  */
-ERG_API int erg_maxn_normal(const double *means, const double *vars, size_t n, double *mean_out,
+ERG_API ERG_NODISCARD int erg_maxn_normal(const double *means, const double *vars, size_t n, double *mean_out,
                             double *var_out);
 
 /**

@@ -24,9 +24,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Opaque handle on an open store. */
 typedef struct erg_store erg_store;
@@ -92,6 +90,15 @@ ERG_API int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *
 
 /** Fetch the current signature named name. Errors: ERG_ENOENT (no such name), ERG_EIO. */
 ERG_API int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_diag *diag);
+
+/**
+ * A signature resolver (erg_signature_resolver in erg/trace.h) over a store: ud is an open
+ * erg_store, or NULL for the default store (erg_store_default_path), opened read-only for the call.
+ * Errors: ERG_ENOENT (no store, or no such name: diag says which), those of erg_store_open and
+ * erg_store_get.
+ */
+ERG_API int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
+                                         erg_diag *diag);
 
 /** Remove name and its history. Errors: ERG_ENOENT, ERG_EIO. */
 ERG_API int erg_store_remove(erg_store *store, const char *name, erg_diag *diag);

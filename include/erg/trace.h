@@ -37,9 +37,7 @@
 extern "C" {
 #endif
 
-#ifndef ERG_API
-#define ERG_API __attribute__((visibility("default")))
-#endif
+#include "erg/api.h"
 
 /** Activity categories. ERG_TRACE_CAT_COLLECTIVE is a kernel recognised as a collective. */
 typedef enum erg_trace_category {
@@ -145,8 +143,9 @@ typedef struct erg_rules erg_rules;
  * "device", "dynamic_power_w", "dynamic_power_sd_w", "grade"} | {"category", "name",
  * "signature"}]}. Globs are fnmatch(3) patterns; "regex" is a POSIX extended regular expression
  * searched in the name. A "signature" is a signature/1 file path (relative to the rules file's
- * folder) or a bare name: "<name>.json" in that folder when it exists, else the signature of that
- * name in the signature store (erg/store.h, $ERG_STORE). Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE
+ * folder) or a bare name: "<name>.json" in that folder when it exists, else ERG_ENOENT (the trace
+ * module opens no store: erg_rules_read_file_resolving takes a resolver; `erg trace` passes the
+ * signature store's, erg_store_signature_resolver). Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE
  * (syntax with file:line:col, or the JSON path of a bad member), ERG_EVERSION, ERG_EINVAL (a bad
  * regex, a negative power), ERG_ENOMEM.
  */
@@ -156,6 +155,25 @@ ERG_API int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *dia
  *  base_dir ("." when NULL). Errors: as erg_rules_read_file, and ERG_EINVAL (buf or out NULL). */
 ERG_API int erg_rules_read_buffer(const char *buf, size_t len, const char *name,
                                   const char *base_dir, erg_rules **out, erg_diag *diag);
+
+/**
+ * Resolves a bare signature name a rule gives when no "<name>.json" lies beside the rules: fills
+ * *out and returns ERG_OK, ERG_ENOENT when it knows no such name (diag may say where it looked), or
+ * another status (diag says why). ud is the caller's. (erg_store_signature_resolver is one.)
+ */
+typedef int (*erg_signature_resolver)(void *ud, const char *name, erg_signature *out,
+                                      erg_diag *diag);
+
+/** erg_rules_read_file with a resolver for bare signature names (resolve NULL: none). Errors: as
+ *  erg_rules_read_file, and the resolver's. */
+ERG_API int erg_rules_read_file_resolving(const char *path, erg_signature_resolver resolve,
+                                          void *ud, erg_rules **out, erg_diag *diag);
+
+/** erg_rules_read_buffer with a resolver for bare signature names (resolve NULL: none). Errors: as
+ *  erg_rules_read_buffer, and the resolver's. */
+ERG_API int erg_rules_read_buffer_resolving(const char *buf, size_t len, const char *name,
+                                            const char *base_dir, erg_signature_resolver resolve,
+                                            void *ud, erg_rules **out, erg_diag *diag);
 
 /**
  * erg's default rules (rules/default.json, compiled in): NVIDIA A100 and H100 static powers and

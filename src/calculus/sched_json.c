@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* schedule/1 files: reader (expression and DAG forms) and writer. Format: docs/formats.md. */
+#include "calculus/sched_read.h"
 #include "calculus/schedule_impl.h"
 #include "calculus/sig_json.h"
 #include "calculus/sniff.h"
@@ -17,7 +18,7 @@
 #define NONE ERG__STRMAP_NONE
 
 struct rd {
-    erg_schedule *s;
+    const struct erg__sched_builder *b;
     const char *file;
     char dir[4096];
     erg_diag *diag;
@@ -29,8 +30,18 @@ static int relay(struct rd *r, int rc, const char *jpath, const erg_diag *sub)
     return erg_diag_set(r->diag, rc, r->file, "%s: %s", jpath, sub->detail);
 }
 
+void erg__sched_signature_path(const char *dir, const char *p, char *full, size_t size)
+{
+    if (p[0] == '/')
+        snprintf(full, size, "%s", p);
+    else
+        snprintf(full, size, "%s/%s", dir, p);
+}
+
 static int read_devices(struct rd *r, const json_t *devs)
 {
+    if (!devs && (r->b->flags & ERG__SB_DEVICES_OPTIONAL))
+        return ERG_OK;
     if (!devs)
         return erg_diag_set(r->diag, ERG_EPARSE, r->file,
                             "devices: missing (an object of id -> {\"static_power_w\": W})");
@@ -39,7 +50,7 @@ static int read_devices(struct rd *r, const json_t *devs)
                             "devices: expected an object of id -> device");
     const char *id;
     const json_t *d;
-    json_object_foreach((json_t *)devs, id, d)
+    json_object_foreach(erg__json_mut(devs), id, d)
     {
         char jp[200];
         snprintf(jp, sizeof jp, "devices.%.150s", id);
@@ -53,7 +64,7 @@ static int read_devices(struct rd *r, const json_t *devs)
             return rc;
         erg_diag sub;
         erg_diag_clear(&sub);
-        if ((rc = erg_schedule_add_device(r->s, id, sw, iw, &sub)) != ERG_OK)
+        if ((rc = r->b->device(r->b->ctx, id, sw, iw, &sub)) != ERG_OK)
             return relay(r, rc, jp, &sub);
     }
     return ERG_OK;
@@ -69,76 +80,16 @@ static int read_signatures(struct rd *r, const json_t *sigs)
                             "signatures: expected an object of name -> signature");
     const char *name;
     const json_t *v;
-    json_object_foreach((json_t *)sigs, name, v)
+    json_object_foreach(erg__json_mut(sigs), name, v)
     {
         char jp[200];
         snprintf(jp, sizeof jp, "signatures.%.150s", name);
         if (strlen(name) >= ERG_SIG_NAME_MAX || !name[0])
             return erg_diag_set(r->diag, ERG_EPARSE, r->file,
                                 "%s: name empty or longer than %d bytes", jp, ERG_SIG_NAME_MAX - 1);
-        erg_signature sg;
-        int rc;
-        if (json_is_string(v)) {
-            /* A path to a signature/1 file, relative to this file's folder. */
-            const char *p = json_string_value(v);
-            char full[8192];
-            if (p[0] == '/')
-                snprintf(full, sizeof full, "%s", p);
-            else
-                snprintf(full, sizeof full, "%s/%s", r->dir, p);
-            erg_diag sub;
-            erg_diag_clear(&sub);
-            if ((rc = erg_signature_read_file(full, &sg, &sub)) != ERG_OK) {
-                char msg[1024];
-                erg_diag_format(&sub, msg, sizeof msg);
-                return erg_diag_set(r->diag, rc, r->file, "%s: %s", jp, msg);
-            }
-        } else if (json_is_object(v)) {
-            /* The device's static power is the default; the device must be declared. */
-            char dev[ERG_SIG_DEVICE_MAX] = "";
-            if ((rc = erg__json_string(v, "device", 0, dev, sizeof dev, r->file, jp, r->diag)) !=
-                ERG_OK)
-                return rc;
-            double def = NAN;
-            if (dev[0]) {
-                uint32_t di = erg__device_index(r->s, dev);
-                if (di == NONE)
-                    return erg_diag_set(r->diag, ERG_EINVAL, r->file,
-                                        "%s.device: undeclared device \"%s\"", jp, dev);
-                def = r->s->devices[di].static_power_w;
-            }
-            if ((rc = erg__signature_check_members(v, 0, r->file, jp, r->diag)) != ERG_OK)
-                return rc;
-            rc = dev[0] ? erg__signature_from_json(v, def, r->file, jp, &sg, r->diag)
-                        : erg__signature_from_json_opt(v, r->file, jp, &sg, r->diag);
-            if (rc != ERG_OK)
-                return rc;
-        } else {
-            return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                "%s: expected a signature object or the path of a signature/1 file",
-                                jp);
-        }
-        if (sg.device[0] && erg__device_index(r->s, sg.device) == NONE)
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.device: undeclared device \"%s\"",
-                                jp, sg.device);
-        if (sg.device[0]) {
-            const struct erg__device *dv = &r->s->devices[erg__device_index(r->s, sg.device)];
-            if (!erg__static_power_agrees(sg.static_power_w, dv->static_power_w))
-                return erg_diag_set(
-                    r->diag, ERG_EINVAL, r->file,
-                    "%s.static_power_w%s%s%s: signature \"%s\" has %.10g W but its device \"%s\" "
-                    "declares %.10g W; a device has one static power (Axiom P2): drop one of them "
-                    "(static_power_w from the signature to take the device's, or set "
-                    "devices.%s.static_power_w to %.10g)",
-                    jp, json_is_string(v) ? " (in " : "",
-                    json_is_string(v) ? json_string_value(v) : "", json_is_string(v) ? ")" : "", name, sg.static_power_w, sg.device,
-                    dv->static_power_w, sg.device, sg.static_power_w);
-        }
-        snprintf(sg.name, sizeof sg.name, "%s", name);
-        erg_diag sub;
-        erg_diag_clear(&sub);
-        if ((rc = erg_schedule_add_signature(r->s, &sg, &sub)) != ERG_OK)
-            return relay(r, rc, jp, &sub);
+        int rc = r->b->element(r->b->ctx, name, v, r->dir, r->file, jp, r->diag);
+        if (rc != ERG_OK)
+            return rc;
     }
     return ERG_OK;
 }
@@ -148,101 +99,222 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
     if (depth > 64)
         return erg_diag_set(r->diag, ERG_EPARSE, r->file,
                             "%s: expression nested deeper than 64 levels", jp);
-    struct erg__expr e;
-    memset(&e, 0, sizeof e);
-    if (json_is_string(v)) {
-        const char *name = json_string_value(v);
-        uint32_t si = erg__sig_index(r->s, name);
-        if (si == NONE)
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s: unknown signature \"%s\"", jp,
-                                name);
-        const erg_signature *sg = &r->s->sigs[si];
-        if (isnan(sg->static_power_w) && !sg->device[0])
-            return erg_diag_set(r->diag, ERG_EINVAL, r->file,
-                                "%s: signature \"%s\" has neither static_power_w nor a device", jp,
-                                name);
-        e.kind = ERG__EX_SIG;
-        e.ref = si;
-    } else if (json_is_object(v)) {
-        if (json_object_size(v) != 1)
-            return erg_diag_set(
-                r->diag, ERG_EPARSE, r->file,
-                "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, {\"multi\": [...]}, "
-                "{\"idle\": {...}}",
-                jp);
-        const char *key = json_object_iter_key(json_object_iter((json_t *)v));
-        const json_t *arg = json_object_get(v, key);
-        char sub[512];
-        if (strcmp(key, "idle") == 0) {
-            snprintf(sub, sizeof sub, "%s.idle", jp);
-            if (!json_is_object(arg))
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                    "%s: expected {\"device\": D, \"time_s\": t}", sub);
-            char dev[ERG_SIG_DEVICE_MAX] = "";
-            double t = 0.0;
-            int rc;
-            if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, dev, sizeof dev, r->file,
-                                       sub, r->diag)) ||
-                (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t,
-                                       r->file, sub, r->diag)))
-                return rc;
-            uint32_t di = erg__device_index(r->s, dev);
-            if (di == NONE)
-                return erg_diag_set(r->diag, ERG_EINVAL, r->file,
-                                    "%s.device: undeclared device \"%s\"", sub, dev);
-            e.kind = ERG__EX_IDLE;
-            e.ref = di;
-            e.time_s = t;
-        } else {
-            if (strcmp(key, "seq") == 0)
-                e.kind = ERG__EX_SEQ;
-            else if (strcmp(key, "par") == 0)
-                e.kind = ERG__EX_PAR;
-            else if (strcmp(key, "multi") == 0)
-                e.kind = ERG__EX_MULTI;
-            else
-                return erg_diag_set(
-                    r->diag, ERG_EPARSE, r->file,
-                    "%s: unknown operator \"%s\" (expected seq, par, multi or idle)", jp, key);
-            if (!json_is_array(arg))
-                return erg_diag_set(r->diag, ERG_EPARSE, r->file,
-                                    "%s.%s: expected an array of operands", jp, key);
-            size_t n = json_array_size(arg);
-            if (n == 0)
-                return erg_diag_set(r->diag, ERG_EINVAL, r->file,
-                                    "%s.%s: empty operator (it needs at least one operand)", jp,
-                                    key);
-            uint32_t *kids = malloc(n * sizeof *kids);
-            if (!kids)
-                return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
-            for (size_t i = 0; i < n; i++) {
-                snprintf(sub, sizeof sub, "%s.%s[%zu]", jp, key, i);
-                int rc = read_expr(r, json_array_get(arg, i), sub, depth + 1, &kids[i]);
-                if (rc != ERG_OK) {
-                    free(kids);
-                    return rc;
-                }
-            }
-            erg_schedule *s = r->s;
-            if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n,
-                          sizeof *s->expr_kids)) {
-                free(kids);
-                return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
-            }
-            e.first = (uint32_t)s->n_kids;
-            e.n = (uint32_t)n;
-            memcpy(s->expr_kids + s->n_kids, kids, n * sizeof *kids);
-            s->n_kids += n;
-            free(kids);
-        }
-    } else {
+    if (json_is_string(v))
+        return r->b->leaf(r->b->ctx, json_string_value(v), r->file, jp, out, r->diag);
+    if (!json_is_object(v))
         return erg_diag_set(r->diag, ERG_EPARSE, r->file,
                             "%s: expected a signature name or an operator object", jp);
+    if (json_object_size(v) != 1)
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "%s: expected one of {\"seq\": [...]}, {\"par\": [...]}, "
+                            "{\"multi\": [...]}, {\"idle\": {...}}",
+                            jp);
+    const char *key = json_object_iter_key(json_object_iter(erg__json_mut(v)));
+    const json_t *arg = json_object_get(v, key);
+    char sub[512];
+    if (strcmp(key, "idle") == 0) {
+        snprintf(sub, sizeof sub, "%s.idle", jp);
+        if (!json_is_object(arg))
+            return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                                "%s: expected {\"device\": D, \"time_s\": t}", sub);
+        char dev[ERG_SIG_DEVICE_MAX] = "";
+        double t = 0.0;
+        int rc;
+        if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, dev, sizeof dev, r->file, sub,
+                                   r->diag)) ||
+            (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t, r->file,
+                                   sub, r->diag)))
+            return rc;
+        return r->b->idle(r->b->ctx, dev, t, r->file, sub, out, r->diag);
     }
-    *out = erg__expr_add(r->s, &e);
-    if (*out == NONE)
+    enum erg__sched_op op;
+    if (strcmp(key, "seq") == 0)
+        op = ERG__SCHED_SEQ;
+    else if (strcmp(key, "par") == 0)
+        op = ERG__SCHED_PAR;
+    else if (strcmp(key, "multi") == 0)
+        op = ERG__SCHED_MULTI;
+    else
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file,
+                            "%s: unknown operator \"%s\" (expected seq, par, multi or idle)", jp,
+                            key);
+    if (!json_is_array(arg))
+        return erg_diag_set(r->diag, ERG_EPARSE, r->file, "%s.%s: expected an array of operands",
+                            jp, key);
+    size_t n = json_array_size(arg);
+    if (n == 0)
+        return erg_diag_set(r->diag, ERG_EINVAL, r->file,
+                            "%s.%s: empty operator (it needs at least one operand)", jp, key);
+    if (n >= UINT32_MAX)
+        return erg_diag_set(r->diag, ERG_EINVAL, r->file, "%s.%s: too many operands", jp, key);
+    uint32_t *kids = malloc(n * sizeof *kids);
+    if (!kids)
         return erg_diag_set(r->diag, ERG_ENOMEM, r->file, "out of memory");
+    int rc = ERG_OK;
+    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
+        snprintf(sub, sizeof sub, "%s.%s[%zu]", jp, key, i);
+        rc = read_expr(r, json_array_get(arg, i), sub, depth + 1, &kids[i]);
+    }
+    if (rc == ERG_OK)
+        rc = r->b->op(r->b->ctx, op, kids, (uint32_t)n, out, r->file, r->diag);
+    free(kids);
+    return rc;
+}
+
+/* ---- the calculus builder: an erg_schedule ---- */
+
+struct cal {
+    erg_schedule *s;
+};
+
+static int cal_device(void *ctx, const char *id, double sw, double iw, erg_diag *sub)
+{
+    return erg_schedule_add_device(((struct cal *)ctx)->s, id, sw, iw, sub);
+}
+
+static int cal_element(void *ctx, const char *name, const json_t *v, const char *dir,
+                       const char *file, const char *jp, erg_diag *diag)
+{
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    erg_signature sg;
+    int rc;
+    if (json_is_string(v)) {
+        /* A path to a signature/1 file, relative to this file's folder. */
+        char full[8192];
+        erg__sched_signature_path(dir, json_string_value(v), full, sizeof full);
+        erg_diag sub;
+        erg_diag_clear(&sub);
+        if ((rc = erg_signature_read_file(full, &sg, &sub)) != ERG_OK) {
+            char msg[1024];
+            erg_diag_format(&sub, msg, sizeof msg);
+            return erg_diag_set(diag, rc, file, "%s: %s", jp, msg);
+        }
+    } else if (json_is_object(v)) {
+        /* The device's static power is the default; the device must be declared. */
+        char dev[ERG_SIG_DEVICE_MAX] = "";
+        if ((rc = erg__json_string(v, "device", 0, dev, sizeof dev, file, jp, diag)) != ERG_OK)
+            return rc;
+        double def = NAN;
+        if (dev[0]) {
+            uint32_t di = erg__device_index(s, dev);
+            if (di == NONE)
+                return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"",
+                                    jp, dev);
+            def = s->devices[di].static_power_w;
+        }
+        if ((rc = erg__signature_check_members(v, 0, file, jp, diag)) != ERG_OK)
+            return rc;
+        rc = dev[0] ? erg__signature_from_json(v, def, file, jp, &sg, diag)
+                    : erg__signature_from_json_opt(v, file, jp, &sg, diag);
+        if (rc != ERG_OK)
+            return rc;
+    } else {
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "%s: expected a signature object or the path of a signature/1 file",
+                            jp);
+    }
+    if (sg.device[0] && erg__device_index(s, sg.device) == NONE)
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"", jp,
+                            sg.device);
+    if (sg.device[0]) {
+        const struct erg__device *dv = &s->devices[erg__device_index(s, sg.device)];
+        if (!erg__static_power_agrees(sg.static_power_w, dv->static_power_w))
+            return erg_diag_set(
+                diag, ERG_EINVAL, file,
+                "%s.static_power_w%s%s%s: signature \"%s\" has %.10g W but its device \"%s\" "
+                "declares %.10g W; a device has one static power (Axiom P2): drop one of them "
+                "(static_power_w from the signature to take the device's, or set "
+                "devices.%s.static_power_w to %.10g)",
+                jp, json_is_string(v) ? " (in " : "", json_is_string(v) ? json_string_value(v) : "",
+                json_is_string(v) ? ")" : "", name, sg.static_power_w, sg.device,
+                dv->static_power_w, sg.device, sg.static_power_w);
+    }
+    snprintf(sg.name, sizeof sg.name, "%s", name);
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    if ((rc = erg_schedule_add_signature(s, &sg, &sub)) != ERG_OK)
+        return erg_diag_set(diag, rc, file, "%s: %s", jp, sub.detail);
     return ERG_OK;
+}
+
+static int cal_add(erg_schedule *s, const struct erg__expr *e, uint32_t *out, const char *file,
+                   erg_diag *diag)
+{
+    *out = erg__expr_add(s, e);
+    if (*out == NONE)
+        return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+    return ERG_OK;
+}
+
+static int cal_leaf(void *ctx, const char *name, const char *file, const char *jp, uint32_t *out,
+                    erg_diag *diag)
+{
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    uint32_t si = erg__sig_index(s, name);
+    if (si == NONE)
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s: unknown signature \"%s\"", jp, name);
+    const erg_signature *sg = &s->sigs[si];
+    if (isnan(sg->static_power_w) && !sg->device[0])
+        return erg_diag_set(diag, ERG_EINVAL, file,
+                            "%s: signature \"%s\" has neither static_power_w nor a device", jp,
+                            name);
+    struct erg__expr e;
+    memset(&e, 0, sizeof e);
+    e.kind = ERG__EX_SIG;
+    e.ref = si;
+    return cal_add(s, &e, out, file, diag);
+}
+
+static int cal_idle(void *ctx, const char *dev, double t, const char *file, const char *jp,
+                    uint32_t *out, erg_diag *diag)
+{
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    uint32_t di = erg__device_index(s, dev);
+    if (di == NONE)
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"", jp, dev);
+    struct erg__expr e;
+    memset(&e, 0, sizeof e);
+    e.kind = ERG__EX_IDLE;
+    e.ref = di;
+    e.time_s = t;
+    return cal_add(s, &e, out, file, diag);
+}
+
+static int cal_op(void *ctx, enum erg__sched_op op, const uint32_t *kids, uint32_t n, uint32_t *out,
+                  const char *file, erg_diag *diag)
+{
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    if (erg__grow((void **)&s->expr_kids, &s->cap_kids, s->n_kids + n, sizeof *s->expr_kids))
+        return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+    struct erg__expr e;
+    memset(&e, 0, sizeof e);
+    e.kind = op == ERG__SCHED_SEQ   ? ERG__EX_SEQ
+             : op == ERG__SCHED_PAR ? ERG__EX_PAR
+                                    : ERG__EX_MULTI;
+    e.first = (uint32_t)s->n_kids;
+    e.n = n;
+    memcpy(s->expr_kids + s->n_kids, kids, n * sizeof *kids);
+    s->n_kids += n;
+    return cal_add(s, &e, out, file, diag);
+}
+
+static int cal_root(void *ctx, uint32_t id)
+{
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    s->has_expr = 1;
+    s->expr_root = id;
+    return ERG_OK;
+}
+
+static int cal_node(void *ctx, const char *id, const char *sig, const char *device, double start_s,
+                    erg_diag *sub)
+{
+    return erg_schedule_add_node(((struct cal *)ctx)->s, id, sig, device, start_s, sub);
+}
+
+static int cal_edge(void *ctx, const char *from, const char *to, erg_diag *sub)
+{
+    return erg_schedule_add_edge(((struct cal *)ctx)->s, from, to, sub);
 }
 
 /*
@@ -252,7 +324,7 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
  * re-emitted as small JSON texts and decoded with jansson by the functions above.
  */
 enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES };
-enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_N };
+enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_TRANSITIONS, CAP_N };
 
 struct pnode {
     size_t id, sig, dev; /* offsets into strs, or SIZE_MAX */
@@ -289,8 +361,8 @@ struct st {
     int node_key; /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
     int edge_count;
     int seen_keys[CAP_N];
-    char sig_name[64];     /* the signature being captured (depth 2 key of "signatures") */
-    int seen_transitions;  /* a frontier schedule's "transitions": refused once parsed */
+    char sig_name[64];    /* the signature being captured (depth 2 key of "signatures") */
+    int seen_transitions; /* a frontier schedule's "transitions": refused once parsed */
     size_t transitions_off;
 };
 
@@ -604,7 +676,9 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
         if (t->cap_which == CAP_SIGNATURES && t->depth == 2)
             snprintf(t->sig_name, sizeof t->sig_name, "%.*s", (int)(n < 60 ? n : 60),
                      (const char *)k);
-        if (t->cap_which == CAP_SIGNATURES && t->depth == 3 && !erg__signature_key_known((const char *)k, n)) {
+        if (t->cap_which == CAP_SIGNATURES && t->depth == 3 &&
+            !(t->r->b->flags & ERG__SB_OPERATING_SETS) &&
+            !erg__signature_key_known((const char *)k, n)) {
             size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
             if (n == 6 && memcmp(k, "points", 6) == 0)
                 return fail_at(t, off, ERG_EPARSE,
@@ -636,7 +710,9 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
         t->member = M_SKIP; /* correlated noise: erg_context_set_read_schedule (context.c) */
         return 1;
     }
-    if (which < 0 && n == 11 && memcmp(k, "transitions", 11) == 0) {
+    if (which < 0 && n == 11 && memcmp(k, "transitions", 11) == 0 && t->r->b->transitions) {
+        which = 8; /* captured for the builder */
+    } else if (which < 0 && n == 11 && memcmp(k, "transitions", 11) == 0) {
         /* A frontier schedule: refused after the parse, so that an operating set in
          * "signatures" is named first wherever the members stand. */
         t->seen_transitions = 1;
@@ -660,9 +736,11 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
     case 3:
     case 4:
     case 5:
-        t->cap_which = which - 3;
+    case 8:
+        t->cap_which = which == 8 ? CAP_TRANSITIONS : which - 3;
         if (t->seen_keys[t->cap_which]++)
-            return fail_at(t, t->member_off, ERG_EPARSE, "%s: duplicate member", known[which]);
+            return fail_at(t, t->member_off, ERG_EPARSE, "%s: duplicate member",
+                           which == 8 ? "transitions" : known[which]);
         t->cap_off[t->cap_which] = t->member_off;
         t->gen = yajl_gen_alloc(NULL);
         if (!t->gen)
@@ -696,7 +774,7 @@ static int load_cap(struct st *t, int which, json_t **out)
     json_error_t err;
     *out = json_loads(t->cap[which], JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (!*out) {
-        static const char *const names[] = {"devices", "signatures", "expr"};
+        static const char *const names[] = {"devices", "signatures", "expr", "transitions"};
         fail_at(t, t->cap_off[which], ERG_EPARSE, "%s: %s", names[which], err.text);
         return t->rc;
     }
@@ -735,6 +813,15 @@ static int finish(struct st *t)
     json_decref(sigs);
     if (rc != ERG_OK)
         return rc;
+    if (t->cap[CAP_TRANSITIONS]) {
+        json_t *trs;
+        if ((rc = load_cap(t, CAP_TRANSITIONS, &trs)) != ERG_OK)
+            return rc;
+        rc = r->b->transitions(r->b->ctx, trs, r->file, r->diag);
+        json_decref(trs);
+        if (rc != ERG_OK)
+            return rc;
+    }
     if (t->cap[CAP_EXPR] && (t->seen_nodes || t->seen_edges))
         return erg_diag_set(r->diag, ERG_EPARSE, r->file,
                             "expr: a schedule has either expr or nodes + edges, not both");
@@ -746,9 +833,7 @@ static int finish(struct st *t)
         json_decref(expr);
         if (rc != ERG_OK)
             return rc;
-        r->s->has_expr = 1;
-        r->s->expr_root = root_ix;
-        return ERG_OK;
+        return r->b->root(r->b->ctx, root_ix);
     }
     if (!t->seen_nodes)
         return erg_diag_set(r->diag, ERG_EPARSE, r->file,
@@ -760,9 +845,8 @@ static int finish(struct st *t)
         const struct pnode *nd = &t->nodes[i];
         erg_diag sub;
         erg_diag_clear(&sub);
-        rc = erg_schedule_add_node(r->s, t->strs + nd->id, t->strs + nd->sig,
-                                   nd->dev == SIZE_MAX ? NULL : t->strs + nd->dev, nd->start_s,
-                                   &sub);
+        rc = r->b->node(r->b->ctx, t->strs + nd->id, t->strs + nd->sig,
+                        nd->dev == SIZE_MAX ? NULL : t->strs + nd->dev, nd->start_s, &sub);
         if (rc != ERG_OK) {
             fail_at(t, nd->off, rc, "nodes[%zu]: %s", i, sub.detail);
             return t->rc;
@@ -772,7 +856,7 @@ static int finish(struct st *t)
         const struct pedge *e = &t->edges[i];
         erg_diag sub;
         erg_diag_clear(&sub);
-        rc = erg_schedule_add_edge(r->s, t->strs + e->from, t->strs + e->to, &sub);
+        rc = r->b->edge(r->b->ctx, t->strs + e->from, t->strs + e->to, &sub);
         if (rc != ERG_OK) {
             fail_at(t, e->off, rc, "edges[%zu]: %s", i, sub.detail);
             return t->rc;
@@ -815,25 +899,22 @@ static int tag_first(struct st *t, int rc)
     return rc;
 }
 
-int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
+int erg__sched_read(const char *path, const struct erg__sched_builder *b, erg_diag *diag)
 {
-    if (!path || !out)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_schedule_read_file: NULL argument");
-    *out = NULL;
     char *buf;
     size_t len;
     int rc = erg__read_file(path, &buf, &len, diag);
     if (rc != ERG_OK)
         return rc;
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    struct rd r = {.s = erg_schedule_new(), .file = name, .diag = diag};
+    struct rd r = {.b = b, .file = name, .diag = diag};
     struct st t;
     memset(&t, 0, sizeof t);
     t.r = &r;
     t.buf = buf;
     t.len = len;
     t.h = yajl_alloc(&callbacks, NULL, &t);
-    if (!r.s || !t.h) {
+    if (!t.h) {
         rc = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
         goto done;
     }
@@ -881,11 +962,26 @@ done:
     free(t.edges);
     free(t.strs);
     free(buf);
+    return rc;
+}
+
+int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_schedule_read_file: NULL argument");
+    *out = NULL;
+    struct cal c = {erg_schedule_new()};
+    if (!c.s)
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element,
+                                         NULL,     cal_leaf, cal_idle,   cal_op,
+                                         cal_root, cal_node, cal_edge};
+    int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
-        erg_schedule_free(r.s);
+        erg_schedule_free(c.s);
         return rc;
     }
-    *out = r.s;
+    *out = c.s;
     return ERG_OK;
 }
 

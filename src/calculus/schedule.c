@@ -3,6 +3,7 @@
  * Schedules: the builder, and composition of expression trees and DAGs (paper Sections 3.3,
  * 3.3.4, 4.2 Eq. 13, 5.2, Appendix F). See include/erg/calculus.h and docs/formats.md.
  */
+#include "calculus/graph.h"
 #include "calculus/schedule_impl.h"
 #include "erg/stats.h"
 
@@ -176,8 +177,7 @@ int erg_schedule_add_signature(erg_schedule *s, const erg_signature *sig, erg_di
         return erg_diag_set(diag, ERG_EINVAL, NULL, "%s", sub.detail);
     if (erg__sig_index(s, sig->name) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "signature \"%s\" is defined twice", sig->name);
-    if (sig->device[0] &&
-        check_p2(s, sig, erg__device_index(s, sig->device), "", diag) != ERG_OK)
+    if (sig->device[0] && check_p2(s, sig, erg__device_index(s, sig->device), "", diag) != ERG_OK)
         return ERG_EINVAL;
     if (s->n_sigs >= NONE - 1 ||
         erg__grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs + 1, sizeof *s->sigs))
@@ -349,9 +349,10 @@ struct dag {
     size_t n;
     double origin0;            /* start of free sources, s */
     double origin;             /* earliest start, s */
-    uint32_t *pred_off, *pred; /* CSR of predecessors */
-    uint32_t *succ_off, *succ; /* CSR of successors */
-    uint32_t *order;           /* topological order */
+    erg__graph gr;             /* adjacency and order (calculus/graph.h) */
+    uint32_t *pred_off, *pred; /* CSR of predecessors (gr's) */
+    uint32_t *succ_off, *succ; /* CSR of successors (gr's) */
+    uint32_t *order;           /* topological order (gr's) */
     double *start, *fin;       /* point values, s */
     /* Variance propagation. Every finish F_v is expressed as E_a + X, with E_a an event of the
      * tree of shared events (anchor[v]) and X independent of everything before E_a; vt[v] is
@@ -397,11 +398,7 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
 
 static void dag_free(struct dag *g)
 {
-    free(g->pred_off);
-    free(g->pred);
-    free(g->succ_off);
-    free(g->succ);
-    free(g->order);
+    erg__graph_free(&g->gr);
     free(g->start);
     free(g->fin);
     free(g->anchor);
@@ -413,65 +410,23 @@ static void dag_free(struct dag *g)
     free(g->svar);
 }
 
-/* Name a cycle among the nodes Kahn's algorithm could not order. */
-static int report_cycle(const struct dag *g, const unsigned char *done, erg_diag *diag)
+/* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
+static int report_cycle(const struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    uint32_t *mark = calloc(g->n, sizeof *mark);
-    if (!mark)
+    uint32_t *cyc, n_in;
+    if (erg__graph_cycle(&g->gr, &cyc, &n_in) != ERG_OK)
         return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle");
-    uint32_t v = 0;
-    while (done[v])
-        v++;
-    uint32_t step = 1;
-    /* Walk backwards along not-yet-ordered predecessors until a node repeats. */
-    while (!mark[v]) {
-        mark[v] = step++;
-        uint32_t next = NONE;
-        for (uint32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-            if (!done[g->pred[k]]) {
-                next = g->pred[k];
-                break;
-            }
-        if (next == NONE)
-            break; /* cannot happen: an unordered node has an unordered predecessor */
-        v = next;
-    }
-    /* The cycle is the walk from v back to v; print it forwards. */
     char buf[400];
     size_t len = 0;
-    uint32_t n_in = step - mark[v];
-    uint32_t *cyc = malloc((size_t)n_in * sizeof *cyc);
-    if (!cyc) {
-        free(mark);
-        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node \"%s\"",
-                            erg__node_id(s, v));
-    }
-    uint32_t u = v;
-    for (uint32_t i = 0; i < n_in; i++) {
-        cyc[i] = u;
-        for (uint32_t k = g->pred_off[u]; k < g->pred_off[u + 1]; k++)
-            if (!done[g->pred[k]] && mark[g->pred[k]] >= mark[v]) {
-                u = g->pred[k];
-                break;
-            }
-    }
-    /* cyc holds the cycle backwards; print it forwards from its first-declared node. */
-    uint32_t first = 0;
-    for (uint32_t i = 1; i < n_in; i++)
-        if (cyc[i] < cyc[first])
-            first = i;
     buf[0] = '\0';
     uint32_t j = 0;
-    for (; j <= n_in && len < 300; j++) { /* an entry takes at most 68 bytes */
-        uint32_t node = cyc[(first + n_in - j % n_in) % n_in];
+    for (; j <= n_in && len < 300; j++) /* an entry takes at most 68 bytes */
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\"%.60s\"", j ? " -> " : "",
-                                erg__node_id(s, node));
-    }
+                                erg__node_id(s, cyc[j % n_in]));
     if (j <= n_in)
         snprintf(buf + len, sizeof buf - len, " -> ... (%u nodes)", n_in);
     free(cyc);
-    free(mark);
     return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle: %s", buf);
 }
 
@@ -527,11 +482,7 @@ static int alloc_dag(struct dag *g, const erg_schedule *s)
     size_t n = s->n_nodes, e = s->n_edges;
     g->s = s;
     g->n = n;
-    g->pred_off = calloc(n + 1, sizeof *g->pred_off);
-    g->succ_off = calloc(n + 1, sizeof *g->succ_off);
-    g->pred = malloc((e + 1) * sizeof *g->pred);
-    g->succ = malloc((e + 1) * sizeof *g->succ);
-    g->order = malloc(n * sizeof *g->order);
+    (void)e;
     g->start = malloc(n * sizeof *g->start);
     g->fin = malloc(n * sizeof *g->fin);
     g->anchor = malloc(n * sizeof *g->anchor);
@@ -541,8 +492,8 @@ static int alloc_dag(struct dag *g, const erg_schedule *s)
     g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
     g->sanchor = malloc(n * sizeof *g->sanchor);
     g->svar = malloc(n * sizeof *g->svar);
-    if (!g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->order || !g->start || !g->fin ||
-        !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar || !g->sanchor || !g->svar)
+    if (!g->start || !g->fin || !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar ||
+        !g->sanchor || !g->svar)
         return ERG_ENOMEM;
     return ERG_OK;
 }
@@ -787,56 +738,25 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
     if (rc != ERG_OK)
         return erg_diag_set(diag, rc, NULL, "out of memory for %zu nodes", n);
     for (size_t i = 0; i < n; i++) {
+        const erg_signature *sg = &s->sigs[s->nodes[i].sig];
+        double w = node_s(s, (uint32_t)i);
+        if (check_m1(sg, w, "", NULL) == ERG_OK)
+            continue; /* the node's label is formatted only for a message */
         char who[200];
         snprintf(who, sizeof who, "node \"%.120s\"", erg__node_id(s, (uint32_t)i));
-        if ((rc = check_m1(&s->sigs[s->nodes[i].sig], node_s(s, (uint32_t)i), who, diag)) != ERG_OK)
-            return rc;
+        return check_m1(sg, w, who, diag);
     }
-    /* CSR adjacency, both directions. */
-    for (size_t k = 0; k < e; k++) {
-        g->succ_off[s->edges[k][0] + 1]++;
-        g->pred_off[s->edges[k][1] + 1]++;
-    }
-    for (size_t i = 0; i < n; i++) {
-        g->succ_off[i + 1] += g->succ_off[i];
-        g->pred_off[i + 1] += g->pred_off[i];
-    }
-    uint32_t *cur = g->order; /* used as a fill cursor before it holds the order */
-    for (size_t i = 0; i < n; i++)
-        cur[i] = g->succ_off[i];
-    for (size_t k = 0; k < e; k++)
-        g->succ[cur[s->edges[k][0]]++] = s->edges[k][1];
-    for (size_t i = 0; i < n; i++)
-        cur[i] = g->pred_off[i];
-    for (size_t k = 0; k < e; k++)
-        g->pred[cur[s->edges[k][1]]++] = s->edges[k][0];
-    /* Kahn's topological order. */
-    uint32_t *indeg = malloc(n * sizeof *indeg);
-    if (!indeg)
+    /* Adjacency (both directions) and Kahn's topological order: the graph layer. */
+    rc = erg__graph_init(&g->gr, (uint32_t)n, e, (const uint32_t(*)[2])s->edges);
+    g->pred_off = g->gr.pred_off;
+    g->pred = g->gr.pred;
+    g->succ_off = g->gr.succ_off;
+    g->succ = g->gr.succ;
+    g->order = g->gr.order;
+    if (rc == ERG_ENOMEM)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    size_t head = 0, tail = 0;
-    for (size_t i = 0; i < n; i++) {
-        indeg[i] = g->pred_off[i + 1] - g->pred_off[i];
-        if (indeg[i] == 0)
-            g->order[tail++] = (uint32_t)i;
-    }
-    while (head < tail) {
-        uint32_t v = g->order[head++];
-        for (uint32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-            if (--indeg[g->succ[k]] == 0)
-                g->order[tail++] = g->succ[k];
-    }
-    free(indeg);
-    if (tail < n) {
-        unsigned char *done = calloc(n, 1);
-        if (!done)
-            return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle");
-        for (size_t i = 0; i < tail; i++)
-            done[g->order[i]] = 1;
-        rc = report_cycle(g, done, diag);
-        free(done);
-        return rc;
-    }
+    if (rc == ERG_ECYCLE)
+        return report_cycle(g, diag);
     /* Sources without a start time start at 0 s. */
     g->origin0 = 0.0;
     size_t maxk = n + 1;
@@ -1175,6 +1095,17 @@ static int expr_fail(struct ectx *x, int rc, const char *detail, erg_diag *diag)
     return erg_diag_set(diag, rc, NULL, "%s: %s", where, d);
 }
 
+/* Whether a (composed) signature's time, energies and variances are finite numbers. */
+static int sig_finite(const erg_signature *g)
+{
+    return isfinite(g->time_s) && isfinite(g->dynamic_energy_j) &&
+           isfinite(g->static_power_w * g->time_s) &&
+           isfinite(g->static_power_w * g->time_s + g->dynamic_energy_j) &&
+           isfinite(g->time_var_s2) && isfinite(g->energy_var_j2);
+}
+
+#define ERG__OVERFLOW_HINT "overflows a double (check the element's units: seconds and joules)"
+
 /* Per-device accumulators: 4 doubles per device (static J, dynamic J, busy s, held s). */
 enum { A_STAT, A_DYN, A_BUSY, A_HELD, A_N };
 
@@ -1191,6 +1122,11 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
         erg_diag_clear(&sub);
         if ((rc = resolve_sig(s, ex->ref, di, out, &sub)) != ERG_OK)
             return expr_fail(x, rc, sub.detail, diag);
+        if (!sig_finite(out)) {
+            char d[300];
+            snprintf(d, sizeof d, "signature \"%.120s\": its energy " ERG__OVERFLOW_HINT, sg->name);
+            return expr_fail(x, ERG_ERANGE, d, diag);
+        }
         if (di != NONE) {
             double *a = acc + (size_t)di * A_N;
             a[A_STAT] += erg_signature_static_energy_j(out);
@@ -1207,7 +1143,9 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     }
     if (ex->kind == ERG__EX_IDLE) {
         const struct erg__device *d = &s->devices[ex->ref];
-        erg_signature_idle(d->id, d->idle_power_w, ex->time_s, out);
+        if (erg_signature_idle(d->id, d->idle_power_w, ex->time_s, out) != ERG_OK ||
+            !sig_finite(out))
+            return expr_fail(x, ERG_ERANGE, "the idle element's energy " ERG__OVERFLOW_HINT, diag);
         double *a = acc + (size_t)ex->ref * A_N;
         a[A_STAT] += d->idle_power_w * ex->time_s;
         a[A_HELD] += ex->time_s;
@@ -1238,6 +1176,13 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                 erg_diag_clear(&sub);
                 if ((rc = erg_signature_seq(pair, 2, &accsig, &sub)) != ERG_OK) {
                     rc = expr_fail(x, rc, sub.detail, diag);
+                    break;
+                }
+                if (!sig_finite(&accsig)) {
+                    rc = expr_fail(
+                        x, ERG_ERANGE,
+                        "the sequence's time or energy up to this element " ERG__OVERFLOW_HINT,
+                        diag);
                     break;
                 }
             }
@@ -1285,6 +1230,14 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                         : erg_signature_multi(ops, ex->n, out, &sub);
             if (rc != ERG_OK)
                 rc = expr_fail(x, rc, sub.detail, diag);
+            if (rc == ERG_OK && !sig_finite(out)) {
+                x->depth--; /* name the operator itself */
+                rc = expr_fail(x, ERG_ERANGE,
+                               is_par ? "the par's time or energy " ERG__OVERFLOW_HINT
+                                      : "the multi's time or energy " ERG__OVERFLOW_HINT,
+                               diag);
+                x->depth++;
+            }
         }
         if (rc == ERG_OK) {
             /* Every participating device is held for T' (the shorter operands padded by idle
@@ -1361,6 +1314,32 @@ static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double 
 /* ---------------------------------------------------------------- entry point ------------------
  */
 
+static int outcome_finite(const struct outcome *o)
+{
+    return isfinite(o->energy_j) && isfinite(o->var_e) && isfinite(o->time_s) &&
+           isfinite(o->var_t) && isfinite(o->static_j) && isfinite(o->dynamic_j) &&
+           isfinite(o->bias_j);
+}
+
+/* Name the first node, in topological order, at which the DAG's finish time, its variance or the
+ * running energy stops being finite (else the devices' static energy over the makespan). */
+static int dag_not_finite(const erg_schedule *s, const struct dag *g, erg_diag *diag)
+{
+    double e = 0.0;
+    for (size_t q = 0; q < g->n; q++) {
+        uint32_t v = g->order[q];
+        const erg_signature *sg = &s->sigs[s->nodes[v].sig];
+        e += node_s(s, v) * sg->time_s + sg->dynamic_energy_j;
+        if (!isfinite(g->fin[v]) || !isfinite(g->vt[v]) || !isfinite(e))
+            return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                "node \"%.120s\": the schedule's time or energy up to this "
+                                "node " ERG__OVERFLOW_HINT,
+                                erg__node_id(s, v));
+    }
+    return erg_diag_set(diag, ERG_ERANGE, NULL,
+                        "the devices' static energy over the makespan " ERG__OVERFLOW_HINT);
+}
+
 int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_in, erg_report *r,
                          erg_diag *diag)
 {
@@ -1429,7 +1408,12 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         o.dev_busy = devbuf + 2 * nd;
         o.dev_held = devbuf + 3 * nd;
         rc = compose_dag(s, &opts, c, &g, &o, diag);
+        if (rc == ERG_OK && !outcome_finite(&o))
+            rc = dag_not_finite(s, &g, diag);
     }
+    if (rc == ERG_OK && !outcome_finite(&o))
+        rc = erg_diag_set(diag, ERG_ERANGE, NULL,
+                          "expr: the schedule's time or energy " ERG__OVERFLOW_HINT);
     if (rc == ERG_OK) {
         size_t used = 0;
         for (size_t d = 0; d < nd; d++)
@@ -1509,6 +1493,10 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
             } else if (mc_dag(s, &g, &o, opts.mc_samples, opts.mc_seed, r) != ERG_OK) {
                 rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
             }
+            if (rc == ERG_OK && !(isfinite(r->mc_energy_j) && isfinite(r->mc_energy_sd_j) &&
+                                  isfinite(r->mc_time_s) && isfinite(r->mc_time_sd_s)))
+                rc = erg_diag_set(diag, ERG_ERANGE, NULL,
+                                  "the Monte Carlo samples' time or energy " ERG__OVERFLOW_HINT);
         }
     }
     if (rc != ERG_OK)

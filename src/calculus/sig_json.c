@@ -33,9 +33,22 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
 }
 
 const char *const erg__signature_keys[] = {
-    "static_power_w", "time_s", "dynamic_energy_j", "time_var_s2", "energy_var_j2", "name",
-    "device", "theta", "omega", "kappa", "grade", "runs", "flags", "channels",
-    "contexts", "command", /* context points (context.c; docs/context.md) */
+    "static_power_w",
+    "time_s",
+    "dynamic_energy_j",
+    "time_var_s2",
+    "energy_var_j2",
+    "name",
+    "device",
+    "theta",
+    "omega",
+    "kappa",
+    "grade",
+    "runs",
+    "flags",
+    "channels",
+    "contexts",
+    "command", /* context points (context.c; docs/context.md) */
     NULL};
 
 int erg__signature_key_known(const char *key, size_t n)
@@ -47,19 +60,19 @@ int erg__signature_key_known(const char *key, size_t n)
 }
 
 int erg__signature_check_members(const json_t *obj, int allow_tag, const char *file,
-                                  const char *path, erg_diag *diag)
+                                 const char *path, erg_diag *diag)
 {
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)obj, key, v)
+    json_object_foreach(erg__json_mut(obj), key, v)
     {
         if (erg__signature_key_known(key, strlen(key)) || (allow_tag && strcmp(key, "erg") == 0))
             continue;
         if (strcmp(key, "points") == 0)
             return erg_diag_set(diag, ERG_EPARSE, file,
                                 "%s is an operating set (points): use erg frontier", path);
-        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%.60s: unknown member of a signature",
-                            path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.%.60s: unknown member of a signature", path,
+                            key);
     }
     return ERG_OK;
 }

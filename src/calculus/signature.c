@@ -5,33 +5,10 @@
 #include "erg/stats.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const grade_names[] = {"hw_shunt", "model_based", "estimator"};
-
-const char *erg_grade_name(erg_grade grade)
-{
-    if ((unsigned)grade > ERG_GRADE_ESTIMATOR)
-        return "unknown";
-    return grade_names[grade];
-}
-
-int erg_grade_parse(const char *name, erg_grade *out)
-{
-    for (unsigned i = 0; i <= ERG_GRADE_ESTIMATOR; i++)
-        if (name && strcmp(name, grade_names[i]) == 0) {
-            *out = (erg_grade)i;
-            return ERG_OK;
-        }
-    return ERG_EINVAL;
-}
-
-erg_grade erg_grade_weakest(erg_grade a, erg_grade b)
-{
-    return a > b ? a : b;
-}
 
 void erg_signature_init(erg_signature *sig)
 {
@@ -102,6 +79,15 @@ static void common_device(const erg_signature *ops, size_t n, char *buf, size_t 
         }
 }
 
+/* Whether a composite's time, energies and variances are finite numbers. */
+static int composed_finite(const erg_signature *r)
+{
+    double st = r->static_power_w * r->time_s;
+    return isfinite(r->time_s) && isfinite(r->dynamic_energy_j) && isfinite(st) &&
+           isfinite(st + r->dynamic_energy_j) && isfinite(r->time_var_s2) &&
+           isfinite(r->energy_var_j2);
+}
+
 static erg_grade weakest_of(const erg_signature *ops, size_t n)
 {
     erg_grade g = ERG_GRADE_HW_SHUNT;
@@ -135,6 +121,22 @@ int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out, er
         r.static_power_w = 0.0;
     r.grade = weakest_of(ops, n);
     common_device(ops, n, r.device, sizeof r.device);
+    if (!composed_finite(&r)) {
+        /* name the operand at which the running sums stop being finite */
+        double ce = 0, ct = 0, cv = 0;
+        size_t i = 0;
+        for (; i + 1 < n; i++) {
+            ce += erg_signature_energy_j(&ops[i]);
+            ct += ops[i].time_s;
+            cv += ops[i].energy_var_j2 + ops[i].time_var_s2;
+            if (!isfinite(ce) || !isfinite(ct) || !isfinite(cv))
+                break;
+        }
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "sequential composition: the time or energy up to operand %zu (\"%s\") "
+                            "is not finite (it overflows a double)",
+                            i + 1, ops[i].name);
+    }
     *out = r;
     return ERG_OK;
 }
@@ -177,8 +179,10 @@ static int max_time(const erg_signature *ops, size_t n, double *t_out, double *v
 
 /* Both parallel operators once their operands are checked: the operands start together and the
  * composite holds static power s (one device's for ⊕, the devices' sum for ⊕multi) over the
- * longest: E = s·max T_i + Σ d_i, σ²_E = Σ σ²_d_i + s²·Var(max T_i) (Sections 3.3.2-3.3.3, App. F). */
-static int parallel(const erg_signature *ops, size_t n, double s, erg_signature *out, erg_diag *diag)
+ * longest: E = s·max T_i + Σ d_i, σ²_E = Σ σ²_d_i + s²·Var(max T_i) (Sections 3.3.2-3.3.3, App. F).
+ */
+static int parallel(const erg_signature *ops, size_t n, double s, erg_signature *out,
+                    erg_diag *diag)
 {
     double t = 0, vt = 0; /* max_time sets both on success; gcc -O2 cannot see it */
     int rc = max_time(ops, n, &t, &vt, diag);
@@ -198,6 +202,16 @@ static int parallel(const erg_signature *ops, size_t n, double s, erg_signature 
     r.energy_var_j2 = vd + s * s * vt;
     r.grade = weakest_of(ops, n);
     common_device(ops, n, r.device, sizeof r.device);
+    if (!composed_finite(&r)) {
+        size_t worst = 0;
+        for (size_t i = 1; i < n; i++)
+            if (!(ops[i].time_s <= ops[worst].time_s))
+                worst = i;
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "parallel composition: the time or energy is not finite (it "
+                            "overflows a double; longest operand %zu, \"%s\")",
+                            worst + 1, ops[worst].name);
+    }
     *out = r;
     return ERG_OK;
 }
@@ -228,19 +242,47 @@ int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out, er
     return parallel(ops, n, s, out, diag);
 }
 
+struct devix {
+    const char *dev;
+    size_t i;
+};
+
+static int cmp_devix(const void *pa, const void *pb)
+{
+    const struct devix *a = pa, *b = pb;
+    int c = strcmp(a->dev, b->dev);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
 int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
 {
     if (!ops || !out || n == 0)
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "cross-device parallel composition needs at least one operand");
+    /* Two operands on one device: sorted (device, index) pairs side by side (n log n, not n^2);
+     * named as before: the first operand that shares its device with a later one, and that one. */
+    struct devix *v = malloc(n * sizeof *v);
+    if (!v)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n && ops[i].device[0]; j++)
-            if (strcmp(ops[i].device, ops[j].device) == 0)
-                return erg_diag_set(
-                    diag, ERG_EINVAL, NULL,
-                    "cross-device parallel (multi) operands %zu and %zu are both on "
-                    "device \"%s\"; use par for same-device parallelism",
-                    i + 1, j + 1, ops[i].device);
+        if (ops[i].device[0])
+            v[m++] = (struct devix){ops[i].device, i};
+    if (m > 1)
+        qsort(v, m, sizeof *v, cmp_devix);
+    size_t bi = SIZE_MAX, bj = SIZE_MAX;
+    for (size_t a = 1; a < m; a++)
+        if (strcmp(v[a].dev, v[a - 1].dev) == 0 && (a < 2 || strcmp(v[a - 2].dev, v[a].dev) != 0) &&
+            v[a - 1].i < bi) {
+            bi = v[a - 1].i;
+            bj = v[a].i;
+        }
+    free(v);
+    if (bi != SIZE_MAX)
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "cross-device parallel (multi) operands %zu and %zu are both on "
+                            "device \"%s\"; use par for same-device parallelism",
+                            bi + 1, bj + 1, ops[bi].device);
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += ops[i].static_power_w;

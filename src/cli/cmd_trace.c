@@ -3,6 +3,7 @@
  * energy reports. The work is in liberg (erg/trace.h); this file parses options and prints. */
 #include "cli.h"
 #include "erg/calculus.h"
+#include "erg/store.h"
 #include "erg/trace.h"
 
 #include <getopt.h>
@@ -107,7 +108,9 @@ static int load(int argc, char **argv, int first, const struct opts *o, erg_trac
     *trace = NULL;
     *rules = NULL;
     int st =
-        o->rules ? erg_rules_read_file(o->rules, rules, &diag) : erg_rules_default(rules, &diag);
+        o->rules ? erg_rules_read_file_resolving(o->rules, erg_store_signature_resolver, NULL, rules,
+                                                 &diag)
+                 : erg_rules_default(rules, &diag);
     if (st != ERG_OK)
         return erg_cli_fail(&diag, st);
     *trace = erg_trace_new();

@@ -13,6 +13,16 @@
 
 #include "erg/error.h"
 
+#include <stdint.h>
+
+/* jansson's iteration macros take a json_t *; a reader holds const json_t *. The cast goes
+ * through uintptr_t so that -Wcast-qual (on for the modules that follow it) stays quiet: the
+ * iteration only reads. */
+static inline json_t *erg__json_mut(const json_t *v)
+{
+    return (json_t *)(uintptr_t)v;
+}
+
 /* Load a JSON document from path ("-" reads stdin). On a syntax error, diag->where is
  * "path:line:col" and diag->detail jansson's text. Returns ERG_OK, ERG_ENOENT, ERG_EIO, ERG_EPARSE. */
 int erg__json_load_file(const char *path, json_t **out, erg_diag *diag);

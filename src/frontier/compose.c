@@ -43,6 +43,7 @@ struct ctx {
     struct cset **pool;
     size_t n_slot, cap_slot;
     char **slot_name;
+    size_t *uses; /* per element: leaves named after it so far */
     erg_diag *diag;
     int inexact; /* a padded ⊗ combined parts of different hold powers (docs/frontier.md) */
 };
@@ -73,8 +74,12 @@ static struct cset *cset_new(struct ctx *x, size_t arity)
     return s->sub ? s : NULL;
 }
 
+/* ERG_ERANGE (named by eval) when a candidate's time, energies or hold power are not finite. */
 static int cset_push(struct cset *s, const struct cand *c, const size_t *kids)
 {
+    if (!isfinite(c->t) || !isfinite(c->S) || !isfinite(c->d) || !isfinite(c->h) ||
+        !isfinite(c->S + c->d))
+        return ERG_ERANGE;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         struct cand *nc = realloc(s->c, cap * sizeof *nc);
@@ -205,14 +210,7 @@ static int prune(struct cset *s, int padded, double delta)
 
 static const struct fr_transition *find_tr(const erg_opsched *os, int from, int to)
 {
-    if (from < 0 || to < 0 || from == to)
-        return NULL;
-    if (strcmp(os->group[from].device, os->group[to].device) != 0)
-        return NULL;
-    for (size_t i = 0; i < os->n_tr; i++)
-        if (os->tr[i].from == from && os->tr[i].to == to)
-            return &os->tr[i];
-    return NULL;
+    return erg__fr_find_tr(os, from, to);
 }
 
 static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
@@ -222,12 +220,7 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
     if (!s)
         return ERG_ENOMEM;
     /* Choice slot, named after the element ("#k" for its k-th use). */
-    size_t uses = 0;
-    size_t len = strlen(el->name);
-    for (size_t i = 0; i < x->n_slot; i++)
-        if (strncmp(x->slot_name[i], el->name, len) == 0 &&
-            (x->slot_name[i][len] == '\0' || x->slot_name[i][len] == '#'))
-            uses++;
+    size_t uses = x->uses[elem]++;
     if (erg__fr_grow((void **)&x->slot_name, &x->cap_slot, x->n_slot + 1, sizeof *x->slot_name))
         return ERG_ENOMEM;
     char name[ERG_SIG_NAME_MAX + 24];
@@ -248,8 +241,9 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
                          x->has_tr ? grp : NO_TR,
                          x->has_tr ? grp : NO_TR,
                          grp};
-        if (cset_push(s, &c, &p))
-            return ERG_ENOMEM;
+        int prc = cset_push(s, &c, &p);
+        if (prc != ERG_OK)
+            return prc;
     }
     *out = s;
     return prune(s, padded, 0.0);
@@ -304,8 +298,9 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
             }
             c.h = c.t > 0 ? c.S / c.t : b->h;
             size_t k[2] = {i, j};
-            if (cset_push(s, &c, k))
-                return ERG_ENOMEM;
+            int prc = cset_push(s, &c, k);
+            if (prc != ERG_OK)
+                return prc;
         }
         /* Keep memory bounded: prune whenever the candidates have doubled since the last prune. */
         if (s->n > next_prune) {
@@ -460,12 +455,18 @@ static int par_op(struct ctx *x, const struct fr_expr *e, const char *path, stru
                         arg[k] = i;
                     pos[k]++;
                 }
+                if (arg[k] == FR_NONE) { /* no finite choice at this makespan */
+                    rc = ERG_ERANGE;
+                    break;
+                }
                 pick[k] = arg[k];
                 c.t = fmax(c.t, ops[k]->c[arg[k]].t);
                 c.d += ops[k]->c[arg[k]].d;
             }
-            c.S = sg * c.t;
-            rc = cset_push(s, &c, pick);
+            if (rc == ERG_OK) {
+                c.S = sg * c.t;
+                rc = cset_push(s, &c, pick);
+            }
         }
     }
     if (rc == ERG_OK && !any) {
@@ -545,13 +546,19 @@ static int multi_op(struct ctx *x, struct cset **ops, size_t n, int padded, stru
                     bi = i;
                 }
             }
+            if (bi == FR_NONE) { /* no finite choice at this makespan */
+                rc = ERG_ERANGE;
+                break;
+            }
             pick[k] = bi;
             c.t = fmax(c.t, ops[k]->c[bi].t);
             c.d += ops[k]->c[bi].d;
             c.h += ops[k]->c[bi].h;
         }
-        c.S = c.h * c.t;
-        rc = cset_push(s, &c, pick);
+        if (rc == ERG_OK) {
+            c.S = c.h * c.t;
+            rc = cset_push(s, &c, pick);
+        }
     }
     free(ts);
     free(pick);
@@ -592,8 +599,15 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
     const struct fr_expr *e = &x->os->expr[id];
     if (depth > 10000)
         return erg_diag_set(x->diag, ERG_EINVAL, NULL, "expression nested too deeply");
-    if (e->op == ERG_EXPR_LEAF)
-        return leaf_set(x, e->elem, padded, out);
+    if (e->op == ERG_EXPR_LEAF) {
+        int lrc = leaf_set(x, e->elem, padded, out);
+        if (lrc == ERG_ERANGE)
+            return erg_diag_set(x->diag, ERG_ERANGE, NULL,
+                                "%s: element \"%s\": a point's energy is not finite (it "
+                                "overflows a double; check its units: seconds and joules)",
+                                path, x->os->elem[e->elem].name);
+        return lrc;
+    }
     /* 0: not padded; 1: inside a ⊕ operand (padded at the shared static power of its uniform
      * ω_dev group); 2: inside a ⊕multi operand (padded at the averaged hold power h). */
     int sub_padded = e->op == ERG_EXPR_MULTI ? 2 : e->op == ERG_EXPR_PAR ? 1 : padded;
@@ -633,6 +647,11 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
             rc = multi_op(x, ops, e->n, padded, out);
         }
     }
+    if (rc == ERG_ERANGE && (!x->diag || x->diag->status == ERG_OK))
+        rc = erg_diag_set(x->diag, ERG_ERANGE, NULL,
+                          "%s: the %s's time or energy is not finite (it overflows a double; "
+                          "check the elements' units: seconds and joules)",
+                          path, key);
     free(ops);
     return rc;
 }
@@ -654,6 +673,9 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     x.os = os;
     x.has_tr = os->n_tr > 0;
     x.diag = diag;
+    x.uses = calloc(os->n_elem + 1, sizeof *x.uses);
+    if (!x.uses)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     size_t root = os->n_expr - 1;
     if (opts->epsilon > 0) {
         size_t trims = count_trims(os, root, 0);
@@ -720,5 +742,6 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     for (size_t i = 0; i < x.n_slot; i++)
         free(x.slot_name[i]);
     free(x.slot_name);
+    free(x.uses);
     return rc;
 }

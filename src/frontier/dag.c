@@ -11,6 +11,7 @@
  *   takes the least-energy point that fits its slack (critical-path slack reclamation). The LP
  *   optimum at the plan's makespan is a lower bound on the true frontier; the gap is reported.
  */
+#include "calculus/graph.h"
 #include "frontier/opsched.h"
 
 #include <glpk.h>
@@ -30,9 +31,10 @@ struct stair { /* a node's (T, d) Pareto staircase: T ascending, d strictly decr
 struct dag {
     const erg_opsched *os;
     size_t n, m;
-    size_t *topo;            /* topological order */
-    size_t *pred_off, *pred; /* CSR of predecessors */
-    size_t *succ_off, *succ; /* CSR of successors */
+    erg__graph gr;             /* adjacency and order (calculus/graph.h) */
+    uint32_t *topo;            /* topological order (with transitions: also each device's order) */
+    uint32_t *pred_off, *pred; /* CSR of predecessors (gr's) */
+    uint32_t *succ_off, *succ; /* CSR of successors (gr's) */
     struct stair *st;
     double static_w; /* Σ_dev p_dev: every device held for the makespan at its idle power */
     double *cstat;   /* per node: s_dev − p_dev, the extra static power while it runs */
@@ -50,10 +52,7 @@ struct dag {
 static void dag_free(struct dag *g)
 {
     free(g->topo);
-    free(g->pred_off);
-    free(g->pred);
-    free(g->succ_off);
-    free(g->succ);
+    erg__graph_free(&g->gr);
     if (g->st)
         for (size_t k = 0; k < g->n; k++) {
             free(g->st[k].t);
@@ -90,13 +89,13 @@ static int cmp_td(const void *pa, const void *pb)
 static const struct fr_transition *dag_tr(const erg_opsched *os, const char *device, int from,
                                           int to)
 {
-    if (from < 0 || to < 0 || from == to)
-        return NULL;
-    for (size_t i = 0; i < os->n_tr; i++)
-        if (os->tr[i].from == from && os->tr[i].to == to &&
-            strcmp(os->group[from].device, device) == 0)
-            return &os->tr[i];
-    return NULL;
+    const struct fr_transition *tr = erg__fr_find_tr(os, from, to);
+    return tr && strcmp(os->group[from].device, device) == 0 ? tr : NULL;
+}
+
+static const char *node_device(const void *ctx, uint32_t k)
+{
+    return ((const erg_opsched *)ctx)->node[k].device;
 }
 
 static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
@@ -106,52 +105,80 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     g->n = os->n_node;
     g->m = os->n_edge;
     size_t n = g->n, m = g->m;
-    g->topo = malloc(n * sizeof *g->topo);
-    g->pred_off = calloc(n + 1, sizeof *g->pred_off);
-    g->succ_off = calloc(n + 1, sizeof *g->succ_off);
-    g->pred = malloc((m + 1) * sizeof *g->pred);
-    g->succ = malloc((m + 1) * sizeof *g->succ);
-    g->st = calloc(n, sizeof *g->st);
-    g->dur = malloc(n * sizeof *g->dur);
-    g->fin = malloc(n * sizeof *g->fin);
-    g->lst = malloc(n * sizeof *g->lst);
+    g->topo = malloc((n + 1) * sizeof *g->topo);
+    g->st = calloc(n + 1, sizeof *g->st);
+    g->dur = malloc((n + 1) * sizeof *g->dur);
+    g->fin = malloc((n + 1) * sizeof *g->fin);
+    g->lst = malloc((n + 1) * sizeof *g->lst);
     g->cstat = malloc((n + 1) * sizeof *g->cstat);
     g->devprev = malloc((n + 1) * sizeof *g->devprev);
     g->grp = calloc(n + 1, sizeof *g->grp);
-    size_t *indeg = calloc(n, sizeof *indeg), *fill = calloc(n + 1, sizeof *fill);
-    if (!g->topo || !g->pred_off || !g->succ_off || !g->pred || !g->succ || !g->st || !g->dur ||
-        !g->fin || !g->lst || !g->cstat || !g->devprev || !g->grp || !indeg || !fill) {
+    uint32_t *indeg = calloc(n + 1, sizeof *indeg);
+    if (!g->topo || !g->st || !g->dur || !g->fin || !g->lst || !g->cstat || !g->devprev ||
+        !g->grp || !indeg) {
         free(indeg);
-        free(fill);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
-    for (size_t e = 0; e < m; e++) {
-        g->pred_off[os->edge[e][1] + 1]++;
-        g->succ_off[os->edge[e][0] + 1]++;
+    int grc = erg__graph_init(&g->gr, (uint32_t)n, m, (const uint32_t(*)[2])os->edge);
+    g->pred_off = g->gr.pred_off;
+    g->pred = g->gr.pred;
+    g->succ_off = g->gr.succ_off;
+    g->succ = g->gr.succ;
+    if (grc == ERG_ENOMEM) {
+        free(indeg);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
-    for (size_t k = 0; k < n; k++) {
-        g->pred_off[k + 1] += g->pred_off[k];
-        g->succ_off[k + 1] += g->succ_off[k];
+    if (grc == ERG_ECYCLE) {
+        free(indeg);
+        uint32_t *cyc, len;
+        if (erg__graph_cycle(&g->gr, &cyc, &len) != ERG_OK)
+            return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle");
+        char buf[400];
+        size_t used = 0;
+        uint32_t j = 0;
+        buf[0] = '\0';
+        for (; j <= len && used < 300; j++) { /* an entry takes at most 68 bytes */
+            int w = snprintf(buf + used, sizeof buf - used, "%s\"%.60s\"", j ? " -> " : "",
+                             os->node[cyc[j % len]].id);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        if (j <= len)
+            snprintf(buf + used, sizeof buf - used, " -> ... (%u nodes)", len);
+        free(cyc);
+        return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle: %s", buf);
     }
-    for (size_t e = 0; e < m; e++) {
-        size_t a = os->edge[e][0], b = os->edge[e][1];
-        g->pred[g->pred_off[b] + fill[b]++] = a;
-    }
-    memset(fill, 0, (n + 1) * sizeof *fill);
-    for (size_t e = 0; e < m; e++) {
-        size_t a = os->edge[e][0], b = os->edge[e][1];
-        g->succ[g->succ_off[a] + fill[a]++] = b;
-    }
+    memcpy(g->topo, g->gr.order, n * sizeof *g->topo);
     /* Device order: the declaration order of the nodes on each device. A transition can apply
      * between consecutive nodes a, b when some point of a and some point of b are at ω_dev groups
-     * with a declared transition between them. */
-    for (size_t k = 0; k < n; k++) {
-        g->devprev[k] = FR_NONE;
-        for (size_t j = k; j-- > 0;)
-            if (strcmp(os->node[j].device, os->node[k].device) == 0) {
-                g->devprev[k] = j;
-                break;
-            }
+     * with a declared transition between them. devfirst[k]: the first node on k's device (hashed
+     * device names), devlast: the last one seen so far, devnext: the inverse of devprev. */
+    size_t *devfirst = malloc((n + 1) * sizeof *devfirst),
+           *devlast = malloc((n + 1) * sizeof *devlast);
+    size_t *devnext = malloc((n + 1) * sizeof *devnext);
+    erg__strmap devmap = {0};
+    int mrc = devfirst && devlast && devnext ? ERG_OK : ERG_ENOMEM;
+    for (size_t k = 0; k < n && mrc == ERG_OK; k++) {
+        uint32_t f = erg__strmap_find(&devmap, os->node[k].device, node_device, os);
+        if (f == ERG__STRMAP_NONE) {
+            if (erg__strmap_insert(&devmap, (uint32_t)k, node_device, os) != 0)
+                mrc = ERG_ENOMEM;
+            f = (uint32_t)k;
+            devlast[k] = FR_NONE;
+        }
+        devfirst[k] = f;
+        g->devprev[k] = devlast[f];
+        devnext[k] = FR_NONE;
+        if (devlast[f] != FR_NONE)
+            devnext[devlast[f]] = k;
+        devlast[f] = k;
+    }
+    erg__strmap_free(&devmap);
+    if (mrc != ERG_OK) {
+        free(devfirst);
+        free(devlast);
+        free(devnext);
+        free(indeg);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t k = 0; k < n && os->n_tr && !g->has_tr; k++) {
         if (g->devprev[k] == FR_NONE)
@@ -160,61 +187,58 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
         const struct fr_element *eb = &os->elem[os->node[k].elem];
         for (size_t i = 0; i < ea->n && !g->has_tr; i++)
             for (size_t j = 0; j < eb->n && !g->has_tr; j++)
-                g->has_tr = dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) !=
-                            NULL;
+                g->has_tr =
+                    dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) != NULL;
     }
-    /* Kahn's algorithm on the edges, then (with transitions) on the edges plus the device order
-     * (a switch happens between consecutive nodes of a device, so it is a precedence too). */
-    for (int pass = 0; pass < 1 + g->has_tr; pass++) {
-        memset(indeg, 0, n * sizeof *indeg);
-        for (size_t e = 0; e < m; e++)
-            indeg[os->edge[e][1]]++;
-        for (size_t k = 0; pass && k < n; k++)
-            if (g->devprev[k] != FR_NONE)
-                indeg[k]++;
+    /* With transitions, order again by the edges plus the device order (a switch happens between
+     * consecutive nodes of a device, so it is a precedence too). */
+    if (g->has_tr) {
+        for (size_t k = 0; k < n; k++)
+            indeg[k] = g->pred_off[k + 1] - g->pred_off[k] + (g->devprev[k] != FR_NONE);
         size_t head = 0, tail = 0;
         for (size_t k = 0; k < n; k++)
             if (indeg[k] == 0)
-                g->topo[tail++] = k;
+                g->topo[tail++] = (uint32_t)k;
         while (head < tail) {
             size_t a = g->topo[head++];
             for (size_t j = g->succ_off[a]; j < g->succ_off[a + 1]; j++)
                 if (--indeg[g->succ[j]] == 0)
                     g->topo[tail++] = g->succ[j];
-            for (size_t b = a + 1; pass && b < n; b++)
-                if (g->devprev[b] == a && --indeg[b] == 0)
-                    g->topo[tail++] = b;
+            size_t b = devnext[a];
+            if (b != FR_NONE && --indeg[b] == 0)
+                g->topo[tail++] = (uint32_t)b;
         }
         if (tail < n) {
             size_t k = 0;
             while (indeg[k] == 0)
                 k++;
             free(indeg);
-            free(fill);
-            if (pass)
-                return erg_diag_set(diag, ERG_ECYCLE, NULL,
-                                    "node %s: the edges contradict the order in which the nodes of "
-                                    "device %s are declared (the order transition elements are "
-                                    "charged in); declare each device's nodes in an order the "
-                                    "edges allow",
-                                    os->node[k].id, os->node[k].device);
-            return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle through node %s",
-                                os->node[k].id);
+            free(devfirst);
+            free(devlast);
+            free(devnext);
+            return erg_diag_set(diag, ERG_ECYCLE, NULL,
+                                "node %s: the edges contradict the order in which the nodes of "
+                                "device %s are declared (the order transition elements are "
+                                "charged in); declare each device's nodes in an order the "
+                                "edges allow",
+                                os->node[k].id, os->node[k].device);
         }
     }
     free(indeg);
-    free(fill);
     /* Every device once, held at its idle power; a node adds s − p while it runs (gaps are idle
      * elements, schedule/1 DAG semantics). */
     for (size_t k = 0; k < n; k++) {
         const char *dev = os->node[k].device;
-        g->cstat[k] = erg__fr_device_static_w(os, dev) - erg__fr_device_idle_w(os, dev);
-        int first = 1;
-        for (size_t j = 0; j < k && first; j++)
-            first = strcmp(os->node[j].device, dev) != 0;
-        if (first)
+        if (devfirst[k] == k) {
+            g->cstat[k] = erg__fr_device_static_w(os, dev) - erg__fr_device_idle_w(os, dev);
             g->static_w += erg__fr_device_idle_w(os, dev);
+        } else {
+            g->cstat[k] = g->cstat[devfirst[k]];
+        }
     }
+    free(devfirst);
+    free(devlast);
+    free(devnext);
     /* Per-node staircases. */
     for (size_t k = 0; k < n; k++) {
         const struct fr_element *el = &os->elem[os->node[k].elem];
@@ -232,13 +256,23 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             v[i] = (struct td){
                 el->pts[i].sig.time_s,
                 el->pts[i].sig.dynamic_energy_j + g->cstat[k] * el->pts[i].sig.time_s, i};
+        for (size_t i = 0; i < el->n; i++)
+            if (!isfinite(v[i].t) || !isfinite(v[i].d)) {
+                free(v);
+                return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                    "node %s: element %s: a point's energy is not finite (it "
+                                    "overflows a double; check its units: seconds and joules)",
+                                    os->node[k].id, el->name);
+            }
         qsort(v, el->n, sizeof *v, cmp_td);
         /* (T, d) Pareto-min; with transitions, per ω_dev group (a dominated point at another
          * ω_dev may avoid a switch). */
         for (size_t i = 0; i < el->n; i++) {
             int grp = el->pts[v[i].i].group, dom = 0;
-            for (size_t j = 0; j < s->n && !dom; j++)
-                dom = s->d[j] <= v[i].d && (!g->has_tr || s->grp[j] == grp);
+            if (!g->has_tr) /* one staircase: d decreases along it, its last d is the least */
+                dom = s->n > 0 && s->d[s->n - 1] <= v[i].d;
+            for (size_t j = 0; g->has_tr && j < s->n && !dom; j++)
+                dom = s->d[j] <= v[i].d && s->grp[j] == grp;
             if (!dom) {
                 s->t[s->n] = v[i].t;
                 s->d[s->n] = v[i].d;
@@ -248,6 +282,29 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             }
         }
         free(v);
+    }
+    /* Every plan's makespan is at most Σ_k max T_k (plus the slowest transitions) and its energy at
+     * most P·that + Σ_k max |d'_k|: when these bounds are finite no plan overflows a double. A
+     * bound that is not is refused, naming the node at which it stops being finite. */
+    double tsum = 0.0, dsum = 0.0, trmax_t = 0.0, trmax_e = 0.0;
+    for (size_t i = 0; g->has_tr && i < os->n_tr; i++) {
+        const erg_signature *ts = &os->tr[i].sig;
+        trmax_t = fmax(trmax_t, ts->time_s);
+        trmax_e = fmax(trmax_e, fabs(ts->dynamic_energy_j) + ts->static_power_w * ts->time_s);
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct stair *s = &g->st[k];
+        double dmax = 0.0;
+        for (size_t i = 0; i < s->n; i++)
+            dmax = fmax(dmax, fabs(s->d[i]));
+        tsum += s->t[s->n - 1] + trmax_t;
+        dsum += dmax + trmax_e;
+        if (!isfinite(tsum) || !isfinite(dsum) || !isfinite(g->static_w * tsum + dsum))
+            return erg_diag_set(diag, ERG_ERANGE, NULL,
+                                "node %s: the schedule's time or energy up to this node is not "
+                                "finite (it overflows a double; check the element's units: "
+                                "seconds and joules)",
+                                os->node[k].id);
     }
     return ERG_OK;
 }
@@ -674,150 +731,91 @@ static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *
 
 /* ---- series-parallel DAGs: exact by the operator rules ---- */
 
-struct spe {
-    size_t u, v; /* junctions: 0 source, 1 sink, 2.. one per distinct predecessor set */
-    size_t expr; /* expression id in the temporary schedule */
-    int alive;
-};
-
-static int cmp_spe(const void *pa, const void *pb)
+/* Expression ids in t for the series-parallel tree tr: a join of the same kind as its parent is
+ * flattened into the parent's n-ary operator (so ε-mode sequences merge as balanced trees). Runs
+ * without recursion (a 10^5-node chain is a tree 10^5 deep). leaf[k]: node k's leaf expression. */
+static int sp_exprs(erg_opsched *t, const erg__sp_tree *tr, const size_t *leaf, size_t *root)
 {
-    const struct spe *a = pa, *b = pb;
-    if (a->alive != b->alive)
-        return a->alive > b->alive ? -1 : 1;
-    if (a->u != b->u)
-        return a->u < b->u ? -1 : 1;
-    return a->v < b->v ? -1 : (a->v > b->v);
-}
-
-/* Combine two expressions with op, flattening nested operators of the same kind into one n-ary
- * operator (so ε-mode sequences merge as balanced trees); an empty operand (FR_NONE) is skipped. */
-static int sp_join(erg_opsched *t, erg_expr_op op, size_t a, size_t b, size_t *out)
-{
-    if (a == FR_NONE || b == FR_NONE) {
-        *out = a == FR_NONE ? b : a;
-        return ERG_OK;
+    size_t cap = tr->n + 1;
+    size_t *id = malloc(cap * sizeof *id), *ids = malloc(cap * sizeof *ids);
+    uint32_t *stack = malloc(2 * cap * sizeof *stack), *gather = malloc(cap * sizeof *gather);
+    uint32_t *parent_kind = malloc(cap * sizeof *parent_kind);
+    int rc = id && ids && stack && gather && parent_kind ? ERG_OK : ERG_ENOMEM;
+    /* Post-order: children are created before their parents. */
+    size_t sp = 0;
+    if (rc == ERG_OK) {
+        parent_kind[tr->root] = ERG__SP_LEAF;
+        stack[sp++] = tr->root;
     }
-    const struct fr_expr *ea = &t->expr[a], *eb = &t->expr[b];
-    size_t na = ea->op == op ? ea->n : 1, nb = eb->op == op ? eb->n : 1;
-    size_t *ids = malloc((na + nb) * sizeof *ids);
-    if (!ids)
-        return ERG_ENOMEM;
-    if (ea->op == op)
-        memcpy(ids, ea->kids, na * sizeof *ids);
-    else
-        ids[0] = a;
-    if (eb->op == op)
-        memcpy(ids + na, eb->kids, nb * sizeof *ids);
-    else
-        ids[na] = b;
-    int rc = erg_opsched_expr_op(t, op, ids, na + nb, out, NULL);
+    while (sp > 0 && rc == ERG_OK) {
+        uint32_t x = stack[sp - 1] & 0x7fffffffu;
+        int visited = (stack[sp - 1] & 0x80000000u) != 0;
+        const struct erg__sp_node *nd = &tr->node[x];
+        if (nd->kind == ERG__SP_LEAF) {
+            id[x] = leaf[nd->a];
+            sp--;
+            continue;
+        }
+        if (!visited) {
+            stack[sp - 1] |= 0x80000000u;
+            parent_kind[nd->b] = parent_kind[nd->a] = nd->kind;
+            stack[sp++] = nd->b;
+            stack[sp++] = nd->a;
+            continue;
+        }
+        sp--;
+        if (parent_kind[x] == nd->kind)
+            continue; /* flattened into its parent */
+        /* Gather the operands of this maximal run of one kind, left to right. */
+        size_t ng = 0, n_ids = 0;
+        gather[ng++] = x;
+        while (ng > 0) {
+            uint32_t y = gather[--ng];
+            const struct erg__sp_node *ny = &tr->node[y];
+            if (ny->kind == nd->kind) {
+                gather[ng++] = ny->b;
+                gather[ng++] = ny->a;
+            } else {
+                ids[n_ids++] = id[y];
+            }
+        }
+        rc = erg_opsched_expr_op(t, nd->kind == ERG__SP_SEQ ? ERG_EXPR_SEQ : ERG_EXPR_PAR, ids,
+                                 n_ids, &id[x], NULL);
+    }
+    if (rc == ERG_OK)
+        *root = id[tr->root];
+    free(id);
     free(ids);
+    free(stack);
+    free(gather);
+    free(parent_kind);
     return rc;
 }
 
 /*
- * If the DAG's transitive reduction is series-parallel, its frontier follows from the operator
- * rules exactly: with every device held for the makespan, E = P·M + Σ d'_k (d' = d + (s − p)·T),
- * and minimising Σ d' under a makespan is ⊗ (Minkowski sum) along series and ⊕ (Σ min d' finishing
- * by T*) across parallel branches, with no static power inside. Nodes become edges of a
- * two-terminal multigraph between junctions; series and parallel reductions either reduce it to one
- * edge, whose expression is the schedule's, or get stuck (not series-parallel: returns 1, nothing
- * done).
+ * If the DAG's transitive reduction is series-parallel (the graph layer's decomposition), its
+ * frontier follows from the operator rules exactly: with every device held for the makespan,
+ * E = P·M + Σ d'_k (d' = d + (s − p)·T), and minimising Σ d' under a makespan is ⊗ (Minkowski
+ * sum) along series and ⊕ (Σ min d' finishing by T*) across parallel branches, with no static
+ * power inside. Returns 1 (nothing done) when the DAG is not series-parallel.
  */
 static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_diag *diag)
 {
     size_t n = g->n;
-    if (n > 4096)
-        return 1;
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < g->st[k].n; i++)
             if (g->st[k].d[i] < 0)
                 return 1; /* idle power above static power: d' < 0 is not a signature */
-    size_t words = (n + 63) / 64;
-    uint64_t *reach = calloc(n * words + 1, sizeof *reach);
-    struct spe *e = malloc((n + 1) * sizeof *e);
-    size_t *ine = malloc((n + 2) * sizeof *ine), *oute = malloc((n + 2) * sizeof *oute);
-    size_t *indeg = malloc((n + 2) * sizeof *indeg), *outdeg = malloc((n + 2) * sizeof *outdeg);
+    erg__sp_tree tr;
+    int rc = erg__graph_sp(&g->gr, &tr);
+    if (rc != 0)
+        return rc == 1 ? 1 : erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     erg_opsched *t = erg_opsched_new();
-    int rc = ERG_OK;
-    if (!reach || !e || !ine || !oute || !indeg || !outdeg || !t) {
+    size_t *leaf = malloc((n + 1) * sizeof *leaf);
+    if (!t || !leaf)
         rc = ERG_ENOMEM;
-        goto done;
-    }
-    /* Reachability in reverse topological order, then drop transitive edges. */
-    for (size_t q = n; q-- > 0;) {
-        size_t k = g->topo[q];
-        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++) {
-            size_t c = g->succ[j];
-            reach[k * words + c / 64] |= (uint64_t)1 << (c % 64);
-            for (size_t w = 0; w < words; w++)
-                reach[k * words + w] |= reach[c * words + w];
-        }
-    }
-    /* Transitive reduction: keep edge (k, b) unless b is reachable through another successor. */
-    char *keep = calloc(g->m + 1, 1);
-    size_t *pid = malloc((n + 1) * sizeof *pid);
-    if (!keep || !pid) {
-        free(keep);
-        free(pid);
-        rc = ERG_ENOMEM;
-        goto done;
-    }
-    for (size_t k = 0; k < n; k++)
-        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++) {
-            size_t b = g->succ[j];
-            int redundant = 0;
-            for (size_t jj = g->succ_off[k]; jj < g->succ_off[k + 1] && !redundant; jj++) {
-                size_t c = g->succ[jj];
-                redundant = c != b && (reach[c * words + b / 64] >> (b % 64) & 1);
-            }
-            keep[j] = !redundant;
-        }
-    /* Inverse line digraph (Valdes, Tarjan and Lawler 1982): a reduced DAG is series-parallel iff
-     * every node becomes an edge between two junctions (the set of its predecessors, the set of
-     * its successors) and that two-terminal multigraph reduces to one edge. Junction of a node's
-     * input = its predecessor set (bitset rows compared directly). */
-    uint64_t *pset = calloc(n * words + 1, sizeof *pset);
-    if (!pset) {
-        free(keep);
-        free(pid);
-        rc = ERG_ENOMEM;
-        goto done;
-    }
-    for (size_t k = 0; k < n; k++)
-        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++)
-            if (keep[j])
-                pset[g->succ[j] * words + k / 64] |= (uint64_t)1 << (k % 64);
-    size_t njunc = 2; /* 0 source, 1 sink */
-    for (size_t k = 0; k < n; k++) {
-        int empty = 1;
-        for (size_t w = 0; w < words && empty; w++)
-            empty = pset[k * words + w] == 0;
-        if (empty) {
-            pid[k] = 0;
-            continue;
-        }
-        pid[k] = FR_NONE;
-        for (size_t j = 0; j < k && pid[k] == FR_NONE; j++)
-            if (pid[j] != 0 &&
-                memcmp(&pset[j * words], &pset[k * words], words * sizeof *pset) == 0)
-                pid[k] = pid[j];
-        if (pid[k] == FR_NONE)
-            pid[k] = njunc++;
-    }
-    int line = 1;
-    size_t ne = 0;
-    for (size_t k = 0; k < n && rc == ERG_OK && line; k++) {
-        size_t outj = 1;
-        for (size_t j = g->succ_off[k]; j < g->succ_off[k + 1]; j++) {
-            if (!keep[j])
-                continue;
-            if (outj == 1)
-                outj = pid[g->succ[j]];
-            else if (outj != pid[g->succ[j]])
-                line = 0; /* successors with different predecessor sets: not series-parallel */
-        }
+    /* Element k of t is node k (named after it), its points the node's staircase (T, d'). */
+    for (size_t k = 0; k < n && rc == ERG_OK; k++) {
         const struct stair *st = &g->st[k];
         for (size_t i = 0; i < st->n && rc == ERG_OK; i++) {
             erg_signature sg;
@@ -826,73 +824,17 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
             sg.dynamic_energy_j = st->d[i];
             rc = erg_opsched_add_point(t, g->os->node[k].id, &sg, "", NULL);
         }
-        size_t leaf = FR_NONE;
         if (rc == ERG_OK)
-            rc = erg_opsched_expr_leaf(t, g->os->node[k].id, &leaf, NULL);
-        e[ne++] = (struct spe){pid[k], outj, leaf, 1};
+            rc = erg_opsched_expr_leaf(t, g->os->node[k].id, &leaf[k], NULL);
     }
-    free(keep);
-    free(pid);
-    free(pset);
-    if (rc == ERG_OK && !line)
-        rc = 1;
-    if (rc != ERG_OK)
-        goto done;
-    size_t nv = njunc, alive = ne;
-    int changed = 1;
-    while (rc == ERG_OK && changed && alive > 1) {
-        changed = 0;
-        /* Parallel reductions: edges with the same ends. */
-        qsort(e, ne, sizeof *e, cmp_spe);
-        while (ne > 0 && !e[ne - 1].alive)
-            ne--;
-        for (size_t i = 0; i + 1 < ne && rc == ERG_OK; i++) {
-            size_t j = i + 1;
-            while (j < ne && e[j].u == e[i].u && e[j].v == e[i].v) {
-                rc = sp_join(t, ERG_EXPR_PAR, e[i].expr, e[j].expr, &e[i].expr);
-                e[j].alive = 0;
-                alive--;
-                changed = 1;
-                j++;
-            }
-            i = j - 1;
-        }
-        /* Series reductions: a vertex with one edge in and one edge out. */
-        for (size_t w = 0; w < nv; w++)
-            indeg[w] = outdeg[w] = 0;
-        for (size_t i = 0; i < ne; i++)
-            if (e[i].alive) {
-                outdeg[e[i].u]++;
-                indeg[e[i].v]++;
-                oute[e[i].u] = i;
-                ine[e[i].v] = i;
-            }
-        for (size_t w = 2; w < nv && rc == ERG_OK; w++) {
-            if (indeg[w] != 1 || outdeg[w] != 1)
-                continue;
-            size_t a = ine[w], b = oute[w];
-            if (!e[a].alive || !e[b].alive || a == b)
-                continue;
-            rc = sp_join(t, ERG_EXPR_SEQ, e[a].expr, e[b].expr, &e[a].expr);
-            e[a].v = e[b].v;
-            e[b].alive = 0;
-            ine[e[a].v] = a;
-            indeg[w] = outdeg[w] = 0;
-            alive--;
-            changed = 1;
-        }
-    }
-    if (rc != ERG_OK)
-        goto done;
     size_t root = FR_NONE;
-    for (size_t i = 0; i < ne; i++)
-        if (e[i].alive && alive == 1 && e[i].u == 0 && e[i].v == 1)
-            root = e[i].expr;
-    if (root == FR_NONE) {
-        rc = 1; /* not series-parallel */
-        goto done;
-    }
-    if (root != t->n_expr - 1 && (rc = erg_opsched_expr_op(t, ERG_EXPR_SEQ, &root, 1, &root, NULL)))
+    if (rc == ERG_OK)
+        rc = sp_exprs(t, &tr, leaf, &root);
+    erg__sp_free(&tr);
+    free(leaf);
+    if (rc == ERG_OK && root != t->n_expr - 1)
+        rc = erg_opsched_expr_op(t, ERG_EXPR_SEQ, &root, 1, &root, NULL);
+    if (rc != ERG_OK)
         goto done;
     erg_frontier_options o;
     erg_frontier_options_init(&o);
@@ -903,16 +845,19 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
     struct plan *pl = NULL;
     size_t np = 0, cap = 0;
     size_t *sel = malloc((n + 1) * sizeof *sel);
-    if (!sel)
+    size_t *slot_node = malloc((tf.n_elements + 1) * sizeof *slot_node);
+    if (!sel || !slot_node)
         rc = ERG_ENOMEM;
+    /* Each slot is a leaf named after its node (each node is used once): element index = node. */
+    for (size_t k = 0; k < tf.n_elements && rc == ERG_OK; k++)
+        slot_node[k] = erg__fr_find_element(t, tf.element_names[k]);
     for (size_t i = 0; i < tf.n_points && rc == ERG_OK; i++) {
-        for (size_t k = 0; k < tf.n_elements; k++) {
-            size_t node = erg__fr_find_node(g->os, tf.element_names[k]);
-            sel[node] = tf.choices[i * tf.n_elements + k];
-        }
+        for (size_t k = 0; k < tf.n_elements; k++)
+            sel[slot_node[k]] = tf.choices[i * tf.n_elements + k];
         rc = add_plan(&pl, &np, &cap, g, sel);
     }
     free(sel);
+    free(slot_node);
     erg_frontier_free(&tf);
     if (rc == ERG_OK)
         rc = finish(g, pl, np, NULL, epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT, out,
@@ -933,12 +878,6 @@ done:
     if (rc == ERG_ENOMEM)
         erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     erg_opsched_free(t);
-    free(reach);
-    free(e);
-    free(ine);
-    free(oute);
-    free(indeg);
-    free(outdeg);
     return rc;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Operating schedules: construction, lookup, dispatch, and choosing a plan on a frontier. */
+/* Operating schedules: construction and hashed lookup (no dependency on the rest of the module). */
 #include "frontier/opsched.h"
 
 #include <math.h>
@@ -41,9 +41,17 @@ void erg_opsched_free(erg_opsched *os)
     for (size_t i = 0; i < os->n_elem; i++)
         free(os->elem[i].pts);
     free(os->elem);
-    for (size_t i = 0; i < os->n_group; i++)
+    for (size_t i = 0; i < os->n_group; i++) {
         free(os->group[i].omega);
+        free(os->group[i].key);
+    }
     free(os->group);
+    erg__strmap_free(&os->elem_map);
+    erg__strmap_free(&os->dev_map);
+    erg__strmap_free(&os->node_map);
+    erg__strmap_free(&os->group_map);
+    erg__strmap_free(&os->tr_map);
+    erg__strmap_free(&os->elemdev_map);
     free(os->tr);
     for (size_t i = 0; i < os->n_expr; i++)
         free(os->expr[i].kids);
@@ -53,45 +61,107 @@ void erg_opsched_free(erg_opsched *os)
     free(os);
 }
 
+static const char *elem_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->elem[i].name;
+}
+
+static const char *elemdev_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->elem[i].device;
+}
+
+static const char *dev_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->dev[i].id;
+}
+
+static const char *node_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->node[i].id;
+}
+
+static const char *group_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->group[i].key;
+}
+
+static const char *tr_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->tr[i].key;
+}
+
+static size_t found(uint32_t i)
+{
+    return i == ERG__STRMAP_NONE ? FR_NONE : (size_t)i;
+}
+
 size_t erg__fr_find_element(const erg_opsched *os, const char *name)
 {
-    for (size_t i = 0; i < os->n_elem; i++)
-        if (strcmp(os->elem[i].name, name) == 0)
-            return i;
-    return FR_NONE;
+    return found(erg__strmap_find(&os->elem_map, name, elem_key, os));
 }
 
 size_t erg__fr_find_device(const erg_opsched *os, const char *id)
 {
-    for (size_t i = 0; i < os->n_dev; i++)
-        if (strcmp(os->dev[i].id, id) == 0)
-            return i;
-    return FR_NONE;
+    return found(erg__strmap_find(&os->dev_map, id, dev_key, os));
 }
 
 size_t erg__fr_find_node(const erg_opsched *os, const char *id)
 {
-    for (size_t i = 0; i < os->n_node; i++)
-        if (strcmp(os->node[i].id, id) == 0)
-            return i;
-    return FR_NONE;
+    return found(erg__strmap_find(&os->node_map, id, node_key, os));
+}
+
+const struct fr_transition *erg__fr_find_tr(const erg_opsched *os, int from, int to)
+{
+    if (from < 0 || to < 0 || from == to || os->n_tr == 0)
+        return NULL;
+    char key[24];
+    snprintf(key, sizeof key, "%d:%d", from, to);
+    size_t i = found(erg__strmap_find(&os->tr_map, key, tr_key, os));
+    return i == FR_NONE ? NULL : &os->tr[i];
+}
+
+/* The group key: device and ω_dev joined by a unit separator (neither holds one: device ids are
+ * names, ω_dev is compact JSON, which escapes control characters). */
+static char *join_key(const char *device, const char *omega)
+{
+    size_t a = strlen(device), b = strlen(omega);
+    char *k = malloc(a + b + 2);
+    if (k) {
+        memcpy(k, device, a);
+        k[a] = '\x1f';
+        memcpy(k + a + 1, omega, b + 1);
+    }
+    return k;
 }
 
 int erg__fr_group(erg_opsched *os, const char *device, const char *omega)
 {
     if (!omega)
         omega = "";
-    for (size_t i = 0; i < os->n_group; i++)
-        if (strcmp(os->group[i].device, device) == 0 && strcmp(os->group[i].omega, omega) == 0)
-            return (int)i;
-    if (os->n_group >= (size_t)INT32_MAX || GROW(os->group, os->cap_group, os->n_group + 1))
+    char *key = join_key(device, omega);
+    if (!key)
         return -1;
+    size_t i = found(erg__strmap_find(&os->group_map, key, group_key, os));
+    if (i != FR_NONE) {
+        free(key);
+        return (int)i;
+    }
+    if (os->n_group >= (size_t)INT32_MAX || GROW(os->group, os->cap_group, os->n_group + 1)) {
+        free(key);
+        return -1;
+    }
     struct fr_group *g = &os->group[os->n_group];
     memset(g, 0, sizeof *g);
     snprintf(g->device, sizeof g->device, "%s", device);
+    g->key = key;
     g->omega = strdup(omega);
-    if (!g->omega)
+    if (!g->omega ||
+        erg__strmap_insert(&os->group_map, (uint32_t)os->n_group, group_key, os) != 0) {
+        free(g->omega);
+        free(key);
         return -1;
+    }
     return (int)os->n_group++;
 }
 
@@ -100,9 +170,9 @@ double erg__fr_device_static_w(const erg_opsched *os, const char *device)
     size_t d = erg__fr_find_device(os, device);
     if (d != FR_NONE)
         return os->dev[d].static_power_w;
-    for (size_t i = 0; i < os->n_elem; i++)
-        if (strcmp(os->elem[i].device, device) == 0 && os->elem[i].n > 0)
-            return os->elem[i].pts[0].sig.static_power_w;
+    size_t e = found(erg__strmap_find(&os->elemdev_map, device, elemdev_key, os));
+    if (e != FR_NONE && os->elem[e].n > 0)
+        return os->elem[e].pts[0].sig.static_power_w;
     return 0.0;
 }
 
@@ -145,11 +215,14 @@ int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_
         return erg_diag_set(diag, ERG_EINVAL, NULL, "device %s declared twice", id);
     if (GROW(os->dev, os->cap_dev, os->n_dev + 1))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    struct fr_device *d = &os->dev[os->n_dev++];
+    struct fr_device *d = &os->dev[os->n_dev];
     memset(d, 0, sizeof *d);
     snprintf(d->id, sizeof d->id, "%s", id);
     d->static_power_w = static_power_w;
     d->idle_power_w = NAN;
+    if (erg__strmap_insert(&os->dev_map, (uint32_t)os->n_dev, dev_key, os) != 0)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    os->n_dev++;
     return ERG_OK;
 }
 
@@ -167,11 +240,17 @@ int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signat
     if (e == FR_NONE) {
         if (GROW(os->elem, os->cap_elem, os->n_elem + 1))
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        e = os->n_elem++;
+        e = os->n_elem;
         struct fr_element *el = &os->elem[e];
         memset(el, 0, sizeof *el);
         snprintf(el->name, sizeof el->name, "%s", element);
         snprintf(el->device, sizeof el->device, "%s", sig->device);
+        if (erg__strmap_insert(&os->elem_map, (uint32_t)e, elem_key, os) != 0)
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        os->n_elem++;
+        if (erg__strmap_find(&os->elemdev_map, el->device, elemdev_key, os) == ERG__STRMAP_NONE &&
+            erg__strmap_insert(&os->elemdev_map, (uint32_t)e, elemdev_key, os) != 0)
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     struct fr_element *el = &os->elem[e];
     if (strcmp(el->device, sig->device) != 0)
@@ -202,12 +281,14 @@ int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *
     if (f == t)
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "transition on %s: from and to are the same ω_dev", device);
-    for (size_t i = 0; i < os->n_tr; i++)
-        if (os->tr[i].from == f && os->tr[i].to == t)
-            return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s declared twice", device);
+    if (erg__fr_find_tr(os, f, t))
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "transition on %s declared twice", device);
     os->tr[os->n_tr].from = f;
     os->tr[os->n_tr].to = t;
+    snprintf(os->tr[os->n_tr].key, sizeof os->tr[0].key, "%d:%d", f, t);
     os->tr[os->n_tr].sig = *sig;
+    if (erg__strmap_insert(&os->tr_map, (uint32_t)os->n_tr, tr_key, os) != 0)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     os->n_tr++;
     return ERG_OK;
 }
@@ -271,6 +352,8 @@ int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element
     snprintf(os->node[os->n_node].device, sizeof os->node[0].device, "%s",
              device && device[0] ? device : os->elem[e].device);
     os->node[os->n_node].elem = e;
+    if (erg__strmap_insert(&os->node_map, (uint32_t)os->n_node, node_key, os) != 0)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     os->n_node++;
     return ERG_OK;
 }
@@ -285,8 +368,8 @@ int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_
                             a == FR_NONE ? from : to);
     if (GROW(os->edge, os->cap_edge, os->n_edge + 1))
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    os->edge[os->n_edge][0] = a;
-    os->edge[os->n_edge][1] = b;
+    os->edge[os->n_edge][0] = (uint32_t)a;
+    os->edge[os->n_edge][1] = (uint32_t)b;
     os->n_edge++;
     return ERG_OK;
 }
@@ -321,62 +404,4 @@ void erg_frontier_free(erg_frontier *f)
     free(f->element_names);
     free(f->choices);
     memset(f, 0, sizeof *f);
-}
-
-int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts, erg_frontier *out,
-                         erg_diag *diag)
-{
-    if (!os || !out)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
-    memset(out, 0, sizeof *out);
-    erg_frontier_options def;
-    if (!opts) {
-        erg_frontier_options_init(&def);
-        opts = &def;
-    }
-    if (!(opts->epsilon >= 0) || opts->epsilon > 10)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "epsilon = %g must be in [0, 10]",
-                            opts->epsilon);
-    for (size_t i = 0; i < os->n_elem; i++)
-        if (os->elem[i].n == 0)
-            return erg_diag_set(diag, ERG_EINVAL, NULL, "element %s has an empty operating set",
-                                os->elem[i].name);
-    if (os->n_node > 0)
-        return erg__fr_dag_frontier(os, opts, out, diag);
-    if (os->n_expr > 0)
-        return erg__fr_expr_frontier(os, opts, out, diag);
-    return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither an expression nor nodes");
-}
-
-int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
-                               erg_diag *diag)
-{
-    if (!f || !idx || f->n_points == 0 || isnan(deadline_s))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "no frontier or no deadline");
-    if (deadline_s < f->points[0].time_s)
-        return erg_diag_set(diag, ERG_ERANGE, NULL,
-                            "deadline %.9g s is below the fastest possible makespan %.9g s",
-                            deadline_s, f->points[0].time_s);
-    /* Energy decreases along the frontier, so the latest point that meets the deadline. */
-    size_t k = 0;
-    while (k + 1 < f->n_points && f->points[k + 1].time_s <= deadline_s)
-        k++;
-    *idx = k;
-    return ERG_OK;
-}
-
-int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx, erg_diag *diag)
-{
-    if (!f || !idx || f->n_points == 0 || isnan(budget_j))
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "no frontier or no budget");
-    const erg_frontier_point *last = &f->points[f->n_points - 1];
-    if (budget_j < last->energy_j)
-        return erg_diag_set(diag, ERG_ERANGE, NULL,
-                            "budget %.9g J is below the least energy %.9g J (at makespan %.9g s)",
-                            budget_j, last->energy_j, last->time_s);
-    size_t k = 0;
-    while (f->points[k].energy_j > budget_j)
-        k++;
-    *idx = k;
-    return ERG_OK;
 }

@@ -4,7 +4,9 @@
 #define ERG_FRONTIER_OPSCHED_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "calculus/strmap.h"
 #include "erg/frontier.h"
 
 #define FR_NONE ((size_t)-1)
@@ -24,6 +26,7 @@ struct fr_element {
 struct fr_group {
     char device[ERG_SIG_DEVICE_MAX];
     char *omega; /* compact JSON of ω_dev, "" when none */
+    char *key;   /* device, '\x1f', omega: the hash key */
 };
 
 struct fr_device {
@@ -34,6 +37,7 @@ struct fr_device {
 
 struct fr_transition {
     int from, to; /* groups on one device */
+    char key[24]; /* "from:to": the hash key */
     erg_signature sig;
 };
 
@@ -64,7 +68,10 @@ struct erg_opsched {
     size_t n_node, cap_node;
     struct fr_node *node;
     size_t n_edge, cap_edge;
-    size_t (*edge)[2];
+    uint32_t (*edge)[2]; /* node indexes (from, to) */
+    /* Hashed names (O(1) lookups, calculus/strmap.h): elements, devices, nodes, (device, ω_dev)
+     * groups, transitions by (from, to), and the first element on each device. */
+    erg__strmap elem_map, dev_map, node_map, group_map, tr_map, elemdev_map;
 };
 
 /* Grow *arr (element size sz) so that it holds at least need; ERG_OK or ERG_ENOMEM. */
@@ -72,6 +79,8 @@ int erg__fr_grow(void **arr, size_t *cap, size_t need, size_t sz);
 size_t erg__fr_find_element(const erg_opsched *os, const char *name);
 size_t erg__fr_find_device(const erg_opsched *os, const char *id);
 size_t erg__fr_find_node(const erg_opsched *os, const char *id);
+/* The declared transition from group `from` to group `to` (same device), or NULL. */
+const struct fr_transition *erg__fr_find_tr(const erg_opsched *os, int from, int to);
 /* Intern (device, ω_dev JSON); returns the id or -1 when out of memory. */
 int erg__fr_group(erg_opsched *os, const char *device, const char *omega);
 /* Static power of a device: declared, else the first point on it, else 0. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* schedule/1 reader for operating schedules: schedule/1 plus "points" per element and
- * "transitions" (docs/frontier.md). */
+/* Operating schedules from schedule/1 files: the calculus module's one reader
+ * (calculus/sched_read.h) with a builder whose element payload is an operating set ("points")
+ * and which takes "transitions" (docs/frontier.md). */
+#include "calculus/sched_read.h"
 #include "calculus/sig_json.h"
-#include "core/file.h"
 #include "core/json.h"
 #include "frontier/opsched.h"
 
@@ -14,7 +15,6 @@
 struct rd {
     erg_opsched *os;
     const char *file;
-    char dir[1024];
     size_t n_idle;
 };
 
@@ -48,7 +48,7 @@ static int check_point_members(const json_t *pt, const char *file, const char *p
 {
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)pt, key, v)
+    json_object_foreach(erg__json_mut(pt), key, v)
     {
         (void)v;
         if (erg__signature_key_known(key, strlen(key)) || strcmp(key, "omega_device") == 0 ||
@@ -111,17 +111,14 @@ static int read_point(struct rd *r, const char *name, const char *device, const 
     return ERG_OK;
 }
 
-static int read_signature(struct rd *r, const char *name, const json_t *v, erg_diag *diag)
+static int fr_element(void *ctx, const char *name, const json_t *v, const char *dir,
+                      const char *file, const char *path, erg_diag *diag)
 {
-    char path[512];
-    snprintf(path, sizeof path, "signatures.%s", name);
+    struct rd *r = ctx;
+    r->file = file;
     if (json_is_string(v)) {
-        char full[2048];
-        const char *p = json_string_value(v);
-        if (p[0] == '/')
-            snprintf(full, sizeof full, "%s", p);
-        else
-            snprintf(full, sizeof full, "%s/%s", r->dir, p);
+        char full[8192];
+        erg__sched_signature_path(dir, json_string_value(v), full, sizeof full);
         erg_signature sig;
         int rc = erg_signature_read_file(full, &sig, diag);
         if (rc != ERG_OK)
@@ -165,210 +162,130 @@ static int read_signature(struct rd *r, const char *name, const json_t *v, erg_d
     return ERG_OK;
 }
 
-static int read_expr(struct rd *r, const json_t *v, const char *path, size_t *id, erg_diag *diag)
+static int fr_transitions(void *ctx, const json_t *trs, const char *file, erg_diag *diag)
 {
-    if (json_is_string(v)) {
-        const char *name = json_string_value(v);
-        if (erg__fr_find_element(r->os, name) == FR_NONE)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: unknown signature \"%s\"", path,
-                                name);
-        return erg_opsched_expr_leaf(r->os, name, id, diag);
-    }
-    if (!json_is_object(v) || json_object_size(v) != 1)
-        return erg_diag_set(
-            diag, ERG_EPARSE, r->file,
-            "%s: expected a signature name or one of {\"seq\"|\"par\"|\"multi\": [...]}, "
-            "{\"idle\": {...}}",
-            path);
-    const char *key = json_object_iter_key(json_object_iter((json_t *)v));
-    const json_t *arg = json_object_get(v, key);
-    char sub[700];
-    if (strcmp(key, "idle") == 0) {
-        snprintf(sub, sizeof sub, "%s.idle", path);
-        char device[ERG_SIG_DEVICE_MAX] = "";
-        double t = NAN;
-        int rc;
-        if ((rc = erg__json_string(arg, "device", ERG_JSON_REQUIRED, device, sizeof device, r->file,
-                                   sub, diag)) ||
-            (rc = erg__json_number(arg, "time_s", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, &t, r->file,
-                                   sub, diag)))
-            return rc;
-        erg_signature sig;
-        if (erg__fr_find_device(r->os, device) == FR_NONE)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: undeclared device \"%s\"", sub,
-                                device);
-        if ((rc = erg_signature_idle(device, erg__fr_device_idle_w(r->os, device), t, &sig)) !=
-            ERG_OK)
-            return erg_diag_set(diag, rc, r->file, "%s: bad idle element", sub);
-        char name[ERG_SIG_NAME_MAX];
-        snprintf(name, sizeof name, "idle@%s#%zu", device, ++r->n_idle);
-        snprintf(sig.name, sizeof sig.name, "%s", name);
-        if ((rc = erg_opsched_add_point(r->os, name, &sig, "", diag)) != ERG_OK)
-            return rc;
-        return erg_opsched_expr_leaf(r->os, name, id, diag);
-    }
-    erg_expr_op op;
-    if (strcmp(key, "seq") == 0)
-        op = ERG_EXPR_SEQ;
-    else if (strcmp(key, "par") == 0)
-        op = ERG_EXPR_PAR;
-    else if (strcmp(key, "multi") == 0)
-        op = ERG_EXPR_MULTI;
-    else
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: unknown operator \"%s\"", path, key);
-    if (!json_is_array(arg) || json_array_size(arg) == 0)
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "%s.%s: expected a non-empty array", path,
-                            key);
-    size_t n = json_array_size(arg);
-    size_t *ids = malloc(n * sizeof *ids);
-    if (!ids)
-        return erg_diag_set(diag, ERG_ENOMEM, r->file, "out of memory");
-    int rc = ERG_OK;
-    for (size_t i = 0; i < n && rc == ERG_OK; i++) {
-        snprintf(sub, sizeof sub, "%s.%s[%zu]", path, key, i);
-        rc = read_expr(r, json_array_get(arg, i), sub, &ids[i], diag);
-    }
-    if (rc == ERG_OK)
-        rc = erg_opsched_expr_op(r->os, op, ids, n, id, diag);
-    free(ids);
-    return rc;
-}
-
-static int read_doc(struct rd *r, const json_t *root, erg_diag *diag)
-{
-    int rc = erg__json_check_tag(root, "schedule", 1, r->file, diag);
-    if (rc != ERG_OK)
-        return rc;
-    static const char *const known[] = {"erg",     "name",       "description",
-                                        "devices", "signatures", "transitions",
-                                        "expr",    "nodes",      "edges"};
-    const char *key;
-    const json_t *val;
-    json_object_foreach((json_t *)root, key, val)
-    {
-        size_t i = 0;
-        while (i < sizeof known / sizeof known[0] && strcmp(known[i], key) != 0)
-            i++;
-        if (i == sizeof known / sizeof known[0])
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "unknown key \"%s\" at the top level",
-                                key);
-    }
-    const json_t *devs = json_object_get(root, "devices");
-    if (devs) {
-        if (!json_is_object(devs))
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "devices: expected an object");
-        const char *id;
-        const json_t *dv;
-        json_object_foreach((json_t *)devs, id, dv)
-        {
-            char path[300];
-            snprintf(path, sizeof path, "devices.%s", id);
-            double s = NAN;
-            if (!json_is_object(dv))
-                return erg_diag_set(diag, ERG_EPARSE, r->file, "%s: expected an object", path);
-            if ((rc = erg__json_number(dv, "static_power_w", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
-                                       &s, r->file, path, diag)))
-                return rc;
-            double idle = NAN;
-            if ((rc = erg__json_number(dv, "idle_power_w", ERG_JSON_NONNEG, &idle, r->file, path,
-                                       diag)))
-                return rc;
-            if ((rc = erg_opsched_add_device(r->os, id, s, diag)) != ERG_OK ||
-                (!isnan(idle) &&
-                 (rc = erg_opsched_set_idle_power(r->os, id, idle, diag)) != ERG_OK))
-                return wrap(diag, ERG_EPARSE, r->file, path);
-        }
-    }
-    const json_t *sigs = json_object_get(root, "signatures");
-    if (!json_is_object(sigs) || json_object_size(sigs) == 0)
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "signatures: expected a non-empty object");
-    const char *name;
-    const json_t *sv;
-    json_object_foreach((json_t *)sigs, name, sv)
-    {
-        if ((rc = read_signature(r, name, sv, diag)) != ERG_OK)
-            return rc;
-    }
-    const json_t *trs = json_object_get(root, "transitions");
-    if (trs) {
-        if (!json_is_array(trs))
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "transitions: expected an array");
-        size_t i;
-        const json_t *tv;
-        json_array_foreach(trs, i, tv)
-        {
-            char path[64];
-            snprintf(path, sizeof path, "transitions[%zu]", i);
-            char device[ERG_SIG_DEVICE_MAX] = "";
-            if ((rc = erg__json_string(tv, "device", ERG_JSON_REQUIRED, device, sizeof device,
-                                       r->file, path, diag)))
-                return rc;
-            size_t d = erg__fr_find_device(r->os, device);
-            erg_signature sig;
-            if ((rc = erg__signature_from_json(
-                     tv, d != FR_NONE ? r->os->dev[d].static_power_w : (double)NAN, r->file, path,
-                     &sig, diag)))
-                return rc;
-            char *from = NULL, *to = NULL;
-            if ((rc = omega_text(tv, "from", &from, r->file, path, diag)) == ERG_OK &&
-                (rc = omega_text(tv, "to", &to, r->file, path, diag)) == ERG_OK) {
-                rc = erg_opsched_add_transition(r->os, device, from, to, &sig, diag);
-                if (rc != ERG_OK)
-                    rc = wrap(diag, ERG_EPARSE, r->file, path);
-            }
-            free(from);
-            free(to);
-            if (rc != ERG_OK)
-                return rc;
-        }
-    }
-    const json_t *expr = json_object_get(root, "expr");
-    const json_t *nodes = json_object_get(root, "nodes");
-    if (expr && nodes)
-        return erg_diag_set(diag, ERG_EPARSE, r->file,
-                            "give either \"expr\" or \"nodes\", not both");
-    if (expr) {
-        size_t id;
-        return read_expr(r, expr, "expr", &id, diag);
-    }
-    if (!json_is_array(nodes) || json_array_size(nodes) == 0)
-        return erg_diag_set(diag, ERG_EPARSE, r->file,
-                            "expected \"expr\" or a non-empty \"nodes\" array");
+    struct rd *r = ctx;
+    r->file = file;
+    if (!json_is_array(trs))
+        return erg_diag_set(diag, ERG_EPARSE, r->file, "transitions: expected an array");
     size_t i;
-    const json_t *nv;
-    json_array_foreach(nodes, i, nv)
+    const json_t *tv;
+    json_array_foreach(trs, i, tv)
     {
         char path[64];
-        snprintf(path, sizeof path, "nodes[%zu]", i);
-        char id[ERG_SIG_NAME_MAX] = "", sg[ERG_SIG_NAME_MAX] = "", dev[ERG_SIG_DEVICE_MAX] = "";
-        double start = NAN; /* accepted for schedule/1 compatibility; a frontier re-times nodes */
-        if ((rc = erg__json_string(nv, "id", ERG_JSON_REQUIRED, id, sizeof id, r->file, path,
-                                   diag)) ||
-            (rc = erg__json_string(nv, "signature", ERG_JSON_REQUIRED, sg, sizeof sg, r->file, path,
-                                   diag)) ||
-            (rc = erg__json_string(nv, "device", 0, dev, sizeof dev, r->file, path, diag)) ||
-            (rc = erg__json_number(nv, "start_s", ERG_JSON_NONNEG, &start, r->file, path, diag)))
+        snprintf(path, sizeof path, "transitions[%zu]", i);
+        char device[ERG_SIG_DEVICE_MAX] = "";
+        int rc;
+        if ((rc = erg__json_string(tv, "device", ERG_JSON_REQUIRED, device, sizeof device, r->file,
+                                   path, diag)))
             return rc;
-        if ((rc = erg_opsched_add_node_on(r->os, id, sg, dev, diag)) != ERG_OK)
-            return wrap(diag, ERG_EPARSE, r->file, path);
-    }
-    const json_t *edges = json_object_get(root, "edges");
-    if (edges && !json_is_array(edges))
-        return erg_diag_set(diag, ERG_EPARSE, r->file, "edges: expected an array of [from, to]");
-    const json_t *ev;
-    json_array_foreach(edges, i, ev)
-    {
-        const char *a = json_string_value(json_array_get(ev, 0));
-        const char *b = json_string_value(json_array_get(ev, 1));
-        if (!json_is_array(ev) || json_array_size(ev) != 2 || !a || !b)
-            return erg_diag_set(diag, ERG_EPARSE, r->file, "edges[%zu]: expected [from, to]", i);
-        if ((rc = erg_opsched_add_edge(r->os, a, b, diag)) != ERG_OK) {
-            char path[64];
-            snprintf(path, sizeof path, "edges[%zu]", i);
-            return wrap(diag, ERG_EPARSE, r->file, path);
+        size_t d = erg__fr_find_device(r->os, device);
+        erg_signature sig;
+        if ((rc = erg__signature_from_json(
+                 tv, d != FR_NONE ? r->os->dev[d].static_power_w : (double)NAN, r->file, path, &sig,
+                 diag)))
+            return rc;
+        char *from = NULL, *to = NULL;
+        if ((rc = omega_text(tv, "from", &from, r->file, path, diag)) == ERG_OK &&
+            (rc = omega_text(tv, "to", &to, r->file, path, diag)) == ERG_OK) {
+            rc = erg_opsched_add_transition(r->os, device, from, to, &sig, diag);
+            if (rc != ERG_OK)
+                rc = wrap(diag, ERG_EPARSE, r->file, path);
         }
+        free(from);
+        free(to);
+        if (rc != ERG_OK)
+            return rc;
     }
     return ERG_OK;
+}
+
+static int fr_device(void *ctx, const char *id, double static_w, double idle_w, erg_diag *sub)
+{
+    struct rd *r = ctx;
+    int rc = erg_opsched_add_device(r->os, id, static_w, sub);
+    if (rc == ERG_OK && !isnan(idle_w))
+        rc = erg_opsched_set_idle_power(r->os, id, idle_w, sub);
+    return rc == ERG_ENOMEM ? rc : rc != ERG_OK ? ERG_EPARSE : ERG_OK;
+}
+
+static int expr_id(size_t id, uint32_t *out, const char *file, erg_diag *diag)
+{
+    if (id >= UINT32_MAX)
+        return erg_diag_set(diag, ERG_EINVAL, file, "too many expression parts");
+    *out = (uint32_t)id;
+    return ERG_OK;
+}
+
+static int fr_leaf(void *ctx, const char *name, const char *file, const char *path, uint32_t *out,
+                   erg_diag *diag)
+{
+    struct rd *r = ctx;
+    if (erg__fr_find_element(r->os, name) == FR_NONE)
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: unknown signature \"%s\"", path, name);
+    size_t id;
+    int rc = erg_opsched_expr_leaf(r->os, name, &id, diag);
+    return rc != ERG_OK ? rc : expr_id(id, out, file, diag);
+}
+
+static int fr_idle(void *ctx, const char *device, double t, const char *file, const char *sub,
+                   uint32_t *out, erg_diag *diag)
+{
+    struct rd *r = ctx;
+    if (erg__fr_find_device(r->os, device) == FR_NONE)
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: undeclared device \"%s\"", sub, device);
+    erg_signature sig;
+    int rc = erg_signature_idle(device, erg__fr_device_idle_w(r->os, device), t, &sig);
+    if (rc != ERG_OK)
+        return erg_diag_set(diag, rc, file, "%s: bad idle element", sub);
+    char name[ERG_SIG_NAME_MAX];
+    snprintf(name, sizeof name, "idle@%s#%zu", device, ++r->n_idle);
+    snprintf(sig.name, sizeof sig.name, "%s", name);
+    if ((rc = erg_opsched_add_point(r->os, name, &sig, "", diag)) != ERG_OK)
+        return rc;
+    size_t id;
+    rc = erg_opsched_expr_leaf(r->os, name, &id, diag);
+    return rc != ERG_OK ? rc : expr_id(id, out, file, diag);
+}
+
+static int fr_op(void *ctx, enum erg__sched_op op, const uint32_t *kids, uint32_t n, uint32_t *out,
+                 const char *file, erg_diag *diag)
+{
+    struct rd *r = ctx;
+    size_t *ids = malloc((size_t)n * sizeof *ids);
+    if (!ids)
+        return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        ids[i] = kids[i];
+    size_t id;
+    int rc = erg_opsched_expr_op(r->os,
+                                 op == ERG__SCHED_SEQ   ? ERG_EXPR_SEQ
+                                 : op == ERG__SCHED_PAR ? ERG_EXPR_PAR
+                                                        : ERG_EXPR_MULTI,
+                                 ids, n, &id, diag);
+    free(ids);
+    return rc != ERG_OK ? rc : expr_id(id, out, file, diag);
+}
+
+static int fr_root(void *ctx, uint32_t id)
+{
+    (void)ctx;
+    (void)id; /* the root is the last expression built (erg_opsched's convention) */
+    return ERG_OK;
+}
+
+static int fr_node(void *ctx, const char *id, const char *sig, const char *device, double start_s,
+                   erg_diag *sub)
+{
+    (void)start_s; /* accepted for schedule/1 compatibility; a frontier re-times nodes */
+    int rc = erg_opsched_add_node_on(((struct rd *)ctx)->os, id, sig, device, sub);
+    return rc == ERG_ENOMEM ? rc : rc != ERG_OK ? ERG_EPARSE : ERG_OK;
+}
+
+static int fr_edge(void *ctx, const char *from, const char *to, erg_diag *sub)
+{
+    int rc = erg_opsched_add_edge(((struct rd *)ctx)->os, from, to, sub);
+    return rc == ERG_ENOMEM ? rc : rc != ERG_OK ? ERG_EPARSE : ERG_OK;
 }
 
 int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
@@ -376,18 +293,21 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
     *out = NULL;
-    json_t *root;
-    int rc = erg__json_load_file(path, &root, diag);
-    if (rc != ERG_OK)
-        return rc;
-    struct rd r = {erg_opsched_new(), path, "", 0};
-    if (!r.os) {
-        json_decref(root);
+    struct rd r = {erg_opsched_new(), path, 0};
+    if (!r.os)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
-    }
-    erg__dirname(path, r.dir, sizeof r.dir);
-    rc = read_doc(&r, root, diag);
-    json_decref(root);
+    const struct erg__sched_builder b = {&r,
+                                         ERG__SB_DEVICES_OPTIONAL | ERG__SB_OPERATING_SETS,
+                                         fr_device,
+                                         fr_element,
+                                         fr_transitions,
+                                         fr_leaf,
+                                         fr_idle,
+                                         fr_op,
+                                         fr_root,
+                                         fr_node,
+                                         fr_edge};
+    int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_opsched_free(r.os);
         return rc;

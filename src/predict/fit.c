@@ -1104,7 +1104,14 @@ int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d, erg_op_pre
     if (d->dtype != e->dtype)
         return erg_diag_set(diag, ERG_ENOTSUP, NULL, "the %s estimator was fitted on %s, not %s",
                             erg_op_name(d->op), erg_dtype_name(e->dtype), erg_dtype_name(d->dtype));
-    return predict_core(m, e, d, out, diag);
+    rc = predict_core(m, e, d, out, diag);
+    /* A prediction is a time and (NAN: none) an energy; one that overflows is refused, named. */
+    if (rc == ERG_OK && (!isfinite(out->time_s) || isinf(out->energy_j)))
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "%s: the predicted time or energy is not finite (the dimensions are "
+                            "far outside the fitted range: it overflows a double)",
+                            erg_op_name(d->op));
+    return rc;
 }
 
 /* erg_op_model_predict after the checks. */

@@ -1,11 +1,60 @@
 /* SPDX-License-Identifier: MIT */
 #include "predict/kernels.h"
 
-#include <cblas.h>
 #include <dlfcn.h>
+#include <gsl/gsl_cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/*
+ * OpenBLAS is loaded only when the profiler first needs it (dlopen), not with every erg process:
+ * when linked it starts a thread pool at load time whose server thread spins on sched_yield
+ * (~0.09 s of CPU in every process, perturbing the energy erg measures) and which kills the
+ * process at start-up when a process or thread limit refuses the threads. It is loaded with one
+ * thread (OPENBLAS_NUM_THREADS=1 while dlopen runs, unless the user set it); the profiler then sets
+ * the count it wants (erg__blas_set_threads). Without OpenBLAS, GSL's own CBLAS answers (slower,
+ * and named "gslcblas" in the profile's identity).
+ */
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
+                         int, float, float *, int);
+static struct {
+    void *h;
+    sgemm_fn sgemm;
+    erg__sbgemm_fn sbgemm;
+    char *(*config)(void);
+    char *(*corename)(void);
+    void (*set_threads)(int);
+} blas;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void *sym(void *h, const char *name)
+{
+    return h ? dlsym(h, name) : NULL;
+}
+
+#define LOAD(field, name)                                                                          \
+    do {                                                                                           \
+        void *p_ = sym(blas.h, name);                                                              \
+        memcpy(&blas.field, &p_, sizeof blas.field); /* object to function pointer */              \
+    } while (0)
+
+static void blas_load(void)
+{
+    int set = getenv("OPENBLAS_NUM_THREADS") == NULL;
+    if (set)
+        setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    blas.h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (set)
+        unsetenv("OPENBLAS_NUM_THREADS");
+    LOAD(sgemm, "cblas_sgemm");
+    LOAD(sbgemm, "cblas_sbgemm");
+    LOAD(config, "openblas_get_config");
+    LOAD(corename, "openblas_get_corename");
+    LOAD(set_threads, "openblas_set_num_threads");
+}
 
 /* Reductions keep 16 independent partial sums so that the compiler vectorises them without
  * -ffast-math (a single float accumulator is a serial dependency chain). */
@@ -77,24 +126,21 @@ void erg__softmax_rows_f32(const float *s, float *p, size_t m, size_t n)
 
 void erg__gemm_f32(const float *a, const float *b, float *c, size_t m, size_t n, size_t k)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)m, (blasint)n, (blasint)k, 1.0f,
-                a, (blasint)k, b, (blasint)n, 0.0f, c, (blasint)n);
+    pthread_once(&blas_once, blas_load);
+    if (blas.sgemm)
+        blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                   (int)k, b, (int)n, 0.0f, c, (int)n);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                    (int)k, b, (int)n, 0.0f, c, (int)n);
 }
 
 /* Debian's OpenBLAS 0.3.21 declares cblas_sbgemm in its header but is built without
- * BUILD_BFLOAT16, so the symbol is absent: look it up at run time instead of linking it. */
+ * BUILD_BFLOAT16, so the symbol is absent: NULL then. */
 erg__sbgemm_fn erg__find_sbgemm(void)
 {
-    void *self = dlopen(NULL, RTLD_NOW);
-    if (!self)
-        return NULL;
-    void *sym = dlsym(self, "cblas_sbgemm");
-    dlclose(self);
-    if (!sym)
-        return NULL;
-    erg__sbgemm_fn f;
-    memcpy(&f, &sym, sizeof f); /* object-to-function pointer without a pedantic cast */
-    return f;
+    pthread_once(&blas_once, blas_load);
+    return blas.sbgemm;
 }
 
 void erg__gemm_bf16(erg__sbgemm_fn f, const uint16_t *a, const uint16_t *b, float *c, size_t m,
@@ -106,8 +152,15 @@ void erg__gemm_bf16(erg__sbgemm_fn f, const uint16_t *a, const uint16_t *b, floa
 
 void erg__blas_identity(char *version, size_t vsize, char *core, size_t csize)
 {
-    const char *cfg = openblas_get_config(); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
-    const char *cn = openblas_get_corename();
+    pthread_once(&blas_once, blas_load);
+    if (!blas.sgemm) {
+        snprintf(version, vsize, "gslcblas");
+        snprintf(core, csize, "generic");
+        return;
+    }
+    /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    const char *cfg = blas.config ? blas.config() : NULL;
+    const char *cn = blas.corename ? blas.corename() : NULL;
     char v[32] = "unknown";
     if (cfg && strncmp(cfg, "OpenBLAS ", 9) == 0) {
         size_t i = 0;
@@ -121,5 +174,7 @@ void erg__blas_identity(char *version, size_t vsize, char *core, size_t csize)
 
 void erg__blas_set_threads(int threads)
 {
-    openblas_set_num_threads(threads);
+    pthread_once(&blas_once, blas_load);
+    if (blas.set_threads)
+        blas.set_threads(threads);
 }

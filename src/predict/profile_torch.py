@@ -430,12 +430,13 @@ class _ChannelReading(ctypes.Structure):
 
 
 class _Measurement(ctypes.Structure):
-    # erg_measurement, include/erg/meter.h (ERG_METER_MAX_CHANNELS = 64)
+    # erg_measurement, include/erg/meter.h (ERG_METER_MAX_CHANNELS = 64); every member, or
+    # erg_meter_diff writes past this buffer (it did: 264 bytes, "corrupted size vs. prev_size")
     _fields_ = [("time_s", ctypes.c_double), ("cpu_s", ctypes.c_double),
                 ("n_channels", ctypes.c_size_t), ("channels", _ChannelReading * 64),
                 ("total_energy_j", ctypes.c_double), ("total_grade", ctypes.c_int),
                 ("n_total", ctypes.c_size_t), ("total_flags", ctypes.c_uint),
-                ("total_reason", ctypes.c_char * 256)]
+                ("total_reason", ctypes.c_char * 256)]  # ERG_METER_REASON_MAX
 
 
 def find_liberg(explicit):

@@ -531,3 +531,25 @@ int erg_store_get_context(erg_store *store, const char *name, erg_context_signat
     sqlite3_finalize(q);
     return status;
 }
+
+int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out, erg_diag *diag)
+{
+    if (ud)
+        return erg_store_get((erg_store *)ud, name, out, diag);
+    char db[4096];
+    if (erg_store_default_path(db, sizeof db) != ERG_OK)
+        return erg_diag_set(diag, ERG_ENOENT, name,
+                            "no such file, and no signature store (set ERG_STORE)");
+    erg_store *store = NULL;
+    int st = erg_store_open(db, ERG_STORE_READONLY, &store, diag);
+    if (st == ERG_OK) {
+        st = erg_store_get(store, name, out, diag);
+        if (st == ERG_ENOENT)
+            erg_diag_set(diag, st, db, "\"%s\" is neither a file beside the rules nor in the "
+                         "signature store", name);
+    } else if (st == ERG_ENOENT) {
+        erg_diag_set(diag, st, db, "no such file, and the signature store %s does not exist", db);
+    }
+    erg_store_close(store);
+    return st;
+}

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "erg/store.h"
 
 #include "core/file.h"
 #include "core/json.h"
@@ -104,11 +103,17 @@ static int read_device(const json_t *obj, int need_match, erg__dev_rule *out, co
     return ERG_OK;
 }
 
+/* Who resolves bare signature names that are no file beside the rules (NULL fn: nobody). */
+struct resolver {
+    erg_signature_resolver fn;
+    void *ud;
+};
+
 /* A signature named by a rule: a path (relative to base_dir), or a bare name:
- * <base_dir>/<name>.json when that file exists, else the entry of that name in the signature store
- * (erg/store.h). */
-static int load_signature(const char *ref, const char *base_dir, erg_signature *out,
-                          const char *file, const char *path, erg_diag *diag)
+ * <base_dir>/<name>.json when that file exists, else what the caller's resolver gives for the name
+ * (erg trace: the signature store). The trace module never opens the store itself. */
+static int load_signature(const char *ref, const char *base_dir, const struct resolver *rs,
+                          erg_signature *out, const char *file, const char *path, erg_diag *diag)
 {
     char p[4096];
     int is_path = strchr(ref, '/') != NULL || strstr(ref, ".json") != NULL;
@@ -123,26 +128,14 @@ static int load_signature(const char *ref, const char *base_dir, erg_signature *
     int st;
     if (is_path || access(p, F_OK) == 0) {
         st = erg_signature_read_file(p, out, &sub);
+    } else if (rs && rs->fn) {
+        st = rs->fn(rs->ud, ref, out, &sub);
+        if (st == ERG_ENOENT && !sub.detail[0])
+            erg_diag_set(&sub, st, p, "no such file, and the resolver knows no such name");
     } else {
-        char db[4096];
-        erg_store *store = NULL;
-        st = erg_store_default_path(db, sizeof db);
-        if (st != ERG_OK) {
-            st = erg_diag_set(&sub, ERG_ENOENT, p,
-                              "no such file, and no signature store (set ERG_STORE)");
-        } else {
-            st = erg_store_open(db, ERG_STORE_READONLY, &store, &sub);
-            if (st == ERG_OK) {
-                st = erg_store_get(store, ref, out, &sub);
-                if (st == ERG_ENOENT)
-                    erg_diag_set(&sub, st, db, "not in %s/%s.json nor in the signature store",
-                                 base_dir, ref);
-            } else if (st == ERG_ENOENT) {
-                erg_diag_set(&sub, st, p, "no such file, and the signature store %s does not exist",
-                             db);
-            }
-            erg_store_close(store);
-        }
+        st = erg_diag_set(&sub, ERG_ENOENT, p,
+                          "no such file (bare names are looked up in the signature store by "
+                          "erg trace, or by a resolver given to erg_rules_read_file_resolving)");
     }
     if (st != ERG_OK) {
         char msg[512];
@@ -293,7 +286,8 @@ static double regex_expanded_size(const char *re)
     return total;
 }
 
-static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir, const char *file,
+static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir,
+                     const struct resolver *rs, const char *file,
                      const char *path, erg_diag *diag)
 {
     static const char *const known[] = {
@@ -378,7 +372,7 @@ static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir, cons
     if (st != ERG_OK)
         return st;
     r->has_signature = 1;
-    st = load_signature(ref, base_dir, &r->sig, file, path, diag);
+    st = load_signature(ref, base_dir, rs, &r->sig, file, path, diag);
     if (st == ERG_OK && !grade[0])
         r->grade = r->sig.grade;
     return st;
@@ -403,8 +397,8 @@ void erg_rules_free(erg_rules *rules)
     free(rules);
 }
 
-static int from_json(const json_t *root, const char *file, const char *base_dir, erg_rules **out,
-                     erg_diag *diag)
+static int from_json(const json_t *root, const char *file, const char *base_dir,
+                     const struct resolver *rs, erg_rules **out, erg_diag *diag)
 {
     static const char *const known[] = {"erg", "devices", "default_device", "rules", NULL};
     int st = erg__json_check_tag(root, "rules", 1, file, diag);
@@ -458,7 +452,7 @@ static int from_json(const json_t *root, const char *file, const char *base_dir,
         for (size_t i = 0; i < json_array_size(rules); i++) {
             snprintf(path, sizeof path, "rules[%zu]", i);
             r->n_rules = i + 1;
-            st = read_rule(json_array_get(rules, i), &r->rules[i], base_dir, file, path, diag);
+            st = read_rule(json_array_get(rules, i), &r->rules[i], base_dir, rs, file, path, diag);
             if (st != ERG_OK)
                 goto fail;
         }
@@ -470,8 +464,9 @@ fail:
     return st;
 }
 
-int erg_rules_read_buffer(const char *buf, size_t len, const char *name, const char *base_dir,
-                          erg_rules **out, erg_diag *diag)
+int erg_rules_read_buffer_resolving(const char *buf, size_t len, const char *name,
+                                    const char *base_dir, erg_signature_resolver resolve, void *ud,
+                                    erg_rules **out, erg_diag *diag)
 {
     if (!buf || !out)
         return erg_diag_set(diag, ERG_EINVAL, name, "no rules buffer");
@@ -480,12 +475,20 @@ int erg_rules_read_buffer(const char *buf, size_t len, const char *name, const c
     int st = erg__json_load_buffer(buf, len, name ? name : "(rules)", &root, diag);
     if (st != ERG_OK)
         return st;
-    st = from_json(root, name ? name : "(rules)", base_dir ? base_dir : ".", out, diag);
+    const struct resolver rs = {resolve, ud};
+    st = from_json(root, name ? name : "(rules)", base_dir ? base_dir : ".", &rs, out, diag);
     json_decref(root);
     return st;
 }
 
-int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag)
+int erg_rules_read_buffer(const char *buf, size_t len, const char *name, const char *base_dir,
+                          erg_rules **out, erg_diag *diag)
+{
+    return erg_rules_read_buffer_resolving(buf, len, name, base_dir, NULL, NULL, out, diag);
+}
+
+int erg_rules_read_file_resolving(const char *path, erg_signature_resolver resolve, void *ud,
+                                  erg_rules **out, erg_diag *diag)
 {
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, path, "no rules path");
@@ -496,9 +499,15 @@ int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag)
         return st;
     char dir[4096];
     erg__dirname(path, dir, sizeof dir);
-    st = from_json(root, path, dir, out, diag);
+    const struct resolver rs = {resolve, ud};
+    st = from_json(root, path, dir, &rs, out, diag);
     json_decref(root);
     return st;
+}
+
+int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag)
+{
+    return erg_rules_read_file_resolving(path, NULL, NULL, out, diag);
 }
 
 int erg_rules_default(erg_rules **out, erg_diag *diag)

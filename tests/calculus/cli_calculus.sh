@@ -217,6 +217,12 @@ badopt insensitive "unknown option '-Z'" -Z "$i/softmax-null.json" "$i/softmax-h
 badopt insensitive "option '--json' takes no value" --json=1 "$i/softmax-null.json" "$i/softmax-hot.json"
 # Abbreviations getopt accepts still work.
 "$erg" compose --conf 0.9 --js "$ex/attention-layer.json" | grep -q '"confidence": 0.9' || fail "abbreviated options"
+# A composed energy that overflows is refused naming the element (it printed "-nan J" with exit 0).
+printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 10}}, "signatures": {"a": {"device": "g", "time_s": 1e308, "dynamic_energy_j": 1}}, "expr": {"seq": ["a", "a"]}}' > "$tmp/big.json"
+"$erg" compose "$tmp/big.json" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 2 ] || fail "overflow should exit 2"
+grep -q "^erg: .*big.json: expr.seq\[0\]: signature \"a\": its energy overflows a double" "$tmp/err" || fail "overflow message: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "overflow printed a report"
 # issue 16: a device is never read as a file (/dev/zero ran out of memory), a FIFO never blocks
 "$erg" compose /dev/zero 2> "$tmp/err"; [ $? -eq 2 ] || fail "/dev/zero: exit 2"
 grep -q "/dev/zero: not a regular file" "$tmp/err" || fail "/dev/zero message: $(cat "$tmp/err")"

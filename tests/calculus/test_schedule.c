@@ -529,6 +529,53 @@ static void cycles_are_named(void **state)
     erg_schedule_free(s);
 }
 
+/* A composed time or energy that overflows a double is refused (ERG_ERANGE), naming where it
+ * stops being finite; it used to print "-nan J" with success. */
+static void overflow_is_refused_and_named(void **state)
+{
+    (void)state;
+    erg_report r;
+    erg_diag d;
+    /* one element whose static energy s·T = 10 W × 1e308 s overflows */
+    const char *leaf = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},"
+                       " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e308,"
+                       " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\"]}}";
+    assert_int_equal(compose_file(put("leaf.json", leaf), &r, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "expr.seq[0]: signature \"a\""));
+    /* two finite times (no static power) whose sum overflows: the second operand is named */
+    const char *sum = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 0}},"
+                      " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e308,"
+                      " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"a\"]}}";
+    assert_int_equal(compose_file(put("sum.json", sum), &r, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "expr.seq[1]: "));
+    /* DAG: the node at which the makespan stops being finite */
+    const char *dag = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 0}},"
+                      " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e308,"
+                      " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},"
+                      " {\"id\": \"y\", \"signature\": \"a\"}], \"edges\": [[\"x\", \"y\"]]}";
+    assert_int_equal(compose_file(put("dag.json", dag), &r, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "node \"y\""));
+    /* the operators themselves */
+    erg_signature ops[3];
+    for (int i = 0; i < 3; i++) {
+        erg_signature_init(&ops[i]);
+        snprintf(ops[i].name, sizeof ops[i].name, "op%d", i);
+        ops[i].static_power_w = 0;
+        ops[i].time_s = i == 0 ? 1 : 1e308;
+    }
+    erg_signature out;
+    assert_int_equal(erg_signature_seq(ops, 3, &out, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "operand 3 (\"op2\")"));
+    ops[1].static_power_w = ops[2].static_power_w = 10;
+    snprintf(ops[1].device, sizeof ops[1].device, "g1");
+    snprintf(ops[2].device, sizeof ops[2].device, "g2");
+    assert_int_equal(erg_signature_multi(ops + 1, 2, &out, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "not finite"));
+    ops[1].static_power_w = ops[2].static_power_w = 0;
+    assert_int_equal(erg_signature_multi(ops + 1, 2, &out, &d), ERG_OK);
+    erg_assert_near(out.time_s, 1e308, 1e294);
+}
+
 /* Signature files referenced by path, relative to the schedule's folder. */
 static void signature_paths_are_relative_to_the_file(void **state)
 {
@@ -717,6 +764,7 @@ int main(void)
         cmocka_unit_test(bare_expr_and_rounding_in_compare),
         cmocka_unit_test(bad_inputs_are_rejected_with_a_location),
         cmocka_unit_test(cycles_are_named),
+        cmocka_unit_test(overflow_is_refused_and_named),
         cmocka_unit_test(signature_paths_are_relative_to_the_file),
         cmocka_unit_test(deviation_and_insensitivity),
         cmocka_unit_test(expression_round_trip_and_device_static_power),

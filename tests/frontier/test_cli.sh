@@ -54,6 +54,15 @@ printf '{"erg": "schedule/1", "signatures": {"a": {"device": "g", "points": []}}
 [ $rc -eq 2 ] || fail "empty rc $rc"
 grep -q "^erg: .*empty.json: signatures.a.points: empty operating set" "$T/err" || fail "empty message: $(cat "$T/err")"
 
+# A time that overflows once selected no point and printed garbage indices with exit 0.
+printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 0}}, "signatures": {"a": {"device": "g", "points": [{"time_s": 1e308, "dynamic_energy_j": 1}, {"time_s": 1, "dynamic_energy_j": 5}]}, "b": {"device": "g", "time_s": 1e308, "dynamic_energy_j": 1}}, "expr": {"multi": [{"seq": ["a", "b"]}, "b"]}}' > "$T/big.json"
+"$ERG_BIN" frontier "$T/big.json" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "overflow rc $rc: $(cat "$T/out")"
+grep -q "^erg: .*big.json: expr.multi\[0\]: the seq's time or energy is not finite" "$T/err" || fail "overflow message: $(cat "$T/err")"
+[ -s "$T/out" ] && fail "overflow printed a frontier: $(cat "$T/out")"
+"$ERG_BIN" compose "$T/big.json" 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "compose of an operating set rc $rc"
+
 printf '{"erg": "schedule/1",\n "signatures": {"a": {"static_power_w": 1, "time_s": NaN, "dynamic_energy_j": 1}}, "expr": "a"}' > "$T/nan.json"
 "$ERG_BIN" frontier "$T/nan.json" 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "nan rc $rc"

@@ -90,13 +90,13 @@ static void par_uses_slack_with_points_off_the_operand_frontier(void **state)
     add(os, "short", "gpu0", 10, 0.4, 6, "");
     add(os, "short", "gpu0", 10, 0.9, 5, "");
     size_t ids[2], r;
-    erg_opsched_expr_leaf(os, "long", &ids[0], NULL);
-    erg_opsched_expr_leaf(os, "short", &ids[1], NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "long", &ids[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "short", &ids[1], NULL), ERG_OK);
     assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL), ERG_OK);
     /* The short element's own frontier excludes its point 2. */
     double t[] = {0.2, 0.4, 0.9}, e[] = {12, 10, 14};
     size_t idx[3], n;
-    erg_pareto_min(t, e, 3, idx, &n);
+    assert_int_equal(erg_pareto_min(t, e, 3, idx, &n), ERG_OK);
     assert_int_equal(n, 2);
     assert_int_equal(idx[1], 1);
     erg_frontier f;
@@ -124,9 +124,9 @@ static void par_combines_only_points_sharing_omega_dev(void **state)
     add(os, "a", "g", 5, 2.0, 4, "{\"f\":2}");
     add(os, "b", "g", 5, 0.5, 1, "{\"f\":2}");
     size_t ids[2], r;
-    erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
-    erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "a", &ids[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "b", &ids[1], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL), ERG_OK);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* Only f=2 is shared: 5·2 + 4 + 1 = 15 at 2 s. */
@@ -139,9 +139,9 @@ static void par_combines_only_points_sharing_omega_dev(void **state)
     os = erg_opsched_new();
     add(os, "a", "g", 10, 1.0, 5, "{\"f\":1}");
     add(os, "b", "g", 5, 0.5, 1, "{\"f\":2}");
-    erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
-    erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "a", &ids[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "b", &ids[1], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_PAR, ids, 2, &r, NULL), ERG_OK);
     erg_diag diag;
     erg_diag_clear(&diag);
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, &diag), ERG_EINVAL);
@@ -159,9 +159,9 @@ static void multi_holds_every_device_for_the_makespan(void **state)
     add(os, "b", "g1", 4, 2.0, 8, "");
     add(os, "b", "g1", 4, 2.5, 6, "");
     size_t ids[2], r;
-    erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
-    erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_EXPR_MULTI, ids, 2, &r, NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "a", &ids[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "b", &ids[1], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, ids, 2, &r, NULL), ERG_OK);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* T*=2: a0 (10·2+20=40) + b0 (4·2+8=16) = 56; T*=2.5: a0 45 + b1 16 = 61 (dominated);
@@ -189,9 +189,9 @@ static void transition_elements_are_charged_between_operating_points(void **stat
     assert_int_equal(erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":2}", &tr, NULL),
                      ERG_OK);
     size_t ids[2], r;
-    erg_opsched_expr_leaf(os, "a", &ids[0], NULL);
-    erg_opsched_expr_leaf(os, "b", &ids[1], NULL);
-    erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 2, &r, NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "a", &ids[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "b", &ids[1], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 2, &r, NULL), ERG_OK);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
     /* f1 f1: (2, 40); f2 f2: (4, 36); f2 then f1 (no transition declared): (3, 38);
@@ -563,10 +563,10 @@ static void mixed_static_power_sequence_in_multi_is_flagged(void **state)
     add(os, "b", "g", 100, 1, 0, "{\"mhz\":900}");
     add(os, "c", "h", 0, 10, 0, "");
     size_t l[3], sq, r;
-    erg_opsched_expr_leaf(os, "a", &l[0], NULL);
-    erg_opsched_expr_leaf(os, "b", &l[1], NULL);
-    erg_opsched_expr_leaf(os, "c", &l[2], NULL);
-    erg_opsched_expr_op(os, ERG_EXPR_SEQ, l, 2, &sq, NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "a", &l[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "b", &l[1], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "c", &l[2], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_SEQ, l, 2, &sq, NULL), ERG_OK);
     size_t top[2] = {sq, l[2]};
     assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, top, 2, &r, NULL), ERG_OK);
     erg_frontier f;
@@ -597,10 +597,10 @@ static void mixed_static_power_sequence_in_multi_is_flagged(void **state)
     add(os, "a", "g", 10, 2, 5, "");
     add(os, "b", "g", 10, 1, 0, "");
     add(os, "c", "h", 0, 10, 0, "");
-    erg_opsched_expr_leaf(os, "a", &l[0], NULL);
-    erg_opsched_expr_leaf(os, "b", &l[1], NULL);
-    erg_opsched_expr_leaf(os, "c", &l[2], NULL);
-    erg_opsched_expr_op(os, ERG_EXPR_SEQ, l, 2, &sq, NULL);
+    assert_int_equal(erg_opsched_expr_leaf(os, "a", &l[0], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "b", &l[1], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_leaf(os, "c", &l[2], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_SEQ, l, 2, &sq, NULL), ERG_OK);
     top[0] = sq;
     assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, top, 2, &r, NULL), ERG_OK);
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
@@ -640,10 +640,10 @@ static void epsilon_chain_stays_within_its_bound(void **state)
             pd[k][p] = 10 / pt[k][p] + urand();
             add(os, name, "g", 5, pt[k][p], pd[k][p], "");
         }
-        erg_opsched_expr_leaf(os, name, &ids[k], NULL);
+        assert_int_equal(erg_opsched_expr_leaf(os, name, &ids[k], NULL), ERG_OK);
     }
     size_t r;
-    erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 30, &r, NULL);
+    assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_SEQ, ids, 30, &r, NULL), ERG_OK);
     erg_frontier ex, ap;
     erg_frontier_options o;
     erg_frontier_options_init(&o);

@@ -32,8 +32,8 @@ static void dag_enumeration_hand_case(void **state)
 {
     (void)state;
     erg_opsched *os = erg_opsched_new();
-    erg_opsched_add_device(os, "gpu0", 10, NULL);
-    erg_opsched_add_device(os, "gpu1", 5, NULL);
+    assert_int_equal(erg_opsched_add_device(os, "gpu0", 10, NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_device(os, "gpu1", 5, NULL), ERG_OK);
     add(os, "A", "gpu0", 10, 1, 8);
     add(os, "A", "gpu0", 10, 2, 3);
     add(os, "B", "gpu1", 5, 1.5, 4);
@@ -63,11 +63,11 @@ static void relaxation_reports_its_gap(void **state)
 {
     (void)state;
     erg_opsched *os = erg_opsched_new();
-    erg_opsched_add_device(os, "g", 1, NULL);
+    assert_int_equal(erg_opsched_add_device(os, "g", 1, NULL), ERG_OK);
     add(os, "X", "g", 1, 1, 10);
     add(os, "X", "g", 1, 2, 8);
     add(os, "X", "g", 1, 3, 3);
-    erg_opsched_add_node(os, "x", "X", NULL);
+    assert_int_equal(erg_opsched_add_node(os, "x", "X", NULL), ERG_OK);
     erg_frontier_options o;
     erg_frontier_options_init(&o);
     o.dag_method = ERG_DAG_RELAX;
@@ -142,7 +142,7 @@ static void random_dags_enumeration_and_relaxation_against_brute_force(void **st
         for (int i = 0; i < 3; i++) {
             char id[32];
             snprintf(id, sizeof id, "d%d", i);
-            erg_opsched_add_device(os, id, g.sdev[i], NULL);
+            assert_int_equal(erg_opsched_add_device(os, id, g.sdev[i], NULL), ERG_OK);
         }
         for (size_t k = 0; k < g.n; k++) {
             char el[32], id[32], dv[32];
@@ -243,7 +243,7 @@ static void series_parallel_dag_equals_expression(void **state)
     rng_state = 4242;
     erg_opsched *dg = erg_opsched_new(), *ex = erg_opsched_new();
     const char *names[] = {"a", "b", "c", "d"};
-    erg_opsched_add_device(dg, "g", 7, NULL);
+    assert_int_equal(erg_opsched_add_device(dg, "g", 7, NULL), ERG_OK);
     for (int k = 0; k < 4; k++)
         for (int p = 0; p < 4; p++) {
             double t = 0.5 + urand(), d = 5 * urand();
@@ -251,18 +251,18 @@ static void series_parallel_dag_equals_expression(void **state)
             add(ex, names[k], "g", 7, t, d);
         }
     for (int k = 0; k < 4; k++)
-        erg_opsched_add_node(dg, names[k], names[k], NULL);
-    erg_opsched_add_edge(dg, "a", "b", NULL);
-    erg_opsched_add_edge(dg, "a", "c", NULL);
-    erg_opsched_add_edge(dg, "b", "d", NULL);
-    erg_opsched_add_edge(dg, "c", "d", NULL);
+        assert_int_equal(erg_opsched_add_node(dg, names[k], names[k], NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(dg, "a", "b", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(dg, "a", "c", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(dg, "b", "d", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(dg, "c", "d", NULL), ERG_OK);
     size_t id[4], pc, root;
     for (int k = 0; k < 4; k++)
-        erg_opsched_expr_leaf(ex, names[k], &id[k], NULL);
+        assert_int_equal(erg_opsched_expr_leaf(ex, names[k], &id[k], NULL), ERG_OK);
     size_t bc[2] = {id[1], id[2]};
-    erg_opsched_expr_op(ex, ERG_EXPR_PAR, bc, 2, &pc, NULL);
+    assert_int_equal(erg_opsched_expr_op(ex, ERG_EXPR_PAR, bc, 2, &pc, NULL), ERG_OK);
     size_t sq[3] = {id[0], pc, id[3]};
-    erg_opsched_expr_op(ex, ERG_EXPR_SEQ, sq, 3, &root, NULL);
+    assert_int_equal(erg_opsched_expr_op(ex, ERG_EXPR_SEQ, sq, 3, &root, NULL), ERG_OK);
     erg_frontier f1, f2;
     assert_int_equal(erg_opsched_frontier(dg, NULL, &f1, NULL), ERG_OK);
     assert_int_equal(erg_opsched_frontier(ex, NULL, &f2, NULL), ERG_OK);
@@ -336,7 +336,7 @@ static void series_parallel_dags_are_exact_at_any_size(void **state)
         for (int i = 0; i < 3; i++) {
             char id[32];
             snprintf(id, sizeof id, "d%d", i);
-            erg_opsched_add_device(g.os, id, 1 + i, NULL);
+            assert_int_equal(erg_opsched_add_device(g.os, id, 1 + i, NULL), ERG_OK);
         }
         size_t src[16], ns, snk[16], nk;
         sp_build(&g, 4, src, &ns, snk, &nk);
@@ -396,12 +396,12 @@ static void series_parallel_dags_are_exact_at_any_size(void **state)
     const char *ids[] = {"a", "b", "c", "d"};
     for (int k = 0; k < 4; k++) {
         add(os, "E", "g", 1, 1, 2);
-        erg_opsched_add_node(os, ids[k], "E", NULL);
+        assert_int_equal(erg_opsched_add_node(os, ids[k], "E", NULL), ERG_OK);
     }
     add(os, "E", "g", 1, 2, 1);
-    erg_opsched_add_edge(os, "a", "c", NULL);
-    erg_opsched_add_edge(os, "b", "c", NULL);
-    erg_opsched_add_edge(os, "b", "d", NULL);
+    assert_int_equal(erg_opsched_add_edge(os, "a", "c", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(os, "b", "c", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(os, "b", "d", NULL), ERG_OK);
     erg_frontier f;
     erg_frontier_options o;
     erg_frontier_options_init(&o);
@@ -431,7 +431,7 @@ static void dag_transition_hand_case(void **state)
     (void)state;
     for (int with_tr = 0; with_tr < 2; with_tr++) {
         erg_opsched *os = erg_opsched_new();
-        erg_opsched_add_device(os, "g", 1, NULL);
+        assert_int_equal(erg_opsched_add_device(os, "g", 1, NULL), ERG_OK);
         addw(os, "A", "g", 1, 1, 5, "{\"f\":1}");
         addw(os, "A", "g", 1, 2, 1, "{\"f\":0}");
         if (with_tr) {
@@ -462,13 +462,15 @@ static void dag_transition_hand_case(void **state)
         if (with_tr) {
             erg_opsched_free(os);
             os = erg_opsched_new();
-            erg_opsched_add_device(os, "g", 1, NULL);
+            assert_int_equal(erg_opsched_add_device(os, "g", 1, NULL), ERG_OK);
             addw(os, "A", "g", 1, 1, 5, "{\"f\":1}");
             addw(os, "B", "g", 1, 2, 1, "{\"f\":0}");
             erg_signature tr = sig("g", 3, 5, 100); /* 3 W during the switch: +10 J static */
-            erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":0}", &tr, NULL);
-            erg_opsched_add_node(os, "n1", "A", NULL);
-            erg_opsched_add_node(os, "n2", "B", NULL); /* no edge: the device order serialises */
+            assert_int_equal(
+                erg_opsched_add_transition(os, "g", "{\"f\":1}", "{\"f\":0}", &tr, NULL), ERG_OK);
+            assert_int_equal(erg_opsched_add_node(os, "n1", "A", NULL), ERG_OK);
+            /* no edge: the device order serialises */
+            assert_int_equal(erg_opsched_add_node(os, "n2", "B", NULL), ERG_OK);
             assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
             assert_int_equal(f.n_points, 1);
             erg_assert_near(f.points[0].time_s, 8, 1e-12);
@@ -485,7 +487,7 @@ static void dag_transition_hand_case(void **state)
             assert_int_equal(erg_opsched_frontier(os, &o, &f, &diag), ERG_EINVAL);
             assert_non_null(strstr(diag.detail, "transition"));
             /* Edges against the declaration order of a device's nodes: error. */
-            erg_opsched_add_edge(os, "n2", "n1", NULL);
+            assert_int_equal(erg_opsched_add_edge(os, "n2", "n1", NULL), ERG_OK);
             erg_diag_clear(&diag);
             assert_int_equal(erg_opsched_frontier(os, NULL, &f, &diag), ERG_ECYCLE);
             assert_non_null(strstr(diag.detail, "declared"));
@@ -496,8 +498,8 @@ static void dag_transition_hand_case(void **state)
 
 struct tdag {
     struct rdag g;
-    int om[MAXN][MAXP];  /* ω_dev of each point: 0, 1 or 2 */
-    int has[3][3][3];    /* device, from, to: transition declared */
+    int om[MAXN][MAXP]; /* ω_dev of each point: 0, 1 or 2 */
+    int has[3][3][3];   /* device, from, to: transition declared */
     double tt[3][3][3], td[3][3][3], ts[3][3][3];
 };
 
@@ -554,7 +556,7 @@ static void random_dags_with_transitions_against_brute_force(void **state)
         for (size_t i = 0; i < ndev; i++) {
             char id[32];
             snprintf(id, sizeof id, "d%zu", i);
-            erg_opsched_add_device(os, id, g->sdev[i], NULL);
+            assert_int_equal(erg_opsched_add_device(os, id, g->sdev[i], NULL), ERG_OK);
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++) {
                     if (a == b || urand() < 0.3)
@@ -659,10 +661,10 @@ static void cycles_and_limits_are_errors(void **state)
     (void)state;
     erg_opsched *os = erg_opsched_new();
     add(os, "A", "g", 1, 1, 1);
-    erg_opsched_add_node(os, "x", "A", NULL);
-    erg_opsched_add_node(os, "y", "A", NULL);
-    erg_opsched_add_edge(os, "x", "y", NULL);
-    erg_opsched_add_edge(os, "y", "x", NULL);
+    assert_int_equal(erg_opsched_add_node(os, "x", "A", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_node(os, "y", "A", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(os, "x", "y", NULL), ERG_OK);
+    assert_int_equal(erg_opsched_add_edge(os, "y", "x", NULL), ERG_OK);
     erg_frontier f;
     erg_diag diag;
     erg_diag_clear(&diag);
@@ -676,7 +678,7 @@ static void cycles_and_limits_are_errors(void **state)
     for (int k = 0; k < 7; k++) {
         char id[32];
         snprintf(id, sizeof id, "n%d", k);
-        erg_opsched_add_node(os, id, "A", NULL);
+        assert_int_equal(erg_opsched_add_node(os, id, "A", NULL), ERG_OK);
     }
     erg_frontier_options o;
     erg_frontier_options_init(&o);

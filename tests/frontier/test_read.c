@@ -225,11 +225,28 @@ static void rejects_bad_operating_sets(void **state)
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}}",
-        ERG_EPARSE, "s.json", "expected \"expr\"");
+        ERG_EPARSE, "s.json", "needs an expr or nodes");
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}, \"expr\": \"a\", \"edge\": []}",
-        ERG_EPARSE, "s.json", "unknown key \"edge\"");
+        ERG_EPARSE, "s.json:1:", "edge: unknown member of a schedule/1 file");
+    /* Times or energies that overflow a double: once selected no point and read past the
+     * candidate buffer (found by fuzz_opsched); now refused, naming the element or operator. */
+    expect_error("{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},"
+                 " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e308,"
+                 " \"dynamic_energy_j\": 1}}, \"expr\": {\"seq\": [\"a\", \"a\"]}}",
+                 ERG_ERANGE, NULL, "expr.seq[0]: element \"a\": a point's energy is not finite");
+    expect_error("{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 0}},"
+                 " \"signatures\": {\"a\": {\"device\": \"g\", \"points\": [{\"time_s\": 1e308,"
+                 " \"dynamic_energy_j\": 1}, {\"time_s\": 1, \"dynamic_energy_j\": 5}]},"
+                 " \"b\": {\"device\": \"g\", \"time_s\": 1e308, \"dynamic_energy_j\": 1}},"
+                 " \"expr\": {\"multi\": [{\"seq\": [\"a\", \"b\"]}, \"b\"]}}",
+                 ERG_ERANGE, NULL, "expr.multi[0]: the seq's time or energy is not finite");
+    expect_error("{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},"
+                 " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e307,"
+                 " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},"
+                 " {\"id\": \"y\", \"signature\": \"a\"}], \"edges\": [[\"x\", \"y\"]]}",
+                 ERG_ERANGE, NULL, "node y: the schedule's time or energy up to this node");
     /* ⊕ across devices has no shared ω_dev. */
     expect_error("{\"erg\": \"schedule/1\", \"signatures\": {"
                  "\"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, "

@@ -14,7 +14,7 @@
 static char erg_fuzz_dir[64];
 
 /* Write data to <tmpdir>/<name> and return its path (static buffer), or NULL on failure. */
-static const char *erg_fuzz_file(const char *name, const uint8_t *data, size_t size)
+static inline const char *erg_fuzz_file(const char *name, const uint8_t *data, size_t size)
 {
     static char path[128];
     if (!erg_fuzz_dir[0]) {

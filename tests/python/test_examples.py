@@ -75,7 +75,9 @@ class Examples(unittest.TestCase):
             self.assertEqual(r["net_energy_j"], r["energy_j"])   # no calibration: no baseline
             self.assertEqual(r["state"], "ok")
             self.assertAlmostEqual(r["energy_per_call_j"] * r["calls"], r["energy_j"])
-        self.assertGreater(figures, 1)
+        # the project record always has one (the script runs for seconds); how many API groups
+        # reach the meter's update period depends on the host's speed, so it is not asserted
+        self.assertGreaterEqual(figures, 1)
 
     def report(self, path):
         rep = run([ERG, "report", path, "--json"])

@@ -155,9 +155,16 @@ static void signature_rules_by_path_and_by_name(void **state)
     sig.dynamic_energy_j = 0.25;
     assert_int_equal(erg_store_put(store, &sig, &d), ERG_OK);
     erg_store_close(store);
-    r = ok_rules("{\"erg\": \"rules/1\", \"rules\": ["
-                 "{\"category\": \"kernel\", \"signature\": \"mlp\"}]}",
-                 dir);
+    static const char by_name[] = "{\"erg\": \"rules/1\", \"rules\": ["
+                                  "{\"category\": \"kernel\", \"signature\": \"mlp\"}]}";
+    /* without a resolver the trace module looks nowhere else (it never opens the store) */
+    assert_int_equal(erg_rules_read_buffer(by_name, strlen(by_name), "r.json", dir, &r, &d),
+                     ERG_ENOENT);
+    assert_non_null(strstr(d.detail, "rules[0].signature"));
+    r = NULL;
+    assert_int_equal(erg_rules_read_buffer_resolving(by_name, strlen(by_name), "r.json", dir,
+                                                     erg_store_signature_resolver, NULL, &r, &d),
+                     ERG_OK);
     erg_assert_near(r->rules[0].sig.dynamic_energy_j, 0.25, 0);
     assert_string_equal(r->rules[0].sig.name, "mlp");
     erg_rules_free(r);
@@ -167,7 +174,8 @@ static void signature_rules_by_path_and_by_name(void **state)
     erg_rules *bad = NULL;
     static const char missing[] = "{\"erg\": \"rules/1\", \"rules\": [{\"category\": \"kernel\","
                                   " \"signature\": \"nope\"}]}";
-    assert_int_equal(erg_rules_read_buffer(missing, strlen(missing), "r.json", dir, &bad, &d),
+    assert_int_equal(erg_rules_read_buffer_resolving(missing, strlen(missing), "r.json", dir,
+                                                     erg_store_signature_resolver, NULL, &bad, &d),
                      ERG_ENOENT);
     assert_non_null(strstr(d.detail, "rules[0].signature"));
     assert_non_null(strstr(d.detail, "nope"));
