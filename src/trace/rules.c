@@ -151,6 +151,31 @@ static int load_signature(const char *ref, const char *base_dir, const struct re
     return ERG_OK;
 }
 
+/* The index of the ']' that closes the bracket expression opening at re[i] ('['), or of the
+ * terminating NUL when it is unterminated. A ']' first in the list (after an optional '^') is a
+ * member, and "[:alpha:]", "[.x.]", "[=e=]" inside it are skipped whole. */
+static size_t bracket_end(const char *re, size_t i)
+{
+    size_t j = i + 1;
+    if (re[j] == '^')
+        j++;
+    if (re[j] == ']')
+        j++;
+    while (re[j] && re[j] != ']') {
+        if (re[j] == '[' && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+            char end = re[j + 1];
+            j += 2;
+            while (re[j] && !(re[j] == end && re[j + 1] == ']'))
+                j++;
+            if (re[j])
+                j++;
+        }
+        if (re[j])
+            j++;
+    }
+    return j;
+}
+
 /* A back-reference (\1 .. \9 outside a bracket expression) makes glibc's matcher backtrack:
  * "((a*)*)*\2\1b" took 4 s on an 80-character name and over a minute on 500 (issue 16). POSIX
  * defines back-references only for basic expressions, so an extended one has no use for them. */
@@ -163,23 +188,7 @@ static int has_backreference(const char *re)
             if (re[i + 1])
                 i++;
         } else if (re[i] == '[') { /* skip the bracket expression: a backslash is literal there */
-            size_t j = i + 1;
-            if (re[j] == '^')
-                j++;
-            if (re[j] == ']')
-                j++;
-            while (re[j] && re[j] != ']') {
-                if (re[j] == '[' && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
-                    char end = re[j + 1];
-                    j += 2;
-                    while (re[j] && !(re[j] == end && re[j + 1] == ']'))
-                        j++;
-                    if (re[j])
-                        j++;
-                }
-                if (re[j])
-                    j++;
-            }
+            size_t j = bracket_end(re, i);
             if (!re[j])
                 return 0; /* unterminated: regcomp rejects it */
             i = j;
@@ -212,23 +221,7 @@ static double regex_expanded_size(const char *re)
             if (re[i + 1])
                 i++;
         } else if (c == '[') {
-            size_t j = i + 1;
-            if (re[j] == '^')
-                j++;
-            if (re[j] == ']')
-                j++;
-            while (re[j] && re[j] != ']') {
-                if (re[j] == '[' && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
-                    char end = re[j + 1];
-                    j += 2;
-                    while (re[j] && !(re[j] == end && re[j + 1] == ']'))
-                        j++;
-                    if (re[j])
-                        j++;
-                }
-                if (re[j])
-                    j++;
-            }
+            size_t j = bracket_end(re, i);
             if (!re[j])
                 return INFINITY; /* unterminated: regcomp rejects it */
             i = j;
