@@ -437,9 +437,15 @@ static int member_done(struct st *t)
     return 1;
 }
 
+/* A member is re-emitted for jansson through yajl_gen, whose nesting is bounded (YAJL_MAX_DEPTH,
+ * 128): deeper input is refused as such, with the documented limit, not as an internal error. */
 #define GEN(call)                                                                                  \
     do {                                                                                           \
-        if ((call) != yajl_gen_status_ok)                                                          \
+        yajl_gen_status gs_ = (call);                                                              \
+        if (gs_ == yajl_max_depth_exceeded)                                                         \
+            return fail_at(t, here(t), ERG_EPARSE,                                                 \
+                           "nested too deeply (an expression may nest 64 levels)");                \
+        if (gs_ != yajl_gen_status_ok)                                                             \
             return fail_at(t, here(t), ERG_ENOMEM, "cannot re-emit JSON");                         \
     } while (0)
 

@@ -233,4 +233,9 @@ timeout 20 "$erg" compose "$tmp/fifo" 2> "$tmp/err"; rc=$?
 cat "$ex/attention-layer.json" > "$tmp/fifo" &
 "$erg" compose "$tmp/fifo" > /dev/null 2> "$tmp/err" || fail "a FIFO with a writer: $(cat "$tmp/err")"
 wait
+# issue 16: nesting past what the reader re-emits gets its own message, not an internal error
+e='"a"'; k=0; while [ $k -lt 140 ]; do e="{\"seq\": [$e]}"; k=$((k + 1)); done
+printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 1}}, "signatures": {"a": {"device": "g", "time_s": 1, "dynamic_energy_j": 1}}, "expr": %s}\n' "$e" > "$tmp/deep.json"
+"$erg" compose "$tmp/deep.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "deep nesting: exit 2"
+grep -q "nested too deeply (an expression may nest 64 levels)" "$tmp/err" || fail "deep nesting message: $(cat "$tmp/err")"
 echo "cli calculus: ok"
