@@ -233,9 +233,9 @@ static void print_phase(const erg_model_prediction *m)
     else
         printf("decode: %lld sequences x 1 token, KV cache %lld", (long long)p->batch,
                (long long)p->kv);
-    printf(": time %.4g s +- %.2g, energy ", m->total.time_s, sqrt(m->total.time_var_s2));
+    printf(": time %.4g s +- %.2g s, energy ", m->total.time_s, sqrt(m->total.time_var_s2));
     if (isfinite(m->total.energy_j))
-        printf("%.4g J +- %.2g (grade %s)", m->total.energy_j, sqrt(m->total.energy_var_j2),
+        printf("%.4g J +- %.2g J (grade %s)", m->total.energy_j, sqrt(m->total.energy_var_j2),
                erg_grade_name(m->grade));
     else
         printf("- (the target has no energy)");
@@ -247,8 +247,11 @@ static void print_phase(const erg_model_prediction *m)
     for (size_t i = 0; i < m->n_blocks; i++) {
         const erg_model_block_estimate *b = &m->blocks[i];
         double t = (double)b->count * b->each.time_s;
-        printf("  %-18s %6lld %13.4g %13.4g %13.4g %6.1f%%\n", b->name, (long long)b->count,
-               b->each.time_s, b->each.energy_j, t, 100 * t / m->total.time_s);
+        char e[32] = "-"; /* a target without energy data: no figure, never "nan" */
+        if (isfinite(b->each.energy_j))
+            snprintf(e, sizeof e, "%.4g", b->each.energy_j);
+        printf("  %-18s %6lld %13.4g %13s %13.4g %6.1f%%\n", b->name, (long long)b->count,
+               b->each.time_s, e, t, 100 * t / m->total.time_s);
     }
 }
 
@@ -455,10 +458,19 @@ int erg_cli_predict_sweep(int argc, char **argv)
             }
             for (int i = 0; i < c.n_sets; i++)
                 printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
-            printf(c.csv ? "%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n"
-                         : "%8s %12.5g %12.5g %17.5g %19.5g %12.5g %13.5g\n",
-                   erg_phase_name((erg_phase)ph), m.total.time_s, m.total.energy_j, at, ae, ft,
-                   fe);
+            /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
+            char te[32], ea[32], ef[32];
+            const double ev[3] = {m.total.energy_j, ae, fe};
+            char *es[3] = {te, ea, ef};
+            for (int k = 0; k < 3; k++) {
+                if (isfinite(ev[k]))
+                    snprintf(es[k], 32, "%.6g", ev[k]);
+                else
+                    snprintf(es[k], 32, "%s", c.csv ? "" : "-");
+            }
+            printf(c.csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%s\n"
+                         : "%8s %12.5g %12s %17.5g %19s %12.5g %13s\n",
+                   erg_phase_name((erg_phase)ph), m.total.time_s, te, at, ea, ft, ef);
         }
         if (bad) {
             skipped++;
