@@ -58,6 +58,14 @@ void erg_summary_free(erg_summary *s)
     free(s);
 }
 
+/* Does the baseline exceed the gross energy? Only beyond rounding: a machine whose estimator reads
+ * exactly its calibrated power (a saturated CPU) gives a baseline equal to the gross energy up to
+ * the last bits of a double, which is no change of state (it was reported as one). */
+static int exceeds(double baseline_j, double gross_j)
+{
+    return baseline_j - gross_j > 1e-9 * fmax(fabs(baseline_j), fabs(gross_j));
+}
+
 int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                   const erg_calibration *cal, double fixed_w, erg_summary **outp, erg_diag *diag)
 {
@@ -120,7 +128,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
             c->energy_j = erg_mean_sd_of(g, n);
             c->baseline_j = erg_mean_sd_of(b, n);
             c->net_energy_j = erg_mean_sd_of(net, n);
-            if (c->baseline_j.mean > c->energy_j.mean)
+            if (exceeds(c->baseline_j.mean, c->energy_j.mean))
                 c->flags |= ERG_FLAG_BASELINE_EXCEEDS_GROSS;
         } else {
             c->energy_j = c->baseline_j = c->net_energy_j = no_figure;
@@ -193,7 +201,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
     out->total_energy_j = erg_mean_sd_of(g, n);
     out->total_baseline_j = erg_mean_sd_of(b, n);
     out->total_net_energy_j = erg_mean_sd_of(net, n);
-    if (out->total_baseline_j.mean > out->total_energy_j.mean)
+    if (exceeds(out->total_baseline_j.mean, out->total_energy_j.mean))
         out->total_flags |= ERG_FLAG_BASELINE_EXCEEDS_GROSS;
     free(g);
     *outp = out;

@@ -273,6 +273,24 @@ static void negative_net_is_flagged_not_clamped(void **state)
     assert_int_equal(s->channels[1].flags, ERG_FLAG_WRAP_CORRECTED); /* baseline 0 < 11 J */
     assert_string_equal(erg_flag_name(8), "baseline_exceeds_gross");
     assert_null(erg_flag_name(ERG_FLAG_COUNT));
+    erg_summary_free(s);
+    /* a baseline equal to the gross energy but for the last bits of a double (a saturated
+     * estimator read exactly at its calibrated power) is not a change of state */
+    cal.channels[0].idle_power_w = cal.idle_power_w = 22.0 * (1 + 1e-15);
+    s = NULL;
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
+    assert_false(s->channels[0].flags & ERG_FLAG_BASELINE_EXCEEDS_GROSS);
+    /* one part in a million above it is */
+    erg_summary_free(s);
+    cal.channels[0].idle_power_w = cal.idle_power_w = 22.0 * (1 + 1e-6);
+    s = NULL;
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
+    assert_true(s->channels[0].flags & ERG_FLAG_BASELINE_EXCEEDS_GROSS);
+    erg_summary_free(s); /* back to the case above for the checks below */
+    cal.channels[0].idle_power_w = cal.idle_power_w = 30.0;
+    s = NULL;
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL), ERG_OK);
+
     /* the signature clamps d at 0 (signature/1 needs d ≥ 0) and carries the flag */
     erg_signature sig;
     assert_int_equal(erg_summary_signature(s, "w", "cpu", &sig, NULL, NULL), ERG_OK);
