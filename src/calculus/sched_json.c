@@ -442,7 +442,7 @@ static int member_done(struct st *t)
 #define GEN(call)                                                                                  \
     do {                                                                                           \
         yajl_gen_status gs_ = (call);                                                              \
-        if (gs_ == yajl_max_depth_exceeded)                                                         \
+        if (gs_ == yajl_max_depth_exceeded)                                                        \
             return fail_at(t, here(t), ERG_EPARSE,                                                 \
                            "nested too deeply (an expression may nest 64 levels)");                \
         if (gs_ != yajl_gen_status_ok)                                                             \
