@@ -24,6 +24,13 @@ exec "$cf" --dry-run -Werror \
     src/frontier/dag.c \
     src/frontier/pareto.c \
     src/core/grade.c \
+    src/core/dynlib.c \
+    src/core/dynlib.h \
+    src/core/plot.c \
+    src/core/plot.h \
+    src/frontier/plot.c \
+    src/measure/timeline_plot.c \
+    src/serve/http.c \
     include/erg/grade.h \
     include/erg/api.h \
     tests/fuzz/replay_main.c \

@@ -580,6 +580,17 @@ ERG_API int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows, 
 ERG_API const char *erg_protocol_timeline_channel(const erg_protocol_result *r, size_t j);
 
 /**
+ * Draw the power timeline of r (taken when timeline_period_s > 0) as a plot and write it to path
+ * whole or not at all: one line per channel that gave figures, time since the first measured run
+ * (s) on x, mean power (W) on y. The format is named by path's extension: .svg, .png or .pdf.
+ * cairo (libcairo.so.2) is loaded on the first plot, not with liberg. Returns ERG_OK, ERG_EINVAL
+ * (no timeline sample, an unknown extension, NULL argument), ERG_ENOLIB (cairo cannot be loaded;
+ * diag names the library and its Debian package), ERG_EIO, ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_protocol_plot_timeline(const erg_protocol_result *r,
+                                                     const char *path, erg_diag *diag);
+
+/**
  * Read a measurement/1 file and give the signature it describes: s = the baseline power, T and
  * E from the total's mean and sd with the single-run floors it records, grade and runs; the name
  * from the file's command. So `erg compare` takes measurement files beside signatures.

@@ -8,9 +8,6 @@
 #include "erg/stats.h"
 #include "meter_cli.h"
 
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
-#include <cairo.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -407,123 +404,6 @@ static int plot_format(const char *path)
                                           : strcasecmp(dot, ".pdf") == 0 ? 2 : -1;
 }
 
-struct sink {
-    unsigned char *p;
-    size_t n, cap;
-    int err;
-};
-
-static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int len)
-{
-    struct sink *s = closure;
-    if (s->n + len > s->cap) {
-        size_t cap = s->cap ? s->cap : 16384;
-        while (cap < s->n + len)
-            cap *= 2;
-        unsigned char *np = realloc(s->p, cap);
-        if (!np) {
-            s->err = 1;
-            return CAIRO_STATUS_WRITE_ERROR;
-        }
-        s->p = np;
-        s->cap = cap;
-    }
-    memcpy(s->p + s->n, data, len);
-    s->n += len;
-    return CAIRO_STATUS_SUCCESS;
-}
-
-/* The power timeline as a plot: one line per channel that gave figures, time on x. */
-static int plot_timeline(const erg_protocol_result *r, const char *path, erg_diag *d)
-{
-    size_t nr, nc;
-    const double *t, *pw;
-    const size_t *run;
-    if (erg_protocol_timeline(r, &nr, &nc, &t, &run, &pw) != ERG_OK || nr == 0)
-        return erg_diag_set(d, ERG_EINVAL, path, "no timeline sample to plot (runs too short "
-                                                 "for --period?)");
-    const double W = 720, H = 420, L = 70, R = 200, Tm = 30, B = 50;
-    double x1 = t[nr - 1] > 0 ? t[nr - 1] : 1.0, y1 = 0;
-    for (size_t i = 0; i < nr * nc; i++)
-        if (isfinite(pw[i]) && pw[i] > y1)
-            y1 = pw[i];
-    if (!(y1 > 0))
-        y1 = 1.0;
-    y1 *= 1.05;
-    int fmt = plot_format(path);
-    struct sink s = {0};
-    cairo_surface_t *surf = fmt == 1   ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 720, 420)
-                            : fmt == 2 ? cairo_pdf_surface_create_for_stream(sink_write, &s, W, H)
-                                       : cairo_svg_surface_create_for_stream(sink_write, &s, W, H);
-    cairo_t *cr = cairo_create(surf);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_line_width(cr, 1);
-    cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
-    cairo_stroke(cr);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, 11);
-    char lab[96];
-    for (int i = 0; i <= 5; i++) {
-        double x = L + (W - L - R) * i / 5.0, y = H - B - (H - Tm - B) * i / 5.0;
-        snprintf(lab, sizeof lab, "%.3g", x1 * i / 5.0);
-        cairo_move_to(cr, x - 10, H - B + 16);
-        cairo_show_text(cr, lab);
-        snprintf(lab, sizeof lab, "%.4g", y1 * i / 5.0);
-        cairo_move_to(cr, 6, y + 4);
-        cairo_show_text(cr, lab);
-    }
-    cairo_move_to(cr, (W - R) / 2, H - 12);
-    cairo_show_text(cr, "time (s)");
-    cairo_move_to(cr, 6, Tm - 10);
-    cairo_show_text(cr, "power (W), machine-wide");
-    static const double pal[][3] = {{0.1, 0.3, 0.8}, {0.85, 0.1, 0.1}, {0.1, 0.6, 0.2},
-                                    {0.6, 0.2, 0.7}, {0.9, 0.5, 0.0}, {0.3, 0.3, 0.3}};
-    int shown = 0;
-    for (size_t j = 0; j < nc; j++) {
-        int any = 0;
-        for (size_t i = 0; i < nr; i++)
-            any |= isfinite(pw[i * nc + j]);
-        if (!any)
-            continue;
-        const double *c = pal[shown % 6];
-        cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-        cairo_set_line_width(cr, 1.5);
-        int pen = 0;
-        for (size_t i = 0; i < nr; i++) {
-            double v = pw[i * nc + j];
-            if (!isfinite(v)) {
-                pen = 0;
-                continue;
-            }
-            double x = L + t[i] / x1 * (W - L - R), y = H - B - v / y1 * (H - Tm - B);
-            (pen ? cairo_line_to : cairo_move_to)(cr, x, y);
-            pen = 1;
-        }
-        cairo_stroke(cr);
-        cairo_rectangle(cr, W - R + 10, Tm + 16 * shown, 10, 10);
-        cairo_fill(cr);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        cairo_move_to(cr, W - R + 24, Tm + 16 * shown + 9);
-        cairo_show_text(cr, erg_protocol_timeline_channel(r, j));
-        shown++;
-    }
-    (void)run;
-    cairo_destroy(cr);
-    if (fmt == 1)
-        (void)cairo_surface_write_to_png_stream(surf, sink_write, &s);
-    cairo_surface_finish(surf);
-    cairo_status_t st = cairo_surface_status(surf);
-    cairo_surface_destroy(surf);
-    int rc = s.err || st != CAIRO_STATUS_SUCCESS
-                 ? erg_diag_set(d, ERG_EIO, path, "cairo could not draw the plot: %s",
-                                cairo_status_to_string(st))
-                 : erg_file_write_whole(path, s.p, s.n, d);
-    free(s.p);
-    return rc;
-}
-
 /* Every output path is checked before the runs are spent on it. */
 static int check_outputs(const struct opts *o)
 {
@@ -685,7 +565,7 @@ static int run(int argc, char **argv)
         rc = erg_cli_fail(&d, wrc);
     if (o.timeline && (wrc = erg_protocol_write_timeline(o.timeline, res, &d)) != ERG_OK)
         rc = erg_cli_fail(&d, wrc);
-    if (o.plot && (wrc = plot_timeline(res, o.plot, &d)) != ERG_OK)
+    if (o.plot && (wrc = erg_protocol_plot_timeline(res, o.plot, &d)) != ERG_OK)
         rc = erg_cli_fail(&d, wrc);
     if (o.sig_path) {
         if (!res->summary && res->stop_status == ERG_OK)

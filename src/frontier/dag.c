@@ -12,6 +12,7 @@
  *   optimum at the plan's makespan is a lower bound on the true frontier; the gap is reported.
  */
 #include "calculus/graph.h"
+#include "core/dynlib.h"
 #include "frontier/opsched.h"
 
 #include <glpk.h>
@@ -429,7 +430,40 @@ static int add_plan(struct plan **pl, size_t *n, size_t *cap, struct dag *g, con
     return ERG_OK;
 }
 
+/* GLPK, loaded on the first relaxation (core/dynlib.h), not with every erg process. */
+#define GLPK_FUNCS(X)                                                                              \
+    X(glp_add_cols)                                                                                \
+    X(glp_add_rows)                                                                                \
+    X(glp_adv_basis)                                                                               \
+    X(glp_create_prob)                                                                             \
+    X(glp_delete_prob)                                                                             \
+    X(glp_get_col_prim)                                                                            \
+    X(glp_get_obj_val)                                                                             \
+    X(glp_get_status)                                                                              \
+    X(glp_init_smcp)                                                                               \
+    X(glp_load_matrix)                                                                             \
+    X(glp_set_col_bnds)                                                                            \
+    X(glp_set_obj_coef)                                                                            \
+    X(glp_set_obj_dir)                                                                             \
+    X(glp_set_row_bnds)                                                                            \
+    X(glp_simplex)
+
+struct glpk {
+    GLPK_FUNCS(ERG__DYNLIB_FIELD)
+};
+static struct erg__dynlib glpk_lib =
+    ERG__DYNLIB_INIT("libglpk.so.40", "the frontier's LP relaxation", "libglpk40");
+static struct glpk glpk_fns;
+
+static int glpk_bind(void *handle, void *table, const char **missing)
+{
+    struct glpk *t = table;
+    GLPK_FUNCS(ERG__DYNLIB_BIND)
+    return ERG_OK;
+}
+
 struct lp {
+    const struct glpk *G; /* the GLPK functions */
     glp_prob *p;
     size_t n_dl;
     int *dl_rows;
@@ -452,10 +486,14 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
     if (nrows > (size_t)INT32_MAX / 2 || nz > (size_t)INT32_MAX / 2 ||
         3 * n > (size_t)INT32_MAX / 2)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "DAG too large for the LP");
+    int rc = erg__dynlib_load(&glpk_lib, glpk_bind, &glpk_fns, diag);
+    if (rc != ERG_OK)
+        return rc;
+    const struct glpk *G = lp->G = &glpk_fns;
     int *ia = malloc((nz + 1) * sizeof *ia), *ja = malloc((nz + 1) * sizeof *ja);
     double *ar = malloc((nz + 1) * sizeof *ar);
     lp->dl_rows = malloc((n + 1) * sizeof *lp->dl_rows);
-    lp->p = glp_create_prob();
+    lp->p = G->glp_create_prob();
     if (!ia || !ja || !ar || !lp->dl_rows || !lp->p) {
         free(ia);
         free(ja);
@@ -463,24 +501,24 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     glp_prob *p = lp->p;
-    glp_set_obj_dir(p, GLP_MIN);
-    glp_add_cols(p, (int)(3 * n));
-    glp_add_rows(p, (int)(nrows ? nrows : 1));
+    G->glp_set_obj_dir(p, GLP_MIN);
+    G->glp_add_cols(p, (int)(3 * n));
+    G->glp_add_rows(p, (int)(nrows ? nrows : 1));
     /* Columns: x_k start (3k+1), t_k duration (3k+2), δ_k dynamic energy (3k+3). */
     for (size_t k = 0; k < n; k++) {
         const struct stair *s = &g->st[k];
         int c = (int)(3 * k);
-        glp_set_col_bnds(p, c + 1, GLP_LO, 0.0, 0.0);
+        G->glp_set_col_bnds(p, c + 1, GLP_LO, 0.0, 0.0);
         double t0 = s->t[0], t1 = s->t[s->n - 1];
-        glp_set_col_bnds(p, c + 2, t1 > t0 ? GLP_DB : GLP_FX, t0, t1);
-        glp_set_col_bnds(p, c + 3, GLP_LO, s->d[s->n - 1], 0.0);
-        glp_set_obj_coef(p, c + 3, 1.0);
+        G->glp_set_col_bnds(p, c + 2, t1 > t0 ? GLP_DB : GLP_FX, t0, t1);
+        G->glp_set_col_bnds(p, c + 3, GLP_LO, s->d[s->n - 1], 0.0);
+        G->glp_set_obj_coef(p, c + 3, 1.0);
     }
     int r = 0, z = 0;
     for (size_t e = 0; e < g->m; e++) { /* x_b − x_a − t_a ≥ 0 */
         size_t a = g->os->edge[e][0], b = g->os->edge[e][1];
         r++;
-        glp_set_row_bnds(p, r, GLP_LO, 0.0, 0.0);
+        G->glp_set_row_bnds(p, r, GLP_LO, 0.0, 0.0);
         ia[++z] = r, ja[z] = (int)(3 * b + 1), ar[z] = 1.0;
         ia[++z] = r, ja[z] = (int)(3 * a + 1), ar[z] = -1.0;
         ia[++z] = r, ja[z] = (int)(3 * a + 2), ar[z] = -1.0;
@@ -489,7 +527,7 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
     for (size_t k = 0; k < n; k++) {
         if (g->succ_off[k + 1] == g->succ_off[k]) { /* sink: x_k + t_k ≤ T* */
             r++;
-            glp_set_row_bnds(p, r, GLP_UP, 0.0, 0.0);
+            G->glp_set_row_bnds(p, r, GLP_UP, 0.0, 0.0);
             lp->dl_rows[lp->n_dl++] = r;
             ia[++z] = r, ja[z] = (int)(3 * k + 1), ar[z] = 1.0;
             ia[++z] = r, ja[z] = (int)(3 * k + 2), ar[z] = 1.0;
@@ -521,7 +559,7 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
             double t0 = s->t[h[i]], d0 = s->d[h[i]], t1 = s->t[h[i + 1]], d1 = s->d[h[i + 1]];
             double a = (d1 - d0) / (t1 - t0), b = d0 - a * t0;
             r++;
-            glp_set_row_bnds(p, r, GLP_LO, b, 0.0);
+            G->glp_set_row_bnds(p, r, GLP_LO, b, 0.0);
             ia[++z] = r, ja[z] = (int)(3 * k + 3), ar[z] = 1.0;
             ia[++z] = r, ja[z] = (int)(3 * k + 2), ar[z] = -a;
         }
@@ -529,9 +567,9 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
     }
     if (r == 0) { /* keep GLPK happy with one empty row */
         r = 1;
-        glp_set_row_bnds(p, 1, GLP_FR, 0.0, 0.0);
+        G->glp_set_row_bnds(p, 1, GLP_FR, 0.0, 0.0);
     }
-    glp_load_matrix(p, z, ia, ja, ar);
+    G->glp_load_matrix(p, z, ia, ja, ar);
     free(ia);
     free(ja);
     free(ar);
@@ -541,21 +579,22 @@ static int lp_build(struct dag *g, struct lp *lp, erg_diag *diag)
 /* Solve the LP for deadline T; *obj = min Σ δ. ERG_OK, or ERG_EIO when GLPK fails. */
 static int lp_solve(struct lp *lp, double T, double *obj)
 {
+    const struct glpk *G = lp->G;
     for (size_t i = 0; i < lp->n_dl; i++)
-        glp_set_row_bnds(lp->p, lp->dl_rows[i], GLP_UP, 0.0, T);
+        G->glp_set_row_bnds(lp->p, lp->dl_rows[i], GLP_UP, 0.0, T);
     glp_smcp parm;
-    glp_init_smcp(&parm);
+    G->glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.meth = GLP_DUALP;
-    int rc = glp_simplex(lp->p, &parm);
-    if (rc != 0 || glp_get_status(lp->p) != GLP_OPT) {
+    int rc = G->glp_simplex(lp->p, &parm);
+    if (rc != 0 || G->glp_get_status(lp->p) != GLP_OPT) {
         /* The warm basis can go bad; retry from an advanced basis once. */
-        glp_adv_basis(lp->p, 0);
-        rc = glp_simplex(lp->p, &parm);
-        if (rc != 0 || glp_get_status(lp->p) != GLP_OPT)
+        G->glp_adv_basis(lp->p, 0);
+        rc = G->glp_simplex(lp->p, &parm);
+        if (rc != 0 || G->glp_get_status(lp->p) != GLP_OPT)
             return ERG_EIO;
     }
-    *obj = glp_get_obj_val(lp->p);
+    *obj = G->glp_get_obj_val(lp->p);
     return ERG_OK;
 }
 
@@ -698,7 +737,7 @@ static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *
             break;
         }
         for (size_t k = 0; k < n; k++)
-            sel[k] = stair_at(&g->st[k], glp_get_col_prim(lp.p, (int)(3 * k + 2)));
+            sel[k] = stair_at(&g->st[k], lp.G->glp_get_col_prim(lp.p, (int)(3 * k + 2)));
         /* Two real plans per deadline: slack filled up to the rounded plan's own makespan, and up
          * to the deadline itself. */
         for (size_t k = 0; k < n; k++)
@@ -724,7 +763,7 @@ static int relax(struct dag *g, const erg_frontier_options *opts, erg_frontier *
             free(pl[i].sel);
     free(pl);
     if (lp.p)
-        glp_delete_prob(lp.p);
+        lp.G->glp_delete_prob(lp.p);
     free(lp.dl_rows);
     return rc;
 }

@@ -1,43 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Plot of a frontier with cairo: time on x, energy on y, staircase, plan marked; SVG, PNG or PDF
  * as the output path's extension names. */
-#include "core/file.h"
+#include "core/plot.h"
 #include "frontier/opsched.h"
 
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
-#include <cairo.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-struct sink {
-    char *p;
-    size_t n, cap;
-    int err;
-};
-
-static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int len)
-{
-    struct sink *s = closure;
-    if (s->n + len > s->cap) {
-        size_t cap = s->cap ? s->cap : 16384;
-        while (cap < s->n + len)
-            cap *= 2;
-        char *np = realloc(s->p, cap);
-        if (!np) {
-            s->err = 1;
-            return CAIRO_STATUS_WRITE_ERROR;
-        }
-        s->p = np;
-        s->cap = cap;
-    }
-    memcpy(s->p + s->n, data, len);
-    s->n += len;
-    return CAIRO_STATUS_SUCCESS;
-}
 
 int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
                           const double *ref_energy_j, size_t ref_n, const char *path,
@@ -47,17 +18,10 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
         (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "nothing to plot");
     /* the format the extension names; "-" (stdout) is SVG */
-    const char *dot = strrchr(path, '.');
-    enum { SVG, PNG, PDF } fmt = SVG;
-    if (strcmp(path, "-") != 0) {
-        if (dot && strcasecmp(dot, ".png") == 0)
-            fmt = PNG;
-        else if (dot && strcasecmp(dot, ".pdf") == 0)
-            fmt = PDF;
-        else if (!dot || strchr(dot, '/') || strcasecmp(dot, ".svg") != 0)
-            return erg_diag_set(diag, ERG_EINVAL, path,
-                                "the plot's format is named by its extension: .svg, .png or .pdf");
-    }
+    int fmt = erg__plot_format(path);
+    if (fmt < 0)
+        return erg_diag_set(diag, ERG_EINVAL, path,
+                            "the plot's format is named by its extension: .svg, .png or .pdf");
     const double W = 640, H = 420, L = 80, R = 20, Tm = 30, B = 50;
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     for (size_t i = 0; i < f->n_points; i++) {
@@ -80,88 +44,73 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
     x0 -= 0.05 * dx, x1 += 0.05 * dx, y0 -= 0.05 * dy, y1 += 0.05 * dy;
 #define PX(t) (L + ((t)-x0) / (x1 - x0) * (W - L - R))
 #define PY(e) (H - B - ((e)-y0) / (y1 - y0) * (H - Tm - B))
-    struct sink s = {0};
-    cairo_surface_t *surf =
-        fmt == PNG   ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H)
-        : fmt == PDF ? cairo_pdf_surface_create_for_stream(sink_write, &s, W, H)
-                     : cairo_svg_surface_create_for_stream(sink_write, &s, W, H);
-    cairo_t *cr = cairo_create(surf);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
+    struct erg__plot pl;
+    int rc = erg__plot_begin(&pl, (enum erg__plot_format)fmt, W, H, diag);
+    if (rc != ERG_OK)
+        return rc;
+    const struct erg__cairo *C = pl.c;
+    cairo_t *cr = pl.cr;
     /* Axes, ticks and labels. */
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_line_width(cr, 1);
-    cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
-    cairo_stroke(cr);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, 11);
+    C->cairo_set_source_rgb(cr, 0, 0, 0);
+    C->cairo_set_line_width(cr, 1);
+    C->cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
+    C->cairo_stroke(cr);
+    C->cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    C->cairo_set_font_size(cr, 11);
     char lab[64];
     for (int i = 0; i <= 5; i++) {
         double t = x0 + (x1 - x0) * i / 5.0, e = y0 + (y1 - y0) * i / 5.0;
-        cairo_move_to(cr, PX(t), H - B);
-        cairo_line_to(cr, PX(t), H - B + 4);
-        cairo_move_to(cr, L - 4, PY(e));
-        cairo_line_to(cr, L, PY(e));
-        cairo_stroke(cr);
+        C->cairo_move_to(cr, PX(t), H - B);
+        C->cairo_line_to(cr, PX(t), H - B + 4);
+        C->cairo_move_to(cr, L - 4, PY(e));
+        C->cairo_line_to(cr, L, PY(e));
+        C->cairo_stroke(cr);
         snprintf(lab, sizeof lab, "%.4g", t);
-        cairo_move_to(cr, PX(t) - 14, H - B + 16);
-        cairo_show_text(cr, lab);
+        C->cairo_move_to(cr, PX(t) - 14, H - B + 16);
+        C->cairo_show_text(cr, lab);
         snprintf(lab, sizeof lab, "%.5g", e);
-        cairo_move_to(cr, 4, PY(e) + 4);
-        cairo_show_text(cr, lab);
+        C->cairo_move_to(cr, 4, PY(e) + 4);
+        C->cairo_show_text(cr, lab);
     }
-    cairo_move_to(cr, W / 2 - 30, H - 12);
-    cairo_show_text(cr, "time (s)");
-    cairo_move_to(cr, 4, Tm - 10);
-    cairo_show_text(cr, "energy (J)");
+    C->cairo_move_to(cr, W / 2 - 30, H - 12);
+    C->cairo_show_text(cr, "time (s)");
+    C->cairo_move_to(cr, 4, Tm - 10);
+    C->cairo_show_text(cr, "energy (J)");
     if (ref_n) { /* reference curve in grey */
-        cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-        cairo_set_line_width(cr, 1.5);
+        C->cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+        C->cairo_set_line_width(cr, 1.5);
         for (size_t i = 0; i < ref_n; i++)
-            (i ? cairo_line_to : cairo_move_to)(cr, PX(ref_time_s[i]), PY(ref_energy_j[i]));
-        cairo_stroke(cr);
+            (i ? C->cairo_line_to : C->cairo_move_to)(cr, PX(ref_time_s[i]), PY(ref_energy_j[i]));
+        C->cairo_stroke(cr);
     }
     /* Frontier as a staircase: the best energy achievable by time t. */
-    cairo_set_source_rgb(cr, 0.1, 0.3, 0.8);
-    cairo_set_line_width(cr, 1.5);
+    C->cairo_set_source_rgb(cr, 0.1, 0.3, 0.8);
+    C->cairo_set_line_width(cr, 1.5);
     for (size_t i = 0; i < f->n_points; i++) {
         const erg_frontier_point *p = &f->points[i];
         if (i == 0)
-            cairo_move_to(cr, PX(p->time_s), PY(p->energy_j));
+            C->cairo_move_to(cr, PX(p->time_s), PY(p->energy_j));
         else {
-            cairo_line_to(cr, PX(p->time_s), PY(f->points[i - 1].energy_j));
-            cairo_line_to(cr, PX(p->time_s), PY(p->energy_j));
+            C->cairo_line_to(cr, PX(p->time_s), PY(f->points[i - 1].energy_j));
+            C->cairo_line_to(cr, PX(p->time_s), PY(p->energy_j));
         }
     }
-    cairo_line_to(cr, PX(x1), PY(f->points[f->n_points - 1].energy_j));
-    cairo_stroke(cr);
+    C->cairo_line_to(cr, PX(x1), PY(f->points[f->n_points - 1].energy_j));
+    C->cairo_stroke(cr);
     for (size_t i = 0; i < f->n_points; i++) {
-        cairo_arc(cr, PX(f->points[i].time_s), PY(f->points[i].energy_j), 2.0, 0, 2 * M_PI);
-        cairo_fill(cr);
+        C->cairo_arc(cr, PX(f->points[i].time_s), PY(f->points[i].energy_j), 2.0, 0, 2 * M_PI);
+        C->cairo_fill(cr);
     }
     if (plan_idx != ERG_FRONTIER_NO_PLAN) {
         const erg_frontier_point *p = &f->points[plan_idx];
-        cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
-        cairo_arc(cr, PX(p->time_s), PY(p->energy_j), 5.0, 0, 2 * M_PI);
-        cairo_fill(cr);
+        C->cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
+        C->cairo_arc(cr, PX(p->time_s), PY(p->energy_j), 5.0, 0, 2 * M_PI);
+        C->cairo_fill(cr);
         snprintf(lab, sizeof lab, "plan %.4g s, %.5g J", p->time_s, p->energy_j);
-        cairo_move_to(cr, PX(p->time_s) + 8, PY(p->energy_j) - 8);
-        cairo_show_text(cr, lab);
+        C->cairo_move_to(cr, PX(p->time_s) + 8, PY(p->energy_j) - 8);
+        C->cairo_show_text(cr, lab);
     }
 #undef PX
 #undef PY
-    cairo_destroy(cr);
-    if (fmt == PNG)
-        cairo_surface_flush(surf), (void)cairo_surface_write_to_png_stream(surf, sink_write, &s);
-    cairo_surface_finish(surf);
-    cairo_status_t st = cairo_surface_status(surf);
-    cairo_surface_destroy(surf);
-    int rc;
-    if (s.err || st != CAIRO_STATUS_SUCCESS)
-        rc = erg_diag_set(diag, ERG_EIO, path, "cairo could not draw the plot: %s",
-                          cairo_status_to_string(st));
-    else
-        rc = erg__write_file_atomic(path, s.p, s.n, diag);
-    free(s.p);
-    return rc;
+    return erg__plot_end(&pl, path, diag);
 }

@@ -8,6 +8,8 @@
 
 #include "serve_internal.h"
 
+#include "core/dynlib.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -20,7 +22,33 @@
 #include <time.h>
 #include <unistd.h>
 
+/* libmicrohttpd (and the TLS stack it pulls in), loaded when an exporter starts (core/dynlib.h),
+ * not with every erg process. */
+#define MHD_FUNCS(X)                                                                               \
+    X(MHD_add_response_header)                                                                     \
+    X(MHD_create_response_from_buffer)                                                             \
+    X(MHD_destroy_response)                                                                        \
+    X(MHD_lookup_connection_value)                                                                 \
+    X(MHD_queue_response)                                                                          \
+    X(MHD_start_daemon)                                                                            \
+    X(MHD_stop_daemon)
+
+struct mhd {
+    MHD_FUNCS(ERG__DYNLIB_FIELD)
+};
+static struct erg__dynlib mhd_lib =
+    ERG__DYNLIB_INIT("libmicrohttpd.so.12", "the HTTP exporter", "libmicrohttpd12");
+static struct mhd mhd_fns;
+
+static int mhd_bind(void *handle, void *table, const char **missing)
+{
+    struct mhd *t = table;
+    MHD_FUNCS(ERG__DYNLIB_BIND)
+    return ERG_OK;
+}
+
 struct erg_http {
+    const struct mhd *M; /* the libmicrohttpd functions */
     struct MHD_Daemon *daemon;
     erg_exporter *exporter;
     char *token; /* "Bearer <token>", or NULL */
@@ -46,23 +74,24 @@ static int same_secret(const char *a, const char *b)
     return diff == 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-                             char *body, size_t len, int owned)
+static enum MHD_Result reply(const erg_http *h, struct MHD_Connection *c, unsigned status,
+                             const char *type, char *body, size_t len, int owned)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
+    const struct mhd *M = h->M;
+    struct MHD_Response *r = M->MHD_create_response_from_buffer(
         len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!r) {
         if (owned)
             free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    M->MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (status == MHD_HTTP_UNAUTHORIZED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"erg\"");
+        M->MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"erg\"");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+        M->MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result ret = M->MHD_queue_response(c, status, r);
+    M->MHD_destroy_response(r);
     return ret;
 }
 
@@ -92,28 +121,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     double t0 = now_s();
     if (h->token) {
-        const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        const char *auth = h->M->MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         if (!auth || !same_secret(auth, h->token))
-            return reply(c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", page_401,
+            return reply(h, c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", page_401,
                          strlen(page_401), 0);
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", page_405,
+        return reply(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", page_405,
                      strlen(page_405), 0);
     if (!strcmp(url, "/"))
-        return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page_index, strlen(page_index),
+        return reply(h, c, MHD_HTTP_OK, "text/html; charset=utf-8", page_index, strlen(page_index),
                      0);
     if (strcmp(url, "/metrics") != 0)
-        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", page_404,
+        return reply(h, c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", page_404,
                      strlen(page_404), 0);
     char *text = NULL;
     size_t len = 0;
     double prev = h->last_scrape_s; /* handled by the one polling thread: no race */
     if (erg_exporter_render(h->exporter, prev, &text, &len) != ERG_OK)
-        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", page_500,
+        return reply(h, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", page_500,
                      strlen(page_500), 0);
     enum MHD_Result r =
-        reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, 1);
+        reply(h, c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, 1);
     h->last_scrape_s = now_s() - t0;
     return r;
 }
@@ -122,8 +151,7 @@ int erg_http_is_loopback(const char *addr)
 {
     if (!addr)
         return 0;
-    if (!strncmp(addr, "127.", 4) || !strncmp(addr, "[::1]", 5) ||
-        !strncmp(addr, "localhost:", 10))
+    if (!strncmp(addr, "127.", 4) || !strncmp(addr, "[::1]", 5) || !strncmp(addr, "localhost:", 10))
         return 1;
     return 0;
 }
@@ -178,12 +206,15 @@ int erg_http_is_address(const char *addr)
     return addr && parse_listen(addr, &ss, &sl) == 0;
 }
 
-int erg_http_start(erg_exporter *e, const char *addr, const char *bearer_token,
-                   erg_http **out, erg_diag *diag)
+int erg_http_start(erg_exporter *e, const char *addr, const char *bearer_token, erg_http **out,
+                   erg_diag *diag)
 {
     if (!e || !addr || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no exporter, address or output");
     *out = NULL;
+    int rc = erg__dynlib_load(&mhd_lib, mhd_bind, &mhd_fns, diag);
+    if (rc != ERG_OK)
+        return rc;
     struct sockaddr_storage ss;
     socklen_t sl;
     if (parse_listen(addr, &ss, &sl) != 0)
@@ -222,6 +253,7 @@ int erg_http_start(erg_exporter *e, const char *addr, const char *bearer_token,
         close(fd);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
+    h->M = &mhd_fns;
     h->exporter = e;
     h->fd = fd;
     h->last_scrape_s = NAN;
@@ -240,11 +272,11 @@ int erg_http_start(erg_exporter *e, const char *addr, const char *bearer_token,
     if (getsockname(fd, (struct sockaddr *)&bound, &bl) == 0)
         h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                     : ((struct sockaddr_in *)&bound)->sin_port);
-    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
-                                 handle, h, MHD_OPTION_LISTEN_SOCKET, fd,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+    h->daemon =
+        h->M->MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+                               handle, h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+                               (unsigned)256, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
     if (!h->daemon) {
         close(fd);
         free(h->token);
@@ -265,7 +297,7 @@ void erg_http_stop(erg_http *h)
     if (!h)
         return;
     if (h->daemon)
-        MHD_stop_daemon(h->daemon); /* closes the listening socket it was given */
+        h->M->MHD_stop_daemon(h->daemon); /* closes the listening socket it was given */
     if (h->token) {
         volatile char *p = h->token; /* do not leave the secret in freed memory */
         while (*p)
