@@ -57,7 +57,7 @@ static void window_cost(const char *what, erg_meter *m)
         return;
     }
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_measurement *r = malloc(sizeof *r);
+    erg_measurement *r = calloc(1, sizeof *r);
     const int n = 2000;
     for (int k = 0; k < 50; k++) { /* warm up */
         erg_meter_snapshot_take(m, a);
@@ -74,6 +74,7 @@ static void window_cost(const char *what, erg_meter *m)
     size_t ch = usable(m);
     printf("  %-28s %2zu channel(s): %8.2f us per window, %8.2f us per window per channel\n", what,
            ch, dt / n * 1e6, dt / n / (double)ch * 1e6);
+    erg_measurement_release(r);
     free(r);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);

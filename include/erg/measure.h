@@ -107,7 +107,7 @@ ERG_API const char *erg_calibration_flag_name(unsigned bit_index);
  * A calibration (FECoM's stable state). File: {"erg": "calibration/1", ...}. Sized at run time:
  * channels points to n_channels records owned by the calibration (erg_calibration_new,
  * erg_calibrate and erg_calibration_read_file allocate it; erg_calibration_free releases it), so
- * the meter's channel limit is not part of the ABI.
+ * no channel limit is part of the ABI.
  */
 typedef struct erg_calibration {
     double duration_s;   /**< time spent at rest, s */

@@ -39,8 +39,6 @@ extern "C" {
 
 #include "erg/api.h"
 
-/** Most channels one meter exposes; further ones are declined with a reason. */
-#define ERG_METER_MAX_CHANNELS 64
 /** Size of channel id, device and label strings (bytes with the NUL). */
 #define ERG_METER_ID_MAX 64
 /** Size of reason strings (bytes with the NUL). */
@@ -289,12 +287,25 @@ typedef struct erg_channel_reading {
  * total covers has no figure (total_flags has ERG_FLAG_INCOMPLETE and total_reason names the
  * missing channels: a total covers what it claims or gives none). total_grade: weakest grade
  * summed (ERG_GRADE_ESTIMATOR when none). total_reason: "" when the total is complete.
+ *
+ * Sized at run time: channels points to n_channels readings, one per channel of the meter, in
+ * storage for capacity readings that the measurement owns. There is no channel limit in the ABI
+ * (a machine with hundreds of hwmon inputs or GPUs is measured whole, never truncated), and the
+ * struct is a few hundred bytes whatever the meter. Lifetime: a zeroed erg_measurement
+ * (`erg_measurement r = {0};`) is valid and empty; erg_meter_diff (and erg_window_end) size it on
+ * first use and reuse its storage afterwards (no allocation per window once sized); copy one with
+ * erg_measurement_copy (a plain struct assignment shares the storage); erg_measurement_release
+ * frees it. Chosen over an opaque type (hwloc) because callers, Python's ctypes among them, read
+ * the readings in place as an array, and over a caller-passed capacity (libuv's buffers) because a
+ * meter's channel count is known only at run time and every caller would repeat the size query;
+ * it is the layout erg_summary already has (erg/measure.h).
  */
 typedef struct erg_measurement {
     double time_s;
     double cpu_s;
     size_t n_channels;
-    erg_channel_reading channels[ERG_METER_MAX_CHANNELS];
+    erg_channel_reading *channels; /**< n_channels readings, owned */
+    size_t capacity;               /**< readings the storage holds (≥ n_channels) */
     double total_energy_j;
     erg_grade total_grade;
     size_t n_total;
@@ -320,10 +331,22 @@ ERG_API int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
  * (NVML utilisation integrated over the window) + extra_busy_s ≥ 0.01 s, is
  * ERG_READING_NOT_LIVE. extra_busy_s: busy time the caller knows of (GPU time, work in other
  * processes), s.
- * Returns ERG_OK or ERG_EINVAL (snapshots from another meter, b before a).
+ * out is a zeroed or earlier-filled erg_measurement; its storage grows to the meter's channel
+ * count when short (erg_measurement_release frees it).
+ * Returns ERG_OK, ERG_EINVAL (snapshots from another meter, b before a), ERG_ENOMEM.
  */
 ERG_API int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
                            const erg_meter_snapshot *b, double extra_busy_s, erg_measurement *out);
+
+/**
+ * Copy src into dst, readings included (dst's storage reused, grown when short). dst is a zeroed
+ * or earlier-filled erg_measurement, never one sharing src's storage. Returns ERG_OK, ERG_EINVAL
+ * (NULL argument), ERG_ENOMEM (dst unchanged).
+ */
+ERG_API ERG_NODISCARD int erg_measurement_copy(erg_measurement *dst, const erg_measurement *src);
+
+/** Free r's readings and zero r (it is then empty and reusable). NULL-safe. */
+ERG_API void erg_measurement_release(erg_measurement *r);
 
 /** A temperature for the stability protocol. */
 typedef struct erg_temperature {

@@ -27,7 +27,6 @@ c_void_p = ctypes.c_void_p
 c_uint64 = ctypes.c_uint64
 c_int64 = ctypes.c_int64
 
-METER_MAX_CHANNELS = 64
 METER_ID_MAX = 64
 METER_REASON_MAX = 256
 SIG_NAME_MAX = 128
@@ -69,8 +68,11 @@ class ChannelReading(ctypes.Structure):
 
 
 class Measurement(ctypes.Structure):
+    # Sized at run time (erg/meter.h): channels points to n_channels readings the measurement
+    # owns (erg_meter_diff sizes it; erg_measurement_release frees it).
     _fields_ = [("time_s", c_double), ("cpu_s", c_double), ("n_channels", c_size_t),
-                ("channels", ChannelReading * METER_MAX_CHANNELS), ("total_energy_j", c_double),
+                ("channels", ctypes.POINTER(ChannelReading)), ("capacity", c_size_t),
+                ("total_energy_j", c_double),
                 ("total_grade", c_int), ("n_total", c_size_t), ("total_flags", c_uint),
                 ("total_reason", ctypes.c_char * METER_REASON_MAX)]
 
@@ -279,6 +281,8 @@ _PROTOS = {
     "erg_meter_snapshot_free": (None, [c_void_p]),
     "erg_meter_snapshot_take": (c_int, [c_void_p, c_void_p]),
     "erg_meter_diff": (c_int, [c_void_p, c_void_p, c_void_p, c_double, P(Measurement)]),
+    "erg_measurement_copy": (c_int, [P(Measurement), P(Measurement)]),
+    "erg_measurement_release": (None, [P(Measurement)]),
     # measure
     "erg_monitor_open": (c_int, [c_void_p, P(c_void_p), P(Diag)]),
     "erg_monitor_close": (None, [c_void_p]),

@@ -21,6 +21,7 @@ The record of a key: {"api", "site", "calls", "time_s", "energy_j", "net_energy_
 "api": "<project>"; the instrumentation's own time: "api": "<instrumentation>".
 """
 import atexit
+import ctypes
 import json
 import math
 import os
@@ -134,8 +135,15 @@ class Recorder:
         # every cumulative window (reference to a call's edge) must span at least one update
         # period, or liberg gives it no figure: wait one period (at most 1 s) before any call
         time.sleep(min(self.period_s, 1.0) * 1.05)
+        # scratch measurements: their readings are sized by the first erg_meter_diff and reused
+        # (no allocation per call); released with the recorder
         self._m = _lib.Measurement()
         self._mab = _lib.Measurement()
+
+    def __del__(self):
+        for m in (getattr(self, "_m", None), getattr(self, "_mab", None)):
+            if m is not None and m.channels:
+                lib.erg_measurement_release(ctypes.byref(m))
 
     # -- per thread scratch snapshots
     def _snaps(self):
@@ -258,7 +266,13 @@ class Recorder:
         "<instrumentation>" (the wrapper's own time)."""
         now = self.meter.snapshot()
         m = _lib.Measurement()
-        lib.erg_meter_diff(self.meter._h, self._ref._h, now._h, 0.0, m)
+        try:
+            lib.erg_meter_diff(self.meter._h, self._ref._h, now._h, 0.0, m)
+            return self._records_from(m)
+        finally:
+            lib.erg_measurement_release(ctypes.byref(m))
+
+    def _records_from(self, m):
         t = m.time_s
         self._total_ids = {_lib.text(m.channels[j].id) for j in range(m.n_channels)
                            if m.channels[j].in_total}

@@ -315,9 +315,12 @@ class Meter:
         self.sync()
         m = _lib.Measurement()
         d = new_diag()
-        check(lib.erg_window_end(self._monitor(), cstr(name), extra_busy_s, ctypes.byref(m),
-                                 ctypes.byref(d)), d)
-        return _measurement(name, m)
+        try:
+            check(lib.erg_window_end(self._monitor(), cstr(name), extra_busy_s, ctypes.byref(m),
+                                     ctypes.byref(d)), d)
+            return _measurement(name, m)
+        finally:
+            lib.erg_measurement_release(ctypes.byref(m))
 
     def cancel_window(self, name):
         """Drop the window called name without a measurement."""
@@ -335,8 +338,11 @@ class Meter:
     def diff(self, a, b, extra_busy_s=0.0, name=""):
         """The Measurement between snapshots a (earlier) and b (erg_meter_diff)."""
         m = _lib.Measurement()
-        check(lib.erg_meter_diff(self._h, a._h, b._h, extra_busy_s, ctypes.byref(m)))
-        return _measurement(name, m)
+        try:
+            check(lib.erg_meter_diff(self._h, a._h, b._h, extra_busy_s, ctypes.byref(m)))
+            return _measurement(name, m)
+        finally:
+            lib.erg_measurement_release(ctypes.byref(m))
 
     # -- the protocol pieces
     def calibrate(self, duration_s=10.0, window_s=0.1):
@@ -475,8 +481,10 @@ def summarize(measurements, baseline="none", calibration=None, fixed_w=0.0):
     if not ms:
         raise ValueError("summarize needs at least one measurement")
     arr = (_lib.Measurement * len(ms))()
+    keep = []  # the readings each C measurement points to, alive for the call
     for i, m in enumerate(ms):
-        arr[i] = _to_c(m)
+        arr[i], readings = _to_c(m)
+        keep.append(readings)
     ptr = ctypes.POINTER(_lib.Summary)()
     d = new_diag()
     cal = calibration._ptr if calibration is not None else None
@@ -513,12 +521,16 @@ _STATES = ("ok", "declined", "not_live", "below_resolution", "ambiguous", "unit_
 
 
 def _to_c(m):
-    """A Measurement back into its C struct (for erg_summarize)."""
+    """A Measurement back into its C struct (for erg_summarize) and the readings array it points
+    to (owned by Python: the caller keeps it alive and never releases the struct)."""
     c = _lib.Measurement()
     c.time_s, c.cpu_s = m.time_s, m.cpu_s
+    readings = (_lib.ChannelReading * max(len(m.channels), 1))()
+    c.channels = ctypes.cast(readings, ctypes.POINTER(_lib.ChannelReading))
+    c.capacity = len(readings)
     c.n_channels = len(m.channels)
     for i, ch in enumerate(m.channels):
-        r = c.channels[i]
+        r = readings[i]
         r.id, r.device, r.reason = ch.id.encode(), ch.device.encode(), ch.reason.encode()[:255]
         r.domain = _DOMAINS.index(ch.domain)
         r.grade = ("hw_shunt", "model_based", "estimator").index(ch.grade)
@@ -531,4 +543,4 @@ def _to_c(m):
     c.n_total = m.n_total
     c.total_flags = getattr(m, "_total_bits", 0)
     c.total_reason = m.total_reason.encode()[:255]
-    return c
+    return c, readings

@@ -310,10 +310,12 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
     double wall_w = now_s() - t0;
     double ew = NAN;
     if (c->mon) {
-        erg_measurement m;
-        erg_window_end(c->mon, "characterize", 0, &m, NULL);
-        ew = m.total_energy_j;
-        c->grade = erg_grade_weakest(c->grade, m.total_grade);
+        erg_measurement m = {0};
+        if (erg_window_end(c->mon, "characterize", 0, &m, NULL) == ERG_OK) {
+            ew = m.total_energy_j;
+            c->grade = erg_grade_weakest(c->grade, m.total_grade);
+        }
+        erg_measurement_release(&m);
     }
     if (re != 0 || rcor != 0) {
         fprintf(stderr, "erg: '%s' failed (status %d)\n", re ? cmd : corun, re ? re : rcor);
@@ -893,10 +895,12 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
         }
         double wall = now_s() - t0, ew = NAN;
         if (c->mon) {
-            erg_measurement m;
-            erg_window_end(c->mon, "schedule", 0, &m, NULL);
-            ew = m.total_energy_j;
-            c->grade = erg_grade_weakest(c->grade, m.total_grade);
+            erg_measurement m = {0};
+            if (erg_window_end(c->mon, "schedule", 0, &m, NULL) == ERG_OK) {
+                ew = m.total_energy_j;
+                c->grade = erg_grade_weakest(c->grade, m.total_grade);
+            }
+            erg_measurement_release(&m);
         }
         if (ex)
             break;

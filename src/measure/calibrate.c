@@ -77,16 +77,19 @@ static int sampler_init(struct sampler *s, erg_meter *m)
     s->m = m;
     s->a = erg_meter_snapshot_new(m);
     s->b = erg_meter_snapshot_new(m);
-    s->r = malloc(sizeof *s->r);
+    s->r = calloc(1, sizeof *s->r);
     if (!s->a || !s->b || !s->r)
         return ERG_ENOMEM;
-    return erg_meter_snapshot_take(m, s->a);
+    int rc = erg_meter_snapshot_take(m, s->a);
+    /* an empty window sizes the measurement, so that no later window allocates */
+    return rc == ERG_OK ? erg_meter_diff(m, s->a, s->a, 0.0, s->r) : rc;
 }
 
 static void sampler_free(struct sampler *s)
 {
     erg_meter_snapshot_free(s->a);
     erg_meter_snapshot_free(s->b);
+    erg_measurement_release(s->r);
     free(s->r);
 }
 

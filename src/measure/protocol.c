@@ -129,6 +129,16 @@ void erg_protocol_result_free(erg_protocol_result *r)
     free(r);
 }
 
+/* Free the n measurements of runs and the current one. */
+static void release_runs(erg_measurement *runs, size_t n, erg_measurement *cur)
+{
+    for (size_t i = 0; i < n; i++)
+        erg_measurement_release(&runs[i]);
+    free(runs);
+    erg_measurement_release(cur);
+    free(cur);
+}
+
 /* Divide one window's figures by the repetitions it held. */
 static void divide(erg_measurement *mm, size_t reps)
 {
@@ -245,10 +255,11 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
     if (!root || !*root)
         root = "/";
     erg_protocol_result *r = calloc(1, sizeof *r);
-    erg_measurement *ok = NULL, *cur = malloc(sizeof *cur);
+    erg_measurement *ok = NULL, *cur = calloc(1, sizeof *cur);
+    size_t nok = 0; /* measurements in ok */
     erg_monitor *mon = NULL;
     if (!r || !cur || !(r->per_run = calloc(o->runs, sizeof *r->per_run)) ||
-        !(ok = malloc(o->runs * sizeof *ok))) {
+        !(ok = calloc(o->runs, sizeof *ok))) {
         free(cur);
         free(ok);
         erg_protocol_result_free(r);
@@ -334,7 +345,6 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "cannot start the timeline thread");
         goto fail;
     }
-    size_t nok = 0;
     double share_cmd = 0.0, share_machine = 0.0;
     int share_known = 1;
     for (size_t k = 0; k < o->runs; k++) {
@@ -430,7 +440,8 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         rec->grade = cur->total_grade;
         rec->has_total = cur->n_total > 0;
         if (rec->status == 0) {
-            ok[nok++] = *cur;
+            ok[nok++] = *cur; /* the run's readings move into ok; cur starts empty */
+            memset(cur, 0, sizeof *cur);
             if (isfinite(rec->machine_cpu_s) && rec->machine_cpu_s >= 0) {
                 share_cmd += rec->user_cpu_s + rec->system_cpu_s;
                 share_machine += rec->machine_cpu_s;
@@ -491,15 +502,13 @@ summarise_tail:
             break;
         }
     erg_monitor_close(mon);
-    free(ok);
-    free(cur);
+    release_runs(ok, nok, cur);
     *outp = r;
     return ERG_OK;
 fail:
     erg__timeline_stop(r->timeline);
     erg_monitor_close(mon);
-    free(ok);
-    free(cur);
+    release_runs(ok, nok, cur);
     erg_protocol_result_free(r);
     return rc;
 }

@@ -67,10 +67,12 @@ static void *loop(void *arg)
 {
     struct erg_timeline *t = arg;
     erg_meter_snapshot *a = erg_meter_snapshot_new(t->m), *b = erg_meter_snapshot_new(t->m);
-    erg_measurement *r = malloc(sizeof *r);
+    erg_measurement *r = calloc(1, sizeof *r);
     if (!a || !b || !r)
         goto out;
     erg_meter_snapshot_take(t->m, a);
+    if (erg_meter_diff(t->m, a, a, 0.0, r) != ERG_OK) /* sized once: no allocation per sample */
+        goto out;
     pthread_mutex_lock(&t->mu);
     for (;;) {
         struct timespec until;
@@ -98,6 +100,7 @@ static void *loop(void *arg)
 out:
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
+    erg_measurement_release(r);
     free(r);
     return NULL;
 }

@@ -89,8 +89,8 @@ struct erg_meter {
     erg_meter_options opts;
     struct backend be[8];
     size_t n_be;
-    struct chan ch[ERG_METER_MAX_CHANNELS];
-    size_t n_ch;
+    struct chan *ch; /* n_ch channels, room for cap_ch */
+    size_t n_ch, cap_ch;
     pthread_mutex_t mu;
     /* sampler */
     pthread_t thread;
@@ -98,10 +98,6 @@ struct erg_meter {
     int running, stop;
     double period_s;
     uint64_t last_poll_ns;
-    /* channels beyond ERG_METER_MAX_CHANNELS that a total would stand on (package, dram, psys,
-     * system, GPU; not components): a total cannot cover them, so it is incomplete */
-    size_t n_over;
-    char over_first[ERG_METER_ID_MAX];
 };
 
 struct snap_chan {
@@ -553,28 +549,26 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
         b->first = m->n_ch;
-        for (size_t i = 0; i < b->n; i++) {
-            if (m->n_ch == ERG_METER_MAX_CHANNELS) {
-                /* Over the limit: the backend still reads them, we ignore the rest, say so, and
-                 * no total passes for complete without those it would need */
-                size_t over = 0;
-                for (size_t k = i; k < b->n; k++) {
-                    const struct erg__chan *x = &b->chans[k];
-                    if (x->component || x->kind == ERG_KIND_ESTIMATE || !(x->usable || x->lacks) ||
-                        x->domain == ERG_DOMAIN_CORE || x->domain == ERG_DOMAIN_UNCORE)
-                        continue;
-                    if (!m->n_over && !over)
-                        erg__strlcpy(m->over_first, x->id, sizeof m->over_first);
-                    over++;
-                }
-                m->n_over += over;
-                erg__fmt(b->info.reason, sizeof b->info.reason,
-                         "only the first channels kept (limit %d): %zu left out, %zu of them ones "
-                         "a total needs",
-                         ERG_METER_MAX_CHANNELS, b->n - i, over);
-                break;
+        if (m->n_ch + b->n > m->cap_ch) { /* every channel kept: no limit */
+            size_t cap = m->cap_ch ? m->cap_ch : 16;
+            while (cap < m->n_ch + b->n)
+                cap *= 2;
+            struct chan *nc = realloc(m->ch, cap * sizeof *nc);
+            if (!nc) {
+                close_backends(m);
+                pthread_mutex_destroy(&m->mu);
+                pthread_cond_destroy(&m->cv);
+                close(m->env.root_fd);
+                free(m->ch);
+                free(m);
+                return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
             }
+            m->ch = nc;
+            m->cap_ch = cap;
+        }
+        for (size_t i = 0; i < b->n; i++) {
             struct chan *c = &m->ch[m->n_ch++];
+            memset(c, 0, sizeof *c);
             c->c = &b->chans[i];
             c->backend = m->n_be - 1;
             c->backend_slot = i;
@@ -642,6 +636,7 @@ void erg_meter_close(erg_meter *m)
     pthread_cond_destroy(&m->cv);
     if (m->env.root_fd >= 0)
         close(m->env.root_fd);
+    free(m->ch);
     free(m);
 }
 
@@ -902,10 +897,11 @@ static int cpu_side(erg_domain d)
 
 /* Is channel i one a total stands on: a hardware package, dram, psys, system or GPU channel that
  * is neither a component rail nor a counted-once mirror? */
-static int coverable(const erg_meter *m, size_t i, const int *dedup)
+static int coverable(const erg_meter *m, size_t i, const erg_meter_snapshot *b)
 {
     const struct erg__chan *c = m->ch[i].c;
-    return !dedup[i] && !c->component && c->kind != ERG_KIND_ESTIMATE && (c->usable || c->lacks);
+    return !b->ch[i].dedup && !c->component && c->kind != ERG_KIND_ESTIMATE &&
+           (c->usable || c->lacks);
 }
 
 /* Add "id (state: reason)" to the missing list. */
@@ -924,20 +920,19 @@ static void add_missing(char *buf, size_t size, const erg_channel_reading *r)
  * has a figure; GPUs per device. A total covers what it claims: when a package, dram or GPU it
  * would sum (or stand in for) has no figure, there is no total (ERG_FLAG_INCOMPLETE, the channels
  * named), never a sum that leaves one out. */
-static void select_total(const erg_meter *m, erg_measurement *out, const int *dedup)
+static void select_total(const erg_meter *m, erg_measurement *out, const erg_meter_snapshot *b)
 {
     erg_channel_reading *r = out->channels;
     size_t n = out->n_channels;
-    int ok[ERG_METER_MAX_CHANNELS];
-    for (size_t i = 0; i < n; i++) {
-        ok[i] = r[i].state == ERG_READING_OK && !dedup[i] && !m->ch[i].c->component;
+/* channel i has a figure a total may sum */
+#define OK(i) (r[i].state == ERG_READING_OK && !b->ch[i].dedup && !m->ch[i].c->component)
+    for (size_t i = 0; i < n; i++)
         r[i].in_total = 0;
-    }
     char missing[ERG_METER_REASON_MAX] = "";
     /* best-graded ok channel of a domain and device not yet taken */
     int sys = -1;
     for (size_t i = 0; i < n; i++)
-        if (ok[i] && r[i].domain == ERG_DOMAIN_SYSTEM && (sys < 0 || r[i].grade < r[sys].grade))
+        if (OK(i) && r[i].domain == ERG_DOMAIN_SYSTEM && (sys < 0 || r[i].grade < r[sys].grade))
             sys = (int)i;
     if (sys >= 0 && strncmp(r[sys].device, "socket-", 7) == 0) {
         /* per-socket module meters (NVIDIA Grace Hopper "Module Power Socket N") partition the
@@ -946,17 +941,17 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
         for (size_t i = 0; i < n; i++) {
             if (r[i].domain != ERG_DOMAIN_SYSTEM || strncmp(r[i].device, "socket-", 7) != 0)
                 continue;
-            int better = 0, covered = ok[i];
+            int better = 0, covered = OK(i);
             for (size_t j = 0; j < n; j++)
-                if (j != i && ok[j] && r[j].domain == ERG_DOMAIN_SYSTEM &&
+                if (j != i && OK(j) && r[j].domain == ERG_DOMAIN_SYSTEM &&
                     strcmp(r[j].device, r[i].device) == 0) {
                     covered = 1;
                     if (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i))
                         better = 1;
                 }
-            if (ok[i] && !better)
+            if (OK(i) && !better)
                 r[i].in_total = 1;
-            else if (!covered && coverable(m, i, dedup))
+            else if (!covered && coverable(m, i, b))
                 add_missing(missing, sizeof missing, &r[i]);
         }
     } else if (sys >= 0) {
@@ -966,15 +961,15 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
             if (r[i].domain != ERG_DOMAIN_SYSTEM || strcmp(r[i].device, r[sys].device) != 0 ||
                 m->ch[i].backend != m->ch[sys].backend)
                 continue;
-            if (ok[i])
+            if (OK(i))
                 r[i].in_total = 1;
-            else if (coverable(m, i, dedup))
+            else if (coverable(m, i, b))
                 add_missing(missing, sizeof missing, &r[i]);
         }
     } else {
         int psys = -1;
         for (size_t i = 0; i < n; i++)
-            if (ok[i] && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE &&
+            if (OK(i) && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE &&
                 (psys < 0 || r[i].grade < r[psys].grade))
                 psys = (int)i;
         if (psys >= 0) {
@@ -982,7 +977,7 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
              * container it claims to be here, and the parts are summed instead */
             double parts = 0.0;
             for (size_t i = 0; i < n; i++)
-                if (ok[i] && m->ch[i].c->kind == ERG_KIND_COUNTER &&
+                if (OK(i) && m->ch[i].c->kind == ERG_KIND_COUNTER &&
                     (r[i].domain == ERG_DOMAIN_PACKAGE || r[i].domain == ERG_DOMAIN_DRAM))
                     parts += r[i].energy_j;
             if (r[psys].energy_j < parts * 0.99 - 1e-3) {
@@ -999,12 +994,12 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
             any_cpu = 1;
         } else {
             for (size_t i = 0; i < n; i++) {
-                if (!ok[i] || m->ch[i].c->kind == ERG_KIND_ESTIMATE ||
+                if (!OK(i) || m->ch[i].c->kind == ERG_KIND_ESTIMATE ||
                     (r[i].domain != ERG_DOMAIN_PACKAGE && r[i].domain != ERG_DOMAIN_DRAM))
                     continue;
                 int better = 0;
                 for (size_t j = 0; j < n; j++)
-                    if (j != i && ok[j] && r[j].domain == r[i].domain &&
+                    if (j != i && OK(j) && r[j].domain == r[i].domain &&
                         m->ch[j].c->kind != ERG_KIND_ESTIMATE &&
                         strcmp(r[j].device, r[i].device) == 0 &&
                         (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i)))
@@ -1019,12 +1014,12 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
              * no other channel of its domain and device with one) leaves the total incomplete */
             int cpu_missing = 0;
             for (size_t i = 0; i < n; i++) {
-                if (ok[i] || !coverable(m, i, dedup) ||
+                if (OK(i) || !coverable(m, i, b) ||
                     (r[i].domain != ERG_DOMAIN_PACKAGE && r[i].domain != ERG_DOMAIN_DRAM))
                     continue;
                 int covered = 0;
                 for (size_t j = 0; j < n && !covered; j++)
-                    covered = ok[j] && r[j].domain == r[i].domain &&
+                    covered = OK(j) && r[j].domain == r[i].domain &&
                               m->ch[j].c->kind != ERG_KIND_ESTIMATE &&
                               strcmp(r[j].device, r[i].device) == 0;
                 if (!covered) {
@@ -1035,7 +1030,7 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
             /* no hardware CPU figure at all: the estimator stands for the whole CPU, labelled */
             if (cpu_missing && !any_cpu)
                 for (size_t i = 0; i < n; i++)
-                    if (ok[i] && m->ch[i].c->kind == ERG_KIND_ESTIMATE && cpu_side(r[i].domain)) {
+                    if (OK(i) && m->ch[i].c->kind == ERG_KIND_ESTIMATE && cpu_side(r[i].domain)) {
                         for (size_t k = 0; k < n; k++)
                             r[k].in_total = 0;
                         missing[0] = '\0';
@@ -1045,7 +1040,7 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
         }
         if (!any_cpu)
             for (size_t i = 0; i < n; i++)
-                if (ok[i] && m->ch[i].c->kind == ERG_KIND_ESTIMATE && cpu_side(r[i].domain)) {
+                if (OK(i) && m->ch[i].c->kind == ERG_KIND_ESTIMATE && cpu_side(r[i].domain)) {
                     r[i].in_total = 1;
                     break;
                 }
@@ -1054,13 +1049,13 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
                 continue;
             int better = 0;
             for (size_t j = 0; j < n; j++)
-                if (j != i && ok[j] && r[j].domain == ERG_DOMAIN_GPU &&
+                if (j != i && OK(j) && r[j].domain == ERG_DOMAIN_GPU &&
                     strcmp(r[j].device, r[i].device) == 0 &&
                     (r[j].grade < r[i].grade || (r[j].grade == r[i].grade && j < i)))
                     better = 1;
-            if (ok[i] && !better)
+            if (OK(i) && !better)
                 r[i].in_total = 1;
-            else if (!ok[i] && !better && coverable(m, i, dedup))
+            else if (!OK(i) && !better && coverable(m, i, b))
                 add_missing(missing, sizeof missing, &r[i]);
         }
     }
@@ -1075,14 +1070,6 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
             out->total_grade = erg_grade_weakest(out->total_grade, r[i].grade);
             out->n_total++;
         }
-    /* a whole-machine input covers channels left out too; a sum of parts does not */
-    if (m->n_over && !(sys >= 0 && strncmp(r[sys].device, "socket-", 7) != 0)) {
-        size_t l = strlen(missing);
-        erg__fmt(missing + l, sizeof missing - l,
-                 "%s%zu channel(s) beyond the meter's limit of %d "
-                 "(%s...)",
-                 l ? "; " : "", m->n_over, ERG_METER_MAX_CHANNELS, m->over_first);
-    }
     if (missing[0]) {
         /* a total that silently left these out would look complete: give none, say why */
         for (size_t i = 0; i < n; i++)
@@ -1099,6 +1086,7 @@ static void select_total(const erg_meter *m, erg_measurement *out, const int *de
         if (!out->total_reason[0])
             erg__fmt(out->total_reason, sizeof out->total_reason, "no channel has a figure");
     }
+#undef OK
 }
 
 int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_meter_snapshot *b,
@@ -1108,6 +1096,14 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
         return ERG_EINVAL;
     if (!(extra_busy_s >= 0))
         extra_busy_s = 0;
+    if (out->capacity < m->n_ch || !out->channels) {
+        erg_channel_reading *nc =
+            realloc(out->channels, (m->n_ch ? m->n_ch : 1) * sizeof *out->channels);
+        if (!nc)
+            return ERG_ENOMEM;
+        out->channels = nc;
+        out->capacity = m->n_ch ? m->n_ch : 1;
+    }
     out->time_s = (double)(b->t_ns - a->t_ns) * 1e-9;
     out->cpu_s = b->cpu_ns >= a->cpu_ns ? (double)(b->cpu_ns - a->cpu_ns) * 1e-9 : 0.0;
     out->n_channels = m->n_ch;
@@ -1211,10 +1207,7 @@ int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a, const erg_me
                          "anomalous interval(s) skipped, never counted twice");
         }
     }
-    int dedup[ERG_METER_MAX_CHANNELS];
-    for (size_t i = 0; i < m->n_ch; i++)
-        dedup[i] = b->ch[i].dedup;
-    select_total(m, out, dedup);
+    select_total(m, out, b);
     return ERG_OK;
 }
 
@@ -1349,4 +1342,34 @@ int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max, size_
             *n += m->be[i].ops->temps(m->be[i].state, out + *n, max - *n);
     pthread_mutex_unlock(&m->mu);
     return ERG_OK;
+}
+
+/* ---- measurements ---- */
+
+int erg_measurement_copy(erg_measurement *dst, const erg_measurement *src)
+{
+    if (!dst || !src || (dst->channels && dst->channels == src->channels))
+        return ERG_EINVAL;
+    erg_channel_reading *ch = dst->channels;
+    size_t cap = dst->capacity;
+    if (cap < src->n_channels || !ch) {
+        cap = src->n_channels ? src->n_channels : 1;
+        ch = realloc(dst->channels, cap * sizeof *ch);
+        if (!ch)
+            return ERG_ENOMEM;
+    }
+    if (src->n_channels)
+        memcpy(ch, src->channels, src->n_channels * sizeof *ch);
+    *dst = *src;
+    dst->channels = ch;
+    dst->capacity = cap;
+    return ERG_OK;
+}
+
+void erg_measurement_release(erg_measurement *r)
+{
+    if (!r)
+        return;
+    free(r->channels);
+    memset(r, 0, sizeof *r);
 }

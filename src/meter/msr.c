@@ -9,7 +9,7 @@
  * AMD (PPR for family 17h/19h): unit 0xC0010299 (same ESU field), core 0xC001029A,
  *   package 0xC001029B. The core register is per physical core (SMT siblings share it): one
  *   reader per (package, core_id) from sysfs topology, summed into one `core` channel per
- *   package, so that a 128-core part stays within the meter's channel limit. Each core's 32-bit
+ *   package, so that a 128-core part needs two channels per socket, not 129. Each core's 32-bit
  *   counter is unwrapped on its own in every read (the meter polls the sum often enough that no
  *   core, drawing less than the sum, can wrap twice unseen) and the running sum is handed to the
  *   meter as a 32-bit counter, so wrap, ambiguity, glitch and liveness are judged on it like any

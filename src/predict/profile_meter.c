@@ -15,12 +15,8 @@ static int mon_begin(void *ud, erg_diag *diag)
 
 static int mon_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grade, erg_diag *diag)
 {
-    (void)elapsed_s;                        /* the meter keeps its own clock */
-    erg_measurement *r = malloc(sizeof *r); /* per-channel readings: too big for the stack */
-    if (!r) {
-        erg_window_cancel(ud, window_name);
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    }
+    (void)elapsed_s; /* the meter keeps its own clock */
+    erg_measurement m = {0}, *r = &m;
     int rc = erg_window_end(ud, window_name, 0, r, diag);
     if (rc == ERG_OK && !isfinite(r->total_energy_j))
         rc = erg_diag_set(
@@ -30,7 +26,7 @@ static int mon_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grad
         *energy_j = r->total_energy_j;
         *grade = r->total_grade;
     }
-    free(r);
+    erg_measurement_release(r);
     return rc;
 }
 

@@ -430,10 +430,13 @@ class _ChannelReading(ctypes.Structure):
 
 
 class _Measurement(ctypes.Structure):
-    # erg_measurement, include/erg/meter.h (ERG_METER_MAX_CHANNELS = 64); every member, or
-    # erg_meter_diff writes past this buffer (it did: 264 bytes, "corrupted size vs. prev_size")
+    # erg_measurement, include/erg/meter.h: every member, or erg_meter_diff writes past this
+    # struct (a mirror 264 bytes short once did: "corrupted size vs. prev_size"). Sized at run
+    # time: channels points to n_channels readings the measurement owns (erg_meter_diff sizes it;
+    # erg_measurement_release frees it); tests/predict/test_profile_torch.py checks the layout.
     _fields_ = [("time_s", ctypes.c_double), ("cpu_s", ctypes.c_double),
-                ("n_channels", ctypes.c_size_t), ("channels", _ChannelReading * 64),
+                ("n_channels", ctypes.c_size_t),
+                ("channels", ctypes.POINTER(_ChannelReading)), ("capacity", ctypes.c_size_t),
                 ("total_energy_j", ctypes.c_double), ("total_grade", ctypes.c_int),
                 ("n_total", ctypes.c_size_t), ("total_flags", ctypes.c_uint),
                 ("total_reason", ctypes.c_char * 256)]  # ERG_METER_REASON_MAX
@@ -485,6 +488,8 @@ class ErgMeter:
         lib.erg_meter_diff.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                        ctypes.c_double, ctypes.POINTER(_Measurement)]
         lib.erg_meter_diff.restype = ctypes.c_int
+        lib.erg_measurement_release.argtypes = [ctypes.POINTER(_Measurement)]
+        lib.erg_measurement_release.restype = None
         lib.erg_grade_name.argtypes = [ctypes.c_int]
         lib.erg_grade_name.restype = ctypes.c_char_p
         self.m = ctypes.c_void_p()
@@ -516,6 +521,7 @@ class ErgMeter:
         self.lib.erg_meter_sampler_stop(self.m)
         self.lib.erg_meter_snapshot_free(self.a)
         self.lib.erg_meter_snapshot_free(self.b)
+        self.lib.erg_measurement_release(ctypes.byref(self.meas))
         self.lib.erg_meter_close(self.m)
 
 

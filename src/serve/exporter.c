@@ -188,7 +188,7 @@ int erg_exporter_new(erg_meter *meter, const erg_exporter_options *o, erg_export
     e->ch = calloc(e->n ? e->n : 1, sizeof *e->ch);
     e->prev = erg_meter_snapshot_new(meter);
     e->cur = erg_meter_snapshot_new(meter);
-    e->meas = malloc(sizeof *e->meas);
+    e->meas = calloc(1, sizeof *e->meas); /* sized by the first erg_meter_diff */
     if (!e->ch || !e->prev || !e->cur || !e->meas)
         goto nomem;
     for (size_t i = 0; i < e->n; i++) {
@@ -576,6 +576,7 @@ void erg_exporter_free(erg_exporter *e)
     erg__attrib_free(e->attrib);
     erg_meter_snapshot_free(e->prev);
     erg_meter_snapshot_free(e->cur);
+    erg_measurement_release(e->meas);
     free(e->meas);
     free(e->ch);
     free(e->text);

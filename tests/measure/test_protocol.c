@@ -422,6 +422,9 @@ static void an_incomplete_total_stays_refused(void **state)
     assert_non_null(runs);
     for (int k = 0; k < 2; k++) {
         runs[k].time_s = 1.0;
+        runs[k].channels = calloc(1, sizeof *runs[k].channels);
+        assert_non_null(runs[k].channels);
+        runs[k].capacity = 1;
         runs[k].n_channels = 1;
         strcpy(runs[k].channels[0].id, "rapl-sysfs:package-0/dram");
         runs[k].channels[0].state = ERG_READING_OK;
@@ -440,6 +443,8 @@ static void an_incomplete_total_stays_refused(void **state)
     erg_signature sig;
     assert_int_equal(erg_summary_signature(s, "x", NULL, &sig, NULL, NULL), ERG_EINVAL);
     erg_summary_free(s);
+    for (int k = 0; k < 2; k++)
+        erg_measurement_release(&runs[k]);
     free(runs);
 }
 

@@ -59,7 +59,7 @@ static void windows_nest_and_overlap(void **state)
     erg_meter *m = open_meter("rapl-sysfs");
     erg_monitor *mon;
     assert_int_equal(erg_monitor_open(m, &mon, NULL), ERG_OK);
-    erg_measurement a, b, c;
+    erg_measurement a = {0}, b = {0}, c = {0};
     assert_int_equal(erg_window_begin(mon, "A", NULL), ERG_OK);
     fake_now_ns += 1000000000u;
     pkg(5000000);
@@ -86,6 +86,9 @@ static void windows_nest_and_overlap(void **state)
     erg_assert_near(c.total_energy_j, 0.5, 1e-9);
     assert_int_equal(a.total_grade, ERG_GRADE_HW_SHUNT);
     assert_int_equal(erg_window_cancel(mon, "nope"), ERG_EINVAL);
+    erg_measurement_release(&a);
+    erg_measurement_release(&b);
+    erg_measurement_release(&c);
     erg_monitor_close(mon);
     erg_meter_close(m);
 }
@@ -102,7 +105,7 @@ static void estimator_is_the_labelled_last_resort(void **state)
     /* 75 % busy over 2 s: P = 10 + (65 − 10)·0.75 = 51.25 W, E = 102.5 J */
     fake_proc_stat(root, 1100 + 300, 1100 + 100);
     fake_now_ns += 2000000000u;
-    erg_measurement r;
+    erg_measurement r = {0};
     erg_window_end(mon, "w", 0, &r, NULL);
     const erg_channel_reading *e = chan(&r, "estimator:cpu");
     assert_int_equal(e->state, ERG_READING_OK);
@@ -110,6 +113,7 @@ static void estimator_is_the_labelled_last_resort(void **state)
     erg_assert_near(e->energy_j, 102.5, 1e-6);
     erg_assert_near(r.total_energy_j, 102.5, 1e-6);
     assert_int_equal(r.total_grade, ERG_GRADE_ESTIMATOR);
+    erg_measurement_release(&r);
     erg_monitor_close(mon);
     erg_meter_close(m);
 }
@@ -127,7 +131,7 @@ static void estimator_yields_to_a_live_counter(void **state)
     erg_window_begin(mon, "w", NULL);
     fake_now_ns += 1000000000u;
     pkg(20000000);
-    erg_measurement r;
+    erg_measurement r = {0};
     erg_window_end(mon, "w", 0, &r, NULL);
     erg_assert_near(r.total_energy_j, 20.0, 1e-9);
     assert_int_equal(r.n_total, 1);
@@ -139,14 +143,17 @@ static void estimator_yields_to_a_live_counter(void **state)
     assert_int_equal(chan(&r, "rapl-sysfs:package-0")->state, ERG_READING_NOT_LIVE);
     assert_int_equal(chan(&r, "estimator:cpu")->in_total, 1);
     assert_int_equal(r.total_grade, ERG_GRADE_ESTIMATOR);
+    erg_measurement_release(&r);
     erg_monitor_close(mon);
     erg_meter_close(m);
 }
 
 static erg_measurement one_run(double t, double e)
 {
-    erg_measurement r;
-    memset(&r, 0, sizeof r);
+    erg_measurement r = {0};
+    r.channels = calloc(2, sizeof *r.channels); /* owned by the caller's measurement */
+    assert_non_null(r.channels);
+    r.capacity = 2;
     r.time_s = t;
     r.n_channels = 2;
     strcpy(r.channels[0].id, "rapl-sysfs:package-0");
@@ -224,6 +231,8 @@ static void summary_gross_baseline_net_and_signature(void **state)
     assert_int_equal(raised, 1);
     erg_assert_near(sig.energy_var_j2, 100.0, 1e-9);
     erg_summary_free(s);
+    for (int k = 0; k < 3; k++)
+        erg_measurement_release(&runs[k]);
 }
 
 /* Trial finding 2: a baseline above the gross energy is flagged, and net is not clamped. */
@@ -324,6 +333,8 @@ static void negative_net_is_flagged_not_clamped(void **state)
     assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_NONE, NULL, 0, &s, NULL), ERG_OK);
     assert_int_equal(s->total_flags, ERG_FLAG_STALE);
     erg_summary_free(s);
+    erg_measurement_release(&runs[0]);
+    erg_measurement_release(&runs[1]);
 }
 
 static void calibration_file_round_trip_and_errors(void **state)

@@ -27,6 +27,7 @@ static void doc_block_runs(void **state)
         assert_true(r.total_energy_j >= 0.0);
         assert_int_equal(r.total_grade, ERG_GRADE_ESTIMATOR);
     }
+    erg_measurement_release(&r);
 }
 
 int main(void)

@@ -44,7 +44,7 @@ int main(void)
             x += sqrt((double)k);
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
-    erg_measurement r;
+    erg_measurement r = {0};
     erg_window_end(mon, "burn", 0, &r, NULL);
     printf("burn checksum %g\n", (double)x);
     int bad = 0, good = 0;
@@ -59,6 +59,7 @@ int main(void)
     }
     printf("total %.4f J (%s) over %.3f s\n", r.total_energy_j, erg_grade_name(r.total_grade),
            r.time_s);
+    erg_measurement_release(&r);
     erg_monitor_close(mon);
     erg_meter_close(m);
     return (good > 0 && !bad) ? 0 : 1;

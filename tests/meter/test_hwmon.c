@@ -161,7 +161,7 @@ static void power_integrated_with_hold_semantics(void **state)
     fake_now_ns += 1000000000u;
     fake_write(root, "sys/class/hwmon/hwmon3/curr1_input", "1000\n"); /* 5 W from here */
     erg_meter_snapshot_take(m, b);
-    erg_measurement r;
+    erg_measurement r = {0};
     erg_meter_diff(m, a, b, 0, &r);
     int i = fake_find(m, "hwmon:ina3221@1-0040/VDD_IN");
     assert_int_equal(r.channels[i].state, ERG_READING_OK);
@@ -201,6 +201,7 @@ static void power_integrated_with_hold_semantics(void **state)
     assert_int_equal(r.channels[i].state, ERG_READING_UNIT_SUSPECT);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
+    erg_measurement_release(&r);
     erg_meter_close(m);
 }
 
@@ -266,7 +267,7 @@ static erg_measurement *window_of(erg_meter *m, double s)
     erg_meter_snapshot_take(m, a);
     fake_now_ns += (uint64_t)(s * 1e9);
     erg_meter_snapshot_take(m, b);
-    erg_measurement *r = malloc(sizeof *r);
+    erg_measurement *r = calloc(1, sizeof *r);
     erg_meter_diff(m, a, b, 0, r);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
@@ -312,6 +313,7 @@ static void grace_hopper_module_holds_its_rails(void **state)
     erg_assert_near(r->channels[cpu1].energy_j, 140.0, 1e-6);
     assert_int_equal(r->channels[cpu1].in_total, 0);
     assert_int_equal(r->channels[g1].in_total, 0);
+    erg_measurement_release(r);
     free(r);
     /* module 1 fails a read: no total that is socket 0 alone */
     fake_write(root, "sys/class/hwmon/hwmon5/device/power1_average", "x\n");
@@ -319,6 +321,7 @@ static void grace_hopper_module_holds_its_rails(void **state)
     assert_true(isnan(r->total_energy_j));
     assert_int_equal(r->total_flags, ERG_FLAG_INCOMPLETE);
     assert_non_null(strstr(r->total_reason, "Module Power Socket 1"));
+    erg_measurement_release(r);
     free(r);
     erg_meter_close(m);
 }
@@ -337,6 +340,7 @@ static void grace_superchip_sums_its_grace_meters(void **state)
     erg_measurement *r = window_of(m, 1.0);
     erg_assert_near(r->total_energy_j, 290.0, 1e-6);
     assert_int_equal(r->n_total, 2);
+    erg_measurement_release(r);
     free(r);
     erg_meter_close(m);
 }
@@ -394,6 +398,7 @@ static void hwmon_channels_are_unique_complete_and_enabled(void **state)
     assert_int_equal(r->channels[p1].in_total, 1);
     assert_int_equal(r->channels[p2].in_total, 1);
     erg_assert_near(r->total_energy_j, 350.0, 1e-6);
+    erg_measurement_release(r);
     free(r);
     erg_meter_close(m);
     fake_root_free(root);
@@ -447,6 +452,7 @@ static void jetson_jetpack4_iio_rails(void **state)
     erg_assert_near(r->channels[gpu].energy_j, 2.0, 1e-9);
     erg_assert_near(r->total_energy_j, 8.0, 1e-9);
     assert_int_equal(r->n_total, 1);
+    erg_measurement_release(r);
     free(r);
     erg_meter_close(m);
 }

@@ -74,12 +74,13 @@ static double window(erg_meter *m, const char *id, void (*step)(void), erg_chann
     step();
     fake_now_ns += 1000000000u;
     erg_meter_snapshot_take(m, b);
-    erg_measurement *r = malloc(sizeof *r);
+    erg_measurement *r = calloc(1, sizeof *r);
     erg_meter_diff(m, a, b, 0, r);
     int i = fake_find(m, id);
     assert_true(i >= 0);
     *out = r->channels[i];
     double total = r->total_energy_j;
+    erg_measurement_release(r);
     free(r);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
@@ -284,11 +285,12 @@ static void amd_core_read_error_is_a_missing_sample(void **state)
     erg_meter_poll(m); /* a missing sample in the middle */
     fake_now_ns += 500000000u;
     erg_meter_snapshot_take(m, b);
-    erg_measurement *mr = malloc(sizeof *mr);
+    erg_measurement *mr = calloc(1, sizeof *mr);
     erg_meter_diff(m, a, b, 0, mr);
     assert_int_equal(mr->channels[i].state, ERG_READING_OK);
     assert_true(mr->channels[i].flags & ERG_FLAG_STALE);
     erg_assert_near(mr->channels[i].energy_j, 0.25, 1e-12);
+    erg_measurement_release(mr);
     free(mr);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
@@ -467,13 +469,14 @@ static void one_unreadable_package_makes_the_total_incomplete(void **state)
     step_pkg0();
     fake_now_ns += 1000000000u;
     erg_meter_snapshot_take(m, b);
-    erg_measurement *r = malloc(sizeof *r);
+    erg_measurement *r = calloc(1, sizeof *r);
     erg_meter_diff(m, a, b, 0, r);
     assert_true(isnan(r->total_energy_j));
     assert_int_equal(r->total_flags, ERG_FLAG_INCOMPLETE);
     assert_non_null(strstr(r->total_reason, "rapl-msr:package-1 (declined)"));
     int p0 = fake_find(m, "rapl-msr:package-0");
     erg_assert_near(r->channels[p0].energy_j, 1.0, 1e-12); /* the channel keeps its figure */
+    erg_measurement_release(r);
     free(r);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);

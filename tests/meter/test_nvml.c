@@ -99,7 +99,7 @@ static void energy_counter_and_power_fallback(void **state)
     assert_non_null(strstr(c.reason, "1 s average"));
 
     /* the measured work advances the counter by 5 J over 2 s; gpu-1 draws 100 W */
-    erg_measurement r;
+    erg_measurement r = {0};
     gpus(1000, 0, 0, 100000);
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
     erg_meter_snapshot_take(m, a);
@@ -154,6 +154,7 @@ static void energy_counter_and_power_fallback(void **state)
     assert_int_equal(nt, 2);
     erg_assert_near(t[0].temp_c, 41.0, 0);
     assert_int_equal(t[0].is_gpu, 1);
+    erg_measurement_release(&r);
     erg_meter_close(m);
 }
 
@@ -220,7 +221,7 @@ static void grace_hopper_module_is_never_added_to_its_gpu(void **state)
     erg_meter *m = NULL;
     erg_diag d;
     assert_int_equal(erg_meter_open(&o, &m, &d), ERG_OK);
-    erg_measurement r;
+    erg_measurement r = {0};
     win(m, 2.0, 0, &r, NULL);
     int gpu = fake_find(m, "nvml:gpu-0");
     assert_true(gpu >= 0);
@@ -235,6 +236,7 @@ static void grace_hopper_module_is_never_added_to_its_gpu(void **state)
     win(m, 2.0, 0, &r, end_energy_one);
     erg_assert_near(r.total_energy_j, 200.0 + 5.0, 1e-6);
     assert_int_equal(r.n_total, 2);
+    erg_measurement_release(&r);
     erg_meter_close(m);
 }
 

@@ -53,7 +53,7 @@ int main(void)
        F(erg_channel_reading, flags), F(erg_channel_reading, energy_j),
        F(erg_channel_reading, in_total));
     ST(erg_measurement, F(erg_measurement, time_s), F(erg_measurement, cpu_s),
-       F(erg_measurement, n_channels), F(erg_measurement, channels),
+       F(erg_measurement, n_channels), F(erg_measurement, channels), F(erg_measurement, capacity),
        F(erg_measurement, total_energy_j), F(erg_measurement, total_grade),
        F(erg_measurement, n_total), F(erg_measurement, total_flags),
        F(erg_measurement, total_reason));

@@ -152,6 +152,40 @@ class Windows(unittest.TestCase):
         t = (runs[0].time_s + runs[1].time_s) / 2
         self.assertAlmostEqual(s.net_energy_j[0], 6.0 - 10.0 * t, places=9)
 
+    def test_many_zones_are_measured_whole(self):
+        """100 package zones (more than the 64 channels the meter once kept, issue 13): every one
+        is a channel of the window and of the summary, read through the run-time sized
+        erg_measurement; package k moves (k+1)/100 J, the total 50.5 J."""
+        f = FakeRoot()
+        try:
+            pc = os.path.join(f.root, "sys/class/powercap")
+            zones = [f.pkg] + [FakeRoot._zone(pc, "intel-rapl:%x" % k, "package-%d" % k,
+                                              1000000, 262143328850) for k in range(1, 100)]
+            m = erg.Meter(root=f.root, backends="rapl-sysfs", sampler=False)
+            try:
+                self.assertEqual(len(m.channels), 100)
+                runs = []
+                for _ in range(2):
+                    a = m.snapshot()
+                    for k, z in enumerate(zones):
+                        f.advance(z, (k + 1) / 100.0)
+                    time.sleep(0.01)
+                    runs.append(m.diff(a, m.snapshot()))
+                for r in runs:
+                    self.assertEqual(len(r.channels), 100)
+                    self.assertEqual(r.n_total, 100)
+                    self.assertAlmostEqual(r.total_energy_j, 50.5, places=9)
+                    ch = {c.id: c for c in r.channels}
+                    self.assertAlmostEqual(ch["rapl-sysfs:package-99"].energy_j, 1.0, places=9)
+                s = erg.summarize(runs)
+                self.assertEqual(len(s.channels), 100)
+                self.assertEqual(len(s.total_ids), 100)
+                self.assertAlmostEqual(s.energy_j[0], 50.5, places=9)
+            finally:
+                m.close()
+        finally:
+            f.close()
+
     def test_bad_root(self):
         with self.assertRaises(erg.ErgError) as e:
             erg.Meter(root="/nonexistent/erg-root", backends="rapl-sysfs")

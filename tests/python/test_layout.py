@@ -23,6 +23,28 @@ class Layout(unittest.TestCase):
                 for f, off in c[name]["fields"].items():
                     self.assertEqual(getattr(cls, f).offset, off, "%s.%s" % (name, f))
 
+    def test_profile_torch_mirror(self):
+        """src/predict/profile_torch.py mirrors erg_measurement and erg_channel_reading with its
+        own ctypes classes (it runs without the erg package): same sizes and offsets as C (a
+        mirror 264 bytes short once let erg_meter_diff write past it)."""
+        import ctypes
+        import importlib.util
+        path = os.path.join(os.environ["ERG_TEST_SOURCE_DIR"], "src", "predict",
+                            "profile_torch.py")
+        spec = importlib.util.spec_from_file_location("profile_torch_mirror", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)  # torch is imported only when profiling
+        cmd = [os.environ["ERG_LAYOUT_BIN"]]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                             env=ergtest.clean_env(cmd, dict(os.environ))).stdout
+        c = json.loads(out)
+        for name, cls in (("erg_measurement", mod._Measurement),
+                          ("erg_channel_reading", mod._ChannelReading)):
+            with self.subTest(struct=name):
+                self.assertEqual(c[name]["size"], ctypes.sizeof(cls))
+                for f, off in c[name]["fields"].items():
+                    self.assertEqual(getattr(cls, f).offset, off, "%s.%s" % (name, f))
+
     def test_pip_install_with_debian_tools(self):
         """pip install --no-build-isolation --no-deps (Debian's pip and setuptools, no index)
         into a folder; the installed package imports and reaches liberg through ERG_LIBRARY."""
