@@ -31,6 +31,8 @@ exec "$cf" --dry-run -Werror \
     src/frontier/plot.c \
     src/measure/timeline_plot.c \
     src/serve/http.c \
+    src/core/flags.c \
+    include/erg/flags.h \
     include/erg/grade.h \
     include/erg/api.h \
     tests/fuzz/replay_main.c \
