@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -119,7 +120,9 @@ int erg_command_run(void *ud, erg_run_outcome *out)
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawnp(&pid, c->argv[0], &fa, &at, (char *const *)c->argv, environ);
+    /* posix_spawnp takes char *const argv[] and never writes through it (POSIX's rationale of
+     * exec); the cast goes through uintptr_t so that -Wcast-qual stays meaningful elsewhere */
+    int rc = posix_spawnp(&pid, c->argv[0], &fa, &at, (char *const *)(uintptr_t)c->argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc != 0) {

@@ -181,7 +181,8 @@ int erg__corrector_fit(const double *X, const double *Y, const int *group, size_
         int first = 1;
         for (size_t j = 0; j < i && first; j++)
             first = group[j] != group[i];
-        ng += first;
+        if (first)
+            ng++;
     }
     int best = N_CAND - 1, rc = ERG_OK;
     double score[N_CAND];

@@ -523,8 +523,8 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
     double cf[5] = {1, 1, 1, 1, 0};
     {
         size_t p = 0;
-        int idx[5];
-        for (int j = 0; j < 5; j++)
+        size_t idx[5];
+        for (size_t j = 0; j < 5; j++)
             if ((j != 1 || any_moe) && (j != 3 || any_comm))
                 idx[p++] = j;
         double *xr = malloc(n * p * sizeof *xr);

@@ -476,7 +476,7 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
     }
     const char *key;
     json_t *val;
-    json_object_foreach((json_t *)ops, key, val)
+    json_object_foreach(erg__json_mut(ops), key, val)
     {
         erg_op op;
         if (erg_op_parse(key, &op) != ERG_OK) {
