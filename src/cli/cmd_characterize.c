@@ -517,6 +517,10 @@ static int run(int argc, char **argv)
                 return ERG_EXIT_USAGE;
             if (v < 0)
                 return erg_cli_usage("characterize", "%s must be >= 0, got '%s'", on, optarg);
+            /* sleep_s casts it to time_t */
+            if (opt == 'C' && v > 86400)
+                return erg_cli_usage("characterize", "--cooldown must be at most 86400 s, got '%s'",
+                                     optarg);
             if (opt == 'C')
                 c.cooldown_s = v;
             else if (opt == 'B')

@@ -9,6 +9,7 @@
 #include "erg/measure.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -56,7 +57,11 @@ static int wait_for(pid_t pid, int pidfd, double wait_s, int *st, struct rusage 
 {
     if (pidfd >= 0) {
         struct pollfd p = {pidfd, POLLIN, 0};
-        int ms = wait_s < 0 ? -1 : (int)(wait_s * 1000.0);
+        /* poll's int milliseconds, rounded up (no spin below 1 ms); a longer wait (a --timeout
+         * of 10^7 s) polls in INT_MAX ms slices, its caller loops */
+        int ms = wait_s < 0                        ? -1
+                 : wait_s >= INT_MAX / 1000.0      ? INT_MAX
+                                                   : (int)ceil(wait_s * 1000.0);
         int r = poll(&p, 1, ms);
         if (r == 0 || (r < 0 && errno == EINTR))
             return 0;

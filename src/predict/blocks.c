@@ -344,8 +344,14 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
                 break;
             }
             const json_t *acc = json_object_get(v, "heldout");
-            for (int ph = 0; ph < PH_COUNT; ph++)
-                erg__accuracy_from_json(json_object_get(acc, ph_names[ph]), &m->acc[b][ph]);
+            for (int ph = 0; rc == ERG_OK && ph < PH_COUNT; ph++) {
+                char sub[160];
+                snprintf(sub, sizeof sub, "%s.heldout.%s", where, ph_names[ph]);
+                rc = erg__accuracy_from_json(json_object_get(acc, ph_names[ph]), &m->acc[b][ph],
+                                             path, sub, diag);
+            }
+            if (rc != ERG_OK)
+                break;
         }
     json_decref(root);
     if (rc != ERG_OK) {
