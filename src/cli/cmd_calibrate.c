@@ -175,7 +175,12 @@ static int run(int argc, char **argv)
         return erg_cli_fail(&d, rc);
     }
     if (json) {
-        erg_calibration_write_file("-", cal, NULL);
+        rc = erg_calibration_write_file("-", cal, &d); /* stdout can fail: a closed pipe, full disk */
+        if (rc != ERG_OK) {
+            erg_meter_close(m);
+            erg_calibration_free(cal);
+            return erg_cli_fail(&d, rc);
+        }
     } else {
         printf("Calibrated %.1f s at rest in %.2f s windows; written to %s\n", cal->duration_s,
                cal->window_s, out);

@@ -597,8 +597,7 @@ static int run(int argc, char **argv)
     int usable = 0;
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info ci;
-        erg_meter_channel_info(m, i, &ci);
-        usable += ci.usable;
+        usable += erg_meter_channel_info(m, i, &ci) == ERG_OK && ci.usable;
     }
     if (!usable) {
         fprintf(stderr, "erg: no usable meter: every channel was declined (see 'erg meters')\n");
@@ -668,12 +667,15 @@ static int run(int argc, char **argv)
         else
             fprintf(stderr, "erg: no signature written: %s\n", d.detail);
     }
+    int src = ERG_OK; /* stdout can fail (a closed pipe, a full disk): say so, exit 1 */
     if (o.json)
-        erg_protocol_write_json("-", res, m1, NULL);
+        src = erg_protocol_write_json("-", res, m1, &d);
     else if (o.csv)
-        erg_protocol_write_csv("-", res, NULL);
+        src = erg_protocol_write_csv("-", res, &d);
     else
         print_text(res, cmd);
+    if (src != ERG_OK)
+        rc = erg_cli_fail(&d, src);
     if (o.csv)
         for (size_t k = 0; k < res->n_warnings; k++)
             fprintf(stderr, "erg: warning: %s\n", res->warnings[k]);

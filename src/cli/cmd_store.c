@@ -170,8 +170,8 @@ static int run_store(int argc, char **argv)
             rc = erg_store_put_context(st, &sigs[i], &d);
         if (rc == ERG_OK)
             rc = erg_store_end(st, 1, &d);
-        else
-            erg_store_end(st, 0, NULL);
+        else if (erg_store_end(st, 0, NULL) != ERG_OK) /* closing rolls back as well */
+            fprintf(stderr, "erg: warning: the rollback failed; closing the store undoes it\n");
         erg_store_close(st);
         free(sigs);
         if (rc != ERG_OK)
