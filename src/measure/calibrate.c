@@ -490,7 +490,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
         double f = erg_f_quantile(0.95, (double)(o->n_samples - 1), df2);
         double lim = cc->cv * sqrt(f);
         erg_channel_info info;
-        erg_meter_channel_info(m, i, &info);
+        if (erg_meter_channel_info(m, i, &info) != ERG_OK)
+            memset(&info, 0, sizeof info); /* i < the channel count: cannot fail */
         if (info.resolution_j > 0 && cc->idle_power_w > 0) {
             double floor_cv = info.resolution_j / (sample_s * cc->idle_power_w);
             if (!(lim >= floor_cv))
@@ -504,7 +505,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
     {
         erg_temperature t[32];
         size_t nt = 0;
-        erg_meter_temperatures(m, t, 32, &nt);
+        if (erg_meter_temperatures(m, t, 32, &nt) != ERG_OK)
+            nt = 0; /* only ERG_EINVAL (m NULL), ruled out above */
         out->estimator_only = n_compared > 0 && n_estimator == n_compared && nt == 0;
     }
     {
