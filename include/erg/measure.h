@@ -177,9 +177,14 @@ ERG_API ERG_NODISCARD int erg_calibration_write_file(const char *path, const erg
  *  ERG_OK, ERG_ENOENT, ERG_EPARSE (with file and JSON path), ERG_EVERSION, ERG_ENOMEM. */
 ERG_API ERG_NODISCARD int erg_calibration_read_file(const char *path, erg_calibration **out, erg_diag *diag);
 
-/** Default calibration path: $XDG_CACHE_HOME/erg/calibration.json, else
- *  $HOME/.cache/erg/calibration.json. snprintf semantics; returns -1 when neither is set. */
-ERG_API ERG_NODISCARD int erg_calibration_default_path(char *buf, size_t size);
+/**
+ * Default calibration path: $XDG_CACHE_HOME/erg/calibration.json (an absolute value), else
+ * $HOME/.cache/erg/calibration.json, into buf of *size bytes (libuv's uv_os_homedir rule, as every
+ * erg default-path function): ERG_OK and *size = the path's length; ERG_ERANGE when it does not
+ * fit, buf untouched and *size = the bytes needed (NUL included); ERG_ENOENT when neither
+ * variable is set; ERG_EINVAL for a NULL argument.
+ */
+ERG_API ERG_NODISCARD int erg_calibration_default_path(char *buf, size_t *size);
 
 /** Options of the stability wait (FECoM 3.5 thresholds by default). */
 typedef struct erg_stability_options {

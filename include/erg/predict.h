@@ -215,10 +215,11 @@ ERG_API int erg_profile_supports(erg_target target, erg_op op, erg_dtype dtype);
  * there); $ERG_DATA_DIR/grids/ when set (likewise); then the first readable of the install data
  * dir relative to the running program (<bindir>/../share/erg/grids: a relocated prefix), the
  * configured ${datadir}/erg/grids and the source tree's grids/ (the build tree); none readable:
- * the configured install path. Returns the length of the path (snprintf semantics: >= size means
- * truncated), negative on an encoding error. The file is not opened.
+ * the configured install path. Into buf of *size bytes (libuv's uv_os_homedir rule, as every erg
+ * default-path function): ERG_OK and *size = the path's length; ERG_ERANGE when it does not
+ * fit, buf untouched and *size = the bytes needed (NUL included). The file is not opened.
  */
-ERG_API ERG_NODISCARD int erg_profile_default_grid(erg_target target, char *buf, size_t size);
+ERG_API ERG_NODISCARD int erg_profile_default_grid(erg_target target, char *buf, size_t *size);
 
 /**
  * Identity of this machine's CPU target: kind (file-name safe, e.g. "cpu-amd-epyc"; names the
@@ -494,11 +495,13 @@ ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t
  * there); $ERG_DATA_DIR/models/ when set (likewise); then the first readable of the install data
  * dir relative to the running program (<bindir>/../share/erg/models: a relocated prefix), the
  * configured ${datadir}/erg/models and the source tree's models/ (the build tree); none
- * readable: the configured install path. Returns the length of the path (snprintf semantics:
- * >= size means truncated), negative when kind is too long (250 bytes or more) or on an encoding
- * error. The file is not opened: erg_op_model_load reports ERG_ENOENT.
+ * readable: the configured install path. Into buf of *size bytes (libuv's uv_os_homedir rule, as
+ * every erg default-path function): ERG_OK and *size = the path's length; ERG_ERANGE when it
+ * does not fit, buf untouched and *size = the bytes needed (NUL included); ERG_EINVAL when kind
+ * is NULL or too long (250 bytes or more). The file is not opened: erg_op_model_load reports
+ * ERG_ENOENT.
  */
-ERG_API ERG_NODISCARD int erg_op_model_default_path(const char *kind, char *buf, size_t size);
+ERG_API ERG_NODISCARD int erg_op_model_default_path(const char *kind, char *buf, size_t *size);
 
 /* ---------------------------------------------------------------- architectures (HF config.json) */
 

@@ -30,10 +30,12 @@ extern "C" {
 typedef struct erg_store erg_store;
 
 /**
- * Path of the default store into buf (size bytes), from $ERG_STORE, $XDG_DATA_HOME or $HOME as
- * above. Returns ERG_OK, or ERG_ERANGE when buf is too small, ERG_ENOENT when no variable is set.
+ * Path of the default store into buf of *size bytes, from $ERG_STORE, $XDG_DATA_HOME (an absolute
+ * value) or $HOME as above (libuv's uv_os_homedir rule, as every erg default-path function):
+ * ERG_OK and *size = the path's length; ERG_ERANGE when it does not fit, buf untouched and *size =
+ * the bytes needed (NUL included); ERG_ENOENT when no variable is set; ERG_EINVAL for NULL.
  */
-ERG_API ERG_NODISCARD int erg_store_default_path(char *buf, size_t size);
+ERG_API ERG_NODISCARD int erg_store_default_path(char *buf, size_t *size);
 
 /** How erg_store_open opens a store. */
 enum {

@@ -607,7 +607,7 @@ static int run(int argc, char **argv)
         }
     if (isnan(c.static_w) && !c.cpu_model) {
         char defpath[1024];
-        if (!cal_path && erg_calibration_default_path(defpath, sizeof defpath) > 0 &&
+        if (!cal_path && erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK &&
             access(defpath, R_OK) == 0)
             cal_path = defpath;
         if (!cal_path) {

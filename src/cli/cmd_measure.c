@@ -564,7 +564,7 @@ static int run(int argc, char **argv)
     int rc = ERG_EXIT_OK;
     char defpath[1024];
     const char *cal_path = o.cal_path;
-    int have_default = erg_calibration_default_path(defpath, sizeof defpath) > 0;
+    int have_default = erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK;
     if (!cal_path && have_default && access(defpath, R_OK) == 0)
         cal_path = defpath;
     if (cal_path && (o.baseline_auto || o.stable || o.sig_path || o.cal_path)) {
@@ -579,7 +579,7 @@ static int run(int argc, char **argv)
                 "erg: --signature needs the static power s, and there is no calibration (looked "
                 "for %s): run 'erg calibrate' at rest first, give --calibration FILE, or state s "
                 "with --baseline W (--baseline 0 for s = 0 W)\n",
-                have_default ? defpath : "$XDG_CACHE_HOME or $HOME, neither set");
+                have_default ? defpath : "$XDG_CACHE_HOME or $HOME: neither set, or too long");
         rc = ERG_EXIT_USAGE;
         goto out;
     }

@@ -84,8 +84,7 @@ static void no_model_hint(const char *kind, const char *desc)
     size_t rows = 0;
     erg_profile_options po;
     erg_profile_options_init(&po);
-    int len = erg_profile_default_grid(ERG_TARGET_CPU, grid, sizeof grid);
-    if (len > 0 && (size_t)len < sizeof grid) {
+    if (erg_profile_default_grid(ERG_TARGET_CPU, grid, &(size_t){sizeof grid}) == ERG_OK) {
         erg_op_sample *s = NULL;
         if (erg_ops_csv_read(grid, 1, &s, &rows, NULL) != ERG_OK)
             rows = 0;
@@ -219,8 +218,7 @@ static int run(int argc, char **argv)
     char kind[128], desc[256], path[1024];
     erg_target_identity(kind, sizeof kind, desc, sizeof desc);
     if (!model_path) {
-        int len = erg_op_model_default_path(kind, path, sizeof path);
-        if (len < 0 || (size_t)len >= sizeof path) {
+        if (erg_op_model_default_path(kind, path, &(size_t){sizeof path}) != ERG_OK) {
             fprintf(stderr, "erg predict: no default model path for '%s' (too long): give --model\n",
                     kind);
             return ERG_EXIT_USAGE;

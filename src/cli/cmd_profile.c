@@ -340,8 +340,7 @@ static int run(int argc, char **argv)
         return erg_cli_fail(&diag, rc);
     }
     if (!grid_path) {
-        int len = erg_profile_default_grid(o.target, grid_buf, sizeof grid_buf);
-        if (len < 0 || (size_t)len >= sizeof grid_buf) {
+        if (erg_profile_default_grid(o.target, grid_buf, &(size_t){sizeof grid_buf}) != ERG_OK) {
             fprintf(stderr, "erg profile: no default grid path (too long): give --grid\n");
             return ERG_EXIT_USAGE;
         }

@@ -126,7 +126,7 @@ static int run_store(int argc, char **argv)
     const char *action = argv[optind++];
     char defpath[1024];
     if (!path) {
-        if (erg_store_default_path(defpath, sizeof defpath) != ERG_OK)
+        if (erg_store_default_path(defpath, &(size_t){sizeof defpath}) != ERG_OK)
             return erg_cli_usage("store", "no store path: give --store or set ERG_STORE");
         path = defpath;
     }

@@ -8,6 +8,7 @@
 #include "erg/stats.h"
 
 #include "core/json.h"
+#include "core/path.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -266,15 +267,9 @@ int erg_calibration_describe(const erg_calibration *cal, char *buf, size_t size)
     return (int)used;
 }
 
-int erg_calibration_default_path(char *buf, size_t size)
+int erg_calibration_default_path(char *buf, size_t *size)
 {
-    const char *x = getenv("XDG_CACHE_HOME");
-    if (x && *x)
-        return snprintf(buf, size, "%s/erg/calibration.json", x);
-    const char *h = getenv("HOME");
-    if (h && *h)
-        return snprintf(buf, size, "%s/.cache/erg/calibration.json", h);
-    return -1;
+    return erg__xdg_path("XDG_CACHE_HOME", "erg/calibration.json", buf, size);
 }
 
 static json_t *cal_flags_json(unsigned flags)
