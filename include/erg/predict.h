@@ -951,12 +951,13 @@ ERG_API void erg_e2e_model_free(erg_e2e_model *m);
  *  both): HYMELL Table 6's rows. Errors: ERG_EINVAL (no such rows). */
 ERG_API int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out);
 
-/** What corrects the block sums of dense (moe 0) or MoE (moe 1) models: *use "shared" (the
- *  correction fitted on every row), "own" (one fitted on that group's rows only) or "none" (the
- *  block sum as it is), chosen by the lowest held-out MAPE (time and energy) on the group's rows;
+/** What corrects the block sums of one phase (ERG_PHASE_PREFILL or ERG_PHASE_DECODE) of dense
+ *  (moe 0) or MoE (moe 1) models, HYMELL Table 6's rows: *use "shared" (the correction fitted on
+ *  every row), "own" (one fitted on that group's rows only) or "none" (the block sum as it is),
+ *  chosen by the lowest held-out MAPE (time and energy) on the group's rows;
  *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
  *  tried (one architecture, --no-cv, a loaded model). Errors: ERG_EINVAL (bad arguments). */
-ERG_API int erg_e2e_model_group(const erg_e2e_model *m, int moe, const char **use,
+ERG_API int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
                                 double mape_pct[3]);
 
 /* ---------------------------------------------------------------- whole-model predictions */

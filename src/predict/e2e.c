@@ -22,14 +22,18 @@ static const char *const l3_features[L3_FEATURES] = {
  * the group's rows only, or none (the block sum as it is); chosen per group on held-out error. */
 enum { USE_SHARED, USE_OWN, USE_NONE, USE_COUNT };
 static const char *const use_names[USE_COUNT] = {"shared", "own", "none"};
+#define N_GROUPS 4
+static const char *const group_names[N_GROUPS] = {"prefill_dense", "decode_dense", "prefill_moe",
+                                                  "decode_moe"};
 
 /* accuracy cells: phase (prefill, decode, all) × architecture (dense, moe, all) */
 struct erg_e2e_model {
     char target[128];
     struct erg__corrector corr;
-    struct erg__corrector own[2]; /* [0] dense, [1] MoE: present when use[g] == USE_OWN */
-    int use[2];
-    double use_score[2][USE_COUNT]; /* held-out MAPE (time + energy) of each option, % */
+    /* per group g = 2·moe + decode (prefill dense, decode dense, prefill MoE, decode MoE) */
+    struct erg__corrector own[N_GROUPS]; /* present when use[g] == USE_OWN */
+    int use[N_GROUPS];
+    double use_score[N_GROUPS][USE_COUNT]; /* held-out MAPE (time + energy) of each option, % */
     int energy;
     erg_accuracy acc[3][3];
     erg_e2e_heldout_row *rows; /* the fit's rows (NULL when loaded) */
@@ -89,7 +93,7 @@ void erg__e2e_apply(const erg_e2e_model *m, const erg_arch *a, erg_model_predict
 {
     if (!m || !m->corr.present)
         return;
-    int g = is_moe(a);
+    int g = 2 * is_moe(a) + (p->phase.phase == ERG_PHASE_DECODE);
     if (m->use[g] == USE_NONE)
         return;
     const struct erg__corrector *c = m->use[g] == USE_OWN ? &m->own[g] : &m->corr;
@@ -125,8 +129,8 @@ void erg_e2e_model_free(erg_e2e_model *m)
     if (!m)
         return;
     erg__corrector_free(&m->corr);
-    erg__corrector_free(&m->own[0]);
-    erg__corrector_free(&m->own[1]);
+    for (int g = 0; g < N_GROUPS; g++)
+        erg__corrector_free(&m->own[g]);
     free(m->rows);
     free(m);
 }
@@ -155,7 +159,7 @@ static double group_mape(const double *mt, const double *me, const double *bt, c
 }
 
 /*
- * Per group g (0 dense, 1 MoE) with rows: fit a correction on the group's rows alone (own[g],
+ * Per group g (2·moe + decode) with rows: fit a correction on the group's rows alone (own[g],
  * leave-one-architecture-out within the group), and choose among the shared correction (H), the
  * group's own and none by the held-out MAPE on the group's rows. H is overwritten, for the rows
  * of the group, with the chosen option's held-out predictions (0 for none).
@@ -238,7 +242,7 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
         goto done;
     }
     m->energy = energy;
-    for (int g = 0; g < 2; g++)
+    for (int g = 0; g < N_GROUPS; g++)
         for (int u = 0; u < USE_COUNT; u++)
             m->use_score[g][u] = NAN;
     snprintf(m->target, sizeof m->target, "%s", erg_op_model_target(l1));
@@ -278,9 +282,9 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
     /* with held-out predictions (two or more architectures): per group, the shared correction,
      * the group's own or none, whichever has the lower held-out MAPE on the group's rows */
     if (rc == ERG_OK && (!o || o->cross_validate) && m->corr.n_groups >= 2)
-        for (int g = 0; g < 2 && rc == ERG_OK; g++) {
+        for (int g = 0; g < N_GROUPS && rc == ERG_OK; g++) {
             for (size_t i = 0; i < n; i++)
-                mask[i] = is_moe(&s[i].model) == g;
+                mask[i] = 2 * is_moe(&s[i].model) + (s[i].phase.phase == ERG_PHASE_DECODE) == g;
             rc = choose_group(m, g, X, Y, grp, mask, n, n_out, o, mt, me, bt, be, H, diag);
         }
     if (rc != ERG_OK)
@@ -338,13 +342,15 @@ int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accur
     return out->n ? ERG_OK : ERG_EINVAL;
 }
 
-int erg_e2e_model_group(const erg_e2e_model *m, int moe, const char **use, double mape_pct[3])
+int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
+                        double mape_pct[3])
 {
-    if (!m || !use || moe < 0 || moe > 1)
+    if (!m || !use || moe < 0 || moe > 1 || phase < 0 || phase > 1)
         return ERG_EINVAL;
-    *use = use_names[m->use[moe]];
+    int g = 2 * moe + phase;
+    *use = use_names[m->use[g]];
     for (int u = 0; mape_pct && u < USE_COUNT; u++)
-        mape_pct[u] = m->use_score[moe][u];
+        mape_pct[u] = m->use_score[g][u];
     return ERG_OK;
 }
 
@@ -368,7 +374,7 @@ int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag)
     json_object_set_new(c, "energy", json_boolean(m->energy));
     json_object_set_new(root, "model", c);
     json_t *sel = json_object();
-    for (int g = 0; g < 2; g++) {
+    for (int g = 0; g < N_GROUPS; g++) {
         json_t *o = json_object(), *sc = json_object();
         json_object_set_new(o, "use", json_string(use_names[m->use[g]]));
         for (int u = 0; u < USE_COUNT; u++)
@@ -380,7 +386,7 @@ int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag)
             json_object_set_new(oc, "energy", json_boolean(m->energy));
             json_object_set_new(o, "model", oc);
         }
-        json_object_set_new(sel, moe_names[g], o);
+        json_object_set_new(sel, group_names[g], o);
     }
     json_object_set_new(root, "groups", sel);
     for (int ph = 0; ph < 3; ph++) {
@@ -411,7 +417,7 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
     }
     const char *t = json_string_value(json_object_get(root, "target"));
     snprintf(m->target, sizeof m->target, "%s", t ? t : "");
-    for (int g = 0; g < 2; g++)
+    for (int g = 0; g < N_GROUPS; g++)
         for (int u = 0; u < USE_COUNT; u++)
             m->use_score[g][u] = NAN;
     rc = erg__check_features(root, l3_features, L3_FEATURES, path, diag);
@@ -425,11 +431,11 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
     }
     /* "groups" (optional: files without it correct every model with "model") */
     const json_t *sel = json_object_get(root, "groups");
-    for (int g = 0; rc == ERG_OK && sel && g < 2; g++) {
-        const json_t *o = json_object_get(sel, moe_names[g]);
+    for (int g = 0; rc == ERG_OK && sel && g < N_GROUPS; g++) {
+        const json_t *o = json_object_get(sel, group_names[g]);
         const char *u = json_string_value(json_object_get(o, "use"));
         char where[32];
-        snprintf(where, sizeof where, "groups.%s", moe_names[g]);
+        snprintf(where, sizeof where, "groups.%s", group_names[g]);
         int k = -1;
         for (int j = 0; u && j < USE_COUNT; j++)
             if (strcmp(u, use_names[j]) == 0)
@@ -447,7 +453,7 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
                 m->use_score[g][j] = json_number_value(v);
         }
         if (k == USE_OWN) {
-            snprintf(where, sizeof where, "groups.%s.model", moe_names[g]);
+            snprintf(where, sizeof where, "groups.%s.model", group_names[g]);
             rc = erg__corrector_from_json(json_object_get(o, "model"), L3_FEATURES, &m->own[g],
                                           path, where, diag);
             if (rc == ERG_OK && m->own[g].n_out != m->corr.n_out)

@@ -401,14 +401,15 @@ static void level3_chooses_per_group(void **state)
     assert_int_equal(erg_e2e_model_fit(l1, NULL, s, n, NULL, &e, &d), ERG_OK);
     const char *use;
     double sc[3];
-    assert_int_equal(erg_e2e_model_group(e, 1, &use, sc), ERG_OK);
+    assert_int_equal(erg_e2e_model_group(e, ERG_PHASE_DECODE, 1, &use, sc), ERG_OK);
     assert_string_equal(use, "own");
     /* none: every MoE block sum is 1/0.7 of the measured value, off by 0.3 / 0.7 = 42.86 % */
     erg_assert_rel(sc[2], 100 * 0.3 / 0.7, 1e-9);
     if (!(sc[1] < 2 && sc[1] < sc[0]))
         fail_msg("MoE held-out MAPE: shared %.3g %%, own %.3g %%", sc[0], sc[1]);
-    assert_int_equal(erg_e2e_model_group(e, 0, &use, sc), ERG_OK);
+    assert_int_equal(erg_e2e_model_group(e, ERG_PHASE_PREFILL, 0, &use, sc), ERG_OK);
     assert_true(strcmp(use, "none") != 0);
+    assert_int_equal(erg_e2e_model_group(e, ERG_PHASE_PREFILL, 2, &use, sc), ERG_EINVAL);
     erg_accuracy moe;
     assert_int_equal(erg_e2e_model_accuracy(e, -1, 1, &moe), ERG_OK);
     assert_true(moe.time_mape_pct < 2);
@@ -424,7 +425,7 @@ static void level3_chooses_per_group(void **state)
     /* the choice travels with the file, and a bad one is refused, named */
     erg_e2e_model *back;
     assert_int_equal(erg_e2e_model_load(path, &back, &d), ERG_OK);
-    assert_int_equal(erg_e2e_model_group(back, 1, &use, NULL), ERG_OK);
+    assert_int_equal(erg_e2e_model_group(back, ERG_PHASE_PREFILL, 1, &use, NULL), ERG_OK);
     assert_string_equal(use, "own");
     erg_e2e_model_free(back);
     FILE *fp = fopen(path, "r");
