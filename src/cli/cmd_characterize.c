@@ -88,8 +88,7 @@ static pid_t spawn_report(const char *cmd, const char *report)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    char sh[] = "sh", dash_c[] = "-c";
-    char *argv[] = {sh, dash_c, (char *)cmd, NULL};
+    const char *const argv[] = {"sh", "-c", cmd, NULL};
     size_t ne = 0;
     while (environ[ne])
         ne++;
@@ -109,7 +108,7 @@ static pid_t spawn_report(const char *cmd, const char *report)
         envp[k++] = var;
     }
     pid_t pid;
-    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, envp);
+    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, erg_cli_exec_argv(argv), envp);
     free(envp);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
@@ -267,8 +266,8 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
     se->temp_c = temperature_c(c);
     if (sc)
         sc->temp_c = se->temp_c;
-    if (c->mon)
-        erg_window_begin(c->mon, "characterize", NULL);
+    /* a window that cannot begin gives no energy figure (NaN below), never an uninitialised one */
+    int began = c->mon && erg_window_begin(c->mon, "characterize", NULL) == ERG_OK;
     double t0 = now_s();
     pid_t pe = spawn_report(cmd, c->time_reported ? c->report[0] : NULL),
           pc = corun ? spawn_report(corun, c->time_reported ? c->report[1] : NULL) : 0;
@@ -277,8 +276,8 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
             wait_child(pe, NULL);
         if (pc > 0)
             wait_child(pc, NULL);
-        if (c->mon)
-            erg_window_cancel(c->mon, "characterize");
+        if (began && erg_window_cancel(c->mon, "characterize") != ERG_OK)
+            fprintf(stderr, "erg: warning: the measurement window could not be dropped\n");
         return ERG_EXIT_USAGE;
     }
     double cpu_e = 0, cpu_c = 0, wall_e, wall_c = 0;
@@ -309,9 +308,8 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
     }
     double wall_w = now_s() - t0;
     double ew = NAN;
-    if (c->mon) {
-        erg_measurement m;
-        erg_window_end(c->mon, "characterize", 0, &m, NULL);
+    erg_measurement m;
+    if (began && erg_window_end(c->mon, "characterize", 0, &m, NULL) == ERG_OK) {
         ew = m.total_energy_j;
         c->grade = erg_grade_weakest(c->grade, m.total_grade);
         c->flags |= m.total_flags;
@@ -519,6 +517,10 @@ static int run(int argc, char **argv)
                 return ERG_EXIT_USAGE;
             if (v < 0)
                 return erg_cli_usage("characterize", "%s must be >= 0, got '%s'", on, optarg);
+            /* sleep_s casts it to time_t */
+            if (opt == 'C' && v > 86400)
+                return erg_cli_usage("characterize", "--cooldown must be at most 86400 s, got '%s'",
+                                     optarg);
             if (opt == 'C')
                 c.cooldown_s = v;
             else if (opt == 'B')
@@ -609,7 +611,7 @@ static int run(int argc, char **argv)
         }
     if (isnan(c.static_w) && !c.cpu_model) {
         char defpath[1024];
-        if (!cal_path && erg_calibration_default_path(defpath, sizeof defpath) > 0 &&
+        if (!cal_path && erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK &&
             access(defpath, R_OK) == 0)
             cal_path = defpath;
         if (!cal_path) {
@@ -832,8 +834,8 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
         sleep_s(c->cooldown_s);
         vr->temp_c = temperature_c(c);
         memcpy(left, indeg, n * sizeof *left);
-        if (c->mon)
-            erg_window_begin(c->mon, "schedule", NULL);
+        /* no window, no energy figure (NaN), never an uninitialised one */
+        int began = c->mon && erg_window_begin(c->mon, "schedule", NULL) == ERG_OK;
         double t0 = now_s(), dyn = 0.0;
         size_t done = 0, running = 0;
         for (size_t i = 0; i < n; i++)
@@ -895,9 +897,8 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             running--;
         }
         double wall = now_s() - t0, ew = NAN;
-        if (c->mon) {
-            erg_measurement m;
-            erg_window_end(c->mon, "schedule", 0, &m, NULL);
+        erg_measurement m;
+        if (began && erg_window_end(c->mon, "schedule", 0, &m, NULL) == ERG_OK) {
             ew = m.total_energy_j;
             c->grade = erg_grade_weakest(c->grade, m.total_grade);
         c->flags |= m.total_flags;

@@ -205,7 +205,7 @@ static void one_run_has_unknown_variance_and_a_floor(void **state)
     assert_int_equal(erg_protocol_signature(r, "one", &sig, NULL, NULL), ERG_OK);
     /* the floor: u = 1 µJ + 50 W × update period, var = u²/6 */
     erg_channel_info ci;
-    erg_meter_channel_info(m, 0, &ci);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &ci));
     double u = ci.resolution_j + 50.0 * ci.min_interval_s;
     erg_assert_rel(sig.energy_var_j2, u * u / 6.0, 1e-6);
     erg_assert_rel(sig.time_var_s2, ci.min_interval_s * ci.min_interval_s / 6.0, 1e-6);
@@ -296,6 +296,13 @@ static void command_runner_status_timeout_children(void **state)
     assert_int_equal(oc.status, 3);
     assert_int_equal(oc.flags, 0);
     assert_true(oc.user_cpu_s >= 0 && oc.system_cpu_s >= 0);
+    /* a timeout beyond poll's int milliseconds (10^12 s; it overflowed the cast to int, which
+     * UBSan reports) waits like none */
+    erg_command_init(&c, exit3);
+    c.timeout_s = 1e12;
+    assert_int_equal(erg_command_run(&c, &oc), ERG_OK);
+    assert_int_equal(oc.status, 3);
+    assert_int_equal(oc.flags, 0);
     /* a timeout stops the whole group: status 124 */
     static const char *const slow[] = {"sh", "-c", "sleep 30; exit 0", NULL};
     erg_command_init(&c, slow);
