@@ -405,7 +405,7 @@ static void level3_chooses_per_group(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/ops.json", dir);
     erg_op_model *l1 = cpu();
-    assert_int_equal(erg_op_model_save(l1, path, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_save(path, l1, NULL), ERG_OK);
     erg_predictor *p;
     erg_diag d;
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
@@ -441,7 +441,7 @@ static void level3_chooses_per_group(void **state)
     assert_int_equal(erg_e2e_model_accuracy(e, -1, 1, &moe), ERG_OK);
     assert_true(moe.time_mape_pct < 2);
     snprintf(path, sizeof path, "%s/e2e.json", dir);
-    assert_int_equal(erg_e2e_model_save(e, path, &d), ERG_OK);
+    assert_int_equal(erg_e2e_model_save(path, e, &d), ERG_OK);
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
     for (size_t i = 0; i < n; i += 7) {
         erg_model_prediction mp;
