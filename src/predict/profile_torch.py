@@ -434,7 +434,7 @@ class _Measurement(ctypes.Structure):
     # erg_measurement, include/erg/meter.h: every member, or erg_meter_diff writes past this
     # struct (a mirror 264 bytes short once did: "corrupted size vs. prev_size"). Sized at run
     # time: channels points to n_channels readings the measurement owns (erg_meter_diff sizes it;
-    # erg_measurement_release frees it); tests/predict/test_profile_torch.py checks the layout.
+    # erg_measurement_release frees it); tests/python/test_layout.py checks the layout.
     _fields_ = [("time_s", ctypes.c_double), ("cpu_s", ctypes.c_double),
                 ("n_channels", ctypes.c_size_t),
                 ("channels", ctypes.POINTER(_ChannelReading)), ("capacity", ctypes.c_size_t),
