@@ -344,6 +344,14 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
 /* ---------------------------------------------------------------- DAG composition --------------
  */
 
+/* Join operands: point finish means, tree positions and total variances. */
+struct opnd;
+struct joinbuf {
+    double *m, *tot;
+    uint32_t *b;
+    struct opnd *op;
+};
+
 struct dag {
     const erg_schedule *s;
     size_t n;
@@ -365,6 +373,18 @@ struct dag {
     double *tvar;               /* per tree event: its variance */
     uint32_t *sanchor;          /* per join node: the anchor of its start (for identical joins) */
     double *svar;               /* per join node: Var(start) */
+    const erg_compose_options *opts;
+    double c;                /* two-sided multiplier of opts->confidence */
+    struct joinbuf jb;       /* a join's operands */
+    uint64_t *hkeys;         /* identical joins: predecessor-set hash per slot */
+    uint32_t *hnode, *stamp; /* identical joins: the join per slot; set comparison stamps */
+    size_t hcap;             /* slots (a power of two) */
+    uint32_t gen;            /* the current stamp */
+    uint32_t *byst;          /* nodes by start time */
+    double end;              /* the makespan's point end, s */
+    double tol;              /* overlap tolerance, s */
+    double vd;               /* Σ σ²_d, J² */
+    erg_grade grade;         /* the weakest grade */
 };
 
 static double vt_of(const struct dag *g, uint32_t b)
@@ -408,6 +428,14 @@ static void dag_free(struct dag *g)
     free(g->tvar);
     free(g->sanchor);
     free(g->svar);
+    free(g->jb.m);
+    free(g->jb.tot);
+    free(g->jb.b);
+    free(g->jb.op);
+    free(g->hkeys);
+    free(g->hnode);
+    free(g->stamp);
+    free(g->byst);
 }
 
 /* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
@@ -534,14 +562,6 @@ struct outcome {
     unsigned char *dev_used;
     size_t n_elements;
     char device[ERG_SIG_DEVICE_MAX]; /* common device or "" */
-};
-
-/* Join operands: point finish means, tree positions and total variances. */
-struct opnd;
-struct joinbuf {
-    double *m, *tot;
-    uint32_t *b;
-    struct opnd *op;
 };
 
 /* A join operand: a finish (or a fixed start) with its tree position, point mean and total
@@ -728,26 +748,43 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, double c,
-                       struct dag *g, struct outcome *o, erg_diag *diag)
+/*
+ * DAG composition runs in phases over one struct dag:
+ *   1. dag_check_nodes   Axiom M1 for every node with its device's static power;
+ *   2. dag_build         adjacency and topological order (graph layer; a cycle is named), and
+ *                        the working arrays;
+ *   3. dag_forward       point start and finish of every node and the variance of every finish
+ *                        (joins: dag_join, identical joins: dag_twin);
+ *   4. dag_makespan      the join of every sink;
+ *   5. dag_devices       per device: busy union at the elements' static power, gaps as idle
+ *                        elements at the device's idle power, held for the makespan;
+ *   6. dag_bias          the Reduction Theorem's bias bound (Eq. 13) and the totals.
+ */
+
+/* Phase 1. A node's label is formatted only for a message. */
+static int dag_check_nodes(const struct dag *g, erg_diag *diag)
 {
-    size_t n = s->n_nodes, e = s->n_edges;
-    if (n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither nodes nor an expr");
-    int rc = alloc_dag(g, s);
-    if (rc != ERG_OK)
-        return erg_diag_set(diag, rc, NULL, "out of memory for %zu nodes", n);
-    for (size_t i = 0; i < n; i++) {
+    const erg_schedule *s = g->s;
+    for (size_t i = 0; i < g->n; i++) {
         const erg_signature *sg = &s->sigs[s->nodes[i].sig];
         double w = node_s(s, (uint32_t)i);
         if (check_m1(sg, w, "", NULL) == ERG_OK)
-            continue; /* the node's label is formatted only for a message */
+            continue;
         char who[200];
         snprintf(who, sizeof who, "node \"%.120s\"", erg__node_id(s, (uint32_t)i));
         return check_m1(sg, w, who, diag);
     }
-    /* Adjacency (both directions) and Kahn's topological order: the graph layer. */
-    rc = erg__graph_init(&g->gr, (uint32_t)n, e, (const uint32_t(*)[2])s->edges);
+    return ERG_OK;
+}
+
+/* Phase 2. */
+static int dag_build(struct dag *g, erg_diag *diag)
+{
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    if (alloc_dag(g, s) != ERG_OK)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", n);
+    int rc = erg__graph_init(&g->gr, (uint32_t)n, s->n_edges, (const uint32_t(*)[2])s->edges);
     g->pred_off = g->gr.pred_off;
     g->pred = g->gr.pred;
     g->succ_off = g->gr.succ_off;
@@ -757,37 +794,64 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
-    /* Sources without a start time start at 0 s. */
-    g->origin0 = 0.0;
     size_t maxk = n + 1;
-    struct joinbuf jb = {malloc(maxk * sizeof(double)), malloc(maxk * sizeof(double)),
-                         malloc(maxk * sizeof(uint32_t)), NULL};
-    jb.op = malloc(maxk * sizeof *jb.op);
-    uint32_t *byst = malloc(n * sizeof *byst), *bydev = malloc(n * sizeof *bydev);
-    size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    uint64_t *hkeys = NULL;
-    uint32_t *hnode = NULL, *stamp = NULL;
-    if (!jb.m || !jb.tot || !jb.b || !jb.op || !byst || !bydev || !dcount) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto out;
+    g->jb.m = malloc(maxk * sizeof *g->jb.m);
+    g->jb.tot = malloc(maxk * sizeof *g->jb.tot);
+    g->jb.b = malloc(maxk * sizeof *g->jb.b);
+    g->jb.op = malloc(maxk * sizeof *g->jb.op);
+    g->hcap = 16;
+    while (g->hcap < 2 * n)
+        g->hcap *= 2;
+    g->hkeys = malloc(g->hcap * sizeof *g->hkeys);
+    g->hnode = malloc(g->hcap * sizeof *g->hnode);
+    g->stamp = calloc(n, sizeof *g->stamp);
+    if (!g->jb.m || !g->jb.tot || !g->jb.b || !g->jb.op || !g->hkeys || !g->hnode || !g->stamp)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < g->hcap; i++)
+        g->hnode[i] = NONE;
+    return ERG_OK;
+}
+
+/* Whether joins u and v have the same predecessor set (their counts are equal). */
+static int same_preds(struct dag *g, uint32_t u, uint32_t v)
+{
+    int same = 1;
+    uint32_t gen = ++g->gen;
+    for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
+        g->stamp[g->pred[q]] = gen;
+    for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1] && same; q++)
+        same = g->stamp[g->pred[q]] == gen;
+    gen = ++g->gen;
+    for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1]; q++)
+        g->stamp[g->pred[q]] = gen;
+    for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1] && same; q++)
+        same = g->stamp[g->pred[q]] == gen;
+    return same;
+}
+
+/* Joins with the same operand set share one start event (a series composition of parallel
+ * blocks is written with every source of the second block after every sink of the first): a
+ * table keyed by a commutative hash h of the predecessor set, checked exactly. Returns the earlier
+ * join with v's k predecessors, or NONE with *slot where v goes. */
+static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, uint64_t h, size_t *slot)
+{
+    size_t i;
+    for (i = (size_t)h & (g->hcap - 1); g->hnode[i] != NONE; i = (i + 1) & (g->hcap - 1)) {
+        uint32_t u = g->hnode[i];
+        if (g->hkeys[i] == h && g->pred_off[u + 1] - g->pred_off[u] == k && same_preds(g, u, v))
+            return u;
     }
-    /* Joins with the same operand set share one start event (a series composition of parallel
-     * blocks is written with every source of the second block after every sink of the first):
-     * a table keyed by a commutative hash of the predecessor set, checked exactly. */
-    size_t hcap = 16;
-    while (hcap < 2 * n)
-        hcap *= 2;
-    hkeys = malloc(hcap * sizeof *hkeys);
-    hnode = malloc(hcap * sizeof *hnode);
-    stamp = calloc(n, sizeof *stamp);
-    if (!hkeys || !hnode || !stamp) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < hcap; i++)
-        hnode[i] = NONE;
-    uint32_t gen = 0;
-    /* Forward pass: point start and finish of every node, and the variance of every finish. */
+    *slot = i;
+    return NONE;
+}
+
+/* Phase 3: forward pass in topological order. */
+static int dag_forward(struct dag *g, erg_diag *diag)
+{
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    struct joinbuf *jb = &g->jb;
+    g->origin0 = 0.0; /* sources without a start time start at 0 s */
     for (size_t oi = 0; oi < n; oi++) {
         uint32_t v = g->order[oi];
         const struct erg__node *nd = &s->nodes[v];
@@ -798,9 +862,9 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         uint64_t h = 0;
         for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++) {
             uint32_t p = g->pred[q];
-            jb.m[k] = g->fin[p];
-            jb.b[k] = pos_of(g, p);
-            jb.tot[k] = g->vt[p];
+            jb->m[k] = g->fin[p];
+            jb->b[k] = pos_of(g, p);
+            jb->tot[k] = g->vt[p];
             h += mix64(p);
             if (g->fin[p] > latest) {
                 latest = g->fin[p];
@@ -809,47 +873,22 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
             k++;
         }
         if (!isnan(nd->start_s)) {
-            if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s)) {
-                rc = erg_diag_set(
+            if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s))
+                return erg_diag_set(
                     diag, ERG_EINVAL, NULL,
                     "node \"%s\" starts at %.9g s, before its predecessor \"%s\" ends at %.9g s",
                     erg__node_id(s, v), nd->start_s, erg__node_id(s, latest_p), latest);
-                goto out;
-            }
-            jb.m[k] = nd->start_s;
-            jb.b[k] = NONE;
-            jb.tot[k] = 0.0;
+            jb->m[k] = nd->start_s;
+            jb->b[k] = NONE;
+            jb->tot[k] = 0.0;
             k++;
         }
         double st, svar;
-        uint32_t sanch;
-        uint32_t twin = NONE;
+        uint32_t sanch, twin = NONE;
         size_t slot = 0;
-        if (k >= 2 && isnan(nd->start_s)) {
-            /* Look for an earlier join with the same predecessor set. */
-            h ^= mix64(k);
-            for (slot = (size_t)h & (hcap - 1); hnode[slot] != NONE;
-                 slot = (slot + 1) & (hcap - 1)) {
-                uint32_t u = hnode[slot];
-                if (hkeys[slot] != h || g->pred_off[u + 1] - g->pred_off[u] != k)
-                    continue;
-                int same = 1;
-                gen++;
-                for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
-                    stamp[g->pred[q]] = gen;
-                for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1] && same; q++)
-                    same = stamp[g->pred[q]] == gen;
-                gen++;
-                for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1]; q++)
-                    stamp[g->pred[q]] = gen;
-                for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1] && same; q++)
-                    same = stamp[g->pred[q]] == gen;
-                if (same) {
-                    twin = u;
-                    break;
-                }
-            }
-        }
+        int shareable = k >= 2 && isnan(nd->start_s);
+        if (shareable)
+            twin = dag_twin(g, v, k, h ^ mix64(k), &slot);
         if (k == 0) {
             st = g->origin0;
             sanch = NONE;
@@ -858,14 +897,15 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
             st = g->start[twin];
             sanch = g->sanchor[twin];
             svar = g->svar[twin];
-        } else if ((rc = join(g, &jb, k, (uint32_t)(n + v), &st, &sanch, &svar)) != ERG_OK) {
-            erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
-                         erg__node_id(s, v));
-            goto out;
-        }
-        if (k >= 2 && isnan(nd->start_s) && twin == NONE) {
-            hnode[slot] = v;
-            hkeys[slot] = h;
+        } else {
+            int rc = join(g, jb, k, (uint32_t)(n + v), &st, &sanch, &svar);
+            if (rc != ERG_OK)
+                return erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
+                                    erg__node_id(s, v));
+            if (shareable) {
+                g->hnode[slot] = v;
+                g->hkeys[slot] = h ^ mix64(k);
+            }
         }
         g->sanchor[v] = sanch;
         g->svar[v] = svar;
@@ -879,45 +919,62 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
             g->tvar[v] = g->vt[v];
         }
     }
-    /* Makespan: the join of every node without successors. */
-    double end;
-    size_t k = 0;
+    return ERG_OK;
+}
+
+/* Phase 4: the makespan is the join of every node without successors. */
+static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
+{
+    struct joinbuf *jb = &g->jb;
+    size_t n = g->n, k = 0;
     g->origin = HUGE_VAL;
     for (size_t i = 0; i < n; i++) {
         if (g->start[i] < g->origin)
             g->origin = g->start[i];
         if (g->succ_off[i + 1] == g->succ_off[i]) {
-            jb.m[k] = g->fin[i];
-            jb.b[k] = pos_of(g, (uint32_t)i);
-            jb.tot[k] = g->vt[i];
+            jb->m[k] = g->fin[i];
+            jb->b[k] = pos_of(g, (uint32_t)i);
+            jb->tot[k] = g->vt[i];
             k++;
         }
     }
     uint32_t manch;
-    if ((rc = join(g, &jb, k, (uint32_t)(2 * n), &end, &manch, &o->var_t)) != ERG_OK) {
-        erg_diag_set(diag, rc, NULL, "variance of the makespan");
-        goto out;
-    }
-    o->time_s = end - g->origin;
-    /* Per device (nodes by device, then by start): busy union at the elements' static power,
-     * gaps as idle elements at the device's idle power; every device held for the makespan. */
-    if (sort_by_start(g->start, n, byst) != ERG_OK) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto out;
+    int rc = join(g, jb, k, (uint32_t)(2 * n), &g->end, &manch, &o->var_t);
+    if (rc != ERG_OK)
+        return erg_diag_set(diag, rc, NULL, "variance of the makespan");
+    o->time_s = g->end - g->origin;
+    return ERG_OK;
+}
+
+/* Phase 5: nodes by device, then by start; busy union at the elements' static power, gaps as
+ * idle elements at the device's idle power; every device held for the makespan. */
+static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
+{
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    uint32_t *bydev = malloc(n * sizeof *bydev);
+    size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
+    g->byst = malloc(n * sizeof *g->byst);
+    if (!bydev || !dcount || !g->byst || sort_by_start(g->start, n, g->byst) != ERG_OK) {
+        free(bydev);
+        free(dcount);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
         dcount[s->nodes[i].device + 1]++;
     for (size_t d = 0; d < s->n_devices; d++)
         dcount[d + 1] += dcount[d];
     for (size_t i = 0; i < n; i++) {
-        uint32_t v = byst[i];
+        uint32_t v = g->byst[i];
         bydev[dcount[s->nodes[v].device]++] = v;
     }
-    double tol = 1e-12 * fmax(1.0, fabs(end));
-    double vd = 0.0;
-    erg_grade grade = ERG_GRADE_HW_SHUNT;
+    g->tol = 1e-12 * fmax(1.0, fabs(g->end));
+    double tol = g->tol;
+    int rc = ERG_OK;
+    g->vd = 0.0;
+    g->grade = ERG_GRADE_HW_SHUNT;
     size_t pos = 0;
-    for (size_t d = 0; d < s->n_devices; d++) {
+    for (size_t d = 0; d < s->n_devices && rc == ERG_OK; d++) {
         size_t stop = dcount[d];
         if (pos == stop)
             continue;
@@ -945,7 +1002,7 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
                         "static power (%g W and %g W); a device has a single static power (Axiom "
                         "P2)",
                         erg__node_id(s, run_node), erg__node_id(s, v), s->devices[d].id, run_s, w);
-                    goto out;
+                    break;
                 }
                 if (en > cur_end) {
                     busy += en - cur_end;
@@ -954,8 +1011,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
                 }
             }
             ddyn += sg->dynamic_energy_j;
-            vd += node_vd(s, v);
-            grade = erg_grade_weakest(grade, sg->grade);
+            g->vd += node_vd(s, v);
+            g->grade = erg_grade_weakest(g->grade, sg->grade);
         }
         double idle = fmax(0.0, o->time_s - busy);
         stat += s->devices[d].idle_power_w * idle;
@@ -966,10 +1023,20 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         o->static_j += stat;
         o->dynamic_j += ddyn;
     }
-    /* Bias bound (Eq. 13): m_i counts an entry-state substitution, dropped for elements that
-     * start with the composition at the null context, plus an isolation substitution for
-     * elements that co-run with another (their intervals overlap, on any device). */
-    double pmax = -INFINITY, bias = 0.0;
+    free(bydev);
+    free(dcount);
+    return rc;
+}
+
+/* Phase 6. Bias bound (Eq. 13): m_i counts an entry-state substitution, dropped for elements
+ * that start with the composition at the null context, plus an isolation substitution for
+ * elements that co-run with another (their intervals overlap, on any device). */
+static void dag_bias(const struct dag *g, struct outcome *o)
+{
+    const erg_schedule *s = g->s;
+    const uint32_t *byst = g->byst;
+    size_t n = g->n;
+    double pmax = -INFINITY, bias = 0.0, tol = g->tol;
     for (size_t i = 0; i < n; i++) {
         uint32_t v = byst[i];
         int corun =
@@ -977,76 +1044,151 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         if (g->fin[v] > pmax)
             pmax = g->fin[v];
         int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
-        int m = (first && !opts->warm_start ? 0 : 1) + corun;
-        bias += m * c * sqrt(s->sigs[s->nodes[v].sig].energy_var_j2);
+        int m = (first && !g->opts->warm_start ? 0 : 1) + corun;
+        bias += m * g->c * sqrt(s->sigs[s->nodes[v].sig].energy_var_j2);
     }
     o->energy_j = o->static_j + o->dynamic_j;
     o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
-    o->var_e = vd + o->s_w * o->s_w * o->var_t;
+    o->var_e = g->vd + o->s_w * o->s_w * o->var_t;
     o->bias_j = bias;
-    o->grade = grade;
+    o->grade = g->grade;
     o->n_elements = n;
-    rc = ERG_OK;
-out:
-    free(jb.m);
-    free(jb.tot);
-    free(jb.b);
-    free(jb.op);
-    free(byst);
-    free(bydev);
-    free(dcount);
-    free(hkeys);
-    free(hnode);
-    free(stamp);
-    return rc;
 }
 
-/* Monte Carlo over the DAG (Appendix F.4): times T_i ~ N(T_i, var_T_i) truncated at 0, dynamic
- * energies d_i ~ N(d_i, var_d_i); each sample replays the schedule (start = max(given start,
- * predecessors' finishes)) and charges the composite static power over its makespan. */
-static int mc_dag(const erg_schedule *s, const struct dag *g, const struct outcome *o,
-                  uint64_t samples, uint64_t seed, erg_report *r)
+static int compose_dag(struct dag *g, struct outcome *o, erg_diag *diag)
+{
+    if (g->n == 0)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither nodes nor an expr");
+    int rc;
+    if ((rc = dag_check_nodes(g, diag)) != ERG_OK || (rc = dag_build(g, diag)) != ERG_OK ||
+        (rc = dag_forward(g, diag)) != ERG_OK || (rc = dag_makespan(g, o, diag)) != ERG_OK ||
+        (rc = dag_devices(g, o, diag)) != ERG_OK)
+        return rc;
+    dag_bias(g, o);
+    return ERG_OK;
+}
+
+/* ---------------------------------------------------------------- Monte Carlo ------------------
+ */
+
+/*
+ * One Monte Carlo path for expressions and DAGs (Appendix F.4). A plan lists the schedule's
+ * elements in draw order; each sample draws every element's time T ~ N(T, σ²_T) truncated at 0
+ * and dynamic energy d ~ N(d, σ²_d) (time first, then energy, element by element, from one
+ * Mersenne Twister seeded with the seed), then the plan's replay turns the drawn elements into
+ * the schedule's time and energy: a DAG replays its order (start = max(given start,
+ * predecessors' finishes)) and charges the composite static power over the makespan; an
+ * expression evaluates its tree (⊗ sums, ⊕/⊕multi take the longest operand at the composite's
+ * static power plus the operands' dynamic parts).
+ */
+struct mc_elem {
+    double time_s, time_sd_s, dyn_j, dyn_sd_j;
+};
+
+struct mc_plan {
+    size_t n;           /* elements */
+    struct mc_elem *el; /* in draw order */
+    /* One sample of the schedule from drawn times t[] and dynamic energies d[] (draw order). */
+    void (*replay)(const void *ctx, const double *t, const double *d, double *time_s,
+                   double *energy_j);
+    const void *ctx;
+};
+
+static struct mc_elem mc_elem_of(const erg_signature *sg, double w)
+{
+    struct mc_elem e;
+    double vd = sg->energy_var_j2 - w * w * sg->time_var_s2;
+    e.time_s = sg->time_s;
+    e.time_sd_s = sg->time_var_s2 > 0.0 ? sqrt(sg->time_var_s2) : 0.0;
+    e.dyn_j = sg->dynamic_energy_j;
+    e.dyn_sd_j = vd > 0.0 ? sqrt(vd) : 0.0;
+    return e;
+}
+
+static int mc_run(const struct mc_plan *p, uint64_t samples, uint64_t seed, erg_report *r)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    double *fin = malloc(s->n_nodes * sizeof *fin);
-    if (!rng || !fin) {
+    double *t = malloc((p->n + 1) * sizeof *t), *d = malloc((p->n + 1) * sizeof *d);
+    if (!rng || !t || !d) {
         gsl_rng_free(rng);
-        free(fin);
+        free(t);
+        free(d);
         return ERG_ENOMEM;
     }
     gsl_rng_set(rng, (unsigned long)seed);
     erg_running re = {0}, rt = {0};
     for (uint64_t it = 0; it < samples; it++) {
-        double end = -INFINITY, dyn = 0.0;
-        for (size_t oi = 0; oi < s->n_nodes; oi++) {
-            uint32_t v = g->order[oi];
-            const struct erg__node *nd = &s->nodes[v];
-            const erg_signature *sg = &s->sigs[nd->sig];
-            double st = isnan(nd->start_s) ? -HUGE_VAL : nd->start_s;
-            for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
-                if (fin[g->pred[q]] > st)
-                    st = fin[g->pred[q]];
-            if (st == -HUGE_VAL)
-                st = g->origin0;
-            double t = sg->time_s +
-                       (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
-            fin[v] = st + (t > 0.0 ? t : 0.0);
-            if (fin[v] > end)
-                end = fin[v];
-            double vd = node_vd(s, v);
-            dyn += sg->dynamic_energy_j + (vd > 0.0 ? gsl_ran_gaussian(rng, sqrt(vd)) : 0.0);
+        for (size_t i = 0; i < p->n; i++) {
+            const struct mc_elem *e = &p->el[i];
+            double ti =
+                e->time_s + (e->time_sd_s > 0.0 ? gsl_ran_gaussian(rng, e->time_sd_s) : 0.0);
+            t[i] = ti > 0.0 ? ti : 0.0;
+            d[i] = e->dyn_j + (e->dyn_sd_j > 0.0 ? gsl_ran_gaussian(rng, e->dyn_sd_j) : 0.0);
         }
-        double m = end - g->origin;
-        erg_running_add(&rt, m);
-        erg_running_add(&re, o->s_w * m + dyn);
+        double time_s, energy_j;
+        p->replay(p->ctx, t, d, &time_s, &energy_j);
+        erg_running_add(&rt, time_s);
+        erg_running_add(&re, energy_j);
     }
     r->mc_energy_j = re.mean;
     r->mc_energy_sd_j = sqrt(erg_running_var(&re));
     r->mc_time_s = rt.mean;
     r->mc_time_sd_s = sqrt(erg_running_var(&rt));
     gsl_rng_free(rng);
-    free(fin);
+    free(t);
+    free(d);
     return ERG_OK;
+}
+
+/* A DAG's replay: elements in topological order (element i is node order[i]). */
+struct mc_dag {
+    const struct dag *g;
+    double s_w; /* the composite's static power, W */
+    double *fin;
+};
+
+static void mc_dag_replay(const void *ctx, const double *t, const double *d, double *time_s,
+                          double *energy_j)
+{
+    const struct mc_dag *m = ctx;
+    const struct dag *g = m->g;
+    const erg_schedule *s = g->s;
+    double *fin = m->fin, end = -INFINITY, dyn = 0.0;
+    for (size_t oi = 0; oi < g->n; oi++) {
+        uint32_t v = g->order[oi];
+        double st = isnan(s->nodes[v].start_s) ? -HUGE_VAL : s->nodes[v].start_s;
+        for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
+            if (fin[g->pred[q]] > st)
+                st = fin[g->pred[q]];
+        if (st == -HUGE_VAL)
+            st = g->origin0;
+        fin[v] = st + t[oi];
+        if (fin[v] > end)
+            end = fin[v];
+        dyn += d[oi];
+    }
+    double mk = end - g->origin;
+    *time_s = mk;
+    *energy_j = m->s_w * mk + dyn;
+}
+
+static int mc_dag(const struct dag *g, const struct outcome *o, uint64_t samples, uint64_t seed,
+                  erg_report *r)
+{
+    const erg_schedule *s = g->s;
+    struct mc_dag m = {g, o->s_w, malloc(g->n * sizeof(double))};
+    struct mc_plan p = {g->n, malloc(g->n * sizeof *p.el), mc_dag_replay, &m};
+    int rc = ERG_ENOMEM;
+    if (m.fin && p.el) {
+        for (size_t oi = 0; oi < g->n; oi++) {
+            uint32_t v = g->order[oi];
+            p.el[oi] = mc_elem_of(&s->sigs[s->nodes[v].sig], node_s(s, v));
+        }
+        rc = mc_run(&p, samples, seed, r);
+    }
+    free(m.fin);
+    free(p.el);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- expression composition -------
@@ -1267,22 +1409,28 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     return rc;
 }
 
-/* One Monte Carlo sample of an expression: time and energy, from sampled leaves (Appendix F.4). */
-static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double *t_out,
-                        double *e_out)
+/* An expression's elements in draw order: its signature leaves, depth first, left to right. */
+static void mc_expr_elems(const struct ectx *x, uint32_t ei, struct mc_elem *el, size_t *n)
+{
+    const erg_schedule *s = x->s;
+    const struct erg__expr *ex = &s->expr[ei];
+    if (ex->kind == ERG__EX_SIG)
+        el[(*n)++] = mc_elem_of(&s->sigs[ex->ref], x->s_w[ei]);
+    else if (ex->kind != ERG__EX_IDLE)
+        for (uint32_t i = 0; i < ex->n; i++)
+            mc_expr_elems(x, s->expr_kids[ex->first + i], el, n);
+}
+
+/* One sample of the subtree ei from the drawn elements, the next of which is *cur. */
+static void replay_expr(const struct ectx *x, uint32_t ei, const double *t, const double *d,
+                        size_t *cur, double *t_out, double *e_out)
 {
     const erg_schedule *s = x->s;
     const struct erg__expr *ex = &s->expr[ei];
     if (ex->kind == ERG__EX_SIG) {
-        const erg_signature *sg = &s->sigs[ex->ref];
-        double w = x->s_w[ei];
-        double t = sg->time_s +
-                   (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
-        double vd = sg->energy_var_j2 - w * w * sg->time_var_s2;
-        double d = sg->dynamic_energy_j + (vd > 0.0 ? gsl_ran_gaussian(rng, sqrt(vd)) : 0.0);
-        t = t > 0.0 ? t : 0.0;
-        *t_out = t;
-        *e_out = w * t + d;
+        size_t i = (*cur)++;
+        *t_out = t[i];
+        *e_out = x->s_w[ei] * t[i] + d[i];
         return;
     }
     if (ex->kind == ERG__EX_IDLE) {
@@ -1290,25 +1438,44 @@ static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double 
         *e_out = x->s_w[ei] * ex->time_s;
         return;
     }
-    double t = 0.0, e = 0.0, dyn = 0.0, sw = 0.0;
+    double tt = 0.0, e = 0.0, dyn = 0.0, sw = 0.0;
     for (uint32_t i = 0; i < ex->n; i++) {
         uint32_t ci = s->expr_kids[ex->first + i];
         double ti, eci;
-        sample_expr(x, rng, ci, &ti, &eci);
+        replay_expr(x, ci, t, d, cur, &ti, &eci);
         if (ex->kind == ERG__EX_SEQ) {
-            t += ti;
+            tt += ti;
             e += eci;
         } else {
-            t = i == 0 ? ti : fmax(t, ti);
-            dyn +=
-                eci - x->s_w[ci] * ti; /* the operand's dynamic part at its constant static power */
+            tt = i == 0 ? ti : fmax(tt, ti);
+            /* the operand's dynamic part at its constant static power */
+            dyn += eci - x->s_w[ci] * ti;
             sw = ex->kind == ERG__EX_PAR ? x->s_w[ci] : sw + x->s_w[ci];
         }
     }
     if (ex->kind != ERG__EX_SEQ)
-        e = sw * t + dyn;
-    *t_out = t;
+        e = sw * tt + dyn;
+    *t_out = tt;
     *e_out = e;
+}
+
+static void mc_expr_replay(const void *ctx, const double *t, const double *d, double *time_s,
+                           double *energy_j)
+{
+    const struct ectx *x = ctx;
+    size_t cur = 0;
+    replay_expr(x, x->s->expr_root, t, d, &cur, time_s, energy_j);
+}
+
+static int mc_expr(const struct ectx *x, uint64_t samples, uint64_t seed, erg_report *r)
+{
+    struct mc_plan p = {0, malloc((x->n_elements + 1) * sizeof *p.el), mc_expr_replay, x};
+    if (!p.el)
+        return ERG_ENOMEM;
+    mc_expr_elems(x, x->s->expr_root, p.el, &p.n);
+    int rc = mc_run(&p, samples, seed, r);
+    free(p.el);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- entry point ------------------
@@ -1407,7 +1574,11 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         o.dev_dynamic = devbuf + nd;
         o.dev_busy = devbuf + 2 * nd;
         o.dev_held = devbuf + 3 * nd;
-        rc = compose_dag(s, &opts, c, &g, &o, diag);
+        g.s = s;
+        g.n = s->n_nodes;
+        g.opts = &opts;
+        g.c = c;
+        rc = compose_dag(&g, &o, diag);
         if (rc == ERG_OK && !outcome_finite(&o))
             rc = dag_not_finite(s, &g, diag);
     }
@@ -1471,28 +1642,10 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         if (opts.mc_samples > 0) {
             r->has_mc = 1;
             r->mc_samples = opts.mc_samples;
-            if (s->has_expr) {
-                gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-                if (!rng) {
-                    rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-                } else {
-                    gsl_rng_set(rng, (unsigned long)opts.mc_seed);
-                    erg_running re = {0}, rt = {0};
-                    for (uint64_t it = 0; it < opts.mc_samples; it++) {
-                        double t, e;
-                        sample_expr(&x, rng, s->expr_root, &t, &e);
-                        erg_running_add(&rt, t);
-                        erg_running_add(&re, e);
-                    }
-                    r->mc_energy_j = re.mean;
-                    r->mc_energy_sd_j = sqrt(erg_running_var(&re));
-                    r->mc_time_s = rt.mean;
-                    r->mc_time_sd_s = sqrt(erg_running_var(&rt));
-                    gsl_rng_free(rng);
-                }
-            } else if (mc_dag(s, &g, &o, opts.mc_samples, opts.mc_seed, r) != ERG_OK) {
-                rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-            }
+            int mrc = s->has_expr ? mc_expr(&x, opts.mc_samples, opts.mc_seed, r)
+                                  : mc_dag(&g, &o, opts.mc_samples, opts.mc_seed, r);
+            if (mrc != ERG_OK)
+                rc = erg_diag_set(diag, mrc, NULL, "out of memory");
             if (rc == ERG_OK && !(isfinite(r->mc_energy_j) && isfinite(r->mc_energy_sd_j) &&
                                   isfinite(r->mc_time_s) && isfinite(r->mc_time_sd_s)))
                 rc = erg_diag_set(diag, ERG_ERANGE, NULL,
