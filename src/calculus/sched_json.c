@@ -317,6 +317,11 @@ static int cal_edge(void *ctx, const char *from, const char *to, erg_diag *sub)
     return erg_schedule_add_edge(((struct cal *)ctx)->s, from, to, sub);
 }
 
+static void cal_edge_hint(void *ctx, const char *from, const char *to)
+{
+    erg__schedule_edge_hint(((struct cal *)ctx)->s, from, to);
+}
+
 /*
  * The reader streams the file with yajl: "nodes" and "edges" (the part that grows with the
  * schedule) are taken element by element without building a document, and keep their byte offsets
@@ -858,8 +863,12 @@ static int finish(struct st *t)
             return t->rc;
         }
     }
+    enum { EDGE_HINT_AHEAD = 16 }; /* node-id lookups are random in a large table: load ahead */
     for (size_t i = 0; i < t->n_edges; i++) {
         const struct pedge *e = &t->edges[i];
+        if (r->b->edge_hint && i + EDGE_HINT_AHEAD < t->n_edges)
+            r->b->edge_hint(r->b->ctx, t->strs + e[EDGE_HINT_AHEAD].from,
+                            t->strs + e[EDGE_HINT_AHEAD].to);
         erg_diag sub;
         erg_diag_clear(&sub);
         rc = r->b->edge(r->b->ctx, t->strs + e->from, t->strs + e->to, &sub);
@@ -981,7 +990,7 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element,
                                          NULL,     cal_leaf, cal_idle,   cal_op,
-                                         cal_root, cal_node, cal_edge};
+                                         cal_root, cal_node, cal_edge,   cal_edge_hint};
     int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_schedule_free(c.s);

@@ -209,10 +209,11 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
     if (di == NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is on undeclared device \"%s\"",
                             id, dev);
-    char who[ERG_SIG_NAME_MAX + 16];
-    snprintf(who, sizeof who, "node \"%.*s\": ", ERG_SIG_NAME_MAX - 1, id);
-    if (check_p2(s, &s->sigs[si], di, who, diag) != ERG_OK)
-        return ERG_EINVAL;
+    if (check_p2(s, &s->sigs[si], di, "", NULL) != ERG_OK) { /* the label only for a message */
+        char who[ERG_SIG_NAME_MAX + 16];
+        snprintf(who, sizeof who, "node \"%.*s\": ", ERG_SIG_NAME_MAX - 1, id);
+        return check_p2(s, &s->sigs[si], di, who, diag);
+    }
     if (!isnan(start_s) && (!isfinite(start_s) || start_s < 0.0))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "node \"%s\": start_s must be finite and >= 0 (got %g)", id, start_s);
@@ -234,6 +235,12 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     s->n_nodes++;
     return ERG_OK;
+}
+
+void erg__schedule_edge_hint(const erg_schedule *s, const char *from, const char *to)
+{
+    erg__strmap_prefetch(&s->node_map, erg__strmap_hash(from));
+    erg__strmap_prefetch(&s->node_map, erg__strmap_hash(to));
 }
 
 int erg_schedule_add_edge(erg_schedule *s, const char *from, const char *to, erg_diag *diag)
@@ -352,40 +359,67 @@ struct joinbuf {
     struct opnd *op;
 };
 
+/* The compact record of a signature in the hot loops (an erg_signature is 816 bytes). */
+struct csig {
+    double time_s, time_var_s2, dynamic_energy_j, energy_var_j2;
+    double static_power_w; /* NAN: the node's device's */
+    double sd_e_j;         /* sqrt(energy_var_j2) */
+};
+
 struct dag {
     const erg_schedule *s;
     size_t n;
+    struct csig *cs;           /* per signature */
     double origin0;            /* start of free sources, s */
     double origin;             /* earliest start, s */
     erg__graph gr;             /* adjacency and order (calculus/graph.h) */
     uint32_t *pred_off, *pred; /* CSR of predecessors (gr's) */
-    uint32_t *succ_off, *succ; /* CSR of successors (gr's) */
+    uint32_t *succ_off, *succ; /* CSR of successors (gr's; freed after the makespan) */
     uint32_t *order;           /* topological order (gr's) */
-    double *start, *fin;       /* point values, s */
+    double *start;             /* point start, s; the finish is start + T (fin_of) */
     /* Variance propagation. Every finish F_v is expressed as E_a + X, with E_a an event of the
-     * tree of shared events (anchor[v]) and X independent of everything before E_a; vt[v] is
-     * Var(F_v). Tree events: the finish of a fork node (id v, two or more successors), the start
-     * of a join node (id n + v, two or more operands) and the makespan (id 2n); the root (NONE)
-     * is the deterministic origin. */
+     * tree of shared events and X independent of everything before E_a. anchor[v] is the event
+     * v's start hangs below, svar[v] is Var(start) (-1 until v is composed), and Var(F_v) is
+     * svar[v] + σ²_T (vt_node). Tree events: the finish of a fork node (id v, two or more
+     * successors), the start of a join node (id n + v, two or more operands) and the makespan
+     * (id 2n); the root (NONE) is the deterministic origin. */
     uint32_t *anchor;
-    double *vt;
+    double *svar;
     uint32_t *tparent, *tdepth; /* per tree event: parent event and depth (root: 0) */
     double *tvar;               /* per tree event: its variance */
-    uint32_t *sanchor;          /* per join node: the anchor of its start (for identical joins) */
-    double *svar;               /* per join node: Var(start) */
     const erg_compose_options *opts;
-    double c;                /* two-sided multiplier of opts->confidence */
-    struct joinbuf jb;       /* a join's operands */
-    uint64_t *hkeys;         /* identical joins: predecessor-set hash per slot */
-    uint32_t *hnode, *stamp; /* identical joins: the join per slot; set comparison stamps */
-    size_t hcap;             /* slots (a power of two) */
-    uint32_t gen;            /* the current stamp */
-    uint32_t *byst;          /* nodes by start time */
-    double end;              /* the makespan's point end, s */
-    double tol;              /* overlap tolerance, s */
-    double vd;               /* Σ σ²_d, J² */
-    erg_grade grade;         /* the weakest grade */
+    double c;          /* two-sided multiplier of opts->confidence */
+    struct joinbuf jb; /* a join's operands (maxk of them at most) */
+    size_t maxk;
+    /* Identical joins whose every predecessor has many successors: a table keyed by a hash of
+     * the predecessor set (allocated when first needed); stamps for comparing large sets. */
+    uint64_t *hkeys;
+    uint32_t *hnode, *stamp;
+    size_t hcap, hn;
+    uint32_t gen;    /* the current stamp */
+    uint32_t *byst;  /* nodes by start time */
+    double end;      /* the makespan's point end, s */
+    double tol;      /* overlap tolerance, s */
+    double vd;       /* Σ σ²_d, J² */
+    erg_grade grade; /* the weakest grade */
 };
+
+static const struct csig *csig_of(const struct dag *g, uint32_t v)
+{
+    return &g->cs[g->s->nodes[v].sig];
+}
+
+/* Point finish of a composed node, s. */
+static double fin_of(const struct dag *g, uint32_t v)
+{
+    return g->start[v] + csig_of(g, v)->time_s;
+}
+
+/* Var(finish) of a composed node, s². */
+static double vt_node(const struct dag *g, uint32_t v)
+{
+    return g->svar[v] + csig_of(g, v)->time_var_s2;
+}
 
 static double vt_of(const struct dag *g, uint32_t b)
 {
@@ -419,14 +453,12 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
 static void dag_free(struct dag *g)
 {
     erg__graph_free(&g->gr);
+    free(g->cs);
     free(g->start);
-    free(g->fin);
     free(g->anchor);
-    free(g->vt);
     free(g->tparent);
     free(g->tdepth);
     free(g->tvar);
-    free(g->sanchor);
     free(g->svar);
     free(g->jb.m);
     free(g->jb.tot);
@@ -459,12 +491,14 @@ static int report_cycle(const struct dag *g, erg_diag *diag)
 }
 
 /* Sort node indexes by start time (non-negative doubles order as their bit patterns): LSD radix
- * sort on 16-bit digits, linear in n. */
+ * sort on 11-bit digits (a digit's 2048 counters stay in cache), stable (ties keep index order),
+ * linear in n; a digit that every key shares is skipped. */
 static int sort_by_start(const double *start, size_t n, uint32_t *out)
 {
+    enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
     uint64_t *key = malloc(n * sizeof *key), *key2 = malloc(n * sizeof *key2);
     uint32_t *tmp = malloc(n * sizeof *tmp);
-    size_t *count = malloc(65536 * sizeof *count);
+    size_t(*count)[NB] = calloc(PASSES, sizeof *count);
     if (!key || !key2 || !tmp || !count) {
         free(key);
         free(key2);
@@ -476,28 +510,37 @@ static int sort_by_start(const double *start, size_t n, uint32_t *out)
         double x = start[i] > 0.0 ? start[i] : 0.0;
         memcpy(&key[i], &x, sizeof x);
         out[i] = (uint32_t)i;
+        for (int p = 0; p < PASSES; p++)
+            count[p][(key[i] >> (BITS * p)) & (NB - 1)]++;
     }
-    for (int pass = 0; pass < 4; pass++) {
-        int sh = 16 * pass;
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(key[i] >> sh) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < 65536; b++) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
+    uint32_t *src = out, *dst = tmp;
+    for (int p = 0; p < PASSES; p++) {
+        size_t *c = count[p], sum = 0;
+        int trivial = 0;
+        for (size_t b = 0; b < NB && !trivial; b++)
+            trivial = c[b] == n;
+        if (trivial)
+            continue;
+        for (size_t b = 0; b < NB; b++) {
+            size_t cb = c[b];
+            c[b] = sum;
+            sum += cb;
         }
+        int sh = BITS * p;
         for (size_t i = 0; i < n; i++) {
-            size_t p = count[(key[i] >> sh) & 0xffff]++;
-            key2[p] = key[i];
-            tmp[p] = out[i];
+            size_t at = c[(key[i] >> sh) & (NB - 1)]++;
+            key2[at] = key[i];
+            dst[at] = src[i];
         }
         uint64_t *kt = key;
         key = key2;
         key2 = kt;
-        memcpy(out, tmp, n * sizeof *out);
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != out)
+        memcpy(out, src, n * sizeof *out);
     free(key);
     free(key2);
     free(tmp);
@@ -505,40 +548,48 @@ static int sort_by_start(const double *start, size_t n, uint32_t *out)
     return ERG_OK;
 }
 
-static int alloc_dag(struct dag *g, const erg_schedule *s)
+static int alloc_dag(struct dag *g)
 {
-    size_t n = s->n_nodes, e = s->n_edges;
-    g->s = s;
-    g->n = n;
-    (void)e;
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    g->cs = malloc((s->n_sigs + 1) * sizeof *g->cs);
     g->start = malloc(n * sizeof *g->start);
-    g->fin = malloc(n * sizeof *g->fin);
     g->anchor = malloc(n * sizeof *g->anchor);
-    g->vt = malloc(n * sizeof *g->vt);
+    g->svar = malloc(n * sizeof *g->svar);
     g->tparent = malloc((2 * n + 1) * sizeof *g->tparent);
     g->tdepth = malloc((2 * n + 1) * sizeof *g->tdepth);
     g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
-    g->sanchor = malloc(n * sizeof *g->sanchor);
-    g->svar = malloc(n * sizeof *g->svar);
-    if (!g->start || !g->fin || !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar ||
-        !g->sanchor || !g->svar)
+    if (!g->cs || !g->start || !g->anchor || !g->svar || !g->tparent || !g->tdepth || !g->tvar)
         return ERG_ENOMEM;
+    for (size_t i = 0; i < s->n_sigs; i++) {
+        const erg_signature *sg = &s->sigs[i];
+        struct csig *c = &g->cs[i];
+        c->time_s = sg->time_s;
+        c->time_var_s2 = sg->time_var_s2;
+        c->dynamic_energy_j = sg->dynamic_energy_j;
+        c->energy_var_j2 = sg->energy_var_j2;
+        c->static_power_w = sg->static_power_w;
+        c->sd_e_j = sqrt(sg->energy_var_j2);
+    }
+    for (size_t i = 0; i < n; i++)
+        g->svar[i] = -1.0; /* not composed yet */
     return ERG_OK;
 }
 
 /* Static power of a node: its signature's, or its device's when the signature has none. */
-static double node_s(const erg_schedule *s, uint32_t v)
+static double node_s(const struct dag *g, uint32_t v)
 {
-    const struct erg__node *nd = &s->nodes[v];
-    double w = s->sigs[nd->sig].static_power_w;
-    return isnan(w) ? s->devices[nd->device].static_power_w : w;
+    const struct erg__node *nd = &g->s->nodes[v];
+    double w = g->cs[nd->sig].static_power_w;
+    return isnan(w) ? g->s->devices[nd->device].static_power_w : w;
 }
 
-static double node_vd(const erg_schedule *s, uint32_t v)
+/* σ²_d of a node: σ²_E − s²·σ²_T with its static power, at least 0, J². */
+static double node_vd(const struct dag *g, uint32_t v)
 {
-    const erg_signature *g = &s->sigs[s->nodes[v].sig];
-    double w = node_s(s, v);
-    double x = g->energy_var_j2 - w * w * g->time_var_s2;
+    const struct csig *c = csig_of(g, v);
+    double w = node_s(g, v);
+    double x = c->energy_var_j2 - w * w * c->time_var_s2;
     return x > 0.0 ? x : 0.0;
 }
 
@@ -750,40 +801,42 @@ static uint64_t mix64(uint64_t x)
 
 /*
  * DAG composition runs in phases over one struct dag:
- *   1. dag_check_nodes   Axiom M1 for every node with its device's static power;
- *   2. dag_build         adjacency and topological order (graph layer; a cycle is named), and
- *                        the working arrays;
+ *   1. dag_prepare       the working arrays, the compact signature records, and Axiom M1 for
+ *                        every node with its device's static power;
+ *   2. dag_build         adjacency and topological order (graph layer; a cycle is named);
  *   3. dag_forward       point start and finish of every node and the variance of every finish
- *                        (joins: dag_join, identical joins: dag_twin);
+ *                        (joins: join, identical joins: dag_twin);
  *   4. dag_makespan      the join of every sink;
  *   5. dag_devices       per device: busy union at the elements' static power, gaps as idle
  *                        elements at the device's idle power, held for the makespan;
  *   6. dag_bias          the Reduction Theorem's bias bound (Eq. 13) and the totals.
+ * Messages name nodes; their labels are formatted only on an error.
  */
 
-/* Phase 1. A node's label is formatted only for a message. */
-static int dag_check_nodes(const struct dag *g, erg_diag *diag)
+/* Phase 1. */
+static int dag_prepare(struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
+    if (alloc_dag(g) != ERG_OK)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", g->n);
     for (size_t i = 0; i < g->n; i++) {
-        const erg_signature *sg = &s->sigs[s->nodes[i].sig];
-        double w = node_s(s, (uint32_t)i);
-        if (check_m1(sg, w, "", NULL) == ERG_OK)
-            continue;
+        const struct csig *c = csig_of(g, (uint32_t)i);
+        double w = node_s(g, (uint32_t)i);
+        if (!(c->energy_var_j2 < w * w * c->time_var_s2 * (1.0 - 1e-9) - 1e-300))
+            continue; /* check_m1's test */
         char who[200];
         snprintf(who, sizeof who, "node \"%.120s\"", erg__node_id(s, (uint32_t)i));
-        return check_m1(sg, w, who, diag);
+        return check_m1(&s->sigs[s->nodes[i].sig], w, who, diag);
     }
     return ERG_OK;
 }
 
-/* Phase 2. */
+/* Phase 2. The join buffer holds the largest join: a node's predecessors and its fixed start,
+ * or the sinks. */
 static int dag_build(struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
     size_t n = g->n;
-    if (alloc_dag(g, s) != ERG_OK)
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", n);
     int rc = erg__graph_init(&g->gr, (uint32_t)n, s->n_edges, (const uint32_t(*)[2])s->edges);
     g->pred_off = g->gr.pred_off;
     g->pred = g->gr.pred;
@@ -794,54 +847,155 @@ static int dag_build(struct dag *g, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
-    size_t maxk = n + 1;
-    g->jb.m = malloc(maxk * sizeof *g->jb.m);
-    g->jb.tot = malloc(maxk * sizeof *g->jb.tot);
-    g->jb.b = malloc(maxk * sizeof *g->jb.b);
-    g->jb.op = malloc(maxk * sizeof *g->jb.op);
-    g->hcap = 16;
-    while (g->hcap < 2 * n)
-        g->hcap *= 2;
-    g->hkeys = malloc(g->hcap * sizeof *g->hkeys);
-    g->hnode = malloc(g->hcap * sizeof *g->hnode);
-    g->stamp = calloc(n, sizeof *g->stamp);
-    if (!g->jb.m || !g->jb.tot || !g->jb.b || !g->jb.op || !g->hkeys || !g->hnode || !g->stamp)
+    size_t maxk = 1, sinks = 0;
+    for (size_t v = 0; v < n; v++) {
+        size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
+        maxk = k > maxk ? k : maxk;
+        sinks += g->succ_off[v + 1] == g->succ_off[v];
+    }
+    g->maxk = maxk > sinks ? maxk : sinks;
+    g->jb.m = malloc(g->maxk * sizeof *g->jb.m);
+    g->jb.tot = malloc(g->maxk * sizeof *g->jb.tot);
+    g->jb.b = malloc(g->maxk * sizeof *g->jb.b);
+    g->jb.op = malloc(g->maxk * sizeof *g->jb.op);
+    if (!g->jb.m || !g->jb.tot || !g->jb.b || !g->jb.op)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < g->hcap; i++)
-        g->hnode[i] = NONE;
     return ERG_OK;
 }
 
-/* Whether joins u and v have the same predecessor set (their counts are equal). */
-static int same_preds(struct dag *g, uint32_t u, uint32_t v)
+/* Whether joins u and v, with k predecessors each, have the same predecessor set. */
+static int same_preds(struct dag *g, uint32_t u, uint32_t v, size_t k)
 {
+    const uint32_t *pu = g->pred + g->pred_off[u], *pv = g->pred + g->pred_off[v];
+    if (k <= 8) { /* small sets: each side's members are the other's */
+        for (size_t i = 0; i < k; i++) {
+            int in_u = 0, in_v = 0;
+            for (size_t j = 0; j < k && !in_u; j++)
+                in_u = pv[i] == pu[j];
+            for (size_t j = 0; j < k && !in_v; j++)
+                in_v = pu[i] == pv[j];
+            if (!in_u || !in_v)
+                return 0;
+        }
+        return 1;
+    }
+    if (!g->stamp && !(g->stamp = calloc(g->n, sizeof *g->stamp)))
+        return -1;
     int same = 1;
     uint32_t gen = ++g->gen;
-    for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
-        g->stamp[g->pred[q]] = gen;
-    for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1] && same; q++)
-        same = g->stamp[g->pred[q]] == gen;
+    for (size_t i = 0; i < k; i++)
+        g->stamp[pv[i]] = gen;
+    for (size_t i = 0; i < k && same; i++)
+        same = g->stamp[pu[i]] == gen;
     gen = ++g->gen;
-    for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1]; q++)
-        g->stamp[g->pred[q]] = gen;
-    for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1] && same; q++)
-        same = g->stamp[g->pred[q]] == gen;
+    for (size_t i = 0; i < k; i++)
+        g->stamp[pu[i]] = gen;
+    for (size_t i = 0; i < k && same; i++)
+        same = g->stamp[pv[i]] == gen;
     return same;
 }
 
-/* Joins with the same operand set share one start event (a series composition of parallel
- * blocks is written with every source of the second block after every sink of the first): a
- * table keyed by a commutative hash h of the predecessor set, checked exactly. Returns the earlier
- * join with v's k predecessors, or NONE with *slot where v goes. */
-static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, uint64_t h, size_t *slot)
+/* A join that may share its start: k >= 2 operands, all of them predecessors. */
+static int shareable(const struct dag *g, uint32_t u)
 {
-    size_t i;
-    for (i = (size_t)h & (g->hcap - 1); g->hnode[i] != NONE; i = (i + 1) & (g->hcap - 1)) {
-        uint32_t u = g->hnode[i];
-        if (g->hkeys[i] == h && g->pred_off[u + 1] - g->pred_off[u] == k && same_preds(g, u, v))
-            return u;
+    return g->pred_off[u + 1] - g->pred_off[u] >= 2 && isnan(g->s->nodes[u].start_s);
+}
+
+/* Successors scanned for an identical join; past this, the table. */
+#define TWIN_SCAN_MAX 64
+
+/* Insert join v (hash h) into the table of identical joins. 0 or ERG_ENOMEM. */
+static int twin_insert(struct dag *g, uint32_t v, uint64_t h)
+{
+    if (2 * (g->hn + 1) > g->hcap) {
+        size_t cap = g->hcap ? 2 * g->hcap : 1024;
+        uint64_t *keys = malloc(cap * sizeof *keys);
+        uint32_t *node = malloc(cap * sizeof *node);
+        if (!keys || !node) {
+            free(keys);
+            free(node);
+            return ERG_ENOMEM;
+        }
+        for (size_t i = 0; i < cap; i++)
+            node[i] = NONE;
+        for (size_t j = 0; j < g->hcap; j++) {
+            if (g->hnode[j] == NONE)
+                continue;
+            size_t i = (size_t)g->hkeys[j] & (cap - 1);
+            while (node[i] != NONE)
+                i = (i + 1) & (cap - 1);
+            node[i] = g->hnode[j];
+            keys[i] = g->hkeys[j];
+        }
+        free(g->hkeys);
+        free(g->hnode);
+        g->hkeys = keys;
+        g->hnode = node;
+        g->hcap = cap;
     }
-    *slot = i;
+    size_t i = (size_t)h & (g->hcap - 1);
+    while (g->hnode[i] != NONE)
+        i = (i + 1) & (g->hcap - 1);
+    g->hnode[i] = v;
+    g->hkeys[i] = h;
+    g->hn++;
+    return ERG_OK;
+}
+
+/*
+ * Joins with the same operand set share one start event (a series composition of parallel
+ * blocks is written with every source of the second block after every sink of the first). An
+ * earlier join u with v's predecessor set is a successor of each of them, in particular of the
+ * one with the fewest successors, p: when p has at most TWIN_SCAN_MAX successors they are
+ * scanned; otherwise (then every predecessor of u and v has that many) u and v meet in a table
+ * keyed by a commutative hash of the set. Either way the sets are compared exactly. Returns the
+ * earlier join, NONE (v is new; *insert says whether it goes into the table, with hash *h), or
+ * ERG_ENOMEM as -1 in *insert.
+ */
+static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint64_t *h)
+{
+    const uint32_t *pv = g->pred + g->pred_off[v];
+    uint32_t p = pv[0];
+    for (size_t i = 1; i < k; i++)
+        if (g->succ_off[pv[i] + 1] - g->succ_off[pv[i]] < g->succ_off[p + 1] - g->succ_off[p])
+            p = pv[i];
+    *insert = 0;
+    if (g->succ_off[p + 1] - g->succ_off[p] <= TWIN_SCAN_MAX) {
+        for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
+            uint32_t u = g->succ[q];
+            if (u == v || g->svar[u] < 0.0 || g->pred_off[u + 1] - g->pred_off[u] != k ||
+                !shareable(g, u))
+                continue;
+            int same = same_preds(g, u, v, k);
+            if (same < 0) {
+                *insert = -1;
+                return NONE;
+            }
+            if (same)
+                return u;
+        }
+        return NONE;
+    }
+    uint64_t hv = mix64(k);
+    for (size_t i = 0; i < k; i++)
+        hv += mix64(pv[i]);
+    *h = hv;
+    *insert = 1;
+    for (size_t i = g->hcap ? (size_t)hv & (g->hcap - 1) : 0; g->hcap && g->hnode[i] != NONE;
+         i = (i + 1) & (g->hcap - 1)) {
+        uint32_t u = g->hnode[i];
+        if (g->hkeys[i] != hv || g->pred_off[u + 1] - g->pred_off[u] != k)
+            continue;
+        int same = same_preds(g, u, v, k);
+        if (same < 0) {
+            *insert = -1;
+            return NONE;
+        }
+        if (same) {
+            *insert = 0;
+            return u;
+        }
+    }
     return NONE;
 }
 
@@ -855,19 +1009,18 @@ static int dag_forward(struct dag *g, erg_diag *diag)
     for (size_t oi = 0; oi < n; oi++) {
         uint32_t v = g->order[oi];
         const struct erg__node *nd = &s->nodes[v];
-        const erg_signature *sg = &s->sigs[nd->sig];
+        const struct csig *cs = &g->cs[nd->sig];
         size_t k = 0;
         double latest = -HUGE_VAL;
         uint32_t latest_p = NONE;
-        uint64_t h = 0;
         for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++) {
             uint32_t p = g->pred[q];
-            jb->m[k] = g->fin[p];
+            double f = fin_of(g, p);
+            jb->m[k] = f;
             jb->b[k] = pos_of(g, p);
-            jb->tot[k] = g->vt[p];
-            h += mix64(p);
-            if (g->fin[p] > latest) {
-                latest = g->fin[p];
+            jb->tot[k] = vt_node(g, p);
+            if (f > latest) {
+                latest = f;
                 latest_p = p;
             }
             k++;
@@ -885,44 +1038,43 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         }
         double st, svar;
         uint32_t sanch, twin = NONE;
-        size_t slot = 0;
-        int shareable = k >= 2 && isnan(nd->start_s);
-        if (shareable)
-            twin = dag_twin(g, v, k, h ^ mix64(k), &slot);
+        int insert = 0;
+        uint64_t h = 0;
+        if (k >= 2 && isnan(nd->start_s)) {
+            twin = dag_twin(g, v, k, &insert, &h);
+            if (insert < 0)
+                return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        }
         if (k == 0) {
             st = g->origin0;
             sanch = NONE;
             svar = 0.0;
         } else if (twin != NONE) {
             st = g->start[twin];
-            sanch = g->sanchor[twin];
+            sanch = g->anchor[twin];
             svar = g->svar[twin];
         } else {
             int rc = join(g, jb, k, (uint32_t)(n + v), &st, &sanch, &svar);
             if (rc != ERG_OK)
                 return erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
                                     erg__node_id(s, v));
-            if (shareable) {
-                g->hnode[slot] = v;
-                g->hkeys[slot] = h ^ mix64(k);
-            }
+            if (insert && twin_insert(g, v, h) != ERG_OK)
+                return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
-        g->sanchor[v] = sanch;
+        g->anchor[v] = sanch;
         g->svar[v] = svar;
         g->start[v] = st;
-        g->fin[v] = st + sg->time_s;
-        g->anchor[v] = sanch;
-        g->vt[v] = svar + sg->time_var_s2;
         if (g->succ_off[v + 1] - g->succ_off[v] >= 2) { /* a fork: its finish is a tree event */
             g->tparent[v] = sanch;
             g->tdepth[v] = depth_of(g, sanch) + 1;
-            g->tvar[v] = g->vt[v];
+            g->tvar[v] = svar + cs->time_var_s2;
         }
     }
     return ERG_OK;
 }
 
-/* Phase 4: the makespan is the join of every node without successors. */
+/* Phase 4: the makespan is the join of every node without successors. The successor lists are
+ * not needed after it. */
 static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     struct joinbuf *jb = &g->jb;
@@ -932,9 +1084,9 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
         if (g->start[i] < g->origin)
             g->origin = g->start[i];
         if (g->succ_off[i + 1] == g->succ_off[i]) {
-            jb->m[k] = g->fin[i];
+            jb->m[k] = fin_of(g, (uint32_t)i);
             jb->b[k] = pos_of(g, (uint32_t)i);
-            jb->tot[k] = g->vt[i];
+            jb->tot[k] = vt_node(g, (uint32_t)i);
             k++;
         }
     }
@@ -943,6 +1095,14 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
     if (rc != ERG_OK)
         return erg_diag_set(diag, rc, NULL, "variance of the makespan");
     o->time_s = g->end - g->origin;
+    free(g->gr.succ);
+    free(g->gr.succ_off);
+    g->gr.succ = g->gr.succ_off = g->succ = g->succ_off = NULL;
+    free(g->jb.m);
+    free(g->jb.tot);
+    free(g->jb.b);
+    free(g->jb.op);
+    memset(&g->jb, 0, sizeof g->jb);
     return ERG_OK;
 }
 
@@ -983,8 +1143,8 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
         uint32_t run_node = NONE;
         for (; pos < stop; pos++) {
             uint32_t v = bydev[pos];
-            const erg_signature *sg = &s->sigs[s->nodes[v].sig];
-            double w = node_s(s, v), st = g->start[v], en = g->fin[v];
+            const struct csig *cs = csig_of(g, v);
+            double w = node_s(g, v), st = g->start[v], en = st + cs->time_s;
             if (st >= cur_end - tol) {
                 double a = st > cur_end ? st : cur_end;
                 run_s = w;
@@ -1010,9 +1170,8 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
                     cur_end = en;
                 }
             }
-            ddyn += sg->dynamic_energy_j;
-            g->vd += node_vd(s, v);
-            g->grade = erg_grade_weakest(g->grade, sg->grade);
+            ddyn += cs->dynamic_energy_j;
+            g->vd += node_vd(g, v);
         }
         double idle = fmax(0.0, o->time_s - busy);
         stat += s->devices[d].idle_power_w * idle;
@@ -1023,6 +1182,18 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
         o->static_j += stat;
         o->dynamic_j += ddyn;
     }
+    /* The weakest grade: over the signatures the nodes use. */
+    unsigned char *used = calloc(s->n_sigs + 1, 1);
+    if (!used) {
+        rc = rc == ERG_OK ? erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory") : rc;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            used[s->nodes[i].sig] = 1;
+        for (size_t i = 0; i < s->n_sigs; i++)
+            if (used[i])
+                g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
+    }
+    free(used);
     free(bydev);
     free(dcount);
     return rc;
@@ -1033,19 +1204,18 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
  * elements that co-run with another (their intervals overlap, on any device). */
 static void dag_bias(const struct dag *g, struct outcome *o)
 {
-    const erg_schedule *s = g->s;
     const uint32_t *byst = g->byst;
     size_t n = g->n;
     double pmax = -INFINITY, bias = 0.0, tol = g->tol;
     for (size_t i = 0; i < n; i++) {
         uint32_t v = byst[i];
-        int corun =
-            (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < g->fin[v] - tol);
-        if (g->fin[v] > pmax)
-            pmax = g->fin[v];
+        double fv = fin_of(g, v);
+        int corun = (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < fv - tol);
+        if (fv > pmax)
+            pmax = fv;
         int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
         int m = (first && !g->opts->warm_start ? 0 : 1) + corun;
-        bias += m * g->c * sqrt(s->sigs[s->nodes[v].sig].energy_var_j2);
+        bias += m * g->c * csig_of(g, v)->sd_e_j;
     }
     o->energy_j = o->static_j + o->dynamic_j;
     o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
@@ -1060,7 +1230,7 @@ static int compose_dag(struct dag *g, struct outcome *o, erg_diag *diag)
     if (g->n == 0)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither nodes nor an expr");
     int rc;
-    if ((rc = dag_check_nodes(g, diag)) != ERG_OK || (rc = dag_build(g, diag)) != ERG_OK ||
+    if ((rc = dag_prepare(g, diag)) != ERG_OK || (rc = dag_build(g, diag)) != ERG_OK ||
         (rc = dag_forward(g, diag)) != ERG_OK || (rc = dag_makespan(g, o, diag)) != ERG_OK ||
         (rc = dag_devices(g, o, diag)) != ERG_OK)
         return rc;
@@ -1182,7 +1352,7 @@ static int mc_dag(const struct dag *g, const struct outcome *o, uint64_t samples
     if (m.fin && p.el) {
         for (size_t oi = 0; oi < g->n; oi++) {
             uint32_t v = g->order[oi];
-            p.el[oi] = mc_elem_of(&s->sigs[s->nodes[v].sig], node_s(s, v));
+            p.el[oi] = mc_elem_of(&s->sigs[s->nodes[v].sig], node_s(g, v));
         }
         rc = mc_run(&p, samples, seed, r);
     }
@@ -1496,8 +1666,8 @@ static int dag_not_finite(const erg_schedule *s, const struct dag *g, erg_diag *
     for (size_t q = 0; q < g->n; q++) {
         uint32_t v = g->order[q];
         const erg_signature *sg = &s->sigs[s->nodes[v].sig];
-        e += node_s(s, v) * sg->time_s + sg->dynamic_energy_j;
-        if (!isfinite(g->fin[v]) || !isfinite(g->vt[v]) || !isfinite(e))
+        e += node_s(g, v) * sg->time_s + sg->dynamic_energy_j;
+        if (!isfinite(fin_of(g, v)) || !isfinite(vt_node(g, v)) || !isfinite(e))
             return erg_diag_set(diag, ERG_ERANGE, NULL,
                                 "node \"%.120s\": the schedule's time or energy up to this "
                                 "node " ERG__OVERFLOW_HINT,
