@@ -359,6 +359,10 @@ struct joinbuf {
     struct opnd *op;
 };
 
+struct tev {
+    uint32_t parent, depth;
+};
+
 /* The compact record of a signature in the hot loops (an erg_signature is 816 bytes). */
 struct csig {
     double time_s, time_var_s2, dynamic_energy_j, energy_var_j2;
@@ -385,8 +389,8 @@ struct dag {
      * (id 2n); the root (NONE) is the deterministic origin. */
     uint32_t *anchor;
     double *svar;
-    uint32_t *tparent, *tdepth; /* per tree event: parent event and depth (root: 0) */
-    double *tvar;               /* per tree event: its variance */
+    struct tev *tev; /* per tree event: parent event and depth (root: 0), together for walks */
+    double *tvar;    /* per tree event: its variance */
     const erg_compose_options *opts;
     double c;          /* two-sided multiplier of opts->confidence */
     struct joinbuf jb; /* a join's operands (maxk of them at most) */
@@ -428,7 +432,7 @@ static double vt_of(const struct dag *g, uint32_t b)
 
 static uint32_t depth_of(const struct dag *g, uint32_t b)
 {
-    return b == NONE ? 0 : g->tdepth[b];
+    return b == NONE ? 0 : g->tev[b].depth;
 }
 
 /* The tree position of a finish as a join operand: the fork's own event, else its anchor. */
@@ -443,9 +447,9 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
         if (steps > LCA_WALK_MAX)
             return NONE;
         if (depth_of(g, a) >= depth_of(g, b))
-            a = g->tparent[a];
+            a = g->tev[a].parent;
         else
-            b = g->tparent[b];
+            b = g->tev[b].parent;
     }
     return a;
 }
@@ -456,8 +460,7 @@ static void dag_free(struct dag *g)
     free(g->cs);
     free(g->start);
     free(g->anchor);
-    free(g->tparent);
-    free(g->tdepth);
+    free(g->tev);
     free(g->tvar);
     free(g->svar);
     free(g->jb.m);
@@ -556,10 +559,9 @@ static int alloc_dag(struct dag *g)
     g->start = malloc(n * sizeof *g->start);
     g->anchor = malloc(n * sizeof *g->anchor);
     g->svar = malloc(n * sizeof *g->svar);
-    g->tparent = malloc((2 * n + 1) * sizeof *g->tparent);
-    g->tdepth = malloc((2 * n + 1) * sizeof *g->tdepth);
+    g->tev = malloc((2 * n + 1) * sizeof *g->tev);
     g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
-    if (!g->cs || !g->start || !g->anchor || !g->svar || !g->tparent || !g->tdepth || !g->tvar)
+    if (!g->cs || !g->start || !g->anchor || !g->svar || !g->tev || !g->tvar)
         return ERG_ENOMEM;
     for (size_t i = 0; i < s->n_sigs; i++) {
         const erg_signature *sg = &s->sigs[i];
@@ -657,10 +659,14 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         op[i].key = NONE;
         if (u == l || depth >= LCA_WALK_MAX)
             continue;
-        int steps = 0;
-        while (u != NONE && g->tparent[u] != l && steps++ < LCA_WALK_MAX)
-            u = g->tparent[u];
-        if (u != NONE && g->tparent[u] == l)
+        /* u's ancestor just below l, within LCA_WALK_MAX steps up: l is the operands' common
+         * ancestor (or the root), so that is depth(u) - depth(l) - 1 steps, or none. */
+        uint32_t du = depth_of(g, u), dl = depth_of(g, l);
+        if (du <= dl || du - dl - 1 > LCA_WALK_MAX)
+            continue;
+        for (uint32_t m = du - dl - 1; m > 0; m--)
+            u = g->tev[u].parent;
+        if (g->tev[u].parent == l)
             op[i].key = u;
     }
     if (k <= 16) { /* insertion sort: joins are small */
@@ -783,8 +789,8 @@ static int join(struct dag *g, struct joinbuf *jb, size_t k, uint32_t event, dou
         if (jb->m[i] > jb->m[crit])
             crit = i;
     anc = jb->b[crit];
-    g->tparent[event] = anc;
-    g->tdepth[event] = depth_of(g, anc) + 1;
+    g->tev[event].parent = anc;
+    g->tev[event].depth = depth_of(g, anc) + 1;
     g->tvar[event] = v;
     *anchor_out = event;
     *var_out = v;
@@ -1065,8 +1071,8 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         g->svar[v] = svar;
         g->start[v] = st;
         if (g->succ_off[v + 1] - g->succ_off[v] >= 2) { /* a fork: its finish is a tree event */
-            g->tparent[v] = sanch;
-            g->tdepth[v] = depth_of(g, sanch) + 1;
+            g->tev[v].parent = sanch;
+            g->tev[v].depth = depth_of(g, sanch) + 1;
             g->tvar[v] = svar + cs->time_var_s2;
         }
     }
