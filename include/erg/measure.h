@@ -203,6 +203,10 @@ ERG_API void erg_stability_options_init(erg_stability_options *o);
 /** Outcome of the stability wait. */
 typedef struct erg_stability_result {
     int stable; /**< 1 stable, 0 gave up at the timeout */
+    /** 1 when nothing but estimator channels were compared and no temperature sensor exists:
+     *  "stable" then means a steady modelled CPU load, not a thermal or electrical steady state
+     *  (no power counter and no sensor says so). */
+    int estimator_only;
     double waited_s;
     /** What the wait waited for (the thresholds and the calibrated CVs it compares with). */
     char waiting_for[ERG_METER_REASON_MAX];
@@ -211,8 +215,13 @@ typedef struct erg_stability_result {
 
 /**
  * Wait until the machine is stable (FECoM Section 2.3): every temperature below its threshold and,
- * for every calibrated channel, the CV of the last n_samples windowed power samples ≤ the
- * calibrated CV. Gives up after timeout_s with stable = 0 and the reason (this is not an error).
+ * for every calibrated channel, the CV of the last n_samples windowed power samples not
+ * significantly above the calibrated CV: a one-sided F-test of the variance ratio at 5 %, i.e.
+ * CV ≤ CV_cal · sqrt(F_0.95(n − 1, m − 1)) with m the calibration's windows (χ²/(n − 1) when the
+ * calibration does not say m). A CV estimated from n samples scatters by about 1/sqrt(2(n − 1))
+ * of itself, so comparing it with CV_cal without a tolerance fails about half the waits on a
+ * machine exactly as calm as at calibration. A calibrated CV of 0 (a quantized or modelled
+ * channel) is floored at the channel's counter resolution over one window. Gives up after timeout_s with stable = 0 and the reason (this is not an error).
  * out->waiting_for says what is compared with what, for people.
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_EINTR (the interrupted hook said stop; out->waited_s
  * set).
@@ -326,7 +335,7 @@ ERG_API int erg_summary_set_floors(erg_summary *s, const erg_meter *m);
  * sample variance, so its variances are the floors, never 0 (a comparison cannot be confident
  * from a single run);
  * σ²_E is raised to s²·σ²_T where sampling noise left it lower (Axiom M1), and *m1_raised is set.
- * grade = total grade, runs = n. name is copied (may be NULL); device is copied, or when NULL
+ * grade = total grade, flags = total_flags (erg/flags.h), runs = n. name is copied (may be NULL); device is copied, or when NULL
  * is the device of the summed channels if they share one, else "host".
  * Returns ERG_OK or ERG_EINVAL (no total).
  */
@@ -336,10 +345,9 @@ ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const 
 /**
  * Write sig as a signature/1 file (the keys erg_signature_write_file writes, which
  * erg_signature_read_file and `erg compose` read) with the measurement's provenance added:
- * "flags" (s->total_flags, names as in erg_flag_name) and "channels" (the ids summed). These keys
- * are provenance for people and tools that read the JSON: erg_signature_read_file and
- * `erg compose` ignore them. Written whole or not at
- * all; "-" is stdout.
+ * "flags" (always, the union of sig->flags and s->total_flags, names as in erg_flag_name; read back
+ * into erg_signature.flags) and "channels" (the ids summed: provenance for people and tools that
+ * read the JSON, ignored by the readers). Written whole or not at all; "-" is stdout.
  * Returns ERG_OK, ERG_EINVAL, ERG_EIO (a failed write, a full disk included).
  */
 ERG_API int erg_summary_write_signature(const char *path, const erg_signature *sig,
