@@ -406,6 +406,7 @@ struct dag {
     double tol;      /* overlap tolerance, s */
     double vd;       /* Σ σ²_d, J² */
     erg_grade grade; /* the weakest grade */
+    unsigned flags;  /* the union of the nodes' measurement flags */
 };
 
 static const struct csig *csig_of(const struct dag *g, uint32_t v)
@@ -1188,7 +1189,7 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
         o->static_j += stat;
         o->dynamic_j += ddyn;
     }
-    /* The weakest grade: over the signatures the nodes use. */
+    /* The weakest grade and the union of the flags: over the signatures the nodes use. */
     unsigned char *used = calloc(s->n_sigs + 1, 1);
     if (!used) {
         rc = rc == ERG_OK ? erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory") : rc;
@@ -1196,8 +1197,10 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
         for (size_t i = 0; i < n; i++)
             used[s->nodes[i].sig] = 1;
         for (size_t i = 0; i < s->n_sigs; i++)
-            if (used[i])
+            if (used[i]) {
                 g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
+                g->flags |= s->sigs[i].flags;
+            }
     }
     free(used);
     free(bydev);
@@ -1757,8 +1760,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         g.opts = &opts;
         g.c = c;
         rc = compose_dag(&g, &o, diag);
-        for (size_t i = 0; i < s->n_nodes; i++)
-            flags |= s->sigs[s->nodes[i].sig].flags;
+        flags = g.flags;
         if (rc == ERG_OK && !outcome_finite(&o))
             rc = dag_not_finite(s, &g, diag);
     }
