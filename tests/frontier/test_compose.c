@@ -505,7 +505,8 @@ static void random_trees_with_device_operating_points_match_brute_force(void **s
 
 /* Static power depending on ω_dev under ⊕multi, half with transitions: sequences of mixed static
  * power are ⊕multi operands, padded at the state they end in; the rules equal brute force through
- * the calculus operators on every tree (they were flagged inexact under the old averaged padding). */
+ * the calculus operators on every tree (they were flagged inexact under the old averaged padding).
+ */
 static void mixed_static_powers_under_multi_match_brute_force(void **state)
 {
     (void)state;
