@@ -901,7 +901,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
         if (began && erg_window_end(c->mon, "schedule", 0, &m, NULL) == ERG_OK) {
             ew = m.total_energy_j;
             c->grade = erg_grade_weakest(c->grade, m.total_grade);
-        c->flags |= m.total_flags;
+            c->flags |= m.total_flags;
         }
         if (ex)
             break;
