@@ -44,8 +44,8 @@ static void help(FILE *out)
         "/usr/bin/python3); the script is found as $ERG_PROFILE_SCRIPT, the installed\n"
         "share/erg/scripts/profile_torch.py, or the source tree. Energy: erg's meter read through\n"
         "liberg (--target cpu; the estimator where there are no counters, grade 'estimator'),\n"
-        "NVML's energy counter (--target cuda). The full plan is about 1,000 configurations,\n"
-        "30-40 minutes on a 2-core machine (docs/predict.md).\n");
+        "NVML's energy counter (--target cuda). The full plan is about 1,240 configurations,\n"
+        "about 25 minutes of CPU time (much more wall time on a loaded machine; docs/profile.md).\n");
 }
 
 struct progress {
