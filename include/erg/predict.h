@@ -156,11 +156,13 @@ typedef enum erg_profile_clock {
 /** Profiler options; initialise with erg_profile_options_init() so new fields get defaults. */
 typedef struct erg_profile_options {
     erg_target target;   /**< default ERG_TARGET_CPU */
-    double min_time_s;   /**< cumulative kernel time per configuration (default 1 s; paper 10 s) */
+    double min_time_s;   /**< cumulative kernel time per configuration (default 1 s; paper 10 s;
+                              at most 86400) */
     unsigned batches;    /**< batches the repetitions are split into, for the sd (default 20) */
     double min_window_s; /**< shortest batch (energy window), s (default 0.02: above RAPL's
                               1 ms and the meter estimator's 10 ms update period); a
-                              shorter batch is discarded and the batch size grown */
+                              shorter batch is discarded and the batch size grown; at
+                              most 86400 */
     unsigned min_weight_sets; /**< pre-generated input sets rotated across runs (default 2) */
     size_t rotate_bytes;      /**< more sets until their footprint reaches this (default 64 MiB) */
     unsigned max_weight_sets; /**< cap (default 64) */

@@ -156,8 +156,8 @@ static int run_torch(int argc, char **argv)
         case 'm':
             if (erg_cli_double("profile", "--min-time", optarg, &d) != 0)
                 return ERG_EXIT_USAGE;
-            if (d < 0)
-                return erg_cli_usage("profile", "--min-time must not be negative");
+            if (d < 0 || d > 86400)
+                return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
             min_time = optarg;
             break;
         case 'j':
@@ -286,8 +286,8 @@ static int run(int argc, char **argv)
         case 'm':
             if (erg_cli_double("profile", "--min-time", optarg, &o.min_time_s) != 0)
                 return ERG_EXIT_USAGE;
-            if (o.min_time_s < 0)
-                return erg_cli_usage("profile", "--min-time must not be negative");
+            if (o.min_time_s < 0 || o.min_time_s > 86400)
+                return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
             break;
         case 'j':
             if (erg_cli_ulong("profile", "--threads", optarg, &ul) != 0)

@@ -502,6 +502,9 @@ static void blocks_csv_round_trip_and_errors(void **state)
          "leave the cell empty"},
         {"arch,block,phase,batch,prompt,d_model,time_s,dtype\nx,moe,prefill,1,4,64,1,fp32\n",
          "d_ff"},
+        {"arch,block,phase,batch,prompt,d_model,time_s,dtype,threads\nx,norm,prefill,1,4,64,1,"
+         "fp32,4294967297\n",
+         "column 'threads': expected at most 1024 threads, got '4294967297'"},
         {"arch,block,phase,batch,d_model,time_s,wibble\n", "unknown column 'wibble'"},
         {"arch,block,phase,batch,time_s\n", "missing column 'd_model'"},
         {"{\"erg\": \"model/1\"}\n", "it is JSON"},
