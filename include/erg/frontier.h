@@ -20,15 +20,15 @@
  * - ⊕ (one device): operands share ω_dev and its static power s. At makespan T* the composite
  *   energy is s·T* + Σ_i min{ d_i : point of operand i at that ω_dev with T_i ≤ T* } (Section
  *   6.2.2). Points off an operand's own (T, E) frontier but on its (T, d) frontier survive.
- * - ⊕multi: each operand i is held at its own static power h_i for the whole makespan, so at T*
- *   it chooses the point minimising h_i·T* + d_i among those with T_i ≤ T*.
- * Intermediate point sets keep every point that is not dominated in (T, d, h) (h = S/T, the
- * closure static power of Property 5.3), which is what an enclosing ⊕/⊕multi may still use. The
- * result is exact for expression trees (series-parallel schedules) unless a ⊗ inside a ⊕multi
- * operand combines parts of different static power (ω_dev-dependent static power, or parts on
- * different devices): the calculus pads it at its averaged s' = S/T, which is not monotone under
- * ⊗, so better plans can be missed. That case is detected and flagged
- * (erg_frontier.inexact_padding); see docs/frontier.md, "Limitation".
+ * - ⊕multi: every device is held for the whole makespan T*; an operand i that ends at T_i < T*
+ *   is padded by an idle element at e_i, the static power of the state it ends in (its last
+ *   element's ω_dev; DESIGN "Idle elements and padding", erg_signature_multi_end), so at T* it
+ *   chooses the point minimising E_i + e_i·(T* − T_i) among those with T_i ≤ T*.
+ * Intermediate point sets keep every point that an enclosing operator may still use: (T, E) at the
+ * top, (T, d) per ω_dev group inside a ⊕ operand, and inside a ⊕multi operand (T, E, e) with the
+ * time difference charged at the most the padding can cost. The padded cost is linear in T*, so
+ * the result is exact for expression trees (series-parallel schedules), sequences of mixed static
+ * power inside ⊕multi included (docs/frontier.md, "Padding").
  *
  * DAG form (nodes + edges): every device is held for the whole makespan M, at its static power
  * while its nodes run and at its idle power p in the gaps (schedule/1 DAG semantics), so E = Σ_dev
@@ -77,8 +77,7 @@ typedef struct erg_frontier_point {
     double dynamic_energy_j; /**< dynamic part Σ d, J */
     double bound_j;          /**< lower bound on E at this time: the LP relaxation's optimum for
                                   DAG frontiers (gap = energy_j − bound_j ≥ 0), E/(1+ε) for an
-                                  ε-approximate frontier, energy_j for an exact one, 0 when
-                                  erg_frontier.inexact_padding is set */
+                                  ε-approximate frontier, energy_j for an exact one */
 } erg_frontier_point;
 
 /** How a frontier was obtained. */
@@ -104,12 +103,6 @@ typedef struct erg_frontier {
     erg_frontier_method method;
     double epsilon;      /**< ε of an approximate frontier, else 0 */
     double max_gap_j;    /**< largest energy_j − bound_j over the points, J */
-    int inexact_padding; /**< 1 when a ⊗ inside a ⊕multi (or ⊕) operand combines parts of
-                              different static power: the calculus pads that sequence at its
-                              averaged s' = S/T (Property 5.3), which is not monotone under ⊗,
-                              so the points are real plans with their exact energies but better
-                              plans may be missing (docs/frontier.md, "Limitation"); bound_j is
-                              then 0 (no bound known). 0 otherwise. */
 } erg_frontier;
 
 /** Free the members of a frontier and zero it. NULL-safe; never fails (no formula involved). */
@@ -311,8 +304,7 @@ ERG_API ERG_NODISCARD int erg_frontier_plan_budget(const erg_frontier *f, double
 #define ERG_FRONTIER_NO_PLAN ((size_t)-1)
 
 /**
- * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "inexact_padding"
- * (true/false), "points": [{"time_s",
+ * Write "erg": "frontier/1" JSON: {"erg", "method", "epsilon", "max_gap_j", "points": [{"time_s",
  * "energy_j", "static_energy_j", "dynamic_energy_j", "bound_j", "choice": {element: index}}],
  * and "plan" (same keys) when plan_idx is not ERG_FRONTIER_NO_PLAN}; time_s in s, energies in J,
  * choice values are point indices. Written whole or not at all (atomic rename; "-" is stdout).

@@ -130,11 +130,34 @@ ERG_API ERG_NODISCARD int erg_signature_par(const erg_signature *ops, size_t n, 
  *   E = (Σ s_i)·max_i T_i + Σ d_i,  s' = Σ s_i,  T' = max_i T_i,
  *   σ²_T' = Var(max_i T_i),  σ²_E = Σ σ²_d_i + (Σ s_i)²·σ²_T'.
  * grade is the weakest, flags the union of the operands'.
+ * Each operand is padded at its own s, which is its device's static power when the operand
+ * draws one static power (a measured element, a composite at one operating state). For a
+ * composite whose parts ran at different static powers, s is their time average s' (Property
+ * 5.3), not a power any device draws: pad it at the state it ends in with
+ * erg_signature_multi_end (erg_schedule_compose does; docs/frontier.md, "Padding").
  * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕);
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
 ERG_API ERG_NODISCARD int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
                                 erg_diag *diag);
+
+/**
+ * ⊕multi with each operand i padded, from its end to the makespan T' = max_i T_i, by an idle
+ * element at end_static_w[i] W: the static power of the device in the operating state operand i
+ * ends in (paper Section 3.3: an idle element draws the device's static power at its device-wide
+ * operating point; DESIGN "Idle elements and padding": for padding after a sequence, the state it
+ * ended in, never the averaged s' of a composite). For an operand that draws one static power,
+ * end_static_w[i] = s_i and this is erg_signature_multi exactly (bit for bit when every
+ * end_static_w[i] == ops[i].static_power_w).
+ *   static energy S' = Σ_i (s_i·T_i + end_static_w[i]·(T' − T_i)),  d' = Σ d_i,  s' = S'/T',
+ *   σ²_T' = Var(max_i T_i),  σ²_E = Σ σ²_d_i + (Σ_i end_static_w[i])²·σ²_T' (σ²_d_i with the
+ *   operand's own s_i: the paper's split, exact for operands of one constant static power).
+ * Errors: as erg_signature_multi, and ERG_EINVAL when end_static_w is NULL or an entry is
+ * negative or not finite.
+ */
+ERG_API ERG_NODISCARD int erg_signature_multi_end(const erg_signature *ops,
+                                                  const double *end_static_w, size_t n,
+                                                  erg_signature *out, erg_diag *diag);
 
 /**
  * Read a standalone signature file ("erg": "signature/1"; keys in docs/formats.md).

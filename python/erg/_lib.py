@@ -215,7 +215,7 @@ class Frontier(ctypes.Structure):
     _fields_ = [("n_points", c_size_t), ("points", ctypes.POINTER(FrontierPoint)),
                 ("n_elements", c_size_t), ("element_names", ctypes.POINTER(c_char_p)),
                 ("choices", ctypes.POINTER(c_size_t)), ("method", c_int), ("epsilon", c_double),
-                ("max_gap_j", c_double), ("inexact_padding", c_int)]
+                ("max_gap_j", c_double)]
 
 
 class FrontierOptions(ctypes.Structure):

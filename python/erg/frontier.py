@@ -44,7 +44,6 @@ class FrontierResult:
     method: str
     epsilon: float
     max_gap_j: float
-    inexact_padding: bool
 
 
 class OperatingSchedule:
@@ -128,7 +127,6 @@ class OperatingSchedule:
                                   [text(f.element_names[j]) for j in range(m)],
                                   np.array([f.choices[i] for i in range(n * m)],
                                            dtype=np.int64).reshape(n, m),
-                                  _METHODS[f.method], f.epsilon, f.max_gap_j,
-                                  bool(f.inexact_padding))
+                                  _METHODS[f.method], f.epsilon, f.max_gap_j)
         finally:
             lib.erg_frontier_free(ctypes.byref(f))

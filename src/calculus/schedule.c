@@ -1378,6 +1378,10 @@ struct ectx {
     const erg_compose_options *opts;
     double c;
     double *s_w; /* per expr node: static power of its point composite (for Monte Carlo) */
+    /* per expr node: the static power of the state it ends in (its last part's; a multi's: the
+     * sum of its operands') and that state's device (NONE: several); ⊕multi pads at these */
+    double *he;
+    uint32_t *end_dev;
     double bias;
     erg_grade grade;
     size_t n_elements;
@@ -1459,7 +1463,8 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
         x->bias += m * x->c * sqrt(out->energy_var_j2);
         x->grade = erg_grade_weakest(x->grade, out->grade);
         x->n_elements++;
-        x->s_w[ei] = out->static_power_w;
+        x->s_w[ei] = x->he[ei] = out->static_power_w;
+        x->end_dev[ei] = di;
         return ERG_OK;
     }
     if (ex->kind == ERG__EX_IDLE) {
@@ -1470,7 +1475,8 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
         double *a = acc + (size_t)ex->ref * A_N;
         a[A_STAT] += d->idle_power_w * ex->time_s;
         a[A_HELD] += ex->time_s;
-        x->s_w[ei] = out->static_power_w;
+        x->s_w[ei] = x->he[ei] = out->static_power_w;
+        x->end_dev[ei] = ex->ref;
         return ERG_OK;
     }
     if (x->depth >= 64)
@@ -1508,18 +1514,28 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                 }
             }
         }
-        if (rc == ERG_OK)
+        if (rc == ERG_OK) {
             *out = accsig;
+            uint32_t last = s->expr_kids[ex->first + ex->n - 1];
+            x->he[ei] = x->he[last]; /* a sequence ends in the state its last part ends in */
+            x->end_dev[ei] = x->end_dev[last];
+        }
     } else {
         /* ⊕ / ⊕multi: all operands at once (n-ary Var(max)), per-device figures combined after. */
         int is_par = ex->kind == ERG__EX_PAR;
         erg_signature *ops = calloc((size_t)ex->n, sizeof *ops);
         double *cacc = malloc(nd * A_N * sizeof *cacc + 1);
         double *comb = calloc(nd * A_N + 1, sizeof *comb);
-        if (!ops || !cacc || !comb) {
+        /* multi: per operand the power it is padded at; per device the padding's power and
+         * Σ power·T_i, so that its padding energy is pad[2d]·T' − pad[2d+1] */
+        double *hend = malloc((size_t)ex->n * sizeof *hend + 1);
+        double *pad = calloc(2 * nd + 1, sizeof *pad);
+        if (!ops || !cacc || !comb || !hend || !pad) {
             free(ops);
             free(cacc);
             free(comb);
+            free(hend);
+            free(pad);
             x->depth--;
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
@@ -1530,7 +1546,11 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
             if ((rc = eval(x, s->expr_kids[ex->first + i], at_origin, child_corun, &ops[i], cacc,
                            diag)) != ERG_OK)
                 break;
-            double ti = ops[i].time_s;
+            double ti = ops[i].time_s, own = 0.0;
+            uint32_t ci = s->expr_kids[ex->first + i];
+            hend[i] = x->he[ci];
+            for (size_t d = 0; d < nd; d++)
+                own += cacc[d * A_N + A_STAT];
             for (size_t d = 0; d < nd; d++) {
                 double *a = cacc + d * A_N, *b = comb + d * A_N;
                 if (a[A_HELD] == 0.0 && a[A_STAT] == 0.0 && a[A_DYN] == 0.0 && a[A_BUSY] == 0.0)
@@ -1538,17 +1558,24 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
                 b[A_DYN] += a[A_DYN];
                 b[A_BUSY] = fmax(b[A_BUSY], a[A_BUSY]);
                 b[A_HELD] = 1.0; /* marks the device used; set to T' below */
-                if (is_par)
+                if (is_par) {
                     b[A_STAT] = fmax(b[A_STAT], ti > 0.0 ? a[A_STAT] / ti : 0.0); /* static power */
-                else
-                    b[A_STAT] += ti > 0.0 ? a[A_STAT] / ti : 0.0; /* summed static powers */
+                } else {
+                    b[A_STAT] += a[A_STAT]; /* the operand's own static energy */
+                    /* its padding: on the device it ends on, else shared as its static energy */
+                    double share = x->end_dev[ci] != NONE ? (d == x->end_dev[ci] ? 1.0 : 0.0)
+                                   : own > 0.0            ? a[A_STAT] / own
+                                                          : 0.0;
+                    pad[2 * d] += share * hend[i];
+                    pad[2 * d + 1] += share * hend[i] * ti;
+                }
             }
         }
         if (rc == ERG_OK) {
             erg_diag sub;
             erg_diag_clear(&sub);
             rc = is_par ? erg_signature_par(ops, ex->n, out, &sub)
-                        : erg_signature_multi(ops, ex->n, out, &sub);
+                        : erg_signature_multi_end(ops, hend, ex->n, out, &sub);
             if (rc != ERG_OK)
                 rc = expr_fail(x, rc, sub.detail, diag);
             if (rc == ERG_OK && !sig_finite(out)) {
@@ -1561,26 +1588,42 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
             }
         }
         if (rc == ERG_OK) {
-            /* Every participating device is held for T' (the shorter operands padded by idle
-             * elements at their static power); its static energy is its static power times T',
-             * scaled so that the devices' parts add up to the composite's static energy. */
+            /* Every participating device is held for T': par, at the device's static power;
+             * multi, each operand's own static energy plus its idle element from its end to T'
+             * at the static power of the state it ends in (erg_signature_multi_end); scaled so
+             * that the devices' parts add up to the composite's static energy (rounding). */
             double tp = out->time_s, sum = 0.0, want = erg_signature_static_energy_j(out);
-            for (size_t d = 0; d < nd; d++)
-                if (comb[d * A_N + A_HELD] != 0.0)
-                    sum += comb[d * A_N + A_STAT] * tp;
+            for (size_t d = 0; d < nd; d++) {
+                if (comb[d * A_N + A_HELD] == 0.0)
+                    continue;
+                if (is_par)
+                    comb[d * A_N + A_STAT] *= tp;
+                else
+                    comb[d * A_N + A_STAT] += fmax(0.0, pad[2 * d] * tp - pad[2 * d + 1]);
+                sum += comb[d * A_N + A_STAT];
+            }
             for (size_t d = 0; d < nd; d++) {
                 double *b = comb + d * A_N, *a = acc + d * A_N;
                 if (b[A_HELD] == 0.0)
                     continue;
-                a[A_STAT] += sum > 0.0 ? b[A_STAT] * tp * want / sum : 0.0;
+                a[A_STAT] += sum > 0.0 ? b[A_STAT] * want / sum : 0.0;
                 a[A_DYN] += b[A_DYN];
                 a[A_BUSY] += b[A_BUSY];
                 a[A_HELD] += tp;
             }
         }
+        if (rc == ERG_OK) {
+            double h = 0.0;
+            for (uint32_t i = 0; !is_par && i < ex->n; i++)
+                h += hend[i];
+            x->he[ei] = is_par ? out->static_power_w : h;
+            x->end_dev[ei] = is_par ? x->end_dev[s->expr_kids[ex->first]] : NONE;
+        }
         free(ops);
         free(cacc);
         free(comb);
+        free(hend);
+        free(pad);
     }
     x->depth--;
     if (rc == ERG_OK)
@@ -1627,9 +1670,12 @@ static void replay_expr(const struct ectx *x, uint32_t ei, const double *t, cons
             e += eci;
         } else {
             tt = i == 0 ? ti : fmax(tt, ti);
-            /* the operand's dynamic part at its constant static power */
-            dyn += eci - x->s_w[ci] * ti;
-            sw = ex->kind == ERG__EX_PAR ? x->s_w[ci] : sw + x->s_w[ci];
+            /* par: the operand's dynamic part at its constant static power; multi: its energy
+             * less its padding power × its time, the padding (at the state it ends in) being
+             * added back over the makespan below */
+            double w = ex->kind == ERG__EX_PAR ? x->s_w[ci] : x->he[ci];
+            dyn += eci - w * ti;
+            sw = ex->kind == ERG__EX_PAR ? w : sw + w;
         }
     }
     if (ex->kind != ERG__EX_SEQ)
@@ -1725,9 +1771,11 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         x.nd = nd;
         x.grade = ERG_GRADE_HW_SHUNT;
         x.s_w = calloc(s->n_expr + 1, sizeof *x.s_w);
+        x.he = calloc(s->n_expr + 1, sizeof *x.he);
+        x.end_dev = calloc(s->n_expr + 1, sizeof *x.end_dev);
         erg_signature tot;
         erg_signature_init(&tot);
-        if (!x.s_w)
+        if (!x.s_w || !x.he || !x.end_dev)
             rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         else
             rc = eval(&x, s->expr_root, 1, 0, &tot, devbuf, diag);
@@ -1840,6 +1888,8 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         erg_report_free(r);
     dag_free(&g);
     free(x.s_w);
+    free(x.he);
+    free(x.end_dev);
     free(devbuf);
     free(o.dev_used);
     return rc;

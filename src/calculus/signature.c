@@ -266,11 +266,9 @@ static int cmp_devix(const void *pa, const void *pb)
     return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
-int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
+/* ⊕multi's operands are on distinct devices: ERG_OK, or ERG_EINVAL naming two that share one. */
+static int distinct_devices(const erg_signature *ops, size_t n, erg_diag *diag)
 {
-    if (!ops || !out || n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "cross-device parallel composition needs at least one operand");
     /* Two operands on one device: sorted (device, index) pairs side by side (n log n, not n^2);
      * named as before: the first operand that shares its device with a later one, and that one. */
     struct devix *v = malloc(n * sizeof *v);
@@ -295,8 +293,59 @@ int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, 
                             "cross-device parallel (multi) operands %zu and %zu are both on "
                             "device \"%s\"; use par for same-device parallelism",
                             bi + 1, bj + 1, ops[bi].device);
+    return ERG_OK;
+}
+
+int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
+{
+    if (!ops || !out || n == 0)
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "cross-device parallel composition needs at least one operand");
+    int rc = distinct_devices(ops, n, diag);
+    if (rc != ERG_OK)
+        return rc;
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += ops[i].static_power_w;
     return parallel(ops, n, s, out, diag);
+}
+
+int erg_signature_multi_end(const erg_signature *ops, const double *end_static_w, size_t n,
+                            erg_signature *out, erg_diag *diag)
+{
+    if (!ops || !end_static_w || !out || n == 0)
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "cross-device parallel composition needs at least one operand");
+    int same = 1;
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(end_static_w[i] >= 0) || !isfinite(end_static_w[i]))
+            return erg_diag_set(diag, ERG_EINVAL, NULL,
+                                "multi operand %zu: the static power it ends in must be a finite "
+                                "number >= 0 W (got %g)",
+                                i + 1, end_static_w[i]);
+        same = same && end_static_w[i] == ops[i].static_power_w;
+        e += end_static_w[i];
+    }
+    if (same) /* every operand ends at its own static power: plain ⊕multi, bit for bit */
+        return erg_signature_multi(ops, n, out, diag);
+    int rc = distinct_devices(ops, n, diag);
+    if (rc != ERG_OK)
+        return rc;
+    /* The makespan's fluctuation holds every device at the power it is left in: weight (Σ e_i)². */
+    erg_signature r;
+    if ((rc = parallel(ops, n, e, &r, diag)) != ERG_OK)
+        return rc;
+    /* Static energy: each operand's own, plus its idle element from its end to the makespan at
+     * the static power of the state it ends in (DESIGN, "Idle elements and padding"). */
+    double S = 0;
+    for (size_t i = 0; i < n; i++)
+        S += ops[i].static_power_w * ops[i].time_s + end_static_w[i] * (r.time_s - ops[i].time_s);
+    r.static_power_w = r.time_s > 0.0 ? fmax(0.0, S / r.time_s) : e;
+    if (!composed_finite(&r))
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "cross-device parallel composition: the padded static energy is not "
+                            "finite (it overflows a double)");
+    *out = r;
+    return ERG_OK;
 }

@@ -100,9 +100,6 @@ static void print_table(const erg_frontier *f, size_t plan, enum choices_mode mo
                100 * f->epsilon);
     if (f->method == ERG_FRONTIER_RELAXATION)
         printf(" (largest gap to the relaxation %.6g J)", f->max_gap_j);
-    if (f->inexact_padding)
-        printf(" rules, but possibly missing better plans (a sequence with mixed static powers is "
-               "padded inside a multi; see docs/frontier.md)");
     printf("\n");
     if (plan != ERG_FRONTIER_NO_PLAN)
         printf("plan (*): %.6g s, %.8g J\n", f->points[plan].time_s, f->points[plan].energy_j);
@@ -250,12 +247,6 @@ static int run(int argc, char **argv)
             snprintf(diag.where, sizeof diag.where, "%s", file);
         return erg_cli_fail(&diag, rc);
     }
-    if (f.inexact_padding)
-        fprintf(stderr,
-                "erg frontier: warning: %s: a sequence whose parts have different static powers "
-                "is an operand of multi; the calculus pads it at its average static power, so "
-                "better plans may be missing (docs/frontier.md, Limitation)\n",
-                file);
     size_t plan = ERG_FRONTIER_NO_PLAN;
     if (!isnan(deadline))
         rc = erg_frontier_plan_deadline(&f, deadline, &plan, &diag);

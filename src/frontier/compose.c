@@ -4,12 +4,16 @@
  * Section 6.2: ⊗ as the Pareto-min of the Minkowski sum (Property 6.1), ⊕ with a shared device
  * operating point and slack (6.2.2), ⊕multi with each device held at its static power.
  *
- * Every sub-expression yields a candidate set of real choices. Candidates carry (T, S, d, h): time,
- * static energy, dynamic energy and hold power h = S/T (closure, Property 5.3), plus the ω_dev
- * group of their first and last leaf (for transition elements) and their uniform group (for ⊕).
- * A candidate is dropped only when another of the same class dominates it for every use an
- * enclosing operator can make of it: in (T, E) when no ⊕/⊕multi encloses it, in (T, d, h) when
- * one does (padding to a makespan T* costs h·T* + d).
+ * Every sub-expression yields a candidate set of real choices. Candidates carry (T, S, d, h, he):
+ * time, static energy, dynamic energy, closure static power h = S/T (Property 5.3) and the static
+ * power he of the state the candidate ends in (its last leaf's ω_dev; a ⊕multi's: the sum of its
+ * operands'), plus the ω_dev group of their first and last leaf (for transition elements) and
+ * their uniform group (for ⊕). A ⊕multi operand that ends before the makespan T* is padded by an
+ * idle element at he (docs/frontier.md, "Padding"): it costs E + he·(T* − T), linear in T*, so the
+ * rules stay exact. A candidate is dropped only when another of the same class dominates it for
+ * every use an enclosing operator can make of it: in (T, E) when no ⊕/⊕multi encloses it, in
+ * (T, d) per uniform ω_dev group inside a ⊕ operand, and inside a ⊕multi operand in (T, E) with
+ * the time difference charged at the most any later padding can cost (prune).
  */
 #include "frontier/opsched.h"
 
@@ -24,6 +28,7 @@
 struct cand {
     double t, S, d, h;
     int first, last, uni;
+    double he; /* static power of the state it ends in, W (what pads it inside a ⊕multi) */
 };
 
 struct cset {
@@ -45,7 +50,7 @@ struct ctx {
     char **slot_name;
     size_t *uses; /* per element: leaves named after it so far */
     erg_diag *diag;
-    int inexact; /* a padded ⊗ combined parts of different hold powers (docs/frontier.md) */
+    double *hb; /* per expression: the most its candidates' he can be (hend_bound), NAN unknown */
 };
 
 static void cset_free(struct cset *s)
@@ -125,18 +130,28 @@ static int cmp_ord(const void *pa, const void *pb)
         return k;
     if (a->c->t != b->c->t)
         return a->c->t < b->c->t ? -1 : 1;
-    double ea = a->padded ? a->c->d : a->c->S + a->c->d;
-    double eb = b->padded ? b->c->d : b->c->S + b->c->d;
+    double ea = a->padded == 1 ? a->c->d : a->c->S + a->c->d;
+    double eb = b->padded == 1 ? b->c->d : b->c->S + b->c->d;
     if (ea != eb)
         return ea < eb ? -1 : 1;
     if (a->c->h != b->c->h)
         return a->c->h < b->c->h ? -1 : 1;
+    if (a->c->he != b->c->he)
+        return a->c->he < b->c->he ? -1 : 1;
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-/* Keep the non-dominated candidates of each class; with delta > 0 (and not padded) also trim:
- * drop q when the last kept p (T_p ≤ T_q) has E_p ≤ (1+delta)·E_q. */
-static int prune(struct cset *s, int padded, double delta)
+/*
+ * Keep the non-dominated candidates of each class; with delta > 0 (and not padded) also trim:
+ * drop q when the last kept p (T_p ≤ T_q) has E_p ≤ (1+delta)·E_q.
+ * padded 2 (inside a ⊕multi operand): the candidates are padded, from their end to the makespan
+ * T*, at a power known only later. pad_w NAN: they end the operand, so at their own he; p then
+ * costs no more than q at every T* ≥ T_q iff T_p ≤ T_q, he_p ≤ he_q and E_p + he_p·(T_q − T_p) ≤
+ * E_q. pad_w finite: a later part ends the operand, padding at most pad_w W, so p is never worse
+ * iff T_p ≤ T_q and E_p + pad_w·(T_q − T_p) ≤ E_q (a ⊗ adds the same to both and a ⊕multi
+ * compares them at the same makespan).
+ */
+static int prune(struct cset *s, int padded, double pad_w, double delta)
 {
     if (s->n <= 1)
         return ERG_OK;
@@ -160,7 +175,24 @@ static int prune(struct cset *s, int padded, double delta)
         int same_h = 1;
         for (size_t i = a + 1; i < b && same_h; i++)
             same_h = fabs(o[i].c->h - o[a].c->h) <= 1e-12 * fmax(1.0, fabs(o[a].c->h));
-        if (!padded || same_h) {
+        if (padded == 2) {
+            size_t nk = 0;
+            for (size_t i = a; i < b; i++) {
+                const struct cand *q = o[i].c;
+                double eq = q->S + q->d;
+                int dom = 0;
+                for (size_t k = 0; k < nk && !dom; k++) {
+                    const struct cand *p = &s->c[kept[k]];
+                    double w = isnan(pad_w) ? p->he : pad_w;
+                    dom = p->t <= q->t && (!isnan(pad_w) || p->he <= q->he) &&
+                          p->S + p->d + w * (q->t - p->t) <= eq;
+                }
+                if (!dom) {
+                    kept[nk++] = o[i].i;
+                    keep[o[i].i] = 1;
+                }
+            }
+        } else if (!padded || same_h) {
             double best = INFINITY, last_kept = INFINITY;
             for (size_t i = a; i < b; i++) {
                 double e = padded ? o[i].c->d : o[i].c->S + o[i].c->d;
@@ -213,7 +245,7 @@ static const struct fr_transition *find_tr(const erg_opsched *os, int from, int 
     return erg__fr_find_tr(os, from, to);
 }
 
-static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
+static int leaf_set(struct ctx *x, size_t elem, int padded, double pad_w, struct cset **out)
 {
     const struct fr_element *el = &x->os->elem[elem];
     struct cset *s = cset_new(x, 1);
@@ -240,16 +272,20 @@ static int leaf_set(struct ctx *x, size_t elem, int padded, struct cset **out)
                          g->static_power_w,
                          x->has_tr ? grp : NO_TR,
                          x->has_tr ? grp : NO_TR,
-                         grp};
+                         grp,
+                         g->static_power_w};
         int prc = cset_push(s, &c, &p);
         if (prc != ERG_OK)
             return prc;
     }
     *out = s;
-    return prune(s, padded, 0.0);
+    return prune(s, padded, pad_w, 0.0);
 }
 
-static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struct cset **out)
+/* A then B: times, static and dynamic energies add (with a declared transition between); the
+ * result ends in B's state (he). pad_w: as prune, for the result. */
+static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, double pad_w,
+                struct cset **out)
 {
     struct cset *s = cset_new(x, 2);
     if (!s)
@@ -257,27 +293,6 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
     s->sub[0] = A;
     s->sub[1] = B;
     size_t next_prune = 65536;
-    if (padded == 2 && !x->inexact) {
-        /* Inside a ⊕multi operand the parts were pruned in (T, d, h), which is sound for this ⊗
-         * only when every part has the same hold power: the padded cost of a ⊗ uses its averaged
-         * h = S/T, not monotone in a part's T when the other parts' h differ. Flag it. (Inside a
-         * ⊕ operand only candidates of one uniform ω_dev group are used, all at one static
-         * power, and pruning never compares candidates of different groups.) */
-        double hmin = INFINITY, hmax = -INFINITY;
-        for (size_t i = 0; i < A->n; i++)
-            hmin = fmin(hmin, A->c[i].h), hmax = fmax(hmax, A->c[i].h);
-        for (size_t j = 0; j < B->n; j++)
-            hmin = fmin(hmin, B->c[j].h), hmax = fmax(hmax, B->c[j].h);
-        for (size_t i = 0; x->has_tr && i < A->n; i++)
-            for (size_t j = 0; j < B->n; j++) {
-                const struct fr_transition *tr = find_tr(x->os, A->c[i].last, B->c[j].first);
-                if (tr)
-                    hmin = fmin(hmin, tr->sig.static_power_w),
-                    hmax = fmax(hmax, tr->sig.static_power_w);
-            }
-        if (hmax - hmin > 1e-9 * fmax(fabs(hmax), 1e-12))
-            x->inexact = 1;
-    }
     for (size_t i = 0; i < A->n; i++) {
         const struct cand *a = &A->c[i];
         for (size_t j = 0; j < B->n; j++) {
@@ -288,7 +303,8 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
                              0,
                              a->first,
                              b->last,
-                             a->uni == b->uni ? a->uni : -1};
+                             a->uni == b->uni ? a->uni : -1,
+                             b->he};
             const struct fr_transition *tr = x->has_tr ? find_tr(x->os, a->last, b->first) : NULL;
             if (tr) {
                 c.t += tr->sig.time_s;
@@ -304,13 +320,13 @@ static int seq2(struct ctx *x, struct cset *A, struct cset *B, int padded, struc
         }
         /* Keep memory bounded: prune whenever the candidates have doubled since the last prune. */
         if (s->n > next_prune) {
-            if (prune(s, padded, 0.0))
+            if (prune(s, padded, pad_w, 0.0))
                 return ERG_ENOMEM;
             next_prune = 2 * s->n + 65536;
         }
     }
     *out = s;
-    return prune(s, padded, padded ? 0.0 : x->delta);
+    return prune(s, padded, pad_w, padded ? 0.0 : x->delta);
 }
 
 struct byt {
@@ -376,7 +392,7 @@ static void describe_operand(const struct ctx *x, const struct fr_expr *e, const
 }
 
 static int par_op(struct ctx *x, const struct fr_expr *e, const char *path, struct cset **ops,
-                  size_t n, int padded, struct cset **out)
+                  size_t n, int padded, double pad_w, struct cset **out)
 {
     const erg_opsched *os = x->os;
     struct cset *s = cset_new(x, n);
@@ -447,7 +463,7 @@ static int par_op(struct ctx *x, const struct fr_expr *e, const char *path, stru
             double T = ts[q];
             if (T < tlo || (q > 0 && ts[q - 1] == T))
                 continue;
-            struct cand c = {0, 0, 0, sg, x->has_tr ? g : NO_TR, x->has_tr ? g : NO_TR, g};
+            struct cand c = {0, 0, 0, sg, x->has_tr ? g : NO_TR, x->has_tr ? g : NO_TR, g, sg};
             for (size_t k = 0; k < n; k++) {
                 while (pos[k] < len[k] && lists[k][pos[k]].t <= T) {
                     size_t i = lists[k][pos[k]].i;
@@ -494,17 +510,74 @@ done:
     if (rc != ERG_OK)
         return rc;
     *out = s;
-    return prune(s, padded, 0.0);
+    return prune(s, padded, pad_w, 0.0);
 }
 
-/* ⊕multi: each operand held at its hold power h for the whole makespan; at T* operand k takes
- * argmin{h·T* + d : T ≤ T*}. */
-static int multi_op(struct ctx *x, struct cset **ops, size_t n, int padded, struct cset **out)
+/* One ⊕multi operand at makespan T: its candidates with t ≤ T as lines over the extra padding
+ * Δ ≥ 0 an enclosing ⊕multi may still add, cost(Δ) = E + he·(T − t) + he·Δ (padded at the state
+ * each ends in). env[0] is the cheapest at Δ = 0 (the lowest he among equals); with full, env[j]
+ * is the cheapest from Δ = brk[j] on (the lower envelope, slopes strictly decreasing). Returns
+ * the number of pieces, 0 when no candidate fits in T. */
+static size_t envelope(const struct cset *op, double T, int full, size_t *env, double *brk)
+{
+    size_t cur = FR_NONE;
+    double ccost = INFINITY;
+    for (size_t i = 0; i < op->n; i++) {
+        const struct cand *a = &op->c[i];
+        if (a->t > T)
+            continue;
+        double cost = a->S + a->d + a->he * (T - a->t);
+        if (cost < ccost || (cost == ccost && cur != FR_NONE && a->he < op->c[cur].he)) {
+            ccost = cost;
+            cur = i;
+        }
+    }
+    if (cur == FR_NONE)
+        return 0;
+    env[0] = cur;
+    brk[0] = 0.0;
+    size_t m = 1;
+    double at = 0.0;
+    while (full) {
+        const struct cand *c = &op->c[cur];
+        double ac = c->S + c->d + c->he * (T - c->t);
+        size_t nxt = FR_NONE;
+        double best = INFINITY;
+        for (size_t i = 0; i < op->n; i++) {
+            const struct cand *a = &op->c[i];
+            if (a->t > T || !(a->he < c->he))
+                continue;
+            double ai = a->S + a->d + a->he * (T - a->t);
+            double dl = fmax(at, (ai - ac) / (c->he - a->he)); /* where it gets cheaper */
+            if (dl < best || (dl == best && nxt != FR_NONE && a->he < op->c[nxt].he)) {
+                best = dl;
+                nxt = i;
+            }
+        }
+        if (nxt == FR_NONE || !isfinite(best))
+            break;
+        env[m] = nxt;
+        brk[m] = best;
+        m++;
+        cur = nxt;
+        at = best;
+    }
+    return m;
+}
+
+/* ⊕multi: every device is held for the makespan T*; an operand that ends at T < T* is padded by
+ * an idle element at the static power of the state it ends in (he), so at T* operand k takes
+ * argmin{E + he·(T* − T) : T ≤ T*}. Inside another ⊕multi operand's end (padded 2, pad_w NAN) the
+ * result is padded again at its own he = Σ he_k, so every piece of the operands' envelopes over
+ * that extra padding is kept (exact: the operands pad independently). */
+static int multi_op(struct ctx *x, struct cset **ops, size_t n, int padded, double pad_w,
+                    struct cset **out)
 {
     struct cset *s = cset_new(x, n);
     if (!s)
         return ERG_ENOMEM;
     memcpy(s->sub, ops, n * sizeof *ops);
+    int full = padded == 2 && isnan(pad_w);
     size_t total = 0;
     double tlo = 0;
     for (size_t k = 0; k < n; k++) {
@@ -515,57 +588,95 @@ static int multi_op(struct ctx *x, struct cset **ops, size_t n, int padded, stru
         tlo = fmax(tlo, mn);
     }
     double *ts = malloc((total + 1) * sizeof *ts);
-    size_t *pick = malloc(n * sizeof *pick);
-    if (!ts || !pick) {
-        free(ts);
-        free(pick);
-        return ERG_ENOMEM;
-    }
+    size_t *pick = malloc(n * sizeof *pick), *m = calloc(n, sizeof *m),
+           *pos = calloc(n, sizeof *pos);
+    size_t **env = calloc(n, sizeof *env);
+    double **brk = calloc(n, sizeof *brk);
+    int rc = !ts || !pick || !m || !pos || !env || !brk ? ERG_ENOMEM : ERG_OK;
+    for (size_t k = 0; k < n && rc == ERG_OK; k++)
+        if (!(env[k] = malloc((ops[k]->n + 1) * sizeof **env)) ||
+            !(brk[k] = malloc((ops[k]->n + 1) * sizeof **brk)))
+            rc = ERG_ENOMEM;
     size_t nts = 0;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n && rc == ERG_OK; k++)
         for (size_t i = 0; i < ops[k]->n; i++)
             if (ops[k]->c[i].t >= tlo)
                 ts[nts++] = ops[k]->c[i].t;
-    qsort(ts, nts, sizeof *ts, cmp_dbl);
-    int rc = ERG_OK;
+    if (rc == ERG_OK)
+        qsort(ts, nts, sizeof *ts, cmp_dbl);
     for (size_t q = 0; q < nts && rc == ERG_OK; q++) {
         double T = ts[q];
         if (q > 0 && ts[q - 1] == T)
             continue;
-        struct cand c = {0, 0, 0, 0, x->has_tr ? -1 : NO_TR, x->has_tr ? -1 : NO_TR, -1};
-        for (size_t k = 0; k < n; k++) {
-            size_t bi = FR_NONE;
-            double be = INFINITY;
-            for (size_t i = 0; i < ops[k]->n; i++) {
-                const struct cand *a = &ops[k]->c[i];
-                if (a->t > T)
-                    continue;
-                double e = a->h * T + a->d;
-                if (e < be || (e == be && bi != FR_NONE && a->h < ops[k]->c[bi].h)) {
-                    be = e;
-                    bi = i;
-                }
-            }
-            if (bi == FR_NONE) { /* no finite choice at this makespan */
+        for (size_t k = 0; k < n && rc == ERG_OK; k++) {
+            m[k] = envelope(ops[k], T, full, env[k], brk[k]);
+            pos[k] = 0;
+            if (m[k] == 0) /* no finite choice at this makespan */
                 rc = ERG_ERANGE;
-                break;
-            }
-            pick[k] = bi;
-            c.t = fmax(c.t, ops[k]->c[bi].t);
-            c.d += ops[k]->c[bi].d;
-            c.h += ops[k]->c[bi].h;
         }
-        if (rc == ERG_OK) {
-            c.S = c.h * c.t;
-            rc = cset_push(s, &c, pick);
+        while (rc == ERG_OK) {
+            struct cand c = {0, 0, 0, 0, x->has_tr ? -1 : NO_TR, x->has_tr ? -1 : NO_TR, -1, 0};
+            for (size_t k = 0; k < n; k++) {
+                pick[k] = env[k][pos[k]];
+                c.t = fmax(c.t, ops[k]->c[pick[k]].t);
+            }
+            for (size_t k = 0; k < n; k++) {
+                const struct cand *a = &ops[k]->c[pick[k]];
+                c.S += a->S + a->he * (c.t - a->t); /* its idle element up to the makespan */
+                c.d += a->d;
+                c.he += a->he;
+            }
+            c.h = c.t > 0 ? c.S / c.t : c.he;
+            if ((rc = cset_push(s, &c, pick)) != ERG_OK)
+                break;
+            double next = INFINITY;
+            for (size_t k = 0; k < n; k++)
+                if (pos[k] + 1 < m[k])
+                    next = fmin(next, brk[k][pos[k] + 1]);
+            if (isinf(next))
+                break;
+            for (size_t k = 0; k < n; k++)
+                while (pos[k] + 1 < m[k] && brk[k][pos[k] + 1] <= next)
+                    pos[k]++;
         }
     }
+    for (size_t k = 0; env && brk && k < n; k++) {
+        free(env[k]);
+        free(brk[k]);
+    }
+    free(env);
+    free(brk);
+    free(m);
+    free(pos);
     free(ts);
     free(pick);
     if (rc != ERG_OK)
         return rc;
     *out = s;
-    return prune(s, padded, 0.0);
+    return prune(s, padded, pad_w, 0.0);
+}
+
+/* The most the he of any candidate of expression id can be, W: a leaf's largest static power; a
+ * ⊗'s last part's; a ⊕'s largest operand's; a ⊕multi's sum over its operands (memoized in x->hb).
+ * It bounds the padding power of the parts before the last in a ⊕multi operand. */
+static double hend_bound(struct ctx *x, size_t id)
+{
+    if (!isnan(x->hb[id]))
+        return x->hb[id];
+    const struct fr_expr *e = &x->os->expr[id];
+    double b = 0.0;
+    if (e->op == ERG_EXPR_LEAF) {
+        const struct fr_element *el = &x->os->elem[e->elem];
+        for (size_t p = 0; p < el->n; p++)
+            b = fmax(b, el->pts[p].sig.static_power_w);
+    } else if (e->op == ERG_EXPR_SEQ) {
+        b = hend_bound(x, e->kids[e->n - 1]);
+    } else {
+        for (size_t k = 0; k < e->n; k++)
+            b = e->op == ERG_EXPR_MULTI ? b + hend_bound(x, e->kids[k])
+                                        : fmax(b, hend_bound(x, e->kids[k]));
+    }
+    return x->hb[id] = b;
 }
 
 /* Largest number of ε-trims on any path from the root to a leaf: each trim multiplies the energy
@@ -593,14 +704,16 @@ static size_t count_trims(const erg_opsched *os, size_t id, int padded)
 }
 
 /* path: the JSON path of expression id as schedule/1 spells it ("expr", "expr.par[1]", ...). */
-static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned depth,
-                struct cset **out)
+/* pad_w: inside a ⊕multi operand (padded 2), NAN when this expression ends the operand (its
+ * candidates are padded at their own he), else the most the later part that ends it can pad at. */
+static int eval(struct ctx *x, size_t id, const char *path, int padded, double pad_w,
+                unsigned depth, struct cset **out)
 {
     const struct fr_expr *e = &x->os->expr[id];
     if (depth > 10000)
         return erg_diag_set(x->diag, ERG_EINVAL, NULL, "expression nested too deeply");
     if (e->op == ERG_EXPR_LEAF) {
-        int lrc = leaf_set(x, e->elem, padded, out);
+        int lrc = leaf_set(x, e->elem, padded, pad_w, out);
         if (lrc == ERG_ERANGE)
             return erg_diag_set(x->diag, ERG_ERANGE, NULL,
                                 "%s: element \"%s\": a point's energy is not finite (it "
@@ -609,7 +722,8 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
         return lrc;
     }
     /* 0: not padded; 1: inside a ⊕ operand (padded at the shared static power of its uniform
-     * ω_dev group); 2: inside a ⊕multi operand (padded at the averaged hold power h). */
+     * ω_dev group); 2: inside a ⊕multi operand (padded at the static power of the state it ends
+     * in). */
     int sub_padded = e->op == ERG_EXPR_MULTI ? 2 : e->op == ERG_EXPR_PAR ? 1 : padded;
     struct cset **ops = malloc(e->n * sizeof *ops);
     if (!ops)
@@ -621,7 +735,16 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
         /* a path past 511 bytes (nesting hundreds deep) is cut: it only names places in messages */
         if (snprintf(sub, sizeof sub, "%s.%s[%zu]", path, key, k) >= (int)sizeof sub)
             sub[sizeof sub - 1] = '\0';
-        rc = eval(x, e->kids[k], sub, sub_padded, depth + 1, &ops[k]);
+        /* a ⊕multi's operands each end themselves; inside a ⊕multi operand the parts of a ⊗
+         * before its last are padded by whatever ends the operand */
+        double kid_pad = NAN;
+        if (e->op == ERG_EXPR_SEQ && sub_padded == 2)
+            kid_pad = !isnan(pad_w)  ? pad_w
+                      : k + 1 < e->n ? hend_bound(x, e->kids[e->n - 1])
+                                     : (double)NAN;
+        else if (e->op == ERG_EXPR_PAR && sub_padded == 2)
+            kid_pad = pad_w;
+        rc = eval(x, e->kids[k], sub, sub_padded, kid_pad, depth + 1, &ops[k]);
     }
     if (rc == ERG_OK) {
         if (e->op == ERG_EXPR_SEQ && x->delta > 0 && !padded) {
@@ -630,7 +753,7 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
             while (m > 1 && rc == ERG_OK) {
                 size_t w = 0;
                 for (size_t k = 0; k + 1 < m && rc == ERG_OK; k += 2)
-                    rc = seq2(x, ops[k], ops[k + 1], padded, &ops[w++]);
+                    rc = seq2(x, ops[k], ops[k + 1], padded, pad_w, &ops[w++]);
                 if (m % 2)
                     ops[w++] = ops[m - 1];
                 m = w;
@@ -638,13 +761,17 @@ static int eval(struct ctx *x, size_t id, const char *path, int padded, unsigned
             *out = ops[0];
         } else if (e->op == ERG_EXPR_SEQ) {
             struct cset *acc = ops[0];
-            for (size_t k = 1; k < e->n && rc == ERG_OK; k++)
-                rc = seq2(x, acc, ops[k], padded, &acc);
+            for (size_t k = 1; k < e->n && rc == ERG_OK; k++) {
+                double pw = k + 1 < e->n && padded == 2 && isnan(pad_w)
+                                ? hend_bound(x, e->kids[e->n - 1])
+                                : pad_w;
+                rc = seq2(x, acc, ops[k], padded, pw, &acc);
+            }
             *out = acc;
         } else if (e->op == ERG_EXPR_PAR) {
-            rc = par_op(x, e, path, ops, e->n, padded, out);
+            rc = par_op(x, e, path, ops, e->n, padded, pad_w, out);
         } else {
-            rc = multi_op(x, ops, e->n, padded, out);
+            rc = multi_op(x, ops, e->n, padded, pad_w, out);
         }
     }
     if (rc == ERG_ERANGE && (!x->diag || x->diag->status == ERG_OK))
@@ -682,7 +809,14 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
         x.delta = trims ? pow(1.0 + opts->epsilon, 1.0 / (double)trims) - 1.0 : 0.0;
     }
     struct cset *rs = NULL;
-    int rc = eval(&x, root, "expr", 0, 0, &rs);
+    x.hb = malloc((os->n_expr + 1) * sizeof *x.hb);
+    if (!x.hb) {
+        free(x.uses);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < os->n_expr; i++)
+        x.hb[i] = NAN;
+    int rc = eval(&x, root, "expr", 0, NAN, 0, &rs);
     double *t = NULL, *en = NULL;
     size_t *idx = NULL, nk = 0;
     if (rc == ERG_OK) {
@@ -711,7 +845,6 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
     if (rc == ERG_OK) {
         out->method = opts->epsilon > 0 ? ERG_FRONTIER_APPROX : ERG_FRONTIER_EXACT;
         out->epsilon = opts->epsilon;
-        out->inexact_padding = x.inexact;
         for (size_t i = 0; i < nk; i++) {
             const struct cand *c = &rs->c[idx[i]];
             erg_frontier_point *p = &out->points[i];
@@ -719,8 +852,7 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
             p->static_energy_j = c->S;
             p->dynamic_energy_j = c->d;
             p->energy_j = c->S + c->d;
-            /* No lower bound is known when the padding caveat applies: report the trivial 0. */
-            p->bound_j = x.inexact ? 0.0 : p->energy_j / (1.0 + opts->epsilon);
+            p->bound_j = p->energy_j / (1.0 + opts->epsilon);
             out->max_gap_j = fmax(out->max_gap_j, p->energy_j - p->bound_j);
             reconstruct(rs, idx[i], &out->choices[i * x.n_slot]);
         }
@@ -743,5 +875,6 @@ int erg__fr_expr_frontier(const erg_opsched *os, const erg_frontier_options *opt
         free(x.slot_name[i]);
     free(x.slot_name);
     free(x.uses);
+    free(x.hb);
     return rc;
 }

@@ -56,7 +56,6 @@ int erg_frontier_write_json(const char *path, const erg_frontier *f, size_t plan
     bad = bad || json_object_set_new(root, "method", json_string(method_name(f->method)));
     bad = bad || erg__json_set_number(root, "epsilon", f->epsilon);
     bad = bad || erg__json_set_number(root, "max_gap_j", f->max_gap_j);
-    bad = bad || json_object_set_new(root, "inexact_padding", json_boolean(f->inexact_padding));
     for (size_t i = 0; i < f->n_points && !bad; i++) {
         json_t *o = point_json(f, i);
         bad = !o || json_array_append_new(pts, o);

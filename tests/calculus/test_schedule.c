@@ -881,6 +881,84 @@ static void ids_in_place_and_with_escapes(void **state)
     assert_non_null(strstr(d.detail, "no node \"nope\""));
 }
 
+static int compose_mc(const char *path, erg_report *r, erg_diag *diag)
+{
+    erg_schedule *s = NULL;
+    int rc = erg_schedule_read_file(path, &s, diag);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    o.mc_samples = 200;
+    if (rc == ERG_OK)
+        rc = erg_schedule_compose(s, &o, r, diag);
+    erg_schedule_free(s);
+    return rc;
+}
+
+/* ⊕multi padding (issue 13, docs/frontier.md "Padding"): an operand that ends before the makespan
+ * is padded by an idle element at its device's static power in the state it ends in, so the
+ * padding energy is s_device × gap. Hand-computed; the Monte Carlo replay (zero variances: every
+ * sample is the point value) pads the same way. */
+static void multi_pads_at_the_state_an_operand_ends_in(void **state)
+{
+    (void)state;
+    erg_report r;
+    erg_diag d;
+    /* a on g0 (10 W, 1 s, 1 J), c on g1 (30 W, 3 s, 2 J): g0 idles 2 s at 10 W = 20 J.
+     * E = 10·1 + 20 + 1 + 30·3 + 2 = 123 J. */
+    const char *two = "{\"erg\": \"schedule/1\", \"devices\": {\"g0\": {\"static_power_w\": 10},\n"
+                      "  \"g1\": {\"static_power_w\": 30}},\n"
+                      " \"signatures\": {\"a\": {\"device\": \"g0\", \"time_s\": 1, "
+                      "\"dynamic_energy_j\": 1},\n"
+                      "  \"c\": {\"device\": \"g1\", \"time_s\": 3, \"dynamic_energy_j\": 2}},\n"
+                      " \"expr\": {\"multi\": [\"a\", \"c\"]}}\n";
+    assert_int_equal(compose_mc(put("pad-two.json", two), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 123, 1e-9);
+    erg_assert_near(r.time_s, 3, 0);
+    assert_int_equal(r.n_devices, 2);
+    erg_assert_near(r.devices[0].static_energy_j, 10 * 1 + 10 * 2, 1e-9); /* own + s·gap */
+    erg_assert_near(r.devices[0].idle_s, 2, 1e-12);
+    erg_assert_near(r.devices[1].static_energy_j, 90, 1e-9);
+    erg_assert_near(r.mc_energy_j, 123, 1e-9);
+    erg_report_free(&r);
+
+    /* The operand ends in an idle element (g0 idles at 4 W): padded at 4 W, not at its average.
+     * seq(a, idle 1 s) = 10 + 4 J over 2 s; gap to c's 5 s: 3 s × 4 W = 12 J. E = 10 + 4 + 12 + 1
+     * + 30·5 + 2 = 179 J (the averaged s' = 7 W would pad 21 J: 188 J). */
+    const char *idle =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g0\": {\"static_power_w\": 10, "
+        "\"idle_power_w\": 4},\n"
+        "  \"g1\": {\"static_power_w\": 30}},\n"
+        " \"signatures\": {\"a\": {\"device\": \"g0\", \"time_s\": 1, \"dynamic_energy_j\": 1},\n"
+        "  \"c\": {\"device\": \"g1\", \"time_s\": 5, \"dynamic_energy_j\": 2}},\n"
+        " \"expr\": {\"multi\": [{\"seq\": [\"a\", {\"idle\": {\"device\": \"g0\", \"time_s\": "
+        "1}}]}, \"c\"]}}\n";
+    assert_int_equal(compose_mc(put("pad-idle.json", idle), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 179, 1e-9);
+    erg_assert_near(r.devices[0].static_energy_j, 10 + 4 + 12, 1e-9);
+    erg_assert_near(r.devices[0].idle_s, 4, 1e-12);
+    erg_assert_near(r.mc_energy_j, 179, 1e-9);
+    erg_report_free(&r);
+
+    /* A sequence across devices as an operand ends on b's device (100 W): of the 10 s makespan, 7 s
+     * remain after a (2 s) and b (1 s): 7 s × 100 W = 700 J; E = 20 + 100 + 700 + 5 = 825 J, the
+     * figure erg frontier gives for this plan (tests/frontier/test_cli.sh). */
+    const char *cross =
+        "{\"erg\": \"schedule/1\",\n"
+        " \"devices\": {\"g\": {\"static_power_w\": 10}, \"g2\": {\"static_power_w\": 100},\n"
+        "   \"h\": {\"static_power_w\": 0}},\n"
+        " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 2, \"dynamic_energy_j\": 5},\n"
+        "   \"b\": {\"device\": \"g2\", \"time_s\": 1, \"dynamic_energy_j\": 0},\n"
+        "   \"c\": {\"device\": \"h\", \"time_s\": 10, \"dynamic_energy_j\": 0}},\n"
+        " \"expr\": {\"multi\": [{\"seq\": [\"a\", \"b\"]}, \"c\"]}}\n";
+    assert_int_equal(compose_mc(put("pad-cross.json", cross), &r, &d), ERG_OK);
+    erg_assert_near(r.energy_j, 825, 1e-9);
+    erg_assert_near(r.static_energy_j, 820, 1e-9);
+    erg_assert_near(r.devices[0].static_energy_j, 20, 1e-9);
+    erg_assert_near(r.devices[1].static_energy_j, 100 + 700, 1e-9);
+    erg_assert_near(r.mc_energy_j, 825, 1e-9);
+    erg_report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -899,6 +977,7 @@ int main(void)
         cmocka_unit_test(static_power_disagreement_is_refused),
         cmocka_unit_test(flags_union_in_reports),
         cmocka_unit_test(ids_in_place_and_with_escapes),
+        cmocka_unit_test(multi_pads_at_the_state_an_operand_ends_in),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

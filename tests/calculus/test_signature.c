@@ -328,6 +328,41 @@ static void flags_in_signature_files(void **state)
     rmdir(dir);
 }
 
+/* ⊕multi padded at the state each operand ends in (erg_signature_multi_end): a sequence of a
+ * (10 W, 2 s, 5 J) then b (100 W, 1 s) beside c (0 W, 10 s) ends at 100 W: S = 20 + 100 + 100·7 =
+ * 820 J, E = 825 J, s' = 82 W; the makespan variance is weighted by (Σ e)². With every end power
+ * equal to the operand's s it is erg_signature_multi bit for bit. */
+static void multi_end_pads_at_the_end_state(void **state)
+{
+    (void)state;
+    erg_signature a = sig("g", 10, 2, 5, 0, 0), b = sig("g2", 100, 1, 0, 0, 0), c = sig("h", 0, 10, 0, 0.01, 0),
+                  ab[2] = {a, b}, q, r, r2;
+    assert_int_equal(erg_signature_seq(ab, 2, &q, NULL), ERG_OK);
+    erg_assert_near(q.static_power_w, 40, 1e-12); /* the average, not a device's power */
+    erg_signature ops[2] = {q, c};
+    const double e[2] = {100, 0};
+    assert_int_equal(erg_signature_multi_end(ops, e, 2, &r, NULL), ERG_OK);
+    erg_assert_near(r.time_s, 10, 0);
+    erg_assert_near(erg_signature_static_energy_j(&r), 820, 1e-9);
+    erg_assert_near(erg_signature_energy_j(&r), 825, 1e-9);
+    erg_assert_near(r.static_power_w, 82, 1e-12);
+    /* T' = c's (it dominates by 70 sd): Var(max) = 0.01; weight (100 + 0)² */
+    erg_assert_near(r.time_var_s2, 0.01, 1e-12);
+    erg_assert_near(r.energy_var_j2, 100.0 * 100.0 * 0.01, 1e-9);
+    assert_int_equal(erg_signature_multi(ops, 2, &r2, NULL), ERG_OK);
+    erg_assert_near(erg_signature_energy_j(&r2), 40 * 10 + 5, 1e-9); /* averaged: 405 J */
+    const double own[2] = {q.static_power_w, c.static_power_w};
+    assert_int_equal(erg_signature_multi_end(ops, own, 2, &r, NULL), ERG_OK);
+    assert_true(r.static_power_w == r2.static_power_w && r.time_s == r2.time_s &&
+                r.dynamic_energy_j == r2.dynamic_energy_j && r.time_var_s2 == r2.time_var_s2 &&
+                r.energy_var_j2 == r2.energy_var_j2);
+    const double bad[2] = {-1, 0};
+    erg_diag d;
+    assert_int_equal(erg_signature_multi_end(ops, bad, 2, &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "multi operand 1"));
+    assert_int_equal(erg_signature_multi_end(ops, NULL, 2, &r, &d), ERG_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +377,7 @@ int main(void)
         cmocka_unit_test(signature_file_round_trip_and_errors),
         cmocka_unit_test(flags_name_parse_and_union),
         cmocka_unit_test(flags_in_signature_files),
+        cmocka_unit_test(multi_end_pads_at_the_end_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

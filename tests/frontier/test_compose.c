@@ -307,6 +307,7 @@ struct ev {
     erg_signature s;
     int first, last, uni; /* group = dev*2+f, -1 mixed */
     int ok;
+    double he; /* static power of the state it ends in: what pads it inside a multi */
 };
 
 static struct ev evaluate(const struct model *m, size_t id, const size_t *choice)
@@ -317,6 +318,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
     if (t->op == ERG_EXPR_LEAF) {
         size_t p = choice[t->elem];
         r.s = m->el[t->elem].p[p];
+        r.he = r.s.static_power_w;
         r.first = r.last = r.uni = (int)(m->el[t->elem].dev * 2) + m->el[t->elem].f[p];
         return r;
     }
@@ -344,6 +346,7 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
             assert_int_equal(erg_signature_seq(parts, np, &r.s, NULL), ERG_OK);
             r.uni = (!tr && r.uni == k[i].uni) ? r.uni : -1;
             r.last = k[i].last;
+            r.he = k[i].he;
         }
         return r;
     }
@@ -355,9 +358,17 @@ static struct ev evaluate(const struct model *m, size_t id, const size_t *choice
             }
         assert_int_equal(erg_signature_par(ops, t->n, &r.s, NULL), ERG_OK);
         r.first = r.last = r.uni = k[0].uni;
+        r.he = r.s.static_power_w;
         return r;
     }
-    assert_int_equal(erg_signature_multi(ops, t->n, &r.s, NULL), ERG_OK);
+    /* ⊕multi: each operand padded at the static power of the state it ends in (the calculus'
+     * erg_signature_multi_end, as erg_schedule_compose evaluates it) */
+    double he[3];
+    for (size_t i = 0; i < t->n; i++) {
+        he[i] = k[i].he;
+        r.he += he[i];
+    }
+    assert_int_equal(erg_signature_multi_end(ops, he, t->n, &r.s, NULL), ERG_OK);
     r.first = r.last = r.uni = -1;
     return r;
 }
@@ -371,14 +382,8 @@ static size_t slot_of(const erg_frontier *f, const char *name)
     return 0;
 }
 
-static size_t flagged_runs, flagged_off;
-static double flagged_worst;
-
-/* Run one random model; returns 1 when it was checked against brute force point by point, 2 when
- * the frontier carries the inexact-padding flag (then every point must still be a real plan with
- * its exact calculus energy, and bound_j 0), 0 when skipped (too many combinations). The flag may
- * only be set under ⊕multi (a padded ⊗ mixing hold powers: ω_dev-dependent static power, or parts
- * on different devices). */
+/* Run one random model; returns 1 when it was checked against brute force point by point, 0 when
+ * skipped (too many combinations). */
 static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int allow_multi)
 {
     struct model *m = calloc(1, sizeof *m);
@@ -451,38 +456,6 @@ static int check_random(uint64_t seed, int groups, int hetero, int tr_on, int al
     } else {
         if (rc != ERG_OK)
             fail_msg("seed %llu: rc %d: %s", (unsigned long long)seed, rc, diag.detail);
-        if (f.inexact_padding && !allow_multi)
-            fail_msg("seed %llu: inexact_padding set without multi", (unsigned long long)seed);
-        if (f.inexact_padding) {
-            for (size_t i = 0; i < f.n_points; i++) {
-                for (size_t k = 0; k < m->n_el; k++)
-                    choice[k] = f.choices[i * f.n_elements + slot_of(&f, m->el[k].name)];
-                struct ev v = evaluate(m, root, choice);
-                assert_true(v.ok);
-                erg_assert_rel(erg_signature_energy_j(&v.s), f.points[i].energy_j, 1e-9);
-                erg_assert_rel(v.s.time_s, f.points[i].time_s, 1e-9);
-                erg_assert_near(f.points[i].bound_j, 0, 0);
-            }
-            /* How far off is it? Brute force's frontier against the rules' staircase. */
-            flagged_runs++;
-            double worst = 0;
-            for (size_t b = 0; b < nk; b++) {
-                double best = INFINITY;
-                for (size_t i = 0; i < f.n_points; i++)
-                    if (f.points[i].time_s <= t[idx[b]] * (1 + 1e-12))
-                        best = fmin(best, f.points[i].energy_j);
-                worst = fmax(worst, best / e[idx[b]] - 1);
-            }
-            flagged_off += worst > 1e-9;
-            flagged_worst = fmax(flagged_worst, worst);
-            erg_frontier_free(&f);
-            free(t);
-            free(e);
-            free(idx);
-            erg_opsched_free(m->os);
-            free(m);
-            return 2;
-        }
         if (f.n_points != nk)
             fail_msg("seed %llu: %zu frontier points, brute force %zu", (unsigned long long)seed,
                      f.n_points, nk);
@@ -530,31 +503,27 @@ static void random_trees_with_device_operating_points_match_brute_force(void **s
     assert_true(checked >= 200);
 }
 
-/* Static power depending on ω_dev under ⊕multi: whenever the frontier is not flagged
- * inexact_padding it equals brute force exactly; when flagged, its points are real plans. Both
- * kinds occur. */
-static void mixed_static_powers_under_multi_are_exact_or_flagged(void **state)
+/* Static power depending on ω_dev under ⊕multi, half with transitions: sequences of mixed static
+ * power are ⊕multi operands, padded at the state they end in; the rules equal brute force through
+ * the calculus operators on every tree (they were flagged inexact under the old averaged padding).
+ */
+static void mixed_static_powers_under_multi_match_brute_force(void **state)
 {
     (void)state;
-    size_t exact = 0, flagged = 0;
-    for (uint64_t seed = 5000; seed <= 5300; seed++) {
-        int r = check_random(seed, 2, 1, (int)(seed % 2), 1);
-        exact += r == 1;
-        flagged += r == 2;
-    }
-    assert_true(exact >= 50);
-    assert_true(flagged >= 10);
-    print_message("flagged frontiers (all runs): %zu, of which %zu miss brute-force plans (worst "
-                  "by %.3g %%)\n",
-                  flagged_runs, flagged_off, 100 * flagged_worst);
+    size_t checked = 0;
+    for (uint64_t seed = 5000; seed <= 5300; seed++)
+        checked += 0 != check_random(seed, 2, 1, (int)(seed % 2), 1);
+    assert_true(checked >= 150);
 }
 
-/* The worked example of docs/frontier.md ("Limitation"): multi(seq(a, b), c). a runs at 10 W
- * static power in 1 s or 2 s (5 J dynamic either way), b at 100 W for 1 s, c holds the makespan at
- * 10 s on another device. The calculus pads seq(a, b) at s' = S/T: a fast gives S = 110 J over 2 s
- * (s' = 55 W, E = 55·10 + 5 = 555 J), a slow gives 120 J over 3 s (s' = 40 W, E = 405 J). The
- * rules prune a slow inside the sequence (dominated in (T, d, s)), report 555 J, and flag it. */
-static void mixed_static_power_sequence_in_multi_is_flagged(void **state)
+/* docs/frontier.md, "Padding": multi(seq(a, b), c). a runs at 10 W static power in 1 s or 2 s
+ * (5 J dynamic either way), b at 100 W (another ω_dev of device g) for 1 s, c holds the makespan
+ * at 10 s on device h at 0 W. seq(a, b) ends in b's state, so its idle element up to 10 s draws
+ * 100 W: a fast: 10 + 100 (S over 2 s) + 100·8 (padding) + 5 = 915 J; a slow: 20 + 100 + 100·7 + 5
+ * = 825 J. The slow point of a, dominated within a, gives the better plan (its extra second runs
+ * at 10 W instead of 100 W of padding); the rules find it, exactly (bound_j = energy_j). Under
+ * the averaged padding (s' = S/T, the old rule) a fast gave 555 J and a slow 405 J. */
+static void mixed_static_power_sequence_in_multi_is_exact(void **state)
 {
     (void)state;
     erg_opsched *os = erg_opsched_new();
@@ -571,27 +540,33 @@ static void mixed_static_power_sequence_in_multi_is_flagged(void **state)
     assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, top, 2, &r, NULL), ERG_OK);
     erg_frontier f;
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
-    assert_int_equal(f.inexact_padding, 1);
     assert_int_equal(f.n_points, 1);
     erg_assert_near(f.points[0].time_s, 10, 1e-12);
-    erg_assert_near(f.points[0].energy_j, 555, 1e-9);
-    erg_assert_near(f.points[0].bound_j, 0, 0);
-    /* The plan the rules miss, through the calculus operators: 405 J at the same makespan. */
+    erg_assert_near(f.points[0].energy_j, 825, 1e-9);
+    erg_assert_near(f.points[0].static_energy_j, 820, 1e-9);
+    erg_assert_near(f.points[0].bound_j, 825, 1e-9);
+    assert_int_equal(f.choices[slot_of(&f, "a")], 1); /* a slow */
+    /* The same two plans through the calculus operators. */
     erg_signature p[3], s2, m2;
     for (int k = 0; k < 3; k++)
         erg_signature_init(&p[k]);
-    p[0].static_power_w = 10, p[0].time_s = 2, p[0].dynamic_energy_j = 5;
     p[1].static_power_w = 100, p[1].time_s = 1;
     p[2].time_s = 10;
-    assert_int_equal(erg_signature_seq(p, 2, &s2, NULL), ERG_OK);
-    erg_signature mo[2] = {s2, p[2]};
-    assert_int_equal(erg_signature_multi(mo, 2, &m2, NULL), ERG_OK);
-    erg_assert_near(m2.time_s, 10, 1e-12);
-    erg_assert_near(erg_signature_energy_j(&m2), 405, 1e-9);
+    p[0].static_power_w = 10, p[0].dynamic_energy_j = 5;
+    const double a_time[2] = {1, 2}, want[2] = {915, 825};
+    for (int v = 0; v < 2; v++) {
+        p[0].time_s = a_time[v];
+        assert_int_equal(erg_signature_seq(p, 2, &s2, NULL), ERG_OK);
+        erg_signature mo[2] = {s2, p[2]};
+        const double he[2] = {100, 0}; /* seq(a, b) ends at b's 100 W; c at 0 W */
+        assert_int_equal(erg_signature_multi_end(mo, he, 2, &m2, NULL), ERG_OK);
+        erg_assert_near(m2.time_s, 10, 1e-12);
+        erg_assert_near(erg_signature_energy_j(&m2), want[v], 1e-9);
+    }
     erg_frontier_free(&f);
     erg_opsched_free(os);
-    /* Same static power for a and b: exact, not flagged (a slow: 10·10 + 5 = 105 J; a fast the
-     * same; the frontier is the single point (10 s, 105 J)). */
+    /* Same static power for a and b: a slow: 10·10 + 5 = 105 J; a fast the same; the frontier is
+     * the single point (10 s, 105 J). */
     os = erg_opsched_new();
     add(os, "a", "g", 10, 1, 5, "");
     add(os, "a", "g", 10, 2, 5, "");
@@ -604,7 +579,6 @@ static void mixed_static_power_sequence_in_multi_is_flagged(void **state)
     top[0] = sq;
     assert_int_equal(erg_opsched_expr_op(os, ERG_EXPR_MULTI, top, 2, &r, NULL), ERG_OK);
     assert_int_equal(erg_opsched_frontier(os, NULL, &f, NULL), ERG_OK);
-    assert_int_equal(f.inexact_padding, 0);
     assert_int_equal(f.n_points, 1);
     erg_assert_near(f.points[0].energy_j, 105, 1e-9);
     erg_assert_near(f.points[0].bound_j, 105, 1e-9);
@@ -689,8 +663,8 @@ int main(void)
         cmocka_unit_test(transition_elements_are_charged_between_operating_points),
         cmocka_unit_test(random_trees_match_brute_force),
         cmocka_unit_test(random_trees_with_device_operating_points_match_brute_force),
-        cmocka_unit_test(mixed_static_powers_under_multi_are_exact_or_flagged),
-        cmocka_unit_test(mixed_static_power_sequence_in_multi_is_flagged),
+        cmocka_unit_test(mixed_static_powers_under_multi_match_brute_force),
+        cmocka_unit_test(mixed_static_power_sequence_in_multi_is_exact),
         cmocka_unit_test(random_trees_with_transitions_match_brute_force),
         cmocka_unit_test(epsilon_chain_stays_within_its_bound),
     };

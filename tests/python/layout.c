@@ -110,8 +110,7 @@ int main(void)
        F(erg_frontier_point, bound_j));
     ST(erg_frontier, F(erg_frontier, n_points), F(erg_frontier, points),
        F(erg_frontier, n_elements), F(erg_frontier, element_names), F(erg_frontier, choices),
-       F(erg_frontier, method), F(erg_frontier, epsilon), F(erg_frontier, max_gap_j),
-       F(erg_frontier, inexact_padding));
+       F(erg_frontier, method), F(erg_frontier, epsilon), F(erg_frontier, max_gap_j));
     ST(erg_frontier_options, F(erg_frontier_options, epsilon),
        F(erg_frontier_options, dag_method), F(erg_frontier_options, enum_limit),
        F(erg_frontier_options, lp_deadlines));
