@@ -42,6 +42,9 @@ struct erg__jscan {
     enum jstate state;
     unsigned char *stack; /* 1 array, 0 object, per open container */
     size_t depth, stack_cap;
+    unsigned char cur; /* the innermost container: 0 object, 1 array, 2 none (top level) */
+    int skip;          /* no callbacks until the object at depth skip_depth closes */
+    size_t skip_depth;
     unsigned char *dec; /* a string with escapes, decoded */
     size_t dec_cap;
 };
@@ -54,6 +57,7 @@ erg__jscan *erg__jscan_new(const yajl_callbacks *cb, void *ctx)
     s->cb = cb;
     s->ctx = ctx;
     s->state = J_TOP;
+    s->cur = 2;
     return s;
 }
 
@@ -64,6 +68,12 @@ void erg__jscan_free(erg__jscan *s)
     free(s->stack);
     free(s->dec);
     free(s);
+}
+
+void erg__jscan_skip_object(erg__jscan *s)
+{
+    s->skip = 1;
+    s->skip_depth = s->depth;
 }
 
 int erg__jscan_complete(const erg__jscan *s)
@@ -105,7 +115,7 @@ static int scan_string(const unsigned char *p, const unsigned char *end, const u
             unsigned mask = (unsigned)_mm_movemask_epi8(m);
             if (mask) {
                 p += __builtin_ctz(mask);
-                break;
+                goto special;
             }
             p += 16;
         }
@@ -114,6 +124,9 @@ static int scan_string(const unsigned char *p, const unsigned char *end, const u
             p++;
         if (p == end)
             return TOK_MORE;
+#if defined(__SSE2__)
+    special:;
+#endif
         unsigned char c = *p;
         if (c == '"') {
             *close = p;
@@ -286,6 +299,40 @@ at_end:
 #undef IS_DIGIT
 }
 
+/* JSON's white space: ' ', '\n', '\t', '\r' (yajl's \v and \f are left to yajl). */
+static const unsigned char space_tab[256] = {[' '] = 1, ['\n'] = 1, ['\t'] = 1, ['\r'] = 1};
+
+static int is_space(unsigned char c)
+{
+    return space_tab[c];
+}
+
+/* Past the JSON white space at p: mostly one space, or a newline and an indentation. */
+static const unsigned char *skip_space(const unsigned char *p, const unsigned char *end)
+{
+    if (p == end || !is_space(*p))
+        return p;
+    p++;
+    if (p == end || !is_space(*p))
+        return p;
+#if defined(__SSE2__)
+    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t'),
+                  cr = _mm_set1_epi8('\r');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, cr)));
+        unsigned mask = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
+    while (p < end && is_space(*p))
+        p++;
+    return p;
+}
+
 static int push(erg__jscan *s, unsigned char kind)
 {
     if (s->depth == s->stack_cap) {
@@ -297,12 +344,20 @@ static int push(erg__jscan *s, unsigned char kind)
         s->stack_cap = cap;
     }
     s->stack[s->depth++] = kind;
+    s->cur = kind;
     return 0;
+}
+
+static void pop(erg__jscan *s)
+{
+    s->depth--;
+    s->cur = s->depth ? s->stack[s->depth - 1] : 2;
 }
 
 static void after_value(erg__jscan *s)
 {
-    s->state = s->depth == 0 ? J_DONE : s->stack[s->depth - 1] ? J_ARR_NEXT : J_OBJ_NEXT;
+    static const unsigned char next[3] = {J_OBJ_NEXT, J_ARR_NEXT, J_DONE};
+    s->state = (enum jstate)next[s->cur];
 }
 
 static int expects_value(enum jstate st)
@@ -313,12 +368,12 @@ static int expects_value(enum jstate st)
 /* A callback that returned 0 (parse.c cancels with a message): bail, yajl repeats it. */
 #define CALL(fn, ...)                                                                              \
     do {                                                                                           \
-        if (s->cb->fn && !s->cb->fn(s->ctx, __VA_ARGS__))                                          \
+        if (!s->skip && s->cb->fn && !s->cb->fn(s->ctx, __VA_ARGS__))                              \
             return ERG__JSCAN_BAIL;                                                                \
     } while (0)
 #define CALL0(fn)                                                                                  \
     do {                                                                                           \
-        if (s->cb->fn && !s->cb->fn(s->ctx))                                                       \
+        if (!s->skip && s->cb->fn && !s->cb->fn(s->ctx))                                           \
             return ERG__JSCAN_BAIL;                                                                \
     } while (0)
 
@@ -327,11 +382,11 @@ int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof
     const unsigned char *p = buf, *end = buf + len;
     *used = 0;
     for (;;) {
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
-            p++;
-        *used = (size_t)(p - buf);
-        if (p == end)
+        p = skip_space(p, end);
+        if (p == end) {
+            *used = len;
             return eof && s->state != J_DONE ? ERG__JSCAN_BAIL : ERG__JSCAN_OK;
+        }
         unsigned char c = *p;
         if (c == '"') { /* the commonest token: keys and string values */
             int key = s->state == J_OBJ_FIRST || s->state == J_OBJ_KEY;
@@ -343,18 +398,24 @@ int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof
             if (r == TOK_MORE) {
                 if ((size_t)(end - p) > ERG__TOKEN_MAX + 1 || eof)
                     return ERG__JSCAN_BAIL;
-                return ERG__JSCAN_OK; /* *used is at the opening quote */
+                *used = (size_t)(p - buf); /* from the opening quote on, again */
+                return ERG__JSCAN_OK;
             }
             if (r == TOK_BAIL || (size_t)(close - p - 1) > ERG__TOKEN_MAX)
                 return ERG__JSCAN_BAIL;
             const unsigned char *str = p + 1;
             size_t n = (size_t)(close - str);
-            if (esc) {
+            int own_key = s->skip && key && s->depth == s->skip_depth;
+            if (esc && (!s->skip || own_key)) {
                 if (decode(s, str, close, &n) != TOK_OK)
                     return ERG__JSCAN_BAIL;
                 str = s->dec;
             }
             p = close + 1;
+            /* a second "ph" or "cat" in a skipped event would change what it is: yajl reads it */
+            if (own_key && ((n == 2 && memcmp(str, "ph", 2) == 0) ||
+                            (n == 3 && memcmp(str, "cat", 3) == 0)))
+                return ERG__JSCAN_BAIL;
             if (key) {
                 CALL(yajl_map_key, str, n);
                 s->state = J_OBJ_COLON;
@@ -379,6 +440,7 @@ int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof
             if (r == TOK_MORE) {
                 if ((size_t)(end - p) > ERG__TOKEN_MAX)
                     return ERG__JSCAN_BAIL;
+                *used = (size_t)(p - buf);
                 return ERG__JSCAN_OK;
             }
             if (r == TOK_BAIL || (size_t)(stop - p) > ERG__TOKEN_MAX)
@@ -420,7 +482,9 @@ int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof
         case '}':
             if (s->state != J_OBJ_FIRST && s->state != J_OBJ_NEXT)
                 return ERG__JSCAN_BAIL;
-            s->depth--;
+            pop(s);
+            if (s->skip && s->depth < s->skip_depth)
+                s->skip = 0; /* the skipped object ends: its end is reported */
             CALL0(yajl_end_map);
             after_value(s);
             p++;
@@ -428,7 +492,7 @@ int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof
         case ']':
             if (s->state != J_ARR_FIRST && s->state != J_ARR_NEXT)
                 return ERG__JSCAN_BAIL;
-            s->depth--;
+            pop(s);
             CALL0(yajl_end_array);
             after_value(s);
             p++;
@@ -443,6 +507,7 @@ int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof
             if ((size_t)(end - p) < n) {
                 if (eof || memcmp(p, lit, (size_t)(end - p)) != 0)
                     return ERG__JSCAN_BAIL;
+                *used = (size_t)(p - buf);
                 return ERG__JSCAN_OK;
             }
             if (memcmp(p, lit, n) != 0)

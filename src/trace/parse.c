@@ -13,11 +13,13 @@
 #include "trace_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
@@ -69,6 +71,7 @@ typedef struct devprop {
 
 typedef struct pctx {
     struct erg_trace *tr;
+    erg__jscan *js; /* the fast tokenizer, NULL when yajl reads */
     const char *file;
     unsigned file_index;
     size_t first_dev; /* devices of this file start here */
@@ -91,6 +94,10 @@ typedef struct pctx {
     char cat[64];
     size_t cat_len;
     int has_cat;
+    int cls;           /* classify() of cat, set with it */
+    char last_cat[64]; /* the last category classified, its length (SIZE_MAX: none) and class */
+    size_t last_len;
+    int last_cls;
     char *name;
     size_t name_len, name_cap;
     int has_name;
@@ -466,7 +473,7 @@ static int end_event(pctx *c)
         int cat = b.cls == C_GPU_KERNEL && b.coll ? ERG_TRACE_CAT_COLLECTIVE : b.cls;
         return add_activity(c, b.ts_ns, dur, b.name, b.device, b.stream, cat);
     }
-    int cls = classify(c->cat, c->cat_len, c->has_cat);
+    int cls = c->has_cat ? c->cls : C_UNKNOWN;
     if (ph == 'B') {
         be_stack *st = stack_of(c);
         if (!st)
@@ -544,6 +551,14 @@ static long ev_level(const pctx *c)
     return c->events_depth + 1;
 }
 
+/* A complete (X) host event is only counted: once its phase and category are known, the fast
+ * tokenizer may skip the rest of it (most of a trace's bytes are host events). */
+static void skip_host_event(pctx *c)
+{
+    if (c->js && c->ph == 'X' && c->has_cat && c->cls == C_HOST)
+        erg__jscan_skip_object(c->js);
+}
+
 /* A scalar value: str/len is its text (strings unquoted, numbers raw); is_num tells which. */
 static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
 {
@@ -555,13 +570,23 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
             case F_PH:
                 if (is_str && len >= 1)
                     c->ph = s[0];
+                skip_host_event(c);
                 break;
             case F_CAT:
                 if (is_str) {
                     copy_text(c->cat, sizeof c->cat, s, len);
-                    c->cat_len = strlen(c->cat); /* cut at 63 bytes, or at a NUL byte */
+                    size_t cl = strlen(c->cat); /* cut at 63 bytes, or at a NUL byte */
+                    /* events repeat their categories: classify a new one only */
+                    if (cl != c->last_len || memcmp(c->cat, c->last_cat, cl) != 0) {
+                        c->last_cls = classify(c->cat, cl, 1);
+                        memcpy(c->last_cat, c->cat, cl + 1);
+                        c->last_len = cl;
+                    }
+                    c->cls = c->last_cls;
+                    c->cat_len = cl;
                     c->has_cat = 1;
                 }
+                skip_host_event(c);
                 break;
             case F_NAME:
                 if (is_str) {
@@ -1226,6 +1251,7 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
     c.first_dev = tr->n_devs;
     c.last_dev = (size_t)-1;
     c.events_depth = c.devprops_depth = c.distinfo_depth = -1;
+    c.last_len = SIZE_MAX;
     *bailed = 0;
 
     size_t acts0 = tr->n_acts, devs0 = tr->n_devs, unk0 = tr->n_unknown;
@@ -1248,12 +1274,25 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
     uint64_t total = 0;
     tokscan scan = {0, 0, 0, 1};
 
+    int fd = -1; /* fast pass, a plain regular file: read(2) straight into buf, without zlib's copy */
+    if (path && fast && strcmp(path, "-") != 0) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat sb;
+        unsigned char magic[2];
+        if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+                        (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b))) {
+            close(fd); /* gzip, or not a regular file: zlib reads it */
+            fd = -1;
+        }
+    }
     if (path) {
-        if (strcmp(path, "-") == 0)
+        if (fd >= 0)
+            gz = NULL;
+        else if (strcmp(path, "-") == 0)
             gz = gzdopen(dup(0), "rb");
         else
             gz = gzopen(path, "rb");
-        if (!gz) {
+        if (fd < 0 && !gz) {
             int e = errno;
             char msg[128] = "out of memory";
             if (e)
@@ -1262,7 +1301,8 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
                               msg);
             goto out;
         }
-        gzbuffer(gz, 128 * 1024);
+        if (gz)
+            gzbuffer(gz, 128 * 1024);
         buf_cap = fast ? 2 * READ_CHUNK : READ_CHUNK;
         buf = malloc(buf_cap);
         if (!buf) {
@@ -1271,7 +1311,7 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
         }
     }
     if (fast)
-        js = erg__jscan_new(&callbacks, &c);
+        c.js = js = erg__jscan_new(&callbacks, &c);
     else
         h = yajl_alloc(&callbacks, NULL, &c);
     if (fast ? !js : !h) {
@@ -1291,7 +1331,23 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
                 buf = p;
                 buf_cap = carry + READ_CHUNK;
             }
-            int r = gzread(gz, buf + carry, READ_CHUNK);
+            int r;
+            if (fd >= 0) {
+                ssize_t got;
+                do
+                    got = read(fd, buf + carry, READ_CHUNK);
+                while (got < 0 && errno == EINTR);
+                if (got < 0) {
+                    char msg[128] = "";
+                    strerror_r(errno, msg, sizeof msg);
+                    st = erg_diag_set(diag, ERG_EIO, name, "read error after %llu bytes: %s",
+                                      (unsigned long long)total, msg);
+                    goto out;
+                }
+                r = (int)got; /* at most READ_CHUNK */
+            } else {
+                r = gzread(gz, buf + carry, READ_CHUNK);
+            }
             if (r < 0) {
                 int e = errno, zerr;
                 const char *m = gz_message(gz, path, &zerr);
@@ -1304,6 +1360,8 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
                                   (unsigned long long)total, zerr == Z_ERRNO ? msg : m);
                 goto out;
             }
+            if (r == 0 && fd >= 0)
+                break;
             if (r == 0) {
                 int zerr;
                 const char *m = gz_message(gz, path, &zerr);
@@ -1426,6 +1484,8 @@ out:
     if (h)
         yajl_free(h);
     erg__jscan_free(js);
+    if (fd >= 0)
+        close(fd);
     if (gz)
         gzclose(gz);
     free(buf);

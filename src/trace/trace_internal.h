@@ -118,6 +118,10 @@ void erg__jscan_free(erg__jscan *s);
  * most ERG__TOKEN_MAX + 2 bytes) must be given again at the start of the next call, followed by
  * the bytes after it. eof: no more bytes follow (then the document must be complete). */
 int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof, size_t *used);
+/* From a callback inside an object: no more callbacks until that object ends (its end_map is
+ * still called); used for events whose remaining fields cannot matter. A second "ph" or "cat" key
+ * in that object makes the tokenizer bail out. */
+void erg__jscan_skip_object(erg__jscan *s);
 /* Whether the top-level value is complete. */
 int erg__jscan_complete(const erg__jscan *s);
 /* Read every file with yajl only (tests compare the two readers). */
