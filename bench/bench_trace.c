@@ -63,7 +63,8 @@ int main(int argc, char **argv)
     }
     double t2 = now_s();
     double rss_report = peak_rss_mb(); /* before the breakdown's own schedule below */
-    /* Breakdown of the report: building the schedule, and composing it (calculus). */
+    /* What `erg trace import` builds, and composing it (calculus): the report no longer builds a
+     * schedule; its totals equal these (tests/trace/test_report.c). */
     erg_schedule *sched = NULL;
     erg_compose_options co;
     erg_compose_options_init(&co);
@@ -88,20 +89,16 @@ int main(int argc, char **argv)
     double ev = s.events ? (double)s.events : 1.0, acts = s.activities ? (double)s.activities : 1.0;
     printf("import %.3f s  %.1f MB/s  peak_rss_after_import %.1f MiB  (%.1f MiB before reading)\n",
            t1 - t0, mb / (t1 - t0), rss_import, rss0);
-    printf("report %.3f s (schedule + compose + accounting)  total %.3f s  %.1f MB/s  "
+    printf("report %.3f s (accounting and totals)  total %.3f s  %.1f MB/s  "
            "peak_rss %.1f MiB  report/import %.2f\n",
            t2 - t1, t2 - t0, mb / (t2 - t0), rss_report, rss_report / rss_import);
     printf("memory above the start: import %.1f B/event %.1f B/activity; report %.1f B/event %.1f "
            "B/activity\n",
            (rss_import - rss0) * 1048576.0 / ev, (rss_import - rss0) * 1048576.0 / acts,
            (rss_report - rss0) * 1048576.0 / ev, (rss_report - rss0) * 1048576.0 / acts);
-    /* The accounting runs inside erg_trace_report_make and cannot be timed alone: it is the report
-     * time less a separate run of schedule + compose, so timing noise can make it negative. */
-    printf("  of which: build schedule %.3f s, erg_schedule_compose %.3f s (separate runs)\n",
+    printf("  beside it: the schedule import writes %.3f s, erg_schedule_compose on it %.3f s "
+           "(separate runs)\n",
            t3 - t2, t4 - t3);
-    printf("  trace accounting ~ report - (schedule + compose) = %+.3f s (a difference of separate "
-           "runs; within noise when near 0)\n",
-           (t2 - t1) - (t4 - t2));
     printf("energy %.6g J ± %.3g J over %.6g s\n", rep.energy_j, rep.energy_sd_j, rep.time_s);
     erg_trace_report_free(&rep);
     erg_rules_free(r);
