@@ -24,12 +24,17 @@ exec "$cf" --dry-run -Werror \
     src/frontier/dag.c \
     src/frontier/pareto.c \
     src/core/grade.c \
+    src/core/flags.c \
+    include/erg/flags.h \
     include/erg/grade.h \
     include/erg/api.h \
     tests/fuzz/replay_main.c \
     tests/fuzz/fuzz_frontier.c \
     tests/fuzz/fuzz_compose.c \
     tests/fuzz/fuzz_trace_report.c \
+    tests/fuzz/fuzz_trace.c \
+    src/trace/jscan.c \
+    tests/trace/trace_compare.h \
     tests/fuzz/fuzz_model.c \
     tests/fuzz/fuzz_calibration.c \
     tests/frontier/test_compose.c \

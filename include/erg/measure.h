@@ -335,7 +335,7 @@ ERG_API int erg_summary_set_floors(erg_summary *s, const erg_meter *m);
  * sample variance, so its variances are the floors, never 0 (a comparison cannot be confident
  * from a single run);
  * σ²_E is raised to s²·σ²_T where sampling noise left it lower (Axiom M1), and *m1_raised is set.
- * grade = total grade, runs = n. name is copied (may be NULL); device is copied, or when NULL
+ * grade = total grade, flags = total_flags (erg/flags.h), runs = n. name is copied (may be NULL); device is copied, or when NULL
  * is the device of the summed channels if they share one, else "host".
  * Returns ERG_OK or ERG_EINVAL (no total).
  */
@@ -345,10 +345,9 @@ ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const 
 /**
  * Write sig as a signature/1 file (the keys erg_signature_write_file writes, which
  * erg_signature_read_file and `erg compose` read) with the measurement's provenance added:
- * "flags" (s->total_flags, names as in erg_flag_name) and "channels" (the ids summed). These keys
- * are provenance for people and tools that read the JSON: erg_signature_read_file and
- * `erg compose` ignore them. Written whole or not at
- * all; "-" is stdout.
+ * "flags" (always, the union of sig->flags and s->total_flags, names as in erg_flag_name; read back
+ * into erg_signature.flags) and "channels" (the ids summed: provenance for people and tools that
+ * read the JSON, ignored by the readers). Written whole or not at all; "-" is stdout.
  * Returns ERG_OK, ERG_EINVAL, ERG_EIO (a failed write, a full disk included).
  */
 ERG_API int erg_summary_write_signature(const char *path, const erg_signature *sig,

@@ -314,6 +314,7 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
         erg_window_end(c->mon, "characterize", 0, &m, NULL);
         ew = m.total_energy_j;
         c->grade = erg_grade_weakest(c->grade, m.total_grade);
+        c->flags |= m.total_flags;
     }
     if (re != 0 || rcor != 0) {
         fprintf(stderr, "erg: '%s' failed (status %d)\n", re ? cmd : corun, re ? re : rcor);
@@ -734,6 +735,7 @@ static int run(int argc, char **argv)
         }
     }
     ns->grade = c.grade;
+    ns->flags = c.flags;
     if (!ex && (ex = erg_context_signature_write_file(out, cs, &d)) != ERG_OK)
         ex = erg_cli_fail(&d, ex);
     if (!ex && co_out) {
@@ -755,6 +757,7 @@ static int run(int argc, char **argv)
             co->null_context.energy_var_j2 = q.energy_var_j2;
             co->null_context.runs = q.runs;
             co->null_context.grade = c.grade;
+            co->null_context.flags = c.flags;
         }
         free(old);
         if (!ex && (ex = erg_context_signature_write_file(co_out, co, &d)) != ERG_OK)
@@ -897,6 +900,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             erg_window_end(c->mon, "schedule", 0, &m, NULL);
             ew = m.total_energy_j;
             c->grade = erg_grade_weakest(c->grade, m.total_grade);
+        c->flags |= m.total_flags;
         }
         if (ex)
             break;
@@ -955,6 +959,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             ns->energy_var_j2 = p.energy_var_j2;
             ns->runs = p.runs;
             ns->grade = c->grade;
+            ns->flags = c->flags;
             if (!quiet)
                 fprintf(stderr, "schedule %s: T = %.6g s (sd %.3g), E = %.6g J (sd %.3g), %lu runs\n",
                         path, p.time_s, sqrt(p.time_var_s2), point_energy(&p),

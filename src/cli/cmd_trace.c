@@ -201,6 +201,11 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
     printf("%zu GPU activities from %zu file%s on %zu device%s, grade %s\n", s->activities,
            s->files, s->files == 1 ? "" : "s", r->n_devices, r->n_devices == 1 ? "" : "s",
            erg_grade_name(r->grade));
+    if (r->flags) {
+        char fl[512];
+        erg_flags_text(r->flags, ", ", fl, sizeof fl);
+        printf("flags    %s (measurement flags of the signatures the rules use)\n", fl);
+    }
     if (rules)
         printf("rules    %s\n", r->rules);
     else

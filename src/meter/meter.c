@@ -148,15 +148,6 @@ const char *erg_backend_state_name(erg_backend_state s)
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 
-const char *erg_flag_name(unsigned bit)
-{
-    static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected",         "ambiguous_wrap", "backwards",    "glitch",
-        "below_resolution",       "stale",          "unit_suspect", "deduplicated",
-        "baseline_exceeds_gross", "incomplete"};
-    return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
-}
-
 const char *erg_reading_state_name(erg_reading_state s)
 {
     static const char *const names[] = {"ok",        "declined",     "not_live", "below_resolution",

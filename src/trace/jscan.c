@@ -23,6 +23,13 @@
 #include <emmintrin.h>
 #endif
 
+/* The tokenizer's helpers are inlined into erg__jscan_feed, each at its few call sites. */
+#if defined(__GNUC__)
+#define HOT static inline __attribute__((always_inline))
+#else
+#define HOT static inline
+#endif
+
 enum jstate {
     J_TOP,       /* the top-level value */
     J_ARR_FIRST, /* after '[': a value or ']' */
@@ -99,8 +106,8 @@ static int hexval(unsigned char c)
  * address, *esc whether a backslash occurs. Checks what yajl's lexer checks: escapes (\" \\ \/ \b
  * \f \n \r \t \uXXXX), no byte below 0x20, and UTF-8 multi-byte sequences (a lead byte and its
  * continuation bytes; yajl does not look further). */
-static int scan_string(const unsigned char *p, const unsigned char *end, const unsigned char **close,
-                       int *esc)
+HOT int scan_string(const unsigned char *p, const unsigned char *end, const unsigned char **close,
+                    int *esc)
 {
     *esc = 0;
     for (;;) {
@@ -110,8 +117,9 @@ static int scan_string(const unsigned char *p, const unsigned char *end, const u
         while (end - p >= 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
             /* signed compare: bytes >= 0x80 are negative, so "< 0x20" also finds them */
-            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                     _mm_cmplt_epi8(v, space));
+            __m128i m =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                             _mm_cmplt_epi8(v, space));
             unsigned mask = (unsigned)_mm_movemask_epi8(m);
             if (mask) {
                 p += __builtin_ctz(mask);
@@ -137,7 +145,14 @@ static int scan_string(const unsigned char *p, const unsigned char *end, const u
             if (end - p < 2)
                 return TOK_MORE;
             switch (p[1]) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            case '"':
+            case '\\':
+            case '/':
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't':
                 p += 2;
                 continue;
             case 'u':
@@ -191,11 +206,21 @@ static int decode(erg__jscan *s, const unsigned char *p, const unsigned char *en
         unsigned char e = p[1];
         p += 2;
         switch (e) {
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
         case 'u': {
             unsigned cp = 0;
             for (int k = 0; k < 4; k++)
@@ -225,7 +250,7 @@ static int decode(erg__jscan *s, const unsigned char *p, const unsigned char *en
 }
 
 /* First byte of [p, end) that is not a decimal digit, or end. */
-static const unsigned char *skip_digits(const unsigned char *p, const unsigned char *end)
+HOT const unsigned char *skip_digits(const unsigned char *p, const unsigned char *end)
 {
 #if defined(__SSE2__)
     const __m128i below = _mm_set1_epi8('0' - 1), above = _mm_set1_epi8('9' + 1);
@@ -245,8 +270,8 @@ static const unsigned char *skip_digits(const unsigned char *p, const unsigned c
 
 /* Scan a number from p as yajl's lexer does: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
  * A number that reaches the end of the bytes may go on in the next chunk (TOK_MORE) unless eof. */
-static int scan_number(const unsigned char *p, const unsigned char *end, int eof,
-                       const unsigned char **stop)
+HOT int scan_number(const unsigned char *p, const unsigned char *end, int eof,
+                    const unsigned char **stop)
 {
 #define NUM_END()                                                                                  \
     do {                                                                                           \
@@ -308,7 +333,7 @@ static int is_space(unsigned char c)
 }
 
 /* Past the JSON white space at p: mostly one space, or a newline and an indentation. */
-static const unsigned char *skip_space(const unsigned char *p, const unsigned char *end)
+HOT const unsigned char *skip_space(const unsigned char *p, const unsigned char *end)
 {
     if (p == end || !is_space(*p))
         return p;
@@ -333,7 +358,7 @@ static const unsigned char *skip_space(const unsigned char *p, const unsigned ch
     return p;
 }
 
-static int push(erg__jscan *s, unsigned char kind)
+HOT int push(erg__jscan *s, unsigned char kind)
 {
     if (s->depth == s->stack_cap) {
         size_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
@@ -348,21 +373,10 @@ static int push(erg__jscan *s, unsigned char kind)
     return 0;
 }
 
-static void pop(erg__jscan *s)
+HOT void pop(erg__jscan *s)
 {
     s->depth--;
     s->cur = s->depth ? s->stack[s->depth - 1] : 2;
-}
-
-static void after_value(erg__jscan *s)
-{
-    static const unsigned char next[3] = {J_OBJ_NEXT, J_ARR_NEXT, J_DONE};
-    s->state = (enum jstate)next[s->cur];
-}
-
-static int expects_value(enum jstate st)
-{
-    return st == J_TOP || st == J_ARR_FIRST || st == J_ARR_VALUE || st == J_OBJ_VALUE;
 }
 
 /* A callback that returned 0 (parse.c cancels with a message): bail, yajl repeats it. */
@@ -377,151 +391,241 @@ static int expects_value(enum jstate st)
             return ERG__JSCAN_BAIL;                                                                \
     } while (0)
 
+/* A value's state, for resuming: where a value is expected in the innermost container. */
+HOT enum jstate value_state(const erg__jscan *s)
+{
+    return s->cur == 0 ? J_OBJ_VALUE : s->cur == 1 ? J_ARR_VALUE : J_TOP;
+}
+
+/* Scan a string token at p (an opening quote) and decode it when it has escapes and its text is
+ * needed. TOK_OK: *str, *n are its text and *after the byte past its closing quote. */
+HOT int string_token(erg__jscan *s, const unsigned char *p, const unsigned char *end, int eof,
+                     int need_text, const unsigned char **str, size_t *n,
+                     const unsigned char **after)
+{
+    const unsigned char *close = NULL;
+    int esc;
+    int r = scan_string(p + 1, end, &close, &esc);
+    if (r == TOK_MORE)
+        return (size_t)(end - p) > ERG__TOKEN_MAX + 1 || eof ? TOK_BAIL : TOK_MORE;
+    if (r == TOK_BAIL || (size_t)(close - p - 1) > ERG__TOKEN_MAX)
+        return TOK_BAIL;
+    *str = p + 1;
+    *n = (size_t)(close - p - 1);
+    if (esc && need_text) {
+        if (decode(s, p + 1, close, n) != TOK_OK)
+            return TOK_BAIL;
+        *str = s->dec;
+    }
+    *after = close + 1;
+    return TOK_OK;
+}
+
+/*
+ * The tokenizer is a pushdown automaton written as labels, one per place in the grammar, so that
+ * each token is dispatched on what may come there (a key after '{' or ',', a ':' after a key, ...)
+ * instead of on a state variable. The state is stored only when the bytes run out (SAVE).
+ */
 int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof, size_t *used)
 {
     const unsigned char *p = buf, *end = buf + len;
-    *used = 0;
-    for (;;) {
-        p = skip_space(p, end);
-        if (p == end) {
-            *used = len;
-            return eof && s->state != J_DONE ? ERG__JSCAN_BAIL : ERG__JSCAN_OK;
-        }
-        unsigned char c = *p;
-        if (c == '"') { /* the commonest token: keys and string values */
-            int key = s->state == J_OBJ_FIRST || s->state == J_OBJ_KEY;
-            if (!key && !expects_value(s->state))
-                return ERG__JSCAN_BAIL;
-            const unsigned char *close = NULL;
-            int esc;
-            int r = scan_string(p + 1, end, &close, &esc);
-            if (r == TOK_MORE) {
-                if ((size_t)(end - p) > ERG__TOKEN_MAX + 1 || eof)
-                    return ERG__JSCAN_BAIL;
-                *used = (size_t)(p - buf); /* from the opening quote on, again */
-                return ERG__JSCAN_OK;
-            }
-            if (r == TOK_BAIL || (size_t)(close - p - 1) > ERG__TOKEN_MAX)
-                return ERG__JSCAN_BAIL;
-            const unsigned char *str = p + 1;
-            size_t n = (size_t)(close - str);
-            int own_key = s->skip && key && s->depth == s->skip_depth;
-            if (esc && (!s->skip || own_key)) {
-                if (decode(s, str, close, &n) != TOK_OK)
-                    return ERG__JSCAN_BAIL;
-                str = s->dec;
-            }
-            p = close + 1;
-            /* a second "ph" or "cat" in a skipped event would change what it is: yajl reads it */
-            if (own_key && ((n == 2 && memcmp(str, "ph", 2) == 0) ||
-                            (n == 3 && memcmp(str, "cat", 3) == 0)))
-                return ERG__JSCAN_BAIL;
-            if (key) {
-                CALL(yajl_map_key, str, n);
-                s->state = J_OBJ_COLON;
-                if (p < end && *p == ':') { /* the usual "key": or "key" : */
-                    p++;
-                    s->state = J_OBJ_VALUE;
-                } else if (p + 1 < end && *p == ' ' && p[1] == ':') {
-                    p += 2;
-                    s->state = J_OBJ_VALUE;
-                }
-            } else {
-                CALL(yajl_string, str, n);
-                after_value(s);
-            }
-            continue;
-        }
-        if ((c >= '0' && c <= '9') || c == '-') {
-            if (!expects_value(s->state))
-                return ERG__JSCAN_BAIL;
-            const unsigned char *stop = NULL;
-            int r = scan_number(p, end, eof, &stop);
-            if (r == TOK_MORE) {
-                if ((size_t)(end - p) > ERG__TOKEN_MAX)
-                    return ERG__JSCAN_BAIL;
-                *used = (size_t)(p - buf);
-                return ERG__JSCAN_OK;
-            }
-            if (r == TOK_BAIL || (size_t)(stop - p) > ERG__TOKEN_MAX)
-                return ERG__JSCAN_BAIL;
-            CALL(yajl_number, (const char *)p, (size_t)(stop - p));
-            after_value(s);
-            p = stop;
-            continue;
-        }
-        switch (c) {
-        case ':':
-            if (s->state != J_OBJ_COLON)
-                return ERG__JSCAN_BAIL;
-            s->state = J_OBJ_VALUE;
-            p++;
-            break;
-        case ',':
-            if (s->state == J_ARR_NEXT)
-                s->state = J_ARR_VALUE;
-            else if (s->state == J_OBJ_NEXT)
-                s->state = J_OBJ_KEY;
-            else
-                return ERG__JSCAN_BAIL;
-            p++;
-            break;
-        case '{':
-        case '[':
-            if (!expects_value(s->state) || push(s, c == '[') != 0)
-                return ERG__JSCAN_BAIL;
-            if (c == '{') {
-                CALL0(yajl_start_map);
-                s->state = J_OBJ_FIRST;
-            } else {
-                CALL0(yajl_start_array);
-                s->state = J_ARR_FIRST;
-            }
-            p++;
-            break;
-        case '}':
-            if (s->state != J_OBJ_FIRST && s->state != J_OBJ_NEXT)
-                return ERG__JSCAN_BAIL;
-            pop(s);
-            if (s->skip && s->depth < s->skip_depth)
-                s->skip = 0; /* the skipped object ends: its end is reported */
-            CALL0(yajl_end_map);
-            after_value(s);
-            p++;
-            break;
-        case ']':
-            if (s->state != J_ARR_FIRST && s->state != J_ARR_NEXT)
-                return ERG__JSCAN_BAIL;
-            pop(s);
-            CALL0(yajl_end_array);
-            after_value(s);
-            p++;
-            break;
-        case 't':
-        case 'f':
-        case 'n': {
-            if (!expects_value(s->state))
-                return ERG__JSCAN_BAIL;
-            const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
-            size_t n = strlen(lit);
-            if ((size_t)(end - p) < n) {
-                if (eof || memcmp(p, lit, (size_t)(end - p)) != 0)
-                    return ERG__JSCAN_BAIL;
-                *used = (size_t)(p - buf);
-                return ERG__JSCAN_OK;
-            }
-            if (memcmp(p, lit, n) != 0)
-                return ERG__JSCAN_BAIL;
-            if (c == 'n')
-                CALL0(yajl_null);
-            else
-                CALL(yajl_boolean, c == 't');
-            after_value(s);
-            p += n;
-            break;
-        }
-        default:
-            return ERG__JSCAN_BAIL;
-        }
+    const unsigned char *str, *after;
+    size_t n;
+    int r;
+    enum jstate st = J_DONE;
+#define SPACE()                                                                                    \
+    do {                                                                                           \
+        if (p < end && space_tab[*p])                                                              \
+            p = skip_space(p, end);                                                                \
+    } while (0)
+#define SAVE(state)                                                                                \
+    do {                                                                                           \
+        st = (state);                                                                              \
+        goto save;                                                                                 \
+    } while (0)
+    switch (s->state) {
+    case J_TOP:
+    case J_ARR_VALUE:
+    case J_OBJ_VALUE:
+        goto value;
+    case J_ARR_FIRST:
+        goto arr_first;
+    case J_ARR_NEXT:
+        goto arr_next;
+    case J_OBJ_FIRST:
+        goto obj_first;
+    case J_OBJ_KEY:
+        goto obj_key;
+    case J_OBJ_COLON:
+        goto obj_colon;
+    case J_OBJ_NEXT:
+        goto obj_next;
+    case J_DONE:
+        goto done;
     }
+    return ERG__JSCAN_BAIL;
+
+value:
+    SPACE();
+    if (p == end)
+        SAVE(value_state(s));
+    switch (*p) {
+    case '"':
+        r = string_token(s, p, end, eof, !s->skip, &str, &n, &after);
+        if (r == TOK_MORE)
+            SAVE(value_state(s));
+        if (r != TOK_OK)
+            return ERG__JSCAN_BAIL;
+        CALL(yajl_string, str, n);
+        p = after;
+        goto after_value;
+    case '{':
+        if (push(s, 0) != 0)
+            return ERG__JSCAN_BAIL;
+        CALL0(yajl_start_map);
+        p++;
+        goto obj_first;
+    case '[':
+        if (push(s, 1) != 0)
+            return ERG__JSCAN_BAIL;
+        CALL0(yajl_start_array);
+        p++;
+        goto arr_first;
+    case 't':
+    case 'f':
+    case 'n': {
+        unsigned char c = *p;
+        const char *lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t ln = c == 'f' ? 5 : 4;
+        if ((size_t)(end - p) < ln) {
+            if (eof || memcmp(p, lit, (size_t)(end - p)) != 0)
+                return ERG__JSCAN_BAIL;
+            SAVE(value_state(s));
+        }
+        if (memcmp(p, lit, ln) != 0)
+            return ERG__JSCAN_BAIL;
+        if (c == 'n')
+            CALL0(yajl_null);
+        else
+            CALL(yajl_boolean, c == 't');
+        p += ln;
+        goto after_value;
+    }
+    default: {
+        if (*p != '-' && (*p < '0' || *p > '9'))
+            return ERG__JSCAN_BAIL;
+        const unsigned char *stop = NULL;
+        r = scan_number(p, end, eof, &stop);
+        if (r == TOK_MORE) {
+            if ((size_t)(end - p) > ERG__TOKEN_MAX)
+                return ERG__JSCAN_BAIL;
+            SAVE(value_state(s));
+        }
+        if (r != TOK_OK || (size_t)(stop - p) > ERG__TOKEN_MAX)
+            return ERG__JSCAN_BAIL;
+        CALL(yajl_number, (const char *)p, (size_t)(stop - p));
+        p = stop;
+        goto after_value;
+    }
+    }
+
+after_value:
+    if (s->cur == 0)
+        goto obj_next;
+    if (s->cur == 1)
+        goto arr_next;
+    goto done;
+
+obj_first:
+    SPACE();
+    if (p == end)
+        SAVE(J_OBJ_FIRST);
+    if (*p == '}')
+        goto obj_end;
+    goto key;
+
+obj_key:
+    SPACE();
+    if (p == end)
+        SAVE(J_OBJ_KEY);
+key:
+    if (*p != '"')
+        return ERG__JSCAN_BAIL;
+    {
+        int own_key = s->skip && s->depth == s->skip_depth;
+        r = string_token(s, p, end, eof, !s->skip || own_key, &str, &n, &after);
+        if (r == TOK_MORE)
+            SAVE(J_OBJ_KEY);
+        if (r != TOK_OK)
+            return ERG__JSCAN_BAIL;
+        /* a second "ph" or "cat" in a skipped event would change what it is: yajl reads it */
+        if (own_key &&
+            ((n == 2 && memcmp(str, "ph", 2) == 0) || (n == 3 && memcmp(str, "cat", 3) == 0)))
+            return ERG__JSCAN_BAIL;
+        CALL(yajl_map_key, str, n);
+        p = after;
+    }
+obj_colon:
+    SPACE();
+    if (p == end)
+        SAVE(J_OBJ_COLON);
+    if (*p != ':')
+        return ERG__JSCAN_BAIL;
+    p++;
+    goto value;
+
+obj_next:
+    SPACE();
+    if (p == end)
+        SAVE(J_OBJ_NEXT);
+    if (*p == ',') {
+        p++;
+        goto obj_key;
+    }
+    if (*p != '}')
+        return ERG__JSCAN_BAIL;
+obj_end:
+    pop(s);
+    if (s->skip && s->depth < s->skip_depth)
+        s->skip = 0; /* the skipped object ends: its end is reported */
+    CALL0(yajl_end_map);
+    p++;
+    goto after_value;
+
+arr_first:
+    SPACE();
+    if (p == end)
+        SAVE(J_ARR_FIRST);
+    if (*p == ']')
+        goto arr_end;
+    goto value;
+
+arr_next:
+    SPACE();
+    if (p == end)
+        SAVE(J_ARR_NEXT);
+    if (*p == ',') {
+        p++;
+        goto value;
+    }
+    if (*p != ']')
+        return ERG__JSCAN_BAIL;
+arr_end:
+    pop(s);
+    CALL0(yajl_end_array);
+    p++;
+    goto after_value;
+
+done:
+    SPACE();
+    if (p != end)
+        return ERG__JSCAN_BAIL; /* yajl: trailing garbage, or its own white space */
+    SAVE(J_DONE);
+
+save:
+    s->state = st;
+    *used = (size_t)(p - buf);
+    return eof && (st != J_DONE || p != end) ? ERG__JSCAN_BAIL : ERG__JSCAN_OK;
+#undef SPACE
+#undef SAVE
 }

@@ -17,18 +17,19 @@ static inline int trace_reads_differ(const erg_trace *a, int st_a, const erg_dia
                                      size_t size)
 {
     if (st_a != st_b) {
-        snprintf(why, size, "status %d vs %d (%.100s: %.120s | %.100s: %.120s)", st_a, st_b, da->where, da->detail,
+        snprintf(why, size, "status %d vs %d (%.100s: %.120s | %.100s: %.120s)", st_a, st_b,
+                 da->where, da->detail, db->where, db->detail);
+        return 1;
+    }
+    if (st_a != ERG_OK &&
+        (strcmp(da->where, db->where) != 0 || strcmp(da->detail, db->detail) != 0)) {
+        snprintf(why, size, "message '%.100s: %.120s' vs '%.100s: %.120s'", da->where, da->detail,
                  db->where, db->detail);
         return 1;
     }
-    if (st_a != ERG_OK && (strcmp(da->where, db->where) != 0 || strcmp(da->detail, db->detail) != 0)) {
-        snprintf(why, size, "message '%.100s: %.120s' vs '%.100s: %.120s'", da->where, da->detail, db->where,
-                 db->detail);
-        return 1;
-    }
     if (memcmp(&a->stats, &b->stats, sizeof a->stats) != 0) {
-        snprintf(why, size, "statistics (events %zu vs %zu, activities %zu vs %zu)", a->stats.events,
-                 b->stats.events, a->stats.activities, b->stats.activities);
+        snprintf(why, size, "statistics (events %zu vs %zu, activities %zu vs %zu)",
+                 a->stats.events, b->stats.events, a->stats.activities, b->stats.activities);
         return 1;
     }
     if (a->n_acts != b->n_acts || a->n_devs != b->n_devs || a->n_unknown != b->n_unknown ||
@@ -79,8 +80,10 @@ static inline int trace_readers_differ(const void *buf, size_t len, const char *
     erg_diag da, db;
     erg_diag_clear(&da);
     erg_diag_clear(&db);
-    int sa = path ? erg_trace_read_file(a, path, &da) : erg_trace_read_buffer(a, buf, len, "t", &da);
-    int sb = path ? erg_trace_read_file(b, path, &db) : erg_trace_read_buffer(b, buf, len, "t", &db);
+    int sa =
+        path ? erg_trace_read_file(a, path, &da) : erg_trace_read_buffer(a, buf, len, "t", &da);
+    int sb =
+        path ? erg_trace_read_file(b, path, &db) : erg_trace_read_buffer(b, buf, len, "t", &db);
     int d = trace_reads_differ(a, sa, &da, b, sb, &db, why, size);
     erg_trace_free(a);
     erg_trace_free(b);
