@@ -99,6 +99,8 @@ enum {
 #define ERG_CAL_MAX_UTILISATION 0.10
 /** CV of windowed power above which a calibration is flagged high_cv (0.20). */
 #define ERG_CAL_MAX_CV 0.20
+/** Longest calibration erg_calibrate accepts, s (a week). */
+#define ERG_CAL_MAX_DURATION_S 604800.0
 
 /** Name of ERG_CAL_* bit i: "busy", "pinned_at_ceiling", "high_cv"; NULL otherwise. */
 ERG_API const char *erg_calibration_flag_name(unsigned bit_index);
@@ -143,7 +145,7 @@ ERG_API int erg_calibration_describe(const erg_calibration *cal, char *buf, size
  * and ERG_CAL_BUSY above ERG_CAL_MAX_UTILISATION (ERG_CAL_PINNED_AT_CEILING when saturated), any
  * channel ERG_CAL_HIGH_CV above ERG_CAL_MAX_CV; out->flags is their union (a steady load on a
  * hardware counter has a low CV and cannot be told from rest).
- * duration_s ≥ 2·window_s, window_s ≥ 0.01. *out gets a new calibration (erg_calibration_free).
+ * 2·window_s ≤ duration_s ≤ ERG_CAL_MAX_DURATION_S, window_s ≥ 0.01. *out gets a new calibration (erg_calibration_free).
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_ENODEV (no channel gave a figure; *out NULL).
  */
 ERG_API int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **out,

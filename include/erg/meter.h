@@ -84,7 +84,9 @@ typedef struct erg_meter_options {
     const char *nvml_path;
     /** Comma-separated backends to try ("rapl-sysfs,nvml"); NULL: $ERG_BACKENDS, else all. */
     const char *backends;
-    /** Sampler period, s (default 0.1). The sampler polls faster when a counter could wrap. */
+    /** Sampler period, s (default 0.1; <= 0: the default). The sampler polls faster when a
+     *  counter could wrap. NaN or above ERG_METER_MAX_PERIOD_S: erg_meter_open fails with
+     *  ERG_EINVAL. */
     double sampler_period_s;
     /** Estimator: whole-CPU power at idle and at full load, W (defaults 10 and 65; see
      *  erg_meter_options_init). $ERG_ESTIMATOR_IDLE_W / $ERG_ESTIMATOR_FULL_W override; a value
@@ -211,11 +213,15 @@ ERG_API int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag
  *  error, which is recorded on the channel. Thread-safe. */
 ERG_API int erg_meter_poll(erg_meter *m);
 
+/** Longest sampler period, s (a day): erg_meter_sampler_start and erg_meter_options refuse more. */
+#define ERG_METER_MAX_PERIOD_S 86400.0
+
 /**
  * Start the sampler thread: it polls every period_s seconds (≤ 0: the option's period), or
  * faster when a counter could otherwise wrap twice unseen (half its wrap time at max power).
  * A poll that overruns its period is followed at once by the next. CLOCK_MONOTONIC throughout.
- * Returns ERG_OK, ERG_EINVAL (already running), ERG_ENOMEM/ERG_EIO (thread creation).
+ * Returns ERG_OK, ERG_EINVAL (already running, or period_s NaN or above ERG_METER_MAX_PERIOD_S),
+ * ERG_ENOMEM/ERG_EIO (thread creation).
  */
 ERG_API int erg_meter_sampler_start(erg_meter *m, double period_s);
 /** Stop the sampler thread and wait for it. NULL-safe; no-op when not running. */

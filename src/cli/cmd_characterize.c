@@ -88,8 +88,7 @@ static pid_t spawn_report(const char *cmd, const char *report)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    char sh[] = "sh", dash_c[] = "-c";
-    char *argv[] = {sh, dash_c, (char *)cmd, NULL};
+    const char *const argv[] = {"sh", "-c", cmd, NULL};
     size_t ne = 0;
     while (environ[ne])
         ne++;
@@ -109,7 +108,7 @@ static pid_t spawn_report(const char *cmd, const char *report)
         envp[k++] = var;
     }
     pid_t pid;
-    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, envp);
+    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, erg_cli_exec_argv(argv), envp);
     free(envp);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
@@ -519,6 +518,10 @@ static int run(int argc, char **argv)
                 return ERG_EXIT_USAGE;
             if (v < 0)
                 return erg_cli_usage("characterize", "%s must be >= 0, got '%s'", on, optarg);
+            /* sleep_s casts it to time_t */
+            if (opt == 'C' && v > 86400)
+                return erg_cli_usage("characterize", "--cooldown must be at most 86400 s, got '%s'",
+                                     optarg);
             if (opt == 'C')
                 c.cooldown_s = v;
             else if (opt == 'B')

@@ -245,7 +245,10 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
         printf("\nunmatched: %zu activities match no rule (dynamic energy 0):\n", r->unmatched);
         for (size_t k = 0; k < r->n_unmatched_names && k < 10; k++)
             printf("%8zu  %s %.100s\n", r->unmatched_names[k].count,
-                   erg_trace_category_name(r->unmatched_names[k].category),
+                   r->unmatched_names[k].category < 0
+                       ? "mixed"
+                       : erg_trace_category_name(
+                             (erg_trace_category)r->unmatched_names[k].category),
                    r->unmatched_names[k].name);
         if (r->n_unmatched_names > 10)
             printf("     ...  %zu more names (--json lists all)\n", r->n_unmatched_names - 10);
