@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The op profiler: HYMELL Section 5.1's protocol on the CPU. */
-#define _GNU_SOURCE 1 /* secure_getenv */
+#define _GNU_SOURCE 1
 #include "erg/predict.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/fsroot.h"
 #include "core/file.h"
 #include "predict/kernels.h"
 #include "predict/model.h"
@@ -123,32 +126,52 @@ static float *alloc_f(size_t n)
     return malloc((n ? n : 1) * sizeof(float));
 }
 
+/* *r = a·b; 1 when the product does not fit a size_t */
+static int mul_wraps(size_t a, size_t b, size_t *r)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 1;
+    *r = a * b;
+    return 0;
+}
+
 static int sets_make(const erg_profile_options *o, const erg_op_dims *d, struct sets *s,
                      erg_diag *diag)
 {
     memset(s, 0, sizeof *s);
+    /* element counts in size_t; a product that wraps (m = 2^62, k = 4 made 0 elements and a
+     * "profile" of nothing) or a GEMM dimension beyond BLAS's int is out of range */
     size_t n1 = 0, n2 = 0, no = 0;
+    int wraps = 0;
     switch (d->op) {
     case ERG_OP_RMSNORM:
-        n1 = (size_t)d->tokens * (size_t)d->d_model;
+        wraps = mul_wraps((size_t)d->tokens, (size_t)d->d_model, &n1);
         n2 = (size_t)d->d_model;
         no = n1;
         break;
     case ERG_OP_SOFTMAX: {
         size_t r = d->tokens ? (size_t)d->tokens : (size_t)d->m;
         size_t c = d->tokens ? (size_t)d->tokens : (size_t)d->n;
-        n1 = r * c;
+        wraps = mul_wraps(r, c, &n1);
         no = n1;
         break;
     }
     case ERG_OP_GEMM:
-        n1 = (size_t)d->m * (size_t)d->k;
-        n2 = (size_t)d->k * (size_t)d->n;
-        no = (size_t)d->m * (size_t)d->n;
+        wraps = d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX ||
+                mul_wraps((size_t)d->m, (size_t)d->k, &n1) ||
+                mul_wraps((size_t)d->k, (size_t)d->n, &n2) ||
+                mul_wraps((size_t)d->m, (size_t)d->n, &no);
         break;
     }
     int bf16 = d->dtype == ERG_DTYPE_BF16;
-    s->set_bytes = (n1 + n2) * (bf16 ? 2u : 4u) + no * 4u;
+    size_t in_bytes = 0, out_bytes = 0;
+    if (wraps || n1 > SIZE_MAX - n2 || mul_wraps(n1 + n2, bf16 ? 2u : 4u, &in_bytes) ||
+        mul_wraps(no, 4u, &out_bytes) || in_bytes > SIZE_MAX - out_bytes)
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "%s: dimensions too large (a GEMM dimension above 2^31 - 1, BLAS's "
+                            "int, or an input set beyond size_t)",
+                            erg_op_name(d->op));
+    s->set_bytes = in_bytes + out_bytes;
     if (s->set_bytes > o->max_set_bytes)
         return erg_diag_set(diag, ERG_ERANGE, NULL,
                             "%s: one input set needs %zu bytes, over the limit of %zu",
@@ -444,14 +467,12 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
 
 void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size)
 {
-    /* not taken from the environment under elevated privilege (AT_SECURE), as the meter does */
-    const char *root = secure_getenv("ERG_ROOT");
-    char path[512];
-    snprintf(path, sizeof path, "%s/proc/cpuinfo", root && *root ? root : "");
+    /* through the meter's root-fd seam: resolved inside $ERG_ROOT (not taken under elevated
+     * privilege), only a regular file read */
     char model[128] = "unknown";
     char *buf;
     size_t len;
-    if (erg__read_file(path, &buf, &len, NULL) == ERG_OK) {
+    if (erg__fsroot_read(NULL, "proc/cpuinfo", 1u << 20, &buf, &len) == 0) {
         char *p = strstr(buf, "model name");
         if (p && (p = strchr(p, ':'))) {
             p++;
@@ -487,7 +508,7 @@ void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_s
     snprintf(desc, desc_size, "%s; OpenBLAS %s core %s", model, ver, core);
 }
 
-int erg_profile_default_grid(erg_target target, char *buf, size_t size)
+int erg_profile_default_grid(erg_target target, char *buf, size_t *size)
 {
     return erg__data_path("grids", "ERG_GRID_DIR",
                           target == ERG_TARGET_CUDA ? "cuda.csv" : "cpu.csv", buf, size);
