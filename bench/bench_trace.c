@@ -3,9 +3,11 @@
  * bench_trace [-J JOBS] FILE... : import the trace files (one per rank) as `erg trace report` does
  * (JOBS files parsed at once; default 1), then make
  * the report with the default rules, and print the import throughput in MB/s of uncompressed JSON,
- * the report time, and the process's peak resident memory (getrusage ru_maxrss). Run one process
- * per measurement: peak memory is a high-water mark. bench/bench_trace.sh drives it and compares
- * with Python's json.load of the same files.
+ * the report time, and the process's peak resident memory (getrusage ru_maxrss), also per JSON event
+ * and per GPU activity kept, above the process's resident memory before the first file (the bytes
+ * that grow with the trace). Run one process per measurement: peak memory is a high-water mark.
+ * bench/bench_trace.sh drives it and compares with simdjson (bench_trace_simdjson) and with Python's
+ * json.load of the same files.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@ int main(int argc, char **argv)
         return 2;
     }
     erg_diag d;
+    double rss0 = peak_rss_mb();
     double t0 = now_s();
     erg_trace *t = erg_trace_new();
     if (erg_trace_read_files(t, (const char *const *)(argv + first), (size_t)(argc - first), jobs,
@@ -59,7 +62,9 @@ int main(int argc, char **argv)
         return 2;
     }
     double t2 = now_s();
-    /* Breakdown of the report: building the schedule, and composing it (calculus). */
+    double rss_report = peak_rss_mb(); /* before the breakdown's own schedule below */
+    /* What `erg trace import` builds, and composing it (calculus): the report no longer builds a
+     * schedule; its totals equal these (tests/trace/test_report.c). */
     erg_schedule *sched = NULL;
     erg_compose_options co;
     erg_compose_options_init(&co);
@@ -81,18 +86,19 @@ int main(int argc, char **argv)
     double mb = (double)s.json_bytes / 1e6;
     printf("jobs %u  files %zu  json %.1f MB  events %zu  gpu_activities %zu\n", jobs, s.files, mb,
            s.events, s.activities);
-    printf("import %.3f s  %.1f MB/s  peak_rss_after_import %.1f MiB\n", t1 - t0, mb / (t1 - t0),
-           rss_import);
-    printf("report %.3f s (schedule + compose + accounting)  total %.3f s  %.1f MB/s  "
-           "peak_rss %.1f MiB\n",
-           t2 - t1, t2 - t0, mb / (t2 - t0), peak_rss_mb());
-    /* The accounting runs inside erg_trace_report_make and cannot be timed alone: it is the report
-     * time less a separate run of schedule + compose, so timing noise can make it negative. */
-    printf("  of which: build schedule %.3f s, erg_schedule_compose %.3f s (separate runs)\n",
+    double ev = s.events ? (double)s.events : 1.0, acts = s.activities ? (double)s.activities : 1.0;
+    printf("import %.3f s  %.1f MB/s  peak_rss_after_import %.1f MiB  (%.1f MiB before reading)\n",
+           t1 - t0, mb / (t1 - t0), rss_import, rss0);
+    printf("report %.3f s (accounting and totals)  total %.3f s  %.1f MB/s  "
+           "peak_rss %.1f MiB  report/import %.2f\n",
+           t2 - t1, t2 - t0, mb / (t2 - t0), rss_report, rss_report / rss_import);
+    printf("memory above the start: import %.1f B/event %.1f B/activity; report %.1f B/event %.1f "
+           "B/activity\n",
+           (rss_import - rss0) * 1048576.0 / ev, (rss_import - rss0) * 1048576.0 / acts,
+           (rss_report - rss0) * 1048576.0 / ev, (rss_report - rss0) * 1048576.0 / acts);
+    printf("  beside it: the schedule import writes %.3f s, erg_schedule_compose on it %.3f s "
+           "(separate runs)\n",
            t3 - t2, t4 - t3);
-    printf("  trace accounting ~ report - (schedule + compose) = %+.3f s (a difference of separate "
-           "runs; within noise when near 0)\n",
-           (t2 - t1) - (t4 - t2));
     printf("energy %.6g J ± %.3g J over %.6g s\n", rep.energy_j, rep.energy_sd_j, rep.time_s);
     erg_trace_report_free(&rep);
     erg_rules_free(r);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Trace import benchmark (issue 4, "Speed"): throughput in MB/s of uncompressed JSON and peak
-# memory on the shared traces and on a generated 1 GB trace, and the time of `erg trace report`
-# against Python's json.load of the same file (json.load alone, timed inside Python).
+# Trace import benchmark (issue 4, "Speed"; issue 13): throughput in MB/s of uncompressed JSON and
+# peak memory on the shared traces and on a generated 1 GB trace; erg's reader side by side with
+# simdjson's on-demand parser on the same bytes (bench_trace_simdjson, built when libsimdjson-dev is
+# installed; skipped otherwise), the ratio of the two; peak RSS per JSON event of `erg trace
+# import -o` and `erg trace report`; and the time of `erg trace report` against Python's json.load
+# of the same file (json.load alone, timed inside Python).
 # Usage: [ERG=path/to/erg] bench/bench_trace.sh [BUILD_DIR] [SIZE_MB]   (defaults: build, 1000)
 # ERG (the erg binary) defaults to build/release/src/cli/erg, what scripts/main.sh builds; the
 # bench binaries come from BUILD_DIR/bench.
@@ -13,6 +16,7 @@ size_mb=${2:-1000}
 erg=${ERG:-build/release/src/cli/erg}
 bench=$build/bench/bench_trace
 gen=$build/bench/bench_trace_gen
+simd=$build/bench/bench_trace_simdjson
 [ -x "$erg" ] || {
     echo "bench_trace.sh: erg not found at $erg; build it with cmake -S . -B build/release" \
         "-DCMAKE_BUILD_TYPE=Release && cmake --build build/release, or set ERG" >&2
@@ -51,7 +55,23 @@ PY
 compare() { # file label
     local f=$1
     echo "== $2: $f ($(du -h "$f" | cut -f1) on disk)"
-    "$bench" "$f" | sed 's/^/   /'
+    local out events
+    out=$("$bench" "$f")
+    sed 's/^/   /' <<<"$out"
+    events=$(awk '/^jobs/ {print $9}' <<<"$out")
+    if [ -x "$simd" ]; then
+        "$simd" -r "${ROUNDS:-5}" "$f" | sed 's/^/   /'
+    else
+        echo "   simdjson comparison skipped: $simd not built (install libsimdjson-dev, scripts/deps.sh)"
+    fi
+    /usr/bin/time -f "%M" -o "$tmp/time" "$erg" trace import "$f" -o "$tmp/sched.json" >/dev/null 2>&1
+    local imp_kib
+    imp_kib=$(cat "$tmp/time")
+    /usr/bin/time -f "%M" -o "$tmp/time" "$erg" trace report "$f" --json >/dev/null
+    awk -v i="$imp_kib" -v r="$(cat "$tmp/time")" -v e="$events" 'BEGIN {
+        printf "   peak RSS: erg trace import -o %.1f MiB (%.0f B/event), erg trace report %.1f MiB (%.0f B/event), %d events\n",
+               i / 1024, i * 1024 / e, r / 1024, r * 1024 / e, e }'
+    rm -f "$tmp/sched.json"
     read -r erg_s erg_mb < <(measure "$(stat -c %s "$f")" "$erg" trace report "$f" --json)
     if [ "${3:-py}" = py ]; then
         read -r py_s py_mb < <(py_load "$f")

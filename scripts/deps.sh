@@ -19,3 +19,16 @@ if [ ${#missing[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+# Optional, for the benchmarks only: simdjson, the reference beside which bench/bench_trace_simdjson
+# measures erg's trace reader (bench/bench_trace.sh skips that comparison without it). Its absence
+# never fails the build or the tests.
+opt=(libsimdjson-dev)
+for p in "${opt[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        echo "erg: installing $p (optional, bench only)" >&2
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO=sudo
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$p" >&2 ||
+            echo "erg: $p not installed (optional: bench_trace_simdjson is not built)" >&2
+    fi
+done

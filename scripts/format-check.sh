@@ -39,6 +39,9 @@ exec "$cf" --dry-run -Werror \
     tests/fuzz/fuzz_frontier.c \
     tests/fuzz/fuzz_compose.c \
     tests/fuzz/fuzz_trace_report.c \
+    tests/fuzz/fuzz_trace.c \
+    src/trace/jscan.c \
+    tests/trace/trace_compare.h \
     tests/fuzz/fuzz_model.c \
     tests/fuzz/fuzz_calibration.c \
     tests/frontier/test_compose.c \

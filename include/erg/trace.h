@@ -265,8 +265,9 @@ typedef struct erg_trace_group {
 
 /**
  * The report of a trace (issue 4). energy_j, energy_sd_j, time_s, static_energy_j,
- * dynamic_energy_j, grade and flags are those of erg_schedule_compose on erg_trace_schedule's schedule,
- * so `erg trace import` + `erg compose` gives the same totals. Free with erg_trace_report_free.
+ * dynamic_energy_j, grade and flags equal those of erg_schedule_compose on erg_trace_schedule's
+ * schedule (erg_trace_report_make computes them without building it), so `erg trace import` +
+ * `erg compose` gives the same totals. Free with erg_trace_report_free.
  */
 typedef struct erg_trace_report {
     double energy_j, energy_sd_j;
@@ -292,10 +293,15 @@ typedef struct erg_trace_report {
 } erg_trace_report;
 
 /**
- * Compute the report: erg_trace_schedule, erg_schedule_compose, and the trace's own per-device,
- * per-category and per-name accounting. Idle static energy is s × (makespan − busy time) per device,
- * the idle elements of Energy Calculus, Section 3.3 (the "energy bloat" of Perseus).
- * Errors: as erg_trace_schedule and erg_schedule_compose.
+ * Compute the report: the trace's per-device, per-category and per-name accounting, and from it
+ * the totals erg_schedule_compose gives on the schedule erg_trace_schedule makes (Energy Calculus,
+ * Section 3.3: E = Σ_dev (s·busy + p_idle·idle) + Σ d_i, σ²_E = Σ σ²_d_i, the weakest grade), without
+ * building that schedule, so that the report needs about the import's memory. Idle static energy
+ * is p_idle × (makespan − busy time) per device, the idle elements of Section 3.3 (the "energy
+ * bloat" of Perseus).
+ * Errors: as erg_trace_schedule (ERG_EINVAL: no GPU activity, clocks too far apart, a device
+ * without a device entry, a figure that is not finite), ERG_ERANGE (a total overflows a double),
+ * ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
                                   const erg_trace_options *opts, erg_trace_report *out,

@@ -19,6 +19,7 @@ typedef struct job {
     erg_trace **subs;
     int *status;
     erg_diag *diags;
+    int yajl_only; /* the trace's reader choice (tests), for every file */
 } job;
 
 static void *worker(void *arg)
@@ -32,6 +33,7 @@ static void *worker(void *arg)
             return NULL;
         erg_diag_clear(&j->diags[i]);
         j->subs[i] = erg_trace_new();
+        erg__trace_set_yajl_only(j->subs[i], j->yajl_only);
         j->status[i] = j->subs[i]
                            ? erg_trace_read_file(j->subs[i], j->paths[i], &j->diags[i])
                            : erg_diag_set(&j->diags[i], ERG_ENOMEM, j->paths[i], "out of memory");
@@ -197,7 +199,7 @@ int erg_trace_read_files(erg_trace *trace, const char *const *paths, size_t n, u
     if (jobs == 1 && n == 1)
         return erg_trace_read_file(trace, paths[0], diag);
 
-    job j = {paths, n, 0, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL};
+    job j = {paths, n, 0, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, trace->yajl_only};
     j.subs = calloc(n, sizeof *j.subs);
     j.status = calloc(n, sizeof *j.status);
     j.diags = calloc(n, sizeof *j.diags);

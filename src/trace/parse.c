@@ -13,11 +13,13 @@
 #include "trace_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
@@ -69,6 +71,7 @@ typedef struct devprop {
 
 typedef struct pctx {
     struct erg_trace *tr;
+    erg__jscan *js; /* the fast tokenizer, NULL when yajl reads */
     const char *file;
     unsigned file_index;
     size_t first_dev; /* devices of this file start here */
@@ -89,12 +92,21 @@ typedef struct pctx {
     /* current event */
     char ph;
     char cat[64];
+    size_t cat_len;
     int has_cat;
+    int cls;           /* classify() of cat, set with it */
+    char last_cat[64]; /* the last category classified, its length (SIZE_MAX: none) and class */
+    size_t last_len;
+    int last_cls;
     char *name;
     size_t name_len, name_cap;
     int has_name;
     int64_t ts_ns, dur_ns;
     int has_ts, has_dur, bad_ts, bad_dur;
+    /* ts and dur as written, parsed only for the events that use them (most are host events) */
+    char ts_txt[48], dur_txt[48];
+    size_t ts_len, dur_len;
+    int ts_pending, dur_pending;
     char pid[ERG__KEY_MAX], tid[ERG__KEY_MAX], adev[ERG__KEY_MAX], astream[ERG__KEY_MAX];
     int has_pid, has_tid, has_adev, has_astream, has_coll;
 
@@ -210,43 +222,56 @@ slow : {
 }
 }
 
-static int classify(const char *cat, int has_cat)
+/* The categories erg knows, with their lengths: an event's category is compared with those of the
+ * same length only (classify runs for every event). */
+typedef struct known_cat {
+    const char *name;
+    size_t len;
+    int cls;
+} known_cat;
+#define KC(s, c) {s, sizeof s - 1, c}
+static const known_cat known_cats[] = {
+    /* the commonest in Kineto traces first: the search stops at the first match */
+    KC("cpu_op", C_HOST),
+    KC("cuda_runtime", C_HOST),
+    KC("kernel", C_GPU_KERNEL),
+    KC("ac2g", C_HOST),
+    KC("gpu_memcpy", C_GPU_MEMCPY),
+    KC("gpu_memset", C_GPU_MEMSET),
+    KC("python_function", C_HOST),
+    KC("user_annotation", C_HOST),
+    KC("gpu_user_annotation", C_HOST),
+    KC("cuda_driver", C_HOST),
+    KC("fwdbwd", C_HOST),
+    KC("Trace", C_HOST),
+    KC("cuda_sync", C_HOST),
+    KC("cpu_instant_event", C_HOST),
+    KC("Kernel", C_GPU_KERNEL),
+    KC("Memcpy", C_GPU_MEMCPY),
+    KC("Memset", C_GPU_MEMSET),
+    KC("Operator", C_HOST),
+    KC("operator", C_HOST),
+    KC("Runtime", C_HOST),
+    KC("Driver", C_HOST),
+    KC("python", C_HOST),
+    KC("overhead", C_HOST),
+    KC("Overhead", C_HOST),
+    KC("cuda_profiler_range", C_HOST),
+    KC("cpu_memory", C_HOST),
+    KC("Memory", C_HOST),
+    KC("mtia_runtime", C_HOST),
+    KC("privateuse1_runtime", C_HOST),
+    KC("privateuse1_driver", C_HOST),
+};
+#undef KC
+
+static int classify(const char *cat, size_t len, int has_cat)
 {
     if (!has_cat)
         return C_UNKNOWN;
-    if (strcmp(cat, "kernel") == 0 || strcmp(cat, "Kernel") == 0)
-        return C_GPU_KERNEL;
-    if (strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "Memcpy") == 0)
-        return C_GPU_MEMCPY;
-    if (strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "Memset") == 0)
-        return C_GPU_MEMSET;
-    static const char *const host[] = {"cpu_op",
-                                       "Operator",
-                                       "operator",
-                                       "cuda_runtime",
-                                       "Runtime",
-                                       "cuda_driver",
-                                       "Driver",
-                                       "user_annotation",
-                                       "gpu_user_annotation",
-                                       "python_function",
-                                       "python",
-                                       "ac2g",
-                                       "fwdbwd",
-                                       "Trace",
-                                       "cuda_sync",
-                                       "cpu_instant_event",
-                                       "overhead",
-                                       "Overhead",
-                                       "cuda_profiler_range",
-                                       "cpu_memory",
-                                       "Memory",
-                                       "mtia_runtime",
-                                       "privateuse1_runtime",
-                                       "privateuse1_driver"};
-    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
-        if (strcmp(cat, host[i]) == 0)
-            return C_HOST;
+    for (size_t i = 0; i < sizeof known_cats / sizeof known_cats[0]; i++)
+        if (known_cats[i].len == len && memcmp(known_cats[i].name, cat, len) == 0)
+            return known_cats[i].cls;
     return C_UNKNOWN;
 }
 
@@ -384,6 +409,34 @@ static be_stack *stack_of(pctx *c)
     return &c->stacks[id];
 }
 
+/* Parse the ts and dur kept as text (on_scalar) into nanoseconds. */
+static void resolve_times(pctx *c)
+{
+    if (c->ts_pending) {
+        c->ts_pending = 0;
+        c->bad_ts = parse_us_to_ns(c->ts_txt, c->ts_len, &c->ts_ns) != 0;
+    }
+    if (c->dur_pending) {
+        c->dur_pending = 0;
+        c->bad_dur = parse_us_to_ns(c->dur_txt, c->dur_len, &c->dur_ns) != 0;
+    }
+}
+
+/* Keep a ts or dur number as text; a long one (more than the buffer holds) is parsed now. */
+static void keep_time(const char *s, size_t len, char *txt, size_t size, size_t *txt_len,
+                      int *pending, int *bad, int64_t *ns)
+{
+    if (len < size) {
+        memcpy(txt, s, len);
+        *txt_len = len;
+        *pending = 1;
+        *bad = 0;
+    } else {
+        *pending = 0;
+        *bad = parse_us_to_ns(s, len, ns) != 0;
+    }
+}
+
 static int end_event(pctx *c)
 {
     struct erg_trace *tr = c->tr;
@@ -408,6 +461,7 @@ static int end_event(pctx *c)
         }
         if (b.cls == C_UNKNOWN)
             return 1; /* counted at its B */
+        resolve_times(c);
         if (!c->has_ts || c->bad_ts) {
             tr->stats.missing_duration++;
             return 1;
@@ -420,7 +474,7 @@ static int end_event(pctx *c)
         int cat = b.cls == C_GPU_KERNEL && b.coll ? ERG_TRACE_CAT_COLLECTIVE : b.cls;
         return add_activity(c, b.ts_ns, dur, b.name, b.device, b.stream, cat);
     }
-    int cls = classify(c->cat, c->has_cat);
+    int cls = c->has_cat ? c->cls : C_UNKNOWN;
     if (ph == 'B') {
         be_stack *st = stack_of(c);
         if (!st)
@@ -439,6 +493,7 @@ static int end_event(pctx *c)
                 return 0;
             tr->stats.unknown_events++;
         } else if (cls != C_HOST) {
+            resolve_times(c);
             if (!c->has_ts || c->bad_ts) {
                 tr->stats.missing_duration++;
                 b.cls = C_UNKNOWN; /* keep the stack balanced; the E is then ignored */
@@ -461,6 +516,7 @@ static int end_event(pctx *c)
         tr->stats.unknown_events++;
         return count_unknown(c);
     }
+    resolve_times(c);
     if (!c->has_ts || c->bad_ts || !c->has_dur || c->bad_dur) {
         tr->stats.missing_duration++;
         return 1;
@@ -484,6 +540,7 @@ static void begin_event(pctx *c)
     c->arg_field = F_NONE;
     c->ph = 0;
     c->has_cat = c->has_name = c->has_ts = c->has_dur = c->bad_ts = c->bad_dur = 0;
+    c->ts_pending = c->dur_pending = 0;
     c->has_pid = c->has_tid = c->has_adev = c->has_astream = c->has_coll = 0;
 }
 
@@ -493,6 +550,14 @@ static void begin_event(pctx *c)
 static long ev_level(const pctx *c)
 {
     return c->events_depth + 1;
+}
+
+/* A complete (X) host event is only counted: once its phase and category are known, the fast
+ * tokenizer may skip the rest of it (most of a trace's bytes are host events). */
+static void skip_host_event(pctx *c)
+{
+    if (c->js && c->ph == 'X' && c->has_cat && c->cls == C_HOST)
+        erg__jscan_skip_object(c->js);
 }
 
 /* A scalar value: str/len is its text (strings unquoted, numbers raw); is_num tells which. */
@@ -506,12 +571,23 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
             case F_PH:
                 if (is_str && len >= 1)
                     c->ph = s[0];
+                skip_host_event(c);
                 break;
             case F_CAT:
                 if (is_str) {
                     copy_text(c->cat, sizeof c->cat, s, len);
+                    size_t cl = strlen(c->cat); /* cut at 63 bytes, or at a NUL byte */
+                    /* events repeat their categories: classify a new one only */
+                    if (cl != c->last_len || memcmp(c->cat, c->last_cat, cl) != 0) {
+                        c->last_cls = classify(c->cat, cl, 1);
+                        memcpy(c->last_cat, c->cat, cl + 1);
+                        c->last_len = cl;
+                    }
+                    c->cls = c->last_cls;
+                    c->cat_len = cl;
                     c->has_cat = 1;
                 }
+                skip_host_event(c);
                 break;
             case F_NAME:
                 if (is_str) {
@@ -531,11 +607,19 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
                 break;
             case F_TS:
                 c->has_ts = 1;
-                c->bad_ts = !is_num || parse_us_to_ns(s, len, &c->ts_ns) != 0;
+                c->ts_pending = 0;
+                c->bad_ts = !is_num;
+                if (is_num)
+                    keep_time(s, len, c->ts_txt, sizeof c->ts_txt, &c->ts_len, &c->ts_pending,
+                              &c->bad_ts, &c->ts_ns);
                 break;
             case F_DUR:
                 c->has_dur = 1;
-                c->bad_dur = !is_num || parse_us_to_ns(s, len, &c->dur_ns) != 0;
+                c->dur_pending = 0;
+                c->bad_dur = !is_num;
+                if (is_num)
+                    keep_time(s, len, c->dur_txt, sizeof c->dur_txt, &c->dur_len,
+                              &c->dur_pending, &c->bad_dur, &c->dur_ns);
                 break;
             case F_PID:
                 if (is_num || is_str) {
@@ -1154,12 +1238,12 @@ static size_t tokscan_feed(tokscan *t, const unsigned char *chunk, size_t n)
     return n;
 }
 
-/* Read from a gz stream (path) or a memory buffer (mem). */
-static int read_common(struct erg_trace *tr, const char *path, const void *mem, size_t mem_len,
-                       const char *name, erg_diag *diag)
+/* One pass over a gz stream (path) or a memory buffer (mem), with the fast tokenizer (jscan.c) or
+ * with yajl. The fast pass sets *bailed when it met something it leaves to yajl: the file is then
+ * read again with yajl, from the start (nothing of the fast pass is kept). */
+static int read_pass(struct erg_trace *tr, const char *path, const void *mem, size_t mem_len,
+                     const char *name, int fast, int *bailed, erg_diag *diag)
 {
-    if (!tr)
-        return erg_diag_set(diag, ERG_EINVAL, name, "no trace");
     pctx c;
     memset(&c, 0, sizeof c);
     c.tr = tr;
@@ -1168,6 +1252,8 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
     c.first_dev = tr->n_devs;
     c.last_dev = (size_t)-1;
     c.events_depth = c.devprops_depth = c.distinfo_depth = -1;
+    c.last_len = SIZE_MAX;
+    *bailed = 0;
 
     size_t acts0 = tr->n_acts, devs0 = tr->n_devs, unk0 = tr->n_unknown;
     erg_trace_stats stats0 = tr->stats;
@@ -1182,17 +1268,32 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
 
     gzFile gz = NULL;
     unsigned char *buf = NULL;
+    size_t buf_cap = 0, carry = 0; /* fast pass: an unfinished token kept from the last chunk */
     yajl_handle h = NULL;
+    erg__jscan *js = NULL;
     int st = ERG_OK;
     uint64_t total = 0;
     tokscan scan = {0, 0, 0, 1};
 
+    int fd = -1; /* fast pass, a plain regular file: read(2) straight into buf, without zlib's copy */
+    if (path && fast && strcmp(path, "-") != 0) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat sb;
+        unsigned char magic[2];
+        if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+                        (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b))) {
+            close(fd); /* gzip, or not a regular file: zlib reads it */
+            fd = -1;
+        }
+    }
     if (path) {
-        if (strcmp(path, "-") == 0)
+        if (fd >= 0)
+            gz = NULL;
+        else if (strcmp(path, "-") == 0)
             gz = gzdopen(dup(0), "rb");
         else
             gz = gzopen(path, "rb");
-        if (!gz) {
+        if (fd < 0 && !gz) {
             int e = errno;
             char msg[128] = "out of memory";
             if (e)
@@ -1201,15 +1302,20 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
                               msg);
             goto out;
         }
-        gzbuffer(gz, 128 * 1024);
-        buf = malloc(READ_CHUNK);
+        if (gz)
+            gzbuffer(gz, 128 * 1024);
+        buf_cap = fast ? 2 * READ_CHUNK : READ_CHUNK;
+        buf = malloc(buf_cap);
         if (!buf) {
             st = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
             goto out;
         }
     }
-    h = yajl_alloc(&callbacks, NULL, &c);
-    if (!h) {
+    if (fast)
+        c.js = js = erg__jscan_new(&callbacks, &c);
+    else
+        h = yajl_alloc(&callbacks, NULL, &c);
+    if (fast ? !js : !h) {
         st = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
         goto out;
     }
@@ -1217,7 +1323,32 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
         const unsigned char *chunk;
         size_t n;
         if (path) {
-            int r = gzread(gz, buf, READ_CHUNK);
+            if (fast && buf_cap - carry < READ_CHUNK) { /* a long token spans chunks */
+                unsigned char *p = realloc(buf, carry + READ_CHUNK);
+                if (!p) {
+                    *bailed = 1;
+                    goto out;
+                }
+                buf = p;
+                buf_cap = carry + READ_CHUNK;
+            }
+            int r;
+            if (fd >= 0) {
+                ssize_t got;
+                do
+                    got = read(fd, buf + carry, READ_CHUNK);
+                while (got < 0 && errno == EINTR);
+                if (got < 0) {
+                    char msg[128] = "";
+                    strerror_r(errno, msg, sizeof msg);
+                    st = erg_diag_set(diag, ERG_EIO, name, "read error after %llu bytes: %s",
+                                      (unsigned long long)total, msg);
+                    goto out;
+                }
+                r = (int)got; /* at most READ_CHUNK */
+            } else {
+                r = gzread(gz, buf + carry, READ_CHUNK);
+            }
             if (r < 0) {
                 int e = errno, zerr;
                 const char *m = gz_message(gz, path, &zerr);
@@ -1230,6 +1361,8 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
                                   (unsigned long long)total, zerr == Z_ERRNO ? msg : m);
                 goto out;
             }
+            if (r == 0 && fd >= 0)
+                break;
             if (r == 0) {
                 int zerr;
                 const char *m = gz_message(gz, path, &zerr);
@@ -1242,19 +1375,33 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
                 break;
             }
             chunk = buf;
-            n = (size_t)r;
+            n = carry + (size_t)r;
+            total += (uint64_t)r;
         } else {
             if (total >= mem_len)
                 break;
             chunk = mem;
             n = mem_len;
+            total = mem_len;
+        }
+        if (fast) {
+            size_t used;
+            if (erg__jscan_feed(js, chunk, n, !path, &used) != ERG__JSCAN_OK) {
+                *bailed = 1;
+                goto out;
+            }
+            carry = n - used;
+            if (carry && path)
+                memmove(buf, buf + used, carry);
+            continue;
         }
         size_t bad = tokscan_feed(&scan, chunk, n);
         if (bad < n) {
             st = erg_diag_set(diag, ERG_EPARSE, name,
                               "line %llu, byte %llu: a JSON %s longer than %u bytes (a kernel "
                               "name is a few kB at most: this is not a trace erg reads)",
-                              (unsigned long long)scan.line, (unsigned long long)(total + bad),
+                              (unsigned long long)scan.line,
+                              (unsigned long long)(total - n + bad),
                               scan.in_str ? "string" : "number or literal", ERG__TOKEN_MAX);
             goto out;
         }
@@ -1264,17 +1411,23 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
             goto out;
         }
         if (ys == yajl_status_error) {
-            set_parse_error(&c, h, path, mem, mem_len, chunk, n, total, diag);
+            set_parse_error(&c, h, path, mem, mem_len, chunk, n, total - n, diag);
             st = ERG_EPARSE;
             goto out;
         }
-        total += n;
     }
     if (total == 0) {
         st = erg_diag_set(diag, ERG_EPARSE, name, "empty file: no JSON trace in it");
         goto out;
     }
-    {
+    if (fast) {
+        size_t used;
+        if ((path && erg__jscan_feed(js, buf, carry, 1, &used) != ERG__JSCAN_OK) ||
+            !erg__jscan_complete(js)) {
+            *bailed = 1; /* a document that ends early: yajl decides (an open array may do) */
+            goto out;
+        }
+    } else {
         yajl_status ys = yajl_complete_parse(h);
         if (ys == yajl_status_client_canceled) {
             st = erg_diag_set(diag, c.status, name, "%s", c.err);
@@ -1313,10 +1466,11 @@ static int read_common(struct erg_trace *tr, const char *path, const void *mem, 
         goto out;
     tr->stats.files++;
     tr->stats.json_bytes += total;
+    tr->fast_files += fast ? 1 : 0;
     erg__trace_check_streams(tr, acts0);
 
 out:
-    if (st != ERG_OK) { /* nothing of this file is kept */
+    if (st != ERG_OK || *bailed) { /* nothing of this file is kept */
         tr->n_acts = acts0;
         tr->n_devs = devs0;
         for (size_t i = 0; i < tr->dev_of_key_cap; i++) /* forget the keys of the dropped devices */
@@ -1330,11 +1484,37 @@ out:
     free(unk_counts0);
     if (h)
         yajl_free(h);
+    erg__jscan_free(js);
+    if (fd >= 0)
+        close(fd);
     if (gz)
         gzclose(gz);
     free(buf);
     ctx_free(&c);
     return st;
+}
+
+/* Read from a gz stream (path) or a memory buffer (mem): with the fast tokenizer, and with yajl
+ * when it bails out; stdin cannot be read twice, so it is read with yajl. */
+static int read_common(struct erg_trace *tr, const char *path, const void *mem, size_t mem_len,
+                       const char *name, erg_diag *diag)
+{
+    if (!tr)
+        return erg_diag_set(diag, ERG_EINVAL, name, "no trace");
+    int bailed = 0;
+    if (!tr->yajl_only && !(path && strcmp(path, "-") == 0)) {
+        int st = read_pass(tr, path, mem, mem_len, name, 1, &bailed, diag);
+        if (!bailed)
+            return st;
+        errno = 0;
+    }
+    return read_pass(tr, path, mem, mem_len, name, 0, &bailed, diag);
+}
+
+void erg__trace_set_yajl_only(struct erg_trace *tr, int on)
+{
+    if (tr)
+        tr->yajl_only = on ? 1 : 0;
 }
 
 int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag)

@@ -33,7 +33,7 @@ static int check_keys(const json_t *obj, const char *const *known, const char *f
 {
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)obj, k, v)
+    json_object_foreach(erg__json_mut(obj), k, v)
     {
         (void)v;
         int ok = is_note_key(k);

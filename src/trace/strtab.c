@@ -7,15 +7,24 @@
 
 enum { CHUNK_BYTES = 64 * 1024 };
 
-/* FNV-1a, 32 bits. */
+/* Eight bytes per step, multiply and fold (kernel names run to hundreds of bytes; a byte-wise
+ * FNV-1a was 3 % of reading a trace). Only this table uses it: nothing written depends on it. */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)len;
+    while (len >= 8) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+        s += 8;
+        len -= 8;
     }
-    return h;
+    uint64_t v = 0;
+    memcpy(&v, s, len);
+    h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 29;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 void erg__strtab_init(erg__strtab *t)

@@ -680,6 +680,71 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
     return ERG_OK;
 }
 
+/* The figures of each activity's signature pass erg_signature_check, as they do when
+ * erg_trace_schedule adds them to a schedule (finite, >= 0): the report refuses what the schedule
+ * would. */
+static int check_activity_figures(const erg_trace *t, const prep *p, erg_diag *diag)
+{
+    for (size_t i = 0; i < t->n_acts; i++) {
+        const erg__act *a = &t->acts[i];
+        double d = p->dyn_j[i], v = p->dyn_var_j2[i], w = p->static_w[a->device];
+        if (isfinite(d) && isfinite(v) && isfinite(w) && d >= 0 && v >= 0 && w >= 0)
+            continue;
+        erg_signature sig;
+        erg_signature_init(&sig);
+        snprintf(sig.name, sizeof sig.name, "%s", erg__strtab_get(&t->names, a->name));
+        sig.static_power_w = w;
+        sig.time_s = (double)a->dur_ns / 1e9;
+        sig.dynamic_energy_j = d;
+        sig.energy_var_j2 = v;
+        sig.grade = p->grade[i];
+        erg_diag sub;
+        erg_diag_clear(&sub);
+        if (erg_signature_check(&sig, &sub) == ERG_OK) /* cannot be: a figure is bad */
+            snprintf(sub.detail, sizeof sub.detail, "%s: a figure is not finite", sig.name);
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "%s", sub.detail);
+    }
+    return ERG_OK;
+}
+
+/* The totals erg_schedule_compose gives on the schedule erg_trace_schedule makes (Energy Calculus,
+ * arXiv 2607.11087, Section 3.3; every node has a fixed start and σ²_T = 0, so no join has a
+ * variance): each device held over the makespan, at its static power while busy and its idle power
+ * over the gaps, plus the activities' dynamic energies; σ²_E = Σ σ²_d; the weakest grade. They come
+ * from the per-device accounting (fill_accounting) instead of from a schedule of one 816-byte
+ * signature per distinct activity, so that the report needs little more memory than the import
+ * (issue 13). tests/trace/test_report.c and test_cli.c check them against erg_schedule_compose on
+ * the schedule and on the file import writes. */
+static int compose_totals(const erg_trace *t, const prep *p, erg_trace_report *r, erg_diag *diag)
+{
+    double stat = 0, dyn = 0, var = 0;
+    erg_grade grade = ERG_GRADE_HW_SHUNT;
+    unsigned flags = 0;
+    for (size_t k = 0; k < r->n_devices; k++) {
+        stat += r->devices[k].static_energy_j;
+        dyn += r->devices[k].dynamic_energy_j;
+    }
+    for (size_t i = 0; i < t->n_acts; i++) {
+        var += p->dyn_var_j2[i];
+        grade = erg_grade_weakest(grade, p->grade[i]);
+        /* a signature rule's measurement flags go with every activity it prices */
+        if (p->rule[i] >= 0 && p->rules->rules[p->rule[i]].has_signature)
+            flags |= p->rules->rules[p->rule[i]].sig.flags;
+    }
+    r->static_energy_j = stat;
+    r->dynamic_energy_j = dyn;
+    r->energy_j = stat + dyn;
+    r->energy_sd_j = sqrt(var);
+    r->time_s = (double)p->makespan_ns / 1e9;
+    r->grade = grade;
+    r->flags = flags;
+    if (!isfinite(r->energy_j) || !isfinite(var) || !isfinite(r->time_s))
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "the trace's energy, its variance or its time is not finite (it "
+                            "overflows a double)");
+    return ERG_OK;
+}
+
 int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
                           const erg_trace_options *opts, erg_trace_report *out, erg_diag *diag)
 {
@@ -695,28 +760,11 @@ int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
     int st = prepare(trace, rules, opts, &p, diag);
     if (st != ERG_OK)
         return st;
-    erg_schedule *s = NULL;
-    st = build_schedule(trace, &p, &s, diag);
-    if (st == ERG_OK) {
-        erg_compose_options co;
-        erg_compose_options_init(&co);
-        erg_report rep;
-        memset(&rep, 0, sizeof rep);
-        st = erg_schedule_compose(s, &co, &rep, diag);
-        if (st == ERG_OK) {
-            out->energy_j = rep.energy_j;
-            out->energy_sd_j = rep.energy_sd_j;
-            out->time_s = rep.time_s;
-            out->static_energy_j = rep.static_energy_j;
-            out->dynamic_energy_j = rep.dynamic_energy_j;
-            out->grade = rep.grade;
-            out->flags = rep.flags;
-            erg_report_free(&rep);
-        }
-    }
-    erg_schedule_free(s);
+    st = check_activity_figures(trace, &p, diag);
     if (st == ERG_OK)
         st = fill_accounting(trace, &p, opts->top_n, out, diag);
+    if (st == ERG_OK)
+        st = compose_totals(trace, &p, out, diag);
     out->stats = trace->stats;
     out->start_spread_s = (double)p.start_spread_ns / 1e9;
     snprintf(out->rules, sizeof out->rules, "%s", rules->name);
@@ -738,7 +786,8 @@ static json_t *group_json(const erg_trace_group *g, int with_name, int with_ener
         bad |= json_object_set_new(o, "name", json_string(g->name ? g->name : ""));
     if (with_name && g->category >= 0)
         bad |=
-            json_object_set_new(o, "category", json_string(erg_trace_category_name(g->category)));
+            json_object_set_new(o, "category",
+                                json_string(erg_trace_category_name((erg_trace_category)g->category)));
     bad |= json_object_set_new(o, "count", json_integer((json_int_t)g->count));
     bad |= erg__json_set_number(o, "time_s", g->time_s);
     if (with_energy)
@@ -820,7 +869,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     }
     bad |= json_object_set_new(root, "devices", devs) ? 1 : 0;
     for (int c = 0; c < ERG_TRACE_CAT_COUNT; c++)
-        bad |= json_object_set_new(cats, erg_trace_category_name(c),
+        bad |= json_object_set_new(cats, erg_trace_category_name((erg_trace_category)c),
                                    group_json(&r->categories[c], 0, 1))
                    ? 1
                    : 0;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <yajl/yajl_parse.h>
+
 #include "erg/trace.h"
 
 /* ---- string interner: each distinct string gets a dense uint32 id; strings live in an arena ----
@@ -85,6 +87,8 @@ struct erg_trace {
     size_t n_unknown, unknown_cap;
     erg_trace_stats stats;
     int rank_from_order; /* files take ranks 0..n-1 in the order read, distributedInfo ignored */
+    int yajl_only;       /* tests: no fast tokenizer (erg__trace_set_yajl_only) */
+    size_t fast_files;   /* files the fast tokenizer read to the end without bailing out (tests) */
 };
 
 /* The rank of a new file: has_rank, rank from its distributedInfo (refused when taken: ERG_EINVAL),
@@ -100,6 +104,28 @@ int erg__trace_add_file(struct erg_trace *tr, int rank, int has_rank, const char
 /* Post-process the activities [first, n_acts) of one file: count out-of-order starts and
  * overlaps on one stream (parse.c). */
 void erg__trace_check_streams(struct erg_trace *tr, size_t first);
+
+/* ---- the fast JSON tokenizer (jscan.c) ----
+ * Calls yajl's callbacks as yajl would, for a subset of the JSON text yajl accepts; anything else
+ * makes it bail out (ERG__JSCAN_BAIL), and the caller then reads the whole file with yajl, whose
+ * verdict stands. */
+typedef struct erg__jscan erg__jscan;
+enum { ERG__JSCAN_OK = 0, ERG__JSCAN_BAIL = 1 };
+/* NULL when out of memory. */
+erg__jscan *erg__jscan_new(const yajl_callbacks *cb, void *ctx);
+void erg__jscan_free(erg__jscan *s);
+/* Tokenize buf[0, len). *used is how many bytes were consumed: the rest (an unfinished token, at
+ * most ERG__TOKEN_MAX + 2 bytes) must be given again at the start of the next call, followed by
+ * the bytes after it. eof: no more bytes follow (then the document must be complete). */
+int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof, size_t *used);
+/* From a callback inside an object: no more callbacks until that object ends (its end_map is
+ * still called); used for events whose remaining fields cannot matter. A second "ph" or "cat" key
+ * in that object makes the tokenizer bail out. */
+void erg__jscan_skip_object(erg__jscan *s);
+/* Whether the top-level value is complete. */
+int erg__jscan_complete(const erg__jscan *s);
+/* Read every file with yajl only (tests compare the two readers). */
+void erg__trace_set_yajl_only(struct erg_trace *tr, int on);
 
 /* ---- rules ---- */
 typedef struct erg__dev_rule {

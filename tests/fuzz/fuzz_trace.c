@@ -5,6 +5,8 @@
 #include <erg/error.h>
 #include <erg/trace.h>
 
+#include "trace/trace_compare.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     erg_trace *t = erg_trace_new();
@@ -27,5 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     erg_trace_stats st;
     erg_trace_get_stats(t, &st);
     erg_trace_free(t);
+    /* The fast tokenizer and yajl alone must leave the same trace and the same message. */
+    char why[512];
+    if (trace_readers_differ(data, size, NULL, why, sizeof why) ||
+        (path && trace_readers_differ(NULL, 0, path, why, sizeof why))) {
+        fprintf(stderr, "fuzz_trace: the fast reader and yajl differ: %s\n", why);
+        abort();
+    }
     return 0;
 }

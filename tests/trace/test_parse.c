@@ -9,6 +9,7 @@
 
 #include "erg/trace.h"
 #include "trace/trace_internal.h"
+#include "trace/trace_compare.h"
 
 static int read_str(erg_trace *t, const char *json, erg_diag *d)
 {
@@ -503,6 +504,171 @@ static void hostile_ids_tokens_and_timestamps(void **state)
     free(many);
 }
 
+/* The fast tokenizer (jscan.c) against yajl alone: the same bytes leave the same trace, status and
+ * message, whether the fast path reads them or bails out to yajl. */
+static void both_readers_agree(const void *buf, size_t len, const char *label)
+{
+    char why[512];
+    if (trace_readers_differ(buf, len, NULL, why, sizeof why))
+        fail_msg("%s (from memory): %s", label, why);
+    char path[] = "/tmp/erg_trace_jscan_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, len), (ssize_t)len);
+    close(fd);
+    int d = trace_readers_differ(NULL, 0, path, why, sizeof why);
+    unlink(path);
+    if (d)
+        fail_msg("%s (from a file): %s", label, why);
+}
+
+static void fast_reader_agrees_with_yajl_on_odd_json(void **state)
+{
+    (void)state;
+#define EV(name, rest) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":" name ",\"pid\":0,\"tid\":7" rest "}"
+#define TE(events) "{\"traceEvents\":[" events "]}"
+    static const char *const cases[] = {
+        /* escapes, decoded alike */
+        TE(EV("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20AC\\u07ff\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"pair \\ud83d\\ude00\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"lone \\ud800x\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"low \\udc00\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"bad \\x\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"bad \\u12g4\"", ",\"ts\":1,\"dur\":2")),
+        "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":\"g\\u0000\","
+        "\"ts\":1,\"dur\":2}]}",
+        "{\"trace\\u0045vents\":[" EV("\"k\"", ",\"ts\":1,\"dur\":2") "]}",
+        /* UTF-8 as yajl checks it */
+        TE(EV("\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"\xc0\xaf overlong lead\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"\x80\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"\xc3\x28\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"\xf8\x88\x80\x80\x80\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"tab\there\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"del\x7f\"", ",\"ts\":1,\"dur\":2")),
+        "{\"traceEvents\":[" EV("\"\xe2\x82", ""),
+        /* numbers */
+        TE(EV("\"k\"", ",\"ts\":1e3,\"dur\":1.5E+2")),
+        TE(EV("\"k\"", ",\"ts\":-0.5,\"dur\":0")),
+        TE(EV("\"k\"", ",\"ts\":-0,\"dur\":1.0e-3")),
+        TE(EV("\"k\"", ",\"ts\":123456789012345678901234567890,\"dur\":1")),
+        TE(EV("\"k\"", ",\"ts\":1.00000000000000000000000000000000000000000000000000000001,"
+                       "\"dur\":2.5")),
+        TE(EV("\"k\"", ",\"ts\":\"1\",\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":01,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":1.,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":.5,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":-,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":1e,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":+1,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":1,\"dur\":2,\"ts\":3")),
+        /* literals and structure */
+        TE(EV("\"k\"", ",\"ts\":1,\"dur\":2,\"args\":{\"x\":[true,false,null,[[{}]],{\"a\":[]}]}")),
+        TE(EV("\"k\"", ",\"ts\":tru,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":nul,\"dur\":2")),
+        TE(EV("\"k\"", ",\"ts\":1,\"dur\":2,\"a\":truex")),
+        "{\"traceEvents\":[1,]}",
+        "{\"traceEvents\":[],}",
+        "{\"traceEvents\" []}",
+        "{,}",
+        "[,]",
+        "{\"traceEvents\":}",
+        "{\"traceEvents\":[]} x",
+        "{\"traceEvents\":[]}  \n\t\r ",
+        "{\"traceEvents\":[]}{}",
+        " \v{\"traceEvents\":[\f" EV("\"k\"", ",\"ts\":1,\"dur\":2") "]}",
+        "\xef\xbb\xbf{\"traceEvents\":[]}",
+        /* truncated array format (a killed tracer) */
+        "[" EV("\"k\"", ",\"ts\":1,\"dur\":2") ",",
+        "[" EV("\"k\"", ",\"ts\":1,\"dur\":2"),
+        "[" EV("\"k\"", ",\"ts\":1,\"dur\":2") ", 1",
+        "[" EV("\"k\"", ",\"ts\":1,\"dur\":2") ", tru",
+        "[" EV("\"k\"", ",\"ts\":1,\"dur\":2") ", \"abc",
+        "[" EV("\"k\"", ",\"ts\":1,\"dur\":2") "]",
+        /* not traces */
+        "",
+        "   ",
+        "42",
+        "\"str\"",
+        "null",
+        "{\"erg\":\"schedule/1\",\"traceEvents\":[]}",
+        "{\"other\":1}",
+        /* B/E, metadata, ranks */
+        "{\"distributedInfo\":{\"rank\":3},\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA A100\"}],"
+        "\"traceEvents\":[{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,"
+        "\"ts\":1},{\"ph\":\"E\",\"pid\":0,\"tid\":1,\"ts\":5},{\"ph\":\"E\",\"pid\":0,\"tid\":1,"
+        "\"ts\":6},{\"ph\":\"M\",\"name\":\"x\"},{\"ph\":\"X\",\"cat\":\"weird\",\"ts\":1}]}",
+    };
+#undef EV
+#undef TE
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "case %zu", i);
+        both_readers_agree(cases[i], strlen(cases[i]), label);
+        /* every prefix too: the cuts a killed tracer or a chunk boundary makes */
+        size_t n = strlen(cases[i]);
+        for (size_t k = 0; k < n; k++) {
+            char why[512];
+            if (trace_readers_differ(cases[i], k, NULL, why, sizeof why))
+                fail_msg("case %zu cut at %zu: %s", i, k, why);
+        }
+    }
+}
+
+/* Tokens that straddle the reader's 256 KiB chunks, long names, escapes and a name over the 1 MiB
+ * bound, read from files (plain and gzip) by both readers. */
+static void fast_reader_agrees_with_yajl_across_chunks(void **state)
+{
+    (void)state;
+    size_t cap = 6u << 20, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    n += (size_t)sprintf(buf + n, "{\"traceEvents\": [\n");
+    for (unsigned i = 0; n < (3u << 20); i++) {
+        char name[400];
+        size_t len = (i * 37u) % 390u;
+        for (size_t k = 0; k < len; k++)
+            name[k] = (char)('a' + (k + i) % 26);
+        name[len] = '\0';
+        if (len > 10 && i % 7 == 0)
+            memcpy(name + len / 2, "\\u00e9\\n", 8);
+        n += (size_t)sprintf(buf + n,
+                             "%s  {\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %u, "
+                             "\"tid\": \"s%u\", \"ts\": %u.%03u, \"dur\": %u.5e0, \"args\": "
+                             "{\"device\": %u, \"stream\": %u, \"x\": [1, -2.5e-3, true, null]}}",
+                             i ? ",\n" : "", i % 3 ? "cpu_op" : "kernel", name, i % 4, i % 5,
+                             1000000u + i, i % 1000, i % 90, i % 2, 7 + i % 3);
+    }
+    n += (size_t)sprintf(buf + n, "\n]}\n");
+    both_readers_agree(buf, n, "generated 3 MB");
+    erg_trace *t = erg_trace_new();
+    erg_diag d;
+    assert_int_equal(erg_trace_read_buffer(t, buf, n, "g.json", &d), ERG_OK);
+    assert_int_equal(t->fast_files, 1); /* read by the fast path, not left to yajl */
+    erg_trace_free(t);
+    /* gzip: the fast path reads the inflated chunks */
+    char gzpath[] = "/tmp/erg_trace_jscan_gz_XXXXXX";
+    int fd = mkstemp(gzpath);
+    assert_true(fd >= 0);
+    gzFile gz = gzdopen(fd, "wb");
+    assert_non_null(gz);
+    assert_int_equal(gzwrite(gz, buf, (unsigned)n), (int)n);
+    gzclose(gz);
+    char why[512];
+    if (trace_readers_differ(NULL, 0, gzpath, why, sizeof why))
+        fail_msg("gzip: %s", why);
+    unlink(gzpath);
+    /* a 700 kB name (allowed) and a 1.1 MB one (refused by the token bound) */
+    for (int big = 0; big < 2; big++) {
+        size_t len = big ? (1u << 20) + 1000 : 700000;
+        n = (size_t)sprintf(buf, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
+        memset(buf + n, 'x', len);
+        n += len;
+        n += (size_t)sprintf(buf + n, "\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2}]}");
+        both_readers_agree(buf, n, big ? "1.1 MB name" : "700 kB name");
+    }
+    free(buf);
+}
 
 int main(void)
 {
@@ -517,6 +683,8 @@ int main(void)
         cmocka_unit_test(prefixes_and_corruptions_fail_cleanly),
         cmocka_unit_test(rank_clash_leaves_output_defined),
         cmocka_unit_test(wrong_kind_and_cut_arrays_are_named),
+        cmocka_unit_test(fast_reader_agrees_with_yajl_on_odd_json),
+        cmocka_unit_test(fast_reader_agrees_with_yajl_across_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

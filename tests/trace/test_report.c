@@ -646,6 +646,111 @@ static void rocm_agent_ids_map_to_device_properties(void **state)
     }
 }
 
+/* The report's totals (per-device accounting, no schedule built) equal erg_schedule_compose's on
+ * the schedule erg_trace_schedule makes of the same trace. */
+static void report_equals_compose(const erg_trace *t, const erg_rules *r,
+                                  const erg_trace_options *o, const char *label)
+{
+    erg_diag d;
+    erg_trace_report rep;
+    if (erg_trace_report_make(t, r, o, &rep, &d) != ERG_OK)
+        fail_msg("%s: report: %s: %s", label, d.where, d.detail);
+    erg_schedule *s = NULL;
+    if (erg_trace_schedule(t, r, o, &s, &d) != ERG_OK)
+        fail_msg("%s: schedule: %s: %s", label, d.where, d.detail);
+    erg_compose_options co;
+    erg_compose_options_init(&co);
+    erg_report c;
+    if (erg_schedule_compose(s, &co, &c, &d) != ERG_OK)
+        fail_msg("%s: compose: %s: %s", label, d.where, d.detail);
+    erg_assert_rel(rep.energy_j, c.energy_j, 1e-9);
+    erg_assert_rel(rep.energy_sd_j, c.energy_sd_j, 1e-9);
+    erg_assert_rel(rep.time_s, c.time_s, 1e-9);
+    erg_assert_rel(rep.static_energy_j, c.static_energy_j, 1e-9);
+    erg_assert_rel(rep.dynamic_energy_j, c.dynamic_energy_j, 1e-9);
+    assert_int_equal(rep.grade, c.grade);
+    assert_int_equal(rep.flags, c.flags);
+    erg_report_free(&c);
+    erg_schedule_free(s);
+    erg_trace_report_free(&rep);
+}
+
+static void report_totals_equal_the_composed_schedule(void **state)
+{
+    (void)state;
+    erg_trace *t = load_two();
+    erg_rules *r = load_rules(), *dflt = NULL;
+    erg_diag d;
+    assert_int_equal(erg_rules_default(&dflt, &d), ERG_OK);
+    report_equals_compose(t, r, NULL, "two_gpus");
+    report_equals_compose(t, dflt, NULL, "two_gpus, default rules");
+    erg_trace_free(t);
+
+    /* A random trace: 4 devices over 2 files, overlaps on one device and one stream, gaps, idle
+     * power below static (rules), collectives, copies, unmatched memsets, B/E pairs. */
+    for (int align = 0; align < 2; align++) {
+        t = erg_trace_new();
+        uint64_t x = 88172645463325252ull;
+        for (int f = 0; f < 2; f++) {
+            size_t cap = 1 << 20, n = 0;
+            char *buf = malloc(cap);
+            assert_non_null(buf);
+            n += (size_t)snprintf(buf + n, cap - n,
+                                  "{\"distributedInfo\":{\"rank\":%d},\"traceEvents\":[", f);
+            for (int i = 0; i < 400; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                static const char *const cats[] = {"kernel", "kernel", "gpu_memcpy", "gpu_memset"};
+                static const char *const names[] = {"gemm_a", "add", "ncclAllReduce", "copy"};
+                unsigned dev = (unsigned)(x % 2), stream = (unsigned)(x >> 8) % 3;
+                unsigned ts = (unsigned)(x >> 16) % 100000 + (unsigned)f * 7000;
+                unsigned dur = (unsigned)(x >> 40) % 900;
+                if (i % 50 == 49) /* a B/E pair */
+                    n += (size_t)snprintf(buf + n, cap - n,
+                                          "%s{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"be\","
+                                          "\"pid\":%u,\"tid\":9,\"ts\":%u},{\"ph\":\"E\",\"pid\":%u,"
+                                          "\"tid\":9,\"ts\":%u.5}",
+                                          i ? "," : "", dev, ts, dev, ts + dur);
+                else
+                    n += (size_t)snprintf(
+                        buf + n, cap - n,
+                        "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,"
+                        "\"ts\":%u.%03u,\"dur\":%u.%03u}",
+                        i ? "," : "", cats[x % 4 == 3 ? 3 : (x >> 3) % 3],
+                        names[(x >> 5) % 4], dev, stream, ts, (unsigned)(x % 1000), dur,
+                        (unsigned)((x >> 20) % 1000));
+            }
+            n += (size_t)snprintf(buf + n, cap - n, "]}");
+            char name[32];
+            snprintf(name, sizeof name, "rank%d.json", f);
+            if (erg_trace_read_buffer(t, buf, n, name, &d) != ERG_OK)
+                fail_msg("%s: %s", d.where, d.detail);
+            free(buf);
+        }
+        erg_trace_options o;
+        erg_trace_options_init(&o);
+        o.align = align ? ERG_TRACE_ALIGN_FIRST_KERNEL : ERG_TRACE_ALIGN_NONE;
+        report_equals_compose(t, r, &o, align ? "random, first-kernel" : "random, none");
+        report_equals_compose(t, dflt, &o, "random, default rules");
+        erg_trace_free(t);
+    }
+
+    /* The shared NCCL trace, when present. */
+    const char *nccl = ERG_TEST_SOURCE_DIR "/../shared/data/traces/hta_nccl_2xa100_rank0.json.gz";
+    if (access(nccl, R_OK) == 0) {
+        t = erg_trace_new();
+        if (erg_trace_read_file(t, nccl, &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        report_equals_compose(t, dflt, NULL, "hta_nccl_2xa100_rank0");
+        erg_trace_free(t);
+    } else {
+        print_message("skipped the NCCL trace: not found\n");
+    }
+    erg_rules_free(dflt);
+    erg_rules_free(r);
+}
+
 /* A signature rule's measurement flags follow it into every activity it prices: the imported
  * schedule's signatures and the report's flags (the union); the gemm rule's figures are the
  * signature's dynamic power 200 W scaled to the traced 100 µs, as without flags. */
@@ -709,6 +814,7 @@ int main(void)
         cmocka_unit_test(rocm_agent_ids_map_to_device_properties),
         cmocka_unit_test(kernel_rules_take_collectives_unless_a_collective_rule_came_first),
         cmocka_unit_test(report_matches_hand_computed_values),
+        cmocka_unit_test(report_totals_equal_the_composed_schedule),
         cmocka_unit_test(schedule_file_composes_to_the_report_totals),
         cmocka_unit_test(ranks_compose_cross_device_with_alignment),
         cmocka_unit_test(far_apart_clocks_are_refused),
