@@ -73,7 +73,8 @@ for q in ("time_s", "energy_j"):
             mape = 100 * sum(abs(r["predicted"] - r["measured"]) / r["measured"] for r in sel) / len(sel)
             print("held-out GEMM shapes (every 5th bf16 row, never fitted), %s, %s: n %d, MAPE %.2f %%" % (q, name, len(sel), mape))
 PY
-    tables=("$k/aic_${gpu}_${ver}_generation_attention_perf.csv.gz" "$k/aic_${gpu}_${ver}_moe_perf.csv.gz")
+    tables=("$k/aic_${gpu}_${ver}_generation_attention_perf.csv.gz" "$k/aic_${gpu}_${ver}_context_attention_perf.csv.gz"
+            "$k/aic_${gpu}_${ver}_moe_perf.csv.gz")
     for f in "$k/aic_${gpu}"_*_custom_allreduce_perf.csv.gz "$k/aic_${gpu}"_nccl-*_nccl_perf.csv.gz; do
         [ -r "$f" ] && tables+=("$f")
     done
@@ -86,7 +87,7 @@ PY
         "$erg" predict import --blocks "$tmp/$gpu-blocks.csv" $vidur \
             "$k/aic_${gpu}_${ver}_context_attention_perf.csv.gz" \
             "$k/aic_${gpu}_${ver}_generation_attention_perf.csv.gz"
-        if "$erg" fit --help 2>&1 | grep -q 'fit blocks'; then
+        if "$erg" fit blocks --help 2>&1 | grep -q 'fit blocks'; then
             "$erg" fit blocks "$tmp/$gpu-blocks.csv" -o "$out/$gpu/blocks.json" --ops "$out/$gpu/ops.json" \
                 | tee -a "$out/$gpu/fit-report.txt"
         fi

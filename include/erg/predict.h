@@ -1152,9 +1152,17 @@ ERG_API int erg_public_blocks_write(const erg_public_table *const *t, size_t n, 
  * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
  *   with B_w = A·3·d·f/tp·2 bytes of the A = E·(1 − (1 − k/E)^T) experts T tokens activate on
  *   average, and F = 6·T·k·d·f/tp FLOPs;
+ * - prefill attention (context_attention, flash attention, bf16 KV cache, full attention):
+ *   t = c0 + c1·F + c2·F·d_h/128 + c3·S + c4·B_qkvo + c5·B·h·⌈N/128⌉, with S = B·h·(N·N' −
+ *   N'²/2) causal scores (N' = min(N, window)), F = 4·d_h·S FLOPs (QK^T and ·V), B_qkvo =
+ *   B·N·(2h + 2h_kv)·d_h·2 bytes and B·h·⌈N/128⌉ query tiles: the per-score softmax work (S)
+ *   makes many small heads dear, the F·d_h term large heads (smaller tiles), so the cost of a
+ *   fixed d_model is U-shaped in the heads, as measured;
  * - all-reduce (custom_allreduce graph mode, else NCCL), per GPU count 2, 4, 8:
  *   t = c0 + c1·bytes.
- * Times in seconds; held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
+ * Where the table has NVML power (H200), the energy of a call (power × latency, J) is fitted
+ * with the same features (attn_e, attn_prefill_e, moe_e; has_energy). Times in seconds;
+ * held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
  */
 typedef struct erg_gpu_kernels {
     char device[48];
@@ -1162,6 +1170,14 @@ typedef struct erg_gpu_kernels {
     double attn[6], moe[5], allreduce[3][2];
     double attn_mape_pct, moe_mape_pct, allreduce_mape_pct[3]; /**< held-out, NaN: none */
     size_t attn_n, moe_n, allreduce_n[3];                       /**< rows fitted */
+    int has_attn_prefill;                                       /**< prefill attention fitted */
+    double attn_prefill[6], attn_prefill_mape_pct;
+    size_t attn_prefill_n;
+    double attn_prefill_min_s; /**< smallest measured prefill time: predictions never go below */
+    int has_energy[3]; /**< energy models: [0] decode attention, [1] prefill attention, [2] MoE */
+    double attn_e[6], attn_prefill_e[6], moe_e[5];
+    double energy_mape_pct[3]; /**< held-out energy MAPE of the three, NaN: none */
+    double power_w[3][2];      /**< lowest and highest measured power (W) of the three */
 } erg_gpu_kernels;
 
 /** Fit the kernel models from aiconfigurator tables (any mix of formats; tables of other kinds
@@ -1173,6 +1189,19 @@ ERG_API int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n,
  *  (per GPU) of size d_h; NaN without a model. Never fails. */
 ERG_API double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv,
                                      int64_t heads, int64_t kv_heads, int64_t head_dim);
+/** Prefill (flash) attention time (s) of batch B prompts of N tokens with h query and h_kv KV
+ *  heads (per GPU) of size d_h, causal, window ≤ 0 for full attention; at least the smallest
+ *  measured time; NaN without a model. Never fails. */
+ERG_API double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, double prompt,
+                                      int64_t heads, int64_t kv_heads, int64_t head_dim,
+                                      int64_t window);
+/** Energy (J) of one prefill (phase ERG_PHASE_PREFILL: prompt = N) or decode (ERG_PHASE_DECODE:
+ *  prompt = the KV length L) attention call from the kernel's energy model, kept between the
+ *  lowest and highest measured power (power_w) times the call's predicted time; NaN without an
+ *  energy model (time-only tables). Never fails. */
+ERG_API double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double batch,
+                                     double prompt, int64_t heads, int64_t kv_heads,
+                                     int64_t head_dim, int64_t window);
 /** Fused-MoE time (s) of T tokens, hidden d, expert width f, top-k of E experts, TP tp; NaN
  *  without a model. Never fails. */
 ERG_API double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,

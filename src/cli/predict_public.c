@@ -83,8 +83,16 @@ static int import_kernels(int n, char **files, const char *out)
     if (k.has_attn)
         fprintf(stderr, "  decode attention: %zu rows, held-out MAPE %.2f %%\n", k.attn_n,
                 k.attn_mape_pct);
+    if (k.has_attn_prefill)
+        fprintf(stderr, "  prefill attention: %zu rows, held-out MAPE %.2f %%\n", k.attn_prefill_n,
+                k.attn_prefill_mape_pct);
     if (k.has_moe)
         fprintf(stderr, "  fused MoE: %zu rows, held-out MAPE %.2f %%\n", k.moe_n, k.moe_mape_pct);
+    static const char *const ename[3] = {"decode attention", "prefill attention", "fused MoE"};
+    for (int g = 0; g < 3; g++)
+        if (k.has_energy[g])
+            fprintf(stderr, "  %s energy (NVML power x latency): held-out MAPE %.2f %%\n",
+                    ename[g], k.energy_mape_pct[g]);
     static const int gpus[3] = {2, 4, 8};
     for (int g = 0; g < 3; g++)
         if (k.has_allreduce[g])
@@ -588,11 +596,13 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         }
         return 0;
     }
-    if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION || t->format == ERG_PUBLIC_AIC_MOE) {
-        int attn = t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION;
-        if (!tg->has_gpu || !(attn ? tg->k.has_attn : tg->k.has_moe))
+    if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION || t->format == ERG_PUBLIC_AIC_MOE ||
+        t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION) {
+        int attn = t->format != ERG_PUBLIC_AIC_MOE;
+        int pre = t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION;
+        if (!tg->has_gpu || !(pre ? tg->k.has_attn_prefill : attn ? tg->k.has_attn : tg->k.has_moe))
             return add_skip(e, fi, 0, "the target has no %s kernel model (gpu.json)",
-                            attn ? "decode-attention" : "fused-MoE");
+                            pre ? "prefill-attention" : attn ? "decode-attention" : "fused-MoE");
         size_t other = 0;
         for (size_t i = 0; i < t->n; i++) {
             const erg_public_row *r = &t->rows[i];
@@ -602,8 +612,21 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                     other++;
                     continue;
                 }
-                p = erg_gpu_attn_decode_s(&tg->k, (double)r->batch, (double)r->kv, r->heads,
-                                          r->kv_heads, r->head_dim);
+                if (pre)
+                    p = erg_gpu_attn_prefill_s(&tg->k, (double)r->batch, (double)r->isl,
+                                               r->heads, r->kv_heads, r->head_dim, 0);
+                else
+                    p = erg_gpu_attn_decode_s(&tg->k, (double)r->batch, (double)r->kv, r->heads,
+                                              r->kv_heads, r->head_dim);
+                if (r->energy_j > 0 && tg->k.has_energy[pre]) {
+                    double pe = erg_gpu_attn_energy_j(
+                        &tg->k, pre ? ERG_PHASE_PREFILL : ERG_PHASE_DECODE, (double)r->batch,
+                        pre ? (double)r->isl : (double)r->kv, r->heads, r->kv_heads,
+                        r->head_dim, 0);
+                    if (add_cmp(e, fi, r->line, pre ? "prefill" : "decode", "energy_j",
+                                r->energy_j, pe))
+                        return -1;
+                }
             } else {
                 if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "balanced") || r->ep != 1) {
                     other++;
@@ -612,7 +635,8 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                 p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
                                   r->experts, r->tp);
             }
-            if (add_cmp(e, fi, r->line, attn ? "decode" : "n/a", "time_s", r->time_s, p))
+            if (add_cmp(e, fi, r->line, pre ? "prefill" : attn ? "decode" : "n/a", "time_s",
+                        r->time_s, p))
                 return -1;
         }
         if (other)

@@ -957,6 +957,8 @@ fail:
 
 void erg_op_model_free(erg_op_model *m)
 {
+    if (m)
+        free(m->kernels);
     free(m);
 }
 

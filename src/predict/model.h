@@ -63,6 +63,9 @@ struct erg_op_model {
     double peak_flop_s, bandwidth_bytes_s, mean_power_w;
     struct erg__op_est op[ERG_OP_COUNT];
     char notes[2048];
+    /* A GPU target's measured fused kernels (gpu.json beside ops.json; NULL: none): level 1
+     * answers a block's attention core (QK^T, softmax, ·V) with them (block_level1.c). */
+    erg_gpu_kernels *kernels;
 };
 
 /* Fill lsq->w from coef and scale. */

@@ -162,6 +162,79 @@ static void kernel_fits_recover_known_models(void **state)
         erg_public_table_free(t[i]);
 }
 
+/* A prefill-attention (context_attention) table with NVML power generated from
+ * t = 4 us + F / 500 TFLOP/s + S / 2e12 scores/s (S = B·h·N²/2 causal scores, F = 4·d_h·S)
+ * at a constant 450 W: the time fit recovers it exactly, the energy fit 450 W × t. */
+static erg_public_table *prefill_table(void)
+{
+    char *buf = malloc(1 << 20), path[128];
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "framework,device,op_name,batch_size,isl,num_heads,"
+                                      "num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,"
+                                      "step,window_size,latency,power\n");
+    int bs[] = {1, 2, 8}, hs[] = {8, 32, 64}, hds[] = {64, 128, 256}, ns[] = {128, 1024, 4096};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++)
+                for (int d = 0; d < 3; d++) {
+                    double sc = (double)bs[a] * hs[b] * (double)ns[d] * ns[d] / 2.0;
+                    double ms = (4e-6 + 4.0 * hds[c] * sc / 5e14 + sc / 2e12) * 1e3;
+                    len += (size_t)sprintf(buf + len,
+                                           "VLLM,GPU X,context_attention,%d,%d,%d,%d,%d,bfloat16,"
+                                           "bfloat16,0,0,%.17g,450\n",
+                                           bs[a], ns[d], hs[b], hs[b] / 8, hds[c], ms);
+                }
+    /* a sliding-window row is not part of the full-attention fit */
+    len += (size_t)sprintf(buf + len, "VLLM,GPU X,context_attention,1,4096,32,4,128,bfloat16,"
+                                      "bfloat16,0,1024,9.0,450\n");
+    write_file("ctx.csv", buf, path, sizeof path);
+    free(buf);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    assert_int_equal(t->format, ERG_PUBLIC_AIC_CONTEXT_ATTENTION);
+    return t;
+}
+
+static void prefill_attention_fit_recovers_a_known_model(void **state)
+{
+    (void)state;
+    erg_public_table *t = prefill_table();
+    erg_gpu_kernels k;
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)&t, 1, &k, NULL),
+                     ERG_OK);
+    assert_true(k.has_attn_prefill && !k.has_attn && !k.has_moe);
+    assert_int_equal(k.attn_prefill_n, 81);
+    assert_true(k.has_energy[1] && !k.has_energy[0]);
+    erg_assert_near(k.attn_prefill_mape_pct, 0.0, 1e-6);
+    /* batch 4, 16 heads of 96, prompt 2048 (none of these in the table): S = 4·16·2048²/2 */
+    double sc = 4.0 * 16 * 2048.0 * 2048 / 2, want = 4e-6 + 4.0 * 96 * sc / 5e14 + sc / 2e12;
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 0), want, 1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
+                   450 * want, 1e-6);
+    /* a window of 512 over 2048 tokens: 2048·512 − 512²/2 scores per head */
+    double sw = 4.0 * 16 * (2048.0 * 512 - 512.0 * 512 / 2);
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 512),
+                   4e-6 + 4.0 * 96 * sw / 5e14 + sw / 2e12, 1e-6);
+    /* never below the smallest measured time (4 us + the smallest work in the table) */
+    double smin = 1.0 * 8 * 128.0 * 128 / 2;
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k, 1, 1, 1, 1, 64, 0),
+                   4e-6 + 4.0 * 64 * smin / 5e14 + smin / 2e12, 1e-9);
+    assert_true(isnan(erg_gpu_attn_energy_j(&k, ERG_PHASE_DECODE, 4, 2048, 16, 2, 96, 0)));
+    assert_true(isnan(erg_gpu_attn_decode_s(&k, 4, 2048, 16, 2, 96)));
+    /* round trip */
+    char path[128];
+    snprintf(path, sizeof path, "%s/gpu-prefill.json", dir);
+    assert_int_equal(erg_gpu_target_save(path, &k, NULL, NULL), ERG_OK);
+    erg_gpu_kernels k2;
+    erg_serving_model m2;
+    assert_int_equal(erg_gpu_target_load(path, &k2, &m2, NULL, NULL), ERG_OK);
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k2, 4, 2048, 16, 2, 96, 0), want, 1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k2, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
+                   450 * want, 1e-6);
+    erg_assert_rel(k2.power_w[1][0], 450, 1e-15);
+    erg_public_table_free(t);
+}
+
 static void serving_fit_recovers_a_known_model(void **state)
 {
     (void)state;
@@ -318,6 +391,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kernel_fits_recover_known_models),
+        cmocka_unit_test(prefill_attention_fit_recovers_a_known_model),
         cmocka_unit_test(serving_fit_recovers_a_known_model),
         cmocka_unit_test(step_terms_are_the_hand_sums),
         cmocka_unit_test(bad_configs_are_refused),
