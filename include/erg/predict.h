@@ -1150,8 +1150,9 @@ ERG_API int erg_public_blocks_write(const erg_public_table *const *t, size_t n, 
  *   t = c0 + c1·B_kv + c2·B·h + c3·B + c4·B·h_kv + c5·L, with B_kv = 2·B·h_kv·d_h·L·2 bytes of
  *   K and V read (batch B, KV length L, h query and h_kv KV heads of size d_h);
  * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
- *   with B_w = A·3·d·f/tp·2 bytes of the A = E·(1 − (1 − k/E)^T) experts T tokens activate on
- *   average, and F = 6·T·k·d·f/tp FLOPs;
+ *   with B_w = A·3·d·f/tp·2 bytes of the A active experts and F = 6·T·k·d·f/tp FLOPs; fitted
+ *   with A = min(E, T·k) (balanced rows spread the routed tokens evenly), predicted with
+ *   A = E·(1 − (1 − k/E)^T), the experts T tokens routed at random activate on average;
  * - prefill attention (context_attention, flash attention, bf16 KV cache, full attention):
  *   t = c0 + c1·F + c2·F·d_h/128 + c3·S + c4·B_qkvo + c5·B·h·⌈N/128⌉, with S = B·h·(N·N' −
  *   N'²/2) causal scores (N' = min(N, window)), F = 4·d_h·S FLOPs (QK^T and ·V), B_qkvo =
@@ -1215,12 +1216,15 @@ typedef struct erg_serving_arch {
     char name[96];
     int64_t layers, d_model, n_heads, n_kv_heads, head_dim, vocab, d_ff;
     int64_t n_experts, top_k, d_ff_expert;
+    int64_t n_shared, d_ff_shared; /**< shared experts (always run) and their FFN width */
 } erg_serving_arch;
 
 /** Read the fields of erg_serving_arch from a config.json (hidden_size, num_attention_heads,
  *  num_key_value_heads (default: heads), head_dim (default d/h), num_hidden_layers,
  *  vocab_size, intermediate_size, num_experts | num_local_experts, num_experts_per_tok |
- *  experts_per_token, moe_intermediate_size (default intermediate_size)). Errors: ERG_ENOENT,
+ *  experts_per_token, moe_intermediate_size (default intermediate_size),
+ *  shared_expert_intermediate_size (one shared expert, Qwen-MoE) | n_shared_experts (as wide as
+ *  a routed expert, DeepSeek)). Errors: ERG_ENOENT,
  *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
  *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
 ERG_API int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
@@ -1237,8 +1241,9 @@ typedef struct erg_serving_terms {
 /**
  * The terms of one decode step of a batch of B sequences (B real: an average batch is
  * rounded to the nearest integer ≥ 1 for the GEMM rows) against KV length L under tensor
- * parallelism tp (heads, FFN and vocabulary split tp ways): projections and FFN GEMMs by the
- * level-1 model ops (bf16), attention and MoE by the kernel models, all-reduce of B·d·2 bytes
+ * parallelism tp (heads, FFN and vocabulary split tp ways): projections and FFN GEMMs (MoE:
+ * the router B × d → E and the shared experts' gated FFNs) by the level-1 model ops (bf16),
+ * attention and the routed experts by the kernel models, all-reduce of B·d·2 bytes
  * twice per layer (HYMELL Sections 3.4–3.6 with the GPU kernels in place of GEMM + softmax).
  * Errors: ERG_ENOTSUP (a kernel model or op the target lacks, tp without an all-reduce model),
  * ERG_EINVAL (tp does not divide the heads or KV heads), those of erg_op_model_predict.

@@ -160,9 +160,11 @@ static void attn_prefill_features(double b, double n, double h, double hkv, doub
     f[5] = b * h * ceil(n / 128.0);
 }
 
-static void moe_features(double t, double d, double ff, double k, double e, double tp, double *f)
+/* a: the experts the T tokens activate. aiconfigurator's "balanced" rows spread the T·k routed
+ * tokens evenly, so min(E, T·k) experts ran (the fit uses that); a served batch routes them at
+ * random, E·(1 − (1 − k/E)^T) on average (the prediction uses that). */
+static void moe_features(double t, double d, double ff, double k, double a, double tp, double *f)
 {
-    double a = active_experts(t, k, e);
     f[0] = 1.0;
     f[1] = a * 3.0 * d * ff / tp * 2.0;
     f[2] = 6.0 * t * k * d * ff / tp;
@@ -260,7 +262,9 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
                     r->tp < 1)
                     continue;
                 moe_features((double)r->tokens, (double)r->hidden, (double)r->inter,
-                             (double)r->topk, (double)r->experts, (double)r->tp, f);
+                             (double)r->topk,
+                             fmin((double)r->experts, (double)r->tokens * (double)r->topk),
+                             (double)r->tp, f);
                 rc = rows_push(&moe, f, r->time_s);
                 kind = 2;
             } else if (t->format == ERG_PUBLIC_AIC_COLLECTIVE) {
@@ -394,7 +398,8 @@ double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t
     if (!k || !k->has_moe || tp < 1)
         return NAN;
     double x[MOE_P], t = 0;
-    moe_features(tokens, (double)d, (double)f, (double)top_k, (double)experts, (double)tp, x);
+    moe_features(tokens, (double)d, (double)f, (double)top_k,
+                 active_experts(tokens, (double)top_k, (double)experts), (double)tp, x);
     for (int i = 0; i < MOE_P; i++)
         t += k->moe[i] * x[i];
     return t;
@@ -459,6 +464,8 @@ int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *dia
     static const char *const k_e[] = {"num_experts", "num_local_experts", NULL};
     static const char *const k_k[] = {"num_experts_per_tok", "experts_per_token", NULL};
     static const char *const k_fe[] = {"moe_intermediate_size", NULL};
+    static const char *const k_sh[] = {"shared_expert_intermediate_size", NULL};
+    static const char *const k_nsh[] = {"n_shared_experts", NULL};
     if ((rc = cfg_int(root, k_d, -1, &out->d_model, path, diag)) ||
         (rc = cfg_int(root, k_h, -1, &out->n_heads, path, diag)) ||
         (rc = cfg_int(root, k_l, -1, &out->layers, path, diag)) ||
@@ -475,8 +482,16 @@ int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *dia
     if ((rc = cfg_int(root, k_hd, out->d_model / out->n_heads, &out->head_dim, path, diag)) ||
         (rc = cfg_int(root, k_e, 0, &out->n_experts, path, diag)) ||
         (rc = cfg_int(root, k_k, 0, &out->top_k, path, diag)) ||
-        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, path, diag)))
+        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, path, diag)) ||
+        (rc = cfg_int(root, k_sh, 0, &out->d_ff_shared, path, diag)) ||
+        (rc = cfg_int(root, k_nsh, 0, &out->n_shared, path, diag)))
         goto out;
+    if (out->n_experts == 0)
+        out->n_shared = out->d_ff_shared = 0;
+    else if (out->d_ff_shared > 0 && out->n_shared == 0)
+        out->n_shared = 1; /* Qwen-MoE: one shared expert of shared_expert_intermediate_size */
+    else if (out->n_shared > 0 && out->d_ff_shared == 0)
+        out->d_ff_shared = out->d_ff_expert; /* DeepSeek: shared experts as wide as routed ones */
     if (out->n_heads % out->n_kv_heads) {
         rc = erg_diag_set(diag, ERG_EPARSE, path,
                           "num_key_value_heads %lld does not divide num_attention_heads %lld",
@@ -532,6 +547,14 @@ int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k, const er
         (rc = gemm_s(ops, b, d, h * hd, &g, diag)))
         return rc;
     if (a->n_experts > 0) {
+        /* the router (B × d → E, replicated) and the shared experts (dense gated FFNs, split tp
+         * ways) are GEMMs beside the fused MoE kernel */
+        if ((rc = gemm_s(ops, b, a->n_experts, d, &g, diag)))
+            return rc;
+        for (int64_t i = 0; i < a->n_shared; i++)
+            if ((rc = gemm_s(ops, b, 2 * a->d_ff_shared / tp, d, &g, diag)) ||
+                (rc = gemm_s(ops, b, d, a->d_ff_shared / tp, &g, diag)))
+                return rc;
         out->moe_s = erg_gpu_moe_s(k, (double)b, d, a->d_ff_expert, a->top_k, a->n_experts, tp);
         if (!isfinite(out->moe_s))
             return erg_diag_set(diag, ERG_ENOTSUP, a->name,
@@ -659,6 +682,7 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
         rc = erg_diag_set(diag, rc, NULL, "serving fit (power): %s", erg_strerror(rc));
         goto out;
     }
+
     out->prompt_tokens = prompt_tokens;
     out->n_train = n;
     double et = 0, ee = 0;

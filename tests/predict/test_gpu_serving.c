@@ -39,7 +39,8 @@ static void write_file(const char *name, const char *text, char *path, size_t si
 }
 
 /* A decode-attention table generated from t = 5 us + KV bytes / 2 TB/s (plus zero for the other
- * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s, an
+ * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s (balanced
+ * rows: min(E, T·k) experts active; a prediction uses the random-routing average), an
  * all-reduce table t = 8 us + bytes / 100 GB/s: the fits must recover these exactly. */
 static erg_public_table *attn_table(void)
 {
@@ -83,7 +84,7 @@ static erg_public_table *moe_table(void)
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < 3; c++) {
                 double e = es[c], k = ks[c], d = ds[b], f = 1024, t = toks[a];
-                double act = e * (1.0 - pow(1.0 - k / e, t));
+                double act = fmin(e, t * k); /* balanced: the routed tokens spread evenly */
                 double ms = (20e-6 + act * 3 * d * f * 2 / 1.5e12 + 6 * t * k * d * f / 4e14) * 1e3;
                 len += (size_t)sprintf(buf + len, "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
                                                   "%.17g\n",
@@ -346,6 +347,41 @@ static void step_terms_are_the_hand_sums(void **state)
     assert_int_equal(erg_serving_step(ops, &k, &am, 16, 1024, 1, &st, &diag), ERG_ENOTSUP);
     assert_non_null(strstr(diag.detail, "no fused-MoE kernel model"));
     assert_int_equal(erg_serving_step(ops, &k, &a, 16, 1024, 3, &st, &diag), ERG_EINVAL);
+    /* Qwen-MoE style: 60 experts, top-4 of 1408, one shared expert of 5632, MHA 16 heads: the
+     * router and the shared expert are GEMMs, the routed experts the fused kernel with the
+     * random-routing average of active experts */
+    write_file("qmoe.json",
+               "{\"hidden_size\": 2048, \"num_attention_heads\": 16, \"num_hidden_layers\": 2,"
+               " \"vocab_size\": 32000, \"intermediate_size\": 5632, \"num_experts\": 60,"
+               " \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 1408,"
+               " \"shared_expert_intermediate_size\": 5632}",
+               path, sizeof path);
+    assert_int_equal(erg_serving_arch_read(path, &am, NULL), ERG_OK);
+    assert_int_equal(am.n_shared, 1);
+    assert_int_equal(am.d_ff_shared, 5632);
+    erg_public_table *tm[3] = {attn_table(), ar_table(), moe_table()};
+    erg_gpu_kernels km;
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)tm, 3, &km, NULL),
+                     ERG_OK);
+    assert_int_equal(erg_serving_step(ops, &km, &am, 16, 1024, 1, &st, NULL), ERG_OK);
+    int64_t md[6][3] = {{16, 3 * 2048, 2048}, {16, 2048, 2048}, {16, 60, 2048},
+                        {16, 2 * 5632, 2048}, {16, 2048, 5632}, {16, 32000, 2048}};
+    gsum = 0;
+    for (int i = 0; i < 6; i++) {
+        erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = md[i][0],
+                         .n = md[i][1], .k = md[i][2]};
+        erg_op_prediction p;
+        assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
+        gsum += (i < 5 ? 2.0 : 1.0) * p.time_s;
+    }
+    erg_assert_rel(st.gemm_s, gsum, 1e-12);
+    double act = 60 * (1 - pow(1 - 4.0 / 60, 16));
+    erg_assert_rel(st.moe_s,
+                   2 * (20e-6 + act * 3 * 2048 * 1408 * 2 / 1.5e12 +
+                        6.0 * 16 * 4 * 2048 * 1408 / 4e14),
+                   1e-6);
+    for (int i = 0; i < 3; i++)
+        erg_public_table_free(tm[i]);
     erg_op_model_free(ops);
     free(g);
     for (int i = 0; i < 2; i++)
