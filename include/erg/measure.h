@@ -203,6 +203,10 @@ ERG_API void erg_stability_options_init(erg_stability_options *o);
 /** Outcome of the stability wait. */
 typedef struct erg_stability_result {
     int stable; /**< 1 stable, 0 gave up at the timeout */
+    /** 1 when nothing but estimator channels were compared and no temperature sensor exists:
+     *  "stable" then means a steady modelled CPU load, not a thermal or electrical steady state
+     *  (no power counter and no sensor says so). */
+    int estimator_only;
     double waited_s;
     /** What the wait waited for (the thresholds and the calibrated CVs it compares with). */
     char waiting_for[ERG_METER_REASON_MAX];
@@ -211,8 +215,13 @@ typedef struct erg_stability_result {
 
 /**
  * Wait until the machine is stable (FECoM Section 2.3): every temperature below its threshold and,
- * for every calibrated channel, the CV of the last n_samples windowed power samples ≤ the
- * calibrated CV. Gives up after timeout_s with stable = 0 and the reason (this is not an error).
+ * for every calibrated channel, the CV of the last n_samples windowed power samples not
+ * significantly above the calibrated CV: a one-sided F-test of the variance ratio at 5 %, i.e.
+ * CV ≤ CV_cal · sqrt(F_0.95(n − 1, m − 1)) with m the calibration's windows (χ²/(n − 1) when the
+ * calibration does not say m). A CV estimated from n samples scatters by about 1/sqrt(2(n − 1))
+ * of itself, so comparing it with CV_cal without a tolerance fails about half the waits on a
+ * machine exactly as calm as at calibration. A calibrated CV of 0 (a quantized or modelled
+ * channel) is floored at the channel's counter resolution over one window. Gives up after timeout_s with stable = 0 and the reason (this is not an error).
  * out->waiting_for says what is compared with what, for people.
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_EINTR (the interrupted hook said stop; out->waited_s
  * set).

@@ -56,6 +56,13 @@ ERG_API ERG_NODISCARD int erg_maxn_normal(const double *means, const double *var
                             double *var_out);
 
 /**
+ * Quantile of the F distribution with (df1, df2) degrees of freedom: the x with P(F ≤ x) = p.
+ * df2 = INFINITY gives the limit χ²_p(df1)/df1. Used for one-sided variance-ratio tests (e.g. a
+ * fresh power CV against a calibrated one). Returns NaN unless 0 < p < 1 and df1, df2 > 0.
+ */
+ERG_API double erg_f_quantile(double p, double df1, double df2);
+
+/**
  * Running mean and variance (Welford). Initialise with {0}; add values with erg_running_add.
  * erg_running_var is the sample variance (n − 1 denominator), 0 for fewer than two values.
  */

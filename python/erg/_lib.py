@@ -104,7 +104,7 @@ class StabilityOptions(ctypes.Structure):
 
 
 class StabilityResult(ctypes.Structure):
-    _fields_ = [("stable", c_int), ("waited_s", c_double),
+    _fields_ = [("stable", c_int), ("estimator_only", c_int), ("waited_s", c_double),
                 ("waiting_for", ctypes.c_char * METER_REASON_MAX),
                 ("reason", ctypes.c_char * METER_REASON_MAX)]
 

@@ -117,7 +117,9 @@ def protocol(fn, meter=None, runs=5, warmup=0, cooldown_s=0.0, min_window_s=0.0,
                         "erg_cpu_s": x.erg_cpu_s, "machine_cpu_s": x.machine_cpu_s,
                         "begin_failed": bool(x.begin_failed)})
         summ = _summary_from_c(r.summary.contents) if r.summary else None
-        stab = ({"stable": bool(r.stability.stable), "waited_s": r.stability.waited_s,
+        stab = ({"stable": bool(r.stability.stable),
+                 "estimator_only": bool(r.stability.estimator_only),
+                 "waited_s": r.stability.waited_s,
                  "reason": text(r.stability.reason)} if r.stability_checked else None)
         sig = None
         if r.summary:

@@ -311,9 +311,12 @@ static void print_text(const erg_protocol_result *r, char **cmd)
         printf("; %zu repetitions in the first window (figures are per repetition)", reps);
     printf("\n");
     if (r->stability_checked)
-        printf("Stable state: %s (waited %.1f s for %s)\n",
-               r->stability.stable ? "reached" : r->stability.reason, r->stability.waited_s,
-               r->stability.waiting_for);
+        printf("Stable state: %s%s (waited %.1f s for %s)\n",
+               r->stability.stable ? "reached" : r->stability.reason,
+               r->stability.stable && r->stability.estimator_only
+                   ? " by the estimator's modelled load only"
+                   : "",
+               r->stability.waited_s, r->stability.waiting_for);
     if (s) {
         erg_format_mean_sd(s->time_s.mean, s->time_s.sd, a, sizeof a);
         printf("Time:     %s s   [median %.4g, min %.4g, max %.4g]\n", a, s->time_s.median,

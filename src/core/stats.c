@@ -33,6 +33,15 @@ double erg_two_sided_multiplier(double confidence)
     return gsl_cdf_ugaussian_Pinv(0.5 + 0.5 * confidence);
 }
 
+double erg_f_quantile(double p, double df1, double df2)
+{
+    if (!(p > 0.0 && p < 1.0) || !(df1 > 0.0) || !(df2 > 0.0))
+        return NAN;
+    if (isinf(df2))
+        return gsl_cdf_chisq_Pinv(p, df1) / df1;
+    return gsl_cdf_fdist_Pinv(p, df1, df2);
+}
+
 void erg_max2_normal(double mean1, double var1, double mean2, double var2, double *mean_out,
                      double *var_out)
 {

@@ -451,28 +451,60 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
     }
     double *ring = calloc(nch * o->n_samples + 1, sizeof *ring);
     size_t *fill = calloc(nch + 1, sizeof *fill);
+    double *cv_limit = calloc(nch + 1, sizeof *cv_limit);
     struct sampler s;
     memset(&s, 0, sizeof s);
-    if (!ring || !fill || sampler_init(&s, m) != ERG_OK) {
+    if (!ring || !fill || !cv_limit || sampler_init(&s, m) != ERG_OK) {
         free(ring);
         free(fill);
+        free(cv_limit);
         free(cal_idx);
         sampler_free(&s);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     memset(out, 0, sizeof *out);
+    /* The limit each channel's fresh CV is held to: the calibrated CV widened by a one-sided
+     * F-test at 5 % (n − 1 against m − 1 degrees of freedom), floored at the counter's resolution
+     * over one window at the calibrated power (a channel calibrated at CV 0 otherwise fails on one
+     * count's change). Only estimator channels compared and no temperature sensor: say so. */
+    int n_compared = 0, n_estimator = 0;
+    for (size_t i = 0; i < nch; i++) {
+        if (cal_idx[i] < 0)
+            continue;
+        const erg_calibration_channel *cc = &cal->channels[cal_idx[i]];
+        double df2 = cc->samples >= 2 ? (double)(cc->samples - 1) : (double)INFINITY;
+        double f = erg_f_quantile(0.95, (double)(o->n_samples - 1), df2);
+        double lim = cc->cv * sqrt(f);
+        erg_channel_info info;
+        erg_meter_channel_info(m, i, &info);
+        if (info.resolution_j > 0 && cc->idle_power_w > 0) {
+            double floor_cv = info.resolution_j / (sample_s * cc->idle_power_w);
+            if (!(lim >= floor_cv))
+                lim = floor_cv;
+        }
+        cv_limit[i] = lim;
+        n_compared++;
+        if (info.grade == ERG_GRADE_ESTIMATOR)
+            n_estimator++;
+    }
+    {
+        erg_temperature t[32];
+        size_t nt = 0;
+        erg_meter_temperatures(m, t, 32, &nt);
+        out->estimator_only = n_compared > 0 && n_estimator == n_compared && nt == 0;
+    }
     {
         /* say what the wait waits for: the thresholds and the calibrated CVs */
         size_t used = 0, size = sizeof out->waiting_for;
         append(out->waiting_for, size, &used,
                "temperatures at most %.0f °C (CPU) and %.0f °C (GPU); the CV of the last %zu "
-               "power samples of %.3g s at most the calibrated CV (",
+               "power samples of %.3g s not significantly above the calibrated CV (",
                o->cpu_max_c, o->gpu_max_c, o->n_samples, sample_s);
         const char *sep = "";
         for (size_t i = 0; i < nch; i++)
             if (cal_idx[i] >= 0) {
-                append(out->waiting_for, size, &used, "%s%s %.3g", sep,
-                       cal->channels[cal_idx[i]].id, cal->channels[cal_idx[i]].cv);
+                append(out->waiting_for, size, &used, "%s%s %.3g, limit %.3g", sep,
+                       cal->channels[cal_idx[i]].id, cal->channels[cal_idx[i]].cv, cv_limit[i]);
                 sep = ", ";
             }
         append(out->waiting_for, size, &used, "%s); at most %.0f s",
@@ -509,10 +541,11 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
                 q += d * d;
             }
             double cv = mu > 0 ? sqrt(q / (double)(o->n_samples - 1)) / mu : 0.0;
-            if (cv > cal->channels[cal_idx[i]].cv) {
+            if (cv > cv_limit[i]) {
                 ok = 0;
-                snprintf(why, sizeof why, "%s: power CV %.4f above the calibrated %.4f",
-                         s.r->channels[i].id, cv, cal->channels[cal_idx[i]].cv);
+                snprintf(why, sizeof why,
+                         "%s: power CV %.4f above the calibrated %.4f (limit %.4f, F-test at 5 %%)",
+                         s.r->channels[i].id, cv, cal->channels[cal_idx[i]].cv, cv_limit[i]);
             }
         }
         erg_temperature t[32];
@@ -548,6 +581,7 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
     }
     free(ring);
     free(fill);
+    free(cv_limit);
     free(cal_idx);
     sampler_free(&s);
     return rc;

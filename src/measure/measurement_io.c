@@ -139,8 +139,10 @@ static json_t *to_json(const erg_protocol_result *r, int m1_raised)
                                   erg_grade_name(r->attribution.grade), "note", scope_note));
     if (r->stability_checked)
         json_object_set_new(root, "stable",
-                            json_pack("{s:b, s:f, s:s, s:s}", "reached", r->stability.stable,
-                                      "waited_s", r->stability.waited_s, "waiting_for",
+                            json_pack("{s:b, s:b, s:f, s:s, s:s}", "reached",
+                                      r->stability.stable, "estimator_only",
+                                      r->stability.estimator_only, "waited_s",
+                                      r->stability.waited_s, "waiting_for",
                                       r->stability.waiting_for, "reason", r->stability.reason));
     if (s && s->n_total && s->total_grade == ERG_GRADE_ESTIMATOR)
         json_object_set_new(root, "note",

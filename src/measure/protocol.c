@@ -297,6 +297,10 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         if (!r->stability.stable)
             warn(r, "not stable: %s; measured anyway (waited for %s)", r->stability.reason,
                  r->stability.waiting_for);
+        else if (r->stability.estimator_only)
+            warn(r, "stability judged from the estimator alone (modelled CPU load; no power "
+                    "counter and no temperature sensor here): a steady load, not a thermal "
+                    "steady state");
     }
     /* settle: the first windows must not carry erg's own start-up (threads libraries start) */
     if (o->settle_max_s > 0) {

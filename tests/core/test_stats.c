@@ -7,6 +7,22 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+/* F quantiles against printed tables (NIST/SEMATECH e-Handbook 1.3.6.7.3, upper 5 % points)
+ * and the χ² limit: F_0.95(2, ∞) = χ²_0.95(2)/2 = 5.991465/2. */
+static void f_quantile_matches_tables(void **state)
+{
+    (void)state;
+    /* the tables print two decimals */
+    erg_assert_near(erg_f_quantile(0.95, 9, 29), 2.22, 0.006);
+    erg_assert_near(erg_f_quantile(0.95, 10, 20), 2.35, 0.006);
+    erg_assert_near(erg_f_quantile(0.95, 2, 29), 3.33, 0.006);
+    erg_assert_near(erg_f_quantile(0.95, 2, INFINITY), 2.995732, 1e-5);
+    erg_assert_near(erg_f_quantile(0.95, 1, INFINITY), 3.841459, 1e-5);
+    assert_true(isnan(erg_f_quantile(1.0, 2, 3)));
+    assert_true(isnan(erg_f_quantile(0.5, 0, 3)));
+    assert_true(isnan(erg_f_quantile(0.5, 2, -1)));
+}
+
 static void two_sided_multiplier_matches_tables(void **state)
 {
     (void)state;
@@ -110,6 +126,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_sided_multiplier_matches_tables),
+        cmocka_unit_test(f_quantile_matches_tables),
         cmocka_unit_test(clark_two_standard_normals),
         cmocka_unit_test(clark_separated_limit),
         cmocka_unit_test(maxn_three_standard_normals),
