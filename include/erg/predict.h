@@ -1283,6 +1283,22 @@ ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_t
                                  double batch, double gpus, double *itl_s,
                                  double *energy_per_token_j);
 
+/**
+ * The measured-shape GEMM map of a GPU target (docs/predict.md, "GPU targets"): per cell of
+ * (log2 m, log2 n, log2 k) at a step of 1/2, the median ratio of the measured time to the
+ * level-1 GEMM estimator of ops_path (a model/1 file) and the median NVML power over the
+ * aiconfigurator gemm_perf rows of t in that cell (the estimator's dtype, inside its trained
+ * range); written to out as "erg": "gemm-map/1" JSON, whole or not at all. A target folder with
+ * gemm-map.json beside ops.json predicts a GEMM inside a cell as the estimator's time × the
+ * cell's ratio and, where the model has energy, the cell's power × that time (kept within the
+ * slack of the observed power range); elsewhere the estimator alone. Pass only training rows:
+ * a map built on rows is no accuracy figure for them. *cells and *rows (may be NULL): cells
+ * written, rows used. Errors: those of erg_op_model_load; ERG_EINVAL (no GEMM estimator, no
+ * usable row); ERG_EIO, ERG_ENOMEM.
+ */
+ERG_API int erg_gemm_map_write(const char *ops_path, const erg_public_table *const *t, size_t n,
+                               const char *out, size_t *cells, size_t *rows, erg_diag *diag);
+
 /** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
  *  not at all. Errors: ERG_EIO, ERG_ENOMEM. */
 ERG_API int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k,

@@ -21,6 +21,7 @@ static void import_help(FILE *out)
     fprintf(out,
             "Usage: erg predict import MEASURED... --ops OUT.csv [--dtype bfloat16|float16]\n"
             "       erg predict import TABLES... --kernels OUT.json\n"
+            "       erg predict import GEMM_TABLES... --gemm-map OUT.json [--level1 OPS.json]\n"
             "Reads public measured files (format recognised from the content; .gz read through\n"
             "zlib; docs/predict.md, \"Public measured data\").\n"
             "--ops: level-1 samples as ops.csv (whole or not at all) for 'erg fit ops':\n"
@@ -32,6 +33,9 @@ static void import_help(FILE *out)
             "--kernels: fits the kernel models of a GPU target (decode attention, fused MoE,\n"
             "all-reduce; docs/predict.md, \"GPU targets\") on aiconfigurator tables and writes\n"
             "them as gpu-target/1 JSON; prints each model's held-out MAPE.\n"
+            "--gemm-map: the measured-shape map of the GEMM estimator of --level1 (default:\n"
+            "ops.json beside OUT): per cell of (log2 m, log2 n, log2 k) / 0.5 the median\n"
+            "measured / estimated time and the median power of the rows (training rows only).\n"
             "Exit status: 0 written, 2 bad input (unknown format, a bad row: file:line and\n"
             "the column), nothing written.\n");
 }
@@ -103,6 +107,34 @@ static int import_kernels(int n, char **files, const char *out)
 }
 
 
+static int import_gemm_map(int n, char **files, const char *out, const char *level1)
+{
+    char ops[1100];
+    if (level1)
+        snprintf(ops, sizeof ops, "%s", level1);
+    else {
+        const char *slash = strrchr(out, '/');
+        if (slash)
+            snprintf(ops, sizeof ops, "%.*s/ops.json", (int)(slash - out), out);
+        else
+            snprintf(ops, sizeof ops, "ops.json");
+    }
+    erg_public_table **t = NULL;
+    int status = read_all(n, files, &t);
+    if (status)
+        return status;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    size_t cells = 0, rows = 0;
+    int rc = erg_gemm_map_write(ops, (const erg_public_table *const *)t, (size_t)n, out, &cells,
+                                &rows, &diag);
+    free_all(n, t);
+    if (rc)
+        return erg_cli_fail(&diag, rc);
+    fprintf(stderr, "gemm map of %s: %zu cells from %zu rows; wrote %s\n", ops, cells, rows, out);
+    return ERG_EXIT_OK;
+}
+
 static int import_blocks(int n, char **files, const char *out)
 {
     erg_public_table **t = NULL;
@@ -128,9 +160,12 @@ int erg_cli_predict_import(int argc, char **argv)
                                              {"kernels", required_argument, NULL, 'k'},
                                              {"blocks", required_argument, NULL, 'b'},
                                              {"dtype", required_argument, NULL, 'd'},
+                                             {"gemm-map", required_argument, NULL, 'g'},
+                                             {"level1", required_argument, NULL, 'l'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *ops_path = NULL, *kernels_path = NULL, *blocks_path = NULL, *dtype = "bfloat16";
+    const char *map_path = NULL, *level1 = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -139,14 +174,21 @@ int erg_cli_predict_import(int argc, char **argv)
         case 'k': kernels_path = optarg; break;
         case 'b': blocks_path = optarg; break;
         case 'd': dtype = optarg; break;
+        case 'g': map_path = optarg; break;
+        case 'l': level1 = optarg; break;
         case 'h': import_help(stdout); return ERG_EXIT_OK;
         default: return erg_cli_bad_option("predict import", argc, argv, "", longopts);
         }
     }
     if (optind >= argc)
         return erg_cli_usage("predict import", "expected at least one measured file");
-    if (!!kernels_path + !!ops_path + !!blocks_path > 1)
-        return erg_cli_usage("predict import", "--ops, --kernels and --blocks are separate runs");
+    if (!!kernels_path + !!ops_path + !!blocks_path + !!map_path > 1)
+        return erg_cli_usage("predict import",
+                             "--ops, --kernels, --blocks and --gemm-map are separate runs");
+    if (level1 && !map_path)
+        return erg_cli_usage("predict import", "--level1 goes with --gemm-map");
+    if (map_path)
+        return import_gemm_map(argc - optind, argv + optind, map_path, level1);
     if (blocks_path)
         return import_blocks(argc - optind, argv + optind, blocks_path);
     if (kernels_path)

@@ -416,6 +416,18 @@ static int attach_kernels(erg_op_model *m, const char *path, erg_diag *diag)
             return ERG_OK;
     } else
         snprintf(gpu, sizeof gpu, "gpu.json");
+    if (erg_op_model_has(m, ERG_OP_GEMM)) {
+        char map[1100];
+        if (slash)
+            snprintf(map, sizeof map, "%.*s/gemm-map.json", (int)(slash - path), path);
+        else
+            snprintf(map, sizeof map, "gemm-map.json");
+        if (access(map, F_OK) == 0) {
+            int rc = erg__gemm_map_load(map, m->op[ERG_OP_GEMM].dtype, &m->gemm_map, diag);
+            if (rc != ERG_OK)
+                return rc;
+        }
+    }
     if (access(gpu, F_OK) != 0)
         return ERG_OK;
     erg_gpu_kernels *k = malloc(sizeof *k);

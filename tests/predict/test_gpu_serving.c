@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "erg/predict.h"
@@ -236,6 +237,97 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     erg_public_table_free(t);
 }
 
+/* The measured-shape GEMM map: a level-1 model of t = 1 us + F / 500 TFLOP/s at 400 W, a
+ * "measured" aiconfigurator table 1.25x slower at 360 W for m in 64..128: inside those cells a
+ * prediction is 1.25x the estimator at 360 W, outside the estimator alone; a bad map is refused
+ * naming the file. */
+static void gemm_map_corrects_measured_cells(void **state)
+{
+    (void)state;
+    erg_op_sample *g = calloc(400, sizeof *g);
+    assert_non_null(g);
+    size_t n = 0;
+    for (int64_t m = 1; m <= 4096; m *= 4)
+        for (int64_t nn = 512; nn <= 65536; nn *= 2)
+            for (int64_t k = 1024; k <= 16384; k *= 2) {
+                erg_op_sample *x = &g[n++];
+                x->dims.op = ERG_OP_GEMM;
+                x->dims.dtype = ERG_DTYPE_BF16;
+                x->dims.m = m;
+                x->dims.n = nn;
+                x->dims.k = k;
+                x->reps = 1;
+                x->time_s = 1e-6 + 2.0 * (double)(m * nn * k) / 5e14;
+                x->energy_j = 400 * x->time_s;
+                x->time_sd_s = x->energy_sd_j = NAN;
+            }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.choose_thresholds = 0;
+    o.target_kind = "test";
+    erg_op_model *ops = NULL;
+    assert_int_equal(erg_op_model_fit(g, n, &o, &ops, NULL), ERG_OK);
+    char sub[128], opsp[160], mapp[160], path[128];
+    snprintf(sub, sizeof sub, "%s/maptarget", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    snprintf(opsp, sizeof opsp, "%s/ops.json", sub);
+    snprintf(mapp, sizeof mapp, "%s/gemm-map.json", sub);
+    assert_int_equal(erg_op_model_save(ops, opsp, NULL), ERG_OK);
+    char *buf = malloc(1 << 16);
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "framework,version,device,op_name,kernel_source,gemm_dtype,"
+                                      "m,n,k,latency,power\n");
+    for (int64_t m = 64; m <= 128; m *= 2)
+        for (int64_t nn = 1024; nn <= 4096; nn *= 2) {
+            erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = m, .n = nn, .k = 4096};
+            erg_op_prediction p;
+            assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
+            len += (size_t)sprintf(buf + len, "VLLM,1,GPU X,gemm,d,bfloat16,%lld,%lld,4096,%.17g,360\n",
+                                   (long long)m, (long long)nn, 1.25 * p.time_s * 1e3);
+        }
+    /* an fp8 row is not the estimator's dtype */
+    len += (size_t)sprintf(buf + len, "VLLM,1,GPU X,gemm,d,fp8,64,1024,4096,9,300\n");
+    write_file("gemm.csv", buf, path, sizeof path);
+    free(buf);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    size_t cells = 0, rows = 0;
+    assert_int_equal(erg_gemm_map_write(opsp, (const erg_public_table *const *)&t, 1, mapp,
+                                        &cells, &rows, NULL),
+                     ERG_OK);
+    assert_int_equal(rows, 6);
+    assert_int_equal(cells, 6); /* m 64, 128 x n 1024, 2048, 4096 are 6 cells at step 1/2 */
+    erg_op_model *mapped = NULL;
+    assert_int_equal(erg_op_model_load(opsp, &mapped, NULL), ERG_OK);
+    erg_op_dims in = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = 128, .n = 2048, .k = 4096};
+    erg_op_dims out = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = 1024, .n = 2048, .k = 4096};
+    erg_op_prediction a, b;
+    assert_int_equal(erg_op_model_predict(ops, &in, &a, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_predict(mapped, &in, &b, NULL), ERG_OK);
+    erg_assert_rel(b.time_s, 1.25 * a.time_s, 1e-9);
+    erg_assert_rel(b.energy_j, 360 * b.time_s, 1e-9);
+    assert_int_equal(erg_op_model_predict(ops, &out, &a, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_predict(mapped, &out, &b, NULL), ERG_OK);
+    erg_assert_rel(b.time_s, a.time_s, 1e-15);
+    erg_assert_rel(b.energy_j, a.energy_j, 1e-15);
+    erg_op_model_free(mapped);
+    /* a map that is not one: loading the target names it */
+    FILE *f = fopen(mapp, "w");
+    assert_non_null(f);
+    fputs("{\"erg\": \"gemm-map/1\", \"dtype\": \"bf16\", \"step_log2\": 0.5, "
+          "\"cells\": [[1, 2, 3, -1, null, 1]]}\n",
+          f);
+    fclose(f);
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_op_model_load(opsp, &mapped, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.where, "gemm-map.json"));
+    assert_non_null(strstr(diag.detail, "cells[0]"));
+    erg_public_table_free(t);
+    erg_op_model_free(ops);
+    free(g);
+}
+
 static void serving_fit_recovers_a_known_model(void **state)
 {
     (void)state;
@@ -428,6 +520,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kernel_fits_recover_known_models),
         cmocka_unit_test(prefill_attention_fit_recovers_a_known_model),
+        cmocka_unit_test(gemm_map_corrects_measured_cells),
         cmocka_unit_test(serving_fit_recovers_a_known_model),
         cmocka_unit_test(step_terms_are_the_hand_sums),
         cmocka_unit_test(bad_configs_are_refused),
