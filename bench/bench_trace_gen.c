@@ -48,7 +48,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED [RANK]]\n", argv[0]);
         return 2;
     }
-    double target = strtod(argv[2], NULL) * 1e6;
+    char *end;
+    double size_mb = strtod(argv[2], &end);
+    if (end == argv[2] || *end || !(size_mb > 0 && size_mb <= 1e6)) {
+        fprintf(stderr, "%s: SIZE_MB '%s' is not a number in (0, 1e6]\n", argv[0], argv[2]);
+        return 2;
+    }
+    const long long target = (long long)(size_mb * 1e6); /* ≤ 10^12 bytes: exact */
     if (argc > 3)
         rng ^= strtoull(argv[3], NULL, 10) * 0x9E3779B97F4A7C15ull;
     int rank = argc > 4 ? atoi(argv[4]) : 0;

@@ -24,6 +24,8 @@ exec "$cf" --dry-run -Werror \
     src/frontier/dag.c \
     src/frontier/pareto.c \
     src/core/grade.c \
+    src/core/flags.c \
+    include/erg/flags.h \
     include/erg/grade.h \
     include/erg/api.h \
     tests/fuzz/replay_main.c \

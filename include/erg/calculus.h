@@ -118,6 +118,7 @@ typedef struct erg_report {
     double interval_j[2]; /**< E ± c·σ_E */
     double bias_bound_j;  /**< Σ m_i·c·σ_E_i (Eq. 13) */
     erg_grade grade;
+    unsigned flags; /**< measurement flags (erg/flags.h): the union of the composed elements' */
     size_t n_devices;
     erg_device_report *devices;
     int has_mc;                                                  /**< 1 when opts->mc_samples > 0 */
@@ -138,7 +139,8 @@ ERG_API void erg_report_free(erg_report *report);
  * device held at its static power for the whole makespan (gaps are idle elements). Fills out
  * (free it with erg_report_free): E, σ_E, T, σ_T, static and dynamic energy, per-device figures,
  * the interval E ± c·σ_E (c the two-sided Gaussian multiplier of opts->confidence), the weakest
- * grade, and the Reduction Theorem's worst-case bias bound Σ m_i·c·σ_E_i (paper Eq. 13): m_i counts
+ * grade, the union of the elements' measurement flags (also in total.flags), and the Reduction
+ * Theorem's worst-case bias bound Σ m_i·c·σ_E_i (paper Eq. 13): m_i counts
  * an entry-state substitution, dropped for elements that start with the composition unless
  * opts->warm_start, plus an isolation substitution for elements that co-run with others
  * (expression: under a par/multi of two or more operands; DAG: the element's interval overlaps
@@ -181,7 +183,7 @@ ERG_API ERG_NODISCARD int erg_report_compare(const erg_report *a, const erg_repo
 
 /**
  * Write a report as JSON (keys in docs/formats.md: energy_j, energy_sd_j, time_s, time_sd_s,
- * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, devices, and
+ * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, flags, devices, and
  * deviation / monte_carlo when present), whole or not at all ("-" is stdout).
  */
 ERG_API ERG_NODISCARD int erg_report_write_file(const erg_report *report, const char *path, erg_diag *diag);

@@ -13,6 +13,7 @@
 #include "erg/version.h"
 #include "erg/error.h"
 #include "erg/stats.h"
+#include "erg/flags.h"
 #include "erg/grade.h"
 #include "erg/signature.h"
 #include "erg/calculus.h"

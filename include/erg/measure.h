@@ -99,6 +99,8 @@ enum {
 #define ERG_CAL_MAX_UTILISATION 0.10
 /** CV of windowed power above which a calibration is flagged high_cv (0.20). */
 #define ERG_CAL_MAX_CV 0.20
+/** Longest calibration erg_calibrate accepts, s (a week). */
+#define ERG_CAL_MAX_DURATION_S 604800.0
 
 /** Name of ERG_CAL_* bit i: "busy", "pinned_at_ceiling", "high_cv"; NULL otherwise. */
 ERG_API const char *erg_calibration_flag_name(unsigned bit_index);
@@ -143,7 +145,7 @@ ERG_API int erg_calibration_describe(const erg_calibration *cal, char *buf, size
  * and ERG_CAL_BUSY above ERG_CAL_MAX_UTILISATION (ERG_CAL_PINNED_AT_CEILING when saturated), any
  * channel ERG_CAL_HIGH_CV above ERG_CAL_MAX_CV; out->flags is their union (a steady load on a
  * hardware counter has a low CV and cannot be told from rest).
- * duration_s ≥ 2·window_s, window_s ≥ 0.01. *out gets a new calibration (erg_calibration_free).
+ * 2·window_s ≤ duration_s ≤ ERG_CAL_MAX_DURATION_S, window_s ≥ 0.01. *out gets a new calibration (erg_calibration_free).
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_ENODEV (no channel gave a figure; *out NULL).
  */
 ERG_API int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **out,
@@ -335,7 +337,7 @@ ERG_API int erg_summary_set_floors(erg_summary *s, const erg_meter *m);
  * sample variance, so its variances are the floors, never 0 (a comparison cannot be confident
  * from a single run);
  * σ²_E is raised to s²·σ²_T where sampling noise left it lower (Axiom M1), and *m1_raised is set.
- * grade = total grade, runs = n. name is copied (may be NULL); device is copied, or when NULL
+ * grade = total grade, flags = total_flags (erg/flags.h), runs = n. name is copied (may be NULL); device is copied, or when NULL
  * is the device of the summed channels if they share one, else "host".
  * Returns ERG_OK or ERG_EINVAL (no total).
  */
@@ -345,10 +347,9 @@ ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const 
 /**
  * Write sig as a signature/1 file (the keys erg_signature_write_file writes, which
  * erg_signature_read_file and `erg compose` read) with the measurement's provenance added:
- * "flags" (s->total_flags, names as in erg_flag_name) and "channels" (the ids summed). These keys
- * are provenance for people and tools that read the JSON: erg_signature_read_file and
- * `erg compose` ignore them. Written whole or not at
- * all; "-" is stdout.
+ * "flags" (always, the union of sig->flags and s->total_flags, names as in erg_flag_name; read back
+ * into erg_signature.flags) and "channels" (the ids summed: provenance for people and tools that
+ * read the JSON, ignored by the readers). Written whole or not at all; "-" is stdout.
  * Returns ERG_OK, ERG_EINVAL, ERG_EIO (a failed write, a full disk included).
  */
 ERG_API int erg_summary_write_signature(const char *path, const erg_signature *sig,

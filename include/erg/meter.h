@@ -31,6 +31,7 @@
 #include <sys/types.h>
 
 #include "erg/error.h"
+#include "erg/flags.h"
 #include "erg/grade.h"
 
 #ifdef __cplusplus
@@ -83,7 +84,9 @@ typedef struct erg_meter_options {
     const char *nvml_path;
     /** Comma-separated backends to try ("rapl-sysfs,nvml"); NULL: $ERG_BACKENDS, else all. */
     const char *backends;
-    /** Sampler period, s (default 0.1). The sampler polls faster when a counter could wrap. */
+    /** Sampler period, s (default 0.1; <= 0: the default). The sampler polls faster when a
+     *  counter could wrap. NaN or above ERG_METER_MAX_PERIOD_S: erg_meter_open fails with
+     *  ERG_EINVAL. */
     double sampler_period_s;
     /** Estimator: whole-CPU power at idle and at full load, W (defaults 10 and 65; see
      *  erg_meter_options_init). $ERG_ESTIMATOR_IDLE_W / $ERG_ESTIMATOR_FULL_W override; a value
@@ -210,11 +213,15 @@ ERG_API int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag
  *  error, which is recorded on the channel. Thread-safe. */
 ERG_API int erg_meter_poll(erg_meter *m);
 
+/** Longest sampler period, s (a day): erg_meter_sampler_start and erg_meter_options refuse more. */
+#define ERG_METER_MAX_PERIOD_S 86400.0
+
 /**
  * Start the sampler thread: it polls every period_s seconds (≤ 0: the option's period), or
  * faster when a counter could otherwise wrap twice unseen (half its wrap time at max power).
  * A poll that overruns its period is followed at once by the next. CLOCK_MONOTONIC throughout.
- * Returns ERG_OK, ERG_EINVAL (already running), ERG_ENOMEM/ERG_EIO (thread creation).
+ * Returns ERG_OK, ERG_EINVAL (already running, or period_s NaN or above ERG_METER_MAX_PERIOD_S),
+ * ERG_ENOMEM/ERG_EIO (thread creation).
  */
 ERG_API int erg_meter_sampler_start(erg_meter *m, double period_s);
 /** Stop the sampler thread and wait for it. NULL-safe; no-op when not running. */
@@ -222,32 +229,7 @@ ERG_API void erg_meter_sampler_stop(erg_meter *m);
 /** The period the sampler actually uses, s (after the wrap clamp); 0 when not running. */
 ERG_API double erg_meter_sampler_period_s(const erg_meter *m);
 
-/** Reading flags (bit set), carried into JSON and signatures. */
-enum {
-    ERG_FLAG_WRAP_CORRECTED = 1u << 0,   /**< a wrap-around was corrected */
-    ERG_FLAG_AMBIGUOUS_WRAP = 1u << 1,   /**< an interval long enough to hide a wrap: no figure */
-    ERG_FLAG_BACKWARDS = 1u << 2,        /**< a decrease that is not a wrap: interval skipped */
-    ERG_FLAG_GLITCH = 1u << 3,           /**< a jump that recovered: interval skipped */
-    ERG_FLAG_BELOW_RESOLUTION = 1u << 4, /**< window shorter than the update period: no figure */
-    ERG_FLAG_STALE = 1u << 5,            /**< missing samples (read errors), or a power reading
-                                          *   unchanged for more than 10 s */
-    ERG_FLAG_UNIT_SUSPECT = 1u << 6,     /**< readings imply impossible power: no figure */
-    ERG_FLAG_DEDUPLICATED = 1u << 7,     /**< mirrors another channel; not summed */
-    /** Set by summaries (erg_summarize, erg/measure.h), never by a reading: the mean baseline
-     *  (calibrated idle power × time) exceeds the mean gross energy, so the net energy is
-     *  negative. The machine drew less than its calibrated idle power: the calibration was taken
-     *  under load or in another state (frequency, fans, another machine). Recalibrate at rest. */
-    ERG_FLAG_BASELINE_EXCEEDS_GROSS = 1u << 8,
-    /** Set on a total (erg_measurement.total_flags), never on a channel: a channel the total
-     *  covers (a package, dram, GPU, or the psys or system channel it would use) has no figure in
-     *  the window (declined, read error, not live...), so the total is not given (NaN) rather
-     *  than a sum that silently leaves it out; total_reason names the channels. */
-    ERG_FLAG_INCOMPLETE = 1u << 9
-};
-#define ERG_FLAG_COUNT 10
-
-/** Name of flag bit i (0 ≤ i < ERG_FLAG_COUNT): "wrap_corrected", ...; NULL otherwise. */
-ERG_API const char *erg_flag_name(unsigned bit_index);
+/* Reading flags (ERG_FLAG_*, erg_flag_name) are declared in erg/flags.h (core), included above. */
 
 /** State of one channel's figure in a measurement. Only ERG_READING_OK has an energy figure. */
 typedef enum erg_reading_state {

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "erg/error.h"
+#include "erg/flags.h"
 #include "erg/grade.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,8 @@ extern "C" {
  * - energy_var_j2    σ²_E, J², ≥ 0; for a measured element ≥ s²·σ²_T (Axiom M1).
  * - grade            weakest provenance grade of the figures.
  * - runs             number of measured runs behind the figures (0: unknown or composite).
+ * - flags            measurement flags (ERG_FLAG_* bits, erg/flags.h) of the measurement behind
+ *                    the figures; for a composite the union of its parts' flags. 0: none.
  * - name, device     element name and device id ("" when unknown; "" for a composite that spans
  *                    several devices).
  * - kappa            implementation κ ("" when absent).
@@ -58,6 +61,7 @@ typedef struct erg_signature {
     double energy_var_j2;
     erg_grade grade;
     unsigned runs;
+    unsigned flags;
     char name[ERG_SIG_NAME_MAX];
     char device[ERG_SIG_DEVICE_MAX];
     char kappa[ERG_SIG_DEVICE_MAX];
@@ -98,7 +102,7 @@ ERG_API ERG_NODISCARD int erg_signature_idle(const char *device, double static_p
  * Sequential composition ⊗ of n ≥ 1 signatures (paper Section 3.3.1; uncertainty Section 5.2,
  * Eq. for σ² of ⊗): E = Σ E_i, T = Σ T_i, d = Σ d_i, σ²_E = Σ σ²_E_i, σ²_T = Σ σ²_T_i,
  * s' = (E − d)/T (s' = s_1 when T = 0). device is the operands' common device, or "" when they
- * differ. grade is the weakest; runs 0; name "".
+ * differ. grade is the weakest; flags the union of the operands' flags; runs 0; name "".
  * Returns ERG_OK, ERG_EINVAL (n = 0, NULL) or ERG_ERANGE (a composed time, energy or variance is
  * not finite: it overflows a double; the operand where the sums stop being finite is named).
  */
@@ -111,7 +115,7 @@ ERG_API ERG_NODISCARD int erg_signature_seq(const erg_signature *ops, size_t n, 
  *   E = s·max_i T_i + Σ d_i,  T' = max_i T_i (point value: max of means, as the paper does),
  *   σ²_T' = Var(max_i T_i) for independent Gaussian T_i (Clark's form for n = 2, numerical
  *   integration for n > 2, so the n-ary result does not depend on grouping),
- *   σ²_E = Σ σ²_d_i + s²·σ²_T'.
+ *   σ²_E = Σ σ²_d_i + s²·σ²_T'. grade is the weakest, flags the union of the operands'.
  * Errors: ERG_EINVAL when n = 0, when operands name different non-empty devices, or when their
  * static powers differ by more than 1e-9 relative (operands on one device share one s);
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
@@ -125,6 +129,7 @@ ERG_API ERG_NODISCARD int erg_signature_par(const erg_signature *ops, size_t n, 
  * (paper Section 3.3.3):
  *   E = (Σ s_i)·max_i T_i + Σ d_i,  s' = Σ s_i,  T' = max_i T_i,
  *   σ²_T' = Var(max_i T_i),  σ²_E = Σ σ²_d_i + (Σ s_i)²·σ²_T'.
+ * grade is the weakest, flags the union of the operands'.
  * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕);
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */

@@ -51,6 +51,11 @@ enum {
  * Errors: ERG_EINVAL (unknown mode; not a regular file; an empty file; a foreign database; diag
  * names the file), ERG_ENOENT (missing and mode is not ERG_STORE_CREATE), ERG_EACCES, ERG_EBUSY,
  * ERG_EIO (not SQLite, or corrupt), ERG_EVERSION (a newer schema).
+ * Schema versions: erg-store/2 (this erg) keeps each signature's measurement flags in a "flags"
+ * column beside its JSON. An erg-store/1 file (earlier erg) is read as it is when opened
+ * ERG_STORE_READONLY, and upgraded in place (one transaction: the column added with '' for the
+ * old rows, which held no flags, and the format tag) when opened for writing; an erg that knows
+ * only erg-store/1 then refuses it with its ERG_EVERSION.
  */
 ERG_API int erg_store_open(const char *path, int mode, erg_store **out, erg_diag *diag);
 

@@ -265,7 +265,7 @@ typedef struct erg_trace_group {
 
 /**
  * The report of a trace (issue 4). energy_j, energy_sd_j, time_s, static_energy_j,
- * dynamic_energy_j and grade are those of erg_schedule_compose on erg_trace_schedule's schedule,
+ * dynamic_energy_j, grade and flags are those of erg_schedule_compose on erg_trace_schedule's schedule,
  * so `erg trace import` + `erg compose` gives the same totals. Free with erg_trace_report_free.
  */
 typedef struct erg_trace_report {
@@ -274,6 +274,7 @@ typedef struct erg_trace_report {
     double static_energy_j, dynamic_energy_j;
     double idle_static_energy_j; /**< sum over devices: static energy burned while idle, J */
     erg_grade grade;
+    unsigned flags;   /**< measurement flags (erg/flags.h): union over the signatures the rules use */
     size_t unmatched; /**< activities no rule matched */
     size_t n_unmatched_names;
     erg_trace_group *unmatched_names; /**< distinct (category, name) of unmatched activities,
@@ -306,7 +307,7 @@ ERG_API void erg_trace_report_free(erg_trace_report *report);
 /**
  * The report as one JSON object text (malloc'd, NUL-terminated; free with free()). Keys:
  * energy_j, energy_sd_j, time_s, static_energy_j, dynamic_energy_j, idle_static_energy_j, grade,
- * unmatched, unmatched_names, rules, devices (id → name, static_power_w, activities, busy_s,
+ * flags, unmatched, unmatched_names, rules, devices (id → name, static_power_w, activities, busy_s,
  * idle_s, static_energy_j, idle_static_energy_j, dynamic_energy_j, compute_s, communication_s,
  * overlap_s), categories (name → count, time_s, energy_j), top (list of name, category, count,
  * time_s, energy_j), overlap, problems, ignored, files, events, activities (docs/trace.md).

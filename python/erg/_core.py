@@ -58,6 +58,19 @@ def flag_names(flags):
     return out
 
 
+def flag_value(names):
+    """The ERG_FLAG_* word of a list of flag names (erg_flag_parse); ValueError for an unknown
+    name."""
+    word = 0
+    for n in names:
+        bit = ctypes.c_uint(0)
+        if lib.erg_flag_parse(str(n).encode(), ctypes.byref(bit)) != 0:
+            known = [text(lib.erg_flag_name(i)) for i in range(32) if lib.erg_flag_name(i)]
+            raise ValueError("unknown flag %r (one of %s)" % (n, ", ".join(known)))
+        word |= bit.value
+    return word
+
+
 def state_name(s):
     return text(lib.erg_reading_state_name(s))
 

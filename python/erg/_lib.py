@@ -79,7 +79,7 @@ class Signature(ctypes.Structure):
     _fields_ = [("static_power_w", c_double), ("time_s", c_double),
                 ("dynamic_energy_j", c_double), ("time_var_s2", c_double),
                 ("energy_var_j2", c_double), ("grade", c_int), ("runs", c_uint),
-                ("name", ctypes.c_char * SIG_NAME_MAX), ("device", ctypes.c_char * SIG_DEVICE_MAX),
+                ("flags", c_uint), ("name", ctypes.c_char * SIG_NAME_MAX), ("device", ctypes.c_char * SIG_DEVICE_MAX),
                 ("kappa", ctypes.c_char * SIG_DEVICE_MAX), ("theta", ctypes.c_char * SIG_META_MAX),
                 ("omega", ctypes.c_char * SIG_META_MAX)]
 
@@ -196,7 +196,7 @@ class Report(ctypes.Structure):
                 ("time_s", c_double), ("time_sd_s", c_double), ("static_energy_j", c_double),
                 ("dynamic_energy_j", c_double), ("confidence", c_double),
                 ("interval_j", c_double * 2), ("bias_bound_j", c_double), ("grade", c_int),
-                ("n_devices", c_size_t), ("devices", ctypes.POINTER(DeviceReport)),
+                ("flags", c_uint), ("n_devices", c_size_t), ("devices", ctypes.POINTER(DeviceReport)),
                 ("has_mc", c_int), ("mc_energy_j", c_double), ("mc_energy_sd_j", c_double),
                 ("mc_time_s", c_double), ("mc_time_sd_s", c_double), ("mc_samples", c_uint64),
                 ("has_deviation", c_int), ("measured_j", c_double), ("measured_sd_j", c_double),
@@ -259,6 +259,7 @@ _PROTOS = {
     "erg_grade_name": (c_char_p, [c_int]),
     "erg_domain_name": (c_char_p, [c_int]),
     "erg_flag_name": (c_char_p, [c_uint]),
+    "erg_flag_parse": (c_int, [c_char_p, ctypes.POINTER(c_uint)]),
     "erg_reading_state_name": (c_char_p, [c_int]),
     "erg_backend_state_name": (c_char_p, [c_int]),
     "erg_calibration_flag_name": (c_char_p, [c_uint]),

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field, fields
 
 from . import _lib
-from ._core import check, cstr, grade_name, grade_value, new_diag
+from ._core import check, cstr, flag_names, flag_value, grade_name, grade_value, new_diag
 from ._lib import lib, text
 
 
@@ -14,7 +14,8 @@ from ._lib import lib, text
 class Signature:
     """An energy signature (paper Section 4.3): s static power (W), T time (s), d dynamic energy
     (J), σ²_T (s²), σ²_E (J²); E = s·T + d is derived (energy_j). grade: "hw_shunt",
-    "model_based" or "estimator"; theta/omega: compact JSON object text or ""."""
+    "model_based" or "estimator"; theta/omega: compact JSON object text or ""; flags: the names
+    of the measurement flags behind the figures (erg/flags.h; a composite's are its parts')."""
     static_power_w: float = 0.0
     time_s: float = 0.0
     dynamic_energy_j: float = 0.0
@@ -27,6 +28,7 @@ class Signature:
     kappa: str = ""
     theta: str = ""
     omega: str = ""
+    flags: list = field(default_factory=list)
 
     @property
     def energy_j(self):
@@ -41,6 +43,7 @@ class Signature:
             setattr(c, f, float(getattr(self, f)))
         c.grade = grade_value(self.grade)
         c.runs = int(self.runs)
+        c.flags = flag_value(self.flags)
         for f, size in (("name", _lib.SIG_NAME_MAX), ("device", _lib.SIG_DEVICE_MAX),
                         ("kappa", _lib.SIG_DEVICE_MAX), ("theta", _lib.SIG_META_MAX),
                         ("omega", _lib.SIG_META_MAX)):
@@ -54,7 +57,7 @@ class Signature:
     def _from_c(cls, c):
         return cls(c.static_power_w, c.time_s, c.dynamic_energy_j, c.time_var_s2,
                    c.energy_var_j2, grade_name(c.grade), c.runs, text(c.name), text(c.device),
-                   text(c.kappa), text(c.theta), text(c.omega))
+                   text(c.kappa), text(c.theta), text(c.omega), flag_names(c.flags))
 
     def check(self):
         """Validate (finite, ≥ 0, Axiom M1); raises ErgError naming the field."""
@@ -133,6 +136,7 @@ class ComposeReport:
     devices: list = field(default_factory=list)
     monte_carlo: dict = None
     deviation: dict = None
+    flags: list = field(default_factory=list)
 
 
 class Schedule:
@@ -207,6 +211,7 @@ class Schedule:
             return ComposeReport(Signature._from_c(r.total), r.energy_j, r.energy_sd_j, r.time_s,
                                  r.time_sd_s, r.static_energy_j, r.dynamic_energy_j,
                                  r.confidence, (r.interval_j[0], r.interval_j[1]),
-                                 r.bias_bound_j, grade_name(r.grade), r.n_elements, devs, mc, dev)
+                                 r.bias_bound_j, grade_name(r.grade), r.n_elements, devs, mc, dev,
+                                 flag_names(r.flags))
         finally:
             lib.erg_report_free(ctypes.byref(r))

@@ -10,6 +10,7 @@
 #include "erg/calculus.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,7 @@ static int point_from_json(const json_t *o, const erg_signature *null_ctx, const
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a context point object", path);
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)o, key, v)
+    json_object_foreach(erg__json_mut(o), key, v)
     {
         int known = 0;
         for (const char *const *k = point_keys; *k; k++)
@@ -404,7 +405,8 @@ void erg_context_set_free(erg_context_set *set)
     free(set->paths);
     free(set->sigs);
     for (size_t k = 0; k < set->n_corr; k++) {
-        char **names = (char **)set->corr[k].signatures;
+        /* the set owns the names it read (read_correlations); the public view is const */
+        char **names = (char **)(uintptr_t)set->corr[k].signatures;
         for (size_t j = 0; names && j < set->corr[k].n; j++)
             free(names[j]);
         free(names);
@@ -515,7 +517,7 @@ int erg_context_set_read_schedule(const char *path, erg_context_set *out, erg_di
     const char *key;
     json_t *v;
     if (rc == ERG_OK && n)
-        json_object_foreach((json_t *)sigs, key, v)
+        json_object_foreach(erg__json_mut(sigs), key, v)
         {
             erg_context_signature *cs = &out->sigs[out->n];
             char jp[192];

@@ -540,7 +540,7 @@ static int copy_schedule(const struct cctx *c, erg_schedule **out, erg_diag *dia
     for (size_t i = 0; rc == ERG_OK && i < s->n_sigs; i++)
         rc = erg_schedule_add_signature(t, &s->sigs[i], diag);
     for (size_t v = 0; rc == ERG_OK && v < c->n; v++) {
-        const char *sig = node_sig(c, v)->name;
+        const char *sig = node_sig(c, (uint32_t)v)->name;
         erg_signature sub;
         if (c->point[v] >= 0) {
             substituted(c, (uint32_t)v, &sub);

@@ -1117,6 +1117,7 @@ int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
         bad |= erg__json_set_number(o, "confidence", r->confidence);
         bad |= erg__json_set_number(o, "bias_bound_j", r->bias_bound_j);
         bad |= json_object_set_new(o, "grade", json_string(erg_grade_name(r->grade)));
+        bad |= json_object_set_new(o, "flags", erg__flags_to_json(r->flags));
         bad |= json_object_set_new(o, "elements", json_integer((json_int_t)r->n_elements));
         for (size_t i = 0; i < r->n_devices && !bad; i++) {
             const erg_device_report *d = &r->devices[i];

@@ -1371,6 +1371,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
     memset(&g, 0, sizeof g);
     struct ectx x;
     memset(&x, 0, sizeof x);
+    unsigned flags = 0; /* the union of the composed elements' measurement flags */
     if (s->has_expr) {
         x.s = s;
         x.opts = &opts;
@@ -1394,6 +1395,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
             o.s_w = tot.static_power_w;
             o.bias_j = x.bias;
             o.grade = x.grade;
+            flags = tot.flags; /* ⊗, ⊕ and ⊕multi carry the union up */
             o.n_elements = x.n_elements;
             for (size_t d = 0; d < nd; d++) {
                 double *a = devbuf + d * A_N;
@@ -1408,6 +1410,8 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         o.dev_busy = devbuf + 2 * nd;
         o.dev_held = devbuf + 3 * nd;
         rc = compose_dag(s, &opts, c, &g, &o, diag);
+        for (size_t i = 0; i < s->n_nodes; i++)
+            flags |= s->sigs[s->nodes[i].sig].flags;
         if (rc == ERG_OK && !outcome_finite(&o))
             rc = dag_not_finite(s, &g, diag);
     }
@@ -1454,6 +1458,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         r->total.time_var_s2 = o.var_t;
         r->total.energy_var_j2 = o.var_e;
         r->total.grade = o.grade;
+        r->total.flags = flags;
         if (r->n_devices == 1)
             snprintf(r->total.device, sizeof r->total.device, "%s", r->devices[0].id);
         r->energy_j = o.energy_j;
@@ -1467,6 +1472,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         r->interval_j[1] = o.energy_j + c * r->energy_sd_j;
         r->bias_bound_j = o.bias_j;
         r->grade = o.grade;
+        r->flags = flags;
         r->n_elements = o.n_elements;
         if (opts.mc_samples > 0) {
             r->has_mc = 1;

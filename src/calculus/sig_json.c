@@ -32,6 +32,46 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
     return ERG_OK;
 }
 
+json_t *erg__flags_to_json(unsigned flags)
+{
+    json_t *a = json_array();
+    for (unsigned b = 0; a && b < ERG_FLAG_COUNT; b++)
+        if ((flags & (1u << b)) && json_array_append_new(a, json_string(erg_flag_name(b)))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+int erg__flags_from_json(const json_t *v, const char *file, const char *path, unsigned *out,
+                         erg_diag *diag)
+{
+    *out = 0;
+    if (!v || json_is_null(v))
+        return ERG_OK;
+    if (!json_is_array(v))
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "%s.flags: expected an array of flag names (e.g. [\"stale\"])", path);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(v, i, x)
+    {
+        unsigned bit;
+        if (!json_is_string(x))
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s.flags[%zu]: expected a flag name", path,
+                                i);
+        if (erg_flag_parse(json_string_value(x), &bit) != ERG_OK) {
+            char known[512];
+            erg_flags_text(ERG_FLAG_ALL, ", ", known, sizeof known);
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.flags[%zu]: unknown flag \"%.60s\" (known: %s)", path, i,
+                                json_string_value(x), known);
+        }
+        *out |= bit;
+    }
+    return ERG_OK;
+}
+
 const char *const erg__signature_keys[] = {
     "static_power_w",
     "time_s",
@@ -120,6 +160,8 @@ static int from_json(const json_t *obj, double default_static_w, int static_opti
                                 path);
         s.runs = (unsigned)json_integer_value(r);
     }
+    if ((rc = erg__flags_from_json(json_object_get(obj, "flags"), file, path, &s.flags, diag)))
+        return rc;
     erg_diag sub;
     erg_diag_clear(&sub);
     erg_signature chk = s;
@@ -171,6 +213,8 @@ json_t *erg__signature_to_json(const erg_signature *sig)
     bad |= json_object_set_new(o, "grade", json_string(erg_grade_name(sig->grade)));
     if (sig->runs)
         bad |= json_object_set_new(o, "runs", json_integer((json_int_t)sig->runs));
+    if (sig->flags)
+        bad |= json_object_set_new(o, "flags", erg__flags_to_json(sig->flags));
     if (sig->kappa[0])
         bad |= json_object_set_new(o, "kappa", json_string(sig->kappa));
     bad |= set_meta(o, "theta", sig->theta);

@@ -22,7 +22,8 @@ int erg__signature_from_json_opt(const json_t *obj, const char *file, const char
                                  erg_signature *out, erg_diag *diag);
 
 /* The members a signature object may have (NULL-terminated): the keys of docs/formats.md plus
- * "flags" and "channels" (written by erg measure --signature). */
+ * "flags" (measurement flags, read into erg_signature.flags) and "channels" (written by erg
+ * measure --signature; provenance, not read). */
 extern const char *const erg__signature_keys[];
 
 /* Whether key (n bytes, not necessarily terminated) is one of erg__signature_keys. */
@@ -33,6 +34,15 @@ int erg__signature_key_known(const char *key, size_t n);
  * signature", or "<path> is an operating set (points): use erg frontier" for "points". */
 int erg__signature_check_members(const json_t *obj, int allow_tag, const char *file,
                                  const char *path, erg_diag *diag);
+
+/* Measurement flags as a JSON array of their names (erg_flag_name order); NULL when out of
+ * memory. */
+json_t *erg__flags_to_json(unsigned flags);
+
+/* Decode "flags": NULL or JSON null → 0; otherwise an array of flag names. Errors (ERG_EPARSE)
+ * name "<path>.flags[i]" and the unknown name, with the known ones. */
+int erg__flags_from_json(const json_t *v, const char *file, const char *path, unsigned *out,
+                         erg_diag *diag);
 
 /* Encode a signature as a new JSON object (no "erg" tag); NULL when out of memory. */
 json_t *erg__signature_to_json(const erg_signature *sig);

@@ -96,6 +96,16 @@ static erg_grade weakest_of(const erg_signature *ops, size_t n)
     return g;
 }
 
+/* A composite carries every flag of its parts (their union): a figure built on a stale or
+ * wrap-corrected measurement says so wherever it is used. */
+static unsigned flags_of(const erg_signature *ops, size_t n)
+{
+    unsigned f = 0;
+    for (size_t i = 0; i < n; i++)
+        f |= ops[i].flags;
+    return f;
+}
+
 int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out, erg_diag *diag)
 {
     if (!ops || !out || n == 0)
@@ -120,6 +130,7 @@ int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out, er
     if (r.static_power_w < 0.0) /* rounding only: E - d = sum s_i T_i >= 0 */
         r.static_power_w = 0.0;
     r.grade = weakest_of(ops, n);
+    r.flags = flags_of(ops, n);
     common_device(ops, n, r.device, sizeof r.device);
     if (!composed_finite(&r)) {
         /* name the operand at which the running sums stop being finite */
@@ -201,6 +212,7 @@ static int parallel(const erg_signature *ops, size_t n, double s, erg_signature 
     r.time_var_s2 = vt;
     r.energy_var_j2 = vd + s * s * vt;
     r.grade = weakest_of(ops, n);
+    r.flags = flags_of(ops, n);
     common_device(ops, n, r.device, sizeof r.device);
     if (!composed_finite(&r)) {
         size_t worst = 0;

@@ -22,6 +22,7 @@ struct erg_cli_char {
     erg_meter *meter;      /* meter mode: the meter (sampler started); may be NULL in cpu_model */
     erg_monitor *mon;
     erg_grade grade;       /* grade of the figures */
+    unsigned flags;        /* union of the measurements' total flags (erg/flags.h) */
     int verbose;
 };
 

@@ -9,6 +9,7 @@
 #ifndef ERG_CLI_H
 #define ERG_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "erg/error.h"
@@ -18,6 +19,14 @@ struct erg_cli_command {
     const char *summary;
     int (*run)(int argc, char **argv);
 };
+
+/* The exec and posix_spawn families take char *const argv[] (for old callers, says POSIX's
+ * rationale of exec) and never write through it: this hands them a vector of const strings. The
+ * cast goes through uintptr_t, so -Wcast-qual stays meaningful everywhere else. */
+static inline char *const *erg_cli_exec_argv(const char *const *argv)
+{
+    return (char *const *)(uintptr_t)argv;
+}
 
 enum { ERG_EXIT_OK = 0, ERG_EXIT_CHECK = 1, ERG_EXIT_USAGE = 2, ERG_EXIT_NOMETER = 3 };
 

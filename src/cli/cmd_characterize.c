@@ -88,8 +88,7 @@ static pid_t spawn_report(const char *cmd, const char *report)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    char sh[] = "sh", dash_c[] = "-c";
-    char *argv[] = {sh, dash_c, (char *)cmd, NULL};
+    const char *const argv[] = {"sh", "-c", cmd, NULL};
     size_t ne = 0;
     while (environ[ne])
         ne++;
@@ -109,7 +108,7 @@ static pid_t spawn_report(const char *cmd, const char *report)
         envp[k++] = var;
     }
     pid_t pid;
-    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, envp);
+    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, erg_cli_exec_argv(argv), envp);
     free(envp);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
@@ -314,6 +313,7 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
         erg_window_end(c->mon, "characterize", 0, &m, NULL);
         ew = m.total_energy_j;
         c->grade = erg_grade_weakest(c->grade, m.total_grade);
+        c->flags |= m.total_flags;
     }
     if (re != 0 || rcor != 0) {
         fprintf(stderr, "erg: '%s' failed (status %d)\n", re ? cmd : corun, re ? re : rcor);
@@ -518,6 +518,10 @@ static int run(int argc, char **argv)
                 return ERG_EXIT_USAGE;
             if (v < 0)
                 return erg_cli_usage("characterize", "%s must be >= 0, got '%s'", on, optarg);
+            /* sleep_s casts it to time_t */
+            if (opt == 'C' && v > 86400)
+                return erg_cli_usage("characterize", "--cooldown must be at most 86400 s, got '%s'",
+                                     optarg);
             if (opt == 'C')
                 c.cooldown_s = v;
             else if (opt == 'B')
@@ -734,6 +738,7 @@ static int run(int argc, char **argv)
         }
     }
     ns->grade = c.grade;
+    ns->flags = c.flags;
     if (!ex && (ex = erg_context_signature_write_file(out, cs, &d)) != ERG_OK)
         ex = erg_cli_fail(&d, ex);
     if (!ex && co_out) {
@@ -755,6 +760,7 @@ static int run(int argc, char **argv)
             co->null_context.energy_var_j2 = q.energy_var_j2;
             co->null_context.runs = q.runs;
             co->null_context.grade = c.grade;
+            co->null_context.flags = c.flags;
         }
         free(old);
         if (!ex && (ex = erg_context_signature_write_file(co_out, co, &d)) != ERG_OK)
@@ -897,6 +903,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             erg_window_end(c->mon, "schedule", 0, &m, NULL);
             ew = m.total_energy_j;
             c->grade = erg_grade_weakest(c->grade, m.total_grade);
+        c->flags |= m.total_flags;
         }
         if (ex)
             break;
@@ -955,6 +962,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             ns->energy_var_j2 = p.energy_var_j2;
             ns->runs = p.runs;
             ns->grade = c->grade;
+            ns->flags = c->flags;
             if (!quiet)
                 fprintf(stderr, "schedule %s: T = %.6g s (sd %.3g), E = %.6g J (sd %.3g), %lu runs\n",
                         path, p.time_s, sqrt(p.time_var_s2), point_energy(&p),

@@ -89,6 +89,11 @@ void erg_cli_print_report(FILE *out, const char *title, const erg_report *r)
             r->energy_j > 0.0 ? 100.0 * r->static_energy_j / r->energy_j : 0.0);
     fprintf(out, "  dynamic energy      %s\n", erg_cli_si(a, sizeof a, r->dynamic_energy_j, "J"));
     fprintf(out, "  grade               %s (weakest part)\n", erg_grade_name(r->grade));
+    if (r->flags) {
+        char fl[512];
+        erg_flags_text(r->flags, ", ", fl, sizeof fl);
+        fprintf(out, "  flags               %s (measurement flags of the parts)\n", fl);
+    }
     fprintf(out, "  bias bound (Eq. 13) %s  (sum of m_i*c*sd_Ei)\n",
             erg_cli_si(a, sizeof a, r->bias_bound_j, "J"));
     fprintf(out, "    worst case: the most E can shift because elements were measured alone, "

@@ -88,18 +88,18 @@ int erg_cli_exec_python(const char *cmd, const char *module, int argc, char **ar
     const char *py = getenv("ERG_PYTHON");
     if (!py || !*py)
         py = "/usr/bin/python3";
-    char **args = calloc((size_t)argc + 4, sizeof *args);
+    const char **args = calloc((size_t)argc + 4, sizeof *args);
     if (!args) {
         fprintf(stderr, "erg %s: out of memory\n", cmd);
         return ERG_EXIT_USAGE;
     }
-    args[0] = (char *)py;
-    args[1] = (char *)"-m";
-    args[2] = (char *)module;
+    args[0] = py;
+    args[1] = "-m";
+    args[2] = module;
     for (int i = 1; i < argc; i++)
         args[i + 2] = argv[i];
     fflush(NULL);
-    execv(py, args);
+    execv(py, erg_cli_exec_argv(args));
     fprintf(stderr, "erg %s: cannot run %s: %s (set ERG_PYTHON to a python3 with torch)\n", cmd,
             py, strerror(errno));
     free(args);

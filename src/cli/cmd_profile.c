@@ -231,7 +231,7 @@ static int run_torch(int argc, char **argv)
     }
     av[n] = NULL;
     fflush(NULL);
-    execvp(python, (char *const *)av);
+    execvp(python, erg_cli_exec_argv(av));
     fprintf(stderr, "erg: profile %s: cannot run %s: %s (set $ERG_PYTHON)\n", what, python,
             strerror(errno));
     return ERG_EXIT_NOMETER;

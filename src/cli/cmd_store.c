@@ -37,10 +37,25 @@ struct list_ctx {
 
 static json_t *list_entry(const erg_signature *s)
 {
-    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i}", "name", s->name, "device", s->device, "energy_j",
+    json_t *fl = json_array();
+    for (unsigned b = 0; fl && b < ERG_FLAG_COUNT; b++)
+        if (s->flags & (1u << b))
+            json_array_append_new(fl, json_string(erg_flag_name(b)));
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:o*}", "name", s->name, "device", s->device, "energy_j",
                      erg_signature_energy_j(s), "time_s", s->time_s, "static_power_w", s->static_power_w,
                      "dynamic_energy_j", s->dynamic_energy_j, "grade", erg_grade_name(s->grade), "runs",
-                     (int)s->runs);
+                     (int)s->runs, "flags", fl);
+}
+
+/* " flags: a,b" after a text row, or "" */
+static const char *flags_suffix(const erg_signature *s, char *buf, size_t size)
+{
+    if (!s->flags)
+        return "";
+    int n = snprintf(buf, size, "  flags: ");
+    if (n > 0 && (size_t)n < size)
+        erg_flags_text(s->flags, ",", buf + n, size - (size_t)n);
+    return buf;
 }
 
 static int history_one(void *ud, const erg_signature *s, double stored_unix_s)
@@ -60,8 +75,9 @@ static int history_one(void *ud, const erg_signature *s, double stored_unix_s)
         json_object_set_new(e, "stored_unix_s", json_real(stored_unix_s));
         json_array_append_new(c->arr, e);
     } else {
-        printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s\n", c->seen, stored_unix_s, erg_signature_energy_j(s),
-               s->time_s, s->static_power_w, erg_grade_name(s->grade));
+        char fl[600];
+        printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s%s\n", c->seen, stored_unix_s, erg_signature_energy_j(s),
+               s->time_s, s->static_power_w, erg_grade_name(s->grade), flags_suffix(s, fl, sizeof fl));
     }
     return 0;
 }
@@ -72,8 +88,10 @@ static int list_one(void *ud, const erg_signature *s)
     if (c->json) {
         json_array_append_new(c->arr, list_entry(s));
     } else {
-        printf("%-32s %-12s %12.6g %12.6g %12.6g  %s\n", s->name, s->device[0] ? s->device : "-",
-               erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade));
+        char fl[600];
+        printf("%-32s %-12s %12.6g %12.6g %12.6g  %s%s\n", s->name, s->device[0] ? s->device : "-",
+               erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade),
+               flags_suffix(s, fl, sizeof fl));
     }
     return 0;
 }

@@ -201,6 +201,11 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
     printf("%zu GPU activities from %zu file%s on %zu device%s, grade %s\n", s->activities,
            s->files, s->files == 1 ? "" : "s", r->n_devices, r->n_devices == 1 ? "" : "s",
            erg_grade_name(r->grade));
+    if (r->flags) {
+        char fl[512];
+        erg_flags_text(r->flags, ", ", fl, sizeof fl);
+        printf("flags    %s (measurement flags of the signatures the rules use)\n", fl);
+    }
     if (rules)
         printf("rules    %s\n", r->rules);
     else
@@ -240,7 +245,10 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
         printf("\nunmatched: %zu activities match no rule (dynamic energy 0):\n", r->unmatched);
         for (size_t k = 0; k < r->n_unmatched_names && k < 10; k++)
             printf("%8zu  %s %.100s\n", r->unmatched_names[k].count,
-                   erg_trace_category_name(r->unmatched_names[k].category),
+                   r->unmatched_names[k].category < 0
+                       ? "mixed"
+                       : erg_trace_category_name(
+                             (erg_trace_category)r->unmatched_names[k].category),
                    r->unmatched_names[k].name);
         if (r->n_unmatched_names > 10)
             printf("     ...  %zu more names (--json lists all)\n", r->n_unmatched_names - 10);

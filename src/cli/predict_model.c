@@ -448,13 +448,20 @@ int erg_cli_predict_sweep(int argc, char **argv)
                 bad = 1;
                 break;
             }
+            /* the first attention block and the first FFN or MoE block */
             double at = 0, ae = 0, ft = 0, fe = 0;
+            int have_attn = 0, have_ffn = 0;
             for (size_t b = 0; b < m.n_blocks; b++) {
                 const erg_model_block_estimate *e = &m.blocks[b];
-                if (e->spec.block == ERG_BLOCK_ATTENTION && !at)
+                if (e->spec.block == ERG_BLOCK_ATTENTION && !have_attn) {
                     at = e->each.time_s, ae = e->each.energy_j;
-                if ((e->spec.block == ERG_BLOCK_FFN || e->spec.block == ERG_BLOCK_MOE) && !ft)
+                    have_attn = 1;
+                }
+                if ((e->spec.block == ERG_BLOCK_FFN || e->spec.block == ERG_BLOCK_MOE) &&
+                    !have_ffn) {
                     ft = e->each.time_s, fe = e->each.energy_j;
+                    have_ffn = 1;
+                }
             }
             for (int i = 0; i < c.n_sets; i++)
                 printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);

@@ -100,6 +100,28 @@ int erg__json_number(const json_t *obj, const char *key, int flags, double *out,
     return ERG_OK;
 }
 
+int erg__json_count(const json_t *obj, const char *key, int flags, json_int_t max, json_int_t *out,
+                    const char *file, const char *path, erg_diag *diag)
+{
+    char mp[256];
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (flags & ERG_JSON_REQUIRED) {
+            member_path(mp, sizeof mp, path, key);
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s: required count is missing", mp);
+        }
+        return ERG_OK;
+    }
+    json_int_t lo = (flags & ERG_JSON_POSITIVE) ? 1 : 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > max) {
+        member_path(mp, sizeof mp, path, key);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected a whole number in [%lld, %lld]",
+                            mp, (long long)lo, (long long)max);
+    }
+    *out = json_integer_value(v);
+    return ERG_OK;
+}
+
 int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, size_t size,
                      const char *file, const char *path, erg_diag *diag)
 {

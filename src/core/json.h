@@ -43,6 +43,12 @@ enum { ERG_JSON_REQUIRED = 1, ERG_JSON_NONNEG = 2, ERG_JSON_POSITIVE = 4 };
 int erg__json_number(const json_t *obj, const char *key, int flags, double *out, const char *file,
                      const char *path, erg_diag *diag);
 
+/* Read a whole-number member in [0, max] (ERG_JSON_POSITIVE: [1, max]), for counts that become
+ * unsigned or size_t. Absent and optional: *out unchanged, returns ERG_OK. Not an integer (2.5,
+ * "3"), negative or above max: ERG_EPARSE naming file and path.key (never a wrapped count). */
+int erg__json_count(const json_t *obj, const char *key, int flags, json_int_t max, json_int_t *out,
+                    const char *file, const char *path, erg_diag *diag);
+
 /* Read a string member into buf (size bytes). Absent and optional: buf unchanged. Too long or not
  * a string: ERG_EPARSE. */
 int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, size_t size,

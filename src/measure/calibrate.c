@@ -112,9 +112,12 @@ int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
 {
     if (outp)
         *outp = NULL;
-    if (!m || !outp || !(window_s >= 0.01) || !(duration_s >= 2 * window_s) || !isfinite(duration_s))
+    /* the window count becomes a size_t and a window a time_t: both bounded (a week at most) */
+    if (!m || !outp || !(window_s >= 0.01) || !(duration_s >= 2 * window_s) ||
+        !(duration_s <= ERG_CAL_MAX_DURATION_S))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "calibration needs window >= 0.01 s and duration >= 2 windows");
+                            "calibration needs window >= 0.01 s and 2 windows <= duration <= %g s",
+                            ERG_CAL_MAX_DURATION_S);
     struct sampler s;
     if (sampler_init(&s, m) != ERG_OK) {
         sampler_free(&s);

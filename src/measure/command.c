@@ -9,11 +9,13 @@
 #include "erg/measure.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -55,7 +57,11 @@ static int wait_for(pid_t pid, int pidfd, double wait_s, int *st, struct rusage 
 {
     if (pidfd >= 0) {
         struct pollfd p = {pidfd, POLLIN, 0};
-        int ms = wait_s < 0 ? -1 : (int)(wait_s * 1000.0);
+        /* poll's int milliseconds, rounded up (no spin below 1 ms); a longer wait (a --timeout
+         * of 10^7 s) polls in INT_MAX ms slices, its caller loops */
+        int ms = wait_s < 0                        ? -1
+                 : wait_s >= INT_MAX / 1000.0      ? INT_MAX
+                                                   : (int)ceil(wait_s * 1000.0);
         int r = poll(&p, 1, ms);
         if (r == 0 || (r < 0 && errno == EINTR))
             return 0;
@@ -119,7 +125,9 @@ int erg_command_run(void *ud, erg_run_outcome *out)
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawnp(&pid, c->argv[0], &fa, &at, (char *const *)c->argv, environ);
+    /* posix_spawnp takes char *const argv[] and never writes through it (POSIX's rationale of
+     * exec); the cast goes through uintptr_t so that -Wcast-qual stays meaningful elsewhere */
+    int rc = posix_spawnp(&pid, c->argv[0], &fa, &at, (char *const *)(uintptr_t)c->argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc != 0) {

@@ -267,6 +267,7 @@ int erg_summary_signature(const erg_summary *s, const char *name, const char *de
     if (m1_raised)
         *m1_raised = raised;
     out->grade = s->total_grade;
+    out->flags = s->total_flags;
     out->runs = (unsigned)s->runs;
     if (name)
         snprintf(out->name, sizeof out->name, "%s", name);
@@ -303,11 +304,8 @@ int erg_summary_write_signature(const char *path, const erg_signature *sig, cons
     json_object_set_new(root, "erg", json_string("signature/1"));
     json_object_update(root, body);
     json_decref(body);
-    unsigned flags = s->total_flags;
-    json_t *ids = json_array(), *fl = json_array();
-    for (unsigned b = 0; b < ERG_FLAG_COUNT; b++)
-        if (flags & (1u << b))
-            json_array_append_new(fl, json_string(erg_flag_name(b)));
+    /* "flags" always (an empty array says the measurement raised none) */
+    json_t *ids = json_array(), *fl = erg__flags_to_json(sig->flags | s->total_flags);
     for (size_t i = 0; i < s->n_channels; i++)
         if (s->n_total && s->channels[i].in_total)
             json_array_append_new(ids, json_string(s->channels[i].id));

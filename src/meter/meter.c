@@ -148,15 +148,6 @@ const char *erg_backend_state_name(erg_backend_state s)
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 
-const char *erg_flag_name(unsigned bit)
-{
-    static const char *const names[ERG_FLAG_COUNT] = {
-        "wrap_corrected",         "ambiguous_wrap", "backwards",    "glitch",
-        "below_resolution",       "stale",          "unit_suspect", "deduplicated",
-        "baseline_exceeds_gross", "incomplete"};
-    return bit < ERG_FLAG_COUNT ? names[bit] : NULL;
-}
-
 const char *erg_reading_state_name(erg_reading_state s)
 {
     static const char *const names[] = {"ok",        "declined",     "not_live", "below_resolution",
@@ -434,6 +425,11 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         if (r != ERG_OK)
             return r;
     }
+    /* the sampler keeps its period in nanoseconds (uint64_t): a day at most */
+    if (opts && (isnan(opts->sampler_period_s) || opts->sampler_period_s > ERG_METER_MAX_PERIOD_S))
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "sampler period %g s: expected at most %g s (<= 0: the default)",
+                            opts->sampler_period_s, ERG_METER_MAX_PERIOD_S);
     erg_meter *m = calloc(1, sizeof *m);
     if (!m)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -1300,7 +1296,8 @@ static void *sampler_main(void *arg)
 
 int erg_meter_sampler_start(erg_meter *m, double period_s)
 {
-    if (!m || m->running)
+    /* NaN or beyond a day: refused (the period becomes a uint64_t count of nanoseconds) */
+    if (!m || m->running || isnan(period_s) || period_s > ERG_METER_MAX_PERIOD_S)
         return ERG_EINVAL;
     double p = period_s > 0 ? period_s : m->opts.sampler_period_s;
     for (size_t i = 0; i < m->n_ch; i++) {

@@ -271,7 +271,7 @@ int erg__check_features(const json_t *root, const char *const *want, int n, cons
                         erg_diag *diag)
 {
     const json_t *f = json_object_get(root, "features");
-    if (!json_is_array(f) || (int)json_array_size(f) != n)
+    if (!json_is_array(f) || n < 0 || json_array_size(f) != (size_t)n)
         return erg_diag_set(diag, ERG_EPARSE, file, "features: expected erg's %d features", n);
     for (int i = 0; i < n; i++) {
         const char *s = json_string_value(json_array_get(f, (size_t)i));
@@ -325,7 +325,7 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
     const char *key;
     const json_t *v;
     if (rc == ERG_OK)
-        json_object_foreach((json_t *)blocks, key, v)
+        json_object_foreach(erg__json_mut(blocks), key, v)
         {
             erg_block b;
             char where[128];
@@ -344,8 +344,14 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
                 break;
             }
             const json_t *acc = json_object_get(v, "heldout");
-            for (int ph = 0; ph < PH_COUNT; ph++)
-                erg__accuracy_from_json(json_object_get(acc, ph_names[ph]), &m->acc[b][ph]);
+            for (int ph = 0; rc == ERG_OK && ph < PH_COUNT; ph++) {
+                char sub[160];
+                snprintf(sub, sizeof sub, "%s.heldout.%s", where, ph_names[ph]);
+                rc = erg__accuracy_from_json(json_object_get(acc, ph_names[ph]), &m->acc[b][ph],
+                                             path, sub, diag);
+            }
+            if (rc != ERG_OK)
+                break;
         }
     json_decref(root);
     if (rc != ERG_OK) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Log-ratio corrections (HYMELL levels 2 and 3) with leave-one-architecture-out hold-out. */
 #include "predict/corrector.h"
+#include "core/json.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +183,8 @@ int erg__corrector_fit(const double *X, const double *Y, const int *group, size_
         int first = 1;
         for (size_t j = 0; j < i && first; j++)
             first = group[j] != group[i];
-        ng += first;
+        if (first)
+            ng++;
     }
     int best = N_CAND - 1, rc = ERG_OK;
     double score[N_CAND];
@@ -306,11 +309,15 @@ int erg__corrector_from_json(const json_t *j, unsigned n_in, struct erg__correct
     c->linear = strcmp(kind, "linear") == 0;
     const char *meth = json_string_value(json_object_get(j, "method"));
     snprintf(c->method, sizeof c->method, "%s", meth ? meth : kind);
-    c->n_rows = (size_t)json_integer_value(json_object_get(j, "rows"));
-    c->n_groups = (unsigned)json_integer_value(json_object_get(j, "architectures"));
+    json_int_t rows = 0, archs = 0;
+    int rc;
+    if ((rc = erg__json_count(j, "rows", 0, LLONG_MAX, &rows, file, path, diag)) ||
+        (rc = erg__json_count(j, "architectures", 0, UINT_MAX, &archs, file, path, diag)))
+        return rc;
+    c->n_rows = (size_t)rows;      /* non-negative: checked */
+    c->n_groups = (unsigned)archs; /* at most UINT_MAX: checked */
     const char *from = json_string_value(json_object_get(j, "sigma_from"));
     c->sigma_heldout = from && strcmp(from, "held-out") == 0;
-    int rc;
     if ((rc = nums_in(j, "mean_log_ratio", c->c, c->n_out, 0, file, path, diag)) ||
         (rc = nums_in(j, "sigma_log", c->sigma, c->n_out, 1, file, path, diag)))
         return rc;
@@ -378,13 +385,19 @@ static double num_of(const json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : (double)NAN;
 }
 
-void erg__accuracy_from_json(const json_t *j, erg_accuracy *a)
+int erg__accuracy_from_json(const json_t *j, erg_accuracy *a, const char *file, const char *path,
+                            erg_diag *diag)
 {
-    a->n = (size_t)json_integer_value(json_object_get(j, "n"));
+    json_int_t n = 0;
+    int rc = erg__json_count(j, "n", 0, LLONG_MAX, &n, file, path, diag);
+    if (rc != ERG_OK)
+        return rc;
+    a->n = (size_t)n; /* non-negative: checked */
     a->time_mape_pct = num_of(j, "time_mape_pct");
     a->time_r2 = num_of(j, "time_r2");
     a->energy_mape_pct = num_of(j, "energy_mape_pct");
     a->energy_r2 = num_of(j, "energy_r2");
     a->base_time_mape_pct = num_of(j, "base_time_mape_pct");
     a->base_energy_mape_pct = num_of(j, "base_energy_mape_pct");
+    return ERG_OK;
 }

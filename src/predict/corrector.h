@@ -57,6 +57,9 @@ void erg__accuracy(const double *measured, const double *predicted, const double
                    double *base_mape_pct);
 
 json_t *erg__accuracy_to_json(const erg_accuracy *a);
-void erg__accuracy_from_json(const json_t *j, erg_accuracy *a);
+/* Read what erg__accuracy_to_json wrote; a count that is not a whole number >= 0: ERG_EPARSE
+ * naming file and path.n. */
+int erg__accuracy_from_json(const json_t *j, erg_accuracy *a, const char *file, const char *path,
+                            erg_diag *diag);
 
 #endif

@@ -285,10 +285,13 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
     }
     const json_t *acc = json_object_get(root, "heldout");
     for (int ph = 0; rc == ERG_OK && ph < 3; ph++)
-        for (int mo = 0; mo < 3; mo++)
-            erg__accuracy_from_json(json_object_get(json_object_get(acc, ph_names[ph]),
-                                                    moe_names[mo]),
-                                    &m->acc[ph][mo]);
+        for (int mo = 0; rc == ERG_OK && mo < 3; mo++) {
+            char sub[96];
+            snprintf(sub, sizeof sub, "heldout.%s.%s", ph_names[ph], moe_names[mo]);
+            rc = erg__accuracy_from_json(
+                json_object_get(json_object_get(acc, ph_names[ph]), moe_names[mo]),
+                &m->acc[ph][mo], path, sub, diag);
+        }
     json_decref(root);
     if (rc != ERG_OK) {
         erg_e2e_model_free(m);

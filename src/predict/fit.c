@@ -373,7 +373,8 @@ static int fit_regimes(struct erg__op_est *e, const struct pt *pts, const size_t
     }
     unsigned fitted = 0;
     for (unsigned r = 0; r < e->nreg; r++)
-        fitted += e->reg[r].time.present;
+        if (e->reg[r].time.present)
+            fitted++;
     double nn = (double)ntrain, k = (double)(fitted ? fitted : 1) * p;
     double pen = 2 * k;
     double aic = nn * log(fmax(sse_t / nn, 1e-30)) + pen;

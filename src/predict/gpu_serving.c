@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <gsl/gsl_multifit.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/file.h"
+#include "core/json.h"
 
 /* ------------------------------------------------------------------ relative least squares */
 
@@ -654,8 +656,8 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
     double cf[5] = {1, 1, 1, 1, 0};
     {
         size_t p = 0;
-        int idx[5];
-        for (int j = 0; j < 5; j++)
+        size_t idx[5];
+        for (size_t j = 0; j < 5; j++)
             if ((j != 1 || any_moe) && (j != 3 || any_comm))
                 idx[p++] = j;
         double *xr = malloc(n * p * sizeof *xr);
@@ -929,8 +931,11 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
         m->prompt_tokens = get_num(so, "prompt_tokens");
         m->itl_mape_pct = get_num(so, "itl_mape_pct");
         m->energy_mape_pct = get_num(so, "energy_mape_pct");
-        double nt = get_num(so, "n_train");
-        m->n_train = isfinite(nt) && nt > 0 ? (size_t)nt : 0;
+        /* a count: a double cast to size_t was undefined from 2^64 on */
+        json_int_t nt = 0;
+        if ((rc = erg__json_count(so, "n_train", 0, LLONG_MAX, &nt, path, "serving", diag)))
+            goto out;
+        m->n_train = (size_t)nt; /* non-negative: checked */
         if (!(m->phi > 0) || !(m->prompt_tokens >= 0)) {
             rc = erg_diag_set(diag, ERG_EPARSE, path,
                               "serving: phi must be positive and prompt_tokens non-negative");

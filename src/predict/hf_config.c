@@ -172,7 +172,7 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
     if (!fam) {
         const char *k;
         const json_t *v;
-        json_object_foreach((json_t *)o, k, v) if (!known_field(k)) return erg_diag_set(
+        json_object_foreach(erg__json_mut(o), k, v) if (!known_field(k)) return erg_diag_set(
             diag, ERG_ENOTSUP, file,
             "%s: unknown field of model_type \"%s\", a family erg does not know (refused "
             "rather than mis-modelled)",

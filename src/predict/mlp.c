@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Small MLPs for HYMELL levels 2 and 3: FANN trains them, erg evaluates them. */
 #include "predict/mlp.h"
+#include "core/json.h"
 
 #include <fann.h>
 #include <gsl/gsl_linalg.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,7 +345,12 @@ int erg__mlp_from_json(const json_t *j, unsigned n_in, unsigned n_out, struct er
         erg__mlp_free(m);
         return rc;
     }
-    m->epochs = (unsigned)json_integer_value(json_object_get(j, "epochs"));
+    json_int_t epochs = 0;
+    if ((rc = erg__json_count(j, "epochs", 0, UINT_MAX, &epochs, file, path, diag))) {
+        erg__mlp_free(m);
+        return rc;
+    }
+    m->epochs = (unsigned)epochs; /* at most UINT_MAX: checked */
     return ERG_OK;
 }
 

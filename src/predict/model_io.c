@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The level-1 model as "erg": "model/1" JSON. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,11 +270,24 @@ static double num_or_nan(const json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : (double)NAN;
 }
 
-static void validation_load(const json_t *v, erg_op_validation *out)
+/* A count of fitted or held-out points: a whole number that fits an unsigned. */
+static int count_load(const json_t *o, const char *key, unsigned *out, const char *file,
+                      const char *path, erg_diag *diag)
+{
+    json_int_t n = 0;
+    int rc = erg__json_count(o, key, 0, UINT_MAX, &n, file, path, diag);
+    *out = (unsigned)n; /* in [0, UINT_MAX]: checked */
+    return rc;
+}
+
+static int validation_load(const json_t *v, erg_op_validation *out, const char *file,
+                           const char *path, erg_diag *diag)
 {
     memset(out, 0, sizeof *out);
-    out->n_train = (unsigned)json_integer_value(json_object_get(v, "n_train"));
-    out->n_test = (unsigned)json_integer_value(json_object_get(v, "n_test"));
+    int rc;
+    if ((rc = count_load(v, "n_train", &out->n_train, file, path, diag)) ||
+        (rc = count_load(v, "n_test", &out->n_test, file, path, diag)))
+        return rc;
     out->time_mape_pct = num_or_nan(v, "time_mape_pct");
     out->time_r2 = num_or_nan(v, "time_r2");
     out->energy_mape_pct = num_or_nan(v, "energy_mape_pct");
@@ -283,6 +297,7 @@ static void validation_load(const json_t *v, erg_op_validation *out)
     out->roof_time_r2 = num_or_nan(r, "time_r2");
     out->roof_energy_mape_pct = num_or_nan(r, "energy_mape_pct");
     out->roof_energy_r2 = num_or_nan(r, "energy_r2");
+    return ERG_OK;
 }
 
 static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file, erg_diag *diag)
@@ -355,7 +370,9 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
         if (!rn || strcmp(rn, erg_op_regime_name(op, r)) != 0)
             return erg_diag_set(diag, ERG_EPARSE, file, "%s.regimes[%u].name: expected \"%s\"",
                                 path, r, erg_op_regime_name(op, r));
-        g->n_train = (unsigned)json_integer_value(json_object_get(jr, "n_train"));
+        snprintf(sub, sizeof sub, "%s.regimes[%u]", path, r);
+        if ((rc = count_load(jr, "n_train", &g->n_train, file, sub, diag)))
+            return rc;
         snprintf(sub, sizeof sub, "%s.regimes[%u].time", path, r);
         if ((rc = lsq_load(json_object_get(jr, "time"), e->nfeat, &g->time, file, sub, diag)))
             return rc;
@@ -376,7 +393,9 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
                 return erg_diag_set(diag, ERG_EPARSE, file,
                                     "%s.regimes[%u].fallback: unknown regime", path, r);
         }
-        validation_load(json_object_get(jr, "validation"), &e->val[r]);
+        snprintf(sub, sizeof sub, "%s.regimes[%u].validation", path, r);
+        if ((rc = validation_load(json_object_get(jr, "validation"), &e->val[r], file, sub, diag)))
+            return rc;
         e->val[r].threshold_lo = num_or_nan(jr, "lo");
         e->val[r].threshold_hi = num_or_nan(jr, "hi");
         if (!isfinite(e->val[r].threshold_hi))
@@ -398,7 +417,11 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
             return erg_diag_set(diag, ERG_EPARSE, file, "%s.regimes[%u]: no energy coefficients",
                                 path, r);
     }
-    validation_load(json_object_get(o, "average"), &e->val[ERG_OP_MAX_REGIMES]);
+    snprintf(sub, sizeof sub, "%s.average", path);
+    rc = validation_load(json_object_get(o, "average"), &e->val[ERG_OP_MAX_REGIMES], file, sub,
+                         diag);
+    if (rc != ERG_OK)
+        return rc;
     e->present = 1;
     return ERG_OK;
 }
@@ -508,8 +531,12 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
     m->mean_power_w = num_or_nan(roof, "mean_power_w");
     const json_t *fit = json_object_get(root, "fit");
     m->test_fraction = num_or_nan(fit, "test_fraction");
+    /* the seed is written as the json_int_t of its bits (model_save): the cast restores them */
     m->seed = (uint64_t)json_integer_value(json_object_get(fit, "seed"));
-    m->n_samples = (size_t)json_integer_value(json_object_get(fit, "samples"));
+    json_int_t samples = 0;
+    if ((rc = erg__json_count(fit, "samples", 0, LLONG_MAX, &samples, path, "fit", diag)))
+        goto fail;
+    m->n_samples = (size_t)samples; /* non-negative: checked */
     const json_t *ops = json_object_get(root, "ops");
     if (!json_is_object(ops) || json_object_size(ops) == 0) {
         rc = erg_diag_set(diag, ERG_EPARSE, path, "ops: expected an object with at least one op");
@@ -517,7 +544,7 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
     }
     const char *key;
     json_t *val;
-    json_object_foreach((json_t *)ops, key, val)
+    json_object_foreach(erg__json_mut(ops), key, val)
     {
         erg_op op;
         if (erg_op_parse(key, &op) != ERG_OK) {

@@ -454,7 +454,8 @@ static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_
         if (map.col[*f] < 0)
             return bad(diag, path, 1, "header: column '%s' is missing (%s table)",
                        field_names[*f],
-                       fmt == -2 ? "aiconfigurator attention" : erg_public_format_name(fmt));
+                       fmt == -2 ? "aiconfigurator attention"
+                                  : erg_public_format_name((erg_public_format)fmt));
     if (vidur && (map.vidur_median[ERG_VIDUR_MLP_UP_PROJ] < 0 ||
                   map.vidur_median[ERG_VIDUR_MLP_DOWN_PROJ] < 0 ||
                   map.vidur_median[ERG_VIDUR_ATTN_PRE_PROJ] < 0))

@@ -17,7 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STORE_FORMAT "erg-store/1"
+/* erg-store/2 added the "flags" column (the measurement flags' names, comma-separated, "" for
+ * none) to signature and history; an erg-store/1 file is read as it is and migrated on the first
+ * open for writing (migrate_v1). */
+#define STORE_FORMAT "erg-store/2"
+#define STORE_FORMAT_V1 "erg-store/1"
 
 struct erg_store {
     sqlite3 *db;
@@ -80,11 +84,58 @@ static int make_parent(const char *path)
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS erg_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS signature(name TEXT PRIMARY KEY, json TEXT NOT NULL,"
-    " stored_unix_s REAL NOT NULL);"
+    " stored_unix_s REAL NOT NULL, flags TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS history(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-    " json TEXT NOT NULL, stored_unix_s REAL NOT NULL);"
+    " json TEXT NOT NULL, stored_unix_s REAL NOT NULL, flags TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX IF NOT EXISTS history_name ON history(name);"
     "INSERT OR IGNORE INTO erg_meta VALUES('format', '" STORE_FORMAT "');";
+
+/* erg-store/1 → erg-store/2: add the flags columns, in one transaction with the format tag, so
+ * a store is either wholly old or wholly new. Rows written by erg-store/1 come from signatures
+ * whose JSON never held "flags" (the writer of that version did not write them), so '' (none) is
+ * their true value. Returns ERG_OK or a diagnostic (busy, read-only, I/O). */
+static const char migrate_v1_sql[] =
+    "ALTER TABLE signature ADD COLUMN flags TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE history ADD COLUMN flags TEXT NOT NULL DEFAULT '';"
+    "UPDATE erg_meta SET value = '" STORE_FORMAT "' WHERE key = 'format';";
+
+static int busy_fail(erg_store *st, erg_diag *diag);
+
+static int migrate_v1(erg_store *st, erg_diag *diag)
+{
+    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return sqlite3_errcode(st->db) == SQLITE_BUSY ? busy_fail(st, diag)
+                                                      : db_fail(st, diag, "upgrading the store");
+    /* another process may have upgraded it between our look and our lock */
+    sqlite3_stmt *q;
+    int again = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT value FROM erg_meta WHERE key='format'", -1, &q, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            const char *fmt = (const char *)sqlite3_column_text(q, 0);
+            again = fmt && strcmp(fmt, STORE_FORMAT_V1) != 0;
+        }
+        sqlite3_finalize(q);
+    }
+    char *err = NULL;
+    if (!again && sqlite3_exec(st->db, migrate_v1_sql, NULL, NULL, &err) != SQLITE_OK) {
+        int status = sqlite3_errcode(st->db) == SQLITE_BUSY
+                         ? busy_fail(st, diag)
+                         : erg_diag_set(diag, ERG_EIO, st->path,
+                                        "upgrading the store from " STORE_FORMAT_V1
+                                        " to " STORE_FORMAT ": %s",
+                                        err ? err : "?");
+        sqlite3_free(err);
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return status;
+    }
+    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        int status = db_fail(st, diag, "upgrading the store");
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return status;
+    }
+    return ERG_OK;
+}
 
 /* Wait for a lock held by another process: sleep in short steps until the store's timeout, telling
  * the caller once (after the first second) that it waits. SQLite calls this with the number of
@@ -202,6 +253,7 @@ int erg_store_open_wait(const char *path, int mode, double timeout_s,
         }
     }
     sqlite3_stmt *q;
+    int old_format = 0;
     if (status == ERG_OK &&
         sqlite3_prepare_v2(st->db, "SELECT value FROM erg_meta WHERE key='format'", -1, &q, NULL) != SQLITE_OK) {
         status = db_fail(st, diag, "reading the store's format");
@@ -211,6 +263,8 @@ int erg_store_open_wait(const char *path, int mode, double timeout_s,
             const char *fmt = (const char *)sqlite3_column_text(q, 0);
             if (!fmt || strncmp(fmt, "erg-store/", 10) != 0)
                 status = erg_diag_set(diag, ERG_EINVAL, path, "not an erg signature store (format '%s')", fmt ? fmt : "");
+            else if (strcmp(fmt, STORE_FORMAT_V1) == 0)
+                old_format = 1; /* read as it is; upgraded below when opened for writing */
             else if (strcmp(fmt, STORE_FORMAT) != 0)
                 status = erg_diag_set(diag, ERG_EVERSION, path, "store format %s is newer than this erg reads (%s)",
                                       fmt, STORE_FORMAT);
@@ -221,6 +275,8 @@ int erg_store_open_wait(const char *path, int mode, double timeout_s,
         }
         sqlite3_finalize(q);
     }
+    if (status == ERG_OK && old_format && mode != ERG_STORE_READONLY)
+        status = migrate_v1(st, diag);
     if (status != ERG_OK) {
         erg_store_close(st);
         return status;
@@ -311,7 +367,8 @@ static double now_unix_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *diag);
+static int put_json(erg_store *store, const char *name, unsigned flags, json_t *o,
+                    erg_diag *diag);
 
 int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
 {
@@ -320,12 +377,16 @@ int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
     erg_diag sub;
     if (erg_signature_check(sig, &sub) != ERG_OK)
         return erg_diag_set(diag, ERG_EINVAL, store->path, "%s: %s", sig->name, sub.detail);
-    return put_json(store, sig->name, erg__signature_to_json(sig), diag);
+    return put_json(store, sig->name, sig->flags, erg__signature_to_json(sig), diag);
 }
 
-/* Store the JSON text of o (consumed) under name, the previous version moving to history. */
-static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *diag)
+/* Store the JSON text of o (consumed) under name, the previous version moving to history; the
+ * flags column holds the names of flags (comma-separated) for queries in SQL. */
+static int put_json(erg_store *store, const char *name, unsigned flags, json_t *o,
+                    erg_diag *diag)
 {
+    char flags_text[512];
+    erg_flags_text(flags, ",", flags_text, sizeof flags_text);
     char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(o);
     if (!text)
@@ -350,16 +411,18 @@ static int put_json(erg_store *store, const char *name, json_t *o, erg_diag *dia
         }
     }
     if (sqlite3_prepare_v2(store->db,
-                           "INSERT INTO history(name, json, stored_unix_s) SELECT name, json, stored_unix_s "
-                           "FROM signature WHERE name = ?1", -1, &mv, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(store->db, "INSERT OR REPLACE INTO signature VALUES(?1, ?2, ?3)", -1, &up, NULL) !=
-            SQLITE_OK) {
+                           "INSERT INTO history(name, json, stored_unix_s, flags) SELECT name, json, "
+                           "stored_unix_s, flags FROM signature WHERE name = ?1", -1, &mv, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(store->db,
+                           "INSERT OR REPLACE INTO signature(name, json, stored_unix_s, flags) "
+                           "VALUES(?1, ?2, ?3, ?4)", -1, &up, NULL) != SQLITE_OK) {
         status = db_fail(store, diag, "preparing the write");
     } else {
         sqlite3_bind_text(mv, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(up, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(up, 2, text, -1, SQLITE_STATIC);
         sqlite3_bind_double(up, 3, t);
+        sqlite3_bind_text(up, 4, flags_text, -1, SQLITE_STATIC);
         if (sqlite3_step(mv) != SQLITE_DONE || sqlite3_step(up) != SQLITE_DONE)
             status = db_fail(store, diag, "writing the signature");
     }
@@ -503,7 +566,8 @@ int erg_store_put_context(erg_store *store, const erg_context_signature *cs, erg
     if (erg_signature_check(&cs->null_context, &sub) != ERG_OK)
         return erg_diag_set(diag, ERG_EINVAL, store->path, "%s: %s", cs->null_context.name,
                             sub.detail);
-    return put_json(store, cs->null_context.name, erg__context_signature_to_json(cs), diag);
+    return put_json(store, cs->null_context.name, cs->null_context.flags,
+                    erg__context_signature_to_json(cs), diag);
 }
 
 int erg_store_get_context(erg_store *store, const char *name, erg_context_signature *out,

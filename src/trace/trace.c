@@ -10,6 +10,7 @@
  * reported are erg_schedule_compose's on the very schedule `erg trace import` writes.
  */
 #include "trace_internal.h"
+#include "calculus/sig_json.h"
 
 #include "core/json.h"
 
@@ -114,6 +115,7 @@ typedef struct prep {
     double *idle_w;     /* per device, NAN = same as static */
     int64_t makespan_ns;
     int64_t start_spread_ns; /* latest first activity of a file − earliest, after alignment */
+    const erg_rules *rules;  /* the rules matched (rule[i] indexes rules->rules) */
 } prep;
 
 static void prep_free(prep *p)
@@ -131,6 +133,7 @@ static int prepare(const erg_trace *t, const erg_rules *rules, const erg_trace_o
                    prep *p, erg_diag *diag)
 {
     memset(p, 0, sizeof *p);
+    p->rules = rules;
     if (!t || !rules)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "no trace or no rules");
     erg_trace_options dflt;
@@ -366,6 +369,9 @@ static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p,
     sig.time_var_s2 = 0;
     sig.energy_var_j2 = p->dyn_var_j2[i];
     sig.grade = p->grade[i];
+    /* a characterized element's measurement flags follow it into every activity it prices */
+    if (p->rule[i] >= 0 && p->rules->rules[p->rule[i]].has_signature)
+        sig.flags = p->rules->rules[p->rule[i]].sig.flags;
     snprintf(name_out, name_size, "%s", sig.name);
     return erg_schedule_add_signature(s, &sig, diag);
 }
@@ -704,6 +710,7 @@ int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
             out->static_energy_j = rep.static_energy_j;
             out->dynamic_energy_j = rep.dynamic_energy_j;
             out->grade = rep.grade;
+            out->flags = rep.flags;
             erg_report_free(&rep);
         }
     }
@@ -784,6 +791,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= num(root, "dynamic_energy_j", r->dynamic_energy_j);
     bad |= num(root, "idle_static_energy_j", r->idle_static_energy_j);
     bad |= json_object_set_new(root, "grade", json_string(erg_grade_name(r->grade))) ? 1 : 0;
+    bad |= json_object_set_new(root, "flags", erg__flags_to_json(r->flags)) ? 1 : 0;
     bad |= cnt(root, "unmatched", r->unmatched);
     bad |= json_object_set_new(root, "rules", json_string(r->rules)) ? 1 : 0;
     for (size_t k = 0; k < r->n_unmatched_names; k++)

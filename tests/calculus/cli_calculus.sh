@@ -238,4 +238,24 @@ e='"a"'; k=0; while [ $k -lt 140 ]; do e="{\"seq\": [$e]}"; k=$((k + 1)); done
 printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 1}}, "signatures": {"a": {"device": "g", "time_s": 1, "dynamic_energy_j": 1}}, "expr": %s}\n' "$e" > "$tmp/deep.json"
 "$erg" compose "$tmp/deep.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "deep nesting: exit 2"
 grep -q "nested too deeply (an expression may nest 64 levels)" "$tmp/err" || fail "deep nesting message: $(cat "$tmp/err")"
+# Measurement flags: the table and --json name the union of the parts' flags; an unknown name is
+# refused with the file, the member and the name (exit 2, nothing on stdout).
+cat > "$tmp/flags.json" <<'J'
+{"erg": "schedule/1", "devices": {"g0": {"static_power_w": 50}, "g1": {"static_power_w": 30}},
+ "signatures": {"a": {"device": "g0", "time_s": 1, "dynamic_energy_j": 1, "flags": ["wrap_corrected"]},
+                "c": {"device": "g1", "time_s": 2, "dynamic_energy_j": 1, "flags": ["stale"]}},
+ "expr": {"multi": ["a", "c"]}}
+J
+"$erg" compose "$tmp/flags.json" > "$tmp/out" || fail "compose flags.json exit $?"
+grep -q '^  flags *wrap_corrected, stale (measurement flags of the parts)$' "$tmp/out" ||
+    fail "compose table lacks the flags: $(cat "$tmp/out")"
+"$erg" compose "$ex/attention-layer.json" | grep -q '^  flags' && fail "flags line without flags"
+"$erg" compose --json "$tmp/flags.json" | tr -d ' \n' | grep -q '"flags":\["wrap_corrected","stale"\]' ||
+    fail "compose --json lacks the flags"
+sed 's/"stale"/"saturated"/' "$tmp/flags.json" > "$tmp/badflag.json"
+"$erg" compose "$tmp/badflag.json" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 2 ] || fail "an unknown flag should exit 2"
+[ -s "$tmp/out" ] && fail "output written on an unknown flag"
+grep -q "^erg: $tmp/badflag.json.*signatures.c.flags\[0\]: unknown flag \"saturated\" (known: wrap_corrected, " "$tmp/err" ||
+    fail "unknown flag message: $(cat "$tmp/err")"
 echo "cli calculus: ok"

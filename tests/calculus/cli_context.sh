@@ -46,6 +46,10 @@ echo "$f" | grep -q '"command":"sh[^"]*b.sh"' || fail "command recorded"
 echo "$f" | grep -q '"grade":"hw_shunt"' || fail "grade of a live counter"
 "$erg" characterize --name a $C --reset "$RESET" -o "$T/a.json" -- sh "$T/a.sh" > "$T/out" 2> "$T/err" || fail "characterize a"
 flat "$T/a.json" | grep -q '"dynamic_energy_j":1.0,' || fail "a 1 J"
+# a cooldown that is no time_t is refused (it was cast from double), nothing is written
+"$erg" characterize --name a $C --cooldown 1e300 -o "$T/x.json" -- true > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "--cooldown 1e300: status 2"
+grep -q "cooldown must be at most 86400 s, got '1e300'" "$T/err" || fail "--cooldown 1e300: message"
+[ ! -e "$T/x.json" ] || fail "--cooldown 1e300: nothing written"
 # erg compose and erg insensitive still read them (null context)
 "$erg" insensitive "$T/b.json" "$T/a.json" > /dev/null 2>&1; [ $? -le 1 ] || fail "plain reader"
 

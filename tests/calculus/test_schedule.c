@@ -341,6 +341,14 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
               " \"signatures\": {\"attn\": {\"device\": \"g\", \"points\": [{\"time_s\": 1, "
               "\"dynamic_energy_j\": 1}]}},\n \"expr\": \"attn\"}",
          ERG_EPARSE, ":3:", "signatures.attn is an operating set (points): use erg frontier"},
+        {"bad-flag.json",
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
+              "   \"flags\": [\"stale\", \"saturated\"]}},\n \"expr\": \"x\"}",
+         ERG_EPARSE, "", "signatures.x.flags[1]: unknown flag \"saturated\" (known: wrap_corrected"},
+        {"bad-flag-type.json",
+         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
+              "   \"flags\": \"stale\"}},\n \"expr\": \"x\"}",
+         ERG_EPARSE, "", "signatures.x.flags: expected an array of flag names"},
         {"transitions.json",
          HEAD SIGX " \"transitions\": [], \"expr\": \"x\"}", ERG_EPARSE, ":3:2",
          "transitions: transition elements belong to operating sets (a frontier schedule): use erg "
@@ -753,6 +761,97 @@ static void static_power_disagreement_is_refused(void **state)
     erg_schedule_free(s);
 }
 
+/* Measurement flags survive into a schedule and its report: the report's flags (and its total's)
+ * are the union of the composed elements' flags, through ⊗, ⊕ and ⊕multi and over a DAG's nodes;
+ * a signature the expression does not use adds nothing; the schedule writer keeps them; report/1
+ * JSON lists them by name. */
+static void flags_union_in_reports(void **state)
+{
+    (void)state;
+    const char *expr =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g0\": {\"static_power_w\": 50},\n"
+        "  \"g1\": {\"static_power_w\": 30}},\n"
+        " \"signatures\": {\n"
+        "  \"a\": {\"device\": \"g0\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"flags\": "
+        "[\"wrap_corrected\"]},\n"
+        "  \"b\": {\"device\": \"g0\", \"time_s\": 2, \"dynamic_energy_j\": 1, \"flags\": []},\n"
+        "  \"c\": {\"device\": \"g1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"flags\": "
+        "[\"stale\", \"incomplete\"]},\n"
+        "  \"unused\": {\"device\": \"g1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"flags\": "
+        "[\"glitch\"]}},\n"
+        " \"expr\": {\"multi\": [{\"seq\": [{\"par\": [\"a\", \"b\"]}, \"b\"]}, \"c\"]}}\n";
+    erg_report r;
+    erg_diag d;
+    char p[512]; /* put's buffer is reused below */
+    snprintf(p, sizeof p, "%s", put("flags-expr.json", expr));
+    assert_int_equal(compose_file(p, &r, &d), ERG_OK);
+    unsigned want = ERG_FLAG_WRAP_CORRECTED | ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE;
+    assert_int_equal(r.flags, want);
+    assert_int_equal(r.total.flags, want);
+    /* (a ⊕ b) ⊗ b on g0: 2 + 2 = 4 s at 50 W, d 3 J; c on g1 padded to 4 s at 30 W, d 1 J */
+    erg_assert_near(r.energy_j, 50 * 4 + 30 * 4 + 3 + 1, 1e-9);
+    char out[512];
+    snprintf(out, sizeof out, "%s/flags-report.json", tmpdir);
+    assert_int_equal(erg_report_write_file(&r, out, &d), ERG_OK);
+    erg_report_free(&r);
+    FILE *f = fopen(out, "r");
+    char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"flags\": [\n    \"wrap_corrected\",\n    \"stale\",\n    "
+                                 "\"incomplete\"\n  ]"));
+    /* without the flagged par branch the union loses wrap_corrected */
+    char *e2 = strdup(expr);
+    char *at = strstr(e2, "{\"par\": [\"a\", \"b\"]}");
+    assert_non_null(at);
+    memcpy(at, "{\"par\": [\"b\", \"b\"]}", strlen("{\"par\": [\"b\", \"b\"]}"));
+    assert_int_equal(compose_file(put("flags-expr2.json", e2), &r, &d), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
+    erg_report_free(&r);
+    free(e2);
+    /* round trip through the schedule writer */
+    erg_schedule *s = NULL;
+    assert_int_equal(erg_schedule_read_file(p, &s, &d), ERG_OK);
+    snprintf(out, sizeof out, "%s/flags-copy.json", tmpdir);
+    assert_int_equal(erg_schedule_write_file(s, out, &d), ERG_OK);
+    erg_schedule_free(s);
+    assert_int_equal(compose_file(out, &r, &d), ERG_OK);
+    assert_int_equal(r.flags, want);
+    erg_report_free(&r);
+
+    /* DAG: every node counts */
+    const char *dag =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g0\": {\"static_power_w\": 50}},\n"
+        " \"signatures\": {\"a\": {\"time_s\": 1, \"dynamic_energy_j\": 1, \"flags\": "
+        "[\"backwards\"]},\n"
+        "  \"b\": {\"time_s\": 1, \"dynamic_energy_j\": 1},\n"
+        "  \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 1, \"flags\": [\"unit_suspect\"]}},\n"
+        " \"nodes\": [{\"id\": \"n1\", \"signature\": \"a\", \"device\": \"g0\"},\n"
+        "   {\"id\": \"n2\", \"signature\": \"b\", \"device\": \"g0\"},\n"
+        "   {\"id\": \"n3\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
+        " \"edges\": [[\"n1\", \"n2\"], [\"n2\", \"n3\"]]}\n";
+    assert_int_equal(compose_file(put("flags-dag.json", dag), &r, &d), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_BACKWARDS | ERG_FLAG_UNIT_SUSPECT);
+    assert_int_equal(r.total.flags, ERG_FLAG_BACKWARDS | ERG_FLAG_UNIT_SUSPECT);
+    erg_assert_near(r.energy_j, 3 * 51, 1e-9);
+    erg_report_free(&r);
+    /* no flags anywhere: none in the report, "flags": [] in its JSON */
+    erg_schedule *clean = NULL;
+    assert_int_equal(erg_schedule_read_file(example("pipeline-2gpu.json"), &clean, &d), ERG_OK);
+    assert_int_equal(erg_schedule_compose(clean, NULL, &r, &d), ERG_OK);
+    erg_schedule_free(clean);
+    assert_int_equal(r.flags, 0);
+    snprintf(out, sizeof out, "%s/clean-report.json", tmpdir);
+    assert_int_equal(erg_report_write_file(&r, out, &d), ERG_OK);
+    erg_report_free(&r);
+    f = fopen(out, "r");
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"flags\": []"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -769,6 +868,7 @@ int main(void)
         cmocka_unit_test(deviation_and_insensitivity),
         cmocka_unit_test(expression_round_trip_and_device_static_power),
         cmocka_unit_test(static_power_disagreement_is_refused),
+        cmocka_unit_test(flags_union_in_reports),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

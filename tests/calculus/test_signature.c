@@ -209,6 +209,125 @@ static void signature_file_round_trip_and_errors(void **state)
     rmdir(dir);
 }
 
+/* Measurement flags (erg/flags.h): names both ways; a composite carries the union of its parts'
+ * flags under ⊗, ⊕ and ⊕multi, nested too; an idle element has none. */
+static void flags_name_parse_and_union(void **state)
+{
+    (void)state;
+    unsigned bit = 0;
+    assert_int_equal(erg_flag_parse("stale", &bit), ERG_OK);
+    assert_int_equal(bit, ERG_FLAG_STALE);
+    assert_int_equal(erg_flag_parse("incomplete", &bit), ERG_OK);
+    assert_int_equal(bit, ERG_FLAG_INCOMPLETE);
+    assert_int_equal(erg_flag_parse("Stale", &bit), ERG_EINVAL);
+    assert_int_equal(erg_flag_parse("saturated", &bit), ERG_EINVAL);
+    assert_int_equal(erg_flag_parse(NULL, &bit), ERG_EINVAL);
+    for (unsigned i = 0; i < ERG_FLAG_COUNT; i++) { /* every name parses back to its bit */
+        assert_int_equal(erg_flag_parse(erg_flag_name(i), &bit), ERG_OK);
+        assert_int_equal(bit, 1u << i);
+    }
+    assert_null(erg_flag_name(ERG_FLAG_COUNT));
+    char buf[64];
+    assert_int_equal(erg_flags_text(ERG_FLAG_STALE | ERG_FLAG_WRAP_CORRECTED, ", ", buf, sizeof buf),
+                     strlen("wrap_corrected, stale"));
+    assert_string_equal(buf, "wrap_corrected, stale");
+    assert_int_equal(erg_flags_text(0, ",", buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    char small[8]; /* truncated like snprintf; the full length is returned */
+    assert_int_equal(erg_flags_text(ERG_FLAG_GLITCH | ERG_FLAG_STALE, ",", small, sizeof small),
+                     strlen("glitch,stale"));
+    assert_string_equal(small, "glitch,");
+
+    erg_signature a = sig("g", 50, 2.0, 10, 0, 0), b = sig("g", 50, 1.0, 5, 0, 0),
+                  c = sig("h", 30, 1.5, 2, 0, 0), r, q, idle;
+    a.flags = ERG_FLAG_WRAP_CORRECTED;
+    b.flags = ERG_FLAG_STALE;
+    c.flags = ERG_FLAG_INCOMPLETE | ERG_FLAG_STALE;
+    erg_signature ab[2] = {a, b};
+    assert_int_equal(erg_signature_seq(ab, 2, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_WRAP_CORRECTED | ERG_FLAG_STALE);
+    assert_int_equal(erg_signature_par(ab, 2, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_WRAP_CORRECTED | ERG_FLAG_STALE);
+    erg_signature ac[2] = {a, c};
+    assert_int_equal(erg_signature_multi(ac, 2, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_WRAP_CORRECTED | ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
+    /* nested: (a ⊗ idle) ⊕multi c; the idle element adds nothing */
+    assert_int_equal(erg_signature_idle("g", 50, 1.0, &idle), ERG_OK);
+    assert_int_equal(idle.flags, 0);
+    erg_signature a_idle[2] = {a, idle};
+    assert_int_equal(erg_signature_seq(a_idle, 2, &q, NULL), ERG_OK);
+    assert_int_equal(q.flags, ERG_FLAG_WRAP_CORRECTED);
+    erg_signature qc[2] = {q, c};
+    assert_int_equal(erg_signature_multi(qc, 2, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_WRAP_CORRECTED | ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
+    erg_signature clean[2] = {idle, idle};
+    assert_int_equal(erg_signature_seq(clean, 2, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, 0);
+}
+
+/* signature/1 "flags": written by name, read back to the same bits; absent or [] is none; an
+ * unknown name, a non-string or a non-array is an error naming the file, the member and the name. */
+static void flags_in_signature_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/erg-sigflags-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    erg_signature s = sig("gpu0", 60, 0.5, 1.2, 0, 0), r;
+    snprintf(s.name, sizeof s.name, "k");
+    s.flags = ERG_FLAG_INCOMPLETE | ERG_FLAG_BACKWARDS;
+    assert_int_equal(erg_signature_write_file(path, &s, NULL), ERG_OK);
+    char text[4096];
+    FILE *f = fopen(path, "r");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"flags\": [\n    \"backwards\",\n    \"incomplete\"\n  ]"));
+    assert_int_equal(erg_signature_read_file(path, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_INCOMPLETE | ERG_FLAG_BACKWARDS);
+    /* no flags: no key written, and none read */
+    s.flags = 0;
+    assert_int_equal(erg_signature_write_file(path, &s, NULL), ERG_OK);
+    f = fopen(path, "r");
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_null(strstr(text, "flags"));
+    assert_int_equal(erg_signature_read_file(path, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, 0);
+    static const struct {
+        const char *flags, *want;
+    } bad[] = {
+        {"[\"stale\", \"saturated\"]",
+         "signature.flags[1]: unknown flag \"saturated\" (known: wrap_corrected, "},
+        {"[\"stale\", 3]", "signature.flags[1]: expected a flag name"},
+        {"\"stale\"", "signature.flags: expected an array of flag names"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(path, "w");
+        fprintf(f,
+                "{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, "
+                "\"static_power_w\": 1, \"flags\": %s}",
+                bad[i].flags);
+        fclose(f);
+        erg_diag d;
+        erg_diag_clear(&d);
+        assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EPARSE);
+        assert_string_equal(d.where, path);
+        assert_memory_equal(d.detail, bad[i].want, strlen(bad[i].want));
+    }
+    f = fopen(path, "w");
+    fputs("{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1, "
+          "\"flags\": []}",
+          f);
+    fclose(f);
+    assert_int_equal(erg_signature_read_file(path, &r, NULL), ERG_OK);
+    assert_int_equal(r.flags, 0);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +340,8 @@ int main(void)
         cmocka_unit_test(check_enforces_axiom_m1),
         cmocka_unit_test(grades_compose_to_the_weakest),
         cmocka_unit_test(signature_file_round_trip_and_errors),
+        cmocka_unit_test(flags_name_parse_and_union),
+        cmocka_unit_test(flags_in_signature_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

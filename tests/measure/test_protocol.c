@@ -296,6 +296,13 @@ static void command_runner_status_timeout_children(void **state)
     assert_int_equal(oc.status, 3);
     assert_int_equal(oc.flags, 0);
     assert_true(oc.user_cpu_s >= 0 && oc.system_cpu_s >= 0);
+    /* a timeout beyond poll's int milliseconds (10^12 s; it overflowed the cast to int, which
+     * UBSan reports) waits like none */
+    erg_command_init(&c, exit3);
+    c.timeout_s = 1e12;
+    assert_int_equal(erg_command_run(&c, &oc), ERG_OK);
+    assert_int_equal(oc.status, 3);
+    assert_int_equal(oc.flags, 0);
     /* a timeout stops the whole group: status 124 */
     static const char *const slow[] = {"sh", "-c", "sleep 30; exit 0", NULL};
     erg_command_init(&c, slow);

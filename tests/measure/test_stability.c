@@ -70,6 +70,10 @@ static void calibration_gives_idle_power_and_cv(void **state)
     erg_assert_rel(cal->idle_power_w, 10.0, 1e-9);
     erg_calibration_free(cal);
     assert_int_equal(erg_calibrate(m, 0.01, 0.02, &cal, &d), ERG_EINVAL);
+    /* no duration whose window count overflows size_t (1e300 / 0.01 was cast from double) */
+    assert_int_equal(erg_calibrate(m, 1e300, 0.01, &cal, &d), ERG_EINVAL);
+    assert_int_equal(erg_calibrate(m, INFINITY, 0.5, &cal, &d), ERG_EINVAL);
+    assert_int_equal(erg_calibrate(m, ERG_CAL_MAX_DURATION_S * 2, 0.5, &cal, &d), ERG_EINVAL);
     assert_null(cal);
     erg_meter_close(m);
 }

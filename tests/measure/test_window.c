@@ -294,6 +294,7 @@ static void negative_net_is_flagged_not_clamped(void **state)
     /* the signature clamps d at 0 (signature/1 needs d ≥ 0) and carries the flag */
     erg_signature sig;
     assert_int_equal(erg_summary_signature(s, "w", "cpu", &sig, NULL, NULL), ERG_OK);
+    assert_int_equal(sig.flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE);
     erg_assert_near(sig.dynamic_energy_j, 0.0, 0);
     erg_assert_near(sig.static_power_w, 30.0, 0);
     char path[512];
@@ -309,8 +310,9 @@ static void negative_net_is_flagged_not_clamped(void **state)
     assert_non_null(strstr(buf, "\"stale\""));
     assert_null(strstr(buf, "\"wrap_corrected\"")); /* not a summed channel's */
     erg_signature back;
-    assert_int_equal(erg_signature_read_file(path, &back, NULL), ERG_OK); /* keys ignored */
+    assert_int_equal(erg_signature_read_file(path, &back, NULL), ERG_OK); /* channels ignored */
     erg_assert_near(back.static_power_w, 30.0, 0);
+    assert_int_equal(back.flags, ERG_FLAG_BASELINE_EXCEEDS_GROSS | ERG_FLAG_STALE); /* flags kept */
     /* gross above baseline: no flag; the same with a fixed baseline */
     cal.channels[0].idle_power_w = 21.0; /* 21 J < 22 J on average, though run 1 had 20 J */
     erg_summary_free(s);

@@ -287,11 +287,25 @@ static void several_wraps_seen_by_polls_are_all_corrected(void **state)
     assert_int_equal(r->state, ERG_READING_OK);
     assert_true(r->flags & ERG_FLAG_WRAP_CORRECTED);
     erg_assert_near(r->energy_j, 35.0, 1e-9); /* never 2^64-based, never negative */
+    /* a period that is no number of nanoseconds is refused, not cast (it was UB before) */
+    assert_int_equal(erg_meter_sampler_start(m, NAN), ERG_EINVAL);
+    assert_int_equal(erg_meter_sampler_start(m, INFINITY), ERG_EINVAL);
+    assert_int_equal(erg_meter_sampler_start(m, 1e300), ERG_EINVAL);
+    assert_int_equal(erg_meter_sampler_start(m, ERG_METER_MAX_PERIOD_S * 1.000001), ERG_EINVAL);
     /* the sampler must poll at least twice per wrap time: 10 J / 1000 W / 2 = 5 ms */
     assert_int_equal(erg_meter_sampler_start(m, 0.1), ERG_OK);
     erg_assert_near(erg_meter_sampler_period_s(m), 0.005, 1e-12);
     erg_meter_sampler_stop(m);
     erg_meter_close(m);
+    /* the same for the option's period, at open */
+    erg_meter_options o;
+    fake_options(&o, root, "rapl-sysfs");
+    o.sampler_period_s = INFINITY;
+    erg_meter *bad = NULL;
+    erg_diag d;
+    assert_int_equal(erg_meter_open(&o, &bad, &d), ERG_EINVAL);
+    assert_null(bad);
+    assert_non_null(strstr(d.detail, "sampler period inf s"));
 }
 
 static void unreadable_range_never_turns_a_decrease_into_energy(void **state)

@@ -411,6 +411,9 @@ static void save_load_round_trip_and_loader_errors(void **state)
     erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &va);
     erg_op_model_validation(l, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vb);
     erg_assert_rel(va.time_mape_pct, vb.time_mape_pct, 1e-12);
+    assert_true(va.n_train > 0);
+    assert_int_equal(va.n_train, vb.n_train);
+    assert_int_equal(va.n_test, vb.n_test);
     erg_op_model_free(l);
     erg_op_model_free(m);
 
@@ -428,6 +431,13 @@ static void save_load_round_trip_and_loader_errors(void **state)
         {"s|\"dtype\": \"fp32\"|\"dtype\": \"int8\"|", "unknown dtype", ERG_EPARSE},
         {"s|\"eta_hi\": |\"eta_top\": |", "eta_hi", ERG_EPARSE},
         {"s|\"launch_time_s\": |\"launch_time_s\": -|", "ops.rmsnorm.bounds", ERG_EPARSE},
+        /* counts: a negative or too large one was cast to unsigned (-1 became 4294967295) */
+        {"0,/\"n_train\": /s|\"n_train\": |\"n_train\": -|",
+         "n_train: expected a whole number in [0, 4294967295]", ERG_EPARSE},
+        {"0,/\"n_test\": /s|\"n_test\": [0-9]*|\"n_test\": 4294967296|",
+         "n_test: expected a whole number in [0, 4294967295]", ERG_EPARSE},
+        {"s|\"samples\": [0-9]*|\"samples\": 2.5|", "fit.samples: expected a whole number",
+         ERG_EPARSE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char cmd[512];

@@ -160,6 +160,19 @@ static void kernel_fits_recover_known_models(void **state)
                    erg_gpu_attn_decode_s(&k, 4, 1024, 32, 8, 128), 1e-15);
     erg_assert_rel(m2.power[1], 30, 1e-15);
     erg_assert_rel(m2.phi, 0.95, 1e-15);
+    assert_int_equal(m2.n_train, 7);
+    /* n_train is a count: 1e30 was cast from double to size_t (undefined), -3 read as 0 */
+    static const char *const bad_n[] = {"1e30", "-3", "7.5"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[512], bad[160];
+        snprintf(bad, sizeof bad, "%s/gpu-bad.json", dir);
+        snprintf(cmd, sizeof cmd, "sed -e 's|\"n_train\": [0-9]*|\"n_train\": %s|' '%s' > '%s'",
+                 bad_n[i], path, bad);
+        assert_int_equal(system(cmd), 0);
+        erg_diag diag;
+        assert_int_equal(erg_gpu_target_load(bad, &k2, &m2, &has, &diag), ERG_EPARSE);
+        assert_non_null(strstr(diag.detail, "serving.n_train: expected a whole number"));
+    }
     for (int i = 0; i < 3; i++)
         erg_public_table_free(t[i]);
 }

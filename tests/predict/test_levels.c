@@ -82,6 +82,10 @@ static void mlp_learns_a_smooth_function_deterministically(void **state)
     erg_diag d;
     assert_int_equal(erg__mlp_from_json(j, 3, 1, &m3, "x", "mlp", &d), ERG_EPARSE);
     assert_non_null(strstr(d.detail, "mlp.layers"));
+    /* the epoch count is a whole number >= 0 (-1 was cast to 4294967295) */
+    json_object_set_new(j, "epochs", json_integer(-1));
+    assert_int_equal(erg__mlp_from_json(j, 2, 1, &m3, "x", "mlp", &d), ERG_EPARSE);
+    assert_non_null(strstr(d.detail, "mlp.epochs: expected a whole number in [0, 4294967295]"));
     json_decref(j);
     erg__mlp_free(&m1);
     erg__mlp_free(&m2);
@@ -222,6 +226,29 @@ static void level2_learns_the_overhead_on_held_out_architectures(void **state)
     erg_accuracy a3;
     assert_int_equal(erg_block_model_accuracy(m3, ERG_BLOCK_ATTENTION, -1, &a3), ERG_OK);
     erg_assert_rel(a3.time_mape_pct, a.time_mape_pct, 1e-12);
+    assert_int_equal(a3.n, a.n);
+    /* counts in the file are whole numbers >= 0: a negative one was cast to a huge size_t or
+     * unsigned, a fraction truncated */
+    static const struct {
+        const char *sed, *detail;
+    } bad[] = {
+        {"0,/\"rows\": /s|\"rows\": |\"rows\": -|", ".rows: expected a whole number in [0, "},
+        {"0,/\"architectures\": /s|\"architectures\": [0-9]*|\"architectures\": 4294967296|",
+         ".architectures: expected a whole number in [0, 4294967295]"},
+        {"0,/\"n\": /s|\"n\": [0-9]*|\"n\": 1.5|", ".n: expected a whole number in [0, "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char cmd[1024], badp[320];
+        snprintf(badp, sizeof badp, "%s/bad-count.json", tmp);
+        snprintf(cmd, sizeof cmd, "sed -e '%s' '%s' > '%s'", bad[i].sed, path, badp);
+        assert_int_equal(system(cmd), 0);
+        erg_block_model *mb = NULL;
+        erg_diag_clear(&d);
+        int rc = erg_block_model_load(badp, &mb, &d);
+        if (rc != ERG_EPARSE || !strstr(d.detail, bad[i].detail))
+            fail_msg("case %zu: status %d, '%s: %s'", i, rc, d.where, d.detail);
+        assert_null(mb);
+    }
     /* a block kind without a correction answers at level 1 */
     erg_block_spec f = s[0].spec;
     f.block = ERG_BLOCK_NORM;

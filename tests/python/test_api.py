@@ -276,6 +276,18 @@ class Calculus(unittest.TestCase):
             erg.Signature(10.0, 1.0, 1.0, 1.0, 1.0).check()
         self.assertEqual(e.exception.name, "ERG_EINVAL")
 
+    def test_flags_by_name_and_union(self):
+        a = erg.Signature(10.0, 1.0, 5.0, device="cpu", flags=["stale"])
+        b = erg.Signature(10.0, 2.0, 3.0, device="cpu", flags=["wrap_corrected", "stale"])
+        c = erg.Signature(20.0, 1.0, 1.0, device="gpu")
+        self.assertEqual(erg.seq(a, b).flags, ["wrap_corrected", "stale"])
+        self.assertEqual(erg.par(a, b).flags, ["wrap_corrected", "stale"])
+        self.assertEqual(erg.multi(erg.seq(a, b), c).flags, ["wrap_corrected", "stale"])
+        self.assertEqual(erg.multi(c, erg.idle("cpu", 10.0, 1.0)).flags, [])
+        with self.assertRaises(ValueError) as e:
+            erg.seq(erg.Signature(10.0, 1.0, 5.0, flags=["saturated"]), a)
+        self.assertIn("saturated", str(e.exception))
+
     def test_schedule_file_matches_the_cli(self):
         path = os.path.join(ergtest.SRC, "examples", "attention-layer.json")
         r = erg.Schedule.read(path).compose()

@@ -290,6 +290,157 @@ static void default_path_follows_environment(void **state)
     unsetenv("XDG_DATA_HOME");
 }
 
+/* One text value of a query on the store file (through SQLite itself), into buf. */
+static const char *sql_text(const char *path, const char *sql, char *buf, size_t size)
+{
+    sqlite3 *o;
+    sqlite3_stmt *q;
+    buf[0] = '\0';
+    assert_int_equal(sqlite3_open_v2(path, &o, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(o, sql, -1, &q, NULL), SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(o);
+    return buf;
+}
+
+static int flags_cb(void *ud, const erg_signature *s)
+{
+    *(unsigned *)ud |= s->flags;
+    return 0;
+}
+
+static int hist_flags_cb(void *ud, const erg_signature *s, double stored_unix_s)
+{
+    (void)stored_unix_s;
+    *(unsigned *)ud = s->flags;
+    return 0;
+}
+
+/* Measurement flags are stored with the signature (its JSON and the "flags" column, names
+ * comma-separated) and come back from get, each and history. */
+static void flags_are_stored_and_read_back(void **state)
+{
+    (void)state;
+    erg_store *st;
+    erg_diag d;
+    assert_int_equal(erg_store_open(db, ERG_STORE_CREATE, &st, &d), ERG_OK);
+    erg_signature a = mk("attn", 0.5), b = mk("mlp", 1.0), r;
+    a.flags = ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE;
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
+    assert_int_equal(erg_store_put(st, &b, &d), ERG_OK);
+    assert_int_equal(erg_store_get(st, "attn", &r, &d), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
+    assert_int_equal(erg_store_get(st, "mlp", &r, &d), ERG_OK);
+    assert_int_equal(r.flags, 0);
+    unsigned all = 0;
+    assert_int_equal(erg_store_each(st, flags_cb, &all, &d), ERG_OK);
+    assert_int_equal(all, ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
+    /* a new version without flags: the flagged one moves to the history, flags and all */
+    a.flags = 0;
+    a.time_s = 0.6;
+    assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
+    assert_int_equal(erg_store_get(st, "attn", &r, &d), ERG_OK);
+    assert_int_equal(r.flags, 0);
+    unsigned old = 0;
+    assert_int_equal(erg_store_history_each(st, "attn", hist_flags_cb, &old, &d), ERG_OK);
+    assert_int_equal(old, ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
+    erg_store_close(st);
+    char buf[256];
+    assert_string_equal(sql_text(db, "SELECT flags FROM history WHERE name='attn'", buf, sizeof buf),
+                        "stale,incomplete");
+    assert_string_equal(sql_text(db, "SELECT flags FROM signature WHERE name='attn'", buf, sizeof buf),
+                        "");
+    assert_string_equal(sql_text(db, "SELECT value FROM erg_meta WHERE key='format'", buf, sizeof buf),
+                        "erg-store/2");
+}
+
+/* A store written by an earlier erg (erg-store/1: no flags column) opens read-only as it is, its
+ * file unchanged; opened for writing it is upgraded in place (the column added, '' for the old
+ * rows) and keeps every signature and its history; a newer format is refused. */
+static void an_old_format_store_is_read_then_upgraded(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/v1.db", dir);
+    sqlite3 *o;
+    assert_int_equal(sqlite3_open(path, &o), SQLITE_OK);
+    /* erg-store/1's schema and rows, as the erg of that version wrote them */
+    assert_int_equal(
+        sqlite3_exec(o,
+                     "CREATE TABLE erg_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                     "CREATE TABLE signature(name TEXT PRIMARY KEY, json TEXT NOT NULL,"
+                     " stored_unix_s REAL NOT NULL);"
+                     "CREATE TABLE history(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                     " json TEXT NOT NULL, stored_unix_s REAL NOT NULL);"
+                     "CREATE INDEX history_name ON history(name);"
+                     "INSERT INTO erg_meta VALUES('format', 'erg-store/1');"
+                     "INSERT INTO signature VALUES('gemm', '{\"name\":\"gemm\",\"device\":\"cpu\","
+                     "\"static_power_w\":10.0,\"time_s\":2.0,\"dynamic_energy_j\":30.0,"
+                     "\"time_var_s2\":0.0,\"energy_var_j2\":0.0,\"grade\":\"hw_shunt\",\"runs\":3}',"
+                     " 1700000000.0);"
+                     "INSERT INTO history(name, json, stored_unix_s) VALUES('gemm', "
+                     "'{\"name\":\"gemm\",\"device\":\"cpu\",\"static_power_w\":10.0,\"time_s\":3.0,"
+                     "\"dynamic_energy_j\":40.0,\"grade\":\"hw_shunt\"}', 1600000000.0);",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(o);
+    static char before[1 << 16], after[1 << 16];
+    size_t nb = slurp(path, before, sizeof before);
+    assert_true(nb > 0);
+
+    erg_store *st;
+    erg_diag d;
+    erg_signature r;
+    assert_int_equal(erg_store_open(path, ERG_STORE_READONLY, &st, &d), ERG_OK);
+    assert_int_equal(erg_store_get(st, "gemm", &r, &d), ERG_OK);
+    erg_assert_near(erg_signature_energy_j(&r), 10.0 * 2.0 + 30.0, 1e-12);
+    assert_int_equal(r.runs, 3);
+    assert_int_equal(r.flags, 0);
+    size_t nh = 0;
+    assert_int_equal(erg_store_history(st, "gemm", &nh, &d), ERG_OK);
+    assert_int_equal(nh, 1);
+    erg_store_close(st);
+    assert_int_equal(slurp(path, after, sizeof after), nb); /* read-only: not a byte changed */
+    assert_memory_equal(before, after, nb);
+
+    assert_int_equal(erg_store_open(path, ERG_STORE_READWRITE, &st, &d), ERG_OK);
+    assert_int_equal(erg_store_get(st, "gemm", &r, &d), ERG_OK);
+    erg_assert_near(r.time_s, 2.0, 0);
+    erg_signature n = mk("gemm", 2.5);
+    n.flags = ERG_FLAG_WRAP_CORRECTED;
+    assert_int_equal(erg_store_put(st, &n, &d), ERG_OK);
+    assert_int_equal(erg_store_history(st, "gemm", &nh, &d), ERG_OK);
+    assert_int_equal(nh, 2);
+    assert_int_equal(erg_store_get(st, "gemm", &r, &d), ERG_OK);
+    assert_int_equal(r.flags, ERG_FLAG_WRAP_CORRECTED);
+    erg_store_close(st);
+    char buf[256];
+    assert_string_equal(sql_text(path, "SELECT value FROM erg_meta WHERE key='format'", buf,
+                                 sizeof buf),
+                        "erg-store/2");
+    assert_string_equal(sql_text(path, "SELECT flags FROM signature WHERE name='gemm'", buf,
+                                 sizeof buf),
+                        "wrap_corrected");
+    assert_string_equal(sql_text(path, "SELECT group_concat(quote(flags)) FROM history", buf,
+                                 sizeof buf),
+                        "'',''"); /* the old rows: no flags */
+    /* reopening the upgraded store changes nothing more */
+    assert_int_equal(erg_store_open(path, ERG_STORE_READWRITE, &st, &d), ERG_OK);
+    erg_store_close(st);
+
+    /* a store from a newer erg is refused by name, not misread */
+    assert_int_equal(sqlite3_open(path, &o), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(o, "UPDATE erg_meta SET value='erg-store/3' WHERE key='format'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(o);
+    erg_diag_clear(&d);
+    assert_int_equal(erg_store_open(path, ERG_STORE_READONLY, &st, &d), ERG_EVERSION);
+    assert_non_null(strstr(d.detail, "erg-store/3"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +452,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(reads_never_write_and_writes_group, setup, teardown),
         cmocka_unit_test_setup_teardown(a_locked_store_waits_then_says_busy, setup, teardown),
         cmocka_unit_test(default_path_follows_environment),
+        cmocka_unit_test_setup_teardown(flags_are_stored_and_read_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_old_format_store_is_read_then_upgraded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

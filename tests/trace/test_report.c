@@ -63,6 +63,7 @@ static void report_matches_hand_computed_values(void **state)
     erg_assert_rel(rep.dynamic_energy_j, 0.0555, 1e-9);
     erg_assert_rel(rep.idle_static_energy_j, 0.006 + 0.0014, 1e-9);
     assert_int_equal(rep.grade, ERG_GRADE_ESTIMATOR);
+    assert_int_equal(rep.flags, 0); /* power rules carry no measurement flags */
     assert_int_equal(rep.unmatched, 1);
     size_t unm = 0;
     assert_int_equal(erg_trace_unmatched(t, r, &unm, &d), ERG_OK);
@@ -645,6 +646,63 @@ static void rocm_agent_ids_map_to_device_properties(void **state)
     }
 }
 
+/* A signature rule's measurement flags follow it into every activity it prices: the imported
+ * schedule's signatures and the report's flags (the union); the gemm rule's figures are the
+ * signature's dynamic power 200 W scaled to the traced 100 µs, as without flags. */
+static void signature_rule_flags_reach_the_report(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/erg-trace-flags.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sig[256], rules[256];
+    snprintf(sig, sizeof sig, "%s/gemm.json", dir);
+    snprintf(rules, sizeof rules, "%s/rules.json", dir);
+    FILE *f = fopen(sig, "w");
+    fputs("{\"erg\": \"signature/1\", \"static_power_w\": 60, \"time_s\": 1, \"dynamic_energy_j\": 200,"
+          " \"grade\": \"hw_shunt\", \"flags\": [\"stale\", \"wrap_corrected\"]}\n",
+          f);
+    fclose(f);
+    f = fopen(rules, "w");
+    fputs("{\"erg\": \"rules/1\",\n"
+          " \"devices\": [{\"match\": \"NVIDIA A100*\", \"static_power_w\": 60}],\n"
+          " \"default_device\": {\"static_power_w\": 40, \"idle_power_w\": 10},\n"
+          " \"rules\": [{\"category\": \"kernel\", \"name\": \"*gemm*\", \"signature\": \"gemm.json\"},\n"
+          "   {\"category\": \"kernel\", \"name\": \"*\", \"dynamic_power_w\": 100}]}\n",
+          f);
+    fclose(f);
+    erg_trace *t = load_two();
+    erg_rules *r = NULL;
+    erg_diag d;
+    if (erg_rules_read_file(rules, &r, &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_trace_report rep;
+    assert_int_equal(erg_trace_report_make(t, r, NULL, &rep, &d), ERG_OK);
+    assert_int_equal(rep.flags, ERG_FLAG_STALE | ERG_FLAG_WRAP_CORRECTED);
+    erg_assert_rel(rep.categories[ERG_TRACE_CAT_KERNEL].energy_j, 200 * 100e-6 + 100 * 300e-6,
+                   1e-9);
+    char *js = NULL;
+    assert_int_equal(erg_trace_report_json(t, &rep, &js, &d), ERG_OK);
+    json_t *root = json_loads(js, 0, NULL), *fl = json_object_get(root, "flags");
+    assert_int_equal(json_array_size(fl), 2);
+    assert_string_equal(json_string_value(json_array_get(fl, 0)), "wrap_corrected");
+    assert_string_equal(json_string_value(json_array_get(fl, 1)), "stale");
+    json_decref(root);
+    free(js);
+    erg_trace_report_free(&rep);
+    erg_schedule *s = NULL;
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_OK);
+    erg_report cr;
+    assert_int_equal(erg_schedule_compose(s, NULL, &cr, &d), ERG_OK);
+    assert_int_equal(cr.flags, ERG_FLAG_STALE | ERG_FLAG_WRAP_CORRECTED);
+    erg_report_free(&cr);
+    erg_schedule_free(s);
+    erg_rules_free(r);
+    erg_trace_free(t);
+    remove(sig);
+    remove(rules);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -659,6 +717,7 @@ int main(void)
         cmocka_unit_test(device_without_entry_needs_default_device),
         cmocka_unit_test(default_rules_give_estimator_figures),
         cmocka_unit_test(report_json_has_the_documented_keys),
+        cmocka_unit_test(signature_rule_flags_reach_the_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
