@@ -4,7 +4,9 @@
 #include "erg/predict.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,32 +125,52 @@ static float *alloc_f(size_t n)
     return malloc((n ? n : 1) * sizeof(float));
 }
 
+/* *r = a·b; 1 when the product does not fit a size_t */
+static int mul_wraps(size_t a, size_t b, size_t *r)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 1;
+    *r = a * b;
+    return 0;
+}
+
 static int sets_make(const erg_profile_options *o, const erg_op_dims *d, struct sets *s,
                      erg_diag *diag)
 {
     memset(s, 0, sizeof *s);
+    /* element counts in size_t; a product that wraps (m = 2^62, k = 4 made 0 elements and a
+     * "profile" of nothing) or a GEMM dimension beyond BLAS's int is out of range */
     size_t n1 = 0, n2 = 0, no = 0;
+    int wraps = 0;
     switch (d->op) {
     case ERG_OP_RMSNORM:
-        n1 = (size_t)d->tokens * (size_t)d->d_model;
+        wraps = mul_wraps((size_t)d->tokens, (size_t)d->d_model, &n1);
         n2 = (size_t)d->d_model;
         no = n1;
         break;
     case ERG_OP_SOFTMAX: {
         size_t r = d->tokens ? (size_t)d->tokens : (size_t)d->m;
         size_t c = d->tokens ? (size_t)d->tokens : (size_t)d->n;
-        n1 = r * c;
+        wraps = mul_wraps(r, c, &n1);
         no = n1;
         break;
     }
     case ERG_OP_GEMM:
-        n1 = (size_t)d->m * (size_t)d->k;
-        n2 = (size_t)d->k * (size_t)d->n;
-        no = (size_t)d->m * (size_t)d->n;
+        wraps = d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX ||
+                mul_wraps((size_t)d->m, (size_t)d->k, &n1) ||
+                mul_wraps((size_t)d->k, (size_t)d->n, &n2) ||
+                mul_wraps((size_t)d->m, (size_t)d->n, &no);
         break;
     }
     int bf16 = d->dtype == ERG_DTYPE_BF16;
-    s->set_bytes = (n1 + n2) * (bf16 ? 2u : 4u) + no * 4u;
+    size_t in_bytes = 0, out_bytes = 0;
+    if (wraps || n1 > SIZE_MAX - n2 || mul_wraps(n1 + n2, bf16 ? 2u : 4u, &in_bytes) ||
+        mul_wraps(no, 4u, &out_bytes) || in_bytes > SIZE_MAX - out_bytes)
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "%s: dimensions too large (a GEMM dimension above 2^31 - 1, BLAS's "
+                            "int, or an input set beyond size_t)",
+                            erg_op_name(d->op));
+    s->set_bytes = in_bytes + out_bytes;
     if (s->set_bytes > o->max_set_bytes)
         return erg_diag_set(diag, ERG_ERANGE, NULL,
                             "%s: one input set needs %zu bytes, over the limit of %zu",

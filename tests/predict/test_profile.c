@@ -2,6 +2,7 @@
 /* The profiler's protocol, without timed assertions: repetitions, rotation, energy windows. */
 #include "support/erg_test.h"
 
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -384,6 +385,19 @@ static void unsupported_targets_and_types(void **state)
     o.max_set_bytes = 1000;
     erg_op_dims big = dims(ERG_OP_GEMM, 64, 64, 64);
     assert_int_equal(erg_profile_ops(&o, &big, 1, &out, NULL, &diag), ERG_ERANGE);
+    /* element counts that wrap size_t: m·k = m·n = 2^64 made sets of 0 elements that passed the
+     * limit, and BLAS was handed (int)2^62 = 0; a dimension above BLAS's int too */
+    o.max_set_bytes = (size_t)1 << 30;
+    erg_op_dims wrap = dims(ERG_OP_GEMM, (int64_t)1 << 62, 4, 4);
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_profile_ops(&o, &wrap, 1, &out, NULL, &diag), ERG_ERANGE);
+    assert_non_null(strstr(diag.detail, "gemm: dimensions too large"));
+    erg_op_dims wide = dims(ERG_OP_GEMM, 1, (int64_t)INT_MAX + 1, 1);
+    assert_int_equal(erg_profile_ops(&o, &wide, 1, &out, NULL, &diag), ERG_ERANGE);
+    /* a causal softmax of 2^32 tokens: 2^64 elements wrapped to 0, and the kernel then wrote
+     * 2^32 rows into a one-element buffer */
+    erg_op_dims sq = dims(ERG_OP_SOFTMAX, (int64_t)1 << 32, 0, 0);
+    assert_int_equal(erg_profile_ops(&o, &sq, 1, &out, NULL, &diag), ERG_ERANGE);
     erg_op_dims neg = dims(ERG_OP_GEMM, -1, 4, 4);
     assert_int_equal(erg_profile_ops(&o, &neg, 1, &out, NULL, &diag), ERG_EINVAL);
 }
