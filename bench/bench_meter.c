@@ -29,8 +29,7 @@ static size_t usable(const erg_meter *m)
     size_t k = 0;
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info c;
-        erg_meter_channel_info(m, i, &c);
-        k += c.usable != 0;
+        k += erg_meter_channel_info(m, i, &c) == ERG_OK && c.usable != 0;
     }
     return k;
 }
@@ -49,6 +48,17 @@ static erg_meter *open_at(const char *root, const char *backends, const char *nv
     return m;
 }
 
+/* One measurement window, as erg_window_end makes it: two snapshots and their difference. */
+static int one_window(erg_meter *m, erg_meter_snapshot *a, erg_meter_snapshot *b, erg_measurement *r)
+{
+    int rc = erg_meter_snapshot_take(m, a);
+    if (rc == ERG_OK)
+        rc = erg_meter_snapshot_take(m, b);
+    if (rc == ERG_OK)
+        rc = erg_meter_diff(m, a, b, 0, r);
+    return rc;
+}
+
 static void window_cost(const char *what, erg_meter *m)
 {
     if (!m || usable(m) == 0) {
@@ -59,21 +69,19 @@ static void window_cost(const char *what, erg_meter *m)
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
     erg_measurement *r = malloc(sizeof *r);
     const int n = 2000;
-    for (int k = 0; k < 50; k++) { /* warm up */
-        erg_meter_snapshot_take(m, a);
-        erg_meter_snapshot_take(m, b);
-        erg_meter_diff(m, a, b, 0, r);
-    }
+    int rc = a && b && r ? ERG_OK : ERG_ENOMEM;
+    for (int k = 0; k < 50 && rc == ERG_OK; k++) /* warm up */
+        rc = one_window(m, a, b, r);
     double t0 = now_s(CLOCK_MONOTONIC);
-    for (int k = 0; k < n; k++) {
-        erg_meter_snapshot_take(m, a);
-        erg_meter_snapshot_take(m, b);
-        erg_meter_diff(m, a, b, 0, r);
-    }
+    for (int k = 0; k < n && rc == ERG_OK; k++)
+        rc = one_window(m, a, b, r);
     double dt = now_s(CLOCK_MONOTONIC) - t0;
     size_t ch = usable(m);
-    printf("  %-28s %2zu channel(s): %8.2f us per window, %8.2f us per window per channel\n", what,
-           ch, dt / n * 1e6, dt / n / (double)ch * 1e6);
+    if (rc != ERG_OK)
+        printf("  %-28s a window failed: %s\n", what, erg_strerror(rc));
+    else
+        printf("  %-28s %2zu channel(s): %8.2f us per window, %8.2f us per window per channel\n",
+               what, ch, dt / n * 1e6, dt / n / (double)ch * 1e6);
     free(r);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
@@ -87,7 +95,10 @@ static void sampler_cpu(const char *what, erg_meter *m, double period_s, double 
         return;
     }
     double c0 = now_s(CLOCK_PROCESS_CPUTIME_ID), w0 = now_s(CLOCK_MONOTONIC);
-    erg_meter_sampler_start(m, period_s);
+    if (erg_meter_sampler_start(m, period_s) != ERG_OK) {
+        printf("  %-28s (the sampler thread did not start)\n", what);
+        return;
+    }
     double actual = erg_meter_sampler_period_s(m);
     struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
     nanosleep(&ts, NULL);
@@ -169,8 +180,8 @@ int main(int argc, char **argv)
     if (real)
         for (size_t i = 0; i < erg_meter_backend_count(real); i++) {
             erg_backend_info b;
-            erg_meter_backend_info(real, i, &b);
-            printf("  backend %-11s %-7s %s\n", b.name, erg_backend_state_name(b.state), b.reason);
+            if (erg_meter_backend_info(real, i, &b) == ERG_OK)
+                printf("  backend %-11s %-7s %s\n", b.name, erg_backend_state_name(b.state), b.reason);
         }
     window_cost("all backends, real root", real);
 

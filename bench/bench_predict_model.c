@@ -46,7 +46,10 @@ static int build_target(const char *dir, const erg_arch *a)
         return -1;
     }
     snprintf(path, sizeof path, "%s/ops.json", dir);
-    erg_op_model_save(l1, path, NULL);
+    if (erg_op_model_save(l1, path, &d) != ERG_OK) {
+        fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
+        return -1;
+    }
     enum { NB = 240 };
     erg_block_sample *s = calloc(NB, sizeof *s);
     size_t n = 0;
@@ -88,7 +91,10 @@ static int build_target(const char *dir, const erg_arch *a)
         return -1;
     }
     snprintf(path, sizeof path, "%s/blocks.json", dir);
-    erg_block_model_save(l2, path, NULL);
+    if (erg_block_model_save(l2, path, &d) != ERG_OK) {
+        fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
+        return -1;
+    }
     erg_model_sample *ms = calloc(40, sizeof *ms);
     erg_predictor *p;
     snprintf(path, sizeof path, "%s", dir);
@@ -98,14 +104,20 @@ static int build_target(const char *dir, const erg_arch *a)
         erg_model_sample *r = &ms[i];
         snprintf(r->arch, sizeof r->arch, "m%d", i % 4);
         r->model = *a;
-        erg_arch_set(&r->model, "n_layers", 2 + i % 4, NULL);
+        if (erg_arch_set(&r->model, "n_layers", 2 + i % 4, &d) != ERG_OK) {
+            fprintf(stderr, "bench: %s\n", d.detail);
+            return -1;
+        }
         r->phase.phase = (erg_phase)(i % 2);
         r->phase.batch = 1;
         r->phase.prompt = r->phase.phase == ERG_PHASE_PREFILL ? 32 << (i % 4) : 0;
         r->phase.kv = r->phase.phase == ERG_PHASE_DECODE ? 32 << (i % 4) : 0;
         r->phase.logits_all = 1;
         erg_model_prediction mp;
-        erg_predict_model(p, &r->model, &r->phase, &mp, NULL);
+        if (erg_predict_model(p, &r->model, &r->phase, &mp, &d) != ERG_OK) {
+            fprintf(stderr, "bench: level 3 sample %d: %s\n", i, d.detail);
+            return -1;
+        }
         r->time_s = mp.total.time_s * (1.3 + 0.01 * i);
         r->energy_j = mp.total.energy_j * 1.2;
     }
@@ -116,7 +128,10 @@ static int build_target(const char *dir, const erg_arch *a)
         return -1;
     }
     snprintf(path, sizeof path, "%s/e2e.json", dir);
-    erg_e2e_model_save(l3, path, NULL);
+    if (erg_e2e_model_save(l3, path, &d) != ERG_OK) {
+        fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
+        return -1;
+    }
     erg_e2e_model_free(l3);
     erg_block_model_free(l2);
     erg_op_model_free(l1);
@@ -133,9 +148,11 @@ static double one(const erg_predictor *p, const erg_arch *a, int reps)
     for (int i = 0; i < reps; i++) {
         erg_model_prediction m;
         double t0 = now_s();
-        erg_predict_model(p, a, &pre, &m, NULL);
+        if (erg_predict_model(p, a, &pre, &m, NULL) != ERG_OK)
+            sink = NAN; /* a failed prediction makes the figure -1 below */
         sink += m.total.time_s;
-        erg_predict_model(p, a, &dec, &m, NULL);
+        if (erg_predict_model(p, a, &dec, &m, NULL) != ERG_OK)
+            sink = NAN;
         sink += m.total.time_s;
         t[i] = now_s() - t0;
     }
@@ -153,10 +170,11 @@ static double sweep(const erg_predictor *p, const erg_arch *base, long points, l
     *done = 0;
     for (long i = 0; i < points; i++) {
         erg_arch a = *base;
-        erg_arch_set(&a, "d_model", dm[i % 8], NULL);
-        erg_arch_set(&a, "heads", heads[(i / 8) % 4], NULL);
-        erg_arch_set(&a, "d_ff", dm[i % 8] * (2 + (i / 32) % 4), NULL);
-        erg_arch_set(&a, "n_layers", 8 + (i / 128) % 64, NULL);
+        if (erg_arch_set(&a, "d_model", dm[i % 8], NULL) != ERG_OK ||
+            erg_arch_set(&a, "heads", heads[(i / 8) % 4], NULL) != ERG_OK ||
+            erg_arch_set(&a, "d_ff", dm[i % 8] * (2 + (i / 32) % 4), NULL) != ERG_OK ||
+            erg_arch_set(&a, "n_layers", 8 + (i / 128) % 64, NULL) != ERG_OK)
+            continue; /* not counted in *done */
         erg_phase_spec ph = {(erg_phase)(i % 2), 1, 128 + 64 * ((i / 8192) % 13), 0, 1};
         ph.kv = ph.prompt;
         if (ph.phase == ERG_PHASE_DECODE)
@@ -189,10 +207,17 @@ int main(int argc, char **argv)
         return 1;
     snprintf(path, sizeof path, "%s/ops.json", dir);
     erg_op_model *l1;
-    erg_op_model_load(path, &l1, NULL);
+    if (erg_op_model_load(path, &l1, &d) != ERG_OK) {
+        fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
+        return 1;
+    }
     snprintf(path, sizeof path, "%s/ops.json", l1dir);
-    erg_op_model_save(l1, path, NULL);
+    int saved = erg_op_model_save(l1, path, &d);
     erg_op_model_free(l1);
+    if (saved != ERG_OK) {
+        fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
+        return 1;
+    }
     erg_predictor *p3, *p1;
     if (erg_predictor_open(dir, &p3, &d) != ERG_OK || erg_predictor_open(l1dir, &p1, &d) != ERG_OK) {
         fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);

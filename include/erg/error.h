@@ -90,7 +90,7 @@ ERG_API int erg_diag_format(const erg_diag *diag, char *buf, size_t size);
  * and symlinks to missing files are refused.
  * Returns ERG_OK; ERG_EINVAL, ERG_ENOENT, ERG_EACCES, ERG_EIO with diag naming the path and why.
  */
-ERG_API int erg_output_check(const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_output_check(const char *path, erg_diag *diag);
 
 /**
  * Write len bytes to path whole or not at all, as every file erg writes: a temporary beside it
@@ -100,7 +100,7 @@ ERG_API int erg_output_check(const char *path, erg_diag *diag);
  * Returns ERG_OK; ERG_EINVAL (a folder or block device), ERG_ENOENT, ERG_EACCES, ERG_EIO (a full
  * disk included), ERG_ENOMEM, with diag naming the path.
  */
-ERG_API int erg_file_write_whole(const char *path, const void *data, size_t len, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_file_write_whole(const char *path, const void *data, size_t len, erg_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -41,7 +41,7 @@ typedef struct erg_monitor erg_monitor;
  * Open a monitor over m (borrowed: m must outlive the monitor). Returns ERG_OK, ERG_EINVAL,
  * ERG_ENOMEM.
  */
-ERG_API int erg_monitor_open(erg_meter *m, erg_monitor **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_monitor_open(erg_meter *m, erg_monitor **out, erg_diag *diag);
 
 /** Close a monitor; open windows are discarded. NULL-safe. */
 ERG_API void erg_monitor_close(erg_monitor *mon);
@@ -56,7 +56,7 @@ ERG_API void erg_monitor_close(erg_monitor *mon);
  * Returns ERG_OK; ERG_EINVAL (bad name, a window of that name already open, too many windows:
  * diag says which).
  */
-ERG_API int erg_window_begin(erg_monitor *mon, const char *name, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_window_begin(erg_monitor *mon, const char *name, erg_diag *diag);
 
 /**
  * End the window called name: poll, and give the measurement since its begin (per-channel energy,
@@ -64,11 +64,11 @@ ERG_API int erg_window_begin(erg_monitor *mon, const char *name, erg_diag *diag)
  * process (GPU time, s) for the per-window liveness test; 0 when none.
  * Returns ERG_OK; ERG_EINVAL (no open window of that name).
  */
-ERG_API int erg_window_end(erg_monitor *mon, const char *name, double extra_busy_s,
-                           erg_measurement *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_window_end(erg_monitor *mon, const char *name, double extra_busy_s,
+                                         erg_measurement *out, erg_diag *diag);
 
 /** Drop the window called name without a measurement. ERG_OK or ERG_EINVAL. */
-ERG_API int erg_window_cancel(erg_monitor *mon, const char *name);
+ERG_API ERG_NODISCARD int erg_window_cancel(erg_monitor *mon, const char *name);
 
 /** Calibration of one channel at rest. */
 typedef struct erg_calibration_channel {
@@ -125,7 +125,7 @@ typedef struct erg_calibration {
  * utilisation NaN), for callers that build one by hand. NULL when out of memory. Free with
  * erg_calibration_free.
  */
-ERG_API erg_calibration *erg_calibration_new(size_t n_channels);
+ERG_API ERG_NODISCARD erg_calibration *erg_calibration_new(size_t n_channels);
 
 /** Free a calibration and its channels. NULL-safe. */
 ERG_API void erg_calibration_free(erg_calibration *cal);
@@ -148,8 +148,8 @@ ERG_API int erg_calibration_describe(const erg_calibration *cal, char *buf, size
  * 2·window_s ≤ duration_s ≤ ERG_CAL_MAX_DURATION_S, window_s ≥ 0.01. *out gets a new calibration (erg_calibration_free).
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_ENODEV (no channel gave a figure; *out NULL).
  */
-ERG_API int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **out,
-                          erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **out,
+                                        erg_diag *diag);
 
 /** Hooks of erg_calibrate_with (all optional). */
 typedef struct erg_calibrate_hooks {
@@ -165,23 +165,28 @@ typedef struct erg_calibrate_hooks {
  * erg_calibrate with progress and interruption hooks (hooks may be NULL). Returns what
  * erg_calibrate returns, and ERG_EINTR (*out NULL) when the interrupted hook said stop.
  */
-ERG_API int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
+ERG_API ERG_NODISCARD int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
                                const erg_calibrate_hooks *hooks, erg_calibration **out,
-                               erg_diag *diag);
+                                             erg_diag *diag);
 
 /** Idle power of channel id in cal, W; NaN when absent. */
 ERG_API double erg_calibration_idle_w(const erg_calibration *cal, const char *id);
 
 /** Write a calibration file ("erg": "calibration/1"), whole or not at all ("-": stdout). */
-ERG_API int erg_calibration_write_file(const char *path, const erg_calibration *cal,
-                                       erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_calibration_write_file(const char *path, const erg_calibration *cal,
+                                                     erg_diag *diag);
 /** Read a calibration file into a new calibration *out (erg_calibration_free; NULL on failure).
  *  ERG_OK, ERG_ENOENT, ERG_EPARSE (with file and JSON path), ERG_EVERSION, ERG_ENOMEM. */
-ERG_API int erg_calibration_read_file(const char *path, erg_calibration **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_calibration_read_file(const char *path, erg_calibration **out, erg_diag *diag);
 
-/** Default calibration path: $XDG_CACHE_HOME/erg/calibration.json, else
- *  $HOME/.cache/erg/calibration.json. snprintf semantics; returns -1 when neither is set. */
-ERG_API int erg_calibration_default_path(char *buf, size_t size);
+/**
+ * Default calibration path: $XDG_CACHE_HOME/erg/calibration.json (an absolute value), else
+ * $HOME/.cache/erg/calibration.json, into buf of *size bytes (libuv's uv_os_homedir rule, as every
+ * erg default-path function): ERG_OK and *size = the path's length; ERG_ERANGE when it does not
+ * fit, buf untouched and *size = the bytes needed (NUL included); ERG_ENOENT when neither
+ * variable is set; ERG_EINVAL for a NULL argument.
+ */
+ERG_API ERG_NODISCARD int erg_calibration_default_path(char *buf, size_t *size);
 
 /** Options of the stability wait (FECoM 3.5 thresholds by default). */
 typedef struct erg_stability_options {
@@ -228,9 +233,9 @@ typedef struct erg_stability_result {
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_EINTR (the interrupted hook said stop; out->waited_s
  * set).
  */
-ERG_API int erg_wait_stable(erg_meter *m, const erg_calibration *cal,
-                            const erg_stability_options *o, erg_stability_result *out,
-                            erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_wait_stable(erg_meter *m, const erg_calibration *cal,
+                                          const erg_stability_options *o, erg_stability_result *out,
+                                          erg_diag *diag);
 
 /**
  * Statistics of one figure over runs, as hyperfine gives them: mean, sample standard deviation
@@ -311,9 +316,9 @@ typedef struct erg_summary {
  * was ok in every run; a total is given only when every run summed the same channels.
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM.
  */
-ERG_API int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
+ERG_API ERG_NODISCARD int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                           const erg_calibration *cal, double fixed_w, erg_summary **out,
-                          erg_diag *diag);
+                                        erg_diag *diag);
 
 /** Free a summary and its channels. NULL-safe. */
 ERG_API void erg_summary_free(erg_summary *s);
@@ -327,7 +332,7 @@ ERG_API void erg_summary_free(erg_summary *s);
  * energy_floor_j = √Σ u²/6. time_floor_s = t/√6 with t the longest update period among them (the
  * window the energy belongs to is known to one update). Returns ERG_OK or ERG_EINVAL.
  */
-ERG_API int erg_summary_set_floors(erg_summary *s, const erg_meter *m);
+ERG_API ERG_NODISCARD int erg_summary_set_floors(erg_summary *s, const erg_meter *m);
 
 /**
  * The signature/1 of a summary (paper Section 4.3): s = static_power_w, T = mean time,
@@ -341,8 +346,8 @@ ERG_API int erg_summary_set_floors(erg_summary *s, const erg_meter *m);
  * is the device of the summed channels if they share one, else "host".
  * Returns ERG_OK or ERG_EINVAL (no total).
  */
-ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const char *device,
-                                  erg_signature *out, int *m1_raised, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_summary_signature(const erg_summary *s, const char *name, const char *device,
+                                                erg_signature *out, int *m1_raised, erg_diag *diag);
 
 /**
  * Write sig as a signature/1 file (the keys erg_signature_write_file writes, which
@@ -352,8 +357,8 @@ ERG_API int erg_summary_signature(const erg_summary *s, const char *name, const 
  * read the JSON, ignored by the readers). Written whole or not at all; "-" is stdout.
  * Returns ERG_OK, ERG_EINVAL, ERG_EIO (a failed write, a full disk included).
  */
-ERG_API int erg_summary_write_signature(const char *path, const erg_signature *sig,
-                                        const erg_summary *s, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_summary_write_signature(const char *path, const erg_signature *sig,
+                                                      const erg_summary *s, erg_diag *diag);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The repetition protocol of `erg measure`, for any caller (the CLI runs a command; the Python
@@ -535,8 +540,8 @@ ERG_API const char *erg_baseline_source_name(erg_baseline_mode mode);
  * *out gets the result whenever the return is ERG_OK, even when stopped early.
  * Returns ERG_OK; ERG_EINVAL (bad options: diag says which); ERG_ENOMEM.
  */
-ERG_API int erg_protocol_run(erg_meter *m, const erg_protocol_options *o,
-                             erg_protocol_result **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_run(erg_meter *m, const erg_protocol_options *o,
+                                           erg_protocol_result **out, erg_diag *diag);
 
 /** Free a result. NULL-safe. */
 ERG_API void erg_protocol_result_free(erg_protocol_result *r);
@@ -546,7 +551,7 @@ ERG_API void erg_protocol_result_free(erg_protocol_result *r);
  * the command's first word, else "work". Returns ERG_OK or ERG_EINVAL (no successful run, no
  * total).
  */
-ERG_API int erg_protocol_signature(const erg_protocol_result *r, const char *name,
+ERG_API ERG_NODISCARD int erg_protocol_signature(const erg_protocol_result *r, const char *name,
                                    erg_signature *out, int *m1_raised, erg_diag *diag);
 
 /**
@@ -555,8 +560,8 @@ ERG_API int erg_protocol_signature(const erg_protocol_result *r, const char *nam
  * attribution, scope ("machine"), stability, warnings. sig, when not NULL, is the signature
  * written beside it (its m1_raised note). Returns ERG_OK, ERG_EINVAL, ERG_EIO, ERG_ENOMEM.
  */
-ERG_API int erg_protocol_write_json(const char *path, const erg_protocol_result *r, int m1_raised,
-                                    erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_write_json(const char *path, const erg_protocol_result *r, int m1_raised,
+                                                  erg_diag *diag);
 
 /**
  * Write r as CSV ("-": stdout), whole or not at all: a header
@@ -565,7 +570,7 @@ ERG_API int erg_protocol_write_json(const char *path, const erg_protocol_result 
  * energy_j_min,energy_j_max, a row per channel, and a last row "total". flags are ';'-separated
  * names; empty cells for unknown figures. Returns ERG_OK, ERG_EINVAL, ERG_EIO, ERG_ENOMEM.
  */
-ERG_API int erg_protocol_write_csv(const char *path, const erg_protocol_result *r, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_write_csv(const char *path, const erg_protocol_result *r, erg_diag *diag);
 
 /**
  * Write the power timeline of r (taken when timeline_period_s > 0) as CSV, whole or not at all:
@@ -573,8 +578,8 @@ ERG_API int erg_protocol_write_csv(const char *path, const erg_protocol_result *
  * run began, s; run 1-based; each usable channel's mean power over the sample, W, empty when the
  * channel gave no figure). Returns ERG_OK, ERG_EINVAL (no timeline), ERG_EIO, ERG_ENOMEM.
  */
-ERG_API int erg_protocol_write_timeline(const char *path, const erg_protocol_result *r,
-                                        erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_write_timeline(const char *path, const erg_protocol_result *r,
+                                                      erg_diag *diag);
 
 /**
  * The power timeline of r (taken when timeline_period_s > 0), borrowed from r (valid until
@@ -583,7 +588,7 @@ ERG_API int erg_protocol_write_timeline(const char *path, const erg_protocol_res
  * j's mean power over the sample (W; NaN when it gave no figure). Channel ids:
  * erg_protocol_timeline_channel. Returns ERG_OK or ERG_EINVAL (no timeline, NULL argument).
  */
-ERG_API int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows, size_t *n_cols,
+ERG_API ERG_NODISCARD int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows, size_t *n_cols,
                                   const double **t_s, const size_t **run, const double **power_w);
 
 /** Id of timeline channel j ("rapl-sysfs:package-0"), borrowed from r; NULL when out of range. */
@@ -596,7 +601,7 @@ ERG_API const char *erg_protocol_timeline_channel(const erg_protocol_result *r, 
  * Returns ERG_OK, ERG_ENOENT, ERG_EPARSE (file and JSON path), ERG_EVERSION, ERG_EINVAL (no
  * total in the file).
  */
-ERG_API int erg_measurement_read_signature(const char *path, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_measurement_read_signature(const char *path, erg_signature *out, erg_diag *diag);
 
 /* ------------------------------------------------------------------------------------------ */
 /* A command as the work (what `erg measure -- CMD` runs). */
@@ -628,7 +633,7 @@ ERG_API void erg_command_init(erg_command *c, const char *const *argv);
  * Returns ERG_OK; ERG_EINTR (interrupted: the group was killed); ERG_ENOENT/ERG_EACCES/ERG_EIO
  * when the command cannot start (c->error says why).
  */
-ERG_API int erg_command_run(void *ud, erg_run_outcome *out);
+ERG_API ERG_NODISCARD int erg_command_run(void *ud, erg_run_outcome *out);
 
 #ifdef __cplusplus
 }

@@ -118,7 +118,7 @@ typedef struct erg_meter erg_meter;
  * number >= 0, the variable named in diag->where; estimator idle above full load); ERG_ENOENT (root does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when
  * no backend gave any channel at all (diag gives each tried backend's state and reason).
  */
-ERG_API int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);
 
 /** Stop the sampler, close every backend, free. NULL-safe. */
 ERG_API void erg_meter_close(erg_meter *m);
@@ -146,7 +146,7 @@ typedef struct erg_backend_info {
 /** Number of backends tried. */
 ERG_API size_t erg_meter_backend_count(const erg_meter *m);
 /** Backend i (0 ≤ i < count). ERG_OK or ERG_EINVAL. */
-ERG_API int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_info *out);
+ERG_API ERG_NODISCARD int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_info *out);
 
 /** How a channel obtains energy. */
 typedef enum erg_channel_kind {
@@ -197,7 +197,7 @@ typedef struct erg_channel_info {
 /** Number of channels (usable and declined). */
 ERG_API size_t erg_meter_channel_count(const erg_meter *m);
 /** Channel i. ERG_OK or ERG_EINVAL. */
-ERG_API int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out);
+ERG_API ERG_NODISCARD int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out);
 
 /**
  * Judge liveness under load: poll, spin in the calling thread until it has used busy_s seconds
@@ -207,11 +207,11 @@ ERG_API int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_inf
  * uncore are not judged here (no GPU load is made). busy_s in [0.01, 5].
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM.
  */
-ERG_API int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag);
 
 /** Read every channel now (what the sampler does each period). ERG_OK; never fails for a channel
  *  error, which is recorded on the channel. Thread-safe. */
-ERG_API int erg_meter_poll(erg_meter *m);
+ERG_API ERG_NODISCARD int erg_meter_poll(erg_meter *m);
 
 /** Longest sampler period, s (a day): erg_meter_sampler_start and erg_meter_options refuse more. */
 #define ERG_METER_MAX_PERIOD_S 86400.0
@@ -223,7 +223,7 @@ ERG_API int erg_meter_poll(erg_meter *m);
  * Returns ERG_OK, ERG_EINVAL (already running, or period_s NaN or above ERG_METER_MAX_PERIOD_S),
  * ERG_ENOMEM/ERG_EIO (thread creation).
  */
-ERG_API int erg_meter_sampler_start(erg_meter *m, double period_s);
+ERG_API ERG_NODISCARD int erg_meter_sampler_start(erg_meter *m, double period_s);
 /** Stop the sampler thread and wait for it. NULL-safe; no-op when not running. */
 ERG_API void erg_meter_sampler_stop(erg_meter *m);
 /** The period the sampler actually uses, s (after the wrap clamp); 0 when not running. */
@@ -288,12 +288,12 @@ typedef struct erg_measurement {
 typedef struct erg_meter_snapshot erg_meter_snapshot;
 
 /** Allocate a snapshot sized for m. Returns NULL on ENOMEM. */
-ERG_API erg_meter_snapshot *erg_meter_snapshot_new(const erg_meter *m);
+ERG_API ERG_NODISCARD erg_meter_snapshot *erg_meter_snapshot_new(const erg_meter *m);
 /** Free a snapshot. NULL-safe. */
 ERG_API void erg_meter_snapshot_free(erg_meter_snapshot *s);
 
 /** Poll and record the accumulated state into s (no allocation). ERG_OK or ERG_EINVAL. */
-ERG_API int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
+ERG_API ERG_NODISCARD int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
 
 /**
  * The measurement between snapshots a (earlier) and b (later): per-channel energy with grade,
@@ -304,7 +304,7 @@ ERG_API int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapshot *s);
  * processes), s.
  * Returns ERG_OK or ERG_EINVAL (snapshots from another meter, b before a).
  */
-ERG_API int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
+ERG_API ERG_NODISCARD int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
                            const erg_meter_snapshot *b, double extra_busy_s, erg_measurement *out);
 
 /** A temperature for the stability protocol. */
@@ -317,7 +317,7 @@ typedef struct erg_temperature {
 
 /** Read up to max temperatures (hwmon temp*_input, thermal zones, NVML GPU temperature).
  *  *n gets how many were written. ERG_OK or ERG_EINVAL. */
-ERG_API int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max, size_t *n);
+ERG_API ERG_NODISCARD int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max, size_t *n);
 
 #ifdef __cplusplus
 }

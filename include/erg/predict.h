@@ -44,7 +44,7 @@ typedef enum erg_op {
 ERG_API const char *erg_op_name(erg_op op);
 /** Parse an op name (exactly as erg_op_name writes it) into *out. Errors: ERG_EINVAL for any
  *  other string (*out unchanged). */
-ERG_API int erg_op_parse(const char *name, erg_op *out);
+ERG_API ERG_NODISCARD int erg_op_parse(const char *name, erg_op *out);
 
 /** Element types. */
 typedef enum erg_dtype { ERG_DTYPE_FP32 = 0, ERG_DTYPE_BF16 = 1, ERG_DTYPE_FP16 = 2 } erg_dtype;
@@ -53,7 +53,7 @@ typedef enum erg_dtype { ERG_DTYPE_FP32 = 0, ERG_DTYPE_BF16 = 1, ERG_DTYPE_FP16 
 ERG_API const char *erg_dtype_name(erg_dtype t);
 /** Parse a dtype name (as erg_dtype_name writes it) into *out. Errors: ERG_EINVAL for any
  *  other string. */
-ERG_API int erg_dtype_parse(const char *name, erg_dtype *out);
+ERG_API ERG_NODISCARD int erg_dtype_parse(const char *name, erg_dtype *out);
 /** Bytes per element b of HYMELL Section 3.3 (B_in = (M+N)K·b, B_out = MN·b): 4 for fp32,
  *  2 for bf16 and fp16. Never fails (2 for an unknown value). */
 ERG_API unsigned erg_dtype_bytes(erg_dtype t);
@@ -75,7 +75,7 @@ typedef struct erg_op_dims {
  * softmax: tokens, or m and n; gemm: m, n, k) and none is negative; dimensions the op does not
  * use are ignored (the CLI rejects them). Errors: ERG_EINVAL with diag (may be NULL) naming the
  * op and what is missing; d NULL, an unknown op or dtype are ERG_EINVAL too. */
-ERG_API int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_dims_check(const erg_op_dims *d, erg_diag *diag);
 
 /**
  * One measured configuration: one row of ops.csv. time_s and energy_j are per execution (totals
@@ -106,14 +106,14 @@ typedef struct erg_op_sample {
  * ERG_ENOENT/ERG_EIO (file), ERG_EPARSE with diag->where "path:line:col" for a missing column,
  * a non-numeric or negative value, an unknown op/dtype/grade, or dimensions the op lacks.
  */
-ERG_API int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n,
-                             erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n,
+                                           erg_diag *diag);
 
 /** Write n samples as ops.csv (columns as erg_ops_csv_read lists them; times in s, energies in
  * J, NaN energy as empty cells, %.9g), whole or not at all: a temporary file renamed over path
  * ("-" writes stdout). Errors: ERG_EIO (cannot create, write or rename; diag names path),
  * ERG_ENOMEM. */
-ERG_API int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_diag *diag);
 
 /* ---------------------------------------------------------------- profiler */
 
@@ -139,7 +139,7 @@ struct erg_monitor;
  * mon is borrowed and must outlive *out. Returns ERG_OK or ERG_EINVAL. end() fails with
  * ERG_ENODEV when no channel could be summed into a total.
  */
-ERG_API int erg_profile_energy_monitor(struct erg_monitor *mon, erg_energy_window *out);
+ERG_API ERG_NODISCARD int erg_profile_energy_monitor(struct erg_monitor *mon, erg_energy_window *out);
 
 /** Where the kernels run. Only ERG_TARGET_CPU is built; CUDA is the documented extension point. */
 typedef enum erg_target { ERG_TARGET_CPU = 0, ERG_TARGET_CUDA = 1 } erg_target;
@@ -201,8 +201,8 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
  * (a set too large), or the energy window's status. *done (may be NULL) is the number of samples
  * written.
  */
-ERG_API int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
-                            erg_op_sample *out, size_t *done, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
+                                          erg_op_sample *out, size_t *done, erg_diag *diag);
 
 /** 1 when target can run op in dtype, else 0 (never an error): the CPU runs fp32 for every op,
  *  and bf16 GEMM only when the linked OpenBLAS exports cblas_sbgemm (built with BUILD_BFLOAT16;
@@ -215,10 +215,11 @@ ERG_API int erg_profile_supports(erg_target target, erg_op op, erg_dtype dtype);
  * there); $ERG_DATA_DIR/grids/ when set (likewise); then the first readable of the install data
  * dir relative to the running program (<bindir>/../share/erg/grids: a relocated prefix), the
  * configured ${datadir}/erg/grids and the source tree's grids/ (the build tree); none readable:
- * the configured install path. Returns the length of the path (snprintf semantics: >= size means
- * truncated), negative on an encoding error. The file is not opened.
+ * the configured install path. Into buf of *size bytes (libuv's uv_os_homedir rule, as every erg
+ * default-path function): ERG_OK and *size = the path's length; ERG_ERANGE when it does not
+ * fit, buf untouched and *size = the bytes needed (NUL included). The file is not opened.
  */
-ERG_API int erg_profile_default_grid(erg_target target, char *buf, size_t size);
+ERG_API ERG_NODISCARD int erg_profile_default_grid(erg_target target, char *buf, size_t *size);
 
 /**
  * Identity of this machine's CPU target: kind (file-name safe, e.g. "cpu-amd-epyc"; names the
@@ -326,8 +327,8 @@ ERG_API void erg_fit_options_init(erg_fit_options *o);
  * Errors: ERG_EINVAL (no samples, bad options), ERG_EPARSE (a sample with non-positive time),
  * ERG_ESINGULAR, ERG_ENOMEM.
  */
-ERG_API int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *o,
-                             erg_op_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *o,
+                                           erg_op_model **out, erg_diag *diag);
 
 /** Free a model from erg_op_model_fit or erg_op_model_load. NULL-safe; never fails. */
 ERG_API void erg_op_model_free(erg_op_model *m);
@@ -339,7 +340,7 @@ ERG_API void erg_op_model_free(erg_op_model *m);
  * so erg_op_model_load gives back the same predictions. Errors: ERG_EIO (cannot create, write or
  * rename; diag names path and the system's reason), ERG_ENOMEM (serialising).
  */
-ERG_API int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag);
 
 /**
  * Load a "model/1" JSON file written by erg_op_model_save into *out (free with
@@ -349,7 +350,7 @@ ERG_API int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag 
  * wrong length, a fallback that leads nowhere, bounds out of order; diag names the file and the
  * JSON path), ERG_EVERSION (model/2 or later), ERG_ENOMEM.
  */
-ERG_API int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag);
 
 /** The target kind a model was fitted for ("cpu-amd-epyc", "a100-llmcompass"); owned by m.
  *  Never fails. */
@@ -411,8 +412,8 @@ typedef struct erg_op_prediction {
  * ERG_ERANGE (a model file without bounds, written by an older erg, predicts a non-positive
  * time: refit it; or the predicted time or energy is not finite, named by the op).
  */
-ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
-                                 erg_op_prediction *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
+                                               erg_op_prediction *out, erg_diag *diag);
 
 /**
  * A prediction as an energy signature (erg/signature.h), so that level-1 estimates compose with
@@ -427,7 +428,7 @@ ERG_API int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d,
  * ERG_ENOTSUP (the model has no energy for the op), ERG_ERANGE (s·T exceeds the predicted E),
  * ERG_EINVAL (static_power_w negative or not finite).
  */
-ERG_API int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d,
+ERG_API ERG_NODISCARD int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d,
                                    double static_power_w, erg_signature *out, erg_diag *diag);
 
 /** Held-out figures of one op and regime (regime = ERG_OP_MAX_REGIMES for the op's average row). */
@@ -444,8 +445,8 @@ typedef struct erg_op_validation {
  *  computable; layout of HYMELL Tables 1-3); r = ERG_OP_MAX_REGIMES gives the mean of the
  *  regime rows, the paper's "Average" row. Errors: ERG_EINVAL when the model lacks the op or r
  *  is not one of its regimes. */
-ERG_API int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r,
-                                    erg_op_validation *out);
+ERG_API ERG_NODISCARD int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r,
+                                                  erg_op_validation *out);
 
 /** Notes of the fit (fallbacks, skipped ops, time-only ops, threshold choices), one per line;
  *  "" when none. Owned by m. Never fails. */
@@ -480,7 +481,7 @@ typedef struct erg_op_bounds {
 /** Copy the bounds of op into *out (units on each field; how they are measured:
  *  docs/predict.md, "Bounds"). Errors: ERG_EINVAL when the model lacks the op, ERG_ENOENT when
  *  its file predates the bounds (refit). */
-ERG_API int erg_op_model_bounds(const erg_op_model *m, erg_op op, erg_op_bounds *out);
+ERG_API ERG_NODISCARD int erg_op_model_bounds(const erg_op_model *m, erg_op op, erg_op_bounds *out);
 
 /** Copy a model's thresholds into *t (units as in erg_op_thresholds) and, per op in
  *  chosen[ERG_OP_COUNT] (may be NULL), where they come from: 0 the paper's (Section 5.2),
@@ -494,11 +495,13 @@ ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t
  * there); $ERG_DATA_DIR/models/ when set (likewise); then the first readable of the install data
  * dir relative to the running program (<bindir>/../share/erg/models: a relocated prefix), the
  * configured ${datadir}/erg/models and the source tree's models/ (the build tree); none
- * readable: the configured install path. Returns the length of the path (snprintf semantics:
- * >= size means truncated), negative when kind is too long (250 bytes or more) or on an encoding
- * error. The file is not opened: erg_op_model_load reports ERG_ENOENT.
+ * readable: the configured install path. Into buf of *size bytes (libuv's uv_os_homedir rule, as
+ * every erg default-path function): ERG_OK and *size = the path's length; ERG_ERANGE when it
+ * does not fit, buf untouched and *size = the bytes needed (NUL included); ERG_EINVAL when kind
+ * is NULL or too long (250 bytes or more). The file is not opened: erg_op_model_load reports
+ * ERG_ENOENT.
  */
-ERG_API int erg_op_model_default_path(const char *kind, char *buf, size_t size);
+ERG_API ERG_NODISCARD int erg_op_model_default_path(const char *kind, char *buf, size_t *size);
 
 /* ---------------------------------------------------------------- architectures (HF config.json) */
 
@@ -514,7 +517,7 @@ typedef enum erg_act {
 ERG_API const char *erg_act_name(erg_act a);
 /** Parse an activation: erg's names (erg_act_name) and HF's ("swish", "gelu_new",
  *  "gelu_pytorch_tanh", "gelu_fast", "quick_gelu" as gelu). Errors: ERG_EINVAL (*out unchanged). */
-ERG_API int erg_act_parse(const char *name, erg_act *out);
+ERG_API ERG_NODISCARD int erg_act_parse(const char *name, erg_act *out);
 
 /** Layer kinds of a decoder: attention over the whole cache or a sliding window, FFN dense or
  *  MoE. Index into erg_arch.layers: ERG_LAYER_FULL_DENSE + 1·sliding + 2·moe. */
@@ -579,17 +582,17 @@ ERG_API double erg_arch_params(const erg_arch *a, double *active);
  * head_dim is not given, KV heads that do not divide the heads, top-k above the expert count.
  * Also ERG_ENOENT / ERG_EIO for the file, ERG_ENOMEM. *out is written only on success.
  */
-ERG_API int erg_arch_from_hf_config(const char *path, erg_arch *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_arch_from_hf_config(const char *path, erg_arch *out, erg_diag *diag);
 
 /** Same as erg_arch_from_hf_config from a JSON text of len bytes; name is used in messages and
  *  as erg_arch.name. Errors as erg_arch_from_hf_config. */
-ERG_API int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_arch *out,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_arch *out,
+                                                erg_diag *diag);
 
 /** Check an architecture's invariants (positive sizes, layer counts summing to n_layers, KV heads
  *  dividing heads, top_k ≤ n_experts, MoE layers only with experts, sliding layers only with a
  *  window). Errors: ERG_EINVAL with diag->detail naming the field (erg_arch field names). */
-ERG_API int erg_arch_check(const erg_arch *a, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_arch_check(const erg_arch *a, erg_diag *diag);
 
 /**
  * Set one named size of an architecture, for design-space sweeps: d_model, n_heads, n_kv_heads,
@@ -600,7 +603,7 @@ ERG_API int erg_arch_check(const erg_arch *a, erg_diag *diag);
  * not checked (erg_arch_check). Errors: ERG_EINVAL for an unknown key (diag names it) or a value
  * below 0.
  */
-ERG_API int erg_arch_set(erg_arch *a, const char *key, int64_t value, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_arch_set(erg_arch *a, const char *key, int64_t value, erg_diag *diag);
 
 /* ---------------------------------------------------------------- work lists (HYMELL 3.4-3.6) */
 
@@ -618,7 +621,7 @@ typedef enum erg_block {
  *  Static string; never fails. */
 ERG_API const char *erg_block_name(erg_block b);
 /** Parse a block name (as erg_block_name writes it). Errors: ERG_EINVAL (*out unchanged). */
-ERG_API int erg_block_parse(const char *name, erg_block *out);
+ERG_API ERG_NODISCARD int erg_block_parse(const char *name, erg_block *out);
 
 /** Inference phases. */
 typedef enum erg_phase {
@@ -628,7 +631,7 @@ typedef enum erg_phase {
 /** "prefill" or "decode"; "?" otherwise. Static string; never fails. */
 ERG_API const char *erg_phase_name(erg_phase p);
 /** Parse "prefill" or "decode". Errors: ERG_EINVAL (*out unchanged). */
-ERG_API int erg_phase_parse(const char *name, erg_phase *out);
+ERG_API ERG_NODISCARD int erg_phase_parse(const char *name, erg_phase *out);
 
 /**
  * One block instance: a blocks.csv row's configuration (docs/predict.md, "profile files"). Sizes
@@ -655,7 +658,7 @@ ERG_API int64_t erg_block_tokens(const erg_block_spec *s);
  *  prompt; decode: kv; attention: heads, kv heads dividing heads, head_dim; ffn: d_ff; moe:
  *  d_ff, n_experts, 1 ≤ top_k ≤ n_experts, d_ff_shared when n_shared; lm_head and embedding:
  *  vocab) and none is negative. Errors: ERG_EINVAL, diag->detail naming the field. */
-ERG_API int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag);
 
 /** One level-1 operation of a block, run `count` times (e.g. QK^T once per sequence and head). */
 typedef struct erg_work_op {
@@ -699,7 +702,7 @@ typedef struct erg_block_work {
  * - norm: one RMSNorm T × d_model; lm_head: T × d_model → vocab; embedding: no level-1 op.
  * Errors: those of erg_block_spec_check.
  */
-ERG_API int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag *diag);
 
 /** A phase of a whole-model forward: batch sequences; prefill of prompt tokens each, or one
  *  decode step against kv cached tokens. logits_all: 1 computes the LM head for every prompt
@@ -737,11 +740,11 @@ typedef struct erg_model_work {
  * Errors: ERG_EINVAL (erg_arch_check, or a phase without batch, prompt (prefill) or kv
  * (decode) ≥ 1), diag naming the field.
  */
-ERG_API int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p, erg_model_work *out,
-                                 erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p, erg_model_work *out,
+                                               erg_diag *diag);
 
 /** Σ count · 2MNK of the GEMMs of a whole-model work list (FLOPs). Errors: ERG_EINVAL. */
-ERG_API int erg_model_work_gemm_flops(const erg_model_work *w, double *flops, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_model_work_gemm_flops(const erg_model_work *w, double *flops, erg_diag *diag);
 
 /* ---------------------------------------------------------------- profile files */
 
@@ -770,13 +773,13 @@ typedef struct erg_block_sample {
  * is not a non-negative number, an unknown block/phase/dtype/activation/grade, energy 0, a spec
  * erg_block_spec_check refuses), ERG_ENOMEM.
  */
-ERG_API int erg_blocks_csv_read(const char *path, erg_block_sample **out, size_t *n,
-                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_blocks_csv_read(const char *path, erg_block_sample **out, size_t *n,
+                                              erg_diag *diag);
 
 /** Write n samples as blocks.csv (the columns erg_blocks_csv_read lists, %.9g, NaN as empty),
  *  whole or not at all ("-": stdout). Errors: ERG_EIO (diag names path), ERG_ENOMEM. */
-ERG_API int erg_blocks_csv_write(const char *path, const erg_block_sample *s, size_t n,
-                                 erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_blocks_csv_write(const char *path, const erg_block_sample *s, size_t n,
+                                               erg_diag *diag);
 
 /** One measured whole-model forward: a row of models.csv, with its config already read. */
 typedef struct erg_model_sample {
@@ -798,8 +801,8 @@ typedef struct erg_model_sample {
  * config's. The phase's LM head runs over every position (logits_all 1: a HF forward). Errors:
  * as erg_blocks_csv_read, plus a config's own errors (diag names the config and the CSV line).
  */
-ERG_API int erg_models_csv_read(const char *path, erg_model_sample **out, size_t *n,
-                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_models_csv_read(const char *path, erg_model_sample **out, size_t *n,
+                                              erg_diag *diag);
 
 /* ---------------------------------------------------------------- level 1 of a block */
 
@@ -820,8 +823,8 @@ typedef struct erg_estimate {
  * Errors: those of erg_block_spec_check, ERG_ENOTSUP (the model has neither the op nor a
  * roofline), ERG_EINVAL.
  */
-ERG_API int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
-                             erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
+                                           erg_diag *diag);
 
 /* ---------------------------------------------------------------- levels 2 and 3 */
 
@@ -864,16 +867,16 @@ typedef struct erg_block_model erg_block_model;
  * Errors: ERG_EINVAL (no rows, no level-1 model), ERG_EPARSE (a row with non-positive time),
  * the errors of erg_block_level1, ERG_ENOMEM.
  */
-ERG_API int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s, size_t n,
+ERG_API ERG_NODISCARD int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s, size_t n,
                                 const erg_mlp_options *o, erg_block_model **out, erg_diag *diag);
 
 /** Save as "erg": "model/1", kind "hymell-level2-blocks" (docs/predict.md), whole or not at all.
  *  Errors: ERG_EIO, ERG_ENOMEM. */
-ERG_API int erg_block_model_save(const erg_block_model *m, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_model_save(const erg_block_model *m, const char *path, erg_diag *diag);
 /** Load a level-2 model file. Errors: ERG_ENOENT, ERG_EIO, ERG_EPARSE (not JSON, another kind,
  *  an unknown block, a feature list that is not erg's, malformed MLP arrays; diag names file and
  *  JSON path), ERG_EVERSION (model/2 or later), ERG_ENOMEM. */
-ERG_API int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag);
 /** Free a level-2 model. NULL-safe. */
 ERG_API void erg_block_model_free(erg_block_model *m);
 
@@ -886,13 +889,13 @@ ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
  * residuals of that block kind. A block kind m has no correction for answers at level 1.
  * No allocation. Errors: those of erg_block_level1.
  */
-ERG_API int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
+ERG_API ERG_NODISCARD int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
                                     const erg_block_spec *s, erg_estimate *out, erg_diag *diag);
 
 /** Held-out accuracy of block kind b over the rows of phase (ERG_PHASE_PREFILL/DECODE), or all
  *  its rows with phase -1 (HYMELL Tables 4 and 5). Errors: ERG_EINVAL (b not fitted). */
-ERG_API int erg_block_model_accuracy(const erg_block_model *m, erg_block b, int phase,
-                                     erg_accuracy *out);
+ERG_API ERG_NODISCARD int erg_block_model_accuracy(const erg_block_model *m, erg_block b, int phase,
+                                                   erg_accuracy *out);
 
 /** A level-3 model: the end-to-end MLP (opaque, immutable after fit or load). */
 typedef struct erg_e2e_model erg_e2e_model;
@@ -905,9 +908,9 @@ typedef struct erg_e2e_model erg_e2e_model;
  * Accuracy leave-one-architecture-out as in erg_block_model_fit. Errors: ERG_EINVAL, ERG_EPARSE
  * (non-positive time), the errors of the block estimates, ERG_ENOMEM.
  */
-ERG_API int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2,
+ERG_API ERG_NODISCARD int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2,
                               const erg_model_sample *s, size_t n, const erg_mlp_options *o,
-                              erg_e2e_model **out, erg_diag *diag);
+                                            erg_e2e_model **out, erg_diag *diag);
 /** One row of a level-3 fit with its held-out prediction (by a fit that saw no row of its
  *  architecture; NaN when there was no hold-out), for per-sequence tables (HYMELL Table 7). */
 typedef struct erg_e2e_heldout_row {
@@ -922,14 +925,14 @@ typedef struct erg_e2e_heldout_row {
 ERG_API size_t erg_e2e_model_heldout(const erg_e2e_model *m, const erg_e2e_heldout_row **rows);
 
 /** Save as "erg": "model/1", kind "hymell-level3-e2e". Errors: ERG_EIO, ERG_ENOMEM. */
-ERG_API int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag);
 /** Load a level-3 model file. Errors as erg_block_model_load. */
-ERG_API int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag);
 /** Free a level-3 model. NULL-safe. */
 ERG_API void erg_e2e_model_free(erg_e2e_model *m);
 /** Held-out accuracy over the rows of phase (or -1: all) and moe (1: MoE models, 0: dense, -1:
  *  both): HYMELL Table 6's rows. Errors: ERG_EINVAL (no such rows). */
-ERG_API int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out);
+ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out);
 
 /* ---------------------------------------------------------------- whole-model predictions */
 
@@ -944,7 +947,7 @@ typedef struct erg_predictor erg_predictor;
  * Errors: ERG_ENOENT (no such target: diag names it and where it was looked for), the load
  * errors of the files, ERG_ENOMEM.
  */
-ERG_API int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag);
 /** Free a predictor. NULL-safe. */
 ERG_API void erg_predictor_free(erg_predictor *p);
 /** The folder the predictor was read from. Owned by p; never fails. */
@@ -982,8 +985,8 @@ typedef struct erg_model_prediction {
  * still sum to the total (a schedule of the blocks composes to it). No allocation; microseconds.
  * Errors: those of erg_model_work_build and erg_block_level1.
  */
-ERG_API int erg_predict_model(const erg_predictor *p, const erg_arch *a, const erg_phase_spec *ph,
-                              erg_model_prediction *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_predict_model(const erg_predictor *p, const erg_arch *a, const erg_phase_spec *ph,
+                                            erg_model_prediction *out, erg_diag *diag);
 
 /**
  * Write whole-model predictions (n phases, in order) as a schedule/1 for the energy calculus:
@@ -996,9 +999,9 @@ ERG_API int erg_predict_model(const erg_predictor *p, const erg_arch *a, const e
  * NULL) titles it. Written whole or not at all. Errors: ERG_EINVAL (no energy, s·T above a
  * block's energy, bad arguments), ERG_EIO, ERG_ENOMEM; diag->where names path.
  */
-ERG_API int erg_model_schedule_write(const erg_arch *a, const erg_model_prediction *p, size_t n,
+ERG_API ERG_NODISCARD int erg_model_schedule_write(const erg_arch *a, const erg_model_prediction *p, size_t n,
                                      double static_power_w, const char *name, const char *path,
-                                     erg_diag *diag);
+                                                   erg_diag *diag);
 
 /* ---------------------------------------------------------------- public measured data */
 
@@ -1100,7 +1103,7 @@ typedef struct erg_public_table {
  * what is wrong, or "not a known public format" naming what the file looked like;
  * ERG_ENOMEM. *out is NULL on error.
  */
-ERG_API int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag);
 
 /** Free a table from erg_public_read. NULL-safe; never fails. */
 ERG_API void erg_public_table_free(erg_public_table *t);
@@ -1118,8 +1121,8 @@ ERG_API void erg_public_table_free(erg_public_table *t);
  * kappa names the source ("aic-<framework>-<kernel_source>", "vidur-<op>"). Other formats give no
  * level-1 rows (ERG_ENOTSUP). Errors: ERG_ENOMEM, ERG_EINVAL (dtype unknown to erg).
  */
-ERG_API int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample **s,
-                           size_t *n, size_t *skipped, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample **s,
+                                         size_t *n, size_t *skipped, erg_diag *diag);
 
 
 
@@ -1136,9 +1139,9 @@ ERG_API int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_
  * empty). *vidur_rows and *attention_blocks (may be NULL) count what was written. Errors:
  * ERG_EINVAL (no Vidur row at TP 1), ERG_EIO, ERG_ENOMEM.
  */
-ERG_API int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
-                                    size_t *vidur_rows, size_t *attention_blocks,
-                                    erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
+                                                  size_t *vidur_rows, size_t *attention_blocks,
+                                                  erg_diag *diag);
 
 /* ---------------------------------------------------------------- GPU targets from public data */
 
@@ -1184,8 +1187,8 @@ typedef struct erg_gpu_kernels {
 /** Fit the kernel models from aiconfigurator tables (any mix of formats; tables of other kinds
  *  are ignored) into *out. A model without rows is left out (has_* 0). Errors: ERG_EINVAL
  *  (no usable row at all), ERG_ESINGULAR, ERG_ENOMEM. */
-ERG_API int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n,
-                                erg_gpu_kernels *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n,
+                                              erg_gpu_kernels *out, erg_diag *diag);
 /** Decode attention time (s) of batch B against KV length L with h query and h_kv KV heads
  *  (per GPU) of size d_h; NaN without a model. Never fails. */
 ERG_API double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv,
@@ -1227,7 +1230,7 @@ typedef struct erg_serving_arch {
  *  a routed expert, DeepSeek)). Errors: ERG_ENOENT,
  *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
  *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
-ERG_API int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
 
 /** Level-1 and kernel terms of one steady-state decode step (seconds, per GPU). */
 typedef struct erg_serving_terms {
@@ -1248,9 +1251,9 @@ typedef struct erg_serving_terms {
  * Errors: ERG_ENOTSUP (a kernel model or op the target lacks, tp without an all-reduce model),
  * ERG_EINVAL (tp does not divide the heads or KV heads), those of erg_op_model_predict.
  */
-ERG_API int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k,
+ERG_API ERG_NODISCARD int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k,
                              const erg_serving_arch *a, double batch, double kv, int tp,
-                             erg_serving_terms *out, erg_diag *diag);
+                                           erg_serving_terms *out, erg_diag *diag);
 
 /**
  * Level 3 for steady-state serving (ML.ENERGY): median inter-token latency
@@ -1275,8 +1278,8 @@ typedef struct erg_serving_sample {
 
 /** Fit an erg_serving_model on n samples (n ≥ 6). Errors: ERG_EINVAL (too few samples),
  *  ERG_ESINGULAR. */
-ERG_API int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
-                            erg_serving_model *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
+                                          erg_serving_model *out, erg_diag *diag);
 /** Predict ITL (s) and energy per output token (J) of a configuration from its terms.
  *  Never fails; NaN when m is unfitted. */
 ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t,
@@ -1301,12 +1304,12 @@ ERG_API int erg_gemm_map_write(const char *ops_path, const erg_public_table *con
 
 /** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
  *  not at all. Errors: ERG_EIO, ERG_ENOMEM. */
-ERG_API int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k,
-                                const erg_serving_model *m, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k,
+                                              const erg_serving_model *m, erg_diag *diag);
 /** Load a "gpu-target/1" file; *has_serving says whether it holds a serving model. Errors:
  *  ERG_ENOENT, ERG_EIO, ERG_EPARSE (file and member), ERG_EVERSION. */
-ERG_API int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
-                                int *has_serving, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
+                                              int *has_serving, erg_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -78,22 +78,22 @@ typedef struct erg_exporter erg_exporter;
  * Returns ERG_OK, ERG_EINVAL (NULL meter or out, interval outside [0.01, 3600], attribute_top 0
  * with attribution on), ERG_ENOMEM.
  */
-ERG_API int erg_exporter_new(erg_meter *meter, const erg_exporter_options *o, erg_exporter **out,
-                             erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_exporter_new(erg_meter *meter, const erg_exporter_options *o, erg_exporter **out,
+                                           erg_diag *diag);
 
 /**
  * Take one sample now: snapshot the meter, diff against the previous snapshot, add each channel's
  * energy (J) to its counter, update power gauges (W = J / s over the interval), states, flags and
  * attribution, and render the exposition text. Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM.
  */
-ERG_API int erg_exporter_sample(erg_exporter *e);
+ERG_API ERG_NODISCARD int erg_exporter_sample(erg_exporter *e);
 
 /**
  * Start the sampler thread (one sample every interval_s on CLOCK_MONOTONIC; a sample that starts
  * more than one interval late counts in erg_exporter_missed_samples_total). Returns ERG_OK,
  * ERG_EINVAL (already running), ERG_ENOMEM (thread creation).
  */
-ERG_API int erg_exporter_start(erg_exporter *e);
+ERG_API ERG_NODISCARD int erg_exporter_start(erg_exporter *e);
 
 /** Stop the sampler thread and wait for it. NULL-safe; no-op when not running. */
 ERG_API void erg_exporter_stop(erg_exporter *e);
@@ -105,7 +105,7 @@ ERG_API void erg_exporter_stop(erg_exporter *e);
  * erg_exporter_scrape_seconds; NaN: not exported). Thread-safe. Returns ERG_OK, ERG_EINVAL,
  * ERG_ENOMEM.
  */
-ERG_API int erg_exporter_render(erg_exporter *e, double scrape_s, char **text, size_t *len);
+ERG_API ERG_NODISCARD int erg_exporter_render(erg_exporter *e, double scrape_s, char **text, size_t *len);
 
 /** Cumulative energy of channel id so far, J (NaN when the channel never had a figure or no
  *  channel has that id). For tests and embedding programs; thread-safe. */
@@ -132,8 +132,8 @@ typedef struct erg_http erg_http;
  * is in use; diag says which), ERG_EACCES (a privileged port), ERG_EIO (socket or daemon start),
  * ERG_ENOMEM.
  */
-ERG_API int erg_http_start(erg_exporter *e, const char *listen, const char *bearer_token,
-                           erg_http **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_http_start(erg_exporter *e, const char *listen, const char *bearer_token,
+                                         erg_http **out, erg_diag *diag);
 
 /** The TCP port the endpoint listens on (the one picked when listen asked for port 0). */
 ERG_API unsigned erg_http_port(const erg_http *h);

@@ -30,10 +30,12 @@ extern "C" {
 typedef struct erg_store erg_store;
 
 /**
- * Path of the default store into buf (size bytes), from $ERG_STORE, $XDG_DATA_HOME or $HOME as
- * above. Returns ERG_OK, or ERG_ERANGE when buf is too small, ERG_ENOENT when no variable is set.
+ * Path of the default store into buf of *size bytes, from $ERG_STORE, $XDG_DATA_HOME (an absolute
+ * value) or $HOME as above (libuv's uv_os_homedir rule, as every erg default-path function):
+ * ERG_OK and *size = the path's length; ERG_ERANGE when it does not fit, buf untouched and *size =
+ * the bytes needed (NUL included); ERG_ENOENT when no variable is set; ERG_EINVAL for NULL.
  */
-ERG_API int erg_store_default_path(char *buf, size_t size);
+ERG_API ERG_NODISCARD int erg_store_default_path(char *buf, size_t *size);
 
 /** How erg_store_open opens a store. */
 enum {
@@ -57,13 +59,13 @@ enum {
  * old rows, which held no flags, and the format tag) when opened for writing; an erg that knows
  * only erg-store/1 then refuses it with its ERG_EVERSION.
  */
-ERG_API int erg_store_open(const char *path, int mode, erg_store **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_open(const char *path, int mode, erg_store **out, erg_diag *diag);
 
 /** erg_store_open with the wait of erg_store_set_wait given from the start, so that a lock met
  *  while the store is being opened is waited for and told too. Errors as erg_store_open. */
-ERG_API int erg_store_open_wait(const char *path, int mode, double timeout_s,
-                                void (*waiting)(void *ud, const char *path), void *ud,
-                                erg_store **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_open_wait(const char *path, int mode, double timeout_s,
+                                              void (*waiting)(void *ud, const char *path), void *ud,
+                                              erg_store **out, erg_diag *diag);
 
 /**
  * How long a lock held by another process is waited for (timeout_s ≥ 0; default 10 s), and a
@@ -79,9 +81,9 @@ ERG_API void erg_store_set_wait(erg_store *store, double timeout_s,
  * commit) leaves the store as it was. Returns ERG_OK, ERG_EINVAL (a transaction is already open /
  * none is open), ERG_EBUSY, ERG_EACCES (a read-only store), ERG_EIO.
  */
-ERG_API int erg_store_begin(erg_store *store, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_begin(erg_store *store, erg_diag *diag);
 /** Commit (commit != 0) or roll back the writes since erg_store_begin. See erg_store_begin. */
-ERG_API int erg_store_end(erg_store *store, int commit, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_end(erg_store *store, int commit, erg_diag *diag);
 
 /** Close a store. NULL-safe. */
 ERG_API void erg_store_close(erg_store *store);
@@ -91,10 +93,10 @@ ERG_API void erg_store_close(erg_store *store);
  * history (storing an identical signature again changes nothing).
  * The signature must pass erg_signature_check. Errors: ERG_EINVAL, ERG_EIO.
  */
-ERG_API int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag);
 
 /** Fetch the current signature named name. Errors: ERG_ENOENT (no such name), ERG_EIO. */
-ERG_API int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_diag *diag);
 
 /**
  * A signature resolver (erg_signature_resolver in erg/trace.h) over a store: ud is an open
@@ -102,32 +104,32 @@ ERG_API int erg_store_get(erg_store *store, const char *name, erg_signature *out
  * Errors: ERG_ENOENT (no store, or no such name: diag says which), those of erg_store_open and
  * erg_store_get.
  */
-ERG_API int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
-                                         erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
+                                                       erg_diag *diag);
 
 /** Remove name and its history. Errors: ERG_ENOENT, ERG_EIO. */
-ERG_API int erg_store_remove(erg_store *store, const char *name, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_remove(erg_store *store, const char *name, erg_diag *diag);
 
 /**
  * Call fn(ud, sig) for every current signature, ordered by name; fn returning non-zero stops the
  * walk and that value is returned. Errors: ERG_EIO.
  */
-ERG_API int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signature *sig),
-                           void *ud, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signature *sig),
+                                         void *ud, erg_diag *diag);
 
 /**
  * Number of earlier versions kept for name (0 when none). Errors: ERG_EIO.
  */
-ERG_API int erg_store_history(erg_store *store, const char *name, size_t *count, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_history(erg_store *store, const char *name, size_t *count, erg_diag *diag);
 
 /**
  * Call fn(ud, sig, stored_unix_s) for every earlier version of name, newest first (version 1 is
  * the one replaced last); fn returning non-zero stops the walk and that value is returned.
  * stored_unix_s is when that version was stored (s since the Unix epoch). Errors: ERG_EIO.
  */
-ERG_API int erg_store_history_each(erg_store *store, const char *name,
+ERG_API ERG_NODISCARD int erg_store_history_each(erg_store *store, const char *name,
                                    int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s),
-                                   void *ud, erg_diag *diag);
+                                                 void *ud, erg_diag *diag);
 
 
 /* ---- Signatures with context points (docs/context.md; paper Section 4.4, step 5 "Reuse") ---- */
@@ -138,13 +140,13 @@ ERG_API int erg_store_history_each(erg_store *store, const char *name,
  * same name gives the null-context signature; erg_store_get_context gives the points too.
  * Errors: ERG_EINVAL, ERG_EIO.
  */
-ERG_API int erg_store_put_context(erg_store *store, const erg_context_signature *cs,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_put_context(erg_store *store, const erg_context_signature *cs,
+                                                erg_diag *diag);
 
 /** Fetch the current signature named name with its context points (none when stored without).
  *  Errors: ERG_ENOENT (no such name), ERG_EIO, ERG_EPARSE (a stored point is malformed). */
-ERG_API int erg_store_get_context(erg_store *store, const char *name, erg_context_signature *out,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_get_context(erg_store *store, const char *name, erg_context_signature *out,
+                                                erg_diag *diag);
 
 #ifdef __cplusplus
 }

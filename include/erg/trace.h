@@ -59,13 +59,13 @@ typedef enum erg_trace_align {
 } erg_trace_align;
 
 /** Parse "none" / "first-kernel" into *out. Errors: ERG_EINVAL (other text, NULL). */
-ERG_API int erg_trace_align_parse(const char *text, erg_trace_align *out);
+ERG_API ERG_NODISCARD int erg_trace_align_parse(const char *text, erg_trace_align *out);
 
 /** Opaque set of imported GPU activities from one or more trace files. */
 typedef struct erg_trace erg_trace;
 
 /** A new, empty trace. Returns NULL when out of memory. */
-ERG_API erg_trace *erg_trace_new(void);
+ERG_API ERG_NODISCARD erg_trace *erg_trace_new(void);
 
 /** Free a trace. NULL-safe; never fails. */
 ERG_API void erg_trace_free(erg_trace *trace);
@@ -89,7 +89,7 @@ ERG_API void erg_trace_set_rank_from_order(erg_trace *trace, int on);
  * JSON: diag->where is "file:line:col" and detail gives the byte offset and the text around it),
  * ERG_EINVAL (two files claim one rank), ERG_ENOMEM.
  */
-ERG_API int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *diag);
 
 /**
  * Read n trace files (one per rank), parsing up to jobs of them at once in threads of their own
@@ -97,13 +97,13 @@ ERG_API int erg_trace_read_file(erg_trace *trace, const char *path, erg_diag *di
  * erg_trace_read_file on each in turn. On error nothing of these files is kept and diag holds the
  * first error in the order given. Errors: as erg_trace_read_file.
  */
-ERG_API int erg_trace_read_files(erg_trace *trace, const char *const *paths, size_t n,
-                                 unsigned jobs, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_read_files(erg_trace *trace, const char *const *paths, size_t n,
+                                               unsigned jobs, erg_diag *diag);
 
 /** Same as erg_trace_read_file from a memory buffer (plain JSON, len bytes); name is used in
  *  messages. Errors: as erg_trace_read_file, and ERG_EINVAL (buf NULL with len > 0). */
-ERG_API int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
+                                                erg_diag *diag);
 
 /** Counts of what reading met; every count is over all files read. */
 typedef struct erg_trace_stats {
@@ -130,7 +130,7 @@ ERG_API void erg_trace_get_stats(const erg_trace *trace, erg_trace_stats *out);
  * The i-th unknown category met (in order of first appearance) and its event count; name or count
  * may be NULL. *name stays valid while trace lives. Errors: ERG_ERANGE (i past the end).
  */
-ERG_API int erg_trace_unknown(const erg_trace *trace, size_t i, const char **name, size_t *count);
+ERG_API ERG_NODISCARD int erg_trace_unknown(const erg_trace *trace, size_t i, const char **name, size_t *count);
 
 /* ---------------------------------------------------------------------------------------------- */
 
@@ -149,11 +149,11 @@ typedef struct erg_rules erg_rules;
  * (syntax with file:line:col, or the JSON path of a bad member), ERG_EVERSION, ERG_EINVAL (a bad
  * regex, a negative power), ERG_ENOMEM.
  */
-ERG_API int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_rules_read_file(const char *path, erg_rules **out, erg_diag *diag);
 
 /** Same from a buffer of len bytes; name is used in messages and signature paths resolve against
  *  base_dir ("." when NULL). Errors: as erg_rules_read_file, and ERG_EINVAL (buf or out NULL). */
-ERG_API int erg_rules_read_buffer(const char *buf, size_t len, const char *name,
+ERG_API ERG_NODISCARD int erg_rules_read_buffer(const char *buf, size_t len, const char *name,
                                   const char *base_dir, erg_rules **out, erg_diag *diag);
 
 /**
@@ -166,12 +166,12 @@ typedef int (*erg_signature_resolver)(void *ud, const char *name, erg_signature 
 
 /** erg_rules_read_file with a resolver for bare signature names (resolve NULL: none). Errors: as
  *  erg_rules_read_file, and the resolver's. */
-ERG_API int erg_rules_read_file_resolving(const char *path, erg_signature_resolver resolve,
-                                          void *ud, erg_rules **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_rules_read_file_resolving(const char *path, erg_signature_resolver resolve,
+                                                        void *ud, erg_rules **out, erg_diag *diag);
 
 /** erg_rules_read_buffer with a resolver for bare signature names (resolve NULL: none). Errors: as
  *  erg_rules_read_buffer, and the resolver's. */
-ERG_API int erg_rules_read_buffer_resolving(const char *buf, size_t len, const char *name,
+ERG_API ERG_NODISCARD int erg_rules_read_buffer_resolving(const char *buf, size_t len, const char *name,
                                             const char *base_dir, erg_signature_resolver resolve,
                                             void *ud, erg_rules **out, erg_diag *diag);
 
@@ -180,7 +180,7 @@ ERG_API int erg_rules_read_buffer_resolving(const char *buf, size_t len, const c
  * dynamic powers by kernel class, every number's source beside it; grade estimator.
  * Errors: ERG_ENOMEM.
  */
-ERG_API int erg_rules_default(erg_rules **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_rules_default(erg_rules **out, erg_diag *diag);
 
 /** Free rules. NULL-safe; never fails. */
 ERG_API void erg_rules_free(erg_rules *rules);
@@ -225,15 +225,15 @@ ERG_API void erg_trace_options_init(erg_trace_options *opts);
  * opts->max_start_spread_s apart: the diag gives the spread and suggests first-kernel alignment),
  * ERG_ENOMEM.
  */
-ERG_API int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
+ERG_API ERG_NODISCARD int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
                                const erg_trace_options *opts, erg_schedule **out, erg_diag *diag);
 
 /**
  * Number of the trace's GPU activities that no rule matches (they get d = 0 in the schedule).
  * Errors: as erg_trace_schedule.
  */
-ERG_API int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules, size_t *count,
-                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules, size_t *count,
+                                              erg_diag *diag);
 
 /** Per-device figures. Times in s, energies in J. */
 typedef struct erg_trace_device {
@@ -297,9 +297,9 @@ typedef struct erg_trace_report {
  * the idle elements of Energy Calculus, Section 3.3 (the "energy bloat" of Perseus).
  * Errors: as erg_trace_schedule and erg_schedule_compose.
  */
-ERG_API int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
+ERG_API ERG_NODISCARD int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
                                   const erg_trace_options *opts, erg_trace_report *out,
-                                  erg_diag *diag);
+                                                erg_diag *diag);
 
 /** Free what a report holds (not the struct). NULL-safe; never fails. */
 ERG_API void erg_trace_report_free(erg_trace_report *report);
@@ -313,8 +313,8 @@ ERG_API void erg_trace_report_free(erg_trace_report *report);
  * time_s, energy_j), overlap, problems, ignored, files, events, activities (docs/trace.md).
  * trace may be NULL (then ignored.unknown_categories is empty). Errors: ERG_ENOMEM.
  */
-ERG_API int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *report,
-                                  char **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *report,
+                                                char **out, erg_diag *diag);
 
 #ifdef __cplusplus
 }

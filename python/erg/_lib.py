@@ -292,7 +292,7 @@ _PROTOS = {
     "erg_calibration_idle_w": (c_double, [P(Calibration), c_char_p]),
     "erg_calibration_write_file": (c_int, [c_char_p, P(Calibration), P(Diag)]),
     "erg_calibration_read_file": (c_int, [c_char_p, P(P(Calibration)), P(Diag)]),
-    "erg_calibration_default_path": (c_int, [c_char_p, c_size_t]),
+    "erg_calibration_default_path": (c_int, [c_char_p, ctypes.POINTER(c_size_t)]),
     "erg_stability_options_init": (None, [P(StabilityOptions)]),
     "erg_wait_stable": (c_int, [c_void_p, P(Calibration), P(StabilityOptions),
                                 P(StabilityResult), P(Diag)]),
@@ -356,7 +356,8 @@ _PROTOS = {
     "erg_op_model_grade": (c_int, [c_void_p]),
     "erg_op_model_predict": (c_int, [c_void_p, P(OpDims), P(OpPrediction), P(Diag)]),
     "erg_op_model_signature": (c_int, [c_void_p, P(OpDims), c_double, P(Signature), P(Diag)]),
-    "erg_op_model_default_path": (c_int, [c_char_p, c_char_p, c_size_t]),
+    "erg_op_model_default_path": (c_int, [c_char_p, c_char_p, ctypes.POINTER(c_size_t)]),
+    "erg_target_identity": (None, [c_char_p, c_size_t, c_char_p, c_size_t]),
 }
 
 
@@ -404,3 +405,17 @@ for _name, (_res, _args) in _PROTOS.items():
 def text(b):
     """C char array or char* -> str."""
     return b.decode("utf-8", "replace") if b else ""
+
+
+def default_path(fn, *args):
+    """Call an erg default-path function (libuv's rule: ERG_OK with the length in *size, or
+    ERG_ERANGE with the size needed in *size): the path as str, or None when it has none."""
+    size = c_size_t(256)
+    for _ in range(2):
+        buf = ctypes.create_string_buffer(size.value)
+        rc = fn(*args, buf, ctypes.byref(size))
+        if rc == 0:
+            return text(buf.value)
+        if rc != -34:  # ERG_ERANGE (-ERANGE): again with the size it asked for
+            return None
+    return None

@@ -413,8 +413,8 @@ class Calibration:
 
     @classmethod
     def default_path(cls):
-        buf = ctypes.create_string_buffer(4096)
-        return None if lib.erg_calibration_default_path(buf, len(buf)) < 0 else text(buf.value)
+        """$XDG_CACHE_HOME/erg/calibration.json or $HOME/.cache/...; None when neither is set."""
+        return _lib.default_path(lib.erg_calibration_default_path)
 
     def write(self, path):
         d = new_diag()

@@ -47,10 +47,11 @@ class OpModel:
     def __init__(self, path=None):
         """Load path, or the default model path of this machine's kind when None."""
         if path is None:
-            buf = ctypes.create_string_buffer(4096)
-            if lib.erg_op_model_default_path(None, buf, len(buf)) < 0:
-                raise FileNotFoundError("no default op model path ($XDG_DATA_HOME / $HOME unset)")
-            path = text(buf.value)
+            kind = ctypes.create_string_buffer(128)
+            lib.erg_target_identity(kind, len(kind), None, 0)
+            path = _lib.default_path(lib.erg_op_model_default_path, kind.value)
+            if path is None:
+                raise FileNotFoundError("no default op model path for %s" % text(kind.value))
         h = ctypes.c_void_p()
         d = new_diag()
         check(lib.erg_op_model_load(cstr(str(path)), ctypes.byref(h), ctypes.byref(d)), d)

@@ -126,8 +126,12 @@ static int run(int argc, char **argv)
         return erg_cli_usage("calibrate", "--duration must be at least two windows (and <= 1 day)");
     char defpath[1024];
     if (!out) {
-        if (erg_calibration_default_path(defpath, sizeof defpath) < 0)
+        int st = erg_calibration_default_path(defpath, &(size_t){sizeof defpath});
+        if (st == ERG_ENOENT)
             return erg_cli_usage("calibrate", "no $XDG_CACHE_HOME or $HOME: give --out FILE");
+        if (st != ERG_OK)
+            return erg_cli_usage("calibrate", "the default calibration path is too long: give "
+                                              "--out FILE");
         out = defpath;
         make_parent(out);
     }
@@ -175,7 +179,12 @@ static int run(int argc, char **argv)
         return erg_cli_fail(&d, rc);
     }
     if (json) {
-        erg_calibration_write_file("-", cal, NULL);
+        rc = erg_calibration_write_file("-", cal, &d); /* stdout can fail: a closed pipe, full disk */
+        if (rc != ERG_OK) {
+            erg_meter_close(m);
+            erg_calibration_free(cal);
+            return erg_cli_fail(&d, rc);
+        }
     } else {
         printf("Calibrated %.1f s at rest in %.2f s windows; written to %s\n", cal->duration_s,
                cal->window_s, out);

@@ -266,8 +266,8 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
     se->temp_c = temperature_c(c);
     if (sc)
         sc->temp_c = se->temp_c;
-    if (c->mon)
-        erg_window_begin(c->mon, "characterize", NULL);
+    /* a window that cannot begin gives no energy figure (NaN below), never an uninitialised one */
+    int began = c->mon && erg_window_begin(c->mon, "characterize", NULL) == ERG_OK;
     double t0 = now_s();
     pid_t pe = spawn_report(cmd, c->time_reported ? c->report[0] : NULL),
           pc = corun ? spawn_report(corun, c->time_reported ? c->report[1] : NULL) : 0;
@@ -276,8 +276,8 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
             wait_child(pe, NULL);
         if (pc > 0)
             wait_child(pc, NULL);
-        if (c->mon)
-            erg_window_cancel(c->mon, "characterize");
+        if (began && erg_window_cancel(c->mon, "characterize") != ERG_OK)
+            fprintf(stderr, "erg: warning: the measurement window could not be dropped\n");
         return ERG_EXIT_USAGE;
     }
     double cpu_e = 0, cpu_c = 0, wall_e, wall_c = 0;
@@ -308,9 +308,8 @@ static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude
     }
     double wall_w = now_s() - t0;
     double ew = NAN;
-    if (c->mon) {
-        erg_measurement m;
-        erg_window_end(c->mon, "characterize", 0, &m, NULL);
+    erg_measurement m;
+    if (began && erg_window_end(c->mon, "characterize", 0, &m, NULL) == ERG_OK) {
         ew = m.total_energy_j;
         c->grade = erg_grade_weakest(c->grade, m.total_grade);
         c->flags |= m.total_flags;
@@ -612,7 +611,7 @@ static int run(int argc, char **argv)
         }
     if (isnan(c.static_w) && !c.cpu_model) {
         char defpath[1024];
-        if (!cal_path && erg_calibration_default_path(defpath, sizeof defpath) > 0 &&
+        if (!cal_path && erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK &&
             access(defpath, R_OK) == 0)
             cal_path = defpath;
         if (!cal_path) {
@@ -835,8 +834,8 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
         sleep_s(c->cooldown_s);
         vr->temp_c = temperature_c(c);
         memcpy(left, indeg, n * sizeof *left);
-        if (c->mon)
-            erg_window_begin(c->mon, "schedule", NULL);
+        /* no window, no energy figure (NaN), never an uninitialised one */
+        int began = c->mon && erg_window_begin(c->mon, "schedule", NULL) == ERG_OK;
         double t0 = now_s(), dyn = 0.0;
         size_t done = 0, running = 0;
         for (size_t i = 0; i < n; i++)
@@ -898,9 +897,8 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             running--;
         }
         double wall = now_s() - t0, ew = NAN;
-        if (c->mon) {
-            erg_measurement m;
-            erg_window_end(c->mon, "schedule", 0, &m, NULL);
+        erg_measurement m;
+        if (began && erg_window_end(c->mon, "schedule", 0, &m, NULL) == ERG_OK) {
             ew = m.total_energy_j;
             c->grade = erg_grade_weakest(c->grade, m.total_grade);
         c->flags |= m.total_flags;

@@ -133,7 +133,8 @@ static void print_json(const erg_op_model *m, const char *model_path)
         for (unsigned r = 0; r <= nreg; r++) {
             unsigned rr = r == nreg ? ERG_OP_MAX_REGIMES : r;
             erg_op_validation v;
-            erg_op_model_validation(m, (erg_op)op, rr, &v);
+            if (erg_op_model_validation(m, (erg_op)op, rr, &v) != ERG_OK)
+                continue; /* rr is one of op's regimes or the average: cannot fail */
             json_t *o = json_object();
             json_object_set_new(o, "n_train", json_integer(v.n_train));
             json_object_set_new(o, "n_test", json_integer(v.n_test));

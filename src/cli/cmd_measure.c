@@ -564,7 +564,7 @@ static int run(int argc, char **argv)
     int rc = ERG_EXIT_OK;
     char defpath[1024];
     const char *cal_path = o.cal_path;
-    int have_default = erg_calibration_default_path(defpath, sizeof defpath) > 0;
+    int have_default = erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK;
     if (!cal_path && have_default && access(defpath, R_OK) == 0)
         cal_path = defpath;
     if (cal_path && (o.baseline_auto || o.stable || o.sig_path || o.cal_path)) {
@@ -579,7 +579,7 @@ static int run(int argc, char **argv)
                 "erg: --signature needs the static power s, and there is no calibration (looked "
                 "for %s): run 'erg calibrate' at rest first, give --calibration FILE, or state s "
                 "with --baseline W (--baseline 0 for s = 0 W)\n",
-                have_default ? defpath : "$XDG_CACHE_HOME or $HOME, neither set");
+                have_default ? defpath : "$XDG_CACHE_HOME or $HOME: neither set, or too long");
         rc = ERG_EXIT_USAGE;
         goto out;
     }
@@ -600,8 +600,7 @@ static int run(int argc, char **argv)
     int usable = 0;
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info ci;
-        erg_meter_channel_info(m, i, &ci);
-        usable += ci.usable;
+        usable += erg_meter_channel_info(m, i, &ci) == ERG_OK && ci.usable;
     }
     if (!usable) {
         fprintf(stderr, "erg: no usable meter: every channel was declined (see 'erg meters')\n");
@@ -671,12 +670,15 @@ static int run(int argc, char **argv)
         else
             fprintf(stderr, "erg: no signature written: %s\n", d.detail);
     }
+    int src = ERG_OK; /* stdout can fail (a closed pipe, a full disk): say so, exit 1 */
     if (o.json)
-        erg_protocol_write_json("-", res, m1, NULL);
+        src = erg_protocol_write_json("-", res, m1, &d);
     else if (o.csv)
-        erg_protocol_write_csv("-", res, NULL);
+        src = erg_protocol_write_csv("-", res, &d);
     else
         print_text(res, cmd);
+    if (src != ERG_OK)
+        rc = erg_cli_fail(&d, src);
     if (o.csv)
         for (size_t k = 0; k < res->n_warnings; k++)
             fprintf(stderr, "erg: warning: %s\n", res->warnings[k]);

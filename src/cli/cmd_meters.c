@@ -85,8 +85,8 @@ int erg_cli_has_hardware(const erg_meter *m)
 {
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info c;
-        erg_meter_channel_info(m, i, &c);
-        if (c.usable && c.grade != ERG_GRADE_ESTIMATOR)
+        if (erg_meter_channel_info(m, i, &c) == ERG_OK && c.usable &&
+            c.grade != ERG_GRADE_ESTIMATOR)
             return 1;
     }
     return 0;
@@ -125,13 +125,16 @@ static int run(int argc, char **argv)
     int ex = erg_cli_meter_open(backends, &m);
     if (ex)
         return ex;
-    if (probe)
-        erg_meter_probe_liveness(m, 0.05, NULL);
+    erg_diag d;
+    erg_diag_clear(&d);
+    if (probe && erg_meter_probe_liveness(m, 0.05, &d) != ERG_OK) /* out of memory */
+        fprintf(stderr, "erg: warning: liveness not probed: %s\n", d.detail);
     int hw = erg_cli_has_hardware(m);
     int est = 0;
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info ch;
-        erg_meter_channel_info(m, i, &ch);
+        if (erg_meter_channel_info(m, i, &ch) != ERG_OK)
+            continue; /* i < the channel count: cannot fail; likewise below */
         est |= ch.usable && ch.kind == ERG_KIND_ESTIMATE;
     }
     /* say where figures come from only as far as it is true: the estimator may be excluded */
@@ -145,8 +148,8 @@ static int run(int argc, char **argv)
     char lacking[512] = "";
     for (size_t i = 0, n = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info ch;
-        erg_meter_channel_info(m, i, &ch);
-        if (ch.usable || ch.deduplicated || ch.kind == ERG_KIND_ESTIMATE ||
+        if (erg_meter_channel_info(m, i, &ch) != ERG_OK || ch.usable || ch.deduplicated ||
+            ch.kind == ERG_KIND_ESTIMATE ||
             !(ch.domain == ERG_DOMAIN_PACKAGE || ch.domain == ERG_DOMAIN_DRAM) ||
             strncmp(ch.reason, "permission denied", 17) != 0)
             continue;
@@ -160,14 +163,16 @@ static int run(int argc, char **argv)
         json_object_set_new(root, "erg", json_string("meters/1"));
         for (size_t i = 0; i < erg_meter_backend_count(m); i++) {
             erg_backend_info b;
-            erg_meter_backend_info(m, i, &b);
+            if (erg_meter_backend_info(m, i, &b) != ERG_OK)
+                continue;
             json_array_append_new(ba,
                                   json_pack("{s:s, s:s, s:s}", "name", b.name, "state",
                                             erg_backend_state_name(b.state), "reason", b.reason));
         }
         for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
             erg_channel_info ci;
-            erg_meter_channel_info(m, i, &ci);
+            if (erg_meter_channel_info(m, i, &ci) != ERG_OK)
+                continue;
             json_t *o = json_object();
             json_object_set_new(o, "id", json_string(ci.id));
             json_object_set_new(o, "backend", json_string(ci.backend));
@@ -185,9 +190,8 @@ static int run(int argc, char **argv)
             json_object_set_new(o, "wrap_j", erg_cli_num(ci.wrap_j)); /* null: unknown */
             json_object_set_new(o, "min_interval_s", json_real(ci.min_interval_s));
             json_object_set_new(o, "deduplicated", json_boolean(ci.deduplicated));
-            if (ci.parent >= 0) {
-                erg_channel_info p;
-                erg_meter_channel_info(m, (size_t)ci.parent, &p);
+            erg_channel_info p;
+            if (ci.parent >= 0 && erg_meter_channel_info(m, (size_t)ci.parent, &p) == ERG_OK) {
                 json_object_set_new(o, "parent", json_string(p.id));
             } else {
                 json_object_set_new(o, "parent", json_null());
@@ -212,14 +216,16 @@ static int run(int argc, char **argv)
     printf("Backends:\n");
     for (size_t i = 0; i < erg_meter_backend_count(m); i++) {
         erg_backend_info b;
-        erg_meter_backend_info(m, i, &b);
+        if (erg_meter_backend_info(m, i, &b) != ERG_OK)
+            continue;
         printf("  %-11s %-8s %s\n", b.name, erg_backend_state_name(b.state), b.reason);
     }
     printf("\nChannels:\n  %-34s %-8s %-12s %-12s %-5s %-11s %s\n", "id", "domain", "device",
            "grade", "live", "resolution", "notes");
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info ci;
-        erg_meter_channel_info(m, i, &ci);
+        if (erg_meter_channel_info(m, i, &ci) != ERG_OK)
+            continue;
         char res[32];
         snprintf(res, sizeof res, "%.3g J", ci.resolution_j);
         const char *live = !ci.usable ? "no" : ci.live < 0 ? "?" : ci.live ? "yes" : "no";

@@ -60,8 +60,12 @@ static void held_out(const erg_op_model *m, erg_op op, const erg_op_prediction *
                      double *e_pct)
 {
     erg_op_validation v, avg;
-    erg_op_model_validation(m, op, p->regime, &v);
-    erg_op_model_validation(m, op, ERG_OP_MAX_REGIMES, &avg);
+    /* no validation row (ERG_EINVAL: op or regime unknown to m) is no held-out figure */
+    if (erg_op_model_validation(m, op, p->regime, &v) != ERG_OK)
+        v.time_mape_pct = v.energy_mape_pct = v.roof_time_mape_pct = v.roof_energy_mape_pct = NAN;
+    if (erg_op_model_validation(m, op, ERG_OP_MAX_REGIMES, &avg) != ERG_OK)
+        avg.time_mape_pct = avg.energy_mape_pct = avg.roof_time_mape_pct =
+            avg.roof_energy_mape_pct = NAN;
     int roof = p->method == ERG_PREDICT_ROOFLINE;
     double t = roof ? v.roof_time_mape_pct : v.time_mape_pct;
     double e = roof ? v.roof_energy_mape_pct : v.energy_mape_pct;
@@ -80,8 +84,7 @@ static void no_model_hint(const char *kind, const char *desc)
     size_t rows = 0;
     erg_profile_options po;
     erg_profile_options_init(&po);
-    int len = erg_profile_default_grid(ERG_TARGET_CPU, grid, sizeof grid);
-    if (len > 0 && (size_t)len < sizeof grid) {
+    if (erg_profile_default_grid(ERG_TARGET_CPU, grid, &(size_t){sizeof grid}) == ERG_OK) {
         erg_op_sample *s = NULL;
         if (erg_ops_csv_read(grid, 1, &s, &rows, NULL) != ERG_OK)
             rows = 0;
@@ -215,7 +218,11 @@ static int run(int argc, char **argv)
     char kind[128], desc[256], path[1024];
     erg_target_identity(kind, sizeof kind, desc, sizeof desc);
     if (!model_path) {
-        erg_op_model_default_path(kind, path, sizeof path);
+        if (erg_op_model_default_path(kind, path, &(size_t){sizeof path}) != ERG_OK) {
+            fprintf(stderr, "erg predict: no default model path for '%s' (too long): give --model\n",
+                    kind);
+            return ERG_EXIT_USAGE;
+        }
         model_path = path;
     }
     erg_op_model *m = NULL;

@@ -340,7 +340,10 @@ static int run(int argc, char **argv)
         return erg_cli_fail(&diag, rc);
     }
     if (!grid_path) {
-        erg_profile_default_grid(o.target, grid_buf, sizeof grid_buf);
+        if (erg_profile_default_grid(o.target, grid_buf, &(size_t){sizeof grid_buf}) != ERG_OK) {
+            fprintf(stderr, "erg profile: no default grid path (too long): give --grid\n");
+            return ERG_EXIT_USAGE;
+        }
         grid_path = grid_buf;
     }
     erg_op_sample *grid = NULL;
@@ -378,14 +381,15 @@ static int run(int argc, char **argv)
             return ex;
         }
         if (erg_meter_sampler_start(meter, 0.1) != ERG_OK ||
-            erg_monitor_open(meter, &mon, &diag) != ERG_OK) {
+            erg_monitor_open(meter, &mon, &diag) != ERG_OK ||
+            erg_profile_energy_monitor(mon, &ew) != ERG_OK) {
+            erg_monitor_close(mon);
             erg_meter_close(meter);
             free(dims);
             free(out);
             fprintf(stderr, "erg: cannot start the meter's sampler or monitor\n");
             return ERG_EXIT_NOMETER;
         }
-        erg_profile_energy_monitor(mon, &ew);
         o.energy = &ew;
     }
     size_t done = 0;

@@ -191,10 +191,11 @@ static int run(int argc, char **argv)
         struct timespec ts = {(time_t)eo.interval_s,
                               (long)((eo.interval_s - floor(eo.interval_s)) * 1e9)};
         nanosleep(&ts, NULL);
-        erg_exporter_sample(e);
         char *text = NULL;
         size_t len = 0;
-        rc = erg_exporter_render(e, NAN, &text, &len) == ERG_OK ? ERG_EXIT_OK : ERG_EXIT_USAGE;
+        rc = erg_exporter_sample(e) == ERG_OK && erg_exporter_render(e, NAN, &text, &len) == ERG_OK
+                 ? ERG_EXIT_OK
+                 : ERG_EXIT_USAGE;
         if (text)
             fwrite(text, 1, len, stdout);
         free(text);
@@ -203,7 +204,13 @@ static int run(int argc, char **argv)
         return rc;
     }
     /* the meter's own sampler keeps every counter polled faster than it could wrap */
-    erg_meter_sampler_start(m, eo.interval_s);
+    if (erg_meter_sampler_start(m, eo.interval_s) != ERG_OK) {
+        erg_exporter_free(e);
+        erg_meter_close(m);
+        free(token);
+        fprintf(stderr, "erg: cannot start the meter's sampler thread\n");
+        return ERG_EXIT_NOMETER;
+    }
     erg_http *h = NULL;
     st = erg_http_start(e, listen_addr, token, &h, &d);
     if (st != ERG_OK) {

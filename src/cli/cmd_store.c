@@ -144,7 +144,7 @@ static int run_store(int argc, char **argv)
     const char *action = argv[optind++];
     char defpath[1024];
     if (!path) {
-        if (erg_store_default_path(defpath, sizeof defpath) != ERG_OK)
+        if (erg_store_default_path(defpath, &(size_t){sizeof defpath}) != ERG_OK)
             return erg_cli_usage("store", "no store path: give --store or set ERG_STORE");
         path = defpath;
     }
@@ -188,8 +188,8 @@ static int run_store(int argc, char **argv)
             rc = erg_store_put_context(st, &sigs[i], &d);
         if (rc == ERG_OK)
             rc = erg_store_end(st, 1, &d);
-        else
-            erg_store_end(st, 0, NULL);
+        else if (erg_store_end(st, 0, NULL) != ERG_OK) /* closing rolls back as well */
+            fprintf(stderr, "erg: warning: the rollback failed; closing the store undoes it\n");
         erg_store_close(st);
         free(sigs);
         if (rc != ERG_OK)

@@ -231,6 +231,14 @@ static json_t *acc_json(const erg_accuracy *a)
     return o;
 }
 
+/* Held-out accuracy of block b in phase, or an empty row (n = 0) when b was not fitted. */
+static erg_accuracy accuracy_or_empty(const erg_block_model *m, erg_block b, int phase)
+{
+    erg_accuracy a;
+    if (erg_block_model_accuracy(m, b, phase, &a) != ERG_OK)
+        memset(&a, 0, sizeof a);
+    return a;
+}
 int erg_cli_fit_blocks(int argc, char **argv)
 {
     struct opts o;
@@ -280,11 +288,11 @@ int erg_cli_fit_blocks(int argc, char **argv)
     static const double t5[3][4] = {{4.063, 0.9998, 4.612, 0.9998},
                                     {5.168, 0.9946, 6.333, 0.9951},
                                     {4.616, 0.9972, 5.473, 0.9975}};
-    erg_accuracy att[2] = {{0}}, ffn[2] = {{0}}, avg;
-    erg_block_model_accuracy(m, ERG_BLOCK_ATTENTION, ERG_PHASE_PREFILL, &att[0]);
-    erg_block_model_accuracy(m, ERG_BLOCK_ATTENTION, ERG_PHASE_DECODE, &att[1]);
-    erg_block_model_accuracy(m, ERG_BLOCK_FFN, -1, &ffn[0]);
-    erg_block_model_accuracy(m, ERG_BLOCK_MOE, -1, &ffn[1]);
+    erg_accuracy att[2], ffn[2], avg;
+    att[0] = accuracy_or_empty(m, ERG_BLOCK_ATTENTION, ERG_PHASE_PREFILL);
+    att[1] = accuracy_or_empty(m, ERG_BLOCK_ATTENTION, ERG_PHASE_DECODE);
+    ffn[0] = accuracy_or_empty(m, ERG_BLOCK_FFN, -1);
+    ffn[1] = accuracy_or_empty(m, ERG_BLOCK_MOE, -1);
     if (o.json) {
         json_t *r = json_object(), *b = json_object();
         json_object_set_new(r, "erg", json_string("fit-report/1"));

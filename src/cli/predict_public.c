@@ -316,8 +316,8 @@ static int target_dir(const char *name, char *buf, size_t size)
     }
     char path[1024], kind[300];
     snprintf(kind, sizeof kind, "%.250s/ops", name); /* models/<NAME>/ops.json */
-    int len = erg_op_model_default_path(kind, path, sizeof path);
-    if (len < 0 || (size_t)len >= sizeof path || len < 9)
+    size_t len = sizeof path;
+    if (erg_op_model_default_path(kind, path, &len) != ERG_OK || len < 9)
         return -1;
     path[len - 9] = '\0'; /* strip "/ops.json": models/<NAME> */
     snprintf(buf, size, "%s", path);

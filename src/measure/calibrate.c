@@ -8,6 +8,7 @@
 #include "erg/stats.h"
 
 #include "core/json.h"
+#include "core/path.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -90,15 +91,20 @@ static void sampler_free(struct sampler *s)
     free(s->r);
 }
 
-/* One window: sleep, snapshot, diff against the previous end. */
-static void sampler_next(struct sampler *s, double window_s)
+/* One window: sleep, snapshot, diff against the previous end. Returns the meter's status
+ * (ERG_EINVAL only when the snapshots are not this meter's: a bug, reported rather than hidden). */
+static int sampler_next(struct sampler *s, double window_s)
 {
     sleep_s(window_s);
-    erg_meter_snapshot_take(s->m, s->b);
-    erg_meter_diff(s->m, s->a, s->b, 0.0, s->r);
+    int rc = erg_meter_snapshot_take(s->m, s->b);
+    if (rc == ERG_OK)
+        rc = erg_meter_diff(s->m, s->a, s->b, 0.0, s->r);
+    if (rc != ERG_OK)
+        return rc;
     erg_meter_snapshot *t = s->a;
     s->a = s->b;
     s->b = t;
+    return ERG_OK;
 }
 
 int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **outp,
@@ -137,7 +143,14 @@ int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
     size_t k = (size_t)(duration_s / window_s);
     double t0 = mono_s();
     for (size_t w = 0; w < k; w++) {
-        sampler_next(&s, window_s);
+        int rc = sampler_next(&s, window_s);
+        if (rc != ERG_OK) {
+            sampler_free(&s);
+            free(run);
+            free(in_total);
+            erg_calibration_free(out);
+            return erg_diag_set(diag, rc, NULL, "calibration: reading the meter failed");
+        }
         for (size_t i = 0; i < nch; i++) {
             const erg_channel_reading *r = &s.r->channels[i];
             if (r->state != ERG_READING_OK || !(s.r->time_s > 0))
@@ -163,7 +176,8 @@ int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
         if (run[i].n < 2)
             continue;
         erg_channel_info info;
-        erg_meter_channel_info(m, i, &info);
+        if (erg_meter_channel_info(m, i, &info) != ERG_OK)
+            continue; /* i < the meter's channel count: cannot fail */
         erg_calibration_channel *c = &out->channels[out->n_channels++];
         snprintf(c->id, sizeof c->id, "%s", info.id);
         c->domain = info.domain;
@@ -256,15 +270,9 @@ int erg_calibration_describe(const erg_calibration *cal, char *buf, size_t size)
     return (int)used;
 }
 
-int erg_calibration_default_path(char *buf, size_t size)
+int erg_calibration_default_path(char *buf, size_t *size)
 {
-    const char *x = getenv("XDG_CACHE_HOME");
-    if (x && *x)
-        return snprintf(buf, size, "%s/erg/calibration.json", x);
-    const char *h = getenv("HOME");
-    if (h && *h)
-        return snprintf(buf, size, "%s/.cache/erg/calibration.json", h);
-    return -1;
+    return erg__xdg_path("XDG_CACHE_HOME", "erg/calibration.json", buf, size);
 }
 
 static json_t *cal_flags_json(unsigned flags)
@@ -446,8 +454,9 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < nch; i++) {
         erg_channel_info info;
-        erg_meter_channel_info(m, i, &info);
         cal_idx[i] = -1;
+        if (erg_meter_channel_info(m, i, &info) != ERG_OK)
+            continue; /* i < the meter's channel count: cannot fail */
         for (size_t k = 0; k < cal->n_channels; k++)
             if (strcmp(cal->channels[k].id, info.id) == 0)
                 cal_idx[i] = (int)k;
@@ -479,7 +488,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
         double f = erg_f_quantile(0.95, (double)(o->n_samples - 1), df2);
         double lim = cc->cv * sqrt(f);
         erg_channel_info info;
-        erg_meter_channel_info(m, i, &info);
+        if (erg_meter_channel_info(m, i, &info) != ERG_OK)
+            memset(&info, 0, sizeof info); /* i < the channel count: cannot fail */
         if (info.resolution_j > 0 && cc->idle_power_w > 0) {
             double floor_cv = info.resolution_j / (sample_s * cc->idle_power_w);
             if (!(lim >= floor_cv))
@@ -493,7 +503,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
     {
         erg_temperature t[32];
         size_t nt = 0;
-        erg_meter_temperatures(m, t, 32, &nt);
+        if (erg_meter_temperatures(m, t, 32, &nt) != ERG_OK)
+            nt = 0; /* only ERG_EINVAL (m NULL), ruled out above */
         out->estimator_only = n_compared > 0 && n_estimator == n_compared && nt == 0;
     }
     {
@@ -516,7 +527,13 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
     int rc = ERG_OK;
     double t0 = mono_s();
     for (;;) {
-        sampler_next(&s, sample_s);
+        rc = sampler_next(&s, sample_s);
+        if (rc != ERG_OK) {
+            snprintf(out->reason, sizeof out->reason, "reading the meter failed: %s",
+                     erg_strerror(rc));
+            erg_diag_set(diag, rc, NULL, "wait_stable: %s", out->reason);
+            break;
+        }
         char why[ERG_METER_REASON_MAX] = "";
         for (size_t i = 0; i < nch; i++) {
             const erg_channel_reading *r = &s.r->channels[i];
@@ -553,7 +570,8 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
         }
         erg_temperature t[32];
         size_t nt = 0;
-        erg_meter_temperatures(m, t, 32, &nt);
+        if (erg_meter_temperatures(m, t, 32, &nt) != ERG_OK)
+            nt = 0; /* only ERG_EINVAL (m NULL), ruled out above: no temperature to judge */
         for (size_t k = 0; k < nt && ok; k++) {
             double lim = t[k].is_gpu ? o->gpu_max_c : o->cpu_max_c;
             if (t[k].temp_c > lim) {

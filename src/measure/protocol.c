@@ -390,9 +390,13 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         } while (reps < o->max_repetitions && mono_s() - w0 < o->min_window_s);
         int ended = 0;
         if (began) {
-            if (stop)
-                erg_window_cancel(mon, "run");
-            else
+            if (stop) {
+                rc = erg_window_cancel(mon, "run"); /* began above: fails only on a bug */
+                if (rc != ERG_OK) {
+                    rc = erg_diag_set(diag, rc, NULL, "cannot cancel the run window");
+                    goto fail;
+                }
+            } else
                 ended = erg_window_end(mon, "run", o->extra_busy_s * (double)(reps ? reps : 1),
                                        cur, NULL) == ERG_OK;
         }
@@ -450,7 +454,11 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         rc = erg_summarize(ok, nok, o->baseline, o->calibration, o->baseline_w, &r->summary, diag);
         if (rc != ERG_OK)
             goto fail;
-        erg_summary_set_floors(r->summary, m);
+        rc = erg_summary_set_floors(r->summary, m);
+        if (rc != ERG_OK) {
+            rc = erg_diag_set(diag, rc, NULL, "cannot set the summary's floors");
+            goto fail;
+        }
         double *u = malloc(3 * nok * sizeof *u);
         if (u) {
             size_t j = 0;

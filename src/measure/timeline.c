@@ -68,9 +68,8 @@ static void *loop(void *arg)
     struct erg_timeline *t = arg;
     erg_meter_snapshot *a = erg_meter_snapshot_new(t->m), *b = erg_meter_snapshot_new(t->m);
     erg_measurement *r = malloc(sizeof *r);
-    if (!a || !b || !r)
-        goto out;
-    erg_meter_snapshot_take(t->m, a);
+    if (!a || !b || !r || erg_meter_snapshot_take(t->m, a) != ERG_OK)
+        goto out; /* no timeline rows: the run's figures do not depend on them */
     pthread_mutex_lock(&t->mu);
     for (;;) {
         struct timespec until;

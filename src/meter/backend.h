@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fsroot.h"
 #include "erg/meter.h"
 
 #pragma GCC visibility push(hidden)
@@ -88,18 +89,7 @@ int erg__env_open_dev(const struct erg__env *env, const char *rel);
 int erg__env_readlink(const struct erg__env *env, const char *rel, char *buf, size_t size);
 /* strerror for an open made by erg__env_open: EINVAL "not a regular file ...", EXDEV "outside". */
 const char *erg__open_error(int e);
-/* openat of rel resolved inside the directory rootfd: openat2 RESOLVE_IN_ROOT, else a component
- * walk with O_NOFOLLOW (symlinks followed by hand, absolute ones from the root, ".." above the
- * root refused with EXDEV). What the default seam's openat does. */
-int erg__open_in_root(int rootfd, const char *rel, int flags);
-/* The walk alone (tests check it where openat2 exists too). */
-int erg__open_in_root_walk(int rootfd, const char *rel, int flags);
-/* 1 when the process runs with elevated privilege (getauxval(AT_SECURE): setuid, setgid, file
- * capabilities); erg__secure_for_tests >= 0 overrides it (tests). */
-int erg__secure(void);
-extern int erg__secure_for_tests;
-/* getenv, but NULL under elevated privilege (secure_getenv's rule). */
-const char *erg__getenv(const char *name);
+/* erg__open_in_root, erg__secure, erg__getenv: core/fsroot.h (the one root-fd seam). */
 /* Full path for messages: root + "/" + rel. */
 void erg__env_path(const struct erg__env *env, const char *rel, char *buf, size_t size);
 /* pread the whole small attribute at offset 0 into buf (NUL-terminated, trailing space

@@ -1227,7 +1227,9 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
         free(b);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
-    erg_meter_snapshot_take(m, a);
+    int rc = erg_meter_snapshot_take(m, a);
+    if (rc != ERG_OK)
+        goto out;
     /* spin until this thread has used busy_s of CPU time (on a loaded machine that takes longer
      * than busy_s of wall time), giving up after 20·busy_s of wall time */
     struct timespec c0, c1, w0, w1;
@@ -1243,7 +1245,9 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
              (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9 <
                  20 * busy_s);
     (void)sink;
-    erg_meter_snapshot_take(m, b);
+    rc = erg_meter_snapshot_take(m, b);
+    if (rc != ERG_OK)
+        goto out;
     double cpu_s = (double)(b->cpu_ns - a->cpu_ns) * 1e-9;
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < m->n_ch; i++) {
@@ -1263,8 +1267,11 @@ int erg_meter_probe_liveness(erg_meter *m, double busy_s, erg_diag *diag)
         }
     }
     pthread_mutex_unlock(&m->mu);
+out:
     free(a);
     free(b);
+    if (rc != ERG_OK)
+        return erg_diag_set(diag, rc, NULL, "liveness probe: cannot read the meter");
     return ERG_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/path.h"
 #include "predict/model.h"
 
 #ifndef ERG_PREDICT_SOURCE_DATA_DIR
@@ -26,20 +27,21 @@ static int readable(const char *path)
 }
 
 /* path, without "bin/.." and links, into buf */
-static int found(const char *path, char *buf, size_t size)
+static int found(const char *path, char *buf, size_t *size)
 {
     char real[PATH_MAX];
-    return snprintf(buf, size, "%s", realpath(path, real) ? real : path);
+    return erg__path_put(buf, size, "%s", realpath(path, real) ? real : path);
 }
 
-int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf, size_t size)
+int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf,
+                   size_t *size)
 {
     const char *dir = getenv(env_dir);
     if (dir && *dir) /* the folder itself, as named: no fallback */
-        return snprintf(buf, size, "%s/%s", dir, file);
+        return erg__path_put(buf, size, "%s/%s", dir, file);
     dir = getenv("ERG_DATA_DIR");
     if (dir && *dir)
-        return snprintf(buf, size, "%s/%s/%s", dir, sub, file);
+        return erg__path_put(buf, size, "%s/%s/%s", dir, sub, file);
     char cand[PATH_MAX + 64];
     /* An installed erg, wherever the prefix was moved to (cmake --install --prefix, DESTDIR):
      * <bindir>/<relative path to datadir>/erg, from the running program's directory. */
@@ -62,5 +64,5 @@ int erg__data_path(const char *sub, const char *env_dir, const char *file, char 
     if (readable(cand))
         return found(cand, buf, size);
     /* none exists: name where an installed erg keeps it */
-    return snprintf(buf, size, "%s/%s/%s", ERG_PREDICT_INSTALL_DATA_DIR, sub, file);
+    return erg__path_put(buf, size, "%s/%s/%s", ERG_PREDICT_INSTALL_DATA_DIR, sub, file);
 }

@@ -570,10 +570,10 @@ fail_model:
     return rc;
 }
 
-int erg_op_model_default_path(const char *kind, char *buf, size_t size)
+int erg_op_model_default_path(const char *kind, char *buf, size_t *size)
 {
     char file[256];
-    if (snprintf(file, sizeof file, "%s.json", kind) >= (int)sizeof file)
-        return -1;
+    if (!kind || snprintf(file, sizeof file, "%s.json", kind) >= (int)sizeof file)
+        return ERG_EINVAL;
     return erg__data_path("models", "ERG_MODEL_DIR", file, buf, size);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The op profiler: HYMELL Section 5.1's protocol on the CPU. */
-#define _GNU_SOURCE 1 /* secure_getenv */
+#define _GNU_SOURCE 1
 #include "erg/predict.h"
 
 #include <ctype.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/fsroot.h"
 #include "core/file.h"
 #include "predict/kernels.h"
 #include "predict/model.h"
@@ -466,14 +467,12 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
 
 void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size)
 {
-    /* not taken from the environment under elevated privilege (AT_SECURE), as the meter does */
-    const char *root = secure_getenv("ERG_ROOT");
-    char path[512];
-    snprintf(path, sizeof path, "%s/proc/cpuinfo", root && *root ? root : "");
+    /* through the meter's root-fd seam: resolved inside $ERG_ROOT (not taken under elevated
+     * privilege), only a regular file read */
     char model[128] = "unknown";
     char *buf;
     size_t len;
-    if (erg__read_file(path, &buf, &len, NULL) == ERG_OK) {
+    if (erg__fsroot_read(NULL, "proc/cpuinfo", 1u << 20, &buf, &len) == 0) {
         char *p = strstr(buf, "model name");
         if (p && (p = strchr(p, ':'))) {
             p++;
@@ -509,7 +508,7 @@ void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_s
     snprintf(desc, desc_size, "%s; OpenBLAS %s core %s", model, ver, core);
 }
 
-int erg_profile_default_grid(erg_target target, char *buf, size_t size)
+int erg_profile_default_grid(erg_target target, char *buf, size_t *size)
 {
     return erg__data_path("grids", "ERG_GRID_DIR",
                           target == ERG_TARGET_CUDA ? "cuda.csv" : "cpu.csv", buf, size);

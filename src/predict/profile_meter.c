@@ -17,9 +17,10 @@ static int mon_end(void *ud, double elapsed_s, double *energy_j, erg_grade *grad
 {
     (void)elapsed_s;                        /* the meter keeps its own clock */
     erg_measurement *r = malloc(sizeof *r); /* per-channel readings: too big for the stack */
-    if (!r) {
-        erg_window_cancel(ud, window_name);
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    if (!r) { /* drop the window: it fails only when none is open, and ENOMEM is what to say */
+        int cancel_rc = erg_window_cancel(ud, window_name);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory%s",
+                            cancel_rc == ERG_OK ? "" : " (no profiling window was open)");
     }
     int rc = erg_window_end(ud, window_name, 0, r, diag);
     if (rc == ERG_OK && !isfinite(r->total_energy_j))

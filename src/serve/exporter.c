@@ -193,7 +193,8 @@ int erg_exporter_new(erg_meter *meter, const erg_exporter_options *o, erg_export
         goto nomem;
     for (size_t i = 0; i < e->n; i++) {
         chan_acc *c = &e->ch[i];
-        erg_meter_channel_info(meter, i, &c->info);
+        if (erg_meter_channel_info(meter, i, &c->info) != ERG_OK)
+            c->info.usable = 0; /* i < the channel count: cannot fail; no info, declined */
         c->scope = scope_of(&c->info);
         c->power_w = NAN;
         c->last_state = c->info.usable ? ERG_READING_NO_DATA : ERG_READING_DECLINED;
@@ -532,7 +533,11 @@ static void *sampler(void *arg)
             pthread_mutex_unlock(&e->lock);
             next = now;
         }
-        erg_exporter_sample(e);
+        if (erg_exporter_sample(e) != ERG_OK) { /* out of memory rendering: a missed sample */
+            pthread_mutex_lock(&e->lock);
+            e->missed++;
+            pthread_mutex_unlock(&e->lock);
+        }
         pthread_mutex_lock(&e->stop_lock);
     }
     pthread_mutex_unlock(&e->stop_lock);

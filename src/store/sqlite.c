@@ -6,6 +6,7 @@
 #include "calculus/context_json.h"
 #include "calculus/sig_json.h"
 #include "core/json.h"
+#include "core/path.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,19 +34,12 @@ struct erg_store {
     int depth; /* 1 inside erg_store_begin .. erg_store_end */
 };
 
-int erg_store_default_path(char *buf, size_t size)
+int erg_store_default_path(char *buf, size_t *size)
 {
     const char *e = getenv("ERG_STORE");
-    int n;
     if (e && e[0])
-        n = snprintf(buf, size, "%s", e);
-    else if ((e = getenv("XDG_DATA_HOME")) && e[0])
-        n = snprintf(buf, size, "%s/erg/signatures.db", e);
-    else if ((e = getenv("HOME")) && e[0])
-        n = snprintf(buf, size, "%s/.local/share/erg/signatures.db", e);
-    else
-        return ERG_ENOENT;
-    return n < 0 || (size_t)n >= size ? ERG_ERANGE : ERG_OK;
+        return erg__path_put(buf, size, "%s", e);
+    return erg__xdg_path("XDG_DATA_HOME", "erg/signatures.db", buf, size);
 }
 
 static int db_fail(erg_store *st, erg_diag *diag, const char *what)
@@ -601,7 +595,8 @@ int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
     if (ud)
         return erg_store_get((erg_store *)ud, name, out, diag);
     char db[4096];
-    if (erg_store_default_path(db, sizeof db) != ERG_OK)
+    size_t db_size = sizeof db;
+    if (erg_store_default_path(db, &db_size) != ERG_OK)
         return erg_diag_set(diag, ERG_ENOENT, name,
                             "no such file, and no signature store (set ERG_STORE)");
     erg_store *store = NULL;

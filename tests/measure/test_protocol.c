@@ -205,7 +205,7 @@ static void one_run_has_unknown_variance_and_a_floor(void **state)
     assert_int_equal(erg_protocol_signature(r, "one", &sig, NULL, NULL), ERG_OK);
     /* the floor: u = 1 µJ + 50 W × update period, var = u²/6 */
     erg_channel_info ci;
-    erg_meter_channel_info(m, 0, &ci);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &ci));
     double u = ci.resolution_j + 50.0 * ci.min_interval_s;
     erg_assert_rel(sig.energy_var_j2, u * u / 6.0, 1e-6);
     erg_assert_rel(sig.time_var_s2, ci.min_interval_s * ci.min_interval_s / 6.0, 1e-6);

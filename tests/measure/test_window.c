@@ -96,14 +96,14 @@ static void estimator_is_the_labelled_last_resort(void **state)
     fake_proc_stat(root, 1000, 1000);
     erg_meter *m = open_meter(NULL); /* every backend: only the estimator finds anything */
     erg_monitor *mon;
-    erg_monitor_open(m, &mon, NULL);
+    erg_assert_ok(erg_monitor_open(m, &mon, NULL));
     fake_proc_stat(root, 1100, 1100);
-    erg_window_begin(mon, "w", NULL);
+    erg_assert_ok(erg_window_begin(mon, "w", NULL));
     /* 75 % busy over 2 s: P = 10 + (65 − 10)·0.75 = 51.25 W, E = 102.5 J */
     fake_proc_stat(root, 1100 + 300, 1100 + 100);
     fake_now_ns += 2000000000u;
     erg_measurement r;
-    erg_window_end(mon, "w", 0, &r, NULL);
+    erg_assert_ok(erg_window_end(mon, "w", 0, &r, NULL));
     const erg_channel_reading *e = chan(&r, "estimator:cpu");
     assert_int_equal(e->state, ERG_READING_OK);
     assert_int_equal(e->grade, ERG_GRADE_ESTIMATOR);
@@ -123,19 +123,19 @@ static void estimator_yields_to_a_live_counter(void **state)
     pkg(0);
     erg_meter *m = open_meter("rapl-sysfs,estimator");
     erg_monitor *mon;
-    erg_monitor_open(m, &mon, NULL);
-    erg_window_begin(mon, "w", NULL);
+    erg_assert_ok(erg_monitor_open(m, &mon, NULL));
+    erg_assert_ok(erg_window_begin(mon, "w", NULL));
     fake_now_ns += 1000000000u;
     pkg(20000000);
     erg_measurement r;
-    erg_window_end(mon, "w", 0, &r, NULL);
+    erg_assert_ok(erg_window_end(mon, "w", 0, &r, NULL));
     erg_assert_near(r.total_energy_j, 20.0, 1e-9);
     assert_int_equal(r.n_total, 1);
     assert_int_equal(chan(&r, "estimator:cpu")->in_total, 0);
     /* the counter freezes under load: the total falls back to the estimator, labelled */
-    erg_window_begin(mon, "w", NULL);
+    erg_assert_ok(erg_window_begin(mon, "w", NULL));
     fake_now_ns += 1000000000u;
-    erg_window_end(mon, "w", 0.5, &r, NULL);
+    erg_assert_ok(erg_window_end(mon, "w", 0.5, &r, NULL));
     assert_int_equal(chan(&r, "rapl-sysfs:package-0")->state, ERG_READING_NOT_LIVE);
     assert_int_equal(chan(&r, "estimator:cpu")->in_total, 1);
     assert_int_equal(r.total_grade, ERG_GRADE_ESTIMATOR);
@@ -219,8 +219,8 @@ static void summary_gross_baseline_net_and_signature(void **state)
     /* M1: var_E below s²·var_T is raised and said */
     runs[0].total_energy_j = runs[1].total_energy_j = runs[2].total_energy_j = 50.0;
     erg_summary_free(s);
-    erg_summarize(runs, 3, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL);
-    erg_summary_signature(s, NULL, NULL, &sig, &raised, NULL);
+    erg_assert_ok(erg_summarize(runs, 3, ERG_BASELINE_CALIBRATED, &cal, 0, &s, NULL));
+    erg_assert_ok(erg_summary_signature(s, NULL, NULL, &sig, &raised, NULL));
     assert_int_equal(raised, 1);
     erg_assert_near(sig.energy_var_j2, 100.0, 1e-9);
     erg_summary_free(s);

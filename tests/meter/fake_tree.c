@@ -187,8 +187,7 @@ int fake_find(const erg_meter *m, const char *id)
 {
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info c;
-        erg_meter_channel_info(m, i, &c);
-        if (strcmp(c.id, id) == 0)
+        if (erg_meter_channel_info(m, i, &c) == ERG_OK && strcmp(c.id, id) == 0)
             return (int)i;
     }
     return -1;

@@ -27,6 +27,9 @@ static void doc_block_runs(void **state)
         assert_true(r.total_energy_j >= 0.0);
         assert_int_equal(r.total_grade, ERG_GRADE_ESTIMATOR);
     }
+    return;
+fail: /* the block's error path: every call it makes is checked */
+    fail_msg("%s: %s (status %d)", diag.where, diag.detail, diag.status);
 }
 
 int main(void)

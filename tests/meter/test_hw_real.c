@@ -18,11 +18,16 @@ int main(void)
         printf("skipped: no meter: %s %s\n", d.where, d.detail);
         return 77;
     }
-    erg_meter_probe_liveness(m, 0.05, NULL);
+    if (erg_meter_probe_liveness(m, 0.05, &d) != ERG_OK) {
+        printf("FAIL: liveness probe: %s %s\n", d.where, d.detail);
+        erg_meter_close(m);
+        return 1;
+    }
     int hw = 0;
     for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
         erg_channel_info c;
-        erg_meter_channel_info(m, i, &c);
+        if (erg_meter_channel_info(m, i, &c) != ERG_OK)
+            continue; /* i < the channel count: cannot fail */
         printf("%-36s %-12s usable=%d live=%d %s\n", c.id, erg_grade_name(c.grade), c.usable,
                c.live, c.reason);
         hw += c.usable && c.grade != ERG_GRADE_ESTIMATOR;
@@ -32,10 +37,13 @@ int main(void)
         erg_meter_close(m);
         return 77;
     }
-    erg_meter_sampler_start(m, 0.05);
     erg_monitor *mon;
-    erg_monitor_open(m, &mon, NULL);
-    erg_window_begin(mon, "burn", NULL);
+    if (erg_meter_sampler_start(m, 0.05) != ERG_OK || erg_monitor_open(m, &mon, &d) != ERG_OK ||
+        erg_window_begin(mon, "burn", &d) != ERG_OK) {
+        printf("FAIL: cannot open a window: %s %s\n", d.where, d.detail);
+        erg_meter_close(m);
+        return 1;
+    }
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     volatile double x = 0;
@@ -45,7 +53,12 @@ int main(void)
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
     erg_measurement r;
-    erg_window_end(mon, "burn", 0, &r, NULL);
+    if (erg_window_end(mon, "burn", 0, &r, &d) != ERG_OK) {
+        printf("FAIL: cannot end the window: %s %s\n", d.where, d.detail);
+        erg_monitor_close(mon);
+        erg_meter_close(m);
+        return 1;
+    }
     printf("burn checksum %g\n", (double)x);
     int bad = 0, good = 0;
     for (size_t i = 0; i < r.n_channels; i++) {

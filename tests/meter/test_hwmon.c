@@ -105,32 +105,32 @@ static void devices_found_by_name_link_and_label(void **state)
     erg_channel_info c;
     int i = fake_find(m, "hwmon:ina3221@1-0040/VDD_IN");
     assert_true(i >= 0);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_SYSTEM);
     assert_int_equal(c.grade, ERG_GRADE_MODEL_BASED);
     assert_int_equal(c.kind, ERG_KIND_POWER);
     i = fake_find(m, "hwmon:ina3221@1-0040/VDD_CPU_GPU_CV");
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_non_null(strstr(c.reason, "never added to the total"));
     i = fake_find(m, "hwmon:amdgpu@0000:03:00.0/power1");
     assert_true(i >= 0);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_GPU);
     erg_assert_near(c.min_interval_s, 1.0, 0); /* an average: not for sub-second windows */
     i = fake_find(m, "hwmon:amd_energy/Esocket0");
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
     assert_string_equal(c.device, "package-0");
     assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
     i = fake_find(m, "hwmon:amd_energy/Esocket1"); /* found past 137 per-core counters */
     assert_true(i >= 0);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_string_equal(c.device, "package-1");
     assert_int_equal(fake_find(m, "hwmon:amd_energy/Ecore000"), -1); /* per-core: not channels */
     size_t n1 = erg_meter_channel_count(m);
     char ids[16][ERG_METER_ID_MAX];
     for (size_t k = 0; k < n1 && k < 16; k++) {
-        erg_meter_channel_info(m, k, &c);
+        erg_assert_ok(erg_meter_channel_info(m, k, &c));
         strcpy(ids[k], c.id);
     }
     erg_meter_close(m);
@@ -141,7 +141,7 @@ static void devices_found_by_name_link_and_label(void **state)
     m = open_meter();
     assert_int_equal(erg_meter_channel_count(m), n1);
     for (size_t k = 0; k < n1 && k < 16; k++) {
-        erg_meter_channel_info(m, k, &c);
+        erg_assert_ok(erg_meter_channel_info(m, k, &c));
         assert_string_equal(c.id, ids[k]);
     }
     erg_meter_close(m);
@@ -154,15 +154,15 @@ static void power_integrated_with_hold_semantics(void **state)
     erg_meter *m = open_meter();
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
     fake_now_ns += 500000000u; /* 10 W held since the first reading */
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += 1000000000u;
     fake_write(root, "sys/class/hwmon/hwmon3/curr1_input", "4000\n"); /* now 20 W */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     fake_now_ns += 1000000000u;
     fake_write(root, "sys/class/hwmon/hwmon3/curr1_input", "1000\n"); /* 5 W from here */
-    erg_meter_snapshot_take(m, b);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
     erg_measurement r;
-    erg_meter_diff(m, a, b, 0, &r);
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
     int i = fake_find(m, "hwmon:ina3221@1-0040/VDD_IN");
     assert_int_equal(r.channels[i].state, ERG_READING_OK);
     /* 10 W held over the first second, 20 W over the second; the 5 W sample starts after */
@@ -175,29 +175,29 @@ static void power_integrated_with_hold_semantics(void **state)
     i = fake_find(m, "hwmon:amdgpu@0000:03:00.0/power1");
     erg_assert_near(r.channels[i].energy_j, 100.0, 1e-9);
     /* ... and refused below its 1 s averaging */
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += 300000000u;
-    erg_meter_snapshot_take(m, b);
-    erg_meter_diff(m, a, b, 0, &r);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
     assert_int_equal(r.channels[i].state, ERG_READING_BELOW_RESOLUTION);
     /* a reading that has not changed for over 10 s is flagged stale (still integrated) */
     int in = fake_find(m, "hwmon:ina3221@1-0040/VDD_IN");
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     for (int k = 0; k < 3; k++) {
         fake_now_ns += 6000000000u;
-        erg_meter_poll(m);
+        erg_assert_ok(erg_meter_poll(m));
     }
-    erg_meter_snapshot_take(m, b);
-    erg_meter_diff(m, a, b, 0, &r);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
     assert_int_equal(r.channels[in].state, ERG_READING_OK);
     assert_true(r.channels[in].flags & ERG_FLAG_STALE);
     erg_assert_near(r.channels[in].energy_j, 5.0 * 18, 1e-9); /* 5 W × 18 s */
     /* an impossible reading is discarded and flagged */
     fake_write(root, "sys/class/hwmon/hwmon0/power1_average", "9000000000000\n");
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += 2000000000u;
-    erg_meter_snapshot_take(m, b);
-    erg_meter_diff(m, a, b, 0, &r);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
     assert_int_equal(r.channels[i].state, ERG_READING_UNIT_SUSPECT);
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
@@ -263,11 +263,11 @@ static void grace_meter(int hwmon, const char *oem, unsigned long uw, int with_d
 static erg_measurement *window_of(erg_meter *m, double s)
 {
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += (uint64_t)(s * 1e9);
-    erg_meter_snapshot_take(m, b);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
     erg_measurement *r = malloc(sizeof *r);
-    erg_meter_diff(m, a, b, 0, r);
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, r));
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
     return r;
@@ -290,17 +290,17 @@ static void grace_hopper_module_holds_its_rails(void **state)
     erg_channel_info c;
     int mod0 = fake_find(m, "hwmon:power_meter/Module Power Socket 0");
     assert_true(mod0 >= 0);
-    erg_meter_channel_info(m, (size_t)mod0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)mod0, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_SYSTEM);
     assert_string_equal(c.device, "socket-0");
     assert_non_null(strstr(c.label, "GPU"));        /* the scope is stated */
     erg_assert_near(c.min_interval_s, 0.05, 1e-12); /* power1_average_interval, ms */
     int g1 = fake_find(m, "hwmon:power_meter/Grace Power Socket 1");
-    erg_meter_channel_info(m, (size_t)g1, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)g1, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
     assert_string_equal(c.device, "socket-1");
     int cpu1 = fake_find(m, "hwmon:power_meter/CPU Power Socket 1");
-    erg_meter_channel_info(m, (size_t)cpu1, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)cpu1, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_CORE);
     assert_int_equal(c.parent, g1); /* the CPU rail inside Grace */
     assert_non_null(strstr(c.reason, "never added"));
@@ -378,14 +378,14 @@ static void hwmon_channels_are_unique_complete_and_enabled(void **state)
     int p2 = fake_find(m, "hwmon:pmbus/PSU Input (power2)");
     assert_true(p1 >= 0 && p2 >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)p2, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)p2, &c));
     assert_int_equal(c.deduplicated, 0); /* two supplies: both kept */
     assert_true(fake_find(m, "hwmon:nct7802/energy1") >= 0);
     assert_int_equal(fake_find(m, "hwmon:nct7802/energy1_label"), -1);
     assert_int_equal(fake_find(m, "hwmon:nct7802/energy2"), -1); /* disabled */
     int sock = fake_find(m, "hwmon:zenergy/Esocket0");
     assert_true(sock >= 0);
-    erg_meter_channel_info(m, (size_t)sock, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)sock, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
     assert_string_equal(c.device, "package-0");
     assert_int_equal(fake_find(m, "hwmon:zenergy/Ecore000"), -1);
@@ -440,7 +440,7 @@ static void jetson_jetpack4_iio_rails(void **state)
     int gpu = fake_find(m, "hwmon:ina3221x@1-0040/POM_5V_GPU");
     assert_true(in >= 0 && gpu >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)gpu, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)gpu, &c));
     assert_non_null(strstr(c.reason, "never added"));
     erg_measurement *r = window_of(m, 2.0);
     erg_assert_near(r->channels[in].energy_j, 8.0, 1e-9); /* 4000 mW × 2 s */
@@ -475,13 +475,13 @@ static void denied_amd_energy_socket_is_a_declined_package(void **state)
     erg_meter *m = open_meter();
     if (erg_meter_channel_count(m) != 1) {
         erg_channel_info x;
-        erg_meter_channel_info(m, 0, &x);
+        erg_assert_ok(erg_meter_channel_info(m, 0, &x));
         fail_msg("%zu channels, the first %s", erg_meter_channel_count(m), x.id);
     }
     int i = fake_find(m, "hwmon:amd_energy/Esocket0");
     assert_true(i >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_false(c.usable);
     assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
     assert_non_null(strstr(c.reason, "permission denied"));

@@ -70,12 +70,12 @@ static erg_meter *open_meter(const char *backends)
 static double window(erg_meter *m, const char *id, void (*step)(void), erg_channel_reading *out)
 {
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     step();
     fake_now_ns += 1000000000u;
-    erg_meter_snapshot_take(m, b);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
     erg_measurement *r = malloc(sizeof *r);
-    erg_meter_diff(m, a, b, 0, r);
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, r));
     int i = fake_find(m, id);
     assert_true(i >= 0);
     *out = r->channels[i];
@@ -118,10 +118,10 @@ static void units_quirks_and_32bit_wrap(void **state)
     erg_meter *m = open_meter("rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 4);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c));
     erg_assert_near(c.resolution_j, 1.0 / 16384, 1e-15);
     erg_assert_near(c.wrap_j, 4294967296.0 / 16384, 1e-6); /* 2^32 × unit, never 2^64 */
-    erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-1/dram"), &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-1/dram"), &c));
     erg_assert_near(c.resolution_j, 1.0 / 65536, 1e-15);
     assert_non_null(strstr(c.label, "Skylake-X"));
     erg_channel_reading r;
@@ -157,11 +157,11 @@ static void client_parts_use_esu_for_dram(void **state)
     erg_meter *m = open_meter("rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 5);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0/dram"), &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0/dram"), &c));
     erg_assert_near(c.resolution_j, 1.0 / 16384, 1e-15);
-    erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0/core"), &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0/core"), &c));
     assert_int_equal(c.parent, fake_find(m, "rapl-msr:package-0"));
-    erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c));
     assert_int_equal(c.parent, fake_find(m, "rapl-msr:psys"));
     erg_meter_close(m);
 }
@@ -175,7 +175,7 @@ static void amd_registers(void **state)
     erg_meter *m = open_meter("rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 1);
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_string_equal(c.id, "rapl-msr:package-0");
     erg_assert_near(c.resolution_j, 1.0 / 65536, 1e-15);
     erg_meter_close(m);
@@ -237,7 +237,7 @@ static void amd_core_energy_summed_per_package(void **state)
     erg_channel_info c;
     int c0 = fake_find(m, "rapl-msr:package-0/core"), c1 = fake_find(m, "rapl-msr:package-1/core");
     assert_true(c0 >= 0 && c1 >= 0);
-    erg_meter_channel_info(m, (size_t)c0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)c0, &c));
     assert_int_equal(c.domain, ERG_DOMAIN_CORE);
     assert_string_equal(c.device, "package-0");
     assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
@@ -277,15 +277,15 @@ static void amd_core_read_error_is_a_missing_sample(void **state)
     assert_false(r.energy_j > 0 && r.energy_j < 1.0);
     /* the next good read picks the core's energy up, counted once */
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     wrmsr(3, 0xC001029Au, 7000 + 65536 + 16384); /* +0.25 J */
     fake_fail_pread_count = 1;
     fake_now_ns += 500000000u;
-    erg_meter_poll(m); /* a missing sample in the middle */
+    erg_assert_ok(erg_meter_poll(m)); /* a missing sample in the middle */
     fake_now_ns += 500000000u;
-    erg_meter_snapshot_take(m, b);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
     erg_measurement *mr = malloc(sizeof *mr);
-    erg_meter_diff(m, a, b, 0, mr);
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, mr));
     assert_int_equal(mr->channels[i].state, ERG_READING_OK);
     assert_true(mr->channels[i].flags & ERG_FLAG_STALE);
     erg_assert_near(mr->channels[i].energy_j, 0.25, 1e-12);
@@ -315,7 +315,7 @@ static void same_package_through_powercap_counted_once(void **state)
     fake_powercap_2s(root, 0);
     erg_meter *m = open_meter("rapl-sysfs,rapl-msr");
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c));
     assert_int_equal(c.deduplicated, 1);
     assert_non_null(strstr(c.reason, "rapl-sysfs:package-0"));
     erg_meter_close(m);
@@ -329,7 +329,7 @@ static void permission_denied_and_missing_driver(void **state)
     fake_fail_open_suffix = "/msr";
     erg_meter *m = open_meter("rapl-msr,estimator");
     erg_backend_info b;
-    erg_meter_backend_info(m, 1, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 1, &b));
     assert_string_equal(b.name, "rapl-msr");
     assert_int_equal(b.state, ERG_BACKEND_DENIED);
     assert_non_null(strstr(b.reason, "CAP_SYS_RAWIO"));
@@ -338,7 +338,7 @@ static void permission_denied_and_missing_driver(void **state)
     fake_unlink(root, "dev/cpu/0/msr");
     fake_unlink(root, "dev/cpu/2/msr");
     m = open_meter("rapl-msr,estimator");
-    erg_meter_backend_info(m, 1, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 1, &b));
     assert_string_equal(b.name, "rapl-msr");
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "modprobe msr"));
@@ -401,7 +401,7 @@ static void hygon_reads_amd_registers(void **state)
     int i = fake_find(m, "rapl-msr:package-0");
     assert_true(i >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_non_null(strstr(c.label, "0xc001029b"));
     erg_assert_near(c.resolution_j, 1.0 / 65536, 1e-15);
     erg_meter_close(m);
@@ -430,12 +430,12 @@ static void msr_mirror_decided_over_reads(void **state)
     erg_meter *m = open_meter("rapl-msr");
     erg_channel_info c;
     int i = fake_find(m, "rapl-msr:package-1");
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 0);
     erg_channel_reading r;
     window(m, "rapl-msr:package-1", step_mirror, &r);
     double total = window(m, "rapl-msr:package-1", step_mirror, &r);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 1);
     assert_true(r.flags & ERG_FLAG_DEDUPLICATED);
     erg_assert_near(total, 1.0, 1e-12); /* counted once */
@@ -459,16 +459,16 @@ static void one_unreadable_package_makes_the_total_incomplete(void **state)
     int i = fake_find(m, "rapl-msr:package-1");
     assert_true(i >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_false(c.usable);
     assert_non_null(strstr(c.reason, "permission denied"));
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     step_pkg0();
     fake_now_ns += 1000000000u;
-    erg_meter_snapshot_take(m, b);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
     erg_measurement *r = malloc(sizeof *r);
-    erg_meter_diff(m, a, b, 0, r);
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, r));
     assert_true(isnan(r->total_energy_j));
     assert_int_equal(r->total_flags, ERG_FLAG_INCOMPLETE);
     assert_non_null(strstr(r->total_reason, "rapl-msr:package-1 (declined)"));

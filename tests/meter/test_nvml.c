@@ -50,14 +50,14 @@ static erg_meter *open_meter(const char *lib)
 static void win(erg_meter *m, double dt_s, double busy_s, erg_measurement *r, void (*mid)(void))
 {
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += (uint64_t)(dt_s / 2 * 1e9);
     if (mid)
         mid();
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     fake_now_ns += (uint64_t)(dt_s / 2 * 1e9);
-    erg_meter_snapshot_take(m, b);
-    erg_meter_diff(m, a, b, busy_s, r);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
+    erg_assert_ok(erg_meter_diff(m, a, b, busy_s, r));
     erg_meter_snapshot_free(a);
     erg_meter_snapshot_free(b);
 }
@@ -88,12 +88,12 @@ static void energy_counter_and_power_fallback(void **state)
     assert_non_null(m);
     assert_int_equal(erg_meter_channel_count(m), 2);
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_string_equal(c.id, "nvml:gpu-0");
     assert_string_equal(c.label, "Fake GPU 0 GPU-fake-0000");
     assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
     erg_assert_near(c.resolution_j, 1e-3, 0);
-    erg_meter_channel_info(m, 1, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 1, &c));
     assert_int_equal(c.grade, ERG_GRADE_MODEL_BASED);
     assert_non_null(strstr(c.reason, "NOT_SUPPORTED"));
     assert_non_null(strstr(c.reason, "1 s average"));
@@ -102,14 +102,14 @@ static void energy_counter_and_power_fallback(void **state)
     erg_measurement r;
     gpus(1000, 0, 0, 100000);
     erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += 1000000000u;
     mid_energy();
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     fake_now_ns += 1000000000u;
     end_energy();
-    erg_meter_snapshot_take(m, b);
-    erg_meter_diff(m, a, b, 0, &r);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
     assert_int_equal(r.channels[0].state, ERG_READING_OK);
     erg_assert_near(r.channels[0].energy_j, 5.0, 1e-12);    /* mJ → J */
     erg_assert_near(r.channels[1].energy_j, 200.0, 1e-9);   /* 100 W × 2 s */
@@ -117,10 +117,10 @@ static void energy_counter_and_power_fallback(void **state)
     assert_int_equal(r.total_grade, ERG_GRADE_MODEL_BASED); /* the weakest part */
 
     /* a half-second window: the counter is fine, the 1 s average is refused */
-    erg_meter_snapshot_take(m, a);
+    erg_assert_ok(erg_meter_snapshot_take(m, a));
     fake_now_ns += 500000000u;
-    erg_meter_snapshot_take(m, b);
-    erg_meter_diff(m, a, b, 0, &r);
+    erg_assert_ok(erg_meter_snapshot_take(m, b));
+    erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
     assert_int_equal(r.channels[0].state, ERG_READING_OK);
     assert_int_equal(r.channels[1].state, ERG_READING_BELOW_RESOLUTION);
     erg_meter_snapshot_free(a);
@@ -143,14 +143,14 @@ static void energy_counter_and_power_fallback(void **state)
     assert_int_equal(r.channels[0].state, ERG_READING_OK);
     /* ... but NVML's own utilisation does: 50 % over 2 s is 1 s of GPU time */
     fake_write(root, "nvml.txt", "2 0\n8000 50000 0 0 0 41 50\n0 100000 3 0 0 38 0\n");
-    erg_meter_poll(m); /* the utilisation is held from this sample on */
+    erg_assert_ok(erg_meter_poll(m)); /* the utilisation is held from this sample on */
     win(m, 2.0, 0.0, &r, NULL);
     assert_int_equal(r.channels[0].state, ERG_READING_NOT_LIVE);
     assert_non_null(strstr(r.channels[0].reason, "1000 ms of GPU time"));
 
     erg_temperature t[4];
     size_t nt;
-    erg_meter_temperatures(m, t, 4, &nt);
+    erg_assert_ok(erg_meter_temperatures(m, t, 4, &nt));
     assert_int_equal(nt, 2);
     erg_assert_near(t[0].temp_c, 41.0, 0);
     assert_int_equal(t[0].is_gpu, 1);
@@ -163,7 +163,7 @@ static void mig_gives_no_figure(void **state)
     gpus(1000, 0, 1, 100000);
     erg_meter *m = open_meter(NULL);
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.usable, 0);
     assert_non_null(strstr(c.reason, "MIG"));
     erg_meter_close(m);
@@ -179,27 +179,27 @@ static void missing_library_symbol_or_driver(void **state)
     erg_meter *m;
     o.nvml_path = "/nonexistent/libnvidia-ml.so.1";
     assert_int_equal(erg_meter_open(&o, &m, NULL), ERG_OK);
-    erg_meter_backend_info(m, 2, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 2, &b));
     assert_string_equal(b.name, "nvml");
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "cannot load"));
     erg_meter_close(m);
     o.nvml_path = "libm.so.6"; /* a library, but not NVML */
     assert_int_equal(erg_meter_open(&o, &m, NULL), ERG_OK);
-    erg_meter_backend_info(m, 2, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 2, &b));
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "no symbol nvmlInit_v2"));
     erg_meter_close(m);
     o.nvml_path = NULL;
     fake_write(root, "nvml.txt", "0 9\n"); /* DRIVER_NOT_LOADED */
     assert_int_equal(erg_meter_open(&o, &m, NULL), ERG_OK);
-    erg_meter_backend_info(m, 2, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 2, &b));
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "driver not loaded"));
     erg_meter_close(m);
     fake_write(root, "nvml.txt", "0 0\n");
     assert_int_equal(erg_meter_open(&o, &m, NULL), ERG_OK);
-    erg_meter_backend_info(m, 2, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 2, &b));
     assert_non_null(strstr(b.reason, "no NVIDIA GPU"));
     erg_meter_close(m);
 }

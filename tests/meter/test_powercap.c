@@ -93,7 +93,7 @@ static void zones_are_identified_by_name_and_parent(void **state)
     assert_int_equal(erg_meter_channel_count(m), 8);
     for (size_t i = 0; i < 8; i++) {
         erg_channel_info c;
-        erg_meter_channel_info(m, i, &c);
+        erg_assert_ok(erg_meter_channel_info(m, i, &c));
         assert_string_equal(c.id, want[i]);
         assert_int_equal(c.grade, ERG_GRADE_HW_SHUNT);
         assert_true(c.usable);
@@ -101,17 +101,17 @@ static void zones_are_identified_by_name_and_parent(void **state)
         erg_assert_near(c.wrap_j, 262143.328851, 1e-6);
     }
     erg_channel_info c;
-    erg_meter_channel_info(m, 5, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 5, &c));
     assert_string_equal(c.device, "package-1");
     assert_int_equal(c.domain, ERG_DOMAIN_DRAM);
     /* hierarchy by domain: core ⊂ package-0 ⊂ psys; dram ⊂ psys, not ⊂ package */
-    erg_meter_channel_info(m, 1, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 1, &c));
     assert_int_equal(c.parent, 0);
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.parent, 6);
-    erg_meter_channel_info(m, 3, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 3, &c));
     assert_int_equal(c.parent, 6);
-    erg_meter_channel_info(m, 6, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 6, &c));
     assert_int_equal(c.parent, -1);
     assert_int_equal(c.domain, ERG_DOMAIN_PSYS);
     erg_meter_close(m);
@@ -190,27 +190,27 @@ static void mmio_and_mirrored_dies_counted_once(void **state)
     erg_channel_info c;
     int i = fake_find(m, "rapl-sysfs:mmio/package-0");
     assert_true(i >= 0);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 1);
     assert_non_null(strstr(c.reason, "rapl-sysfs:package-0"));
     /* one equal reading at open proves nothing: not yet a mirror */
     i = fake_find(m, "rapl-sysfs:package-3-die-1");
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 0);
     /* moving together, read after read: a mirror */
     set_uj("intel-rapl:3", 987654321 + 1000000);
     set_uj("intel-rapl:4", 987654321 + 1000000);
     advance(0.5);
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     set_uj("intel-rapl:3", 987654321 + 2000000);
     set_uj("intel-rapl:4", 987654321 + 2000000);
     advance(0.5);
-    erg_meter_poll(m);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_poll(m));
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 1);
     assert_non_null(strstr(c.reason, "mirrors rapl-sysfs:package-3-die-0"));
     i = fake_find(m, "rapl-sysfs:package-3-die-0");
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 0);
 
     struct win w;
@@ -253,7 +253,7 @@ static void wrap_at_max_energy_range_counts_forward(void **state)
         expect += (double)((next + 262143328851ull - v) % 262143328851ull) * 1e-6;
         advance(300.0); /* too long: ambiguous... */
         set_uj("intel-rapl:0", next);
-        erg_meter_poll(m);
+        erg_assert_ok(erg_meter_poll(m));
         v = next;
     }
     r = win_end(m, &w, 0, "rapl-sysfs:package-0");
@@ -280,7 +280,7 @@ static void several_wraps_seen_by_polls_are_all_corrected(void **state)
         v = (v + 7000000) % 10000000;
         advance(0.008); /* 7 J in 8 ms = 875 W: plausible; wrap time at 1 kW is 10 ms */
         set_uj("intel-rapl:0", v);
-        erg_meter_poll(m);
+        erg_assert_ok(erg_meter_poll(m));
     }
     advance(0.001);
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
@@ -316,16 +316,16 @@ static void unreadable_range_never_turns_a_decrease_into_energy(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "garbage\n");
     erg_meter *m = open_meter("rapl-sysfs");
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_true(isnan(c.wrap_j)); /* unknown, never shown as 0 */
     struct win w;
     win_begin(m, &w);
     advance(1.0);
     set_uj("intel-rapl:0", 6000000); /* +1 J */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 100); /* a decrease with no modulus */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
     assert_true(r->flags & ERG_FLAG_BACKWARDS);
@@ -345,16 +345,16 @@ static void backwards_step_and_glitch_are_skipped_never_counted_twice(void **sta
     win_begin(m, &w);
     advance(1.0);
     set_uj("intel-rapl:0", 500); /* backwards, far from the modulus (as a wrap: 262 kJ in 1 s) */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 150000000); /* recovered: +50 J over 2 s from the last good 100 J */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 9000000000000ull); /* upward glitch: 9 MJ */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 160000000); /* recovered: +10 J */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
     assert_int_equal(r->state, ERG_READING_OK);
     assert_true(r->flags & ERG_FLAG_BACKWARDS);
@@ -374,10 +374,10 @@ static void counter_reset_rebaselines_after_confirmation(void **state)
     win_begin(m, &w);
     advance(1.0);
     set_uj("intel-rapl:0", 10); /* reset */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 20000010); /* +20 J from the reset value: confirms it */
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 30000010); /* +10 J */
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
@@ -398,7 +398,7 @@ static void implausible_rates_are_unit_suspect(void **state)
         v += 5000000000ull; /* 5 kJ per second: 5 kW on a package */
         advance(1.0);
         set_uj("intel-rapl:0", v);
-        erg_meter_poll(m);
+        erg_assert_ok(erg_meter_poll(m));
     }
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
     assert_int_equal(r->state, ERG_READING_UNIT_SUSPECT);
@@ -433,7 +433,7 @@ static void frozen_counter_is_not_live_in_a_busy_window(void **state)
     /* the liveness probe declines a frozen counter for good */
     assert_int_equal(erg_meter_probe_liveness(m, 0.02, NULL), ERG_OK);
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.usable, 0);
     assert_int_equal(c.live, 0);
     assert_non_null(strstr(c.reason, "frozen"));
@@ -463,7 +463,7 @@ static void permission_denied_names_file_and_remedy(void **state)
     fake_fail_open_suffix = "intel-rapl:0/energy_uj";
     erg_meter *m = open_meter("rapl-sysfs");
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.usable, 0);
     assert_non_null(strstr(c.reason, "permission denied"));
     assert_non_null(strstr(c.reason, "intel-rapl:0/energy_uj"));
@@ -484,7 +484,7 @@ static void permission_denied_names_file_and_remedy(void **state)
     fake_fail_open_suffix = "energy_uj";
     m = open_meter("rapl-sysfs,estimator");
     erg_backend_info b;
-    erg_meter_backend_info(m, 0, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     assert_string_equal(b.name, "rapl-sysfs");
     assert_int_equal(b.state, ERG_BACKEND_DENIED);
     erg_meter_close(m);
@@ -497,7 +497,7 @@ static void empty_or_dangling_trees_are_declined_with_reason(void **state)
     fake_proc_stat(root, 100, 100);
     erg_meter *m = open_meter("rapl-sysfs,estimator");
     erg_backend_info b;
-    erg_meter_backend_info(m, 0, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "no intel-rapl zones"));
     assert_int_equal(erg_meter_channel_count(m), 1); /* the estimator, as last resort */
@@ -506,7 +506,7 @@ static void empty_or_dangling_trees_are_declined_with_reason(void **state)
     fake_mkdir(root, "sys/class/powercap/intel-rapl:0"); /* a zone with no files */
     m = open_meter("rapl-sysfs");
     erg_channel_info c;
-    erg_meter_channel_info(m, 0, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.usable, 0);
     assert_non_null(strstr(c.reason, "dangling"));
     erg_meter_close(m);
@@ -516,7 +516,7 @@ static void empty_or_dangling_trees_are_declined_with_reason(void **state)
     fake_root_new(root, sizeof root);
     fake_proc_stat(root, 100, 100);
     m = open_meter("rapl-sysfs,estimator");
-    erg_meter_backend_info(m, 0, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "powercap"));
     erg_meter_close(m);
@@ -533,7 +533,7 @@ static void transient_read_error_is_a_missing_sample_not_zero(void **state)
     advance(1.0);
     set_uj("intel-rapl:0", 1000000 + 3000000);
     fake_fail_pread_count = 1;
-    erg_meter_poll(m); /* fails: a missing sample */
+    erg_assert_ok(erg_meter_poll(m)); /* fails: a missing sample */
     advance(1.0);
     set_uj("intel-rapl:0", 1000000 + 4000000);
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
@@ -559,9 +559,9 @@ static void garbage_counter_text_is_not_a_reading(void **state)
     win_begin(m, &w);
     advance(1.0);
     fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "-5\n");
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "99999999999999999999999\n");
-    erg_meter_poll(m);
+    erg_assert_ok(erg_meter_poll(m));
     advance(1.0);
     set_uj("intel-rapl:0", 2000000);
     const erg_channel_reading *r = win_end(m, &w, 0, "rapl-sysfs:package-0");
@@ -598,14 +598,14 @@ static void hexadecimal_zone_ids_are_all_read(void **state)
     assert_int_equal(erg_meter_channel_count(m), 32);
     erg_channel_info c;
     /* numeric order: package-9 (intel-rapl:9) before package-10 (intel-rapl:a) */
-    erg_meter_channel_info(m, 18, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 18, &c));
     assert_string_equal(c.id, "rapl-sysfs:package-9");
-    erg_meter_channel_info(m, 20, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 20, &c));
     assert_string_equal(c.id, "rapl-sysfs:package-10");
-    erg_meter_channel_info(m, 21, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 21, &c));
     assert_string_equal(c.id, "rapl-sysfs:package-10/dram");
     assert_string_equal(c.device, "package-10");
-    erg_meter_channel_info(m, 31, &c);
+    erg_assert_ok(erg_meter_channel_info(m, 31, &c));
     assert_string_equal(c.id, "rapl-sysfs:package-15/dram");
     /* every package and dram in the total: 16 × (1 J + 0.5 J) */
     struct win w;
@@ -660,11 +660,11 @@ static void tpmi_zones_read_and_mirrors_counted_once(void **state)
     int i = fake_find(m, "rapl-sysfs:tpmi/package-0");
     assert_true(i >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 1);
     i = fake_find(m, "rapl-sysfs:tpmi/package-1/dram");
     assert_true(i >= 0);
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_int_equal(c.deduplicated, 0);
     assert_string_equal(c.device, "package-1");
     assert_int_equal(c.domain, ERG_DOMAIN_DRAM);
@@ -809,7 +809,7 @@ static void channels_beyond_the_limit_make_the_total_incomplete(void **state)
     erg_meter *m = open_meter("rapl-sysfs");
     assert_int_equal(erg_meter_channel_count(m), ERG_METER_MAX_CHANNELS);
     erg_backend_info b;
-    erg_meter_backend_info(m, 0, &b);
+    erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     if (!strstr(b.reason, "4 left out, 2 of them ones a total needs"))
         fail_msg("reason: %s", b.reason);
     struct win w;

@@ -159,7 +159,7 @@ static void a_label_linked_to_a_host_file_is_not_read(void **state)
         assert_int_equal(erg_meter_channel_count(m), 2);
         for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
             erg_channel_info c;
-            erg_meter_channel_info(m, i, &c);
+            erg_assert_ok(erg_meter_channel_info(m, i, &c));
             assert_null(strstr(c.label, "SECRET"));
             assert_null(strstr(c.id, "SECRET"));
             assert_null(strstr(c.id, "root:"));
@@ -198,18 +198,18 @@ static void fifos_under_the_root_are_refused_not_waited_on(void **state)
     int i = fake_find(m, "rapl-sysfs:package-0");
     assert_true(i >= 0);
     erg_channel_info c;
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_false(c.usable);
     assert_non_null(strstr(c.reason, "not a regular file"));
     /* a FIFO in place of the range: the range is unknown, the counter itself still read */
     i = fake_find(m, "rapl-sysfs:package-1");
-    erg_meter_channel_info(m, (size_t)i, &c);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
     assert_true(c.usable);
     assert_true(isnan(c.wrap_j)); /* unknown, never shown as 0 */
     assert_true(fake_find(m, "hwmon:ina3221@ina3221.0/rail1") >= 0);
     erg_backend_info b;
     for (size_t k = 0; k < erg_meter_backend_count(m); k++) {
-        erg_meter_backend_info(m, k, &b);
+        erg_assert_ok(erg_meter_backend_info(m, k, &b));
         if (strcmp(b.name, "estimator") == 0)
             assert_int_not_equal(b.state, ERG_BACKEND_FOUND);
     }

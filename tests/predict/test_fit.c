@@ -127,7 +127,7 @@ static void exact_piecewise_rmsnorm_is_recovered_and_split_found(void **state)
     assert_int_equal(chosen[ERG_OP_RMSNORM], 0);
     erg_assert_near(t.rms_nd, 2.5e6, 0);
     erg_op_validation vp;
-    erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vp);
+    erg_assert_ok(erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vp));
     assert_true(vp.time_mape_pct > 1e3 * v.time_mape_pct + 1e-3);
     erg_op_model_free(m);
 }
@@ -180,7 +180,7 @@ static void a_cache_split_is_not_called_launch_bound(void **state)
     /* and no regime is left almost empty: either empty or enough points for its 6 terms */
     erg_op_validation v;
     for (unsigned r = 0; r < 2; r++) {
-        erg_op_model_validation(m, ERG_OP_RMSNORM, r, &v);
+        erg_assert_ok(erg_op_model_validation(m, ERG_OP_RMSNORM, r, &v));
         assert_true(v.n_train == 0 || v.n_train >= 7);
     }
     erg_op_model_free(m);
@@ -202,12 +202,12 @@ static void noisy_data_gives_the_expected_mape(void **state)
     erg_op_model *m;
     assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
     erg_op_validation v;
-    erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &v);
+    erg_assert_ok(erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &v));
     if (!(v.time_mape_pct > 0.5 && v.time_mape_pct < 2.0))
         fail_msg("time MAPE %g%%, expected about 1%%", v.time_mape_pct);
     if (!(v.energy_mape_pct > 0.5 && v.energy_mape_pct < 2.0))
         fail_msg("energy MAPE %g%%, expected about 1%%", v.energy_mape_pct);
-    erg_op_model_validation(m, ERG_OP_RMSNORM, 1, &v);
+    erg_assert_ok(erg_op_model_validation(m, ERG_OP_RMSNORM, 1, &v));
     assert_true(v.time_r2 > 0.99);
     erg_op_model_free(m);
 }
@@ -310,7 +310,7 @@ static void thin_regime_falls_back_to_its_neighbour(void **state)
     erg_op_model *m;
     assert_int_equal(erg_op_model_fit(s, n, &o, &m, NULL), ERG_OK);
     erg_op_validation v;
-    erg_op_model_validation(m, ERG_OP_SOFTMAX, 0, &v);
+    erg_assert_ok(erg_op_model_validation(m, ERG_OP_SOFTMAX, 0, &v));
     assert_int_equal(v.fallback, 1);
     assert_int_equal(v.fallback_to, 1);
     assert_int_equal(v.n_train, 3);
@@ -349,7 +349,7 @@ static void predictions_become_composable_signatures(void **state)
     erg_op_prediction p;
     assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
     erg_op_validation v;
-    erg_op_model_validation(m, ERG_OP_RMSNORM, p.regime, &v);
+    erg_assert_ok(erg_op_model_validation(m, ERG_OP_RMSNORM, p.regime, &v));
     double s_w = 2.0;
     erg_signature sig;
     erg_diag diag;
@@ -408,8 +408,8 @@ static void save_load_round_trip_and_loader_errors(void **state)
         assert_int_equal(a.regime, b.regime);
     }
     erg_op_validation va, vb;
-    erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &va);
-    erg_op_model_validation(l, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vb);
+    erg_assert_ok(erg_op_model_validation(m, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &va));
+    erg_assert_ok(erg_op_model_validation(l, ERG_OP_RMSNORM, ERG_OP_MAX_REGIMES, &vb));
     erg_assert_rel(va.time_mape_pct, vb.time_mape_pct, 1e-12);
     assert_true(va.n_train > 0);
     assert_int_equal(va.n_train, vb.n_train);

@@ -278,16 +278,34 @@ static void a_locked_store_waits_then_says_busy(void **state)
 static void default_path_follows_environment(void **state)
 {
     (void)state;
-    char buf[256];
+    char buf[256], saved_home[4096] = "";
+    if (getenv("HOME"))
+        strncpy(saved_home, getenv("HOME"), sizeof saved_home - 1);
+    size_t size = sizeof buf;
     setenv("ERG_STORE", "/x/y.db", 1);
-    assert_int_equal(erg_store_default_path(buf, sizeof buf), ERG_OK);
+    assert_int_equal(erg_store_default_path(buf, &size), ERG_OK);
     assert_string_equal(buf, "/x/y.db");
+    assert_int_equal(size, 7);
     unsetenv("ERG_STORE");
     setenv("XDG_DATA_HOME", "/data", 1);
-    assert_int_equal(erg_store_default_path(buf, sizeof buf), ERG_OK);
+    size = sizeof buf;
+    assert_int_equal(erg_store_default_path(buf, &size), ERG_OK);
     assert_string_equal(buf, "/data/erg/signatures.db");
-    assert_int_equal(erg_store_default_path(buf, 4), ERG_ERANGE);
+    size = 4; /* too small: *size is what it needs, the NUL counted */
+    assert_int_equal(erg_store_default_path(buf, &size), ERG_ERANGE);
+    assert_int_equal(size, strlen("/data/erg/signatures.db") + 1);
+    /* a relative XDG_DATA_HOME is ignored (XDG Base Directory spec): $HOME/.local/share */
+    setenv("XDG_DATA_HOME", "relative/data", 1);
+    setenv("HOME", "/home/u", 1);
+    size = sizeof buf;
+    assert_int_equal(erg_store_default_path(buf, &size), ERG_OK);
+    assert_string_equal(buf, "/home/u/.local/share/erg/signatures.db");
     unsetenv("XDG_DATA_HOME");
+    unsetenv("HOME");
+    size = sizeof buf;
+    assert_int_equal(erg_store_default_path(buf, &size), ERG_ENOENT);
+    if (saved_home[0])
+        setenv("HOME", saved_home, 1);
 }
 
 /* One text value of a query on the store file (through SQLite itself), into buf. */

@@ -29,4 +29,12 @@
                      erg__b, erg__r);                                                              \
     } while (0)
 
+/* Fail unless the erg call expr returns ERG_OK (0), printing the call and the status it gave. */
+#define erg_assert_ok(expr)                                                                        \
+    do {                                                                                           \
+        int erg__rc = (expr);                                                                      \
+        if (erg__rc != 0)                                                                          \
+            fail_msg("%s returned %d, expected ERG_OK", #expr, erg__rc);                           \
+    } while (0)
+
 #endif
