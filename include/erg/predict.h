@@ -1299,7 +1299,7 @@ ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_t
  * written, rows used. Errors: those of erg_op_model_load; ERG_EINVAL (no GEMM estimator, no
  * usable row); ERG_EIO, ERG_ENOMEM.
  */
-ERG_API int erg_gemm_map_write(const char *ops_path, const erg_public_table *const *t, size_t n,
+ERG_API ERG_NODISCARD int erg_gemm_map_write(const char *ops_path, const erg_public_table *const *t, size_t n,
                                const char *out, size_t *cells, size_t *rows, erg_diag *diag);
 
 /** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
