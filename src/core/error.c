@@ -2,6 +2,8 @@
 #include "erg/error.h"
 #include "erg/version.h"
 
+#include "core/diag.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +66,27 @@ int erg_diag_set(erg_diag *diag, int status, const char *where, const char *fmt,
     } else {
         diag->detail[0] = '\0';
     }
+    return status;
+}
+
+int erg__diag_at(erg_diag *diag, int status, const char *file, size_t line, size_t col,
+                 const char *fmt, ...)
+{
+    if (!diag)
+        return status;
+    char where[sizeof diag->where];
+    if (line && col)
+        snprintf(where, sizeof where, "%s:%zu:%zu", file ? file : "", line, col);
+    else if (line)
+        snprintf(where, sizeof where, "%s:%zu", file ? file : "", line);
+    else
+        snprintf(where, sizeof where, "%s", file ? file : "");
+    diag->status = status;
+    memcpy(diag->where, where, sizeof where);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(diag->detail, sizeof diag->detail, fmt, ap);
+    va_end(ap);
     return status;
 }
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reading a reference frontier (time, energy) from CSV, columns found by header name. */
+#include "core/csv.h"
+#include "core/diag.h"
 #include "core/file.h"
 #include "frontier/opsched.h"
 
@@ -10,48 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
-/* One field of a line: [b, e) after trimming blanks and one pair of double quotes. */
-struct field {
-    const char *b, *e;
-    size_t col; /* 1-based column, in its line, of the field's first character after trim */
-};
-
-static void trim(struct field *f)
-{
-    while (f->b < f->e && (*f->b == ' ' || *f->b == '\t'))
-        f->b++;
-    while (f->e > f->b && (f->e[-1] == ' ' || f->e[-1] == '\t'))
-        f->e--;
-    if (f->e - f->b >= 2 && *f->b == '"' && f->e[-1] == '"')
-        f->b++, f->e--;
-}
-
-/* Split [line, end) at commas into at most cap fields; returns the number of fields found (may
- * exceed cap, then only cap are stored). */
-static size_t split(const char *line, const char *end, struct field *fs, size_t cap)
-{
-    size_t n = 0;
-    const char *p = line;
-    for (;;) {
-        const char *q = p;
-        while (q < end && *q != ',')
-            q++;
-        if (n < cap) {
-            fs[n] = (struct field){p, q, 0};
-            trim(&fs[n]);
-            fs[n].col = (size_t)(fs[n].b - line) + 1;
-        }
-        n++;
-        if (q >= end)
-            return n;
-        p = q + 1;
-    }
-}
-
-static int field_is(const struct field *f, const char *name)
+static int field_is(const struct erg__csv_cell *f, const char *name)
 {
     size_t n = strlen(name);
-    return (size_t)(f->e - f->b) == n && strncasecmp(f->b, name, n) == 0;
+    return f->len == n && strncasecmp(f->s, name, n) == 0;
 }
 
 static int is_blank(const char *b, const char *e)
@@ -76,10 +40,9 @@ int erg_frontier_read_reference(const char *path, double **time_s, double **ener
     int rc = erg__read_file(path, &text, &len, diag);
     if (rc != ERG_OK)
         return rc;
-    struct field *fs = malloc(MAX_FIELDS * sizeof *fs);
+    struct erg__csv_cell *fs = malloc(MAX_FIELDS * sizeof *fs);
     double *t = NULL, *e = NULL;
     size_t cnt = 0, cap = 0, line_no = 0, n_header = 0, tcol = 0, ecol = 0;
-    char where[300];
     if (!fs) {
         rc = erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
         goto out;
@@ -94,26 +57,24 @@ int erg_frontier_read_reference(const char *path, double **time_s, double **ener
         line_no++;
         if (line_no == 1) {
             if (is_blank(p, le)) {
-                snprintf(where, sizeof where, "%s:1:1", path);
-                rc = erg_diag_set(diag, ERG_EPARSE, where,
+                rc = erg__diag_at(diag, ERG_EPARSE, path, 1, 1,
                                   "%s; expected a header line naming a time column (time_s or "
                                   "time) and an energy column (energy_j or energy)",
                                   p == end ? "empty file" : "empty first line");
                 goto out;
             }
-            n_header = split(p, le, fs, MAX_FIELDS);
+            n_header = erg__csv_split(p, le, fs, MAX_FIELDS);
             if (n_header > MAX_FIELDS) {
-                snprintf(where, sizeof where, "%s:1:1", path);
-                rc = erg_diag_set(diag, ERG_EPARSE, where, "more than %d columns", MAX_FIELDS);
+                rc = erg__diag_at(diag, ERG_EPARSE, path, 1, 1, "more than %d columns", MAX_FIELDS);
                 goto out;
             }
             for (size_t k = 0; k < n_header; k++) {
                 int is_t = field_is(&fs[k], "time_s") || field_is(&fs[k], "time");
                 int is_e = field_is(&fs[k], "energy_j") || field_is(&fs[k], "energy");
                 if ((is_t && have_t) || (is_e && have_e)) {
-                    snprintf(where, sizeof where, "%s:1:%zu", path, fs[k].col);
-                    rc = erg_diag_set(diag, ERG_EPARSE, where, "a second %s column '%.*s'",
-                                      is_t ? "time" : "energy", (int)(fs[k].e - fs[k].b), fs[k].b);
+                    rc = erg__diag_at(diag, ERG_EPARSE, path, 1, fs[k].col,
+                                      "a second %s column '%.*s'", is_t ? "time" : "energy",
+                                      (int)fs[k].len, fs[k].s);
                     goto out;
                 }
                 if (is_t)
@@ -122,8 +83,7 @@ int erg_frontier_read_reference(const char *path, double **time_s, double **ener
                     ecol = k, have_e = 1;
             }
             if (!have_t || !have_e) {
-                snprintf(where, sizeof where, "%s:1:1", path);
-                rc = erg_diag_set(diag, ERG_EPARSE, where,
+                rc = erg__diag_at(diag, ERG_EPARSE, path, 1, 1,
                                   "the header '%.*s%s' has no %s column (%s); the first line "
                                   "must name the columns",
                                   (int)(le - p > 60 ? 60 : le - p), p, le - p > 60 ? "..." : "",
@@ -132,31 +92,30 @@ int erg_frontier_read_reference(const char *path, double **time_s, double **ener
                 goto out;
             }
         } else if (!is_blank(p, le)) {
-            size_t nf = split(p, le, fs, MAX_FIELDS);
+            size_t nf = erg__csv_split(p, le, fs, MAX_FIELDS);
             if (nf != n_header) {
-                snprintf(where, sizeof where, "%s:%zu:1", path, line_no);
-                rc = erg_diag_set(diag, ERG_EPARSE, where, "%zu field%s, the header has %zu", nf,
-                                  nf == 1 ? "" : "s", n_header);
+                rc = erg__diag_at(diag, ERG_EPARSE, path, line_no, 1,
+                                  "%zu field%s, the header has %zu", nf, nf == 1 ? "" : "s",
+                                  n_header);
                 goto out;
             }
             double v[2];
             size_t cols[2] = {tcol, ecol};
             for (int j = 0; j < 2; j++) {
-                const struct field *f = &fs[cols[j]];
+                const struct erg__csv_cell *f = &fs[cols[j]];
                 char buf[64];
-                size_t fl = (size_t)(f->e - f->b);
+                size_t fl = f->len;
                 char *stop = buf;
                 if (fl > 0 && fl < sizeof buf) {
-                    memcpy(buf, f->b, fl);
+                    memcpy(buf, f->s, fl);
                     buf[fl] = '\0';
                     v[j] = strtod(buf, &stop);
                 }
                 if (fl == 0 || fl >= sizeof buf || *stop != '\0' || stop == buf ||
                     !isfinite(v[j]) || v[j] < 0) {
-                    snprintf(where, sizeof where, "%s:%zu:%zu", path, line_no, f->col);
-                    rc = erg_diag_set(diag, ERG_EPARSE, where,
+                    rc = erg__diag_at(diag, ERG_EPARSE, path, line_no, f->col,
                                       "%s: expected a finite non-negative number, got '%.*s'",
-                                      j ? "energy" : "time", (int)(fl > 40 ? 40 : fl), f->b);
+                                      j ? "energy" : "time", (int)(fl > 40 ? 40 : fl), f->s);
                     goto out;
                 }
             }
@@ -183,8 +142,7 @@ int erg_frontier_read_reference(const char *path, double **time_s, double **ener
         p = nl + 1;
     }
     if (cnt == 0) {
-        snprintf(where, sizeof where, "%s:2:1", path);
-        rc = erg_diag_set(diag, ERG_EPARSE, where, "no data rows after the header");
+        rc = erg__diag_at(diag, ERG_EPARSE, path, 2, 1, "no data rows after the header");
         goto out;
     }
     *time_s = t;

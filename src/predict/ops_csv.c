@@ -5,11 +5,12 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/csv.h"
+#include "core/diag.h"
 #include "core/file.h"
 
 enum col {
@@ -37,54 +38,7 @@ static const char *const col_names[C_COUNT] = {
 
 #define MAX_CELLS 32
 
-struct cell {
-    const char *s; /* NUL-terminated (the line is split in place) */
-    size_t col;    /* 1-based column of its first character */
-};
-
-/* Split line (modified in place) at commas; trims blanks. Returns the number of cells. */
-static size_t split_cells(char *line, struct cell *cells)
-{
-    size_t n = 0;
-    char *p = line;
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        char *start = p;
-        while (*p && *p != ',')
-            p++;
-        char *end = p;
-        while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            end--;
-        int last = (*p == '\0');
-        *end = '\0';
-        if (n < MAX_CELLS) {
-            cells[n].s = start;
-            cells[n].col = (size_t)(start - line) + 1;
-        }
-        n++;
-        if (last)
-            break;
-        p++;
-    }
-    return n;
-}
-
-static int cell_error(erg_diag *diag, const char *path, size_t line, size_t col, const char *fmt,
-                      ...) __attribute__((format(printf, 5, 6)));
-static int cell_error(erg_diag *diag, const char *path, size_t line, size_t col, const char *fmt,
-                      ...)
-{
-    char where[256], what[400];
-    snprintf(where, sizeof where, "%s:%zu:%zu", path, line, col);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return erg_diag_set(diag, ERG_EPARSE, where, "%s", what);
-}
-
-static int parse_dim(const struct cell *c, int64_t *out, const char *path, size_t line,
+static int parse_dim(const struct erg__csv_cell *c, int64_t *out, const char *path, size_t line,
                      const char *name, erg_diag *diag)
 {
     if (c->s[0] == '\0') {
@@ -95,21 +49,21 @@ static int parse_dim(const struct cell *c, int64_t *out, const char *path, size_
     errno = 0;
     long long v = strtoll(c->s, &end, 10);
     if (end == c->s || *end != '\0' || errno == ERANGE)
-        return cell_error(diag, path, line, c->col, "column '%s': expected an integer, got '%s'",
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': expected an integer, got '%s'",
                           name, c->s);
     if (v < 0)
-        return cell_error(diag, path, line, c->col,
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col,
                           "column '%s': dimensions must not be negative, got '%s'", name, c->s);
     *out = (int64_t)v;
     return ERG_OK;
 }
 
-static int parse_num(const struct cell *c, double *out, int required, const char *path, size_t line,
+static int parse_num(const struct erg__csv_cell *c, double *out, int required, const char *path, size_t line,
                      const char *name, erg_diag *diag)
 {
     if (c->s[0] == '\0') {
         if (required)
-            return cell_error(diag, path, line, c->col, "column '%s': a value is required%s", name,
+            return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': a value is required%s", name,
                               "");
         *out = NAN;
         return ERG_OK;
@@ -118,31 +72,31 @@ static int parse_num(const struct cell *c, double *out, int required, const char
     errno = 0;
     double v = strtod(c->s, &end);
     if (end == c->s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return cell_error(diag, path, line, c->col, "column '%s': expected a number, got '%s'",
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': expected a number, got '%s'",
                           name, c->s);
     if (v < 0)
-        return cell_error(diag, path, line, c->col, "column '%s': must not be negative, got '%s'",
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': must not be negative, got '%s'",
                           name, c->s);
     *out = v;
     return ERG_OK;
 }
 
-static int parse_row(struct cell *cells, const int *map, int grid, const char *path, size_t line,
+static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, const char *path, size_t line,
                      erg_op_sample *s, erg_diag *diag)
 {
-    static const struct cell empty = {"", 1};
-    const struct cell *c[C_COUNT];
+    static const struct erg__csv_cell empty = {"", 0, 1};
+    const struct erg__csv_cell *c[C_COUNT];
     for (int i = 0; i < C_COUNT; i++)
         c[i] = map[i] >= 0 ? &cells[map[i]] : &empty;
     memset(s, 0, sizeof *s);
     s->energy_j = NAN;
     s->energy_sd_j = NAN;
     if (erg_op_parse(c[C_OP]->s, &s->dims.op) != ERG_OK)
-        return cell_error(diag, path, line, c[C_OP]->col,
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_OP]->col,
                           "column '%s': unknown op '%s' (expected rmsnorm, softmax or gemm)", "op",
                           c[C_OP]->s);
     if (strlen(c[C_KAPPA]->s) >= sizeof s->kappa)
-        return cell_error(diag, path, line, c[C_KAPPA]->col, "column '%s': too long: '%s'", "kappa",
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_KAPPA]->col, "column '%s': too long: '%s'", "kappa",
                           c[C_KAPPA]->s);
     strcpy(s->kappa, c[C_KAPPA]->s);
     int rc;
@@ -153,16 +107,13 @@ static int parse_row(struct cell *cells, const int *map, int grid, const char *p
     if (c[C_DTYPE]->s[0] == '\0')
         s->dims.dtype = ERG_DTYPE_FP32;
     else if (erg_dtype_parse(c[C_DTYPE]->s, &s->dims.dtype) != ERG_OK)
-        return cell_error(diag, path, line, c[C_DTYPE]->col,
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_DTYPE]->col,
                           "column '%s': unknown dtype '%s' (expected fp32, bf16 or fp16)", "dtype",
                           c[C_DTYPE]->s);
     erg_diag sub;
     erg_diag_clear(&sub);
-    if (erg_op_dims_check(&s->dims, &sub) != ERG_OK) {
-        char where[256];
-        snprintf(where, sizeof where, "%s:%zu:%zu", path, line, c[C_OP]->col);
-        return erg_diag_set(diag, ERG_EPARSE, where, "%s", sub.detail);
-    }
+    if (erg_op_dims_check(&s->dims, &sub) != ERG_OK)
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_OP]->col, "%s", sub.detail);
     if (grid)
         return ERG_OK;
     int64_t reps;
@@ -172,7 +123,7 @@ static int parse_row(struct cell *cells, const int *map, int grid, const char *p
     if ((rc = parse_num(c[C_TIME], &s->time_s, 1, path, line, "time_s", diag)) != ERG_OK)
         return rc;
     if (!(s->time_s > 0))
-        return cell_error(diag, path, line, c[C_TIME]->col,
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_TIME]->col,
                           "column '%s': must be positive, got '%s'", "time_s", c[C_TIME]->s);
     if ((rc = parse_num(c[C_TIME_SD], &s->time_sd_s, 0, path, line, "time_sd_s", diag)) != ERG_OK)
         return rc;
@@ -183,12 +134,12 @@ static int parse_row(struct cell *cells, const int *map, int grid, const char *p
         return rc;
     if (c[C_GRADE]->s[0] != '\0') {
         if (erg_grade_parse(c[C_GRADE]->s, &s->grade) != ERG_OK)
-            return cell_error(diag, path, line, c[C_GRADE]->col,
+            return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_GRADE]->col,
                               "column '%s': unknown grade '%s' (hw_shunt, model_based, estimator)",
                               "grade", c[C_GRADE]->s);
         s->has_grade = 1;
     } else if (!isnan(s->energy_j)) {
-        return cell_error(diag, path, line, c[C_GRADE]->col,
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_GRADE]->col,
                           "column '%s': energy_j is given, so its grade is required%s", "grade",
                           "");
     }
@@ -207,14 +158,12 @@ static const char *expected_header(int grid)
 static int not_a_csv(erg_diag *diag, const char *path, size_t line, size_t col, int grid,
                      const char *json_kind, int is_json)
 {
-    char where[256];
-    snprintf(where, sizeof where, "%s:%zu:%zu", path, line, col);
     char what[128] = "";
     if (json_kind)
         snprintf(what, sizeof what, ": it is JSON (\"erg\": \"%.64s\")", json_kind);
     else if (is_json)
         snprintf(what, sizeof what, "%s", ": it is JSON");
-    return erg_diag_set(diag, ERG_EPARSE, where, "not %s (expected the header %s)%s",
+    return erg__diag_at(diag, ERG_EPARSE, path, line, col, "not %s (expected the header %s)%s",
                         grid ? "a grid CSV" : "an ops CSV", expected_header(grid), what);
 }
 
@@ -235,10 +184,8 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
                 line++;
                 col = 0;
             }
-        char where[256];
-        snprintf(where, sizeof where, "%s:%zu:%zu", name, line, col);
         free(buf);
-        return erg_diag_set(diag, ERG_EPARSE, where, "a NUL byte (a binary file, not %s)",
+        return erg__diag_at(diag, ERG_EPARSE, name, line, col, "a NUL byte (a binary file, not %s)",
                             grid ? "a grid CSV" : "an ops CSV");
     }
     /* JSON where a CSV belongs: recognised before its first line is split into cells. */
@@ -263,7 +210,7 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
     int map[C_COUNT];
     int have_header = 0;
     size_t ncols = 0;
-    struct cell cells[MAX_CELLS];
+    struct erg__csv_cell cells[MAX_CELLS];
     char *p = buf;
     while (*p) {
         char *line = p;
@@ -280,13 +227,13 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
             q++;
         if (*q == '\0' || *q == '#')
             continue;
-        size_t nc = split_cells(line, cells);
+        size_t nc = erg__csv_split_inplace(line, cells, MAX_CELLS);
         if (nc > MAX_CELLS && !have_header) {
             rc = not_a_csv(diag, name, lineno, 1, grid, NULL, 0);
             goto fail;
         }
         if (nc > MAX_CELLS) {
-            rc = cell_error(diag, name, lineno, 1, "too many columns (%s%s)", "max 32", "");
+            rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "too many columns (%s%s)", "max 32", "");
             goto fail;
         }
         if (!have_header) {
@@ -306,12 +253,12 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
                     if (strcmp(cells[j].s, col_names[i]) == 0)
                         found = i;
                 if (found < 0 || (grid && found >= GRID_COLS)) {
-                    rc = cell_error(diag, name, lineno, cells[j].col, "unknown column '%s'%s",
+                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, cells[j].col, "unknown column '%s'%s",
                                     cells[j].s, grid ? " in a grid file (op..dtype)" : "");
                     goto fail;
                 }
                 if (map[found] >= 0) {
-                    rc = cell_error(diag, name, lineno, cells[j].col, "column '%s' appears twice%s",
+                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, cells[j].col, "column '%s' appears twice%s",
                                     cells[j].s, "");
                     goto fail;
                 }
@@ -320,7 +267,7 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
             int need = grid ? GRID_COLS : C_COUNT;
             for (int i = 0; i < need; i++)
                 if (map[i] < 0) {
-                    rc = cell_error(diag, name, lineno, 1, "missing column '%s'%s", col_names[i],
+                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "missing column '%s'%s", col_names[i],
                                     grid ? "" : " (ops.csv needs op..grade)");
                     goto fail;
                 }
@@ -331,7 +278,7 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
         if (nc != ncols) {
             char want[32];
             snprintf(want, sizeof want, "%zu", ncols);
-            rc = cell_error(diag, name, lineno, 1, "expected %s cells as in the header, got %s",
+            rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "expected %s cells as in the header, got %s",
                             want, nc < ncols ? "fewer" : "more");
             goto fail;
         }

@@ -7,7 +7,7 @@
 
 #include "core/file.h"
 #include "erg/predict.h"
-#include "predict/csv_table.h"
+#include "core/csv.h"
 
 enum bcol {
     B_ARCH, B_BLOCK, B_PHASE, B_BATCH, B_PROMPT, B_KV, B_TOKENS, B_DMODEL, B_HEADS, B_KVHEADS,

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/csv.h"
+#include "core/diag.h"
 #include "core/file.h"
 
 static const char *const format_names[ERG_PUBLIC_FORMAT_COUNT] = {
@@ -109,18 +111,14 @@ static int next_line(struct lines *l, const char *path, erg_diag *diag)
 
 #define MAX_COLS 128
 
-/* Split at commas in place (no quoting: none of these formats quotes). */
+/* Split at commas in place with erg's one CSV splitter (core/csv.h: blanks trimmed); cells[i]
+ * the NUL-terminated cell i. More than MAX_COLS: the count, only MAX_COLS stored. */
 static size_t split(char *s, char **cells)
 {
-    size_t n = 0;
-    cells[n++] = s;
-    for (char *p = s; *p; p++)
-        if (*p == ',') {
-            *p = '\0';
-            if (n == MAX_COLS)
-                return n + 1; /* too many: caller reports */
-            cells[n++] = p + 1;
-        }
+    struct erg__csv_cell c[MAX_COLS];
+    size_t n = erg__csv_split_inplace(s, c, MAX_COLS);
+    for (size_t i = 0; i < n && i < MAX_COLS; i++)
+        cells[i] = s + (c[i].s - s); /* the cell, inside the writable line */
     return n;
 }
 
@@ -231,13 +229,12 @@ static int bad(erg_diag *diag, const char *path, size_t line, const char *fmt, .
     __attribute__((format(printf, 4, 5)));
 static int bad(erg_diag *diag, const char *path, size_t line, const char *fmt, ...)
 {
-    char where[300], what[400];
-    snprintf(where, sizeof where, "%s:%zu", path, line);
+    char what[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return erg_diag_set(diag, ERG_EPARSE, where, "%s", what);
+    return erg__diag_at(diag, ERG_EPARSE, path, line, 0, "%s", what);
 }
 
 static int cell_int(char **cells, const struct csv_map *m, enum field f, int64_t *out,
@@ -713,7 +710,8 @@ static int read_blis(struct lines *l, const char *path, erg_public_table *t, erg
         json_error_t je;
         json_t *root = json_loads(l->buf, 0, &je);
         if (!root)
-            return bad(diag, path, l->line, "not JSON (column %d): %s", je.column, je.text);
+            return erg__diag_at(diag, ERG_EPARSE, path, l->line,
+                                je.column > 0 ? (size_t)je.column : 0, "not JSON: %s", je.text);
         rc = blis_line(root, path, l->line, t, &cap, diag);
         json_decref(root);
         if (rc)
@@ -775,7 +773,8 @@ int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag)
         json_t *root = json_loadb(text, len, 0, &je);
         free(text);
         if (!root) {
-            rc = bad(diag, path, (size_t)je.line, "not JSON (column %d): %s", je.column, je.text);
+            rc = erg__diag_at(diag, ERG_EPARSE, path, je.line > 0 ? (size_t)je.line : 1,
+                              je.column > 0 ? (size_t)je.column : 0, "not JSON: %s", je.text);
             goto out;
         }
         if (json_is_object(root) && json_object_get(root, "configurations") &&

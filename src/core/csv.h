@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Private: a CSV table with a header naming its columns, read whole, errors as file:line:col. */
-#ifndef ERG_PREDICT_CSV_TABLE_H
-#define ERG_PREDICT_CSV_TABLE_H
+/* Private: erg's one CSV reader, for every module (ops, grids, blocks and models CSVs, the public
+ * tables of predict, the frontier's reference): a line splitter that knows each cell's column,
+ * and a table reader over it (a header naming the columns, read whole). Errors name
+ * FILE:LINE:COL through erg__diag_at. No quoted commas: none of these formats has them; a cell
+ * wrapped in one pair of double quotes loses them. */
+#ifndef ERG_CORE_CSV_H
+#define ERG_CORE_CSV_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +13,22 @@
 #include "erg/error.h"
 
 #define ERG__CSV_MAX_COLS 40
+
+/* One cell of a line: [s, s + len) after trimming blanks, a CR and one pair of double quotes;
+ * col is the 1-based column of its first character. */
+struct erg__csv_cell {
+    const char *s;
+    size_t len;
+    size_t col;
+};
+
+/* Split the line [line, end) at commas into cells[0..max); returns how many cells the line has
+ * (more than max: only max are stored). An empty line is one empty cell. */
+size_t erg__csv_split(const char *line, const char *end, struct erg__csv_cell *cells, size_t max);
+
+/* The same over a NUL-terminated line that may be modified: every stored cell is NUL-terminated
+ * in place, so cells[i].s is a C string. */
+size_t erg__csv_split_inplace(char *line, struct erg__csv_cell *cells, size_t max);
 
 struct erg__csv_row {
     const char *path;

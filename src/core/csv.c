@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A CSV table with a header naming its columns (blocks.csv, models.csv). */
-#include "predict/csv_table.h"
+/* erg's one CSV reader: the line splitter and the table reader (core/csv.h). */
+#include "core/csv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,18 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diag.h"
 #include "core/file.h"
 
 int erg__csv_error(erg_diag *diag, const struct erg__csv_row *r, size_t c, const char *name,
                    const char *fmt, ...)
 {
-    char where[256], what[400];
-    snprintf(where, sizeof where, "%s:%zu:%zu", r->path, r->line, r->col[c]);
+    char what[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return erg_diag_set(diag, ERG_EPARSE, where, "column '%s': %s", name, what);
+    return erg__diag_at(diag, ERG_EPARSE, r->path, r->line, r->col[c], "column '%s': %s", name,
+                        what);
 }
 
 int erg__csv_int(const struct erg__csv_row *r, size_t c, const char *name, int64_t *out,
@@ -65,31 +66,42 @@ int erg__csv_num(const struct erg__csv_row *r, size_t c, const char *name, doubl
     return ERG_OK;
 }
 
-/* Split at commas in place, trimming blanks; cols[i] the 1-based column of cell i. */
-static size_t split(char *line, char **cells, size_t *cols, size_t max)
+static int blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+size_t erg__csv_split(const char *line, const char *end, struct erg__csv_cell *cells, size_t max)
 {
     size_t n = 0;
-    char *p = line;
+    const char *p = line;
     for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        char *start = p;
-        while (*p && *p != ',')
-            p++;
-        char *end = p;
-        while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            end--;
-        int last = *p == '\0';
-        *end = '\0';
+        const char *q = p;
+        while (q < end && *q != ',')
+            q++;
         if (n < max) {
-            cells[n] = start;
-            cols[n] = (size_t)(start - line) + 1;
+            const char *b = p, *e = q;
+            while (b < e && blank(*b))
+                b++;
+            while (e > b && blank(e[-1]))
+                e--;
+            if (e - b >= 2 && *b == '"' && e[-1] == '"')
+                b++, e--;
+            cells[n] = (struct erg__csv_cell){b, (size_t)(e - b), (size_t)(b - line) + 1};
         }
         n++;
-        if (last)
+        if (q >= end)
             return n;
-        p++;
+        p = q + 1;
     }
+}
+
+size_t erg__csv_split_inplace(char *line, struct erg__csv_cell *cells, size_t max)
+{
+    size_t n = erg__csv_split(line, line + strlen(line), cells, max);
+    for (size_t i = 0; i < n && i < max; i++)
+        line[cells[i].col - 1 + cells[i].len] = '\0'; /* the cell's end, inside line */
+    return n;
 }
 
 int erg__csv_read(const char *path, const char *const *names, const int *required, size_t n_names,
@@ -107,8 +119,7 @@ int erg__csv_read(const char *path, const char *const *names, const int *require
     int map[ERG__CSV_MAX_COLS]; /* file column → caller's index */
     size_t n_file = 0, lineno = 0;
     int have_header = 0;
-    char *cells[ERG__CSV_MAX_COLS + 1];
-    size_t cols[ERG__CSV_MAX_COLS + 1];
+    struct erg__csv_cell cells[ERG__CSV_MAX_COLS + 1];
     struct erg__csv_row r;
     r.path = path;
     char *next = buf;
@@ -124,52 +135,42 @@ int erg__csv_read(const char *path, const char *const *names, const int *require
             q++;
         if (*q == '\0' || *q == '#')
             continue;
-        size_t n = split(line, cells, cols, ERG__CSV_MAX_COLS + 1);
+        size_t n = erg__csv_split_inplace(line, cells, ERG__CSV_MAX_COLS + 1);
         if (!have_header) {
             if (line[0] == '{' || line[0] == '[') {
                 rc = erg_diag_set(diag, ERG_EPARSE, path, "not %s (it is JSON)", what);
                 break;
             }
             if (n > ERG__CSV_MAX_COLS) {
-                rc = erg_diag_set(diag, ERG_EPARSE, path, "not %s: %zu columns in the header",
-                                  what, n);
+                rc = erg_diag_set(diag, ERG_EPARSE, path, "not %s: %zu columns in the header", what,
+                                  n);
                 break;
             }
             int seen[ERG__CSV_MAX_COLS] = {0};
             for (size_t i = 0; i < n && rc == ERG_OK; i++) {
                 map[i] = -1;
                 for (size_t k = 0; k < n_names; k++)
-                    if (strcmp(cells[i], names[k]) == 0)
+                    if (strcmp(cells[i].s, names[k]) == 0)
                         map[i] = (int)k;
-                if (map[i] < 0) {
-                    char where[256];
-                    snprintf(where, sizeof where, "%s:%zu:%zu", path, lineno, cols[i]);
-                    rc = erg_diag_set(diag, ERG_EPARSE, where,
-                                      "unknown column '%s' (not %s, or a misspelt name)", cells[i],
-                                      what);
-                } else if (seen[map[i]]++) {
-                    char where[256];
-                    snprintf(where, sizeof where, "%s:%zu:%zu", path, lineno, cols[i]);
-                    rc = erg_diag_set(diag, ERG_EPARSE, where, "column '%s' appears twice",
-                                      cells[i]);
-                }
+                if (map[i] < 0)
+                    rc = erg__diag_at(diag, ERG_EPARSE, path, lineno, cells[i].col,
+                                      "unknown column '%s' (not %s, or a misspelt name)",
+                                      cells[i].s, what);
+                else if (seen[map[i]]++)
+                    rc = erg__diag_at(diag, ERG_EPARSE, path, lineno, cells[i].col,
+                                      "column '%s' appears twice", cells[i].s);
             }
             for (size_t k = 0; k < n_names && rc == ERG_OK; k++)
-                if (required[k] && !seen[k]) {
-                    char where[256];
-                    snprintf(where, sizeof where, "%s:%zu:1", path, lineno);
-                    rc = erg_diag_set(diag, ERG_EPARSE, where, "missing column '%s' (%s)",
+                if (required[k] && !seen[k])
+                    rc = erg__diag_at(diag, ERG_EPARSE, path, lineno, 1, "missing column '%s' (%s)",
                                       names[k], what);
-                }
             n_file = n;
             have_header = 1;
             continue;
         }
         if (n != n_file) {
-            char where[256];
-            snprintf(where, sizeof where, "%s:%zu:1", path, lineno);
-            rc = erg_diag_set(diag, ERG_EPARSE, where, "expected %zu cells as in the header, got %zu",
-                              n_file, n);
+            rc = erg__diag_at(diag, ERG_EPARSE, path, lineno, 1,
+                              "expected %zu cells as in the header, got %zu", n_file, n);
             break;
         }
         r.line = lineno;
@@ -178,8 +179,8 @@ int erg__csv_read(const char *path, const char *const *names, const int *require
             r.col[k] = 1;
         }
         for (size_t i = 0; i < n; i++) {
-            r.cell[map[i]] = cells[i];
-            r.col[map[i]] = cols[i];
+            r.cell[map[i]] = cells[i].s;
+            r.col[map[i]] = cells[i].col;
         }
         rc = row(ud, &r, diag);
     }
