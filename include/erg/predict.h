@@ -156,11 +156,13 @@ typedef enum erg_profile_clock {
 /** Profiler options; initialise with erg_profile_options_init() so new fields get defaults. */
 typedef struct erg_profile_options {
     erg_target target;   /**< default ERG_TARGET_CPU */
-    double min_time_s;   /**< cumulative kernel time per configuration (default 1 s; paper 10 s) */
+    double min_time_s;   /**< cumulative kernel time per configuration (default 1 s; paper 10 s;
+                              at most 86400) */
     unsigned batches;    /**< batches the repetitions are split into, for the sd (default 20) */
     double min_window_s; /**< shortest batch (energy window), s (default 0.02: above RAPL's
                               1 ms and the meter estimator's 10 ms update period); a
-                              shorter batch is discarded and the batch size grown */
+                              shorter batch is discarded and the batch size grown; at
+                              most 86400 */
     unsigned min_weight_sets; /**< pre-generated input sets rotated across runs (default 2) */
     size_t rotate_bytes;      /**< more sets until their footprint reaches this (default 64 MiB) */
     unsigned max_weight_sets; /**< cap (default 64) */
@@ -304,7 +306,27 @@ typedef struct erg_fit_options {
                                   falls back to its neighbour (default 0: features + 1) */
     const char *target_kind; /**< identity stored in the model (default: this machine's) */
     const char *target_desc;
+    int gemm_form; /**< ERG_GEMM_FORM_PAPER (default): HYMELL's 11 GEMM terms per regime;
+                        ERG_GEMM_FORM_CACHE: the CPU form (erg_gemm_cache_features), one fit */
 } erg_fit_options;
+
+/** GEMM estimator forms (erg_fit_options.gemm_form). */
+#define ERG_GEMM_FORM_PAPER 0
+#define ERG_GEMM_FORM_CACHE 1
+/** Features of the cache-aware CPU GEMM form. */
+#define ERG_GEMM_CACHE_FEATURES 6
+
+/**
+ * Features of the cache-aware CPU GEMM form (docs/predict.md, "A CPU GEMM form"): with b the
+ * dtype's bytes and the footprint B = (MK + NK + MN)·b of one execution, x = {2MNK,
+ * NK·b·[B ≤ cache_bytes], NK·b·[B > cache_bytes], MK·b, MN·b, 1}: compute, the weight matrix
+ * read from cache or streamed from memory (the two bandwidths), the input and output traffic,
+ * the call overhead. It replaces HYMELL Section 3.3's regime polynomial where one BLAS kernel
+ * runs at near-constant efficiency and the cache level of the weights, not the arithmetic
+ * intensity, decides the time (a CPU). x holds ERG_GEMM_CACHE_FEATURES values; returns that
+ * count, 0 for dimensions erg_op_dims_check refuses or another op.
+ */
+ERG_API unsigned erg_gemm_cache_features(const erg_op_dims *d, double cache_bytes, double *x);
 
 /** Fill o with the defaults documented on each field (20 % held out, seed 42, thresholds chosen
  *  from the data starting at the paper's, min_points features + 1, this machine's identity).
@@ -933,6 +955,15 @@ ERG_API void erg_e2e_model_free(erg_e2e_model *m);
 /** Held-out accuracy over the rows of phase (or -1: all) and moe (1: MoE models, 0: dense, -1:
  *  both): HYMELL Table 6's rows. Errors: ERG_EINVAL (no such rows). */
 ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out);
+
+/** What corrects the block sums of one phase (ERG_PHASE_PREFILL or ERG_PHASE_DECODE) of dense
+ *  (moe 0) or MoE (moe 1) models, HYMELL Table 6's rows: *use "shared" (the correction fitted on
+ *  every row), "own" (one fitted on that group's rows only) or "none" (the block sum as it is),
+ *  chosen by the lowest held-out MAPE (time and energy) on the group's rows;
+ *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
+ *  tried (one architecture, --no-cv, a loaded model). Errors: ERG_EINVAL (bad arguments). */
+ERG_API int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
+                                double mape_pct[3]);
 
 /* ---------------------------------------------------------------- whole-model predictions */
 

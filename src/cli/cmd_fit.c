@@ -14,13 +14,17 @@ static void help(FILE *out)
 {
     fprintf(out,
             "Usage: erg fit ops OPS.csv -o MODEL.json [--paper-thresholds] [--test-fraction F]\n"
-            "                   [--seed S] [--target-kind KIND] [--target-desc TEXT] [--json]\n\n"
+            "                   [--seed S] [--target-kind KIND] [--target-desc TEXT]\n"
+            "                   [--gemm-form paper|cpu-cache] [--json]\n\n"
             "Fit the regime-split estimators of HYMELL Sections 3.1-3.3 (RMSNorm, softmax, GEMM)\n"
             "by least squares in scaled features, hold out a seeded random split (default 0.2,\n"
             "seed 42), and print MAPE and R^2 of time and energy per op and regime, as in the\n"
             "paper's Tables 1-3, next to a roofline baseline measured from the same data.\n"
             "Thresholds are chosen from the data unless --paper-thresholds; the search refuses\n"
             "splits that leave a regime almost empty or contradict its meaning (docs/predict.md).\n"
+            "--gemm-form cpu-cache fits GEMM with the cache-aware CPU form (compute, weights\n"
+            "from cache or from memory, input and output traffic, call overhead; one fit)\n"
+            "instead of the paper's regime polynomial (docs/predict.md, \"A CPU GEMM form\").\n"
             "--json prints the tables as \"erg\": \"fit-report/1\" JSON.\n"
             "Exit status: 0 fitted and written, 2 bad input (usage, ops.csv, too few samples).\n");
 }
@@ -181,6 +185,7 @@ static int run(int argc, char **argv)
                                          {"seed", required_argument, NULL, 's'},
                                          {"target-kind", required_argument, NULL, 'k'},
                                          {"target-desc", required_argument, NULL, 'd'},
+                                         {"gemm-form", required_argument, NULL, 'G'},
                                          {"json", no_argument, NULL, 'J'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -214,6 +219,14 @@ static int run(int argc, char **argv)
             break;
         case 'd':
             fo.target_desc = optarg;
+            break;
+        case 'G':
+            if (strcmp(optarg, "paper") == 0)
+                fo.gemm_form = ERG_GEMM_FORM_PAPER;
+            else if (strcmp(optarg, "cpu-cache") == 0)
+                fo.gemm_form = ERG_GEMM_FORM_CACHE;
+            else
+                return erg_cli_usage("fit", "--gemm-form: expected paper or cpu-cache");
             break;
         case 'J':
             json = 1;

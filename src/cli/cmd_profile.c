@@ -44,8 +44,8 @@ static void help(FILE *out)
         "/usr/bin/python3); the script is found as $ERG_PROFILE_SCRIPT, the installed\n"
         "share/erg/scripts/profile_torch.py, or the source tree. Energy: erg's meter read through\n"
         "liberg (--target cpu; the estimator where there are no counters, grade 'estimator'),\n"
-        "NVML's energy counter (--target cuda). The full plan is about 1,000 configurations,\n"
-        "30-40 minutes on a 2-core machine (docs/predict.md).\n");
+        "NVML's energy counter (--target cuda). The full plan is about 1,240 configurations,\n"
+        "about 25 minutes of CPU time (much more wall time on a loaded machine; docs/profile.md).\n");
 }
 
 struct progress {
@@ -156,8 +156,8 @@ static int run_torch(int argc, char **argv)
         case 'm':
             if (erg_cli_double("profile", "--min-time", optarg, &d) != 0)
                 return ERG_EXIT_USAGE;
-            if (d < 0)
-                return erg_cli_usage("profile", "--min-time must not be negative");
+            if (d < 0 || d > 86400)
+                return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
             min_time = optarg;
             break;
         case 'j':
@@ -286,8 +286,8 @@ static int run(int argc, char **argv)
         case 'm':
             if (erg_cli_double("profile", "--min-time", optarg, &o.min_time_s) != 0)
                 return ERG_EXIT_USAGE;
-            if (o.min_time_s < 0)
-                return erg_cli_usage("profile", "--min-time must not be negative");
+            if (o.min_time_s < 0 || o.min_time_s > 86400)
+                return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
             break;
         case 'j':
             if (erg_cli_ulong("profile", "--threads", optarg, &ul) != 0)

@@ -476,6 +476,14 @@ int erg_cli_fit_model(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             row(names[i], &a[i], t6[i]);
         row("Average", &avg, t6[4]);
+        printf("\nblock sums corrected by (held-out MAPE of time and energy: shared / own / none)\n");
+        for (int g = 0; g < 4; g++) {
+            const char *use;
+            double sc[3];
+            if (erg_e2e_model_group(m, g % 2, g / 2, &use, sc) == ERG_OK)
+                printf("  %-16s %-7s %7.2f / %7.2f / %7.2f %%\n", names[g], use, sc[0], sc[1],
+                       sc[2]);
+        }
         if (o.per_seq)
             per_sequence(m, o.per_seq);
         printf("\nwrote %s\n", o.out);

@@ -18,10 +18,22 @@ static const char *const l3_features[L3_FEATURES] = {
     "log_batch",         "log1p_prompt",        "log1p_kv",             "decode",
     "log1p_n_experts",   "log1p_top_k",         "log_vocab"};
 
+/* What corrects a group's models (dense, MoE): the correction fitted on every row, one fitted on
+ * the group's rows only, or none (the block sum as it is); chosen per group on held-out error. */
+enum { USE_SHARED, USE_OWN, USE_NONE, USE_COUNT };
+static const char *const use_names[USE_COUNT] = {"shared", "own", "none"};
+#define N_GROUPS 4
+static const char *const group_names[N_GROUPS] = {"prefill_dense", "decode_dense", "prefill_moe",
+                                                  "decode_moe"};
+
 /* accuracy cells: phase (prefill, decode, all) × architecture (dense, moe, all) */
 struct erg_e2e_model {
     char target[128];
     struct erg__corrector corr;
+    /* per group g = 2·moe + decode (prefill dense, decode dense, prefill MoE, decode MoE) */
+    struct erg__corrector own[N_GROUPS]; /* present when use[g] == USE_OWN */
+    int use[N_GROUPS];
+    double use_score[N_GROUPS][USE_COUNT]; /* held-out MAPE (time + energy) of each option, % */
     int energy;
     erg_accuracy acc[3][3];
     erg_e2e_heldout_row *rows; /* the fit's rows (NULL when loaded) */
@@ -81,11 +93,15 @@ void erg__e2e_apply(const erg_e2e_model *m, const erg_arch *a, erg_model_predict
 {
     if (!m || !m->corr.present)
         return;
+    int g = 2 * is_moe(a) + (p->phase.phase == ERG_PHASE_DECODE);
+    if (m->use[g] == USE_NONE)
+        return;
+    const struct erg__corrector *c = m->use[g] == USE_OWN ? &m->own[g] : &m->corr;
     double x[L3_FEATURES], y[2];
     features(a, p, x);
-    erg__corrector_apply(&m->corr, x, y);
+    erg__corrector_apply(c, x, y);
     double ft = exp(y[0]), fe = exp(m->energy ? y[1] : y[0]);
-    double st = m->corr.sigma[0], se = m->energy ? m->corr.sigma[1] : st;
+    double st = c->sigma[0], se = m->energy ? c->sigma[1] : st;
     p->time_factor = ft;
     p->energy_factor = fe;
     double vt = 0, ve = 0;
@@ -113,8 +129,96 @@ void erg_e2e_model_free(erg_e2e_model *m)
     if (!m)
         return;
     erg__corrector_free(&m->corr);
+    for (int g = 0; g < N_GROUPS; g++)
+        erg__corrector_free(&m->own[g]);
     free(m->rows);
     free(m);
+}
+
+/* Mean absolute relative error (%) of base·exp(h) against measured over rows with mask (time,
+ * plus energy when present: their mean). */
+static double group_mape(const double *mt, const double *me, const double *bt, const double *be,
+                         const double *H, unsigned n_out, const int *mask, size_t n)
+{
+    double s = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!mask[i])
+            continue;
+        double ht = H ? H[i * n_out] : 0, he = H && n_out == 2 ? H[i * n_out + 1] : 0;
+        if (!isfinite(ht) || !isfinite(he))
+            return (double)INFINITY;
+        s += fabs(bt[i] * exp(ht) - mt[i]) / mt[i];
+        k++;
+        if (n_out == 2) {
+            s += fabs(be[i] * exp(he) - me[i]) / me[i];
+            k++;
+        }
+    }
+    return k ? 100 * s / (double)k : (double)NAN;
+}
+
+/*
+ * Per group g (2·moe + decode) with rows: fit a correction on the group's rows alone (own[g],
+ * leave-one-architecture-out within the group), and choose among the shared correction (H), the
+ * group's own and none by the held-out MAPE on the group's rows. H is overwritten, for the rows
+ * of the group, with the chosen option's held-out predictions (0 for none).
+ */
+static int choose_group(erg_e2e_model *m, int g, const double *X, const double *Y, const int *grp,
+                        const int *mask, size_t n, unsigned n_out, const erg_mlp_options *o,
+                        const double *mt, const double *me, const double *bt, const double *be,
+                        double *H, erg_diag *diag)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += mask[i] != 0;
+    m->use[g] = USE_SHARED;
+    for (int u = 0; u < USE_COUNT; u++)
+        m->use_score[g][u] = NAN;
+    if (k == 0)
+        return ERG_OK;
+    double *Xg = malloc(k * L3_FEATURES * sizeof *Xg), *Yg = malloc(k * 2 * sizeof *Yg);
+    double *Hg = malloc(k * 2 * sizeof *Hg), *Ho = malloc(n * 2 * sizeof *Ho);
+    int *gg = malloc(k * sizeof *gg);
+    int rc = ERG_OK;
+    if (!Xg || !Yg || !Hg || !Ho || !gg) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0, r = 0; i < n; i++)
+        if (mask[i]) {
+            memcpy(Xg + r * L3_FEATURES, X + i * L3_FEATURES, L3_FEATURES * sizeof *X);
+            memcpy(Yg + r * n_out, Y + i * n_out, n_out * sizeof *Y);
+            gg[r++] = grp[i];
+        }
+    m->use_score[g][USE_SHARED] = group_mape(mt, me, bt, be, H, n_out, mask, n);
+    m->use_score[g][USE_NONE] = group_mape(mt, me, bt, be, NULL, n_out, mask, n);
+    rc = erg__corrector_fit(Xg, Yg, gg, k, L3_FEATURES, n_out, o, &m->own[g], Hg, diag);
+    if (rc != ERG_OK)
+        goto done;
+    for (size_t i = 0, r = 0; i < n; i++) {
+        for (unsigned j = 0; j < n_out; j++)
+            Ho[i * n_out + j] = mask[i] ? Hg[r * n_out + j] : 0;
+        r += mask[i] != 0;
+    }
+    m->use_score[g][USE_OWN] = group_mape(mt, me, bt, be, Ho, n_out, mask, n);
+    for (int u = USE_OWN; u < USE_COUNT; u++)
+        if (m->use_score[g][u] < m->use_score[g][m->use[g]])
+            m->use[g] = u;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned j = 0; mask[i] && j < n_out; j++)
+            H[i * n_out + j] = m->use[g] == USE_OWN ? Ho[i * n_out + j]
+                               : m->use[g] == USE_NONE ? 0
+                                                       : H[i * n_out + j];
+    if (m->use[g] != USE_OWN)
+        erg__corrector_free(&m->own[g]);
+done:
+    free(Xg);
+    free(Yg);
+    free(Hg);
+    free(Ho);
+    free(gg);
+    return rc;
 }
 
 int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const erg_model_sample *s,
@@ -138,6 +242,9 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
         goto done;
     }
     m->energy = energy;
+    for (int g = 0; g < N_GROUPS; g++)
+        for (int u = 0; u < USE_COUNT; u++)
+            m->use_score[g][u] = NAN;
     snprintf(m->target, sizeof m->target, "%s", erg_op_model_target(l1));
     double *bt = v, *be = v + n, *mt = v + 2 * n, *me = v + 3 * n, *pt = v + 4 * n,
            *pe = v + 5 * n;
@@ -172,6 +279,14 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
     }
     if (rc == ERG_OK)
         rc = erg__corrector_fit(X, Y, grp, n, L3_FEATURES, n_out, o, &m->corr, H, diag);
+    /* with held-out predictions (two or more architectures): per group, the shared correction,
+     * the group's own or none, whichever has the lower held-out MAPE on the group's rows */
+    if (rc == ERG_OK && (!o || o->cross_validate) && m->corr.n_groups >= 2)
+        for (int g = 0; g < N_GROUPS && rc == ERG_OK; g++) {
+            for (size_t i = 0; i < n; i++)
+                mask[i] = 2 * is_moe(&s[i].model) + (s[i].phase.phase == ERG_PHASE_DECODE) == g;
+            rc = choose_group(m, g, X, Y, grp, mask, n, n_out, o, mt, me, bt, be, H, diag);
+        }
     if (rc != ERG_OK)
         goto done;
     m->rows = calloc(n, sizeof *m->rows);
@@ -227,6 +342,18 @@ int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accur
     return out->n ? ERG_OK : ERG_EINVAL;
 }
 
+int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
+                        double mape_pct[3])
+{
+    if (!m || !use || moe < 0 || moe > 1 || phase < 0 || phase > 1)
+        return ERG_EINVAL;
+    int g = 2 * moe + phase;
+    *use = use_names[m->use[g]];
+    for (int u = 0; mape_pct && u < USE_COUNT; u++)
+        mape_pct[u] = m->use_score[g][u];
+    return ERG_OK;
+}
+
 static const char *const ph_names[3] = {"prefill", "decode", "all"};
 static const char *const moe_names[3] = {"dense", "moe", "all"};
 
@@ -246,6 +373,22 @@ int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag)
     json_t *c = erg__corrector_to_json(&m->corr);
     json_object_set_new(c, "energy", json_boolean(m->energy));
     json_object_set_new(root, "model", c);
+    json_t *sel = json_object();
+    for (int g = 0; g < N_GROUPS; g++) {
+        json_t *o = json_object(), *sc = json_object();
+        json_object_set_new(o, "use", json_string(use_names[m->use[g]]));
+        for (int u = 0; u < USE_COUNT; u++)
+            if (isfinite(m->use_score[g][u]))
+                json_object_set_new(sc, use_names[u], json_real(m->use_score[g][u]));
+        json_object_set_new(o, "heldout_mape_pct", sc);
+        if (m->use[g] == USE_OWN) {
+            json_t *oc = erg__corrector_to_json(&m->own[g]);
+            json_object_set_new(oc, "energy", json_boolean(m->energy));
+            json_object_set_new(o, "model", oc);
+        }
+        json_object_set_new(sel, group_names[g], o);
+    }
+    json_object_set_new(root, "groups", sel);
     for (int ph = 0; ph < 3; ph++) {
         json_t *row = json_object();
         for (int mo = 0; mo < 3; mo++)
@@ -274,6 +417,9 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
     }
     const char *t = json_string_value(json_object_get(root, "target"));
     snprintf(m->target, sizeof m->target, "%s", t ? t : "");
+    for (int g = 0; g < N_GROUPS; g++)
+        for (int u = 0; u < USE_COUNT; u++)
+            m->use_score[g][u] = NAN;
     rc = erg__check_features(root, l3_features, L3_FEATURES, path, diag);
     const json_t *c = json_object_get(root, "model");
     if (rc == ERG_OK)
@@ -282,6 +428,38 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
         m->energy = json_is_true(json_object_get(c, "energy"));
         if (m->energy != (m->corr.n_out == 2))
             rc = erg_diag_set(diag, ERG_EPARSE, path, "model.energy: disagrees with outputs");
+    }
+    /* "groups" (optional: files without it correct every model with "model") */
+    const json_t *sel = json_object_get(root, "groups");
+    for (int g = 0; rc == ERG_OK && sel && g < N_GROUPS; g++) {
+        const json_t *o = json_object_get(sel, group_names[g]);
+        const char *u = json_string_value(json_object_get(o, "use"));
+        char where[32];
+        snprintf(where, sizeof where, "groups.%s", group_names[g]);
+        int k = -1;
+        for (int j = 0; u && j < USE_COUNT; j++)
+            if (strcmp(u, use_names[j]) == 0)
+                k = j;
+        if (k < 0) {
+            rc = erg_diag_set(diag, ERG_EPARSE, path,
+                              "%s.use: expected \"shared\", \"own\" or \"none\"", where);
+            break;
+        }
+        m->use[g] = k;
+        const json_t *sc = json_object_get(o, "heldout_mape_pct");
+        for (int j = 0; j < USE_COUNT; j++) {
+            const json_t *v = json_object_get(sc, use_names[j]);
+            if (json_is_number(v))
+                m->use_score[g][j] = json_number_value(v);
+        }
+        if (k == USE_OWN) {
+            snprintf(where, sizeof where, "groups.%s.model", group_names[g]);
+            rc = erg__corrector_from_json(json_object_get(o, "model"), L3_FEATURES, &m->own[g],
+                                          path, where, diag);
+            if (rc == ERG_OK && m->own[g].n_out != m->corr.n_out)
+                rc = erg_diag_set(diag, ERG_EPARSE, path, "%s: %u outputs, \"model\" has %u",
+                                  where, m->own[g].n_out, m->corr.n_out);
+        }
     }
     const json_t *acc = json_object_get(root, "heldout");
     for (int ph = 0; rc == ERG_OK && ph < 3; ph++)

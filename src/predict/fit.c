@@ -712,12 +712,69 @@ static void regime_bounds(erg_op op, const erg_op_thresholds *t, unsigned r, dou
     *hi = r == 4 ? (double)INFINITY : t->gemm_ai[r - 1];
 }
 
-static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
+unsigned erg__op_est_features(const struct erg__op_est *e, const erg_op_dims *d, double *x)
+{
+    if (e->form == ERG_GEMM_FORM_CACHE && d->op == ERG_OP_GEMM)
+        return erg_gemm_cache_features(d, e->cache_bytes, x);
+    return erg_op_features(d, x);
+}
+
+/*
+ * The cache-aware CPU GEMM form (erg_gemm_cache_features): one fit over every training point
+ * (each regime uses it: the pooled fit), its cache size chosen among the powers of two from
+ * 64 KiB to 64 MiB by the smallest relative SSE on the training points (one parameter, the same
+ * number of coefficients for each candidate, so no penalty is needed; caches come in powers of
+ * two). Recomputes every point's features (pts[0..np)) for the chosen size.
+ */
+static int fit_cache_form(struct erg__op_est *e, struct pt *pts, size_t np, const size_t *train,
+                          size_t ntrain, const erg_op_thresholds *th)
+{
+    double best = INFINITY, best_c = 0;
+    int rc = ERG_OK;
+    for (int lg = 16; lg <= 26; lg++) {
+        e->cache_bytes = ldexp(1.0, lg);
+        for (size_t i = 0; i < np; i++)
+            erg__op_est_features(e, &pts[i].d, pts[i].x);
+        struct erg__lsq l;
+        double chisq;
+        rc = lsq_fit(pts, train, ntrain, e->nfeat, 0, &l, &chisq);
+        if (rc == ERG_ENOMEM)
+            return rc;
+        if (rc == ERG_OK && chisq < best * (1 - 1e-9)) {
+            best = chisq;
+            best_c = e->cache_bytes;
+        }
+    }
+    if (!(best_c > 0))
+        return ERG_ESINGULAR;
+    e->cache_bytes = best_c;
+    for (size_t i = 0; i < np; i++)
+        erg__op_est_features(e, &pts[i].d, pts[i].x);
+    memset(e->reg, 0, sizeof e->reg);
+    if ((rc = lsq_fit(pts, train, ntrain, e->nfeat, 0, &e->pooled_time, NULL)) != ERG_OK)
+        return rc;
+    if (e->has_energy &&
+        (rc = lsq_fit(pts, train, ntrain, e->nfeat, 1, &e->pooled_energy, NULL)) == ERG_ENOMEM)
+        return rc;
+    for (unsigned r = 0; r < e->nreg; r++) {
+        e->reg[r].fallback = 1;
+        e->reg[r].fallback_to = ERG__FALLBACK_POOLED;
+    }
+    for (size_t i = 0; i < ntrain; i++)
+        e->reg[erg_op_regime(&pts[train[i]].d, th)].n_train++;
+    return ERG_OK;
+}
+
+static int fit_op(erg_op_model *m, erg_op op, struct pt *pts, size_t np,
                   const erg_op_sample *src, const erg_fit_options *o, uint64_t *rng, erg_diag *diag)
 {
     struct erg__op_est *e = &m->op[op];
     memset(e, 0, sizeof *e);
     e->nfeat = erg_op_feature_count(op);
+    if (op == ERG_OP_GEMM && o->gemm_form == ERG_GEMM_FORM_CACHE) {
+        e->form = ERG_GEMM_FORM_CACHE;
+        e->nfeat = ERG_GEMM_CACHE_FEATURES;
+    }
     e->nreg = erg_op_regime_count(op);
     e->dtype = pts[0].d.dtype;
     snprintf(e->kappa, sizeof e->kappa, "%s", src[0].kappa);
@@ -784,6 +841,17 @@ static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
         goto done;
     }
     op_bounds(e, m, pts, train, ntrain);
+    if (e->form == ERG_GEMM_FORM_CACHE) {
+        rc = fit_cache_form(e, pts, np, train, ntrain, &m->th);
+        if (rc != ERG_OK) {
+            rc = erg_diag_set(diag, rc, NULL, "%s: least squares failed (%s)", erg_op_name(op),
+                              erg_strerror(rc));
+            goto done;
+        }
+        note(m, "gemm: cache-aware CPU form, weights cached up to a footprint of %.0f KiB; "
+                "one fit for every regime", e->cache_bytes / 1024);
+        goto fitted;
+    }
     if (o->choose_thresholds) {
         erg_op_thresholds before = m->th;
         rc = choose_thresholds(e, op, pts, train, ntrain, &m->th, o, scratch);
@@ -798,9 +866,10 @@ static int fit_op(erg_op_model *m, erg_op op, const struct pt *pts, size_t np,
                           erg_strerror(rc));
         goto done;
     }
+fitted:
     for (unsigned r = 0; r < e->nreg; r++) {
         regime_bounds(op, &m->th, r, &e->val[r].threshold_lo, &e->val[r].threshold_hi);
-        if (e->reg[r].fallback)
+        if (e->reg[r].fallback && e->form != ERG_GEMM_FORM_CACHE)
             note(m, "%s: regime %s has %u training points (< %u): uses %s", erg_op_name(op),
                  erg_op_regime_name(op, r), e->reg[r].n_train, need_points(o, e->nfeat),
                  e->reg[r].fallback_to == ERG__FALLBACK_POOLED
@@ -1137,7 +1206,7 @@ static int predict_core(const erg_op_model *m, const struct erg__op_est *e, cons
 {
     const struct erg__bounds *b = &e->bnd;
     double x[ERG_OP_MAX_FEATURES];
-    unsigned p = erg_op_features(d, x);
+    unsigned p = erg__op_est_features(e, d, x);
     unsigned r = erg_op_regime(d, &m->th);
     out->regime = r;
     out->fallback = e->reg[r].fallback;
@@ -1181,7 +1250,7 @@ static int predict_core(const erg_op_model *m, const struct erg__op_est *e, cons
         char scratch[8];
         if (in_range(e, &dc, scratch, sizeof scratch)) {
             double xc[ERG_OP_MAX_FEATURES];
-            erg_op_features(&dc, xc);
+            erg__op_est_features(e, &dc, xc);
             unsigned rc_ = erg_op_regime(&dc, &m->th);
             int fit_ok;
             double tc =

@@ -49,7 +49,12 @@ struct erg__op_est {
     struct erg__lsq pooled_time, pooled_energy;
     erg_op_validation val[ERG_OP_MAX_REGIMES + 1];
     struct erg__bounds bnd;
+    int form;           /* GEMM: ERG_GEMM_FORM_PAPER or ERG_GEMM_FORM_CACHE */
+    double cache_bytes; /* ERG_GEMM_FORM_CACHE: the footprint up to which weights are cached */
 };
+
+/* The features of d under e's form (erg_op_features, or erg_gemm_cache_features). */
+unsigned erg__op_est_features(const struct erg__op_est *e, const erg_op_dims *d, double *x);
 
 struct erg_op_model {
     char target_kind[128];

@@ -16,6 +16,15 @@ static const char *const feature_names[ERG_OP_COUNT][ERG_OP_MAX_FEATURES] = {
     {"N*d", "N*log2(d)", "d", "N", "log2(d)", "1"},
     {"R*C", "R", "log2(C)", "1"},
     {"PF*F", "PF*B_in", "AI*B_in", "F", "PF", "AI", "B_out", "B_in", "log10(F)", "1/PF", "1"}};
+/* erg_gemm_cache_features (docs/predict.md, "A CPU GEMM form") */
+static const char *const cache_feature_names[ERG_GEMM_CACHE_FEATURES] = {
+    "F", "NK*b cached", "NK*b streamed", "MK*b", "MN*b", "1"};
+
+static const char *feature_name(const struct erg__op_est *e, erg_op op, unsigned j)
+{
+    return e->form == ERG_GEMM_FORM_CACHE ? cache_feature_names[j] : feature_names[op][j];
+}
+
 static const char *const dim_names[5] = {"m", "n", "k", "tokens", "d_model"};
 
 static json_t *lsq_json(const struct erg__lsq *l, unsigned p)
@@ -186,9 +195,13 @@ int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
                             json_string(e->chosen == 1   ? "data"
                                         : e->chosen == 2 ? "paper, kept by the data search"
                                                          : "paper"));
+        if (e->form == ERG_GEMM_FORM_CACHE) {
+            json_object_set_new(o, "form", json_string("cpu-cache"));
+            json_object_set_new(o, "cache_bytes", json_real(e->cache_bytes));
+        }
         json_t *fn = json_array();
         for (unsigned j = 0; j < e->nfeat; j++)
-            json_array_append_new(fn, json_string(feature_names[op][j]));
+            json_array_append_new(fn, json_string(feature_name(e, (erg_op)op, j)));
         json_object_set_new(o, "features", fn);
         json_t *rg = json_object();
         for (unsigned j = 0; j < 5; j++) {
@@ -323,6 +336,20 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
                 : strcmp(json_string_value(tf), "data") == 0       ? 1
                 : strncmp(json_string_value(tf), "paper,", 6) == 0 ? 2
                                                                    : 0;
+    const json_t *form = json_object_get(o, "form");
+    if (form) {
+        const char *fs = json_string_value(form);
+        if (op != ERG_OP_GEMM || !fs || strcmp(fs, "cpu-cache") != 0)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.form: unknown form (only gemm has one: \"cpu-cache\")", path);
+        e->form = ERG_GEMM_FORM_CACHE;
+        e->nfeat = ERG_GEMM_CACHE_FEATURES;
+        const json_t *cb = json_object_get(o, "cache_bytes");
+        e->cache_bytes = json_is_number(cb) ? json_number_value(cb) : -1;
+        if (!(e->cache_bytes > 0) || !isfinite(e->cache_bytes))
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.cache_bytes: expected a positive number of bytes", path);
+    }
     const json_t *fn = json_object_get(o, "features");
     if (!json_is_array(fn) || json_array_size(fn) != e->nfeat)
         return erg_diag_set(diag, ERG_EPARSE, file,
@@ -330,11 +357,11 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
                             e->nfeat, name);
     for (unsigned j = 0; j < e->nfeat; j++) {
         const char *f = json_string_value(json_array_get(fn, j));
-        if (!f || strcmp(f, feature_names[op][j]) != 0)
+        if (!f || strcmp(f, feature_name(e, op, j)) != 0)
             return erg_diag_set(diag, ERG_EPARSE, file,
                                 "%s.features[%u]: expected \"%s\" (is this a model of another "
                                 "op or version?)",
-                                path, j, feature_names[op][j]);
+                                path, j, feature_name(e, op, j));
     }
     const json_t *rg = json_object_get(o, "range");
     for (unsigned j = 0; j < 5; j++) {

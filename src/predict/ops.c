@@ -173,6 +173,22 @@ unsigned erg_op_features(const erg_op_dims *d, double *x)
     return 0;
 }
 
+unsigned erg_gemm_cache_features(const erg_op_dims *d, double cache_bytes, double *x)
+{
+    if (erg_op_dims_check(d, NULL) != ERG_OK || d->op != ERG_OP_GEMM)
+        return 0;
+    double m = (double)d->m, n = (double)d->n, k = (double)d->k, b = erg_dtype_bytes(d->dtype);
+    double foot = (m * k + n * k + m * n) * b, w = n * k * b;
+    int cached = foot <= cache_bytes;
+    x[0] = 2.0 * m * n * k;
+    x[1] = cached ? w : 0.0;
+    x[2] = cached ? 0.0 : w;
+    x[3] = m * k * b;
+    x[4] = m * n * b;
+    x[5] = 1.0;
+    return ERG_GEMM_CACHE_FEATURES;
+}
+
 double erg_op_split_value(const erg_op_dims *d)
 {
     if (erg_op_dims_check(d, NULL) != ERG_OK)

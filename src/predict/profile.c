@@ -357,7 +357,9 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
         t_est = 1e-9;
     unsigned batches = o->batches >= 2 ? o->batches : 2;
     double per_batch_s = fmax(o->min_time_s / batches, o->min_window_s);
-    uint64_t b = per_batch_s > t_est ? (uint64_t)ceil(per_batch_s / t_est) : 1;
+    /* repetitions per batch: at most 10^15 (a day of 0.1 ns executions), so the casts from double
+     * below are defined whatever the clock says */
+    uint64_t b = per_batch_s > t_est ? (uint64_t)fmin(ceil(per_batch_s / t_est), 1e15) : 1;
     double bt[MAX_BATCHES], be[MAX_BATCHES], total_t = 0, total_e = 0;
     uint64_t reps = 0, nb = 0;
     unsigned discarded = 0;
@@ -380,7 +382,7 @@ static int profile_one(const erg_profile_options *o, const erg_energy_window *ew
             /* too short for the meter's update period: discard, grow the batch, repeat */
             ew->end(ew->ud, dw, &e_j, &g, NULL);
             double grow = dw > 0 ? 1.25 * o->min_window_s / dw : 2.0;
-            b = (uint64_t)ceil((double)b * fmax(grow, 2.0));
+            b = (uint64_t)fmin(ceil((double)b * fmax(grow, 2.0)), 1e15);
             discarded++;
             continue;
         }
@@ -431,8 +433,9 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
 {
     if (done)
         *done = 0;
-    if (!o || (!grid && n) || (!out && n) || !(o->min_time_s >= 0) || !(o->min_window_s >= 0) ||
-        o->threads < 1)
+    /* the times bound the repetition counts (uint64_t) cast from their ratios: a day each */
+    if (!o || (!grid && n) || (!out && n) || !(o->min_time_s >= 0 && o->min_time_s <= 86400) ||
+        !(o->min_window_s >= 0 && o->min_window_s <= 86400) || o->threads < 1)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "bad profiler options");
     if (o->clock == ERG_PROFILE_CLOCK_THREAD_CPU && o->threads != 1)
         return erg_diag_set(diag, ERG_EINVAL, NULL,

@@ -77,6 +77,9 @@ static int common(const struct erg__csv_row *r, const char *const *names,
     int64_t v;
     if ((rc = erg__csv_int(r, c->threads, names[c->threads], &v, NULL, diag)))
         return rc;
+    if (v > 1024) /* erg profile's --threads range; 4294967297 was cast to int 1 */
+        return erg__csv_error(diag, r, c->threads, names[c->threads],
+                              "expected at most 1024 threads, got '%s'", r->cell[c->threads]);
     *threads = (int)v;
     if ((rc = erg__csv_int(r, c->reps, names[c->reps], &v, NULL, diag)))
         return rc;

@@ -120,6 +120,7 @@ check "cuda is an extension point" 3 "extension point" -- "$erg" profile ops --t
 check "thread clock" 0 "wrote 3 configurations" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 0.003 --clock thread --no-meter -o "$tmp/ops_thread.csv"
 check "thread clock needs one thread" 2 "needs --threads 1" -- "$erg" profile ops --grid "$tmp/grid.csv" --clock thread --threads 2 -o "$tmp/never.csv"
 check "unknown target" 2 "expects cpu or cuda" -- "$erg" profile ops --target tpu -o "$tmp/never.csv"
+check "min-time beyond a day" 2 "--min-time must be 0 to 86400 s" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 1e300 -o "$tmp/never.csv"
 check "fit without output" 2 "missing -o" -- "$erg" fit ops "$tmp/syn.csv"
 check "profile without subcommand" 2 "expected 'ops'" -- "$erg" profile
 # a JSON file (or any CSV without the grid/ops header) says what it is not, not "unknown column '{'"

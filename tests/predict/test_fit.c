@@ -279,6 +279,102 @@ static void gemm_five_regimes_exact(void **state)
     free(s);
 }
 
+/* The cache-aware CPU form: 80 ps per FLOP (12.5 GFLOP/s), weights at 20 GB/s from cache (up to
+ * a 1 MiB footprint) and 4 GB/s from memory, input and output at 10 GB/s, 2 µs per call;
+ * energy at 40 W. */
+static double cache_truth(const erg_op_dims *d)
+{
+    double m = (double)d->m, n = (double)d->n, k = (double)d->k;
+    double foot = 4 * (m * k + n * k + m * n), w = 4 * n * k;
+    return 8e-11 * 2 * m * n * k + w / (foot <= 1048576 ? 2e10 : 4e9) + 4 * (m * k + m * n) / 1e10 +
+           2e-6;
+}
+
+static void gemm_cache_form_exact(void **state)
+{
+    (void)state;
+    /* the features, by hand: m 2, n 3, k 4 in fp32: footprint 4·(8 + 12 + 6) = 104 bytes */
+    erg_op_dims h = {.op = ERG_OP_GEMM, .m = 2, .n = 3, .k = 4, .dtype = ERG_DTYPE_FP32};
+    double x[ERG_GEMM_CACHE_FEATURES];
+    assert_int_equal(erg_gemm_cache_features(&h, 104, x), ERG_GEMM_CACHE_FEATURES);
+    const double want[ERG_GEMM_CACHE_FEATURES] = {48, 48, 0, 32, 24, 1};
+    for (unsigned j = 0; j < ERG_GEMM_CACHE_FEATURES; j++)
+        erg_assert_rel(x[j], want[j], 1e-15);
+    assert_int_equal(erg_gemm_cache_features(&h, 103, x), ERG_GEMM_CACHE_FEATURES);
+    assert_true(x[1] == 0 && x[2] == 48);
+    h.op = ERG_OP_RMSNORM;
+    assert_int_equal(erg_gemm_cache_features(&h, 104, x), 0);
+
+    enum { N = 160 };
+    erg_op_sample *s = calloc(N, sizeof *s);
+    assert_non_null(s);
+    rng = 7;
+    for (size_t i = 0; i < N; i++) { /* m 1..4096, n and k 64..4096, log-uniform */
+        erg_op_dims *d = &s[i].dims;
+        d->op = ERG_OP_GEMM;
+        d->dtype = ERG_DTYPE_FP32;
+        d->m = (int64_t)exp(uni() * log(4096.0)) + 1;
+        d->n = 64 * ((int64_t)exp(uni() * log(64.0)) + 1);
+        d->k = 64 * ((int64_t)exp(uni() * log(64.0)) + 1);
+        s[i].time_s = cache_truth(d);
+        s[i].energy_j = 40 * s[i].time_s;
+        s[i].grade = ERG_GRADE_ESTIMATOR;
+        s[i].has_grade = 1;
+    }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.gemm_form = ERG_GEMM_FORM_CACHE;
+    o.target_kind = "test";
+    o.target_desc = "synthetic";
+    erg_op_model *m;
+    assert_int_equal(erg_op_model_fit(s, N, &o, &m, NULL), ERG_OK);
+    erg_op_validation v;
+    assert_int_equal(erg_op_model_validation(m, ERG_OP_GEMM, ERG_OP_MAX_REGIMES, &v), ERG_OK);
+    assert_int_equal(v.n_test, N / 5);
+    /* exact but for a held-out shape that the roofline envelope's floor (the best rates of the
+     * training rows) holds up */
+    if (!(v.time_mape_pct < 0.1 && v.energy_mape_pct < 0.1))
+        fail_msg("held-out MAPE time %g %%, energy %g %%", v.time_mape_pct, v.energy_mape_pct);
+    /* shapes on both sides of the cache (found from the data: 1 MiB) */
+    const int64_t shape[3][3] = {{8, 256, 256}, {8, 1024, 1024}, {700, 512, 1536}};
+    char path[128], tdir[64];
+    assert_int_equal(erg_tmp_new(tdir, sizeof tdir, "cacheform"), 0);
+    snprintf(path, sizeof path, "%s/m.json", tdir);
+    assert_int_equal(erg_op_model_save(m, path, NULL), ERG_OK);
+    erg_op_model *l;
+    assert_int_equal(erg_op_model_load(path, &l, NULL), ERG_OK);
+    for (int i = 0; i < 3; i++) {
+        erg_op_dims d = {.op = ERG_OP_GEMM, .m = shape[i][0], .n = shape[i][1],
+                         .k = shape[i][2], .dtype = ERG_DTYPE_FP32};
+        erg_op_prediction p, q;
+        assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
+        assert_int_equal(erg_op_model_predict(l, &d, &q, NULL), ERG_OK);
+        erg_assert_rel(p.time_s, cache_truth(&d), 1e-7);
+        erg_assert_rel(p.energy_j, 40 * cache_truth(&d), 1e-7);
+        assert_true(p.time_s == q.time_s && p.energy_j == q.energy_j);
+    }
+    erg_op_model_free(l);
+    /* a form erg does not know, or a cache size that is not a size, is refused, named */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 18];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    char *c = strstr(text, "\"cpu-cache\"");
+    assert_non_null(c);
+    memcpy(c, "\"gpu-cache\"", 11);
+    FILE *w = fopen(path, "w");
+    fputs(text, w);
+    fclose(w);
+    erg_diag diag;
+    assert_int_equal(erg_op_model_load(path, &l, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "ops.gemm.form"));
+    erg_op_model_free(m);
+    assert_int_equal(erg_tmp_free(tdir), 0);
+    free(s);
+}
+
 static void thin_regime_falls_back_to_its_neighbour(void **state)
 {
     (void)state;
@@ -517,6 +613,7 @@ int main(void)
         cmocka_unit_test(a_cache_split_is_not_called_launch_bound),
         cmocka_unit_test(noisy_data_gives_the_expected_mape),
         cmocka_unit_test(gemm_five_regimes_exact),
+        cmocka_unit_test(gemm_cache_form_exact),
         cmocka_unit_test(thin_regime_falls_back_to_its_neighbour),
         cmocka_unit_test(predictions_become_composable_signatures),
         cmocka_unit_test(save_load_round_trip_and_loader_errors),

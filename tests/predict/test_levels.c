@@ -394,6 +394,83 @@ static void level3_and_the_predictor_compose(void **state)
     assert_non_null(strstr(d.detail, "no level-1 model"));
 }
 
+/* Level 3 per group: dense models measured at 1.5 × their block sum (times a size effect), MoE
+ * models at 0.7 × it. One correction shared by both cannot be right for either; the MoE group's
+ * own correction is, and the fit must choose it on held-out error (and keep it through a save). */
+static void level3_chooses_per_group(void **state)
+{
+    (void)state;
+    char dir[300], path[400];
+    snprintf(dir, sizeof dir, "%s/groups", tmp);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/ops.json", dir);
+    erg_op_model *l1 = cpu();
+    assert_int_equal(erg_op_model_save(l1, path, NULL), ERG_OK);
+    erg_predictor *p;
+    erg_diag d;
+    assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
+    static erg_model_sample s[256];
+    static double f[256];
+    size_t n = model_rows(s, f);
+    for (size_t i = 0; i < n; i++) {
+        erg_model_prediction mp;
+        assert_int_equal(erg_predict_model(p, &s[i].model, &s[i].phase, &mp, &d), ERG_OK);
+        int moe = s[i].model.n_experts > 0;
+        f[i] = moe ? 0.7 : 1.5 * f[i] / 1.3;
+        s[i].time_s = mp.total.time_s * f[i];
+        s[i].energy_j = mp.total.energy_j * f[i];
+        s[i].time_sd_s = s[i].energy_sd_j = NAN;
+        s[i].grade = ERG_GRADE_ESTIMATOR;
+        s[i].has_grade = 1;
+    }
+    erg_predictor_free(p);
+    erg_e2e_model *e;
+    assert_int_equal(erg_e2e_model_fit(l1, NULL, s, n, NULL, &e, &d), ERG_OK);
+    const char *use;
+    double sc[3];
+    assert_int_equal(erg_e2e_model_group(e, ERG_PHASE_DECODE, 1, &use, sc), ERG_OK);
+    assert_string_equal(use, "own");
+    /* none: every MoE block sum is 1/0.7 of the measured value, off by 0.3 / 0.7 = 42.86 % */
+    erg_assert_rel(sc[2], 100 * 0.3 / 0.7, 1e-9);
+    if (!(sc[1] < 2 && sc[1] < sc[0]))
+        fail_msg("MoE held-out MAPE: shared %.3g %%, own %.3g %%", sc[0], sc[1]);
+    assert_int_equal(erg_e2e_model_group(e, ERG_PHASE_PREFILL, 0, &use, sc), ERG_OK);
+    assert_true(strcmp(use, "none") != 0);
+    assert_int_equal(erg_e2e_model_group(e, ERG_PHASE_PREFILL, 2, &use, sc), ERG_EINVAL);
+    erg_accuracy moe;
+    assert_int_equal(erg_e2e_model_accuracy(e, -1, 1, &moe), ERG_OK);
+    assert_true(moe.time_mape_pct < 2);
+    snprintf(path, sizeof path, "%s/e2e.json", dir);
+    assert_int_equal(erg_e2e_model_save(e, path, &d), ERG_OK);
+    assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
+    for (size_t i = 0; i < n; i += 7) {
+        erg_model_prediction mp;
+        assert_int_equal(erg_predict_model(p, &s[i].model, &s[i].phase, &mp, &d), ERG_OK);
+        erg_assert_rel(mp.time_factor, f[i], 0.03);
+    }
+    erg_predictor_free(p);
+    /* the choice travels with the file, and a bad one is refused, named */
+    erg_e2e_model *back;
+    assert_int_equal(erg_e2e_model_load(path, &back, &d), ERG_OK);
+    assert_int_equal(erg_e2e_model_group(back, ERG_PHASE_PREFILL, 1, &use, NULL), ERG_OK);
+    assert_string_equal(use, "own");
+    erg_e2e_model_free(back);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    text[len] = 0;
+    char *u = strstr(text, "\"use\": \"own\"");
+    assert_non_null(u);
+    memcpy(u, "\"use\": \"xyz\"", 12);
+    write_text(path, text);
+    assert_int_equal(erg_e2e_model_load(path, &back, &d), ERG_EPARSE);
+    assert_non_null(strstr(d.detail, ".use: expected"));
+    erg_e2e_model_free(e);
+    erg_op_model_free(l1);
+}
+
 static void blocks_csv_round_trip_and_errors(void **state)
 {
     (void)state;
@@ -425,6 +502,9 @@ static void blocks_csv_round_trip_and_errors(void **state)
          "leave the cell empty"},
         {"arch,block,phase,batch,prompt,d_model,time_s,dtype\nx,moe,prefill,1,4,64,1,fp32\n",
          "d_ff"},
+        {"arch,block,phase,batch,prompt,d_model,time_s,dtype,threads\nx,norm,prefill,1,4,64,1,"
+         "fp32,4294967297\n",
+         "column 'threads': expected at most 1024 threads, got '4294967297'"},
         {"arch,block,phase,batch,d_model,time_s,wibble\n", "unknown column 'wibble'"},
         {"arch,block,phase,batch,time_s\n", "missing column 'd_model'"},
         {"{\"erg\": \"model/1\"}\n", "it is JSON"},
@@ -478,6 +558,7 @@ int main(void)
         cmocka_unit_test(level2_learns_the_overhead_on_held_out_architectures),
         cmocka_unit_test(bad_model_files_are_refused),
         cmocka_unit_test(level3_and_the_predictor_compose),
+        cmocka_unit_test(level3_chooses_per_group),
         cmocka_unit_test(blocks_csv_round_trip_and_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

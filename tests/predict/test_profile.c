@@ -398,6 +398,13 @@ static void unsupported_targets_and_types(void **state)
      * 2^32 rows into a one-element buffer */
     erg_op_dims sq = dims(ERG_OP_SOFTMAX, (int64_t)1 << 32, 0, 0);
     assert_int_equal(erg_profile_ops(&o, &sq, 1, &out, NULL, &diag), ERG_ERANGE);
+    /* times whose ratio to an execution's time is no uint64_t repetition count are refused */
+    o.min_time_s = 1e300;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, &diag), ERG_EINVAL);
+    o.min_time_s = 0.01;
+    o.min_window_s = INFINITY;
+    assert_int_equal(erg_profile_ops(&o, &g, 1, &out, NULL, &diag), ERG_EINVAL);
+    o.min_window_s = 0.001;
     erg_op_dims neg = dims(ERG_OP_GEMM, -1, 4, 4);
     assert_int_equal(erg_profile_ops(&o, &neg, 1, &out, NULL, &diag), ERG_EINVAL);
 }

@@ -226,6 +226,21 @@ if fake:
 else:
     print("note: no fake NVML (sanitizer build): the NVML reader is not tested")
 
+# --- --every samples the plan; a configuration's seed does not depend on the sample ------------
+full = subprocess.run([sys.executable, SCRIPT, "all", "-o", "unused", "--list"],
+                      capture_output=True, text=True).stdout.splitlines()
+third = subprocess.run([sys.executable, SCRIPT, "all", "-o", "unused", "--list", "--every", "3",
+                        "--every-offset", "1"], capture_output=True, text=True).stdout.splitlines()
+check(len(full) > 1000 and third == full[1::3], "--every 3 --every-offset 1 lists items 1, 4, 7...")
+p = subprocess.run([sys.executable, SCRIPT, "all", "-o", "unused", "--list", "--every", "3",
+                    "--every-offset", "3"], capture_output=True, text=True)
+check(p.returncode == 2 and "--every-offset" in p.stderr, "an offset outside 0..N-1 refused")
+bl, _, _ = pt.make_plan("full", pt.FAMILY_ORDER, "cpu", 42)
+bq, _, _ = pt.make_plan("full", ["qwen3"], "cpu", 42)
+q0 = [it for it in bl if it["a"]["arch"] == "qwen3"][0]
+check(pt.describe(q0) == pt.describe(bq[0]) and pt.item_seed(42, q0) == pt.item_seed(42, bq[0])
+      and pt.item_seed(42, q0) != pt.item_seed(42, bl[0]), "a configuration's seed is its own")
+
 # --- a smoke run writes the contract's files --------------------------------------------------
 env = dict(os.environ)
 lib = os.environ.get("ERG_TEST_LIBERG")
