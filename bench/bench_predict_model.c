@@ -46,7 +46,7 @@ static int build_target(const char *dir, const erg_arch *a)
         return -1;
     }
     snprintf(path, sizeof path, "%s/ops.json", dir);
-    if (erg_op_model_save(l1, path, &d) != ERG_OK) {
+    if (erg_op_model_save(path, l1, &d) != ERG_OK) {
         fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
         return -1;
     }
@@ -91,7 +91,7 @@ static int build_target(const char *dir, const erg_arch *a)
         return -1;
     }
     snprintf(path, sizeof path, "%s/blocks.json", dir);
-    if (erg_block_model_save(l2, path, &d) != ERG_OK) {
+    if (erg_block_model_save(path, l2, &d) != ERG_OK) {
         fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
         return -1;
     }
@@ -128,7 +128,7 @@ static int build_target(const char *dir, const erg_arch *a)
         return -1;
     }
     snprintf(path, sizeof path, "%s/e2e.json", dir);
-    if (erg_e2e_model_save(l3, path, &d) != ERG_OK) {
+    if (erg_e2e_model_save(path, l3, &d) != ERG_OK) {
         fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
         return -1;
     }
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
         return 1;
     }
     snprintf(path, sizeof path, "%s/ops.json", l1dir);
-    int saved = erg_op_model_save(l1, path, &d);
+    int saved = erg_op_model_save(path, l1, &d);
     erg_op_model_free(l1);
     if (saved != ERG_OK) {
         fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);

@@ -7,6 +7,21 @@
  * - ERG_NODISCARD marks a fallible function whose status must be looked at: ignoring it is a
  *   compiler warning (gcc and clang: warn_unused_result; an error with -Werror). gcc does not
  *   accept a (void) cast as looking at it: test the status.
+ * Conventions every public header follows (one way each, not three):
+ * - A fallible function returns an int status (ERG_OK or a negative ERG_E*, erg/error.h) and is
+ *   ERG_NODISCARD; a function returning an owned pointer (erg_*_new) is ERG_NODISCARD too.
+ * - A writer takes where it writes first, then what it writes, then options, then the
+ *   erg_diag: erg_file_write_whole(path, data, len, diag), erg_protocol_write_json(path, r, ...),
+ *   erg_op_model_save(path, m, diag), erg_frontier_write_csv(path, f, plan, diag) (the order of
+ *   fprintf(stream, ...) and of most writers erg had; "-" is stdout). The calculus writers
+ *   (erg_schedule_write_file, erg_report_write_file, erg_interaction_graph_write_file) still take
+ *   the object first until the schedule-model rework in that module lands.
+ * - A default path goes into the caller's buffer by libuv's rule (uv_os_homedir):
+ *   fn(..., char *buf, size_t *size): ERG_OK with the length in *size, or ERG_ERANGE with the
+ *   size needed (NUL counted) in *size and buf untouched; XDG lookups follow the XDG Base
+ *   Directory specification (erg_store_default_path, erg_calibration_default_path).
+ * - Diagnostics about input name the place as FILE:LINE:COL in erg_diag.where; the CLI prints
+ *   "erg: FILE:LINE:COL: what is wrong".
  */
 #ifndef ERG_API_H
 #define ERG_API_H

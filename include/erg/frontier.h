@@ -320,8 +320,8 @@ ERG_API ERG_NODISCARD int erg_frontier_plan_budget(const erg_frontier *f, double
  * Errors: ERG_EIO, ERG_ENOENT or ERG_EACCES (cannot write; diag names the path), ERG_ENOMEM,
  * ERG_EINVAL (NULL argument, plan_idx out of range).
  */
-ERG_API ERG_NODISCARD int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
-                                    erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_frontier_write_json(const char *path, const erg_frontier *f,
+                                                  size_t plan_idx, erg_diag *diag);
 
 /**
  * Write CSV: header time_s,energy_j,static_energy_j,dynamic_energy_j,bound_j,plan,<element>...,
@@ -330,8 +330,8 @@ ERG_API ERG_NODISCARD int erg_frontier_write_json(const erg_frontier *f, size_t 
  * Errors: ERG_EIO, ERG_ENOENT or ERG_EACCES (cannot write; diag names the path), ERG_ENOMEM,
  * ERG_EINVAL (NULL argument, plan_idx out of range).
  */
-ERG_API ERG_NODISCARD int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path,
-                                   erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_frontier_write_csv(const char *path, const erg_frontier *f,
+                                                 size_t plan_idx, erg_diag *diag);
 
 /**
  * Read a reference frontier (another tool's, or an earlier `erg frontier --csv`) from a CSV file

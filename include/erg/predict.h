@@ -362,7 +362,8 @@ ERG_API void erg_op_model_free(erg_op_model *m);
  * so erg_op_model_load gives back the same predictions. Errors: ERG_EIO (cannot create, write or
  * rename; diag names path and the system's reason), ERG_ENOMEM (serialising).
  */
-ERG_API ERG_NODISCARD int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_model_save(const char *path, const erg_op_model *m,
+                                            erg_diag *diag);
 
 /**
  * Load a "model/1" JSON file written by erg_op_model_save into *out (free with
@@ -894,7 +895,8 @@ ERG_API ERG_NODISCARD int erg_block_model_fit(const erg_op_model *l1, const erg_
 
 /** Save as "erg": "model/1", kind "hymell-level2-blocks" (docs/predict.md), whole or not at all.
  *  Errors: ERG_EIO, ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_block_model_save(const erg_block_model *m, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_model_save(const char *path, const erg_block_model *m,
+                                               erg_diag *diag);
 /** Load a level-2 model file. Errors: ERG_ENOENT, ERG_EIO, ERG_EPARSE (not JSON, another kind,
  *  an unknown block, a feature list that is not erg's, malformed MLP arrays; diag names file and
  *  JSON path), ERG_EVERSION (model/2 or later), ERG_ENOMEM. */
@@ -947,7 +949,8 @@ typedef struct erg_e2e_heldout_row {
 ERG_API size_t erg_e2e_model_heldout(const erg_e2e_model *m, const erg_e2e_heldout_row **rows);
 
 /** Save as "erg": "model/1", kind "hymell-level3-e2e". Errors: ERG_EIO, ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_e2e_model_save(const char *path, const erg_e2e_model *m,
+                                             erg_diag *diag);
 /** Load a level-3 model file. Errors as erg_block_model_load. */
 ERG_API ERG_NODISCARD int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag);
 /** Free a level-3 model. NULL-safe. */
@@ -1030,8 +1033,9 @@ ERG_API ERG_NODISCARD int erg_predict_model(const erg_predictor *p, const erg_ar
  * NULL) titles it. Written whole or not at all. Errors: ERG_EINVAL (no energy, s·T above a
  * block's energy, bad arguments), ERG_EIO, ERG_ENOMEM; diag->where names path.
  */
-ERG_API ERG_NODISCARD int erg_model_schedule_write(const erg_arch *a, const erg_model_prediction *p, size_t n,
-                                     double static_power_w, const char *name, const char *path,
+ERG_API ERG_NODISCARD int erg_model_schedule_write(const char *path, const erg_arch *a,
+                                                   const erg_model_prediction *p, size_t n,
+                                                   double static_power_w, const char *name,
                                                    erg_diag *diag);
 
 /* ---------------------------------------------------------------- public measured data */
@@ -1170,7 +1174,8 @@ ERG_API ERG_NODISCARD int erg_public_ops(const erg_public_table *t, const char *
  * empty). *vidur_rows and *attention_blocks (may be NULL) count what was written. Errors:
  * ERG_EINVAL (no Vidur row at TP 1), ERG_EIO, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
+ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
+                                                  const erg_public_table *const *t, size_t n,
                                                   size_t *vidur_rows, size_t *attention_blocks,
                                                   erg_diag *diag);
 

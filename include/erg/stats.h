@@ -47,7 +47,10 @@ ERG_API void erg_max2_normal(double mean1, double var1, double mean2, double var
  * the product of the normal CDFs F(x) = Π Φ((x − μ_i)/σ_i):
  *   E[M] = a + ∫_a^b (1 − F(x)) dx,   E[(M − a)²] = 2 ∫_a^b (x − a)(1 − F(x)) dx
  * over [a, b] = [min μ_i − 12 max σ, max μ_i + 12 max σ] (GSL QAGP, breakpoints at deterministic
- * operands' means). The result does not depend on the order or grouping of operands.
+ * operands' means). Three operands with variances > 0 and within a factor 10^12 take a closed form
+ * instead: Σ_i E[X_i^p; X_i is the max] by Gaussian integration by parts, with bivariate normal
+ * orthant probabilities (Drezner-Wesolowsky, Genz 2004; double precision), moments taken about
+ * the largest mean. The result does not depend on the order or grouping of operands.
  * n = 1 returns the operand; n = 2 agrees with erg_max2_normal to integration tolerance.
  * means, vars: arrays of n values (vars ≥ 0). Returns ERG_OK, or ERG_EINVAL (n = 0, NaN input,
  * negative variance) or ERG_ERANGE (the integration did not converge).

@@ -317,6 +317,11 @@ static int cal_edge(void *ctx, const char *from, const char *to, erg_diag *sub)
     return erg_schedule_add_edge(((struct cal *)ctx)->s, from, to, sub);
 }
 
+static void cal_edge_hint(void *ctx, const char *from, const char *to)
+{
+    erg__schedule_edge_hint(((struct cal *)ctx)->s, from, to);
+}
+
 /*
  * The reader streams the file with yajl: "nodes" and "edges" (the part that grows with the
  * schedule) are taken element by element without building a document, and keep their byte offsets
@@ -327,7 +332,7 @@ enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES };
 enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_TRANSITIONS, CAP_N };
 
 struct pnode {
-    size_t id, sig, dev; /* offsets into strs, or SIZE_MAX */
+    size_t id, sig, dev; /* string references (keep_ref), or SIZE_MAX */
     double start_s;
     size_t off; /* byte offset of the node in the file */
 };
@@ -358,6 +363,7 @@ struct st {
     size_t n_edges, cap_edges;
     char *strs;
     size_t strs_len, strs_cap;
+    char *wbuf;   /* = buf: strings in it are terminated in place once the parse is done */
     int node_key; /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
     int edge_count;
     int seen_keys[CAP_N];
@@ -418,6 +424,34 @@ static size_t keep_str(struct st *t, const char *v, size_t n)
     return at;
 }
 
+/*
+ * A string of "nodes" or "edges" by reference: one that yajl hands over inside the file buffer
+ * (no escapes: it ends at the closing quote) stays there, 2·offset + 1, and is terminated in place
+ * once the parse is over (terminate_refs); another (decoded escapes) is copied into strs, 2·offset.
+ * SIZE_MAX (odd, but no file is 2^63 bytes) stays "absent". Schedules are mostly ids: this keeps
+ * a second copy of every id from the reader's peak memory.
+ */
+static size_t keep_ref(struct st *t, const char *v, size_t n)
+{
+    if (v >= t->buf && n < t->len && (size_t)(v - t->buf) < t->len - n && v[n] == '"')
+        return 2 * (size_t)(v - t->buf) + 1;
+    size_t at = keep_str(t, v, n);
+    return at == SIZE_MAX ? SIZE_MAX : 2 * at;
+}
+
+static void terminate_ref(struct st *t, size_t ref)
+{
+    if (ref != SIZE_MAX && ref % 2 == 1) {
+        char *p = t->wbuf + ref / 2;
+        p[strcspn(p, "\"")] = '\0'; /* the closing quote, or an earlier reference's NUL */
+    }
+}
+
+static const char *str_of(const struct st *t, size_t ref)
+{
+    return ref % 2 == 1 ? t->wbuf + ref / 2 : t->strs + ref / 2;
+}
+
 /* The current member's value ended (a scalar at depth 1, or its container closed). */
 static int member_done(struct st *t)
 {
@@ -462,7 +496,7 @@ static int node_scalar(struct st *t, int kind, const char *v, size_t n)
         if (memchr(v, '\0', n))
             return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: contains a NUL character", i,
                            node_keys[t->node_key]);
-        size_t at = keep_str(t, v, n);
+        size_t at = keep_ref(t, v, n);
         if (at == SIZE_MAX)
             return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
         if (t->node_key == 0)
@@ -528,7 +562,7 @@ static int on_scalar(struct st *t, int kind, const char *v, size_t n)
             return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
                            "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
         {
-            size_t at = keep_str(t, v, n);
+            size_t at = keep_ref(t, v, n);
             if (at == SIZE_MAX)
                 return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
             if (t->edge_count++ == 0)
@@ -848,21 +882,34 @@ static int finish(struct st *t)
         return erg_diag_set(r->diag, ERG_EINVAL, r->file,
                             "nodes: empty (a schedule needs at least one element)");
     for (size_t i = 0; i < t->n_nodes; i++) {
+        terminate_ref(t, t->nodes[i].id);
+        terminate_ref(t, t->nodes[i].sig);
+        terminate_ref(t, t->nodes[i].dev);
+    }
+    for (size_t i = 0; i < t->n_edges; i++) {
+        terminate_ref(t, t->edges[i].from);
+        terminate_ref(t, t->edges[i].to);
+    }
+    for (size_t i = 0; i < t->n_nodes; i++) {
         const struct pnode *nd = &t->nodes[i];
         erg_diag sub;
         erg_diag_clear(&sub);
-        rc = r->b->node(r->b->ctx, t->strs + nd->id, t->strs + nd->sig,
-                        nd->dev == SIZE_MAX ? NULL : t->strs + nd->dev, nd->start_s, &sub);
+        rc = r->b->node(r->b->ctx, str_of(t, nd->id), str_of(t, nd->sig),
+                        nd->dev == SIZE_MAX ? NULL : str_of(t, nd->dev), nd->start_s, &sub);
         if (rc != ERG_OK) {
             fail_at(t, nd->off, rc, "nodes[%zu]: %s", i, sub.detail);
             return t->rc;
         }
     }
+    enum { EDGE_HINT_AHEAD = 16 }; /* node-id lookups are random in a large table: load ahead */
     for (size_t i = 0; i < t->n_edges; i++) {
         const struct pedge *e = &t->edges[i];
+        if (r->b->edge_hint && i + EDGE_HINT_AHEAD < t->n_edges)
+            r->b->edge_hint(r->b->ctx, str_of(t, e[EDGE_HINT_AHEAD].from),
+                            str_of(t, e[EDGE_HINT_AHEAD].to));
         erg_diag sub;
         erg_diag_clear(&sub);
-        rc = r->b->edge(r->b->ctx, t->strs + e->from, t->strs + e->to, &sub);
+        rc = r->b->edge(r->b->ctx, str_of(t, e->from), str_of(t, e->to), &sub);
         if (rc != ERG_OK) {
             fail_at(t, e->off, rc, "edges[%zu]: %s", i, sub.detail);
             return t->rc;
@@ -918,6 +965,7 @@ int erg__sched_read(const char *path, const struct erg__sched_builder *b, erg_di
     memset(&t, 0, sizeof t);
     t.r = &r;
     t.buf = buf;
+    t.wbuf = buf;
     t.len = len;
     t.h = yajl_alloc(&callbacks, NULL, &t);
     if (!t.h) {
@@ -981,7 +1029,7 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element,
                                          NULL,     cal_leaf, cal_idle,   cal_op,
-                                         cal_root, cal_node, cal_edge};
+                                         cal_root, cal_node, cal_edge,   cal_edge_hint};
     int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_schedule_free(c.s);

@@ -46,6 +46,9 @@ struct erg__sched_builder {
     int (*node)(void *ctx, const char *id, const char *sig, const char *device, double start_s,
                 erg_diag *sub);
     int (*edge)(void *ctx, const char *from, const char *to, erg_diag *sub);
+    /* Optional (NULL: none): the edge (from, to) comes soon; a hint to start loading what its
+     * lookup needs (the reader calls it EDGE_HINT_AHEAD edges before edge()). */
+    void (*edge_hint)(void *ctx, const char *from, const char *to);
 };
 
 /* Read path ("-": standard input) into builder b. ERG_OK, or the first error (ERG_EPARSE,

@@ -209,10 +209,11 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
     if (di == NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is on undeclared device \"%s\"",
                             id, dev);
-    char who[ERG_SIG_NAME_MAX + 16];
-    snprintf(who, sizeof who, "node \"%.*s\": ", ERG_SIG_NAME_MAX - 1, id);
-    if (check_p2(s, &s->sigs[si], di, who, diag) != ERG_OK)
-        return ERG_EINVAL;
+    if (check_p2(s, &s->sigs[si], di, "", NULL) != ERG_OK) { /* the label only for a message */
+        char who[ERG_SIG_NAME_MAX + 16];
+        snprintf(who, sizeof who, "node \"%.*s\": ", ERG_SIG_NAME_MAX - 1, id);
+        return check_p2(s, &s->sigs[si], di, who, diag);
+    }
     if (!isnan(start_s) && (!isfinite(start_s) || start_s < 0.0))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "node \"%s\": start_s must be finite and >= 0 (got %g)", id, start_s);
@@ -234,6 +235,12 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     s->n_nodes++;
     return ERG_OK;
+}
+
+void erg__schedule_edge_hint(const erg_schedule *s, const char *from, const char *to)
+{
+    erg__strmap_prefetch(&s->node_map, erg__strmap_hash(from));
+    erg__strmap_prefetch(&s->node_map, erg__strmap_hash(to));
 }
 
 int erg_schedule_add_edge(erg_schedule *s, const char *from, const char *to, erg_diag *diag)
@@ -344,28 +351,80 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
 /* ---------------------------------------------------------------- DAG composition --------------
  */
 
+/* Join operands: point finish means, tree positions and total variances. */
+struct opnd;
+struct joinbuf {
+    double *m, *tot;
+    uint32_t *b;
+    struct opnd *op;
+};
+
+struct tev {
+    uint32_t parent, depth;
+};
+
+/* The compact record of a signature in the hot loops (an erg_signature is 816 bytes). */
+struct csig {
+    double time_s, time_var_s2, dynamic_energy_j, energy_var_j2;
+    double static_power_w; /* NAN: the node's device's */
+    double sd_e_j;         /* sqrt(energy_var_j2) */
+};
+
 struct dag {
     const erg_schedule *s;
     size_t n;
+    struct csig *cs;           /* per signature */
     double origin0;            /* start of free sources, s */
     double origin;             /* earliest start, s */
     erg__graph gr;             /* adjacency and order (calculus/graph.h) */
     uint32_t *pred_off, *pred; /* CSR of predecessors (gr's) */
-    uint32_t *succ_off, *succ; /* CSR of successors (gr's) */
+    uint32_t *succ_off, *succ; /* CSR of successors (gr's; freed after the makespan) */
     uint32_t *order;           /* topological order (gr's) */
-    double *start, *fin;       /* point values, s */
+    double *start;             /* point start, s; the finish is start + T (fin_of) */
     /* Variance propagation. Every finish F_v is expressed as E_a + X, with E_a an event of the
-     * tree of shared events (anchor[v]) and X independent of everything before E_a; vt[v] is
-     * Var(F_v). Tree events: the finish of a fork node (id v, two or more successors), the start
-     * of a join node (id n + v, two or more operands) and the makespan (id 2n); the root (NONE)
-     * is the deterministic origin. */
+     * tree of shared events and X independent of everything before E_a. anchor[v] is the event
+     * v's start hangs below, svar[v] is Var(start) (-1 until v is composed), and Var(F_v) is
+     * svar[v] + σ²_T (vt_node). Tree events: the finish of a fork node (id v, two or more
+     * successors), the start of a join node (id n + v, two or more operands) and the makespan
+     * (id 2n); the root (NONE) is the deterministic origin. */
     uint32_t *anchor;
-    double *vt;
-    uint32_t *tparent, *tdepth; /* per tree event: parent event and depth (root: 0) */
-    double *tvar;               /* per tree event: its variance */
-    uint32_t *sanchor;          /* per join node: the anchor of its start (for identical joins) */
-    double *svar;               /* per join node: Var(start) */
+    double *svar;
+    struct tev *tev; /* per tree event: parent event and depth (root: 0), together for walks */
+    double *tvar;    /* per tree event: its variance */
+    const erg_compose_options *opts;
+    double c;          /* two-sided multiplier of opts->confidence */
+    struct joinbuf jb; /* a join's operands (maxk of them at most) */
+    size_t maxk;
+    /* Identical joins whose every predecessor has many successors: a table keyed by a hash of
+     * the predecessor set (allocated when first needed); stamps for comparing large sets. */
+    uint64_t *hkeys;
+    uint32_t *hnode, *stamp;
+    size_t hcap, hn;
+    uint32_t gen;    /* the current stamp */
+    uint32_t *byst;  /* nodes by start time */
+    double end;      /* the makespan's point end, s */
+    double tol;      /* overlap tolerance, s */
+    double vd;       /* Σ σ²_d, J² */
+    erg_grade grade; /* the weakest grade */
+    unsigned flags;  /* the union of the nodes' measurement flags */
 };
+
+static const struct csig *csig_of(const struct dag *g, uint32_t v)
+{
+    return &g->cs[g->s->nodes[v].sig];
+}
+
+/* Point finish of a composed node, s. */
+static double fin_of(const struct dag *g, uint32_t v)
+{
+    return g->start[v] + csig_of(g, v)->time_s;
+}
+
+/* Var(finish) of a composed node, s². */
+static double vt_node(const struct dag *g, uint32_t v)
+{
+    return g->svar[v] + csig_of(g, v)->time_var_s2;
+}
 
 static double vt_of(const struct dag *g, uint32_t b)
 {
@@ -374,7 +433,7 @@ static double vt_of(const struct dag *g, uint32_t b)
 
 static uint32_t depth_of(const struct dag *g, uint32_t b)
 {
-    return b == NONE ? 0 : g->tdepth[b];
+    return b == NONE ? 0 : g->tev[b].depth;
 }
 
 /* The tree position of a finish as a join operand: the fork's own event, else its anchor. */
@@ -389,9 +448,9 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
         if (steps > LCA_WALK_MAX)
             return NONE;
         if (depth_of(g, a) >= depth_of(g, b))
-            a = g->tparent[a];
+            a = g->tev[a].parent;
         else
-            b = g->tparent[b];
+            b = g->tev[b].parent;
     }
     return a;
 }
@@ -399,15 +458,20 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
 static void dag_free(struct dag *g)
 {
     erg__graph_free(&g->gr);
+    free(g->cs);
     free(g->start);
-    free(g->fin);
     free(g->anchor);
-    free(g->vt);
-    free(g->tparent);
-    free(g->tdepth);
+    free(g->tev);
     free(g->tvar);
-    free(g->sanchor);
     free(g->svar);
+    free(g->jb.m);
+    free(g->jb.tot);
+    free(g->jb.b);
+    free(g->jb.op);
+    free(g->hkeys);
+    free(g->hnode);
+    free(g->stamp);
+    free(g->byst);
 }
 
 /* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
@@ -431,12 +495,14 @@ static int report_cycle(const struct dag *g, erg_diag *diag)
 }
 
 /* Sort node indexes by start time (non-negative doubles order as their bit patterns): LSD radix
- * sort on 16-bit digits, linear in n. */
+ * sort on 11-bit digits (a digit's 2048 counters stay in cache), stable (ties keep index order),
+ * linear in n; a digit that every key shares is skipped. */
 static int sort_by_start(const double *start, size_t n, uint32_t *out)
 {
+    enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
     uint64_t *key = malloc(n * sizeof *key), *key2 = malloc(n * sizeof *key2);
     uint32_t *tmp = malloc(n * sizeof *tmp);
-    size_t *count = malloc(65536 * sizeof *count);
+    size_t(*count)[NB] = calloc(PASSES, sizeof *count);
     if (!key || !key2 || !tmp || !count) {
         free(key);
         free(key2);
@@ -448,28 +514,37 @@ static int sort_by_start(const double *start, size_t n, uint32_t *out)
         double x = start[i] > 0.0 ? start[i] : 0.0;
         memcpy(&key[i], &x, sizeof x);
         out[i] = (uint32_t)i;
+        for (int p = 0; p < PASSES; p++)
+            count[p][(key[i] >> (BITS * p)) & (NB - 1)]++;
     }
-    for (int pass = 0; pass < 4; pass++) {
-        int sh = 16 * pass;
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(key[i] >> sh) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < 65536; b++) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
+    uint32_t *src = out, *dst = tmp;
+    for (int p = 0; p < PASSES; p++) {
+        size_t *c = count[p], sum = 0;
+        int trivial = 0;
+        for (size_t b = 0; b < NB && !trivial; b++)
+            trivial = c[b] == n;
+        if (trivial)
+            continue;
+        for (size_t b = 0; b < NB; b++) {
+            size_t cb = c[b];
+            c[b] = sum;
+            sum += cb;
         }
+        int sh = BITS * p;
         for (size_t i = 0; i < n; i++) {
-            size_t p = count[(key[i] >> sh) & 0xffff]++;
-            key2[p] = key[i];
-            tmp[p] = out[i];
+            size_t at = c[(key[i] >> sh) & (NB - 1)]++;
+            key2[at] = key[i];
+            dst[at] = src[i];
         }
         uint64_t *kt = key;
         key = key2;
         key2 = kt;
-        memcpy(out, tmp, n * sizeof *out);
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != out)
+        memcpy(out, src, n * sizeof *out);
     free(key);
     free(key2);
     free(tmp);
@@ -477,40 +552,47 @@ static int sort_by_start(const double *start, size_t n, uint32_t *out)
     return ERG_OK;
 }
 
-static int alloc_dag(struct dag *g, const erg_schedule *s)
+static int alloc_dag(struct dag *g)
 {
-    size_t n = s->n_nodes, e = s->n_edges;
-    g->s = s;
-    g->n = n;
-    (void)e;
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    g->cs = malloc((s->n_sigs + 1) * sizeof *g->cs);
     g->start = malloc(n * sizeof *g->start);
-    g->fin = malloc(n * sizeof *g->fin);
     g->anchor = malloc(n * sizeof *g->anchor);
-    g->vt = malloc(n * sizeof *g->vt);
-    g->tparent = malloc((2 * n + 1) * sizeof *g->tparent);
-    g->tdepth = malloc((2 * n + 1) * sizeof *g->tdepth);
-    g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
-    g->sanchor = malloc(n * sizeof *g->sanchor);
     g->svar = malloc(n * sizeof *g->svar);
-    if (!g->start || !g->fin || !g->anchor || !g->vt || !g->tparent || !g->tdepth || !g->tvar ||
-        !g->sanchor || !g->svar)
+    g->tev = malloc((2 * n + 1) * sizeof *g->tev);
+    g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
+    if (!g->cs || !g->start || !g->anchor || !g->svar || !g->tev || !g->tvar)
         return ERG_ENOMEM;
+    for (size_t i = 0; i < s->n_sigs; i++) {
+        const erg_signature *sg = &s->sigs[i];
+        struct csig *c = &g->cs[i];
+        c->time_s = sg->time_s;
+        c->time_var_s2 = sg->time_var_s2;
+        c->dynamic_energy_j = sg->dynamic_energy_j;
+        c->energy_var_j2 = sg->energy_var_j2;
+        c->static_power_w = sg->static_power_w;
+        c->sd_e_j = sqrt(sg->energy_var_j2);
+    }
+    for (size_t i = 0; i < n; i++)
+        g->svar[i] = -1.0; /* not composed yet */
     return ERG_OK;
 }
 
 /* Static power of a node: its signature's, or its device's when the signature has none. */
-static double node_s(const erg_schedule *s, uint32_t v)
+static double node_s(const struct dag *g, uint32_t v)
 {
-    const struct erg__node *nd = &s->nodes[v];
-    double w = s->sigs[nd->sig].static_power_w;
-    return isnan(w) ? s->devices[nd->device].static_power_w : w;
+    const struct erg__node *nd = &g->s->nodes[v];
+    double w = g->cs[nd->sig].static_power_w;
+    return isnan(w) ? g->s->devices[nd->device].static_power_w : w;
 }
 
-static double node_vd(const erg_schedule *s, uint32_t v)
+/* σ²_d of a node: σ²_E − s²·σ²_T with its static power, at least 0, J². */
+static double node_vd(const struct dag *g, uint32_t v)
 {
-    const erg_signature *g = &s->sigs[s->nodes[v].sig];
-    double w = node_s(s, v);
-    double x = g->energy_var_j2 - w * w * g->time_var_s2;
+    const struct csig *c = csig_of(g, v);
+    double w = node_s(g, v);
+    double x = c->energy_var_j2 - w * w * c->time_var_s2;
     return x > 0.0 ? x : 0.0;
 }
 
@@ -534,14 +616,6 @@ struct outcome {
     unsigned char *dev_used;
     size_t n_elements;
     char device[ERG_SIG_DEVICE_MAX]; /* common device or "" */
-};
-
-/* Join operands: point finish means, tree positions and total variances. */
-struct opnd;
-struct joinbuf {
-    double *m, *tot;
-    uint32_t *b;
-    struct opnd *op;
 };
 
 /* A join operand: a finish (or a fixed start) with its tree position, point mean and total
@@ -586,10 +660,14 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         op[i].key = NONE;
         if (u == l || depth >= LCA_WALK_MAX)
             continue;
-        int steps = 0;
-        while (u != NONE && g->tparent[u] != l && steps++ < LCA_WALK_MAX)
-            u = g->tparent[u];
-        if (u != NONE && g->tparent[u] == l)
+        /* u's ancestor just below l, within LCA_WALK_MAX steps up: l is the operands' common
+         * ancestor (or the root), so that is depth(u) - depth(l) - 1 steps, or none. */
+        uint32_t du = depth_of(g, u), dl = depth_of(g, l);
+        if (du <= dl || du - dl - 1 > LCA_WALK_MAX)
+            continue;
+        for (uint32_t m = du - dl - 1; m > 0; m--)
+            u = g->tev[u].parent;
+        if (g->tev[u].parent == l)
             op[i].key = u;
     }
     if (k <= 16) { /* insertion sort: joins are small */
@@ -712,8 +790,8 @@ static int join(struct dag *g, struct joinbuf *jb, size_t k, uint32_t event, dou
         if (jb->m[i] > jb->m[crit])
             crit = i;
     anc = jb->b[crit];
-    g->tparent[event] = anc;
-    g->tdepth[event] = depth_of(g, anc) + 1;
+    g->tev[event].parent = anc;
+    g->tev[event].depth = depth_of(g, anc) + 1;
     g->tvar[event] = v;
     *anchor_out = event;
     *var_out = v;
@@ -728,26 +806,45 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, double c,
-                       struct dag *g, struct outcome *o, erg_diag *diag)
+/*
+ * DAG composition runs in phases over one struct dag:
+ *   1. dag_prepare       the working arrays, the compact signature records, and Axiom M1 for
+ *                        every node with its device's static power;
+ *   2. dag_build         adjacency and topological order (graph layer; a cycle is named);
+ *   3. dag_forward       point start and finish of every node and the variance of every finish
+ *                        (joins: join, identical joins: dag_twin);
+ *   4. dag_makespan      the join of every sink;
+ *   5. dag_devices       per device: busy union at the elements' static power, gaps as idle
+ *                        elements at the device's idle power, held for the makespan;
+ *   6. dag_bias          the Reduction Theorem's bias bound (Eq. 13) and the totals.
+ * Messages name nodes; their labels are formatted only on an error.
+ */
+
+/* Phase 1. */
+static int dag_prepare(struct dag *g, erg_diag *diag)
 {
-    size_t n = s->n_nodes, e = s->n_edges;
-    if (n == 0)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither nodes nor an expr");
-    int rc = alloc_dag(g, s);
-    if (rc != ERG_OK)
-        return erg_diag_set(diag, rc, NULL, "out of memory for %zu nodes", n);
-    for (size_t i = 0; i < n; i++) {
-        const erg_signature *sg = &s->sigs[s->nodes[i].sig];
-        double w = node_s(s, (uint32_t)i);
-        if (check_m1(sg, w, "", NULL) == ERG_OK)
-            continue; /* the node's label is formatted only for a message */
+    const erg_schedule *s = g->s;
+    if (alloc_dag(g) != ERG_OK)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", g->n);
+    for (size_t i = 0; i < g->n; i++) {
+        const struct csig *c = csig_of(g, (uint32_t)i);
+        double w = node_s(g, (uint32_t)i);
+        if (!(c->energy_var_j2 < w * w * c->time_var_s2 * (1.0 - 1e-9) - 1e-300))
+            continue; /* check_m1's test */
         char who[200];
         snprintf(who, sizeof who, "node \"%.120s\"", erg__node_id(s, (uint32_t)i));
-        return check_m1(sg, w, who, diag);
+        return check_m1(&s->sigs[s->nodes[i].sig], w, who, diag);
     }
-    /* Adjacency (both directions) and Kahn's topological order: the graph layer. */
-    rc = erg__graph_init(&g->gr, (uint32_t)n, e, (const uint32_t(*)[2])s->edges);
+    return ERG_OK;
+}
+
+/* Phase 2. The join buffer holds the largest join: a node's predecessors and its fixed start,
+ * or the sinks. */
+static int dag_build(struct dag *g, erg_diag *diag)
+{
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    int rc = erg__graph_init(&g->gr, (uint32_t)n, s->n_edges, (const uint32_t(*)[2])s->edges);
     g->pred_off = g->gr.pred_off;
     g->pred = g->gr.pred;
     g->succ_off = g->gr.succ_off;
@@ -757,98 +854,203 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
-    /* Sources without a start time start at 0 s. */
-    g->origin0 = 0.0;
-    size_t maxk = n + 1;
-    struct joinbuf jb = {malloc(maxk * sizeof(double)), malloc(maxk * sizeof(double)),
-                         malloc(maxk * sizeof(uint32_t)), NULL};
-    jb.op = malloc(maxk * sizeof *jb.op);
-    uint32_t *byst = malloc(n * sizeof *byst), *bydev = malloc(n * sizeof *bydev);
-    size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    uint64_t *hkeys = NULL;
-    uint32_t *hnode = NULL, *stamp = NULL;
-    if (!jb.m || !jb.tot || !jb.b || !jb.op || !byst || !bydev || !dcount) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto out;
+    size_t maxk = 1, sinks = 0;
+    for (size_t v = 0; v < n; v++) {
+        size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
+        maxk = k > maxk ? k : maxk;
+        sinks += g->succ_off[v + 1] == g->succ_off[v];
     }
-    /* Joins with the same operand set share one start event (a series composition of parallel
-     * blocks is written with every source of the second block after every sink of the first):
-     * a table keyed by a commutative hash of the predecessor set, checked exactly. */
-    size_t hcap = 16;
-    while (hcap < 2 * n)
-        hcap *= 2;
-    hkeys = malloc(hcap * sizeof *hkeys);
-    hnode = malloc(hcap * sizeof *hnode);
-    stamp = calloc(n, sizeof *stamp);
-    if (!hkeys || !hnode || !stamp) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto out;
+    g->maxk = maxk > sinks ? maxk : sinks;
+    g->jb.m = malloc(g->maxk * sizeof *g->jb.m);
+    g->jb.tot = malloc(g->maxk * sizeof *g->jb.tot);
+    g->jb.b = malloc(g->maxk * sizeof *g->jb.b);
+    g->jb.op = malloc(g->maxk * sizeof *g->jb.op);
+    if (!g->jb.m || !g->jb.tot || !g->jb.b || !g->jb.op)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    return ERG_OK;
+}
+
+/* Whether joins u and v, with k predecessors each, have the same predecessor set. */
+static int same_preds(struct dag *g, uint32_t u, uint32_t v, size_t k)
+{
+    const uint32_t *pu = g->pred + g->pred_off[u], *pv = g->pred + g->pred_off[v];
+    if (k <= 8) { /* small sets: each side's members are the other's */
+        for (size_t i = 0; i < k; i++) {
+            int in_u = 0, in_v = 0;
+            for (size_t j = 0; j < k && !in_u; j++)
+                in_u = pv[i] == pu[j];
+            for (size_t j = 0; j < k && !in_v; j++)
+                in_v = pu[i] == pv[j];
+            if (!in_u || !in_v)
+                return 0;
+        }
+        return 1;
     }
-    for (size_t i = 0; i < hcap; i++)
-        hnode[i] = NONE;
-    uint32_t gen = 0;
-    /* Forward pass: point start and finish of every node, and the variance of every finish. */
+    if (!g->stamp && !(g->stamp = calloc(g->n, sizeof *g->stamp)))
+        return -1;
+    int same = 1;
+    uint32_t gen = ++g->gen;
+    for (size_t i = 0; i < k; i++)
+        g->stamp[pv[i]] = gen;
+    for (size_t i = 0; i < k && same; i++)
+        same = g->stamp[pu[i]] == gen;
+    gen = ++g->gen;
+    for (size_t i = 0; i < k; i++)
+        g->stamp[pu[i]] = gen;
+    for (size_t i = 0; i < k && same; i++)
+        same = g->stamp[pv[i]] == gen;
+    return same;
+}
+
+/* A join that may share its start: k >= 2 operands, all of them predecessors. */
+static int shareable(const struct dag *g, uint32_t u)
+{
+    return g->pred_off[u + 1] - g->pred_off[u] >= 2 && isnan(g->s->nodes[u].start_s);
+}
+
+/* Successors scanned for an identical join; past this, the table. */
+#define TWIN_SCAN_MAX 64
+
+/* Insert join v (hash h) into the table of identical joins. 0 or ERG_ENOMEM. */
+static int twin_insert(struct dag *g, uint32_t v, uint64_t h)
+{
+    if (2 * (g->hn + 1) > g->hcap) {
+        size_t cap = g->hcap ? 2 * g->hcap : 1024;
+        uint64_t *keys = malloc(cap * sizeof *keys);
+        uint32_t *node = malloc(cap * sizeof *node);
+        if (!keys || !node) {
+            free(keys);
+            free(node);
+            return ERG_ENOMEM;
+        }
+        for (size_t i = 0; i < cap; i++)
+            node[i] = NONE;
+        for (size_t j = 0; j < g->hcap; j++) {
+            if (g->hnode[j] == NONE)
+                continue;
+            size_t i = (size_t)g->hkeys[j] & (cap - 1);
+            while (node[i] != NONE)
+                i = (i + 1) & (cap - 1);
+            node[i] = g->hnode[j];
+            keys[i] = g->hkeys[j];
+        }
+        free(g->hkeys);
+        free(g->hnode);
+        g->hkeys = keys;
+        g->hnode = node;
+        g->hcap = cap;
+    }
+    size_t i = (size_t)h & (g->hcap - 1);
+    while (g->hnode[i] != NONE)
+        i = (i + 1) & (g->hcap - 1);
+    g->hnode[i] = v;
+    g->hkeys[i] = h;
+    g->hn++;
+    return ERG_OK;
+}
+
+/*
+ * Joins with the same operand set share one start event (a series composition of parallel
+ * blocks is written with every source of the second block after every sink of the first). An
+ * earlier join u with v's predecessor set is a successor of each of them, in particular of the
+ * one with the fewest successors, p: when p has at most TWIN_SCAN_MAX successors they are
+ * scanned; otherwise (then every predecessor of u and v has that many) u and v meet in a table
+ * keyed by a commutative hash of the set. Either way the sets are compared exactly. Returns the
+ * earlier join, NONE (v is new; *insert says whether it goes into the table, with hash *h), or
+ * ERG_ENOMEM as -1 in *insert.
+ */
+static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint64_t *h)
+{
+    const uint32_t *pv = g->pred + g->pred_off[v];
+    uint32_t p = pv[0];
+    for (size_t i = 1; i < k; i++)
+        if (g->succ_off[pv[i] + 1] - g->succ_off[pv[i]] < g->succ_off[p + 1] - g->succ_off[p])
+            p = pv[i];
+    *insert = 0;
+    if (g->succ_off[p + 1] - g->succ_off[p] <= TWIN_SCAN_MAX) {
+        for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
+            uint32_t u = g->succ[q];
+            if (u == v || g->svar[u] < 0.0 || g->pred_off[u + 1] - g->pred_off[u] != k ||
+                !shareable(g, u))
+                continue;
+            int same = same_preds(g, u, v, k);
+            if (same < 0) {
+                *insert = -1;
+                return NONE;
+            }
+            if (same)
+                return u;
+        }
+        return NONE;
+    }
+    uint64_t hv = mix64(k);
+    for (size_t i = 0; i < k; i++)
+        hv += mix64(pv[i]);
+    *h = hv;
+    *insert = 1;
+    for (size_t i = g->hcap ? (size_t)hv & (g->hcap - 1) : 0; g->hcap && g->hnode[i] != NONE;
+         i = (i + 1) & (g->hcap - 1)) {
+        uint32_t u = g->hnode[i];
+        if (g->hkeys[i] != hv || g->pred_off[u + 1] - g->pred_off[u] != k)
+            continue;
+        int same = same_preds(g, u, v, k);
+        if (same < 0) {
+            *insert = -1;
+            return NONE;
+        }
+        if (same) {
+            *insert = 0;
+            return u;
+        }
+    }
+    return NONE;
+}
+
+/* Phase 3: forward pass in topological order. */
+static int dag_forward(struct dag *g, erg_diag *diag)
+{
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    struct joinbuf *jb = &g->jb;
+    g->origin0 = 0.0; /* sources without a start time start at 0 s */
     for (size_t oi = 0; oi < n; oi++) {
         uint32_t v = g->order[oi];
         const struct erg__node *nd = &s->nodes[v];
-        const erg_signature *sg = &s->sigs[nd->sig];
+        const struct csig *cs = &g->cs[nd->sig];
         size_t k = 0;
         double latest = -HUGE_VAL;
         uint32_t latest_p = NONE;
-        uint64_t h = 0;
         for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++) {
             uint32_t p = g->pred[q];
-            jb.m[k] = g->fin[p];
-            jb.b[k] = pos_of(g, p);
-            jb.tot[k] = g->vt[p];
-            h += mix64(p);
-            if (g->fin[p] > latest) {
-                latest = g->fin[p];
+            double f = fin_of(g, p);
+            jb->m[k] = f;
+            jb->b[k] = pos_of(g, p);
+            jb->tot[k] = vt_node(g, p);
+            if (f > latest) {
+                latest = f;
                 latest_p = p;
             }
             k++;
         }
         if (!isnan(nd->start_s)) {
-            if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s)) {
-                rc = erg_diag_set(
+            if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s))
+                return erg_diag_set(
                     diag, ERG_EINVAL, NULL,
                     "node \"%s\" starts at %.9g s, before its predecessor \"%s\" ends at %.9g s",
                     erg__node_id(s, v), nd->start_s, erg__node_id(s, latest_p), latest);
-                goto out;
-            }
-            jb.m[k] = nd->start_s;
-            jb.b[k] = NONE;
-            jb.tot[k] = 0.0;
+            jb->m[k] = nd->start_s;
+            jb->b[k] = NONE;
+            jb->tot[k] = 0.0;
             k++;
         }
         double st, svar;
-        uint32_t sanch;
-        uint32_t twin = NONE;
-        size_t slot = 0;
+        uint32_t sanch, twin = NONE;
+        int insert = 0;
+        uint64_t h = 0;
         if (k >= 2 && isnan(nd->start_s)) {
-            /* Look for an earlier join with the same predecessor set. */
-            h ^= mix64(k);
-            for (slot = (size_t)h & (hcap - 1); hnode[slot] != NONE;
-                 slot = (slot + 1) & (hcap - 1)) {
-                uint32_t u = hnode[slot];
-                if (hkeys[slot] != h || g->pred_off[u + 1] - g->pred_off[u] != k)
-                    continue;
-                int same = 1;
-                gen++;
-                for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
-                    stamp[g->pred[q]] = gen;
-                for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1] && same; q++)
-                    same = stamp[g->pred[q]] == gen;
-                gen++;
-                for (uint32_t q = g->pred_off[u]; q < g->pred_off[u + 1]; q++)
-                    stamp[g->pred[q]] = gen;
-                for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1] && same; q++)
-                    same = stamp[g->pred[q]] == gen;
-                if (same) {
-                    twin = u;
-                    break;
-                }
-            }
+            twin = dag_twin(g, v, k, &insert, &h);
+            if (insert < 0)
+                return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
         if (k == 0) {
             st = g->origin0;
@@ -856,68 +1058,90 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
             svar = 0.0;
         } else if (twin != NONE) {
             st = g->start[twin];
-            sanch = g->sanchor[twin];
+            sanch = g->anchor[twin];
             svar = g->svar[twin];
-        } else if ((rc = join(g, &jb, k, (uint32_t)(n + v), &st, &sanch, &svar)) != ERG_OK) {
-            erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
-                         erg__node_id(s, v));
-            goto out;
+        } else {
+            int rc = join(g, jb, k, (uint32_t)(n + v), &st, &sanch, &svar);
+            if (rc != ERG_OK)
+                return erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
+                                    erg__node_id(s, v));
+            if (insert && twin_insert(g, v, h) != ERG_OK)
+                return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
-        if (k >= 2 && isnan(nd->start_s) && twin == NONE) {
-            hnode[slot] = v;
-            hkeys[slot] = h;
-        }
-        g->sanchor[v] = sanch;
+        g->anchor[v] = sanch;
         g->svar[v] = svar;
         g->start[v] = st;
-        g->fin[v] = st + sg->time_s;
-        g->anchor[v] = sanch;
-        g->vt[v] = svar + sg->time_var_s2;
         if (g->succ_off[v + 1] - g->succ_off[v] >= 2) { /* a fork: its finish is a tree event */
-            g->tparent[v] = sanch;
-            g->tdepth[v] = depth_of(g, sanch) + 1;
-            g->tvar[v] = g->vt[v];
+            g->tev[v].parent = sanch;
+            g->tev[v].depth = depth_of(g, sanch) + 1;
+            g->tvar[v] = svar + cs->time_var_s2;
         }
     }
-    /* Makespan: the join of every node without successors. */
-    double end;
-    size_t k = 0;
+    return ERG_OK;
+}
+
+/* Phase 4: the makespan is the join of every node without successors. The successor lists are
+ * not needed after it. */
+static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
+{
+    struct joinbuf *jb = &g->jb;
+    size_t n = g->n, k = 0;
     g->origin = HUGE_VAL;
     for (size_t i = 0; i < n; i++) {
         if (g->start[i] < g->origin)
             g->origin = g->start[i];
         if (g->succ_off[i + 1] == g->succ_off[i]) {
-            jb.m[k] = g->fin[i];
-            jb.b[k] = pos_of(g, (uint32_t)i);
-            jb.tot[k] = g->vt[i];
+            jb->m[k] = fin_of(g, (uint32_t)i);
+            jb->b[k] = pos_of(g, (uint32_t)i);
+            jb->tot[k] = vt_node(g, (uint32_t)i);
             k++;
         }
     }
     uint32_t manch;
-    if ((rc = join(g, &jb, k, (uint32_t)(2 * n), &end, &manch, &o->var_t)) != ERG_OK) {
-        erg_diag_set(diag, rc, NULL, "variance of the makespan");
-        goto out;
-    }
-    o->time_s = end - g->origin;
-    /* Per device (nodes by device, then by start): busy union at the elements' static power,
-     * gaps as idle elements at the device's idle power; every device held for the makespan. */
-    if (sort_by_start(g->start, n, byst) != ERG_OK) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto out;
+    int rc = join(g, jb, k, (uint32_t)(2 * n), &g->end, &manch, &o->var_t);
+    if (rc != ERG_OK)
+        return erg_diag_set(diag, rc, NULL, "variance of the makespan");
+    o->time_s = g->end - g->origin;
+    free(g->gr.succ);
+    free(g->gr.succ_off);
+    g->gr.succ = g->gr.succ_off = g->succ = g->succ_off = NULL;
+    free(g->jb.m);
+    free(g->jb.tot);
+    free(g->jb.b);
+    free(g->jb.op);
+    memset(&g->jb, 0, sizeof g->jb);
+    return ERG_OK;
+}
+
+/* Phase 5: nodes by device, then by start; busy union at the elements' static power, gaps as
+ * idle elements at the device's idle power; every device held for the makespan. */
+static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
+{
+    const erg_schedule *s = g->s;
+    size_t n = g->n;
+    uint32_t *bydev = malloc(n * sizeof *bydev);
+    size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
+    g->byst = malloc(n * sizeof *g->byst);
+    if (!bydev || !dcount || !g->byst || sort_by_start(g->start, n, g->byst) != ERG_OK) {
+        free(bydev);
+        free(dcount);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
         dcount[s->nodes[i].device + 1]++;
     for (size_t d = 0; d < s->n_devices; d++)
         dcount[d + 1] += dcount[d];
     for (size_t i = 0; i < n; i++) {
-        uint32_t v = byst[i];
+        uint32_t v = g->byst[i];
         bydev[dcount[s->nodes[v].device]++] = v;
     }
-    double tol = 1e-12 * fmax(1.0, fabs(end));
-    double vd = 0.0;
-    erg_grade grade = ERG_GRADE_HW_SHUNT;
+    g->tol = 1e-12 * fmax(1.0, fabs(g->end));
+    double tol = g->tol;
+    int rc = ERG_OK;
+    g->vd = 0.0;
+    g->grade = ERG_GRADE_HW_SHUNT;
     size_t pos = 0;
-    for (size_t d = 0; d < s->n_devices; d++) {
+    for (size_t d = 0; d < s->n_devices && rc == ERG_OK; d++) {
         size_t stop = dcount[d];
         if (pos == stop)
             continue;
@@ -926,8 +1150,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         uint32_t run_node = NONE;
         for (; pos < stop; pos++) {
             uint32_t v = bydev[pos];
-            const erg_signature *sg = &s->sigs[s->nodes[v].sig];
-            double w = node_s(s, v), st = g->start[v], en = g->fin[v];
+            const struct csig *cs = csig_of(g, v);
+            double w = node_s(g, v), st = g->start[v], en = st + cs->time_s;
             if (st >= cur_end - tol) {
                 double a = st > cur_end ? st : cur_end;
                 run_s = w;
@@ -945,7 +1169,7 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
                         "static power (%g W and %g W); a device has a single static power (Axiom "
                         "P2)",
                         erg__node_id(s, run_node), erg__node_id(s, v), s->devices[d].id, run_s, w);
-                    goto out;
+                    break;
                 }
                 if (en > cur_end) {
                     busy += en - cur_end;
@@ -953,9 +1177,8 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
                     cur_end = en;
                 }
             }
-            ddyn += sg->dynamic_energy_j;
-            vd += node_vd(s, v);
-            grade = erg_grade_weakest(grade, sg->grade);
+            ddyn += cs->dynamic_energy_j;
+            g->vd += node_vd(g, v);
         }
         double idle = fmax(0.0, o->time_s - busy);
         stat += s->devices[d].idle_power_w * idle;
@@ -966,87 +1189,185 @@ static int compose_dag(const erg_schedule *s, const erg_compose_options *opts, d
         o->static_j += stat;
         o->dynamic_j += ddyn;
     }
-    /* Bias bound (Eq. 13): m_i counts an entry-state substitution, dropped for elements that
-     * start with the composition at the null context, plus an isolation substitution for
-     * elements that co-run with another (their intervals overlap, on any device). */
-    double pmax = -INFINITY, bias = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = byst[i];
-        int corun =
-            (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < g->fin[v] - tol);
-        if (g->fin[v] > pmax)
-            pmax = g->fin[v];
-        int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
-        int m = (first && !opts->warm_start ? 0 : 1) + corun;
-        bias += m * c * sqrt(s->sigs[s->nodes[v].sig].energy_var_j2);
+    /* The weakest grade and the union of the flags: over the signatures the nodes use. */
+    unsigned char *used = calloc(s->n_sigs + 1, 1);
+    if (!used) {
+        rc = rc == ERG_OK ? erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory") : rc;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            used[s->nodes[i].sig] = 1;
+        for (size_t i = 0; i < s->n_sigs; i++)
+            if (used[i]) {
+                g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
+                g->flags |= s->sigs[i].flags;
+            }
     }
-    o->energy_j = o->static_j + o->dynamic_j;
-    o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
-    o->var_e = vd + o->s_w * o->s_w * o->var_t;
-    o->bias_j = bias;
-    o->grade = grade;
-    o->n_elements = n;
-    rc = ERG_OK;
-out:
-    free(jb.m);
-    free(jb.tot);
-    free(jb.b);
-    free(jb.op);
-    free(byst);
+    free(used);
     free(bydev);
     free(dcount);
-    free(hkeys);
-    free(hnode);
-    free(stamp);
     return rc;
 }
 
-/* Monte Carlo over the DAG (Appendix F.4): times T_i ~ N(T_i, var_T_i) truncated at 0, dynamic
- * energies d_i ~ N(d_i, var_d_i); each sample replays the schedule (start = max(given start,
- * predecessors' finishes)) and charges the composite static power over its makespan. */
-static int mc_dag(const erg_schedule *s, const struct dag *g, const struct outcome *o,
-                  uint64_t samples, uint64_t seed, erg_report *r)
+/* Phase 6. Bias bound (Eq. 13): m_i counts an entry-state substitution, dropped for elements
+ * that start with the composition at the null context, plus an isolation substitution for
+ * elements that co-run with another (their intervals overlap, on any device). */
+static void dag_bias(const struct dag *g, struct outcome *o)
+{
+    const uint32_t *byst = g->byst;
+    size_t n = g->n;
+    double pmax = -INFINITY, bias = 0.0, tol = g->tol;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = byst[i];
+        double fv = fin_of(g, v);
+        int corun = (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < fv - tol);
+        if (fv > pmax)
+            pmax = fv;
+        int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
+        int m = (first && !g->opts->warm_start ? 0 : 1) + corun;
+        bias += m * g->c * csig_of(g, v)->sd_e_j;
+    }
+    o->energy_j = o->static_j + o->dynamic_j;
+    o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
+    o->var_e = g->vd + o->s_w * o->s_w * o->var_t;
+    o->bias_j = bias;
+    o->grade = g->grade;
+    o->n_elements = n;
+}
+
+static int compose_dag(struct dag *g, struct outcome *o, erg_diag *diag)
+{
+    if (g->n == 0)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither nodes nor an expr");
+    int rc;
+    if ((rc = dag_prepare(g, diag)) != ERG_OK || (rc = dag_build(g, diag)) != ERG_OK ||
+        (rc = dag_forward(g, diag)) != ERG_OK || (rc = dag_makespan(g, o, diag)) != ERG_OK ||
+        (rc = dag_devices(g, o, diag)) != ERG_OK)
+        return rc;
+    dag_bias(g, o);
+    return ERG_OK;
+}
+
+/* ---------------------------------------------------------------- Monte Carlo ------------------
+ */
+
+/*
+ * One Monte Carlo path for expressions and DAGs (Appendix F.4). A plan lists the schedule's
+ * elements in draw order; each sample draws every element's time T ~ N(T, σ²_T) truncated at 0
+ * and dynamic energy d ~ N(d, σ²_d) (time first, then energy, element by element, from one
+ * Mersenne Twister seeded with the seed), then the plan's replay turns the drawn elements into
+ * the schedule's time and energy: a DAG replays its order (start = max(given start,
+ * predecessors' finishes)) and charges the composite static power over the makespan; an
+ * expression evaluates its tree (⊗ sums, ⊕/⊕multi take the longest operand at the composite's
+ * static power plus the operands' dynamic parts).
+ */
+struct mc_elem {
+    double time_s, time_sd_s, dyn_j, dyn_sd_j;
+};
+
+struct mc_plan {
+    size_t n;           /* elements */
+    struct mc_elem *el; /* in draw order */
+    /* One sample of the schedule from drawn times t[] and dynamic energies d[] (draw order). */
+    void (*replay)(const void *ctx, const double *t, const double *d, double *time_s,
+                   double *energy_j);
+    const void *ctx;
+};
+
+static struct mc_elem mc_elem_of(const erg_signature *sg, double w)
+{
+    struct mc_elem e;
+    double vd = sg->energy_var_j2 - w * w * sg->time_var_s2;
+    e.time_s = sg->time_s;
+    e.time_sd_s = sg->time_var_s2 > 0.0 ? sqrt(sg->time_var_s2) : 0.0;
+    e.dyn_j = sg->dynamic_energy_j;
+    e.dyn_sd_j = vd > 0.0 ? sqrt(vd) : 0.0;
+    return e;
+}
+
+static int mc_run(const struct mc_plan *p, uint64_t samples, uint64_t seed, erg_report *r)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    double *fin = malloc(s->n_nodes * sizeof *fin);
-    if (!rng || !fin) {
+    double *t = malloc((p->n + 1) * sizeof *t), *d = malloc((p->n + 1) * sizeof *d);
+    if (!rng || !t || !d) {
         gsl_rng_free(rng);
-        free(fin);
+        free(t);
+        free(d);
         return ERG_ENOMEM;
     }
     gsl_rng_set(rng, (unsigned long)seed);
     erg_running re = {0}, rt = {0};
     for (uint64_t it = 0; it < samples; it++) {
-        double end = -INFINITY, dyn = 0.0;
-        for (size_t oi = 0; oi < s->n_nodes; oi++) {
-            uint32_t v = g->order[oi];
-            const struct erg__node *nd = &s->nodes[v];
-            const erg_signature *sg = &s->sigs[nd->sig];
-            double st = isnan(nd->start_s) ? -HUGE_VAL : nd->start_s;
-            for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
-                if (fin[g->pred[q]] > st)
-                    st = fin[g->pred[q]];
-            if (st == -HUGE_VAL)
-                st = g->origin0;
-            double t = sg->time_s +
-                       (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
-            fin[v] = st + (t > 0.0 ? t : 0.0);
-            if (fin[v] > end)
-                end = fin[v];
-            double vd = node_vd(s, v);
-            dyn += sg->dynamic_energy_j + (vd > 0.0 ? gsl_ran_gaussian(rng, sqrt(vd)) : 0.0);
+        for (size_t i = 0; i < p->n; i++) {
+            const struct mc_elem *e = &p->el[i];
+            double ti =
+                e->time_s + (e->time_sd_s > 0.0 ? gsl_ran_gaussian(rng, e->time_sd_s) : 0.0);
+            t[i] = ti > 0.0 ? ti : 0.0;
+            d[i] = e->dyn_j + (e->dyn_sd_j > 0.0 ? gsl_ran_gaussian(rng, e->dyn_sd_j) : 0.0);
         }
-        double m = end - g->origin;
-        erg_running_add(&rt, m);
-        erg_running_add(&re, o->s_w * m + dyn);
+        double time_s, energy_j;
+        p->replay(p->ctx, t, d, &time_s, &energy_j);
+        erg_running_add(&rt, time_s);
+        erg_running_add(&re, energy_j);
     }
     r->mc_energy_j = re.mean;
     r->mc_energy_sd_j = sqrt(erg_running_var(&re));
     r->mc_time_s = rt.mean;
     r->mc_time_sd_s = sqrt(erg_running_var(&rt));
     gsl_rng_free(rng);
-    free(fin);
+    free(t);
+    free(d);
     return ERG_OK;
+}
+
+/* A DAG's replay: elements in topological order (element i is node order[i]). */
+struct mc_dag {
+    const struct dag *g;
+    double s_w; /* the composite's static power, W */
+    double *fin;
+};
+
+static void mc_dag_replay(const void *ctx, const double *t, const double *d, double *time_s,
+                          double *energy_j)
+{
+    const struct mc_dag *m = ctx;
+    const struct dag *g = m->g;
+    const erg_schedule *s = g->s;
+    double *fin = m->fin, end = -INFINITY, dyn = 0.0;
+    for (size_t oi = 0; oi < g->n; oi++) {
+        uint32_t v = g->order[oi];
+        double st = isnan(s->nodes[v].start_s) ? -HUGE_VAL : s->nodes[v].start_s;
+        for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
+            if (fin[g->pred[q]] > st)
+                st = fin[g->pred[q]];
+        if (st == -HUGE_VAL)
+            st = g->origin0;
+        fin[v] = st + t[oi];
+        if (fin[v] > end)
+            end = fin[v];
+        dyn += d[oi];
+    }
+    double mk = end - g->origin;
+    *time_s = mk;
+    *energy_j = m->s_w * mk + dyn;
+}
+
+static int mc_dag(const struct dag *g, const struct outcome *o, uint64_t samples, uint64_t seed,
+                  erg_report *r)
+{
+    const erg_schedule *s = g->s;
+    struct mc_dag m = {g, o->s_w, malloc(g->n * sizeof(double))};
+    struct mc_plan p = {g->n, malloc(g->n * sizeof *p.el), mc_dag_replay, &m};
+    int rc = ERG_ENOMEM;
+    if (m.fin && p.el) {
+        for (size_t oi = 0; oi < g->n; oi++) {
+            uint32_t v = g->order[oi];
+            p.el[oi] = mc_elem_of(&s->sigs[s->nodes[v].sig], node_s(g, v));
+        }
+        rc = mc_run(&p, samples, seed, r);
+    }
+    free(m.fin);
+    free(p.el);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- expression composition -------
@@ -1267,22 +1588,28 @@ static int eval(struct ectx *x, uint32_t ei, int at_origin, int corun, erg_signa
     return rc;
 }
 
-/* One Monte Carlo sample of an expression: time and energy, from sampled leaves (Appendix F.4). */
-static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double *t_out,
-                        double *e_out)
+/* An expression's elements in draw order: its signature leaves, depth first, left to right. */
+static void mc_expr_elems(const struct ectx *x, uint32_t ei, struct mc_elem *el, size_t *n)
+{
+    const erg_schedule *s = x->s;
+    const struct erg__expr *ex = &s->expr[ei];
+    if (ex->kind == ERG__EX_SIG)
+        el[(*n)++] = mc_elem_of(&s->sigs[ex->ref], x->s_w[ei]);
+    else if (ex->kind != ERG__EX_IDLE)
+        for (uint32_t i = 0; i < ex->n; i++)
+            mc_expr_elems(x, s->expr_kids[ex->first + i], el, n);
+}
+
+/* One sample of the subtree ei from the drawn elements, the next of which is *cur. */
+static void replay_expr(const struct ectx *x, uint32_t ei, const double *t, const double *d,
+                        size_t *cur, double *t_out, double *e_out)
 {
     const erg_schedule *s = x->s;
     const struct erg__expr *ex = &s->expr[ei];
     if (ex->kind == ERG__EX_SIG) {
-        const erg_signature *sg = &s->sigs[ex->ref];
-        double w = x->s_w[ei];
-        double t = sg->time_s +
-                   (sg->time_var_s2 > 0.0 ? gsl_ran_gaussian(rng, sqrt(sg->time_var_s2)) : 0.0);
-        double vd = sg->energy_var_j2 - w * w * sg->time_var_s2;
-        double d = sg->dynamic_energy_j + (vd > 0.0 ? gsl_ran_gaussian(rng, sqrt(vd)) : 0.0);
-        t = t > 0.0 ? t : 0.0;
-        *t_out = t;
-        *e_out = w * t + d;
+        size_t i = (*cur)++;
+        *t_out = t[i];
+        *e_out = x->s_w[ei] * t[i] + d[i];
         return;
     }
     if (ex->kind == ERG__EX_IDLE) {
@@ -1290,25 +1617,44 @@ static void sample_expr(const struct ectx *x, gsl_rng *rng, uint32_t ei, double 
         *e_out = x->s_w[ei] * ex->time_s;
         return;
     }
-    double t = 0.0, e = 0.0, dyn = 0.0, sw = 0.0;
+    double tt = 0.0, e = 0.0, dyn = 0.0, sw = 0.0;
     for (uint32_t i = 0; i < ex->n; i++) {
         uint32_t ci = s->expr_kids[ex->first + i];
         double ti, eci;
-        sample_expr(x, rng, ci, &ti, &eci);
+        replay_expr(x, ci, t, d, cur, &ti, &eci);
         if (ex->kind == ERG__EX_SEQ) {
-            t += ti;
+            tt += ti;
             e += eci;
         } else {
-            t = i == 0 ? ti : fmax(t, ti);
-            dyn +=
-                eci - x->s_w[ci] * ti; /* the operand's dynamic part at its constant static power */
+            tt = i == 0 ? ti : fmax(tt, ti);
+            /* the operand's dynamic part at its constant static power */
+            dyn += eci - x->s_w[ci] * ti;
             sw = ex->kind == ERG__EX_PAR ? x->s_w[ci] : sw + x->s_w[ci];
         }
     }
     if (ex->kind != ERG__EX_SEQ)
-        e = sw * t + dyn;
-    *t_out = t;
+        e = sw * tt + dyn;
+    *t_out = tt;
     *e_out = e;
+}
+
+static void mc_expr_replay(const void *ctx, const double *t, const double *d, double *time_s,
+                           double *energy_j)
+{
+    const struct ectx *x = ctx;
+    size_t cur = 0;
+    replay_expr(x, x->s->expr_root, t, d, &cur, time_s, energy_j);
+}
+
+static int mc_expr(const struct ectx *x, uint64_t samples, uint64_t seed, erg_report *r)
+{
+    struct mc_plan p = {0, malloc((x->n_elements + 1) * sizeof *p.el), mc_expr_replay, x};
+    if (!p.el)
+        return ERG_ENOMEM;
+    mc_expr_elems(x, x->s->expr_root, p.el, &p.n);
+    int rc = mc_run(&p, samples, seed, r);
+    free(p.el);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- entry point ------------------
@@ -1329,8 +1675,8 @@ static int dag_not_finite(const erg_schedule *s, const struct dag *g, erg_diag *
     for (size_t q = 0; q < g->n; q++) {
         uint32_t v = g->order[q];
         const erg_signature *sg = &s->sigs[s->nodes[v].sig];
-        e += node_s(s, v) * sg->time_s + sg->dynamic_energy_j;
-        if (!isfinite(g->fin[v]) || !isfinite(g->vt[v]) || !isfinite(e))
+        e += node_s(g, v) * sg->time_s + sg->dynamic_energy_j;
+        if (!isfinite(fin_of(g, v)) || !isfinite(vt_node(g, v)) || !isfinite(e))
             return erg_diag_set(diag, ERG_ERANGE, NULL,
                                 "node \"%.120s\": the schedule's time or energy up to this "
                                 "node " ERG__OVERFLOW_HINT,
@@ -1409,9 +1755,12 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         o.dev_dynamic = devbuf + nd;
         o.dev_busy = devbuf + 2 * nd;
         o.dev_held = devbuf + 3 * nd;
-        rc = compose_dag(s, &opts, c, &g, &o, diag);
-        for (size_t i = 0; i < s->n_nodes; i++)
-            flags |= s->sigs[s->nodes[i].sig].flags;
+        g.s = s;
+        g.n = s->n_nodes;
+        g.opts = &opts;
+        g.c = c;
+        rc = compose_dag(&g, &o, diag);
+        flags = g.flags;
         if (rc == ERG_OK && !outcome_finite(&o))
             rc = dag_not_finite(s, &g, diag);
     }
@@ -1477,28 +1826,10 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
         if (opts.mc_samples > 0) {
             r->has_mc = 1;
             r->mc_samples = opts.mc_samples;
-            if (s->has_expr) {
-                gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-                if (!rng) {
-                    rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-                } else {
-                    gsl_rng_set(rng, (unsigned long)opts.mc_seed);
-                    erg_running re = {0}, rt = {0};
-                    for (uint64_t it = 0; it < opts.mc_samples; it++) {
-                        double t, e;
-                        sample_expr(&x, rng, s->expr_root, &t, &e);
-                        erg_running_add(&rt, t);
-                        erg_running_add(&re, e);
-                    }
-                    r->mc_energy_j = re.mean;
-                    r->mc_energy_sd_j = sqrt(erg_running_var(&re));
-                    r->mc_time_s = rt.mean;
-                    r->mc_time_sd_s = sqrt(erg_running_var(&rt));
-                    gsl_rng_free(rng);
-                }
-            } else if (mc_dag(s, &g, &o, opts.mc_samples, opts.mc_seed, r) != ERG_OK) {
-                rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-            }
+            int mrc = s->has_expr ? mc_expr(&x, opts.mc_samples, opts.mc_seed, r)
+                                  : mc_dag(&g, &o, opts.mc_samples, opts.mc_seed, r);
+            if (mrc != ERG_OK)
+                rc = erg_diag_set(diag, mrc, NULL, "out of memory");
             if (rc == ERG_OK && !(isfinite(r->mc_energy_j) && isfinite(r->mc_energy_sd_j) &&
                                   isfinite(r->mc_time_s) && isfinite(r->mc_time_sd_s)))
                 rc = erg_diag_set(diag, ERG_ERANGE, NULL,

@@ -66,6 +66,10 @@ uint32_t erg__device_index(const erg_schedule *s, const char *id);
 uint32_t erg__sig_index(const erg_schedule *s, const char *name);
 const char *erg__node_id(const erg_schedule *s, uint32_t node);
 
+/* A hint that an edge between these node ids is added soon: starts loading their hash slots
+ * (a reader that holds its edges calls it some edges ahead). No effect on any result. */
+void erg__schedule_edge_hint(const erg_schedule *s, const char *from, const char *to);
+
 /* Append an expression node; returns its index or ERG__STRMAP_NONE when out of memory. */
 uint32_t erg__expr_add(erg_schedule *s, const struct erg__expr *e);
 

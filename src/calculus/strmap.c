@@ -14,6 +14,17 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+uint64_t erg__strmap_hash(const char *key)
+{
+    return fnv1a(key);
+}
+
+void erg__strmap_prefetch(const erg__strmap *map, uint64_t h)
+{
+    if (map->cap)
+        __builtin_prefetch(&map->slots[(size_t)h & (map->cap - 1)]);
+}
+
 uint32_t erg__strmap_find(const erg__strmap *map, const char *key, erg__strmap_key_fn keyfn,
                           const void *ctx)
 {

@@ -22,6 +22,13 @@ typedef struct erg__strmap {
 
 #define ERG__STRMAP_NONE UINT32_MAX
 
+/* The map's hash of a key (FNV-1a). */
+uint64_t erg__strmap_hash(const char *key);
+
+/* Start loading the slot where a key of hash h is probed first: a hint for a lookup soon after,
+ * with no effect on any result. */
+void erg__strmap_prefetch(const erg__strmap *map, uint64_t h);
+
 /* The index stored for key, or ERG__STRMAP_NONE. */
 uint32_t erg__strmap_find(const erg__strmap *map, const char *key, erg__strmap_key_fn keyfn,
                           const void *ctx);

@@ -258,7 +258,7 @@ static int run(int argc, char **argv)
             snprintf(diag.where, sizeof diag.where, "%s", csv);
         return erg_cli_fail(&diag, rc);
     }
-    rc = erg_op_model_save(m, out_path, &diag);
+    rc = erg_op_model_save(out_path, m, &diag);
     if (rc != ERG_OK) {
         erg_op_model_free(m);
         return erg_cli_fail(&diag, rc);

@@ -280,9 +280,9 @@ static int run(int argc, char **argv)
     free(rt);
     free(re);
     if (json)
-        rc = erg_frontier_write_json(&f, plan, "-", &diag);
+        rc = erg_frontier_write_json("-", &f, plan, &diag);
     else if (csv)
-        rc = erg_frontier_write_csv(&f, plan, "-", &diag);
+        rc = erg_frontier_write_csv("-", &f, plan, &diag);
     else
         print_table(&f, plan, choices);
     erg_frontier_free(&f);

@@ -274,7 +274,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
     if (rc == ERG_OK)
         rc = erg_block_model_fit(l1, s, n, &o.mlp, &m, &diag);
     if (rc == ERG_OK)
-        rc = erg_block_model_save(m, o.out, &diag);
+        rc = erg_block_model_save(o.out, m, &diag);
     if (rc != ERG_OK) {
         free(s);
         erg_op_model_free(l1);
@@ -430,7 +430,7 @@ int erg_cli_fit_model(int argc, char **argv)
     if (rc == ERG_OK)
         rc = erg_e2e_model_fit(l1, l2, s, n, &o.mlp, &m, &diag);
     if (rc == ERG_OK)
-        rc = erg_e2e_model_save(m, o.out, &diag);
+        rc = erg_e2e_model_save(o.out, m, &diag);
     if (rc != ERG_OK) {
         free(s);
         erg_op_model_free(l1);

@@ -288,8 +288,7 @@ int erg_cli_predict_model(int argc, char **argv)
         snprintf(title, sizeof title, "%s on %s (erg predict model)", a.name,
                  erg_predictor_dir(p));
         erg_diag_clear(&diag);
-        int rc = erg_model_schedule_write(&a, m, (size_t)nm, c.static_w, title, c.schedule,
-                                          &diag);
+        int rc = erg_model_schedule_write(c.schedule, &a, m, (size_t)nm, c.static_w, title, &diag);
         if (rc != ERG_OK) {
             erg_predictor_free(p);
             if (!diag.where[0])

@@ -144,7 +144,7 @@ static int import_blocks(int n, char **files, const char *out)
     size_t rows = 0, attn = 0;
     erg_diag diag;
     erg_diag_clear(&diag);
-    int rc = erg_public_blocks_write((const erg_public_table *const *)t, (size_t)n, out, &rows,
+    int rc = erg_public_blocks_write(out, (const erg_public_table *const *)t, (size_t)n, &rows,
                                      &attn, &diag);
     free_all(n, t);
     if (rc)

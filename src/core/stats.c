@@ -95,6 +95,85 @@ static double maxn_integrand(double x, void *vp)
     return p->second_moment ? 2.0 * (x - p->a) * tail : tail;
 }
 
+/* Gauss-Legendre rule of 20 points on [-1, 1]: the positive nodes and their weights. */
+static const double gl20[10][2] = {
+    {0.076526521133497338, 0.15275338713072578}, {0.2277858511416451, 0.14917298647260366},
+    {0.37370608871541955, 0.14209610931838187},  {0.51086700195082713, 0.13168863844917653},
+    {0.63605368072651502, 0.11819453196151825},  {0.7463319064601508, 0.10193011981724026},
+    {0.83911697182221878, 0.083276741576704671}, {0.91223442825132584, 0.062672048334109443},
+    {0.96397192727791381, 0.040601429800386217}, {0.99312859918509488, 0.017614007139153273},
+};
+
+/* P(U > h, V > k) for standard bivariate normal (U, V) with correlation |r| <= 0.75: Plackett's
+ * integral over θ in [0, asin r] by 20-point Gauss-Legendre (Drezner and Wesolowsky 1990, in the
+ * form of Genz 2004, "Numerical computation of rectangular bivariate and trivariate normal and t
+ * probabilities", Statistics and Computing 14; double precision for |r| < 0.925). */
+static double bvn_upper(double h, double k, double r)
+{
+    double hk = h * k, hs = 0.5 * (h * h + k * k), asr = 0.5 * asin(r), sum = 0.0;
+    for (int i = 0; i < 10; i++) {
+        double s1 = sin(asr * (1.0 - gl20[i][0])), s2 = sin(asr * (1.0 + gl20[i][0]));
+        sum += gl20[i][1] * (exp((s1 * hk - hs) / (1.0 - s1 * s1)) +
+                             exp((s2 * hk - hs) / (1.0 - s2 * s2)));
+    }
+    return sum * asr / (2.0 * M_PI) + erg_normal_cdf(-h) * erg_normal_cdf(-k);
+}
+
+/*
+ * Mean and variance of the max of three independent Gaussians in closed form (no quadrature):
+ * E[M^p] = Σ_i E[X_i^p; X_i is the max]. With Y_j = X_i − X_j, Y_k = X_i − X_k (bivariate normal,
+ * Cov(X_i, Y_·) = σ_i²), Gaussian integration by parts (Stein's lemma) gives
+ *   E[Z_i; A_i]  = σ_i² (f_j(0) P(Y_k > 0 | Y_j = 0) + f_k(0) P(Y_j > 0 | Y_k = 0)),
+ *   E[Z_i²; A_i] = σ_i² P(A_i) + σ_i² Σ_{j} f_j(0) E[Z_i; Y_k > 0 | Y_j = 0],
+ * Z_i = X_i − μ_i, A_i = {Y_j > 0, Y_k > 0}, P(A_i) a bivariate normal orthant (bvn_upper; the
+ * operand with the largest variance, whose correlation may be near 1, takes 1 − the others').
+ * Means are taken relative to the largest so that E[M²] − E[M]² does not cancel. Returns 0, or
+ * -1 when the operands are outside its domain (a variance 0 or 10^12 times below another): the
+ * caller integrates then.
+ */
+static int maxn3(const double *mean, const double *var, double *m_out, double *v_out)
+{
+    double c = fmax(mean[0], fmax(mean[1], mean[2]));
+    double vmax = fmax(var[0], fmax(var[1], var[2])), vmin = fmin(var[0], fmin(var[1], var[2]));
+    if (!(vmin > 0.0) || vmin < 1e-12 * vmax)
+        return -1;
+    int big = var[0] >= var[1] ? (var[0] >= var[2] ? 0 : 2) : (var[1] >= var[2] ? 1 : 2);
+    double mu[3] = {mean[0] - c, mean[1] - c, mean[2] - c}, p[3], e1 = 0.0, e2 = 0.0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 3; i++) {
+            if ((i == big) != (pass == 1))
+                continue; /* the largest variance last */
+            int j = (i + 1) % 3, k = (i + 2) % 3;
+            double si = var[i], tj2 = si + var[j], tk2 = si + var[k];
+            double tj = sqrt(tj2), tk = sqrt(tk2);
+            double aj = mu[i] - mu[j], ak = mu[i] - mu[k];
+            double fj = erg_normal_pdf(aj / tj) / tj, fk = erg_normal_pdf(ak / tk) / tk;
+            /* Y_k given Y_j = 0 and Y_j given Y_k = 0 */
+            double ck = ak - si * aj / tj2, wk = sqrt((si * var[j] + var[k] * tj2) / tj2);
+            double cj = aj - si * ak / tk2, wj = sqrt((si * var[k] + var[j] * tk2) / tk2);
+            double pk = erg_normal_cdf(ck / wk), pj = erg_normal_cdf(cj / wj);
+            double dk = erg_normal_pdf(ck / wk) / wk, dj = erg_normal_pdf(cj / wj) / wj;
+            if (i != big) {
+                double r = si / (tj * tk);
+                if (r > 0.75)
+                    return -1;
+                p[i] = bvn_upper(-aj / tj, -ak / tk, r);
+            } else {
+                p[i] = 1.0 - p[j] - p[k];
+                p[i] = p[i] > 0.0 ? p[i] : 0.0;
+            }
+            double b = fj * pk + fk * pj;
+            double ez2 = si * p[i] + si * (fj * (-si * aj / tj2 * pk + si * var[j] / tj2 * dk) +
+                                           fk * (-si * ak / tk2 * pj + si * var[k] / tk2 * dj));
+            e1 += mu[i] * p[i] + si * b;
+            e2 += mu[i] * mu[i] * p[i] + 2.0 * mu[i] * si * b + ez2;
+        }
+    double v = e2 - e1 * e1;
+    *m_out = c + e1;
+    *v_out = v > 0.0 ? v : 0.0;
+    return 0;
+}
+
 int erg_maxn_normal(const double *means, const double *vars, size_t n, double *mean_out,
                     double *var_out)
 {
@@ -108,6 +187,14 @@ int erg_maxn_normal(const double *means, const double *vars, size_t n, double *m
             *mean_out = means[0];
         if (var_out)
             *var_out = vars[0];
+        return ERG_OK;
+    }
+    double m3, v3;
+    if (n == 3 && maxn3(means, vars, &m3, &v3) == 0) {
+        if (mean_out)
+            *mean_out = m3;
+        if (var_out)
+            *var_out = v3;
         return ERG_OK;
     }
 

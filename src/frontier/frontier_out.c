@@ -45,7 +45,7 @@ static json_t *point_json(const erg_frontier *f, size_t i)
     return o;
 }
 
-int erg_frontier_write_json(const erg_frontier *f, size_t plan_idx, const char *path,
+int erg_frontier_write_json(const char *path, const erg_frontier *f, size_t plan_idx,
                             erg_diag *diag)
 {
     if (!f || !path || (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
@@ -113,7 +113,7 @@ static void bprintf(struct buf *b, const char *fmt, ...)
     }
 }
 
-int erg_frontier_write_csv(const erg_frontier *f, size_t plan_idx, const char *path, erg_diag *diag)
+int erg_frontier_write_csv(const char *path, const erg_frontier *f, size_t plan_idx, erg_diag *diag)
 {
     if (!f || !path || (plan_idx != ERG_FRONTIER_NO_PLAN && plan_idx >= f->n_points))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "bad frontier or plan index");

@@ -306,7 +306,8 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
                                          fr_op,
                                          fr_root,
                                          fr_node,
-                                         fr_edge};
+                                         fr_edge,
+                                         NULL};
     int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_opsched_free(r.os);

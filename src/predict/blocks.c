@@ -236,7 +236,7 @@ int erg_block_model_accuracy(const erg_block_model *m, erg_block b, int phase, e
 
 static const char *const ph_names[PH_COUNT] = {"prefill", "decode", "all"};
 
-int erg_block_model_save(const erg_block_model *m, const char *path, erg_diag *diag)
+int erg_block_model_save(const char *path, const erg_block_model *m, erg_diag *diag)
 {
     json_t *root = json_object(), *feat = json_array(), *blocks = json_object();
     json_object_set_new(root, "erg", json_string("model/1"));

@@ -357,7 +357,7 @@ int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char *
 static const char *const ph_names[3] = {"prefill", "decode", "all"};
 static const char *const moe_names[3] = {"dense", "moe", "all"};
 
-int erg_e2e_model_save(const erg_e2e_model *m, const char *path, erg_diag *diag)
+int erg_e2e_model_save(const char *path, const erg_e2e_model *m, erg_diag *diag)
 {
     json_t *root = json_object(), *feat = json_array(), *acc = json_object();
     json_object_set_new(root, "erg", json_string("model/1"));

@@ -147,7 +147,7 @@ static int bounds_load(const json_t *o, int energy, int gemm, struct erg__bounds
     return ERG_OK;
 }
 
-int erg_op_model_save(const erg_op_model *m, const char *path, erg_diag *diag)
+int erg_op_model_save(const char *path, const erg_op_model *m, erg_diag *diag)
 {
     json_t *root = json_object();
     json_object_set_new(root, "erg", json_string("model/1"));

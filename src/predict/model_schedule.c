@@ -84,9 +84,8 @@ static int phase(const erg_arch *a, const erg_model_prediction *m, double s, jso
     return ERG_OK;
 }
 
-int erg_model_schedule_write(const erg_arch *a, const erg_model_prediction *p, size_t n,
-                             double static_power_w, const char *name, const char *path,
-                             erg_diag *diag)
+int erg_model_schedule_write(const char *path, const erg_arch *a, const erg_model_prediction *p,
+                             size_t n, double static_power_w, const char *name, erg_diag *diag)
 {
     if (!a || !p || n == 0 || !path)
         return erg_diag_set(diag, ERG_EINVAL, path, "no architecture, prediction or path");

@@ -991,8 +991,7 @@ static int block_row(struct sbuf *b, const char *arch, const char *block, const 
                      r->gated ? "silu" : "gelu", r->gated, (long long)r->vocab, time_s);
 }
 
-
-int erg_public_blocks_write(const erg_public_table *const *t, size_t n, const char *path,
+int erg_public_blocks_write(const char *path, const erg_public_table *const *t, size_t n,
                             size_t *vidur_rows, size_t *attention_blocks, erg_diag *diag)
 {
     if ((n && !t) || !path)

@@ -571,6 +571,70 @@ static void expression_monte_carlo(void **state)
     erg_schedule_free(s);
 }
 
+/* One Monte Carlo path: a schedule written as an expression and as the equivalent DAG draws the
+ * same elements in the same order from the same seed, so the two Monte Carlo results agree to
+ * rounding; both agree with the propagated mean and sd. multi(e@d1, f@d2, seq(a, b, c)@d0): the
+ * expression's leaves depth first are e, f, a, b, c, the DAG's topological order is the same, and
+ * both charge (s0 + s1 + s2) over the makespan plus the dynamic energies. */
+static void monte_carlo_one_path(void **state)
+{
+    (void)state;
+    static const char *const head =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"d0\": {\"static_power_w\": 40}, "
+        "\"d1\": {\"static_power_w\": 55}, \"d2\": {\"static_power_w\": 70}}, \"signatures\": {"
+        "\"a\": {\"device\": \"d0\", \"time_s\": 1.0, \"dynamic_energy_j\": 30, "
+        "\"time_var_s2\": 0.01, \"energy_var_j2\": 20},"
+        "\"b\": {\"device\": \"d0\", \"time_s\": 0.5, \"dynamic_energy_j\": 12, "
+        "\"time_var_s2\": 0.0025, \"energy_var_j2\": 6},"
+        "\"c\": {\"device\": \"d0\", \"time_s\": 0.8, \"dynamic_energy_j\": 25, "
+        "\"time_var_s2\": 0.0064, \"energy_var_j2\": 14},"
+        "\"e\": {\"device\": \"d1\", \"time_s\": 2.1, \"dynamic_energy_j\": 60, "
+        "\"time_var_s2\": 0.04, \"energy_var_j2\": 130},"
+        "\"f\": {\"device\": \"d2\", \"time_s\": 1.9, \"dynamic_energy_j\": 45, "
+        "\"time_var_s2\": 0.03, \"energy_var_j2\": 160}},\n";
+    const char *body[2] = {
+        "\"expr\": {\"multi\": [\"e\", \"f\", {\"seq\": [\"a\", \"b\", \"c\"]}]}}\n",
+        "\"nodes\": [{\"id\": \"e\", \"signature\": \"e\"}, {\"id\": \"f\", \"signature\": \"f\"}, "
+        "{\"id\": \"a\", \"signature\": \"a\"}, {\"id\": \"b\", \"signature\": \"b\"}, "
+        "{\"id\": \"c\", \"signature\": \"c\"}], \"edges\": [[\"a\", \"b\"], [\"b\", \"c\"]]}\n"};
+    erg_report r[2];
+    for (int k = 0; k < 2; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/one-path-%d.json", tmpdir, k);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(head, f);
+        fputs(body[k], f);
+        fclose(f);
+        erg_schedule *s = NULL;
+        erg_diag d;
+        if (erg_schedule_read_file(path, &s, &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        erg_compose_options o;
+        erg_compose_options_init(&o);
+        o.mc_samples = 40000;
+        o.mc_seed = 11;
+        if (erg_schedule_compose(s, &o, &r[k], &d) != ERG_OK)
+            fail_msg("compose: %s", d.detail);
+        erg_schedule_free(s);
+        /* The propagated figures: E and T as the point values; sd within Monte Carlo's error
+         * (and Clark's moment matching at the one 3-way max). */
+        erg_assert_rel(r[k].mc_time_sd_s, r[k].time_sd_s, 0.04);
+        erg_assert_rel(r[k].mc_energy_sd_j, r[k].energy_sd_j, 0.04);
+        erg_assert_near(r[k].mc_energy_j, r[k].energy_j, 0.01 * r[k].energy_j);
+        assert_true(r[k].mc_time_s >= r[k].time_s - 4 * r[k].mc_time_sd_s / sqrt(40000.0));
+    }
+    /* The same draws: equal to rounding (a fresh seed gives other figures). */
+    erg_assert_rel(r[1].time_s, r[0].time_s, 1e-12);
+    erg_assert_rel(r[1].energy_j, r[0].energy_j, 1e-12);
+    erg_assert_rel(r[1].mc_time_s, r[0].mc_time_s, 1e-12);
+    erg_assert_rel(r[1].mc_time_sd_s, r[0].mc_time_sd_s, 1e-9);
+    erg_assert_rel(r[1].mc_energy_j, r[0].mc_energy_j, 1e-12);
+    erg_assert_rel(r[1].mc_energy_sd_j, r[0].mc_energy_sd_j, 1e-9);
+    erg_report_free(&r[0]);
+    erg_report_free(&r[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +645,7 @@ int main(void)
         cmocka_unit_test(sp_dag_equals_its_expression),
         cmocka_unit_test(dag_variance_matches_monte_carlo),
         cmocka_unit_test(expression_monte_carlo),
+        cmocka_unit_test(monte_carlo_one_path),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -852,6 +852,35 @@ static void flags_union_in_reports(void **state)
     assert_non_null(strstr(text, "\"flags\": []"));
 }
 
+/* Node and edge ids: plain ones are read in place in the file buffer, ids with escapes are
+ * decoded; both resolve, and an edge to a missing node after them is named with its line and
+ * column. A chain a"x -> bé -> c on one device: T = 3 s, E = 10 W · 3 s + 3 · 2 J. */
+static void ids_in_place_and_with_escapes(void **state)
+{
+    (void)state;
+    static const char *const head =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"k\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 2}},\n"
+        " \"nodes\": [{\"id\": \"a\\\"x\", \"signature\": \"k\"}, {\"id\": \"b\\u00e9\", "
+        "\"signature\": \"k\"}, {\"id\": \"c\", \"signature\": \"k\"}],\n";
+    static const char *const edges =
+        " \"edges\": [[\"a\\\"x\", \"b\\u00e9\"], [\"b\xc3\xa9\", \"c\"]";
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s]}", head, edges);
+    erg_report r;
+    erg_diag d;
+    if (compose_file(put("ids.json", text), &r, &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_assert_near(r.time_s, 3.0, 1e-12);
+    erg_assert_near(r.energy_j, 36.0, 1e-12);
+    erg_report_free(&r);
+    snprintf(text, sizeof text, "%s%s, [\"c\", \"n\\u006fpe\"]]}", head, edges);
+    assert_int_equal(compose_file(put("ids-bad.json", text), &r, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.where, "ids-bad.json:4:"));
+    assert_non_null(strstr(d.detail, "edges[2]"));
+    assert_non_null(strstr(d.detail, "no node \"nope\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -869,6 +898,7 @@ int main(void)
         cmocka_unit_test(expression_round_trip_and_device_static_power),
         cmocka_unit_test(static_power_disagreement_is_refused),
         cmocka_unit_test(flags_union_in_reports),
+        cmocka_unit_test(ids_in_place_and_with_escapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

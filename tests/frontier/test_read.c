@@ -296,7 +296,7 @@ static void plans_for_deadline_and_budget(void **state)
     /* frontier/1 round trip through jansson. */
     char p[512];
     snprintf(p, sizeof p, "%s/f.json", dir);
-    assert_int_equal(erg_frontier_write_json(&f, 1, p, &d), ERG_OK);
+    assert_int_equal(erg_frontier_write_json(p, &f, 1, &d), ERG_OK);
     FILE *fp = fopen(p, "r");
     char buf[4096];
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
@@ -359,7 +359,7 @@ static void reads_reference_csv_by_column_name(void **state)
     assert_int_equal(read_frontier(PAR_DOC, &f, &d), ERG_OK);
     char p[512];
     snprintf(p, sizeof p, "%s/f.csv", dir);
-    assert_int_equal(erg_frontier_write_csv(&f, 0, p, &d), ERG_OK);
+    assert_int_equal(erg_frontier_write_csv(p, &f, 0, &d), ERG_OK);
     double *rt, *re;
     size_t rn;
     assert_int_equal(erg_frontier_read_reference(p, &rt, &re, &rn, &d), ERG_OK);

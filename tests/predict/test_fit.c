@@ -340,7 +340,7 @@ static void gemm_cache_form_exact(void **state)
     char path[128], tdir[64];
     assert_int_equal(erg_tmp_new(tdir, sizeof tdir, "cacheform"), 0);
     snprintf(path, sizeof path, "%s/m.json", tdir);
-    assert_int_equal(erg_op_model_save(m, path, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_save(path, m, NULL), ERG_OK);
     erg_op_model *l;
     assert_int_equal(erg_op_model_load(path, &l, NULL), ERG_OK);
     for (int i = 0; i < 3; i++) {
@@ -491,7 +491,7 @@ static void save_load_round_trip_and_loader_errors(void **state)
     char path[128], bad[128];
     snprintf(path, sizeof path, "%s/m.json", dir);
     erg_diag diag;
-    assert_int_equal(erg_op_model_save(m, path, &diag), ERG_OK);
+    assert_int_equal(erg_op_model_save(path, m, &diag), ERG_OK);
     assert_int_equal(erg_op_model_load(path, &l, &diag), ERG_OK);
     assert_string_equal(erg_op_model_target(l), "cpu-test");
     assert_int_equal(erg_op_model_grade(l), ERG_GRADE_ESTIMATOR);

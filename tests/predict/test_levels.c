@@ -217,7 +217,7 @@ static void level2_learns_the_overhead_on_held_out_architectures(void **state)
     /* model/1 round trip */
     char path[300];
     snprintf(path, sizeof path, "%s/blocks.json", tmp);
-    assert_int_equal(erg_block_model_save(m, path, &d), ERG_OK);
+    assert_int_equal(erg_block_model_save(path, m, &d), ERG_OK);
     erg_block_model *m3;
     assert_int_equal(erg_block_model_load(path, &m3, &d), ERG_OK);
     assert_int_equal(erg_block_model_predict(m3, l1, &s[7].spec, &e3, NULL), ERG_OK);
@@ -334,7 +334,7 @@ static void level3_and_the_predictor_compose(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/ops.json", dir);
     erg_op_model *l1 = cpu();
-    assert_int_equal(erg_op_model_save(l1, path, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_save(path, l1, NULL), ERG_OK);
     erg_predictor *p;
     erg_diag d;
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
@@ -366,7 +366,7 @@ static void level3_and_the_predictor_compose(void **state)
         fail_msg("held-out MAPE time %.3g %% energy %.3g %% (block sum: %.3g %%)",
                  a.time_mape_pct, a.energy_mape_pct, a.base_time_mape_pct);
     snprintf(path, sizeof path, "%s/e2e.json", dir);
-    assert_int_equal(erg_e2e_model_save(e, path, &d), ERG_OK);
+    assert_int_equal(erg_e2e_model_save(path, e, &d), ERG_OK);
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
     assert_int_equal(erg_predictor_level(p), 3);
     erg_model_prediction mp;
@@ -405,7 +405,7 @@ static void level3_chooses_per_group(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/ops.json", dir);
     erg_op_model *l1 = cpu();
-    assert_int_equal(erg_op_model_save(l1, path, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_save(path, l1, NULL), ERG_OK);
     erg_predictor *p;
     erg_diag d;
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
@@ -441,7 +441,7 @@ static void level3_chooses_per_group(void **state)
     assert_int_equal(erg_e2e_model_accuracy(e, -1, 1, &moe), ERG_OK);
     assert_true(moe.time_mape_pct < 2);
     snprintf(path, sizeof path, "%s/e2e.json", dir);
-    assert_int_equal(erg_e2e_model_save(e, path, &d), ERG_OK);
+    assert_int_equal(erg_e2e_model_save(path, e, &d), ERG_OK);
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
     for (size_t i = 0; i < n; i += 7) {
         erg_model_prediction mp;
