@@ -1335,8 +1335,9 @@ ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_t
  * written, rows used. Errors: those of erg_op_model_load; ERG_EINVAL (no GEMM estimator, no
  * usable row); ERG_EIO, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_gemm_map_write(const char *ops_path, const erg_public_table *const *t, size_t n,
-                               const char *out, size_t *cells, size_t *rows, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_gemm_map_write(const char *out, const char *ops_path,
+                                             const erg_public_table *const *t, size_t n,
+                                             size_t *cells, size_t *rows, erg_diag *diag);
 
 /** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
  *  not at all. Errors: ERG_EIO, ERG_ENOMEM. */

@@ -126,7 +126,7 @@ static int import_gemm_map(int n, char **files, const char *out, const char *lev
     erg_diag diag;
     erg_diag_clear(&diag);
     size_t cells = 0, rows = 0;
-    int rc = erg_gemm_map_write(ops, (const erg_public_table *const *)t, (size_t)n, out, &cells,
+    int rc = erg_gemm_map_write(out, ops, (const erg_public_table *const *)t, (size_t)n, &cells,
                                 &rows, &diag);
     free_all(n, t);
     if (rc)

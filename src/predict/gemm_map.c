@@ -280,8 +280,8 @@ fail:
     return rc;
 }
 
-int erg_gemm_map_write(const char *ops_path, const erg_public_table *const *t, size_t n,
-                       const char *out, size_t *cells, size_t *rows, erg_diag *diag)
+int erg_gemm_map_write(const char *out, const char *ops_path, const erg_public_table *const *t,
+                       size_t n, size_t *cells, size_t *rows, erg_diag *diag)
 {
     if (!ops_path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_gemm_map_write: NULL argument");

@@ -285,7 +285,7 @@ static void gemm_map_corrects_measured_cells(void **state)
     assert_int_equal(mkdir(sub, 0755), 0);
     snprintf(opsp, sizeof opsp, "%s/ops.json", sub);
     snprintf(mapp, sizeof mapp, "%s/gemm-map.json", sub);
-    assert_int_equal(erg_op_model_save(ops, opsp, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_save(opsp, ops, NULL), ERG_OK);
     char *buf = malloc(1 << 16);
     assert_non_null(buf);
     size_t len = (size_t)sprintf(buf, "framework,version,device,op_name,kernel_source,gemm_dtype,"
@@ -305,7 +305,7 @@ static void gemm_map_corrects_measured_cells(void **state)
     erg_public_table *t = NULL;
     assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
     size_t cells = 0, rows = 0;
-    assert_int_equal(erg_gemm_map_write(opsp, (const erg_public_table *const *)&t, 1, mapp,
+    assert_int_equal(erg_gemm_map_write(mapp, opsp, (const erg_public_table *const *)&t, 1,
                                         &cells, &rows, NULL),
                      ERG_OK);
     assert_int_equal(rows, 6);
