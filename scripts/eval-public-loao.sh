@@ -37,6 +37,7 @@ while read -r arch cls file cfg; do
     echo "$arch $cls" >> "$tmp/classes"
     mkdir -p "$tmp/$arch"
     cp "$target/ops.json" "$target/gpu.json" "$tmp/$arch/"
+    [ -r "$target/gemm-map.json" ] && cp "$target/gemm-map.json" "$tmp/$arch/"
     train=()
     while read -r a2 _ f2 c2; do
         [ "$a2" = "$arch" ] || train+=("$e/$f2=$c/$c2")

@@ -83,7 +83,7 @@ fi
 gpu=$("$py" -c 'import torch; print(torch.cuda.get_device_name(0))')
 "$erg" fit ops "$prof_dir/ops.csv" -o "$out/ops.json" --target-kind "$name" \
     --target-desc "$gpu, torch bf16 (scripts/gpu-profile.sh)"
-if "$erg" fit --help 2>&1 | grep -q 'fit blocks'; then
+if "$erg" fit blocks --help 2>&1 | grep -q 'fit blocks'; then
     "$erg" fit blocks "$prof_dir" -o "$out/blocks.json" --ops "$out/ops.json"
     "$erg" fit model "$prof_dir/models.csv" -o "$out/e2e.json" --target "$out"
 else

@@ -1189,11 +1189,20 @@ ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
  *   t = c0 + c1·B_kv + c2·B·h + c3·B + c4·B·h_kv + c5·L, with B_kv = 2·B·h_kv·d_h·L·2 bytes of
  *   K and V read (batch B, KV length L, h query and h_kv KV heads of size d_h);
  * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
- *   with B_w = A·3·d·f/tp·2 bytes of the A = E·(1 − (1 − k/E)^T) experts T tokens activate on
- *   average, and F = 6·T·k·d·f/tp FLOPs;
+ *   with B_w = A·3·d·f/tp·2 bytes of the A active experts and F = 6·T·k·d·f/tp FLOPs; fitted
+ *   with A = min(E, T·k) (balanced rows spread the routed tokens evenly), predicted with
+ *   A = E·(1 − (1 − k/E)^T), the experts T tokens routed at random activate on average;
+ * - prefill attention (context_attention, flash attention, bf16 KV cache, full attention):
+ *   t = c0 + c1·F + c2·F·d_h/128 + c3·S + c4·B_qkvo + c5·B·h·⌈N/128⌉, with S = B·h·(N·N' −
+ *   N'²/2) causal scores (N' = min(N, window)), F = 4·d_h·S FLOPs (QK^T and ·V), B_qkvo =
+ *   B·N·(2h + 2h_kv)·d_h·2 bytes and B·h·⌈N/128⌉ query tiles: the per-score softmax work (S)
+ *   makes many small heads dear, the F·d_h term large heads (smaller tiles), so the cost of a
+ *   fixed d_model is U-shaped in the heads, as measured;
  * - all-reduce (custom_allreduce graph mode, else NCCL), per GPU count 2, 4, 8:
  *   t = c0 + c1·bytes.
- * Times in seconds; held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
+ * Where the table has NVML power (H200), the energy of a call (power × latency, J) is fitted
+ * with the same features (attn_e, attn_prefill_e, moe_e; has_energy). Times in seconds;
+ * held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
  */
 typedef struct erg_gpu_kernels {
     char device[48];
@@ -1201,6 +1210,14 @@ typedef struct erg_gpu_kernels {
     double attn[6], moe[5], allreduce[3][2];
     double attn_mape_pct, moe_mape_pct, allreduce_mape_pct[3]; /**< held-out, NaN: none */
     size_t attn_n, moe_n, allreduce_n[3];                       /**< rows fitted */
+    int has_attn_prefill;                                       /**< prefill attention fitted */
+    double attn_prefill[6], attn_prefill_mape_pct;
+    size_t attn_prefill_n;
+    double attn_prefill_min_s; /**< smallest measured prefill time: predictions never go below */
+    int has_energy[3]; /**< energy models: [0] decode attention, [1] prefill attention, [2] MoE */
+    double attn_e[6], attn_prefill_e[6], moe_e[5];
+    double energy_mape_pct[3]; /**< held-out energy MAPE of the three, NaN: none */
+    double power_w[3][2];      /**< lowest and highest measured power (W) of the three */
 } erg_gpu_kernels;
 
 /** Fit the kernel models from aiconfigurator tables (any mix of formats; tables of other kinds
@@ -1212,6 +1229,19 @@ ERG_API ERG_NODISCARD int erg_gpu_kernels_fit(const erg_public_table *const *tab
  *  (per GPU) of size d_h; NaN without a model. Never fails. */
 ERG_API double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv,
                                      int64_t heads, int64_t kv_heads, int64_t head_dim);
+/** Prefill (flash) attention time (s) of batch B prompts of N tokens with h query and h_kv KV
+ *  heads (per GPU) of size d_h, causal, window ≤ 0 for full attention; at least the smallest
+ *  measured time; NaN without a model. Never fails. */
+ERG_API double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, double prompt,
+                                      int64_t heads, int64_t kv_heads, int64_t head_dim,
+                                      int64_t window);
+/** Energy (J) of one prefill (phase ERG_PHASE_PREFILL: prompt = N) or decode (ERG_PHASE_DECODE:
+ *  prompt = the KV length L) attention call from the kernel's energy model, kept between the
+ *  lowest and highest measured power (power_w) times the call's predicted time; NaN without an
+ *  energy model (time-only tables). Never fails. */
+ERG_API double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double batch,
+                                     double prompt, int64_t heads, int64_t kv_heads,
+                                     int64_t head_dim, int64_t window);
 /** Fused-MoE time (s) of T tokens, hidden d, expert width f, top-k of E experts, TP tp; NaN
  *  without a model. Never fails. */
 ERG_API double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
@@ -1225,12 +1255,15 @@ typedef struct erg_serving_arch {
     char name[96];
     int64_t layers, d_model, n_heads, n_kv_heads, head_dim, vocab, d_ff;
     int64_t n_experts, top_k, d_ff_expert;
+    int64_t n_shared, d_ff_shared; /**< shared experts (always run) and their FFN width */
 } erg_serving_arch;
 
 /** Read the fields of erg_serving_arch from a config.json (hidden_size, num_attention_heads,
  *  num_key_value_heads (default: heads), head_dim (default d/h), num_hidden_layers,
  *  vocab_size, intermediate_size, num_experts | num_local_experts, num_experts_per_tok |
- *  experts_per_token, moe_intermediate_size (default intermediate_size)). Errors: ERG_ENOENT,
+ *  experts_per_token, moe_intermediate_size (default intermediate_size),
+ *  shared_expert_intermediate_size (one shared expert, Qwen-MoE) | n_shared_experts (as wide as
+ *  a routed expert, DeepSeek)). Errors: ERG_ENOENT,
  *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
  *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
 ERG_API ERG_NODISCARD int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
@@ -1247,8 +1280,9 @@ typedef struct erg_serving_terms {
 /**
  * The terms of one decode step of a batch of B sequences (B real: an average batch is
  * rounded to the nearest integer ≥ 1 for the GEMM rows) against KV length L under tensor
- * parallelism tp (heads, FFN and vocabulary split tp ways): projections and FFN GEMMs by the
- * level-1 model ops (bf16), attention and MoE by the kernel models, all-reduce of B·d·2 bytes
+ * parallelism tp (heads, FFN and vocabulary split tp ways): projections and FFN GEMMs (MoE:
+ * the router B × d → E and the shared experts' gated FFNs) by the level-1 model ops (bf16),
+ * attention and the routed experts by the kernel models, all-reduce of B·d·2 bytes
  * twice per layer (HYMELL Sections 3.4–3.6 with the GPU kernels in place of GEMM + softmax).
  * Errors: ERG_ENOTSUP (a kernel model or op the target lacks, tp without an all-reduce model),
  * ERG_EINVAL (tp does not divide the heads or KV heads), those of erg_op_model_predict.
@@ -1287,6 +1321,23 @@ ERG_API ERG_NODISCARD int erg_serving_fit(const erg_serving_sample *s, size_t n,
 ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t,
                                  double batch, double gpus, double *itl_s,
                                  double *energy_per_token_j);
+
+/**
+ * The measured-shape GEMM map of a GPU target (docs/predict.md, "GPU targets"): per cell of
+ * (log2 m, log2 n, log2 k) at a step of 1/2, the median ratio of the measured time to the
+ * level-1 GEMM estimator of ops_path (a model/1 file) and the median NVML power over the
+ * aiconfigurator gemm_perf rows of t in that cell (the estimator's dtype, inside its trained
+ * range); written to out as "erg": "gemm-map/1" JSON, whole or not at all. A target folder with
+ * gemm-map.json beside ops.json predicts a GEMM inside a cell as the estimator's time × the
+ * cell's ratio and, where the model has energy, the cell's power × that time (kept within the
+ * slack of the observed power range); elsewhere the estimator alone. Pass only training rows:
+ * a map built on rows is no accuracy figure for them. *cells and *rows (may be NULL): cells
+ * written, rows used. Errors: those of erg_op_model_load; ERG_EINVAL (no GEMM estimator, no
+ * usable row); ERG_EIO, ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_gemm_map_write(const char *out, const char *ops_path,
+                                             const erg_public_table *const *t, size_t n,
+                                             size_t *cells, size_t *rows, erg_diag *diag);
 
 /** Save kernels and serving model (either may be NULL) as "erg": "gpu-target/1" JSON, whole or
  *  not at all. Errors: ERG_EIO, ERG_ENOMEM. */

@@ -21,6 +21,7 @@ static void import_help(FILE *out)
     fprintf(out,
             "Usage: erg predict import MEASURED... --ops OUT.csv [--dtype bfloat16|float16]\n"
             "       erg predict import TABLES... --kernels OUT.json\n"
+            "       erg predict import GEMM_TABLES... --gemm-map OUT.json [--level1 OPS.json]\n"
             "Reads public measured files (format recognised from the content; .gz read through\n"
             "zlib; docs/predict.md, \"Public measured data\").\n"
             "--ops: level-1 samples as ops.csv (whole or not at all) for 'erg fit ops':\n"
@@ -32,6 +33,9 @@ static void import_help(FILE *out)
             "--kernels: fits the kernel models of a GPU target (decode attention, fused MoE,\n"
             "all-reduce; docs/predict.md, \"GPU targets\") on aiconfigurator tables and writes\n"
             "them as gpu-target/1 JSON; prints each model's held-out MAPE.\n"
+            "--gemm-map: the measured-shape map of the GEMM estimator of --level1 (default:\n"
+            "ops.json beside OUT): per cell of (log2 m, log2 n, log2 k) / 0.5 the median\n"
+            "measured / estimated time and the median power of the rows (training rows only).\n"
             "Exit status: 0 written, 2 bad input (unknown format, a bad row: file:line and\n"
             "the column), nothing written.\n");
 }
@@ -83,8 +87,16 @@ static int import_kernels(int n, char **files, const char *out)
     if (k.has_attn)
         fprintf(stderr, "  decode attention: %zu rows, held-out MAPE %.2f %%\n", k.attn_n,
                 k.attn_mape_pct);
+    if (k.has_attn_prefill)
+        fprintf(stderr, "  prefill attention: %zu rows, held-out MAPE %.2f %%\n", k.attn_prefill_n,
+                k.attn_prefill_mape_pct);
     if (k.has_moe)
         fprintf(stderr, "  fused MoE: %zu rows, held-out MAPE %.2f %%\n", k.moe_n, k.moe_mape_pct);
+    static const char *const ename[3] = {"decode attention", "prefill attention", "fused MoE"};
+    for (int g = 0; g < 3; g++)
+        if (k.has_energy[g])
+            fprintf(stderr, "  %s energy (NVML power x latency): held-out MAPE %.2f %%\n",
+                    ename[g], k.energy_mape_pct[g]);
     static const int gpus[3] = {2, 4, 8};
     for (int g = 0; g < 3; g++)
         if (k.has_allreduce[g])
@@ -94,6 +106,34 @@ static int import_kernels(int n, char **files, const char *out)
     return rc ? erg_cli_fail(&diag, rc) : ERG_EXIT_OK;
 }
 
+
+static int import_gemm_map(int n, char **files, const char *out, const char *level1)
+{
+    char ops[1100];
+    if (level1)
+        snprintf(ops, sizeof ops, "%s", level1);
+    else {
+        const char *slash = strrchr(out, '/');
+        if (slash)
+            snprintf(ops, sizeof ops, "%.*s/ops.json", (int)(slash - out), out);
+        else
+            snprintf(ops, sizeof ops, "ops.json");
+    }
+    erg_public_table **t = NULL;
+    int status = read_all(n, files, &t);
+    if (status)
+        return status;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    size_t cells = 0, rows = 0;
+    int rc = erg_gemm_map_write(out, ops, (const erg_public_table *const *)t, (size_t)n, &cells,
+                                &rows, &diag);
+    free_all(n, t);
+    if (rc)
+        return erg_cli_fail(&diag, rc);
+    fprintf(stderr, "gemm map of %s: %zu cells from %zu rows; wrote %s\n", ops, cells, rows, out);
+    return ERG_EXIT_OK;
+}
 
 static int import_blocks(int n, char **files, const char *out)
 {
@@ -120,9 +160,12 @@ int erg_cli_predict_import(int argc, char **argv)
                                              {"kernels", required_argument, NULL, 'k'},
                                              {"blocks", required_argument, NULL, 'b'},
                                              {"dtype", required_argument, NULL, 'd'},
+                                             {"gemm-map", required_argument, NULL, 'g'},
+                                             {"level1", required_argument, NULL, 'l'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *ops_path = NULL, *kernels_path = NULL, *blocks_path = NULL, *dtype = "bfloat16";
+    const char *map_path = NULL, *level1 = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -131,14 +174,21 @@ int erg_cli_predict_import(int argc, char **argv)
         case 'k': kernels_path = optarg; break;
         case 'b': blocks_path = optarg; break;
         case 'd': dtype = optarg; break;
+        case 'g': map_path = optarg; break;
+        case 'l': level1 = optarg; break;
         case 'h': import_help(stdout); return ERG_EXIT_OK;
         default: return erg_cli_bad_option("predict import", argc, argv, "", longopts);
         }
     }
     if (optind >= argc)
         return erg_cli_usage("predict import", "expected at least one measured file");
-    if (!!kernels_path + !!ops_path + !!blocks_path > 1)
-        return erg_cli_usage("predict import", "--ops, --kernels and --blocks are separate runs");
+    if (!!kernels_path + !!ops_path + !!blocks_path + !!map_path > 1)
+        return erg_cli_usage("predict import",
+                             "--ops, --kernels, --blocks and --gemm-map are separate runs");
+    if (level1 && !map_path)
+        return erg_cli_usage("predict import", "--level1 goes with --gemm-map");
+    if (map_path)
+        return import_gemm_map(argc - optind, argv + optind, map_path, level1);
     if (blocks_path)
         return import_blocks(argc - optind, argv + optind, blocks_path);
     if (kernels_path)
@@ -588,11 +638,13 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         }
         return 0;
     }
-    if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION || t->format == ERG_PUBLIC_AIC_MOE) {
-        int attn = t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION;
-        if (!tg->has_gpu || !(attn ? tg->k.has_attn : tg->k.has_moe))
+    if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION || t->format == ERG_PUBLIC_AIC_MOE ||
+        t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION) {
+        int attn = t->format != ERG_PUBLIC_AIC_MOE;
+        int pre = t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION;
+        if (!tg->has_gpu || !(pre ? tg->k.has_attn_prefill : attn ? tg->k.has_attn : tg->k.has_moe))
             return add_skip(e, fi, 0, "the target has no %s kernel model (gpu.json)",
-                            attn ? "decode-attention" : "fused-MoE");
+                            pre ? "prefill-attention" : attn ? "decode-attention" : "fused-MoE");
         size_t other = 0;
         for (size_t i = 0; i < t->n; i++) {
             const erg_public_row *r = &t->rows[i];
@@ -602,8 +654,21 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                     other++;
                     continue;
                 }
-                p = erg_gpu_attn_decode_s(&tg->k, (double)r->batch, (double)r->kv, r->heads,
-                                          r->kv_heads, r->head_dim);
+                if (pre)
+                    p = erg_gpu_attn_prefill_s(&tg->k, (double)r->batch, (double)r->isl,
+                                               r->heads, r->kv_heads, r->head_dim, 0);
+                else
+                    p = erg_gpu_attn_decode_s(&tg->k, (double)r->batch, (double)r->kv, r->heads,
+                                              r->kv_heads, r->head_dim);
+                if (r->energy_j > 0 && tg->k.has_energy[pre]) {
+                    double pe = erg_gpu_attn_energy_j(
+                        &tg->k, pre ? ERG_PHASE_PREFILL : ERG_PHASE_DECODE, (double)r->batch,
+                        pre ? (double)r->isl : (double)r->kv, r->heads, r->kv_heads,
+                        r->head_dim, 0);
+                    if (add_cmp(e, fi, r->line, pre ? "prefill" : "decode", "energy_j",
+                                r->energy_j, pe))
+                        return -1;
+                }
             } else {
                 if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "balanced") || r->ep != 1) {
                     other++;
@@ -612,7 +677,8 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                 p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
                                   r->experts, r->tp);
             }
-            if (add_cmp(e, fi, r->line, attn ? "decode" : "n/a", "time_s", r->time_s, p))
+            if (add_cmp(e, fi, r->line, pre ? "prefill" : attn ? "decode" : "n/a", "time_s",
+                        r->time_s, p))
                 return -1;
         }
         if (other)

@@ -2,6 +2,7 @@
 /* Level 1 of a block: the sum of its ops' level-1 predictions plus the roofline cost of the
  * element-wise work (HYMELL Sections 3.4-3.5: the inputs of the block MLPs). */
 #include <math.h>
+#include <string.h>
 
 #include "erg/predict.h"
 #include "predict/model.h"
@@ -26,6 +27,48 @@ static int predict_op(const erg_op_model *m, const erg_op_dims *d, erg_op_predic
     return rc;
 }
 
+/* The attention core (QK^T, softmax, ·V, the scale and mask of the scores) of a GPU target as
+ * its measured fused kernel (flash attention; erg_gpu_attn_prefill_s / erg_gpu_attn_decode_s):
+ * adds its time, energy and variances, and takes the scores' element-wise work, which never
+ * leaves the kernel, out of w. ERG_ENOTSUP when the target has no kernel for this phase. */
+static int fused_attention(const erg_op_model *m, const erg_block_spec *s, double pw,
+                           erg_block_work *w, double *t, double *e, double *vt, double *ve)
+{
+    const erg_gpu_kernels *k = m->kernels;
+    int pre = s->phase == ERG_PHASE_PREFILL;
+    double len = pre ? (double)s->prompt : (double)s->kv, ti, mape;
+    double eff = s->window > 0 && (double)s->window < len ? (double)s->window : len;
+    if (pre) {
+        ti = erg_gpu_attn_prefill_s(k, (double)s->batch, len, s->n_heads, s->n_kv_heads,
+                                    s->head_dim, s->window);
+        mape = k->attn_prefill_mape_pct;
+    } else {
+        ti = erg_gpu_attn_decode_s(k, (double)s->batch, eff, s->n_heads, s->n_kv_heads,
+                                   s->head_dim);
+        mape = k->attn_mape_pct;
+    }
+    if (!(ti > 0) || !isfinite(ti))
+        return ERG_ENOTSUP;
+    double ei = erg_gpu_attn_energy_j(k, s->phase, (double)s->batch, pre ? len : eff, s->n_heads,
+                                      s->n_kv_heads, s->head_dim, s->window);
+    int g = pre ? 1 : 0;
+    double me = k->energy_mape_pct[g];
+    if (!isfinite(ei)) { /* time-only table: the target's mean power, as its roofline does */
+        ei = pw * ti;
+        me = mape;
+    }
+    double scores = pre ? (double)s->batch * (double)s->n_heads * len * eff
+                        : (double)s->batch * (double)s->n_heads * eff;
+    w->elementwise_flops = fmax(w->elementwise_flops - 2.0 * scores, 0.0);
+    w->elementwise_bytes =
+        fmax(w->elementwise_bytes - 2.0 * scores * erg_dtype_bytes(s->dtype), 0.0);
+    *t += ti;
+    *e += ei;
+    *vt += (ti * rel_sd(mape)) * (ti * rel_sd(mape));
+    *ve += (ei * rel_sd(me)) * (ei * rel_sd(me));
+    return ERG_OK;
+}
+
 int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
                      erg_diag *diag)
 {
@@ -38,8 +81,15 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
     double peak, bw, pw;
     erg_op_model_roofline(m, &peak, &bw, &pw);
     double t = 0, e = 0, vt = 0, ve = 0;
+    int fused = 0;
+    if (s->block == ERG_BLOCK_ATTENTION && m->kernels &&
+        (rc = fused_attention(m, s, pw, &w, &t, &e, &vt, &ve)) == ERG_OK)
+        fused = 1;
     for (size_t i = 0; i < w.n_ops; i++) {
         const erg_work_op *o = &w.ops[i];
+        if (fused && (!strcmp(o->role, "qk") || !strcmp(o->role, "softmax") ||
+                      !strcmp(o->role, "pv")))
+            continue;
         erg_op_prediction p;
         double ti, ei, rt = 0, re = 0;
         rc = predict_op(m, &o->dims, &p);

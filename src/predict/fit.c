@@ -1027,6 +1027,10 @@ fail:
 
 void erg_op_model_free(erg_op_model *m)
 {
+    if (m) {
+        free(m->kernels);
+        erg__gemm_map_free(m->gemm_map);
+    }
     free(m);
 }
 
@@ -1175,6 +1179,18 @@ int erg_op_model_predict(const erg_op_model *m, const erg_op_dims *d, erg_op_pre
         return erg_diag_set(diag, ERG_ENOTSUP, NULL, "the %s estimator was fitted on %s, not %s",
                             erg_op_name(d->op), erg_dtype_name(e->dtype), erg_dtype_name(d->dtype));
     rc = predict_core(m, e, d, out, diag);
+    /* a GPU target's measured-shape map corrects a GEMM inside the trained range (gemm_map.c) */
+    double ratio, pw;
+    if (rc == ERG_OK && m->gemm_map && !out->extrapolated &&
+        erg__gemm_map_lookup(m->gemm_map, d, &ratio, &pw)) {
+        out->time_s = fmax(out->time_s * ratio, out->floor_time_s);
+        if (isfinite(out->energy_j)) {
+            if (pw >= e->bnd.power_lo_w / ERG_PREDICT_SLACK &&
+                pw <= e->bnd.power_hi_w * ERG_PREDICT_SLACK)
+                out->power_w = pw;
+            out->energy_j = out->power_w * out->time_s;
+        }
+    }
     /* A prediction is a time and (NAN: none) an energy; one that overflows is refused, named. */
     if (rc == ERG_OK && (!isfinite(out->time_s) || isinf(out->energy_j)))
         return erg_diag_set(diag, ERG_ERANGE, NULL,

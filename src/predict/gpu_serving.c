@@ -142,9 +142,31 @@ static void attn_features(double b, double kv, double h, double hkv, double hd, 
     f[5] = kv;
 }
 
-static void moe_features(double t, double d, double ff, double k, double e, double tp, double *f)
+/* Causal scores of a prompt of n tokens against a window w (<= 0: full attention): query i
+ * attends min(i + 1, w) keys, about n·w' − w'²/2 with w' = min(n, w). */
+static double causal_scores(double n, double w)
 {
-    double a = active_experts(t, k, e);
+    double ww = w > 0 && w < n ? w : n;
+    return n * ww - ww * ww / 2.0;
+}
+
+static void attn_prefill_features(double b, double n, double h, double hkv, double hd, double w,
+                                  double *f)
+{
+    double s = b * h * causal_scores(n, w), fl = 4.0 * hd * s;
+    f[0] = 1.0;
+    f[1] = fl;
+    f[2] = fl * hd / 128.0;
+    f[3] = s;
+    f[4] = b * n * (2.0 * h + 2.0 * hkv) * hd * 2.0;
+    f[5] = b * h * ceil(n / 128.0);
+}
+
+/* a: the experts the T tokens activate. aiconfigurator's "balanced" rows spread the T·k routed
+ * tokens evenly, so min(E, T·k) experts ran (the fit uses that); a served batch routes them at
+ * random, E·(1 − (1 − k/E)^T) on average (the prediction uses that). */
+static void moe_features(double t, double d, double ff, double k, double a, double tp, double *f)
+{
     f[0] = 1.0;
     f[1] = a * 3.0 * d * ff / tp * 2.0;
     f[2] = 6.0 * t * k * d * ff / tp;
@@ -187,10 +209,19 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
     if (!out || (n && !tabs))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_gpu_kernels_fit: NULL argument");
     memset(out, 0, sizeof *out);
-    out->attn_mape_pct = out->moe_mape_pct = NAN;
-    for (int g = 0; g < 3; g++)
-        out->allreduce_mape_pct[g] = NAN;
+    out->attn_mape_pct = out->moe_mape_pct = out->attn_prefill_mape_pct = NAN;
+    out->attn_prefill_min_s = INFINITY;
+    for (int g = 0; g < 3; g++) {
+        out->allreduce_mape_pct[g] = out->energy_mape_pct[g] = NAN;
+        out->power_w[g][0] = INFINITY;
+        out->power_w[g][1] = 0;
+    }
     struct rows attn = {.p = ATTN_P}, moe = {.p = MOE_P}, ar[3] = {{.p = 2}, {.p = 2}, {.p = 2}};
+    struct rows pre = {.p = ATTN_P};
+    /* energy rows ([0] decode attention, [1] prefill attention, [2] MoE), where NVML power is
+     * in the table; a model is fitted only when every row of its kind has one */
+    struct rows en[3] = {{.p = ATTN_P}, {.p = ATTN_P}, {.p = MOE_P}};
+    size_t no_power[3] = {0, 0, 0};
     int graph[3] = {0, 0, 0}; /* custom all-reduce (graph) seen: NCCL rows are then ignored */
     for (size_t i = 0; i < n; i++)
         if (tabs[i]->format == ERG_PUBLIC_AIC_COLLECTIVE)
@@ -210,6 +241,7 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
                 continue;
             if (!out->device[0])
                 snprintf(out->device, sizeof out->device, "%s", r->device);
+            int kind = -1; /* energy slot */
             if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION) {
                 if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "bfloat16") ||
                     r->window != 0)
@@ -217,13 +249,26 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
                 attn_features((double)r->batch, (double)r->kv, (double)r->heads,
                               (double)r->kv_heads, (double)r->head_dim, f);
                 rc = rows_push(&attn, f, r->time_s);
+                kind = 0;
+            } else if (t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION) {
+                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "bfloat16") ||
+                    r->window != 0)
+                    continue;
+                attn_prefill_features((double)r->batch, (double)r->isl, (double)r->heads,
+                                      (double)r->kv_heads, (double)r->head_dim, 0.0, f);
+                rc = rows_push(&pre, f, r->time_s);
+                out->attn_prefill_min_s = fmin(out->attn_prefill_min_s, r->time_s);
+                kind = 1;
             } else if (t->format == ERG_PUBLIC_AIC_MOE) {
                 if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "balanced") || r->ep != 1 ||
                     r->tp < 1)
                     continue;
                 moe_features((double)r->tokens, (double)r->hidden, (double)r->inter,
-                             (double)r->topk, (double)r->experts, (double)r->tp, f);
+                             (double)r->topk,
+                             fmin((double)r->experts, (double)r->tokens * (double)r->topk),
+                             (double)r->tp, f);
                 rc = rows_push(&moe, f, r->time_s);
+                kind = 2;
             } else if (t->format == ERG_PUBLIC_AIC_COLLECTIVE) {
                 int gi = gpus_index(r->gpus);
                 if (gi < 0 || strcmp(r->op, "all_reduce"))
@@ -234,6 +279,14 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
                 f[1] = (double)r->message_bytes;
                 rc = rows_push(&ar[gi], f, r->time_s);
             }
+            if (kind >= 0 && rc == ERG_OK) {
+                if (r->energy_j > 0 && r->power_w > 0) {
+                    rc = rows_push(&en[kind], f, r->energy_j);
+                    out->power_w[kind][0] = fmin(out->power_w[kind][0], r->power_w);
+                    out->power_w[kind][1] = fmax(out->power_w[kind][1], r->power_w);
+                } else
+                    no_power[kind]++;
+            }
         }
     }
     if (rc == ERG_OK && attn.n >= 6) {
@@ -241,6 +294,23 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
         out->has_attn = rc == ERG_OK;
         out->attn_n = attn.n;
     }
+    if (rc == ERG_OK && pre.n >= 6) {
+        rc = fit_holdout(pre.x, pre.y, pre.n, ATTN_P, out->attn_prefill,
+                         &out->attn_prefill_mape_pct);
+        out->has_attn_prefill = rc == ERG_OK;
+        out->attn_prefill_n = pre.n;
+    }
+    double *ec[3] = {out->attn_e, out->attn_prefill_e, out->moe_e};
+    for (int g = 0; g < 3 && rc == ERG_OK; g++)
+        if (en[g].n >= 6 && !no_power[g]) {
+            rc = fit_holdout(en[g].x, en[g].y, en[g].n, en[g].p, ec[g], &out->energy_mape_pct[g]);
+            out->has_energy[g] = rc == ERG_OK;
+        }
+    for (int g = 0; g < 3; g++)
+        if (!out->has_energy[g])
+            out->power_w[g][0] = out->power_w[g][1] = NAN;
+    if (!out->has_attn_prefill)
+        out->attn_prefill_min_s = NAN;
     if (rc == ERG_OK && moe.n >= 6) {
         rc = fit_holdout(moe.x, moe.y, moe.n, MOE_P, out->moe, &out->moe_mape_pct);
         out->has_moe = rc == ERG_OK;
@@ -257,16 +327,21 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
     free(attn.y);
     free(moe.x);
     free(moe.y);
+    free(pre.x);
+    free(pre.y);
     for (int g = 0; g < 3; g++) {
         free(ar[g].x);
         free(ar[g].y);
+        free(en[g].x);
+        free(en[g].y);
     }
     if (rc)
         return erg_diag_set(diag, rc, NULL, "fitting the kernel models: %s", erg_strerror(rc));
-    if (!out->has_attn && !out->has_moe && !out->has_allreduce[0] && !out->has_allreduce[1] &&
-        !out->has_allreduce[2])
+    if (!out->has_attn && !out->has_attn_prefill && !out->has_moe && !out->has_allreduce[0] &&
+        !out->has_allreduce[1] && !out->has_allreduce[2])
         return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "no bf16 decode-attention, balanced MoE or all-reduce rows to fit");
+                            "no bf16 decode- or prefill-attention, balanced MoE or all-reduce "
+                            "rows to fit");
     return ERG_OK;
 }
 
@@ -282,13 +357,51 @@ double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv, 
     return t;
 }
 
+double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, double prompt,
+                              int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t window)
+{
+    if (!k || !k->has_attn_prefill)
+        return NAN;
+    double f[ATTN_P], t = 0;
+    attn_prefill_features(batch, prompt, (double)heads, (double)kv_heads, (double)head_dim,
+                          (double)window, f);
+    for (int i = 0; i < ATTN_P; i++)
+        t += k->attn_prefill[i] * f[i];
+    return isfinite(k->attn_prefill_min_s) ? fmax(t, k->attn_prefill_min_s) : t;
+}
+
+double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double batch,
+                             double prompt, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                             int64_t window)
+{
+    int g = phase == ERG_PHASE_PREFILL ? 1 : 0;
+    if (!k || !k->has_energy[g])
+        return NAN;
+    double f[ATTN_P], e = 0, t;
+    if (g == 1) {
+        attn_prefill_features(batch, prompt, (double)heads, (double)kv_heads, (double)head_dim,
+                              (double)window, f);
+        t = erg_gpu_attn_prefill_s(k, batch, prompt, heads, kv_heads, head_dim, window);
+    } else {
+        attn_features(batch, prompt, (double)heads, (double)kv_heads, (double)head_dim, f);
+        t = erg_gpu_attn_decode_s(k, batch, prompt, heads, kv_heads, head_dim);
+    }
+    const double *c = g == 1 ? k->attn_prefill_e : k->attn_e;
+    for (int i = 0; i < ATTN_P; i++)
+        e += c[i] * f[i];
+    if (isfinite(t) && t > 0)
+        e = fmin(fmax(e, k->power_w[g][0] * t), k->power_w[g][1] * t);
+    return e;
+}
+
 double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
                      int64_t top_k, int64_t experts, int64_t tp)
 {
     if (!k || !k->has_moe || tp < 1)
         return NAN;
     double x[MOE_P], t = 0;
-    moe_features(tokens, (double)d, (double)f, (double)top_k, (double)experts, (double)tp, x);
+    moe_features(tokens, (double)d, (double)f, (double)top_k,
+                 active_experts(tokens, (double)top_k, (double)experts), (double)tp, x);
     for (int i = 0; i < MOE_P; i++)
         t += k->moe[i] * x[i];
     return t;
@@ -353,6 +466,8 @@ int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *dia
     static const char *const k_e[] = {"num_experts", "num_local_experts", NULL};
     static const char *const k_k[] = {"num_experts_per_tok", "experts_per_token", NULL};
     static const char *const k_fe[] = {"moe_intermediate_size", NULL};
+    static const char *const k_sh[] = {"shared_expert_intermediate_size", NULL};
+    static const char *const k_nsh[] = {"n_shared_experts", NULL};
     if ((rc = cfg_int(root, k_d, -1, &out->d_model, path, diag)) ||
         (rc = cfg_int(root, k_h, -1, &out->n_heads, path, diag)) ||
         (rc = cfg_int(root, k_l, -1, &out->layers, path, diag)) ||
@@ -369,8 +484,16 @@ int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *dia
     if ((rc = cfg_int(root, k_hd, out->d_model / out->n_heads, &out->head_dim, path, diag)) ||
         (rc = cfg_int(root, k_e, 0, &out->n_experts, path, diag)) ||
         (rc = cfg_int(root, k_k, 0, &out->top_k, path, diag)) ||
-        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, path, diag)))
+        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, path, diag)) ||
+        (rc = cfg_int(root, k_sh, 0, &out->d_ff_shared, path, diag)) ||
+        (rc = cfg_int(root, k_nsh, 0, &out->n_shared, path, diag)))
         goto out;
+    if (out->n_experts == 0)
+        out->n_shared = out->d_ff_shared = 0;
+    else if (out->d_ff_shared > 0 && out->n_shared == 0)
+        out->n_shared = 1; /* Qwen-MoE: one shared expert of shared_expert_intermediate_size */
+    else if (out->n_shared > 0 && out->d_ff_shared == 0)
+        out->d_ff_shared = out->d_ff_expert; /* DeepSeek: shared experts as wide as routed ones */
     if (out->n_heads % out->n_kv_heads) {
         rc = erg_diag_set(diag, ERG_EPARSE, path,
                           "num_key_value_heads %lld does not divide num_attention_heads %lld",
@@ -426,6 +549,14 @@ int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k, const er
         (rc = gemm_s(ops, b, d, h * hd, &g, diag)))
         return rc;
     if (a->n_experts > 0) {
+        /* the router (B × d → E, replicated) and the shared experts (dense gated FFNs, split tp
+         * ways) are GEMMs beside the fused MoE kernel */
+        if ((rc = gemm_s(ops, b, a->n_experts, d, &g, diag)))
+            return rc;
+        for (int64_t i = 0; i < a->n_shared; i++)
+            if ((rc = gemm_s(ops, b, 2 * a->d_ff_shared / tp, d, &g, diag)) ||
+                (rc = gemm_s(ops, b, d, a->d_ff_shared / tp, &g, diag)))
+                return rc;
         out->moe_s = erg_gpu_moe_s(k, (double)b, d, a->d_ff_expert, a->top_k, a->n_experts, tp);
         if (!isfinite(out->moe_s))
             return erg_diag_set(diag, ERG_ENOTSUP, a->name,
@@ -553,6 +684,7 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
         rc = erg_diag_set(diag, rc, NULL, "serving fit (power): %s", erg_strerror(rc));
         goto out;
     }
+
     out->prompt_tokens = prompt_tokens;
     out->n_train = n;
     double et = 0, ee = 0;
@@ -603,6 +735,30 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
                                     "batch*kv_heads", "kv_len"),
                           "coef", arr(k->attn, ATTN_P), "rows", (json_int_t)k->attn_n, "held_out_mape_pct",
                           num(k->attn_mape_pct)));
+        if (k->has_attn_prefill)
+            json_object_set_new(
+                o, "attention_prefill",
+                json_pack("{s:o,s:o,s:I,s:o,s:o}", "features",
+                          json_pack("[s,s,s,s,s,s]", "1", "flops", "flops*head_dim/128",
+                                    "causal_scores", "qkvo_bytes", "query_tiles"),
+                          "coef", arr(k->attn_prefill, ATTN_P), "rows",
+                          (json_int_t)k->attn_prefill_n, "held_out_mape_pct",
+                          num(k->attn_prefill_mape_pct), "min_time_s",
+                          num(k->attn_prefill_min_s)));
+        static const char *const ek[3] = {"attention_decode", "attention_prefill", "moe"};
+        const double *ec[3] = {k->attn_e, k->attn_prefill_e, k->moe_e};
+        json_t *eo = json_object();
+        for (int g = 0; g < 3; g++)
+            if (k->has_energy[g])
+                json_object_set_new(eo, ek[g],
+                                    json_pack("{s:o,s:o,s:o}", "coef",
+                                              arr(ec[g], g == 2 ? MOE_P : ATTN_P), "power_w",
+                                              arr(k->power_w[g], 2), "held_out_mape_pct",
+                                              num(k->energy_mape_pct[g])));
+        if (json_object_size(eo))
+            json_object_set_new(o, "energy_j", eo);
+        else
+            json_decref(eo);
         if (k->has_moe)
             json_object_set_new(
                 o, "moe",
@@ -706,7 +862,12 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
         json_decref(root);
         return rc;
     }
-    k->attn_mape_pct = k->moe_mape_pct = NAN;
+    k->attn_mape_pct = k->moe_mape_pct = k->attn_prefill_mape_pct = NAN;
+    k->attn_prefill_min_s = NAN;
+    for (int g = 0; g < 3; g++) {
+        k->energy_mape_pct[g] = NAN;
+        k->power_w[g][0] = k->power_w[g][1] = NAN;
+    }
     json_t *ko = json_object_get(root, "kernels");
     if (json_is_object(ko)) {
         json_t *dev = json_object_get(ko, "device");
@@ -717,6 +878,29 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
                 goto out;
             k->has_attn = 1;
             k->attn_mape_pct = get_num(a, "held_out_mape_pct");
+        }
+        a = json_object_get(ko, "attention_prefill");
+        if (a) {
+            if ((rc = get_arr(a, "coef", k->attn_prefill, ATTN_P, path,
+                              "kernels.attention_prefill", diag)))
+                goto out;
+            k->has_attn_prefill = 1;
+            k->attn_prefill_mape_pct = get_num(a, "held_out_mape_pct");
+            k->attn_prefill_min_s = get_num(a, "min_time_s");
+        }
+        json_t *eo = json_object_get(ko, "energy_j");
+        static const char *const ek[3] = {"attention_decode", "attention_prefill", "moe"};
+        double *ec[3] = {k->attn_e, k->attn_prefill_e, k->moe_e};
+        for (int g = 0; g < 3; g++) {
+            json_t *x = json_is_object(eo) ? json_object_get(eo, ek[g]) : NULL;
+            if (!x)
+                continue;
+            if ((rc = get_arr(x, "coef", ec[g], g == 2 ? MOE_P : ATTN_P, path,
+                              "kernels.energy_j", diag)) ||
+                (rc = get_arr(x, "power_w", k->power_w[g], 2, path, "kernels.energy_j", diag)))
+                goto out;
+            k->has_energy[g] = 1;
+            k->energy_mape_pct[g] = get_num(x, "held_out_mape_pct");
         }
         a = json_object_get(ko, "moe");
         if (a) {

@@ -68,7 +68,34 @@ struct erg_op_model {
     double peak_flop_s, bandwidth_bytes_s, mean_power_w;
     struct erg__op_est op[ERG_OP_COUNT];
     char notes[2048];
+    /* A GPU target's measured fused kernels (gpu.json beside ops.json; NULL: none): level 1
+     * answers a block's attention core (QK^T, softmax, ·V) with them (block_level1.c). */
+    erg_gpu_kernels *kernels;
+    /* A GPU target's measured-shape GEMM map (gemm-map.json beside ops.json; NULL: none). */
+    struct erg__gemm_map *gemm_map;
 };
+
+/* The measured-shape GEMM map (gemm_map.c): cells of (log2 m, log2 n, log2 k) / step, sorted,
+ * each the median measured / estimator time ratio and median power (NaN: none). */
+struct erg__gemm_map {
+    double step;
+    size_t n;
+    int32_t (*key)[3];
+    double *ratio, *power_w;
+};
+void erg__gemm_map_free(struct erg__gemm_map *g);
+/* 1 and the cell's ratio and power when d (a GEMM) falls in a cell, else 0. */
+int erg__gemm_map_lookup(const struct erg__gemm_map *g, const erg_op_dims *d, double *ratio,
+                         double *power_w);
+/* Build the map of m's GEMM estimator from the aic-gemm rows of t (m's dtype, inside its range)
+ * and write it to out (gemm-map/1 JSON, whole or not at all); m's own map is dropped first.
+ * Errors: ERG_EINVAL (no GEMM estimator, no usable row), ERG_EIO, ERG_ENOMEM. */
+int erg__gemm_map_build(erg_op_model *m, const erg_public_table *const *t, size_t nt,
+                        const char *out, size_t *cells, size_t *rows, erg_diag *diag);
+/* Load a gemm-map/1 file for a GEMM estimator of dtype. Errors: ERG_ENOENT, ERG_EIO, ERG_EPARSE
+ * (file, member), ERG_ENOMEM. */
+int erg__gemm_map_load(const char *path, erg_dtype dtype, struct erg__gemm_map **out,
+                       erg_diag *diag);
 
 /* Fill lsq->w from coef and scale. */
 void erg__lsq_finish(struct erg__lsq *l, unsigned p);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "predict/model.h"
@@ -452,6 +453,46 @@ static int op_load(erg_op_model *m, erg_op op, const json_t *o, const char *file
     return ERG_OK;
 }
 
+/* A GPU target folder holds its measured fused kernels in gpu.json beside ops.json: attach
+ * the attention kernels to the level-1 model (docs/predict.md, "GPU targets"). A gpu.json that
+ * is there but unreadable is an error naming it; none is fine. */
+static int attach_kernels(erg_op_model *m, const char *path, erg_diag *diag)
+{
+    const char *slash = strrchr(path, '/');
+    char gpu[1100];
+    if (slash) {
+        int len = (int)(slash - path);
+        if (snprintf(gpu, sizeof gpu, "%.*s/gpu.json", len, path) >= (int)sizeof gpu)
+            return ERG_OK;
+    } else
+        snprintf(gpu, sizeof gpu, "gpu.json");
+    if (erg_op_model_has(m, ERG_OP_GEMM)) {
+        char map[1100];
+        if (slash)
+            snprintf(map, sizeof map, "%.*s/gemm-map.json", (int)(slash - path), path);
+        else
+            snprintf(map, sizeof map, "gemm-map.json");
+        if (access(map, F_OK) == 0) {
+            int rc = erg__gemm_map_load(map, m->op[ERG_OP_GEMM].dtype, &m->gemm_map, diag);
+            if (rc != ERG_OK)
+                return rc;
+        }
+    }
+    if (access(gpu, F_OK) != 0)
+        return ERG_OK;
+    erg_gpu_kernels *k = malloc(sizeof *k);
+    erg_serving_model sm;
+    if (!k)
+        return erg_diag_set(diag, ERG_ENOMEM, gpu, "out of memory");
+    int rc = erg_gpu_target_load(gpu, k, &sm, NULL, diag);
+    if (rc != ERG_OK || !(k->has_attn || k->has_attn_prefill)) {
+        free(k);
+        return rc;
+    }
+    m->kernels = k;
+    return ERG_OK;
+}
+
 int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
 {
     *out = NULL;
@@ -545,11 +586,14 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
     if (notes)
         snprintf(m->notes, sizeof m->notes, "%s", notes);
     json_decref(root);
+    if ((rc = attach_kernels(m, path, diag)) != ERG_OK)
+        goto fail_model;
     *out = m;
     return ERG_OK;
 fail:
     json_decref(root);
-    free(m);
+fail_model:
+    erg_op_model_free(m);
     return rc;
 }
 

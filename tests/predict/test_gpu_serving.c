@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "erg/predict.h"
@@ -39,7 +40,8 @@ static void write_file(const char *name, const char *text, char *path, size_t si
 }
 
 /* A decode-attention table generated from t = 5 us + KV bytes / 2 TB/s (plus zero for the other
- * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s, an
+ * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s (balanced
+ * rows: min(E, T·k) experts active; a prediction uses the random-routing average), an
  * all-reduce table t = 8 us + bytes / 100 GB/s: the fits must recover these exactly. */
 static erg_public_table *attn_table(void)
 {
@@ -83,7 +85,7 @@ static erg_public_table *moe_table(void)
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < 3; c++) {
                 double e = es[c], k = ks[c], d = ds[b], f = 1024, t = toks[a];
-                double act = e * (1.0 - pow(1.0 - k / e, t));
+                double act = fmin(e, t * k); /* balanced: the routed tokens spread evenly */
                 double ms = (20e-6 + act * 3 * d * f * 2 / 1.5e12 + 6 * t * k * d * f / 4e14) * 1e3;
                 len += (size_t)sprintf(buf + len, "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
                                                   "%.17g\n",
@@ -173,6 +175,170 @@ static void kernel_fits_recover_known_models(void **state)
     }
     for (int i = 0; i < 3; i++)
         erg_public_table_free(t[i]);
+}
+
+/* A prefill-attention (context_attention) table with NVML power generated from
+ * t = 4 us + F / 500 TFLOP/s + S / 2e12 scores/s (S = B·h·N²/2 causal scores, F = 4·d_h·S)
+ * at a constant 450 W: the time fit recovers it exactly, the energy fit 450 W × t. */
+static erg_public_table *prefill_table(void)
+{
+    char *buf = malloc(1 << 20), path[128];
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "framework,device,op_name,batch_size,isl,num_heads,"
+                                      "num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,"
+                                      "step,window_size,latency,power\n");
+    int bs[] = {1, 2, 8}, hs[] = {8, 32, 64}, hds[] = {64, 128, 256}, ns[] = {128, 1024, 4096};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++)
+                for (int d = 0; d < 3; d++) {
+                    double sc = (double)bs[a] * hs[b] * (double)ns[d] * ns[d] / 2.0;
+                    double ms = (4e-6 + 4.0 * hds[c] * sc / 5e14 + sc / 2e12) * 1e3;
+                    len += (size_t)sprintf(buf + len,
+                                           "VLLM,GPU X,context_attention,%d,%d,%d,%d,%d,bfloat16,"
+                                           "bfloat16,0,0,%.17g,450\n",
+                                           bs[a], ns[d], hs[b], hs[b] / 8, hds[c], ms);
+                }
+    /* a sliding-window row is not part of the full-attention fit */
+    len += (size_t)sprintf(buf + len, "VLLM,GPU X,context_attention,1,4096,32,4,128,bfloat16,"
+                                      "bfloat16,0,1024,9.0,450\n");
+    write_file("ctx.csv", buf, path, sizeof path);
+    free(buf);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    assert_int_equal(t->format, ERG_PUBLIC_AIC_CONTEXT_ATTENTION);
+    return t;
+}
+
+static void prefill_attention_fit_recovers_a_known_model(void **state)
+{
+    (void)state;
+    erg_public_table *t = prefill_table();
+    erg_gpu_kernels k;
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)&t, 1, &k, NULL),
+                     ERG_OK);
+    assert_true(k.has_attn_prefill && !k.has_attn && !k.has_moe);
+    assert_int_equal(k.attn_prefill_n, 81);
+    assert_true(k.has_energy[1] && !k.has_energy[0]);
+    erg_assert_near(k.attn_prefill_mape_pct, 0.0, 1e-6);
+    /* batch 4, 16 heads of 96, prompt 2048 (none of these in the table): S = 4·16·2048²/2 */
+    double sc = 4.0 * 16 * 2048.0 * 2048 / 2, want = 4e-6 + 4.0 * 96 * sc / 5e14 + sc / 2e12;
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 0), want, 1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
+                   450 * want, 1e-6);
+    /* a window of 512 over 2048 tokens: 2048·512 − 512²/2 scores per head */
+    double sw = 4.0 * 16 * (2048.0 * 512 - 512.0 * 512 / 2);
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 512),
+                   4e-6 + 4.0 * 96 * sw / 5e14 + sw / 2e12, 1e-6);
+    /* never below the smallest measured time (4 us + the smallest work in the table) */
+    double smin = 1.0 * 8 * 128.0 * 128 / 2;
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k, 1, 1, 1, 1, 64, 0),
+                   4e-6 + 4.0 * 64 * smin / 5e14 + smin / 2e12, 1e-9);
+    assert_true(isnan(erg_gpu_attn_energy_j(&k, ERG_PHASE_DECODE, 4, 2048, 16, 2, 96, 0)));
+    assert_true(isnan(erg_gpu_attn_decode_s(&k, 4, 2048, 16, 2, 96)));
+    /* round trip */
+    char path[128];
+    snprintf(path, sizeof path, "%s/gpu-prefill.json", dir);
+    assert_int_equal(erg_gpu_target_save(path, &k, NULL, NULL), ERG_OK);
+    erg_gpu_kernels k2;
+    erg_serving_model m2;
+    assert_int_equal(erg_gpu_target_load(path, &k2, &m2, NULL, NULL), ERG_OK);
+    erg_assert_rel(erg_gpu_attn_prefill_s(&k2, 4, 2048, 16, 2, 96, 0), want, 1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k2, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
+                   450 * want, 1e-6);
+    erg_assert_rel(k2.power_w[1][0], 450, 1e-15);
+    erg_public_table_free(t);
+}
+
+/* The measured-shape GEMM map: a level-1 model of t = 1 us + F / 500 TFLOP/s at 400 W, a
+ * "measured" aiconfigurator table 1.25x slower at 360 W for m in 64..128: inside those cells a
+ * prediction is 1.25x the estimator at 360 W, outside the estimator alone; a bad map is refused
+ * naming the file. */
+static void gemm_map_corrects_measured_cells(void **state)
+{
+    (void)state;
+    erg_op_sample *g = calloc(400, sizeof *g);
+    assert_non_null(g);
+    size_t n = 0;
+    for (int64_t m = 1; m <= 4096; m *= 4)
+        for (int64_t nn = 512; nn <= 65536; nn *= 2)
+            for (int64_t k = 1024; k <= 16384; k *= 2) {
+                erg_op_sample *x = &g[n++];
+                x->dims.op = ERG_OP_GEMM;
+                x->dims.dtype = ERG_DTYPE_BF16;
+                x->dims.m = m;
+                x->dims.n = nn;
+                x->dims.k = k;
+                x->reps = 1;
+                x->time_s = 1e-6 + 2.0 * (double)(m * nn * k) / 5e14;
+                x->energy_j = 400 * x->time_s;
+                x->time_sd_s = x->energy_sd_j = NAN;
+            }
+    erg_fit_options o;
+    erg_fit_options_init(&o);
+    o.choose_thresholds = 0;
+    o.target_kind = "test";
+    erg_op_model *ops = NULL;
+    assert_int_equal(erg_op_model_fit(g, n, &o, &ops, NULL), ERG_OK);
+    char sub[128], opsp[160], mapp[160], path[128];
+    snprintf(sub, sizeof sub, "%s/maptarget", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    snprintf(opsp, sizeof opsp, "%s/ops.json", sub);
+    snprintf(mapp, sizeof mapp, "%s/gemm-map.json", sub);
+    assert_int_equal(erg_op_model_save(opsp, ops, NULL), ERG_OK);
+    char *buf = malloc(1 << 16);
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "framework,version,device,op_name,kernel_source,gemm_dtype,"
+                                      "m,n,k,latency,power\n");
+    for (int64_t m = 64; m <= 128; m *= 2)
+        for (int64_t nn = 1024; nn <= 4096; nn *= 2) {
+            erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = m, .n = nn, .k = 4096};
+            erg_op_prediction p;
+            assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
+            len += (size_t)sprintf(buf + len, "VLLM,1,GPU X,gemm,d,bfloat16,%lld,%lld,4096,%.17g,360\n",
+                                   (long long)m, (long long)nn, 1.25 * p.time_s * 1e3);
+        }
+    /* an fp8 row is not the estimator's dtype */
+    len += (size_t)sprintf(buf + len, "VLLM,1,GPU X,gemm,d,fp8,64,1024,4096,9,300\n");
+    write_file("gemm.csv", buf, path, sizeof path);
+    free(buf);
+    erg_public_table *t = NULL;
+    assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
+    size_t cells = 0, rows = 0;
+    assert_int_equal(erg_gemm_map_write(mapp, opsp, (const erg_public_table *const *)&t, 1,
+                                        &cells, &rows, NULL),
+                     ERG_OK);
+    assert_int_equal(rows, 6);
+    assert_int_equal(cells, 6); /* m 64, 128 x n 1024, 2048, 4096 are 6 cells at step 1/2 */
+    erg_op_model *mapped = NULL;
+    assert_int_equal(erg_op_model_load(opsp, &mapped, NULL), ERG_OK);
+    erg_op_dims in = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = 128, .n = 2048, .k = 4096};
+    erg_op_dims out = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = 1024, .n = 2048, .k = 4096};
+    erg_op_prediction a, b;
+    assert_int_equal(erg_op_model_predict(ops, &in, &a, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_predict(mapped, &in, &b, NULL), ERG_OK);
+    erg_assert_rel(b.time_s, 1.25 * a.time_s, 1e-9);
+    erg_assert_rel(b.energy_j, 360 * b.time_s, 1e-9);
+    assert_int_equal(erg_op_model_predict(ops, &out, &a, NULL), ERG_OK);
+    assert_int_equal(erg_op_model_predict(mapped, &out, &b, NULL), ERG_OK);
+    erg_assert_rel(b.time_s, a.time_s, 1e-15);
+    erg_assert_rel(b.energy_j, a.energy_j, 1e-15);
+    erg_op_model_free(mapped);
+    /* a map that is not one: loading the target names it */
+    FILE *f = fopen(mapp, "w");
+    assert_non_null(f);
+    fputs("{\"erg\": \"gemm-map/1\", \"dtype\": \"bf16\", \"step_log2\": 0.5, "
+          "\"cells\": [[1, 2, 3, -1, null, 1]]}\n",
+          f);
+    fclose(f);
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_op_model_load(opsp, &mapped, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.where, "gemm-map.json"));
+    assert_non_null(strstr(diag.detail, "cells[0]"));
+    erg_public_table_free(t);
+    erg_op_model_free(ops);
+    free(g);
 }
 
 static void serving_fit_recovers_a_known_model(void **state)
@@ -286,6 +452,41 @@ static void step_terms_are_the_hand_sums(void **state)
     assert_int_equal(erg_serving_step(ops, &k, &am, 16, 1024, 1, &st, &diag), ERG_ENOTSUP);
     assert_non_null(strstr(diag.detail, "no fused-MoE kernel model"));
     assert_int_equal(erg_serving_step(ops, &k, &a, 16, 1024, 3, &st, &diag), ERG_EINVAL);
+    /* Qwen-MoE style: 60 experts, top-4 of 1408, one shared expert of 5632, MHA 16 heads: the
+     * router and the shared expert are GEMMs, the routed experts the fused kernel with the
+     * random-routing average of active experts */
+    write_file("qmoe.json",
+               "{\"hidden_size\": 2048, \"num_attention_heads\": 16, \"num_hidden_layers\": 2,"
+               " \"vocab_size\": 32000, \"intermediate_size\": 5632, \"num_experts\": 60,"
+               " \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 1408,"
+               " \"shared_expert_intermediate_size\": 5632}",
+               path, sizeof path);
+    assert_int_equal(erg_serving_arch_read(path, &am, NULL), ERG_OK);
+    assert_int_equal(am.n_shared, 1);
+    assert_int_equal(am.d_ff_shared, 5632);
+    erg_public_table *tm[3] = {attn_table(), ar_table(), moe_table()};
+    erg_gpu_kernels km;
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)tm, 3, &km, NULL),
+                     ERG_OK);
+    assert_int_equal(erg_serving_step(ops, &km, &am, 16, 1024, 1, &st, NULL), ERG_OK);
+    int64_t md[6][3] = {{16, 3 * 2048, 2048}, {16, 2048, 2048}, {16, 60, 2048},
+                        {16, 2 * 5632, 2048}, {16, 2048, 5632}, {16, 32000, 2048}};
+    gsum = 0;
+    for (int i = 0; i < 6; i++) {
+        erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = md[i][0],
+                         .n = md[i][1], .k = md[i][2]};
+        erg_op_prediction p;
+        assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
+        gsum += (i < 5 ? 2.0 : 1.0) * p.time_s;
+    }
+    erg_assert_rel(st.gemm_s, gsum, 1e-12);
+    double act = 60 * (1 - pow(1 - 4.0 / 60, 16));
+    erg_assert_rel(st.moe_s,
+                   2 * (20e-6 + act * 3 * 2048 * 1408 * 2 / 1.5e12 +
+                        6.0 * 16 * 4 * 2048 * 1408 / 4e14),
+                   1e-6);
+    for (int i = 0; i < 3; i++)
+        erg_public_table_free(tm[i]);
     erg_op_model_free(ops);
     free(g);
     for (int i = 0; i < 2; i++)
@@ -331,6 +532,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kernel_fits_recover_known_models),
+        cmocka_unit_test(prefill_attention_fit_recovers_a_known_model),
+        cmocka_unit_test(gemm_map_corrects_measured_cells),
         cmocka_unit_test(serving_fit_recovers_a_known_model),
         cmocka_unit_test(step_terms_are_the_hand_sums),
         cmocka_unit_test(bad_configs_are_refused),
