@@ -120,24 +120,8 @@ static erg_meter *open_estimator(uint64_t busy, uint64_t idle, uint64_t busy2, u
 
 static erg_calibration *calibrate_at(uint64_t busy, uint64_t idle, uint64_t busy2, uint64_t idle2)
 {
-    static const erg_io io = {NULL, stat_pread, NULL, NULL, NULL};
-    stat_busy = stat_idle = stat_reads = 0;
-    busy_step = busy;
-    idle_step = idle;
-    busy_step2 = busy2;
-    idle_step2 = idle2;
-    fake_proc_stat(root, 0, 0); /* opened through the seam; read through stat_pread */
-    erg_meter_options o;
-    erg_meter_options_init(&o);
-    o.root = root;
-    o.backends = "estimator";
-    o.io = &io;
-    o.estimator_idle_w = 10;
-    o.estimator_full_w = 65;
-    erg_meter *m = NULL;
+    erg_meter *m = open_estimator(busy, idle, busy2, idle2);
     erg_diag d;
-    if (erg_meter_open(&o, &m, &d) != ERG_OK)
-        fail_msg("open: %s", d.detail);
     /* the last one is kept for the caller to read, and freed at the next call (and by teardown) */
     erg_calibration_free(last_cal);
     last_cal = NULL;
