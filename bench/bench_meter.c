@@ -49,7 +49,8 @@ static erg_meter *open_at(const char *root, const char *backends, const char *nv
 }
 
 /* One measurement window, as erg_window_end makes it: two snapshots and their difference. */
-static int one_window(erg_meter *m, erg_meter_snapshot *a, erg_meter_snapshot *b, erg_measurement *r)
+static int one_window(erg_meter *m, erg_meter_snapshot *a, erg_meter_snapshot *b,
+                      erg_measurement *r)
 {
     int rc = erg_meter_snapshot_take(m, a);
     if (rc == ERG_OK)
@@ -182,7 +183,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < erg_meter_backend_count(real); i++) {
             erg_backend_info b;
             if (erg_meter_backend_info(real, i, &b) == ERG_OK)
-                printf("  backend %-11s %-7s %s\n", b.name, erg_backend_state_name(b.state), b.reason);
+                printf("  backend %-11s %-7s %s\n", b.name, erg_backend_state_name(b.state),
+                       b.reason);
         }
     window_cost("all backends, real root", real);
 

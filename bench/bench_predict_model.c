@@ -3,10 +3,10 @@
  * bench_predict_model: the cost of whole-model predictions (HYMELL levels 1-3).
  * (1) one full prediction, prefill and decode, of a config at levels 1-3, median of many;
  * (2) a sweep of 100,000 configurations (d_model × heads × d_ff × layers × prompt), in seconds;
- * each beside the same at level 1 only (thread CPU time: other jobs on the machine do not count) (the plain sum of the ops' level-1 predictions).
- * The target is built in a temporary folder from the committed CPU level-1 model and level-2/3
- * MLPs fitted to synthetic rows (the cost of a prediction does not depend on the weights).
- *   bench_predict_model [CONFIG.json] [sweep-points]
+ * each beside the same at level 1 only (thread CPU time: other jobs on the machine do not count)
+ * (the plain sum of the ops' level-1 predictions). The target is built in a temporary folder from
+ * the committed CPU level-1 model and level-2/3 MLPs fitted to synthetic rows (the cost of a
+ * prediction does not depend on the weights). bench_predict_model [CONFIG.json] [sweep-points]
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +25,8 @@
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: a shared machine does not inflate it */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID,
+                  &ts); /* CPU time: a shared machine does not inflate it */
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -144,7 +145,8 @@ static int build_target(const char *dir, const erg_arch *a)
 static double one(const erg_predictor *p, const erg_arch *a, int reps)
 {
     double *t = malloc((size_t)reps * sizeof *t), sink = 0;
-    erg_phase_spec pre = {ERG_PHASE_PREFILL, 1, 1024, 0, 1}, dec = {ERG_PHASE_DECODE, 1, 0, 1024, 1};
+    erg_phase_spec pre = {ERG_PHASE_PREFILL, 1, 1024, 0, 1},
+                   dec = {ERG_PHASE_DECODE, 1, 0, 1024, 1};
     for (int i = 0; i < reps; i++) {
         erg_model_prediction m;
         double t0 = now_s();
@@ -219,7 +221,8 @@ int main(int argc, char **argv)
         return 1;
     }
     erg_predictor *p3, *p1;
-    if (erg_predictor_open(dir, &p3, &d) != ERG_OK || erg_predictor_open(l1dir, &p1, &d) != ERG_OK) {
+    if (erg_predictor_open(dir, &p3, &d) != ERG_OK ||
+        erg_predictor_open(l1dir, &p1, &d) != ERG_OK) {
         fprintf(stderr, "bench: %s: %s\n", d.where, d.detail);
         return 1;
     }

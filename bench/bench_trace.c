@@ -3,11 +3,11 @@
  * bench_trace [-J JOBS] FILE... : import the trace files (one per rank) as `erg trace report` does
  * (JOBS files parsed at once; default 1), then make
  * the report with the default rules, and print the import throughput in MB/s of uncompressed JSON,
- * the report time, and the process's peak resident memory (getrusage ru_maxrss), also per JSON event
- * and per GPU activity kept, above the process's resident memory before the first file (the bytes
- * that grow with the trace). Run one process per measurement: peak memory is a high-water mark.
- * bench/bench_trace.sh drives it and compares with simdjson (bench_trace_simdjson) and with Python's
- * json.load of the same files.
+ * the report time, and the process's peak resident memory (getrusage ru_maxrss), also per JSON
+ * event and per GPU activity kept, above the process's resident memory before the first file (the
+ * bytes that grow with the trace). Run one process per measurement: peak memory is a high-water
+ * mark. bench/bench_trace.sh drives it and compares with simdjson (bench_trace_simdjson) and with
+ * Python's json.load of the same files.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// bench_trace_simdjson [-r ROUNDS] FILE... : erg's trace reader side by side with simdjson (Debian's
-// libsimdjson-dev, on-demand API) on the same bytes. Built only when simdjson is found (an optional
-// bench dependency, scripts/deps.sh); bench/bench_trace.sh runs it.
+// bench_trace_simdjson [-r ROUNDS] FILE... : erg's trace reader side by side with simdjson
+// (Debian's libsimdjson-dev, on-demand API) on the same bytes. Built only when simdjson is found
+// (an optional bench dependency, scripts/deps.sh); bench/bench_trace.sh runs it.
 //
 // Each file is loaded into memory once (plain or gzip), then ROUNDS rounds alternate, so that the
 // machine's load falls on all of them alike:
@@ -160,7 +160,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "usage: %s [-r ROUNDS] TRACE.json[.gz]...\n", argv[0]);
         return 2;
     }
-    std::printf("simdjson %d.%d.%d, implementation %s\n", SIMDJSON_VERSION_MAJOR, SIMDJSON_VERSION_MINOR, SIMDJSON_VERSION_REVISION,
+    std::printf("simdjson %d.%d.%d, implementation %s\n", SIMDJSON_VERSION_MAJOR,
+                SIMDJSON_VERSION_MINOR, SIMDJSON_VERSION_REVISION,
                 get_active_implementation()->name().c_str());
     for (int f = first; f < argc; f++) {
         std::string raw;
@@ -212,9 +213,10 @@ int main(int argc, char **argv)
             tf.push_back(t4 - t3);
         }
         double ms = median(ts), mbuf = median(tb), mfile = median(tf);
-        std::printf("%s: %.1f MB of JSON, %zu events (%zu kernels), %zu GPU activities kept by erg; "
-                    "medians of %d rounds\n",
-                    argv[f], mb, tt.events, tt.kernels, acts, n_rounds);
+        std::printf(
+            "%s: %.1f MB of JSON, %zu events (%zu kernels), %zu GPU activities kept by erg; "
+            "medians of %d rounds\n",
+            argv[f], mb, tt.events, tt.kernels, acts, n_rounds);
         std::printf("  simdjson on-demand  %8.1f MB/s (of thread CPU time)\n", mb / ms);
         std::printf("  erg buffer          %8.1f MB/s  ratio to simdjson %.2f\n", mb / mbuf,
                     mbuf / ms);

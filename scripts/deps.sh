@@ -2,7 +2,7 @@
 # Install, from Debian 12's archive, whatever erg needs to build and test that is not there yet.
 # Runs as root (or through sudo). Installs nothing when everything is present.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
+pkgs=(build-essential cmake pkg-config clang clang-format-14 libclang-rt-14-dev
       libjansson-dev libgsl-dev libcmocka-dev libyajl-dev zlib1g-dev libglpk-dev
       libsqlite3-dev libopenblas-dev libfann-dev libcairo2-dev python3
       libmicrohttpd-dev prometheus curl wrk

@@ -52,17 +52,20 @@ ERG_API void erg_schedule_free(erg_schedule *sched);
  * Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file:line:col for syntax), ERG_EVERSION, ERG_EINVAL
  * (bad values), ERG_ECYCLE (the cycle is named in diag).
  */
-ERG_API ERG_NODISCARD int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_read_file(const char *path, erg_schedule **out,
+                                                 erg_diag *diag);
 
 /** Write the schedule as a schedule/1 file, whole or not at all ("-" is stdout). */
-ERG_API ERG_NODISCARD int erg_schedule_write_file(const erg_schedule *sched, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_write_file(const erg_schedule *sched, const char *path,
+                                                  erg_diag *diag);
 
 /**
  * Declare a device. static_power_w (W, ≥ 0) is its static power; idle_power_w (W, ≥ 0, or NAN for
  * "same as static") its draw when idle. Errors: ERG_EINVAL (duplicate id, bad value).
  */
-ERG_API ERG_NODISCARD int erg_schedule_add_device(erg_schedule *sched, const char *id, double static_power_w,
-                                    double idle_power_w, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_add_device(erg_schedule *sched, const char *id,
+                                                  double static_power_w, double idle_power_w,
+                                                  erg_diag *diag);
 
 /**
  * Add a named signature (copied). A signature whose static_power_w is NAN takes its device's;
@@ -71,7 +74,7 @@ ERG_API ERG_NODISCARD int erg_schedule_add_device(erg_schedule *sched, const cha
  * signature, a static power other than its declared device's).
  */
 ERG_API ERG_NODISCARD int erg_schedule_add_signature(erg_schedule *sched, const erg_signature *sig,
-                                       erg_diag *diag);
+                                                     erg_diag *diag);
 
 /**
  * Add a DAG node: element id running signature sig_name on device (NULL: the signature's own
@@ -79,12 +82,13 @@ ERG_API ERG_NODISCARD int erg_schedule_add_signature(erg_schedule *sched, const 
  * Errors: ERG_EINVAL (duplicate id, unknown signature, undeclared device, a signature whose
  * static_power_w differs from the node's device's: Axiom P2).
  */
-ERG_API ERG_NODISCARD int erg_schedule_add_node(erg_schedule *sched, const char *id, const char *sig_name,
-                                  const char *device, double start_s, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_add_node(erg_schedule *sched, const char *id,
+                                                const char *sig_name, const char *device,
+                                                double start_s, erg_diag *diag);
 
 /** Add an edge: node `to` starts after node `from` ends. Errors: ERG_EINVAL (unknown node). */
-ERG_API ERG_NODISCARD int erg_schedule_add_edge(erg_schedule *sched, const char *from, const char *to,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_add_edge(erg_schedule *sched, const char *from,
+                                                const char *to, erg_diag *diag);
 
 /** Options of erg_schedule_compose; initialise with erg_compose_options_init. */
 typedef struct erg_compose_options {
@@ -152,8 +156,9 @@ ERG_API void erg_report_free(erg_report *report);
  * ERG_ERANGE (a composed time, energy or variance is not finite: it overflows a double; the
  * expression path, element or DAG node where it stops being finite is named), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_schedule_compose(const erg_schedule *sched, const erg_compose_options *opts,
-                                 erg_report *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_schedule_compose(const erg_schedule *sched,
+                                               const erg_compose_options *opts, erg_report *out,
+                                               erg_diag *diag);
 
 /**
  * Deviation test (paper Section 5.2.2, Eq. 23): a deviation is detected when
@@ -161,8 +166,8 @@ ERG_API ERG_NODISCARD int erg_schedule_compose(const erg_schedule *sched, const 
  * of report->confidence. Fills the deviation fields of report.
  * Errors: ERG_EINVAL (measured_j or measured_sd_j negative or not finite).
  */
-ERG_API ERG_NODISCARD int erg_report_deviation(erg_report *report, double measured_j, double measured_sd_j,
-                                 erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_report_deviation(erg_report *report, double measured_j,
+                                               double measured_sd_j, erg_diag *diag);
 
 /**
  * Interval comparison (paper Section 5.2.2): returns −1 when a's interval lies wholly below b's
@@ -183,10 +188,11 @@ ERG_API ERG_NODISCARD int erg_report_compare(const erg_report *a, const erg_repo
 
 /**
  * Write a report as JSON (keys in docs/formats.md: energy_j, energy_sd_j, time_s, time_sd_s,
- * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, flags, devices, and
- * deviation / monte_carlo when present), whole or not at all ("-" is stdout).
+ * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, flags, devices,
+ * and deviation / monte_carlo when present), whole or not at all ("-" is stdout).
  */
-ERG_API ERG_NODISCARD int erg_report_write_file(const erg_report *report, const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_report_write_file(const erg_report *report, const char *path,
+                                                erg_diag *diag);
 
 /** Outcome of erg_context_insensitive. */
 typedef struct erg_insensitivity {
@@ -205,7 +211,6 @@ typedef struct erg_insensitivity {
 ERG_API int erg_context_insensitive(const erg_signature *ref, const erg_signature *other,
                                     double confidence, erg_insensitivity *out, erg_diag *diag);
 
-
 /* ================================================================================================
  * Context dependence: insensitivity over characterized sets, the interaction graph, composition
  * at realized contexts, correlated noise, refinement and granularity (paper Sections 4.1-4.4,
@@ -214,10 +219,10 @@ ERG_API int erg_context_insensitive(const erg_signature *ref, const erg_signatur
 
 /** Outcome of an insensitivity test over a set of characterized context points. */
 typedef struct erg_set_insensitivity {
-    size_t n_tested;   /**< points tested; 0: nothing characterized, insensitive is -1 */
-    int insensitive;   /**< 1 every point passes, 0 one fails, -1 not characterized */
-    double lhs_j;      /**< the deciding point's left-hand side (Eq. 11 or 12), J */
-    double tolerance_j; /**< c_α·σ_E of the null context, J */
+    size_t n_tested;              /**< points tested; 0: nothing characterized, insensitive is -1 */
+    int insensitive;              /**< 1 every point passes, 0 one fails, -1 not characterized */
+    double lhs_j;                 /**< the deciding point's left-hand side (Eq. 11 or 12), J */
+    double tolerance_j;           /**< c_α·σ_E of the null context, J */
     char point[ERG_SIG_NAME_MAX]; /**< the deciding point: the first failing one, else the one
                                        closest to failing (largest lhs/tolerance) */
 } erg_set_insensitivity;
@@ -228,8 +233,7 @@ typedef struct erg_set_insensitivity {
  * the null context with erg_context_insensitive. Errors: ERG_EINVAL (bad confidence, NULL).
  */
 ERG_API int erg_context_history_test(const erg_context_signature *cs, const char *other,
-                                     double confidence, erg_set_insensitivity *out,
-                                     erg_diag *diag);
+                                     double confidence, erg_set_insensitivity *out, erg_diag *diag);
 
 /**
  * Interference-insensitivity over characterized runtime contexts (paper Eq. 12): every point with
@@ -260,14 +264,14 @@ ERG_API int erg_context_pair_test(const erg_context_signature *a, const erg_cont
 
 /** One edge of the interaction graph (paper Section 4.4). */
 typedef struct erg_interaction_edge {
-    int directed;                   /**< 1: from → to (entry context), 0: from ↔ to (co-run) */
-    char from[ERG_SIG_NAME_MAX];    /**< the element that leaves state (directed) or co-runs */
-    char to[ERG_SIG_NAME_MAX];      /**< the perturbed endpoint whose values the edge carries */
+    int directed;                /**< 1: from → to (entry context), 0: from ↔ to (co-run) */
+    char from[ERG_SIG_NAME_MAX]; /**< the element that leaves state (directed) or co-runs */
+    char to[ERG_SIG_NAME_MAX];   /**< the perturbed endpoint whose values the edge carries */
     erg_mechanism mechanism;
-    char point[ERG_SIG_NAME_MAX];   /**< the characterized point of `to` */
-    double delta_energy_j;          /**< E(point) − E(null context, or isolation), J */
-    double lhs_j, tolerance_j;      /**< Eq. 11 (directed) or Eq. 12 (co-run) */
-    int sensitive;                  /**< lhs_j > tolerance_j */
+    char point[ERG_SIG_NAME_MAX]; /**< the characterized point of `to` */
+    double delta_energy_j;        /**< E(point) − E(null context, or isolation), J */
+    double lhs_j, tolerance_j;    /**< Eq. 11 (directed) or Eq. 12 (co-run) */
+    int sensitive;                /**< lhs_j > tolerance_j */
 } erg_interaction_edge;
 
 /** The interaction graph: edges; free with erg_interaction_graph_free. */
@@ -284,24 +288,25 @@ typedef struct erg_interaction_graph {
  * edge; `sensitive` says whether it fails the Reduction Theorem's condition. Errors: ERG_EINVAL,
  * ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t n,
-                                        double confidence, erg_interaction_graph *out,
-                                        erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_interaction_graph_build(const erg_context_signature *const *sigs,
+                                                      size_t n, double confidence,
+                                                      erg_interaction_graph *out, erg_diag *diag);
 
 /** Free a graph's edges; NULL-safe, idempotent. */
 ERG_API void erg_interaction_graph_free(erg_interaction_graph *g);
 
 /** Write a graph as {"erg": "interactions/1", "confidence", "edges": [...]} (docs/context.md),
  *  whole or not at all ("-" is stdout). */
-ERG_API ERG_NODISCARD int erg_interaction_graph_write_file(const erg_interaction_graph *g, double confidence,
-                                             const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_interaction_graph_write_file(const erg_interaction_graph *g,
+                                                           double confidence, const char *path,
+                                                           erg_diag *diag);
 
 /** A correlation group (paper Appendix F.1-F.2): elements whose measurement noise is correlated
  *  (shared instrumentation, shared thermal history). */
 typedef struct erg_correlation {
     const char *const *signatures; /**< signature names of the group (≥ 2) */
     size_t n;
-    double rho;          /**< correlation coefficient in [-1, 1] of every pair; or NAN when */
+    double rho;           /**< correlation coefficient in [-1, 1] of every pair; or NAN when */
     double covariance_j2; /**< ... the group is a pair with this Cov(E_1, E_2), J² */
 } erg_correlation;
 
@@ -310,11 +315,12 @@ typedef struct erg_context_node {
     char id[ERG_SIG_NAME_MAX];
     char signature[ERG_SIG_NAME_MAX];
     char device[ERG_SIG_DEVICE_MAX];
-    char after[ERG_SIG_NAME_MAX];     /**< predecessor's signature on the same device ("" none) */
-    char point[ERG_SIG_NAME_MAX];     /**< the characterized point used ("" null context) */
-    size_t n_corunners;               /**< nodes overlapping it (any device) */
-    char corunners[ERG_CONTEXT_MAX_CORUNNERS][ERG_SIG_NAME_MAX]; /**< their signatures (first few) */
-    int m_entry;   /**< 1: uncharacterized entry-state substitution counted in the bias bound */
+    char after[ERG_SIG_NAME_MAX]; /**< predecessor's signature on the same device ("" none) */
+    char point[ERG_SIG_NAME_MAX]; /**< the characterized point used ("" null context) */
+    size_t n_corunners;           /**< nodes overlapping it (any device) */
+    char corunners[ERG_CONTEXT_MAX_CORUNNERS]
+                  [ERG_SIG_NAME_MAX]; /**< their signatures (first few) */
+    int m_entry;     /**< 1: uncharacterized entry-state substitution counted in the bias bound */
     int m_isolation; /**< 1: uncharacterized isolation substitution counted */
     double start_s, finish_s, energy_j, energy_sd_j;
 } erg_context_node;
@@ -347,27 +353,28 @@ ERG_API void erg_context_report_free(erg_context_report *r);
  * the device keeps one s (Axiom P2). The bias bound Σ m_i·c·σ_E_i (Eq. 13) counts only the
  * uncharacterized substitutions (entry: not for nodes that start the composition at the null
  * context; isolation: for overlapping nodes without a runtime point). Correlation groups add
- * Σ_{i<j} 2·Cov(E_i, E_j) over the nodes running their signatures (Appendix F.1-F.2; Cov = ρ·σ_i·σ_j
- * or the pair's covariance). sigs may hold signatures the schedule does not use; a schedule
- * signature without a context signature is evaluated at the null context.
- * Errors: those of erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a
- * correlation naming fewer than two signatures or ρ outside [-1, 1]).
+ * Σ_{i<j} 2·Cov(E_i, E_j) over the nodes running their signatures (Appendix F.1-F.2; Cov =
+ * ρ·σ_i·σ_j or the pair's covariance). sigs may hold signatures the schedule does not use; a
+ * schedule signature without a context signature is evaluated at the null context. Errors: those of
+ * erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a correlation naming
+ * fewer than two signatures or ρ outside [-1, 1]).
  */
 ERG_API ERG_NODISCARD int erg_schedule_compose_context(const erg_schedule *sched,
-                                         const erg_context_signature *const *sigs, size_t n_sigs,
-                                         const erg_correlation *corr, size_t n_corr,
-                                         const erg_compose_options *opts, erg_context_report *out,
-                                         erg_diag *diag);
+                                                       const erg_context_signature *const *sigs,
+                                                       size_t n_sigs, const erg_correlation *corr,
+                                                       size_t n_corr,
+                                                       const erg_compose_options *opts,
+                                                       erg_context_report *out, erg_diag *diag);
 
 /** A candidate pair for characterization (erg refine). */
 typedef struct erg_refine_candidate {
-    int runtime;                   /**< 0: entry A → B, 1: co-run A ↔ B */
-    char a[ERG_SIG_NAME_MAX];      /**< predecessor or co-runner */
-    char b[ERG_SIG_NAME_MAX];      /**< the element whose substitution is in question */
-    size_t occurrences;            /**< nodes of b realizing this context */
-    double per_occurrence_j;       /**< estimated |ΔE| of b at this context, J */
-    double explain_j;              /**< occurrences × per_occurrence_j, capped at |deviation| */
-    int estimated_from_points;     /**< 1: from b's characterized points of the same kind */
+    int runtime;               /**< 0: entry A → B, 1: co-run A ↔ B */
+    char a[ERG_SIG_NAME_MAX];  /**< predecessor or co-runner */
+    char b[ERG_SIG_NAME_MAX];  /**< the element whose substitution is in question */
+    size_t occurrences;        /**< nodes of b realizing this context */
+    double per_occurrence_j;   /**< estimated |ΔE| of b at this context, J */
+    double explain_j;          /**< occurrences × per_occurrence_j, capped at |deviation| */
+    int estimated_from_points; /**< 1: from b's characterized points of the same kind */
 } erg_refine_candidate;
 
 /**
@@ -380,17 +387,18 @@ typedef struct erg_refine_candidate {
  * Errors: ERG_EINVAL.
  */
 ERG_API ERG_NODISCARD int erg_refine_candidates(const erg_context_report *r,
-                                  const erg_context_signature *const *sigs, size_t n_sigs,
-                                  double deviation_j, erg_refine_candidate *out, size_t max,
-                                  size_t *n_out, erg_diag *diag);
+                                                const erg_context_signature *const *sigs,
+                                                size_t n_sigs, double deviation_j,
+                                                erg_refine_candidate *out, size_t max,
+                                                size_t *n_out, erg_diag *diag);
 
 /** Outcome of the granularity consistency check (paper Eq. 24, Appendix G). */
 typedef struct erg_granularity {
-    double difference_j;   /**< |E_e − Ê_e| */
-    double bias_j;         /**< Σ m_i·c·σ_E_i of the composition */
-    double random_j;       /**< c·sqrt(σ²_E_e + σ²_Ê_e) */
-    double bound_j;        /**< bias_j + random_j */
-    int consistent;        /**< difference_j ≤ bound_j: the hypothesis of Appendix G holds */
+    double difference_j; /**< |E_e − Ê_e| */
+    double bias_j;       /**< Σ m_i·c·σ_E_i of the composition */
+    double random_j;     /**< c·sqrt(σ²_E_e + σ²_Ê_e) */
+    double bound_j;      /**< bias_j + random_j */
+    int consistent;      /**< difference_j ≤ bound_j: the hypothesis of Appendix G holds */
 } erg_granularity;
 
 /**
@@ -398,19 +406,19 @@ typedef struct erg_granularity {
  * composition of its parts, |E_e − Ê_e| ≤ Σ m_i·c·σ_E_i + c·sqrt(σ²_E_e + σ²_Ê_e), c from
  * parts->confidence. Errors: ERG_EINVAL.
  */
-ERG_API ERG_NODISCARD int erg_granularity_check(const erg_signature *coarse, const erg_report *parts,
-                                  erg_granularity *out, erg_diag *diag);
-
+ERG_API ERG_NODISCARD int erg_granularity_check(const erg_signature *coarse,
+                                                const erg_report *parts, erg_granularity *out,
+                                                erg_diag *diag);
 
 /** The context signatures and correlation groups of a schedule/1 file (erg refine). */
 typedef struct erg_context_set {
-    size_t n;                     /**< signatures, one per schedule signature */
-    erg_context_signature *sigs;  /**< named by their schedule key; a static power left to the
-                                       device is filled from "devices" when it declares one */
-    char **paths;                 /**< per signature: the signature/1 file it came from (resolved
-                                       against the schedule's folder), NULL when inline */
+    size_t n;                    /**< signatures, one per schedule signature */
+    erg_context_signature *sigs; /**< named by their schedule key; a static power left to the
+                                      device is filled from "devices" when it declares one */
+    char **paths;                /**< per signature: the signature/1 file it came from (resolved
+                                      against the schedule's folder), NULL when inline */
     size_t n_corr;
-    erg_correlation *corr;        /**< the schedule's "correlations" */
+    erg_correlation *corr; /**< the schedule's "correlations" */
 } erg_context_set;
 
 /**
@@ -420,15 +428,13 @@ typedef struct erg_context_set {
  * erg_schedule_read_file. Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file and JSON path),
  * ERG_EVERSION, ERG_EINVAL, ERG_ENOMEM.
  */
-ERG_API int erg_context_set_read_schedule(const char *path, erg_context_set *out,
-                                          erg_diag *diag);
+ERG_API int erg_context_set_read_schedule(const char *path, erg_context_set *out, erg_diag *diag);
 
 /** Free a context set; NULL-safe, idempotent. */
 ERG_API void erg_context_set_free(erg_context_set *set);
 
 /** The context signature named name in set, or NULL. */
 ERG_API erg_context_signature *erg_context_set_find(const erg_context_set *set, const char *name);
-
 
 /** Number of DAG nodes of a schedule (0 for the expression form). */
 ERG_API size_t erg_schedule_node_count(const erg_schedule *sched);

@@ -37,7 +37,7 @@ extern "C" {
     X(ESINGULAR, -4002, "regression system is singular")                                           \
     X(ECYCLE, -4003, "dependency cycle")                                                           \
     X(EVERSION, -4004, "unknown format version")                                                   \
-    X(ENOTLIVE, -4005, "counter is present but not live")                                         \
+    X(ENOTLIVE, -4005, "counter is present but not live")                                          \
     X(EBUSY, -EBUSY, "resource busy")                                                              \
     X(EINTR, -EINTR, "interrupted")
 
@@ -49,7 +49,8 @@ enum erg_status {
 #undef ERG__STATUS_ENUM
 };
 
-/** Human message for a status ("malformed input"); a static string. Unknown codes give "unknown status". */
+/** Human message for a status ("malformed input"); a static string. Unknown codes give "unknown
+ * status". */
 ERG_API const char *erg_strerror(int status);
 
 /** Symbolic name of a status ("ERG_EPARSE"); a static string. */
@@ -57,8 +58,9 @@ ERG_API const char *erg_status_name(int status);
 
 /**
  * Details of a failure, filled by functions that take one (it may always be NULL).
- * status: the status returned; where: the place ("file.json:3:14", "/sys/class/powercap/intel-rapl:0/energy_uj"),
- * possibly empty; detail: what is wrong and, where one exists, the remedy.
+ * status: the status returned; where: the place ("file.json:3:14",
+ * "/sys/class/powercap/intel-rapl:0/energy_uj"), possibly empty; detail: what is wrong and, where
+ * one exists, the remedy.
  */
 typedef struct erg_diag {
     int status;
@@ -100,7 +102,8 @@ ERG_API ERG_NODISCARD int erg_output_check(const char *path, erg_diag *diag);
  * Returns ERG_OK; ERG_EINVAL (a folder or block device), ERG_ENOENT, ERG_EACCES, ERG_EIO (a full
  * disk included), ERG_ENOMEM, with diag naming the path.
  */
-ERG_API ERG_NODISCARD int erg_file_write_whole(const char *path, const void *data, size_t len, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_file_write_whole(const char *path, const void *data, size_t len,
+                                               erg_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -66,8 +66,8 @@ extern "C" {
  * ascending (energy then strictly decreasing); *n_out their count. O(n log n).
  * Errors: ERG_EINVAL (NULL with n > 0, a NaN or negative value), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_pareto_min(const double *time_s, const double *energy_j, size_t n, size_t *idx_out,
-                           size_t *n_out);
+ERG_API ERG_NODISCARD int erg_pareto_min(const double *time_s, const double *energy_j, size_t n,
+                                         size_t *idx_out, size_t *n_out);
 
 /** One point of a frontier. energy_j = static_energy_j + dynamic_energy_j. */
 typedef struct erg_frontier_point {
@@ -101,8 +101,8 @@ typedef struct erg_frontier {
                                or DAG node ids */
     size_t *choices;      /**< n_points × n_elements */
     erg_frontier_method method;
-    double epsilon;      /**< ε of an approximate frontier, else 0 */
-    double max_gap_j;    /**< largest energy_j − bound_j over the points, J */
+    double epsilon;   /**< ε of an approximate frontier, else 0 */
+    double max_gap_j; /**< largest energy_j − bound_j over the points, J */
 } erg_frontier;
 
 /** Free the members of a frontier and zero it. NULL-safe; never fails (no formula involved). */
@@ -135,15 +135,16 @@ ERG_API void erg_opsched_free(erg_opsched *os);
  * or file and JSON path (empty operating set, NaN/negative value, unknown name); ERG_EVERSION;
  * ERG_ECYCLE; ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_read_file(const char *path, erg_opsched **out,
+                                                erg_diag *diag);
 
 /**
  * Declare device `id` with its static power static_power_w (W, finite, ≥ 0): the power s it draws
  * whenever it is held, which ⊕ operands on it share (paper Axioms P1–P2, Section 3; E = s·T + d).
  * Errors: ERG_EINVAL (NULL or over-long id, duplicate, NaN/negative power), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_add_device(erg_opsched *os, const char *id, double static_power_w,
-                                   erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_add_device(erg_opsched *os, const char *id,
+                                                 double static_power_w, erg_diag *diag);
 
 /**
  * Set a declared device's idle power idle_power_w (W, finite, ≥ 0; default its static power): what
@@ -151,8 +152,8 @@ ERG_API ERG_NODISCARD int erg_opsched_add_device(erg_opsched *os, const char *id
  * paper Section 3.3). A DAG's energy is then Σ_dev p·M + Σ_nodes (d + (s − p)·T).
  * Errors: ERG_EINVAL (unknown device, NaN/negative power).
  */
-ERG_API ERG_NODISCARD int erg_opsched_set_idle_power(erg_opsched *os, const char *id, double idle_power_w,
-                                       erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_set_idle_power(erg_opsched *os, const char *id,
+                                                     double idle_power_w, erg_diag *diag);
 
 /**
  * Add a point (κ, ω) to the operating set of element `element` (created on first use, on
@@ -164,8 +165,9 @@ ERG_API ERG_NODISCARD int erg_opsched_set_idle_power(erg_opsched *os, const char
  * Errors: ERG_EINVAL (NULL argument, over-long name, sig failing erg_signature_check, a device
  * other than the element's), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_add_point(erg_opsched *os, const char *element, const erg_signature *sig,
-                                  const char *omega_device, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_add_point(erg_opsched *os, const char *element,
+                                                const erg_signature *sig, const char *omega_device,
+                                                erg_diag *diag);
 
 /**
  * Declare a transition element e_{from→to} on device (paper Section 6.1): from and to are ω_dev as
@@ -178,8 +180,9 @@ ERG_API ERG_NODISCARD int erg_opsched_add_point(erg_opsched *os, const char *ele
  * Errors: ERG_EINVAL (bad device, sig failing erg_signature_check, from = to, declared twice),
  * ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_add_transition(erg_opsched *os, const char *device, const char *from,
-                                       const char *to, const erg_signature *sig, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_add_transition(erg_opsched *os, const char *device,
+                                                     const char *from, const char *to,
+                                                     const erg_signature *sig, erg_diag *diag);
 
 /**
  * Expression operators: a leaf, ⊗ (seq), ⊕ on one device (par), ⊕multi (multi); Section 3.3.
@@ -199,16 +202,16 @@ typedef enum erg_expr_op {
  * *out_id receives its id. The last expression built is the root. No units (structure only).
  * Errors: ERG_EINVAL (NULL argument, unknown element), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_expr_leaf(erg_opsched *os, const char *element, size_t *out_id,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_expr_leaf(erg_opsched *os, const char *element,
+                                                size_t *out_id, erg_diag *diag);
 /**
  * Combine n ≥ 1 earlier expression ids (ids[0..n)) with op (⊗, ⊕ or ⊕multi; paper Section 3.3,
  * frontier rules Property 6.1 and Section 6.2.2); *out_id receives the new id, which becomes the
  * root. No units (structure only).
  * Errors: ERG_EINVAL (NULL argument, unknown id, n = 0, op not an operator), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids, size_t n,
-                                size_t *out_id, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, const size_t *ids,
+                                              size_t n, size_t *out_id, erg_diag *diag);
 
 /**
  * DAG form (paper Section 3.3, DAG schedules; Section 6.2 for their frontier): add node `id`
@@ -218,21 +221,23 @@ ERG_API ERG_NODISCARD int erg_opsched_expr_op(erg_opsched *os, erg_expr_op op, c
  * Errors: ERG_EINVAL (NULL argument, over-long or duplicate id, unknown element), ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element,
-                                 erg_diag *diag);
+                                               erg_diag *diag);
 /**
  * As erg_opsched_add_node, on `device` (NULL or "": the element's device), like a schedule/1
  * node's "device": the node's time and dynamic energy are its points', its static power and idle
  * power the device's (E accounting of the DAG form above).
  * Errors: ERG_EINVAL (as erg_opsched_add_node, or an over-long device id), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
-                                    const char *device, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_add_node_on(erg_opsched *os, const char *id,
+                                                  const char *element, const char *device,
+                                                  erg_diag *diag);
 /**
  * Add a precedence edge: node `to` starts no earlier than node `from` ends (paper Section 3.3,
  * DAG schedules). Cycles are detected by erg_opsched_frontier (ERG_ECYCLE). No units.
  * Errors: ERG_EINVAL (NULL argument, unknown node), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to,
+                                               erg_diag *diag);
 
 /** DAG solution methods. */
 typedef enum erg_dag_method {
@@ -269,14 +274,15 @@ ERG_API void erg_frontier_options_init(erg_frontier_options *opts);
  * above enum_limit or with ERG_DAG_RELAX. *out is filled only on success (free it with
  * erg_frontier_free).
  * Errors: ERG_EINVAL (NULL argument, epsilon outside [0, 10], an empty operating set, no expression
- * or nodes, ⊕ operands without a shared ω_dev or with different static powers, ERG_DAG_ENUMERATE above enum_limit, transitions with
- * ERG_DAG_RELAX or above enum_limit), ERG_ECYCLE (a cycle, or edges contradicting a device's
- * declared node order when transitions apply), ERG_ERANGE (a point's or a composed time or
- * energy is not finite: it overflows a double; the element, the operator's JSON path or the DAG
- * node is named), ERG_ENOMEM, ERG_EIO (GLPK failure).
+ * or nodes, ⊕ operands without a shared ω_dev or with different static powers, ERG_DAG_ENUMERATE
+ * above enum_limit, transitions with ERG_DAG_RELAX or above enum_limit), ERG_ECYCLE (a cycle, or
+ * edges contradicting a device's declared node order when transitions apply), ERG_ERANGE (a point's
+ * or a composed time or energy is not finite: it overflows a double; the element, the operator's
+ * JSON path or the DAG node is named), ERG_ENOMEM, ERG_EIO (GLPK failure).
  */
-ERG_API ERG_NODISCARD int erg_opsched_frontier(const erg_opsched *os, const erg_frontier_options *opts,
-                                 erg_frontier *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_opsched_frontier(const erg_opsched *os,
+                                               const erg_frontier_options *opts, erg_frontier *out,
+                                               erg_diag *diag);
 
 /** Number of points in an element's operating set (Section 6.1); 0 for an unknown element or
  *  NULL arguments. Never fails. */
@@ -288,8 +294,8 @@ ERG_API size_t erg_opsched_n_points(const erg_opsched *os, const char *element);
  * Errors: ERG_ERANGE when the deadline is below the fastest point (diag names the fastest
  * makespan in s), ERG_EINVAL (NULL argument, empty frontier, NaN deadline).
  */
-ERG_API ERG_NODISCARD int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s, size_t *idx,
-                                       erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_frontier_plan_deadline(const erg_frontier *f, double deadline_s,
+                                                     size_t *idx, erg_diag *diag);
 
 /**
  * *idx receives the index of the fastest frontier point whose energy is ≤ budget_j (J): the first
@@ -297,8 +303,8 @@ ERG_API ERG_NODISCARD int erg_frontier_plan_deadline(const erg_frontier *f, doub
  * Errors: ERG_ERANGE when the budget is below the least energy (diag names it in J), ERG_EINVAL
  * (NULL argument, empty frontier, NaN budget).
  */
-ERG_API ERG_NODISCARD int erg_frontier_plan_budget(const erg_frontier *f, double budget_j, size_t *idx,
-                                     erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_frontier_plan_budget(const erg_frontier *f, double budget_j,
+                                                   size_t *idx, erg_diag *diag);
 
 /** No plan (for the writers below): plan_idx value meaning "write no plan". */
 #define ERG_FRONTIER_NO_PLAN ((size_t)-1)
@@ -337,8 +343,8 @@ ERG_API ERG_NODISCARD int erg_frontier_write_csv(const char *path, const erg_fro
  * time or an energy column or with two, a row with the wrong number of fields or a bad number,
  * no data rows); ERG_ENOMEM; ERG_EINVAL (NULL argument). Nothing is allocated on error.
  */
-ERG_API ERG_NODISCARD int erg_frontier_read_reference(const char *path, double **time_s, double **energy_j,
-                                        size_t *n, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_frontier_read_reference(const char *path, double **time_s,
+                                                      double **energy_j, size_t *n, erg_diag *diag);
 
 /**
  * Draw the frontier with cairo in the format path's extension names: .svg, .png or .pdf (case
@@ -350,9 +356,10 @@ ERG_API ERG_NODISCARD int erg_frontier_read_reference(const char *path, double *
  * Errors: ERG_EIO (cairo or file failure, with the path), ERG_EINVAL (NULL argument, empty
  * frontier, plan_idx out of range, ref_n > 0 with NULL arrays).
  */
-ERG_API ERG_NODISCARD int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *ref_time_s,
-                                  const double *ref_energy_j, size_t ref_n, const char *path,
-                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx,
+                                                const double *ref_time_s,
+                                                const double *ref_energy_j, size_t ref_n,
+                                                const char *path, erg_diag *diag);
 
 #ifdef __cplusplus
 }

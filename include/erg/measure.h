@@ -145,11 +145,12 @@ ERG_API int erg_calibration_describe(const erg_calibration *cal, char *buf, size
  * and ERG_CAL_BUSY above ERG_CAL_MAX_UTILISATION (ERG_CAL_PINNED_AT_CEILING when saturated), any
  * channel ERG_CAL_HIGH_CV above ERG_CAL_MAX_CV; out->flags is their union (a steady load on a
  * hardware counter has a low CV and cannot be told from rest).
- * 2·window_s ≤ duration_s ≤ ERG_CAL_MAX_DURATION_S, window_s ≥ 0.01. *out gets a new calibration (erg_calibration_free).
- * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_ENODEV (no channel gave a figure; *out NULL).
+ * 2·window_s ≤ duration_s ≤ ERG_CAL_MAX_DURATION_S, window_s ≥ 0.01. *out gets a new calibration
+ * (erg_calibration_free). Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_ENODEV (no channel gave a
+ * figure; *out NULL).
  */
-ERG_API ERG_NODISCARD int erg_calibrate(erg_meter *m, double duration_s, double window_s, erg_calibration **out,
-                                        erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_calibrate(erg_meter *m, double duration_s, double window_s,
+                                        erg_calibration **out, erg_diag *diag);
 
 /** Hooks of erg_calibrate_with (all optional). */
 typedef struct erg_calibrate_hooks {
@@ -166,8 +167,8 @@ typedef struct erg_calibrate_hooks {
  * erg_calibrate returns, and ERG_EINTR (*out NULL) when the interrupted hook said stop.
  */
 ERG_API ERG_NODISCARD int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
-                               const erg_calibrate_hooks *hooks, erg_calibration **out,
-                                             erg_diag *diag);
+                                             const erg_calibrate_hooks *hooks,
+                                             erg_calibration **out, erg_diag *diag);
 
 /** Idle power of channel id in cal, W; NaN when absent. */
 ERG_API double erg_calibration_idle_w(const erg_calibration *cal, const char *id);
@@ -177,7 +178,8 @@ ERG_API ERG_NODISCARD int erg_calibration_write_file(const char *path, const erg
                                                      erg_diag *diag);
 /** Read a calibration file into a new calibration *out (erg_calibration_free; NULL on failure).
  *  ERG_OK, ERG_ENOENT, ERG_EPARSE (with file and JSON path), ERG_EVERSION, ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_calibration_read_file(const char *path, erg_calibration **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_calibration_read_file(const char *path, erg_calibration **out,
+                                                    erg_diag *diag);
 
 /**
  * Default calibration path: $XDG_CACHE_HOME/erg/calibration.json (an absolute value), else
@@ -228,10 +230,10 @@ typedef struct erg_stability_result {
  * calibration does not say m). A CV estimated from n samples scatters by about 1/sqrt(2(n − 1))
  * of itself, so comparing it with CV_cal without a tolerance fails about half the waits on a
  * machine exactly as calm as at calibration. A calibrated CV of 0 (a quantized or modelled
- * channel) is floored at the channel's counter resolution over one window. Gives up after timeout_s with stable = 0 and the reason (this is not an error).
- * out->waiting_for says what is compared with what, for people.
- * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_EINTR (the interrupted hook said stop; out->waited_s
- * set).
+ * channel) is floored at the channel's counter resolution over one window. Gives up after timeout_s
+ * with stable = 0 and the reason (this is not an error). out->waiting_for says what is compared
+ * with what, for people. Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM, ERG_EINTR (the interrupted hook
+ * said stop; out->waited_s set).
  */
 ERG_API ERG_NODISCARD int erg_wait_stable(erg_meter *m, const erg_calibration *cal,
                                           const erg_stability_options *o, erg_stability_result *out,
@@ -316,9 +318,9 @@ typedef struct erg_summary {
  * was ok in every run; a total is given only when every run summed the same channels.
  * Returns ERG_OK, ERG_EINVAL, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
-                          const erg_calibration *cal, double fixed_w, erg_summary **out,
-                                        erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_summarize(const erg_measurement *runs, size_t n,
+                                        erg_baseline_mode mode, const erg_calibration *cal,
+                                        double fixed_w, erg_summary **out, erg_diag *diag);
 
 /** Free a summary and its channels. NULL-safe. */
 ERG_API void erg_summary_free(erg_summary *s);
@@ -342,12 +344,13 @@ ERG_API ERG_NODISCARD int erg_summary_set_floors(erg_summary *s, const erg_meter
  * sample variance, so its variances are the floors, never 0 (a comparison cannot be confident
  * from a single run);
  * σ²_E is raised to s²·σ²_T where sampling noise left it lower (Axiom M1), and *m1_raised is set.
- * grade = total grade, flags = total_flags (erg/flags.h), runs = n. name is copied (may be NULL); device is copied, or when NULL
- * is the device of the summed channels if they share one, else "host".
- * Returns ERG_OK or ERG_EINVAL (no total).
+ * grade = total grade, flags = total_flags (erg/flags.h), runs = n. name is copied (may be NULL);
+ * device is copied, or when NULL is the device of the summed channels if they share one, else
+ * "host". Returns ERG_OK or ERG_EINVAL (no total).
  */
-ERG_API ERG_NODISCARD int erg_summary_signature(const erg_summary *s, const char *name, const char *device,
-                                                erg_signature *out, int *m1_raised, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_summary_signature(const erg_summary *s, const char *name,
+                                                const char *device, erg_signature *out,
+                                                int *m1_raised, erg_diag *diag);
 
 /**
  * Write sig as a signature/1 file (the keys erg_signature_write_file writes, which
@@ -463,14 +466,14 @@ ERG_API void erg_protocol_options_init(erg_protocol_options *o);
 
 /** What one attempted measured run gave (failed runs included). */
 typedef struct erg_run_record {
-    int status;            /**< the work's exit status (erg_run_outcome.status) */
-    unsigned flags;        /**< ERG_RUN_* */
-    size_t repetitions;    /**< repetitions of the work in the window */
-    double time_s;         /**< per repetition, s */
-    double energy_j;       /**< gross total per repetition, J; NaN when no total */
-    erg_grade grade;       /**< the total's grade (valid when has_total) */
+    int status;         /**< the work's exit status (erg_run_outcome.status) */
+    unsigned flags;     /**< ERG_RUN_* */
+    size_t repetitions; /**< repetitions of the work in the window */
+    double time_s;      /**< per repetition, s */
+    double energy_j;    /**< gross total per repetition, J; NaN when no total */
+    erg_grade grade;    /**< the total's grade (valid when has_total) */
     int has_total;
-    double user_cpu_s;     /**< the work's CPU time per repetition, s */
+    double user_cpu_s; /**< the work's CPU time per repetition, s */
     double system_cpu_s;
     /** CPU time of the measuring process itself over the window (its sampler thread and the
      *  protocol; getrusage(RUSAGE_SELF)), per repetition, s. With a callable run in-process this
@@ -479,7 +482,7 @@ typedef struct erg_run_record {
     /** CPU time of the whole machine over the window (busy jiffies of /proc/stat), s; NaN
      *  when /proc/stat cannot be read. */
     double machine_cpu_s;
-    int begin_failed;      /**< 1 when the window could not begin or end: no figure (not a run) */
+    int begin_failed; /**< 1 when the window could not begin or end: no figure (not a run) */
 } erg_run_record;
 
 /**
@@ -520,8 +523,8 @@ typedef struct erg_protocol_result {
     double baseline_power_w; /**< the power subtracted from the total, W */
     unsigned run_flags;      /**< union of the runs' ERG_RUN_* flags */
     size_t n_warnings;
-    char **warnings; /**< sentences for people, n_warnings of them */
-    char **command;  /**< copy of options.command (NULL-terminated) or NULL */
+    char **warnings;               /**< sentences for people, n_warnings of them */
+    char **command;                /**< copy of options.command (NULL-terminated) or NULL */
     struct erg_timeline *timeline; /**< opaque; NULL when no timeline was taken */
 } erg_protocol_result;
 
@@ -552,7 +555,8 @@ ERG_API void erg_protocol_result_free(erg_protocol_result *r);
  * total).
  */
 ERG_API ERG_NODISCARD int erg_protocol_signature(const erg_protocol_result *r, const char *name,
-                                   erg_signature *out, int *m1_raised, erg_diag *diag);
+                                                 erg_signature *out, int *m1_raised,
+                                                 erg_diag *diag);
 
 /**
  * Write r as a measurement/1 JSON document to path ("-": stdout), whole or not at all: command,
@@ -560,8 +564,8 @@ ERG_API ERG_NODISCARD int erg_protocol_signature(const erg_protocol_result *r, c
  * attribution, scope ("machine"), stability, warnings. sig, when not NULL, is the signature
  * written beside it (its m1_raised note). Returns ERG_OK, ERG_EINVAL, ERG_EIO, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_protocol_write_json(const char *path, const erg_protocol_result *r, int m1_raised,
-                                                  erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_write_json(const char *path, const erg_protocol_result *r,
+                                                  int m1_raised, erg_diag *diag);
 
 /**
  * Write r as CSV ("-": stdout), whole or not at all: a header
@@ -570,7 +574,8 @@ ERG_API ERG_NODISCARD int erg_protocol_write_json(const char *path, const erg_pr
  * energy_j_min,energy_j_max, a row per channel, and a last row "total". flags are ';'-separated
  * names; empty cells for unknown figures. Returns ERG_OK, ERG_EINVAL, ERG_EIO, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_protocol_write_csv(const char *path, const erg_protocol_result *r, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_write_csv(const char *path, const erg_protocol_result *r,
+                                                 erg_diag *diag);
 
 /**
  * Write the power timeline of r (taken when timeline_period_s > 0) as CSV, whole or not at all:
@@ -578,8 +583,8 @@ ERG_API ERG_NODISCARD int erg_protocol_write_csv(const char *path, const erg_pro
  * run began, s; run 1-based; each usable channel's mean power over the sample, W, empty when the
  * channel gave no figure). Returns ERG_OK, ERG_EINVAL (no timeline), ERG_EIO, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_protocol_write_timeline(const char *path, const erg_protocol_result *r,
-                                                      erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_write_timeline(const char *path,
+                                                      const erg_protocol_result *r, erg_diag *diag);
 
 /**
  * The power timeline of r (taken when timeline_period_s > 0), borrowed from r (valid until
@@ -588,8 +593,9 @@ ERG_API ERG_NODISCARD int erg_protocol_write_timeline(const char *path, const er
  * j's mean power over the sample (W; NaN when it gave no figure). Channel ids:
  * erg_protocol_timeline_channel. Returns ERG_OK or ERG_EINVAL (no timeline, NULL argument).
  */
-ERG_API ERG_NODISCARD int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows, size_t *n_cols,
-                                  const double **t_s, const size_t **run, const double **power_w);
+ERG_API ERG_NODISCARD int erg_protocol_timeline(const erg_protocol_result *r, size_t *n_rows,
+                                                size_t *n_cols, const double **t_s,
+                                                const size_t **run, const double **power_w);
 
 /** Id of timeline channel j ("rapl-sysfs:package-0"), borrowed from r; NULL when out of range. */
 ERG_API const char *erg_protocol_timeline_channel(const erg_protocol_result *r, size_t j);
@@ -602,8 +608,8 @@ ERG_API const char *erg_protocol_timeline_channel(const erg_protocol_result *r, 
  * (no timeline sample, an unknown extension, NULL argument), ERG_ENOLIB (cairo cannot be loaded;
  * diag names the library and its Debian package), ERG_EIO, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_protocol_plot_timeline(const erg_protocol_result *r,
-                                                     const char *path, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_protocol_plot_timeline(const erg_protocol_result *r, const char *path,
+                                                     erg_diag *diag);
 
 /**
  * Read a measurement/1 file and give the signature it describes: s = the baseline power, T and
@@ -612,7 +618,8 @@ ERG_API ERG_NODISCARD int erg_protocol_plot_timeline(const erg_protocol_result *
  * Returns ERG_OK, ERG_ENOENT, ERG_EPARSE (file and JSON path), ERG_EVERSION, ERG_EINVAL (no
  * total in the file).
  */
-ERG_API ERG_NODISCARD int erg_measurement_read_signature(const char *path, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_measurement_read_signature(const char *path, erg_signature *out,
+                                                         erg_diag *diag);
 
 /* ------------------------------------------------------------------------------------------ */
 /* A command as the work (what `erg measure -- CMD` runs). */
@@ -623,10 +630,10 @@ ERG_API ERG_NODISCARD int erg_measurement_read_signature(const char *path, erg_s
  * waits for it; its CPU time comes from wait4. Initialise with erg_command_init.
  */
 typedef struct erg_command {
-    const char *const *argv;  /**< NULL-terminated; borrowed */
-    int stdout_to_stderr;     /**< 1: the command's stdout goes to stderr */
-    double timeout_s;         /**< per run, s; 0: none. At the timeout the group gets SIGTERM,
-                               *   then SIGKILL after 1 s; status 124, ERG_RUN_TIMED_OUT */
+    const char *const *argv; /**< NULL-terminated; borrowed */
+    int stdout_to_stderr;    /**< 1: the command's stdout goes to stderr */
+    double timeout_s;        /**< per run, s; 0: none. At the timeout the group gets SIGTERM,
+                              *   then SIGKILL after 1 s; status 124, ERG_RUN_TIMED_OUT */
     /** Optional: polled while waiting (at least every 0.25 s and on every signal); nonzero
      *  kills the command's whole process group (SIGTERM, then SIGKILL after 1 s), reaps it and
      *  makes erg_command_run return ERG_EINTR. */

@@ -113,10 +113,12 @@ typedef struct erg_meter erg_meter;
  * Returns ERG_OK; ERG_EINVAL (bad options; a name in opts->backends or $ERG_BACKENDS that is not
  * one of rapl-sysfs, rapl-msr, nvml, hwmon, estimator, named in diag with the known ones; empty
  * items are ignored; $ERG_ESTIMATOR_IDLE_W or $ERG_ESTIMATOR_FULL_W set to anything but a
- * number >= 0, the variable named in diag->where; estimator idle above full load); ERG_ENOENT (root does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when
- * no backend gave any channel at all (diag gives each tried backend's state and reason).
+ * number >= 0, the variable named in diag->where; estimator idle above full load); ERG_ENOENT (root
+ * does not exist, named in diag); ERG_ENOMEM; ERG_ENODEV when no backend gave any channel at all
+ * (diag gives each tried backend's state and reason).
  */
-ERG_API ERG_NODISCARD int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_meter_open(const erg_meter_options *opts, erg_meter **out,
+                                         erg_diag *diag);
 
 /** Stop the sampler, close every backend, free. NULL-safe. */
 ERG_API void erg_meter_close(erg_meter *m);
@@ -144,7 +146,8 @@ typedef struct erg_backend_info {
 /** Number of backends tried. */
 ERG_API size_t erg_meter_backend_count(const erg_meter *m);
 /** Backend i (0 ≤ i < count). ERG_OK or ERG_EINVAL. */
-ERG_API ERG_NODISCARD int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_info *out);
+ERG_API ERG_NODISCARD int erg_meter_backend_info(const erg_meter *m, size_t i,
+                                                 erg_backend_info *out);
 
 /** How a channel obtains energy. */
 typedef enum erg_channel_kind {
@@ -195,7 +198,8 @@ typedef struct erg_channel_info {
 /** Number of channels (usable and declined). */
 ERG_API size_t erg_meter_channel_count(const erg_meter *m);
 /** Channel i. ERG_OK or ERG_EINVAL. */
-ERG_API ERG_NODISCARD int erg_meter_channel_info(const erg_meter *m, size_t i, erg_channel_info *out);
+ERG_API ERG_NODISCARD int erg_meter_channel_info(const erg_meter *m, size_t i,
+                                                 erg_channel_info *out);
 
 /**
  * Judge liveness under load: poll, spin in the calling thread until it has used busy_s seconds
@@ -291,7 +295,7 @@ typedef struct erg_measurement {
     double total_energy_j;
     erg_grade total_grade;
     size_t n_total;
-    unsigned total_flags;                     /**< ERG_FLAG_INCOMPLETE, or 0 */
+    unsigned total_flags;                    /**< ERG_FLAG_INCOMPLETE, or 0 */
     char total_reason[ERG_METER_REASON_MAX]; /**< why there is no total; "" when there is one */
 } erg_measurement;
 
@@ -318,7 +322,8 @@ ERG_API ERG_NODISCARD int erg_meter_snapshot_take(erg_meter *m, erg_meter_snapsh
  * Returns ERG_OK, ERG_EINVAL (snapshots from another meter, b before a), ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_meter_diff(const erg_meter *m, const erg_meter_snapshot *a,
-                           const erg_meter_snapshot *b, double extra_busy_s, erg_measurement *out);
+                                         const erg_meter_snapshot *b, double extra_busy_s,
+                                         erg_measurement *out);
 
 /**
  * Copy src into dst, readings included (dst's storage reused, grown when short). dst is a zeroed
@@ -340,7 +345,8 @@ typedef struct erg_temperature {
 
 /** Read up to max temperatures (hwmon temp*_input, thermal zones, NVML GPU temperature).
  *  *n gets how many were written. ERG_OK or ERG_EINVAL. */
-ERG_API ERG_NODISCARD int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max, size_t *n);
+ERG_API ERG_NODISCARD int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max,
+                                                 size_t *n);
 
 #ifdef __cplusplus
 }

@@ -106,14 +106,15 @@ typedef struct erg_op_sample {
  * ERG_ENOENT/ERG_EIO (file), ERG_EPARSE with diag->where "path:line:col" for a missing column,
  * a non-numeric or negative value, an unknown op/dtype/grade, or dimensions the op lacks.
  */
-ERG_API ERG_NODISCARD int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n,
-                                           erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out,
+                                           size_t *n, erg_diag *diag);
 
 /** Write n samples as ops.csv (columns as erg_ops_csv_read lists them; times in s, energies in
  * J, NaN energy as empty cells, %.9g), whole or not at all: a temporary file renamed over path
  * ("-" writes stdout). Errors: ERG_EIO (cannot create, write or rename; diag names path),
  * ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_ops_csv_write(const char *path, const erg_op_sample *s, size_t n,
+                                            erg_diag *diag);
 
 /* ---------------------------------------------------------------- profiler */
 
@@ -139,7 +140,8 @@ struct erg_monitor;
  * mon is borrowed and must outlive *out. Returns ERG_OK or ERG_EINVAL. end() fails with
  * ERG_ENODEV when no channel could be summed into a total.
  */
-ERG_API ERG_NODISCARD int erg_profile_energy_monitor(struct erg_monitor *mon, erg_energy_window *out);
+ERG_API ERG_NODISCARD int erg_profile_energy_monitor(struct erg_monitor *mon,
+                                                     erg_energy_window *out);
 
 /** Where the kernels run. Only ERG_TARGET_CPU is built; CUDA is the documented extension point. */
 typedef enum erg_target { ERG_TARGET_CPU = 0, ERG_TARGET_CUDA = 1 } erg_target;
@@ -203,8 +205,9 @@ ERG_API void erg_profile_options_init(erg_profile_options *o);
  * (a set too large), or the energy window's status. *done (may be NULL) is the number of samples
  * written.
  */
-ERG_API ERG_NODISCARD int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_t n,
-                                          erg_op_sample *out, size_t *done, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid,
+                                          size_t n, erg_op_sample *out, size_t *done,
+                                          erg_diag *diag);
 
 /** 1 when target can run op in dtype, else 0 (never an error): the CPU runs fp32 for every op,
  *  and bf16 GEMM only when the linked OpenBLAS exports cblas_sbgemm (built with BUILD_BFLOAT16;
@@ -349,8 +352,9 @@ ERG_API void erg_fit_options_init(erg_fit_options *o);
  * Errors: ERG_EINVAL (no samples, bad options), ERG_EPARSE (a sample with non-positive time),
  * ERG_ESINGULAR, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *o,
-                                           erg_op_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_op_model_fit(const erg_op_sample *s, size_t n,
+                                           const erg_fit_options *o, erg_op_model **out,
+                                           erg_diag *diag);
 
 /** Free a model from erg_op_model_fit or erg_op_model_load. NULL-safe; never fails. */
 ERG_API void erg_op_model_free(erg_op_model *m);
@@ -452,7 +456,8 @@ ERG_API ERG_NODISCARD int erg_op_model_predict(const erg_op_model *m, const erg_
  * ERG_EINVAL (static_power_w negative or not finite).
  */
 ERG_API ERG_NODISCARD int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d,
-                                   double static_power_w, erg_signature *out, erg_diag *diag);
+                                                 double static_power_w, erg_signature *out,
+                                                 erg_diag *diag);
 
 /** Held-out figures of one op and regime (regime = ERG_OP_MAX_REGIMES for the op's average row). */
 typedef struct erg_op_validation {
@@ -526,7 +531,8 @@ ERG_API void erg_op_model_thresholds(const erg_op_model *m, erg_op_thresholds *t
  */
 ERG_API ERG_NODISCARD int erg_op_model_default_path(const char *kind, char *buf, size_t *size);
 
-/* ---------------------------------------------------------------- architectures (HF config.json) */
+/* ---------------------------------------------------------------- architectures (HF config.json)
+ */
 
 /** FFN activation functions (HF `hidden_act` / `hidden_activation` / `activation_function`). */
 typedef enum erg_act {
@@ -566,20 +572,20 @@ enum {
  * - embedding: vocab rows of d_model, read by a gather; LM head d_model → vocab.
  */
 typedef struct erg_arch {
-    char family[32]; /**< HF model_type ("llama", "qwen2_moe", ...) */
-    char name[96];   /**< the config file's stem ("llama-3.1-8b"), or "" */
+    char family[32];                 /**< HF model_type ("llama", "qwen2_moe", ...) */
+    char name[96];                   /**< the config file's stem ("llama-3.1-8b"), or "" */
     int64_t layers[ERG_LAYER_KINDS]; /**< number of layers of each kind; the sum is n_layers */
     int64_t n_layers, d_model, n_heads, n_kv_heads, head_dim, vocab;
     int64_t d_ff; /**< dense FFN width (also the width a MoE model's dense layers use) */
     int gated;    /**< 1: gated FFN (SwiGLU/GeGLU), 0: up, activation, down */
     erg_act act;
     int64_t n_experts, top_k, d_ff_expert, n_shared, d_ff_shared;
-    int64_t window;           /**< sliding window in tokens (0: none) */
-    int norms_per_layer;      /**< 2, or 4 with Gemma 2's post-norms */
-    int tied_embeddings;      /**< the LM head reuses the embedding matrix */
-    int fused_qkv;            /**< one QKV projection (Phi-3, Qwen v1): same FLOPs, one GEMM */
-    double rotary_fraction;   /**< share of head_dim rotated by RoPE (phi-2: 0.4), 1 otherwise */
-    erg_dtype dtype;          /**< the config's torch_dtype (bf16 when absent) */
+    int64_t window;         /**< sliding window in tokens (0: none) */
+    int norms_per_layer;    /**< 2, or 4 with Gemma 2's post-norms */
+    int tied_embeddings;    /**< the LM head reuses the embedding matrix */
+    int fused_qkv;          /**< one QKV projection (Phi-3, Qwen v1): same FLOPs, one GEMM */
+    double rotary_fraction; /**< share of head_dim rotated by RoPE (phi-2: 0.4), 1 otherwise */
+    erg_dtype dtype;        /**< the config's torch_dtype (bf16 when absent) */
 } erg_arch;
 
 /** Total parameters of a (weights in elements: attention, FFN or all experts, norms' gains,
@@ -609,8 +615,8 @@ ERG_API ERG_NODISCARD int erg_arch_from_hf_config(const char *path, erg_arch *ou
 
 /** Same as erg_arch_from_hf_config from a JSON text of len bytes; name is used in messages and
  *  as erg_arch.name. Errors as erg_arch_from_hf_config. */
-ERG_API ERG_NODISCARD int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_arch *out,
-                                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_arch_from_hf_json(const char *text, size_t len, const char *name,
+                                                erg_arch *out, erg_diag *diag);
 
 /** Check an architecture's invariants (positive sizes, layer counts summing to n_layers, KV heads
  *  dividing heads, top_k ≤ n_experts, MoE layers only with experts, sliding layers only with a
@@ -703,10 +709,10 @@ typedef struct erg_block_work {
     erg_block_spec spec;
     size_t n_ops;
     erg_work_op ops[ERG_BLOCK_MAX_OPS];
-    double gemm_flops;          /**< Σ count · 2MNK over the GEMMs */
-    double gemm_bytes;          /**< Σ count · (B_in + B_out) over the GEMMs */
-    double elementwise_flops;   /**< FLOPs outside the level-1 ops */
-    double elementwise_bytes;   /**< bytes read and written outside the level-1 ops */
+    double gemm_flops;        /**< Σ count · 2MNK over the GEMMs */
+    double gemm_bytes;        /**< Σ count · (B_in + B_out) over the GEMMs */
+    double elementwise_flops; /**< FLOPs outside the level-1 ops */
+    double elementwise_bytes; /**< bytes read and written outside the level-1 ops */
 } erg_block_work;
 
 /**
@@ -725,7 +731,8 @@ typedef struct erg_block_work {
  * - norm: one RMSNorm T × d_model; lm_head: T × d_model → vocab; embedding: no level-1 op.
  * Errors: those of erg_block_spec_check.
  */
-ERG_API ERG_NODISCARD int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_work_build(const erg_block_spec *s, erg_block_work *out,
+                                               erg_diag *diag);
 
 /** A phase of a whole-model forward: batch sequences; prefill of prompt tokens each, or one
  *  decode step against kv cached tokens. logits_all: 1 computes the LM head for every prompt
@@ -763,11 +770,12 @@ typedef struct erg_model_work {
  * Errors: ERG_EINVAL (erg_arch_check, or a phase without batch, prompt (prefill) or kv
  * (decode) ≥ 1), diag naming the field.
  */
-ERG_API ERG_NODISCARD int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p, erg_model_work *out,
-                                               erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p,
+                                               erg_model_work *out, erg_diag *diag);
 
 /** Σ count · 2MNK of the GEMMs of a whole-model work list (FLOPs). Errors: ERG_EINVAL. */
-ERG_API ERG_NODISCARD int erg_model_work_gemm_flops(const erg_model_work *w, double *flops, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_model_work_gemm_flops(const erg_model_work *w, double *flops,
+                                                    erg_diag *diag);
 
 /* ---------------------------------------------------------------- profile files */
 
@@ -777,7 +785,7 @@ ERG_API ERG_NODISCARD int erg_model_work_gemm_flops(const erg_model_work *w, dou
 typedef struct erg_block_sample {
     char arch[64]; /**< family used for leave-one-architecture-out grouping */
     erg_block_spec spec;
-    int threads;   /**< 0 when absent */
+    int threads; /**< 0 when absent */
     uint64_t reps;
     double time_s, time_sd_s, energy_j, energy_sd_j;
     erg_grade grade;
@@ -801,14 +809,14 @@ ERG_API ERG_NODISCARD int erg_blocks_csv_read(const char *path, erg_block_sample
 
 /** Write n samples as blocks.csv (the columns erg_blocks_csv_read lists, %.9g, NaN as empty),
  *  whole or not at all ("-": stdout). Errors: ERG_EIO (diag names path), ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_blocks_csv_write(const char *path, const erg_block_sample *s, size_t n,
-                                               erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_blocks_csv_write(const char *path, const erg_block_sample *s,
+                                               size_t n, erg_diag *diag);
 
 /** One measured whole-model forward: a row of models.csv, with its config already read. */
 typedef struct erg_model_sample {
-    char arch[64];     /**< family used for leave-one-architecture-out grouping */
-    char config[512];  /**< the config path as written in the CSV (relative to it) */
-    erg_arch model;    /**< that config, read with erg_arch_from_hf_config (dtype: the row's) */
+    char arch[64];    /**< family used for leave-one-architecture-out grouping */
+    char config[512]; /**< the config path as written in the CSV (relative to it) */
+    erg_arch model;   /**< that config, read with erg_arch_from_hf_config (dtype: the row's) */
     erg_phase_spec phase;
     int threads;
     uint64_t reps;
@@ -846,8 +854,8 @@ typedef struct erg_estimate {
  * Errors: those of erg_block_spec_check, ERG_ENOTSUP (the model has neither the op nor a
  * roofline), ERG_EINVAL.
  */
-ERG_API ERG_NODISCARD int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
-                                           erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_level1(const erg_op_model *m, const erg_block_spec *s,
+                                           erg_estimate *out, erg_diag *diag);
 
 /* ---------------------------------------------------------------- levels 2 and 3 */
 
@@ -890,8 +898,9 @@ typedef struct erg_block_model erg_block_model;
  * Errors: ERG_EINVAL (no rows, no level-1 model), ERG_EPARSE (a row with non-positive time),
  * the errors of erg_block_level1, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s, size_t n,
-                                const erg_mlp_options *o, erg_block_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s,
+                                              size_t n, const erg_mlp_options *o,
+                                              erg_block_model **out, erg_diag *diag);
 
 /** Save as "erg": "model/1", kind "hymell-level2-blocks" (docs/predict.md), whole or not at all.
  *  Errors: ERG_EIO, ERG_ENOMEM. */
@@ -900,7 +909,8 @@ ERG_API ERG_NODISCARD int erg_block_model_save(const char *path, const erg_block
 /** Load a level-2 model file. Errors: ERG_ENOENT, ERG_EIO, ERG_EPARSE (not JSON, another kind,
  *  an unknown block, a feature list that is not erg's, malformed MLP arrays; diag names file and
  *  JSON path), ERG_EVERSION (model/2 or later), ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_block_model_load(const char *path, erg_block_model **out,
+                                               erg_diag *diag);
 /** Free a level-2 model. NULL-safe. */
 ERG_API void erg_block_model_free(erg_block_model *m);
 
@@ -914,7 +924,8 @@ ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
  * No allocation. Errors: those of erg_block_level1.
  */
 ERG_API ERG_NODISCARD int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
-                                    const erg_block_spec *s, erg_estimate *out, erg_diag *diag);
+                                                  const erg_block_spec *s, erg_estimate *out,
+                                                  erg_diag *diag);
 
 /** Held-out accuracy of block kind b over the rows of phase (ERG_PHASE_PREFILL/DECODE), or all
  *  its rows with phase -1 (HYMELL Tables 4 and 5). Errors: ERG_EINVAL (b not fitted). */
@@ -933,8 +944,9 @@ typedef struct erg_e2e_model erg_e2e_model;
  * (non-positive time), the errors of the block estimates, ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2,
-                              const erg_model_sample *s, size_t n, const erg_mlp_options *o,
-                                            erg_e2e_model **out, erg_diag *diag);
+                                            const erg_model_sample *s, size_t n,
+                                            const erg_mlp_options *o, erg_e2e_model **out,
+                                            erg_diag *diag);
 /** One row of a level-3 fit with its held-out prediction (by a fit that saw no row of its
  *  architecture; NaN when there was no hold-out), for per-sequence tables (HYMELL Table 7). */
 typedef struct erg_e2e_heldout_row {
@@ -957,7 +969,8 @@ ERG_API ERG_NODISCARD int erg_e2e_model_load(const char *path, erg_e2e_model **o
 ERG_API void erg_e2e_model_free(erg_e2e_model *m);
 /** Held-out accuracy over the rows of phase (or -1: all) and moe (1: MoE models, 0: dense, -1:
  *  both): HYMELL Table 6's rows. Errors: ERG_EINVAL (no such rows). */
-ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe, erg_accuracy *out);
+ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int phase, int moe,
+                                                 erg_accuracy *out);
 
 /** What corrects the block sums of one phase (ERG_PHASE_PREFILL or ERG_PHASE_DECODE) of dense
  *  (moe 0) or MoE (moe 1) models, HYMELL Table 6's rows: *use "shared" (the correction fitted on
@@ -981,7 +994,8 @@ typedef struct erg_predictor erg_predictor;
  * Errors: ERG_ENOENT (no such target: diag names it and where it was looked for), the load
  * errors of the files, ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_predictor_open(const char *target, erg_predictor **out,
+                                             erg_diag *diag);
 /** Free a predictor. NULL-safe. */
 ERG_API void erg_predictor_free(erg_predictor *p);
 /** The folder the predictor was read from. Owned by p; never fails. */
@@ -993,7 +1007,7 @@ ERG_API const erg_op_model *erg_predictor_ops(const erg_predictor *p);
 
 /** One block kind of a whole-model prediction. */
 typedef struct erg_model_block_estimate {
-    char name[24];     /**< as erg_model_block.name */
+    char name[24]; /**< as erg_model_block.name */
     erg_block_spec spec;
     int64_t count;     /**< instances per forward */
     erg_estimate each; /**< one instance, level-3 factor applied */
@@ -1019,8 +1033,9 @@ typedef struct erg_model_prediction {
  * still sum to the total (a schedule of the blocks composes to it). No allocation; microseconds.
  * Errors: those of erg_model_work_build and erg_block_level1.
  */
-ERG_API ERG_NODISCARD int erg_predict_model(const erg_predictor *p, const erg_arch *a, const erg_phase_spec *ph,
-                                            erg_model_prediction *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_predict_model(const erg_predictor *p, const erg_arch *a,
+                                            const erg_phase_spec *ph, erg_model_prediction *out,
+                                            erg_diag *diag);
 
 /**
  * Write whole-model predictions (n phases, in order) as a schedule/1 for the energy calculus:
@@ -1048,14 +1063,14 @@ ERG_API ERG_NODISCARD int erg_model_schedule_write(const char *path, const erg_a
  * request traces (OpenTelemetry `llm_request` spans, one JSON object per line).
  */
 typedef enum erg_public_format {
-    ERG_PUBLIC_AIC_GEMM = 0,                /**< aiconfigurator gemm_perf */
-    ERG_PUBLIC_AIC_CONTEXT_ATTENTION = 1,   /**< context_attention_perf (prefill) */
+    ERG_PUBLIC_AIC_GEMM = 0,                 /**< aiconfigurator gemm_perf */
+    ERG_PUBLIC_AIC_CONTEXT_ATTENTION = 1,    /**< context_attention_perf (prefill) */
     ERG_PUBLIC_AIC_GENERATION_ATTENTION = 2, /**< generation_attention_perf (decode) */
-    ERG_PUBLIC_AIC_MOE = 3,                 /**< moe_perf (vLLM fused MoE) */
-    ERG_PUBLIC_AIC_COLLECTIVE = 4,          /**< nccl_perf and custom_allreduce_perf */
-    ERG_PUBLIC_VIDUR_MLP = 5,               /**< Vidur data/profiling/compute/.../mlp.csv */
-    ERG_PUBLIC_MLENERGY_V3 = 6,             /**< ML.ENERGY leaderboard v3 model JSON */
-    ERG_PUBLIC_BLIS_TRACES = 7              /**< BLIS ground-truth traces.json */
+    ERG_PUBLIC_AIC_MOE = 3,                  /**< moe_perf (vLLM fused MoE) */
+    ERG_PUBLIC_AIC_COLLECTIVE = 4,           /**< nccl_perf and custom_allreduce_perf */
+    ERG_PUBLIC_VIDUR_MLP = 5,                /**< Vidur data/profiling/compute/.../mlp.csv */
+    ERG_PUBLIC_MLENERGY_V3 = 6,              /**< ML.ENERGY leaderboard v3 model JSON */
+    ERG_PUBLIC_BLIS_TRACES = 7               /**< BLIS ground-truth traces.json */
 } erg_public_format;
 #define ERG_PUBLIC_FORMAT_COUNT 8
 
@@ -1103,12 +1118,12 @@ ERG_API const char *erg_vidur_op_name(erg_vidur_op op);
  *   ttft_s, time_s = e2e latency.
  */
 typedef struct erg_public_row {
-    size_t line;       /**< 1-based line (CSV), configuration index + 1 (ML.ENERGY), request
-                            index + 1 (BLIS: a line may hold several spans) */
-    char op[32];       /**< aic `op_name`; "layer" (Vidur); "serving" (ML.ENERGY); "request" */
-    char dtype[24];    /**< element type as the file names it ("bfloat16", "fp8", "float16") */
-    char device[48];   /**< GPU as the file names it ("NVIDIA H200", "H100") */
-    char variant[32];  /**< format-specific qualifier (see above) */
+    size_t line;      /**< 1-based line (CSV), configuration index + 1 (ML.ENERGY), request
+                           index + 1 (BLIS: a line may hold several spans) */
+    char op[32];      /**< aic `op_name`; "layer" (Vidur); "serving" (ML.ENERGY); "request" */
+    char dtype[24];   /**< element type as the file names it ("bfloat16", "fp8", "float16") */
+    char device[48];  /**< GPU as the file names it ("NVIDIA H200", "H100") */
+    char variant[32]; /**< format-specific qualifier (see above) */
     int64_t m, n, k;
     int64_t batch, isl, kv, heads, kv_heads, head_dim, window;
     int64_t tokens, hidden, inter, topk, experts, tp, ep, gpus, message_bytes, vocab;
@@ -1123,7 +1138,7 @@ typedef struct erg_public_row {
 typedef struct erg_public_table {
     erg_public_format format;
     char path[512];
-    char model_id[128];  /**< ML.ENERGY `model_id`; "" otherwise */
+    char model_id[128]; /**< ML.ENERGY `model_id`; "" otherwise */
     erg_public_row *rows;
     size_t n;
 } erg_public_table;
@@ -1156,10 +1171,9 @@ ERG_API void erg_public_table_free(erg_public_table *t);
  * kappa names the source ("aic-<framework>-<kernel_source>", "vidur-<op>"). Other formats give no
  * level-1 rows (ERG_ENOTSUP). Errors: ERG_ENOMEM, ERG_EINVAL (dtype unknown to erg).
  */
-ERG_API ERG_NODISCARD int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample **s,
-                                         size_t *n, size_t *skipped, erg_diag *diag);
-
-
+ERG_API ERG_NODISCARD int erg_public_ops(const erg_public_table *t, const char *dtype,
+                                         erg_op_sample **s, size_t *n, size_t *skipped,
+                                         erg_diag *diag);
 
 /**
  * Write blocks.csv (docs/predict.md, "Profile files"), whole or not at all, from Vidur mlp.csv
@@ -1209,8 +1223,8 @@ typedef struct erg_gpu_kernels {
     int has_attn, has_moe, has_allreduce[3]; /**< [0]: 2 GPUs, [1]: 4, [2]: 8 */
     double attn[6], moe[5], allreduce[3][2];
     double attn_mape_pct, moe_mape_pct, allreduce_mape_pct[3]; /**< held-out, NaN: none */
-    size_t attn_n, moe_n, allreduce_n[3];                       /**< rows fitted */
-    int has_attn_prefill;                                       /**< prefill attention fitted */
+    size_t attn_n, moe_n, allreduce_n[3];                      /**< rows fitted */
+    int has_attn_prefill;                                      /**< prefill attention fitted */
     double attn_prefill[6], attn_prefill_mape_pct;
     size_t attn_prefill_n;
     double attn_prefill_min_s; /**< smallest measured prefill time: predictions never go below */
@@ -1266,7 +1280,8 @@ typedef struct erg_serving_arch {
  *  a routed expert, DeepSeek)). Errors: ERG_ENOENT,
  *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
  *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
-ERG_API ERG_NODISCARD int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_serving_arch_read(const char *path, erg_serving_arch *out,
+                                                erg_diag *diag);
 
 /** Level-1 and kernel terms of one steady-state decode step (seconds, per GPU). */
 typedef struct erg_serving_terms {
@@ -1288,8 +1303,8 @@ typedef struct erg_serving_terms {
  * ERG_EINVAL (tp does not divide the heads or KV heads), those of erg_op_model_predict.
  */
 ERG_API ERG_NODISCARD int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k,
-                             const erg_serving_arch *a, double batch, double kv, int tp,
-                                           erg_serving_terms *out, erg_diag *diag);
+                                           const erg_serving_arch *a, double batch, double kv,
+                                           int tp, erg_serving_terms *out, erg_diag *diag);
 
 /**
  * Level 3 for steady-state serving (ML.ENERGY): median inter-token latency
@@ -1314,8 +1329,9 @@ typedef struct erg_serving_sample {
 
 /** Fit an erg_serving_model on n samples (n ≥ 6). Errors: ERG_EINVAL (too few samples),
  *  ERG_ESINGULAR. */
-ERG_API ERG_NODISCARD int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
-                                          erg_serving_model *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_serving_fit(const erg_serving_sample *s, size_t n,
+                                          double prompt_tokens, erg_serving_model *out,
+                                          erg_diag *diag);
 /** Predict ITL (s) and energy per output token (J) of a configuration from its terms.
  *  Never fails; NaN when m is unfitted. */
 ERG_API void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t,
@@ -1345,8 +1361,9 @@ ERG_API ERG_NODISCARD int erg_gpu_target_save(const char *path, const erg_gpu_ke
                                               const erg_serving_model *m, erg_diag *diag);
 /** Load a "gpu-target/1" file; *has_serving says whether it holds a serving model. Errors:
  *  ERG_ENOENT, ERG_EIO, ERG_EPARSE (file and member), ERG_EVERSION. */
-ERG_API ERG_NODISCARD int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
-                                              int *has_serving, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_gpu_target_load(const char *path, erg_gpu_kernels *k,
+                                              erg_serving_model *m, int *has_serving,
+                                              erg_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -17,12 +17,13 @@
  *   erg_energy_joules_total{channel,domain,device,grade,scope}   counter, J
  *   erg_power_watts{channel,domain,device,grade,scope}           gauge, W (last interval's mean)
  *   erg_node_energy_joules_total{grade} / erg_node_power_watts{grade}   the meter's total
- *   erg_channel_live{channel}, erg_channel_state{channel,state}, erg_channel_flagged_intervals_total
- *   erg_meter_errors_total{channel}, erg_exporter_* (its own cost), erg_process_/erg_cgroup_*.
- * A figure that does not exist (a channel never seen live, a denied zone, a last interval with no
- * value) is absent, never 0. scope is "root" for a channel no other channel contains (summing the
- * roots of a node never counts a domain twice), "component" for one contained in another's figure
- * (core in package, a rail in a socket total), "mirror" for a deduplicated copy.
+ *   erg_channel_live{channel}, erg_channel_state{channel,state},
+ * erg_channel_flagged_intervals_total erg_meter_errors_total{channel}, erg_exporter_* (its own
+ * cost), erg_process_/erg_cgroup_*. A figure that does not exist (a channel never seen live, a
+ * denied zone, a last interval with no value) is absent, never 0. scope is "root" for a channel no
+ * other channel contains (summing the roots of a node never counts a domain twice), "component" for
+ * one contained in another's figure (core in package, a rail in a socket total), "mirror" for a
+ * deduplicated copy.
  *
  * Thread safety: erg_exporter_render may be called from any number of threads while the sampler
  * runs; erg_exporter_sample must not run concurrently with itself (the sampler thread is the only
@@ -78,8 +79,8 @@ typedef struct erg_exporter erg_exporter;
  * Returns ERG_OK, ERG_EINVAL (NULL meter or out, interval outside [0.01, 3600], attribute_top 0
  * with attribution on), ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_exporter_new(erg_meter *meter, const erg_exporter_options *o, erg_exporter **out,
-                                           erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_exporter_new(erg_meter *meter, const erg_exporter_options *o,
+                                           erg_exporter **out, erg_diag *diag);
 
 /**
  * Take one sample now: snapshot the meter, diff against the previous snapshot, add each channel's
@@ -105,7 +106,8 @@ ERG_API void erg_exporter_stop(erg_exporter *e);
  * erg_exporter_scrape_seconds; NaN: not exported). Thread-safe. Returns ERG_OK, ERG_EINVAL,
  * ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_exporter_render(erg_exporter *e, double scrape_s, char **text, size_t *len);
+ERG_API ERG_NODISCARD int erg_exporter_render(erg_exporter *e, double scrape_s, char **text,
+                                              size_t *len);
 
 /** Cumulative energy of channel id so far, J (NaN when the channel never had a figure or no
  *  channel has that id). For tests and embedding programs; thread-safe. */
@@ -132,8 +134,8 @@ typedef struct erg_http erg_http;
  * is in use; diag says which), ERG_EACCES (a privileged port), ERG_EIO (socket or daemon start),
  * ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_http_start(erg_exporter *e, const char *listen, const char *bearer_token,
-                                         erg_http **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_http_start(erg_exporter *e, const char *listen,
+                                         const char *bearer_token, erg_http **out, erg_diag *diag);
 
 /** The TCP port the endpoint listens on (the one picked when listen asked for port 0). */
 ERG_API unsigned erg_http_port(const erg_http *h);

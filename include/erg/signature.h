@@ -95,8 +95,8 @@ ERG_API ERG_NODISCARD int erg_signature_check(const erg_signature *sig, erg_diag
  * zero dynamic energy, zero variance unless the caller sets time_var_s2 afterwards.
  * device may be NULL. Returns ERG_OK, or ERG_EINVAL for negative or non-finite values.
  */
-ERG_API ERG_NODISCARD int erg_signature_idle(const char *device, double static_power_w, double time_s,
-                               erg_signature *out);
+ERG_API ERG_NODISCARD int erg_signature_idle(const char *device, double static_power_w,
+                                             double time_s, erg_signature *out);
 
 /**
  * Sequential composition ⊗ of n ≥ 1 signatures (paper Section 3.3.1; uncertainty Section 5.2,
@@ -107,7 +107,7 @@ ERG_API ERG_NODISCARD int erg_signature_idle(const char *device, double static_p
  * not finite: it overflows a double; the operand where the sums stop being finite is named).
  */
 ERG_API ERG_NODISCARD int erg_signature_seq(const erg_signature *ops, size_t n, erg_signature *out,
-                              erg_diag *diag);
+                                            erg_diag *diag);
 
 /**
  * Same-device parallel composition ⊕ of n ≥ 1 signatures that start together on one device and
@@ -121,7 +121,7 @@ ERG_API ERG_NODISCARD int erg_signature_seq(const erg_signature *ops, size_t n, 
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
 ERG_API ERG_NODISCARD int erg_signature_par(const erg_signature *ops, size_t n, erg_signature *out,
-                              erg_diag *diag);
+                                            erg_diag *diag);
 
 /**
  * Cross-device parallel composition ⊕multi of n ≥ 1 signatures on distinct devices that start
@@ -138,8 +138,8 @@ ERG_API ERG_NODISCARD int erg_signature_par(const erg_signature *ops, size_t n, 
  * Errors: ERG_EINVAL when n = 0 or two operands name the same non-empty device (use ⊕);
  * ERG_ERANGE when the composed time, energy or variance is not finite (overflow).
  */
-ERG_API ERG_NODISCARD int erg_signature_multi(const erg_signature *ops, size_t n, erg_signature *out,
-                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_multi(const erg_signature *ops, size_t n,
+                                              erg_signature *out, erg_diag *diag);
 
 /**
  * ⊕multi with each operand i padded, from its end to the makespan T' = max_i T_i, by an idle
@@ -164,11 +164,12 @@ ERG_API ERG_NODISCARD int erg_signature_multi_end(const erg_signature *ops,
  * Errors: ERG_ENOENT/ERG_EIO (file), ERG_EPARSE (syntax with file:line:col, missing or bad
  * field), ERG_EVERSION (unknown major version), ERG_EINVAL (fails erg_signature_check).
  */
-ERG_API ERG_NODISCARD int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_signature_read_file(const char *path, erg_signature *out,
+                                                  erg_diag *diag);
 
 /** Write a standalone signature file, whole or not at all ("-" is stdout). */
-ERG_API ERG_NODISCARD int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag);
-
+ERG_API ERG_NODISCARD int erg_signature_write_file(const char *path, const erg_signature *sig,
+                                                   erg_diag *diag);
 
 /* ================================================================================================
  * Signatures as functions of context (paper Sections 3.1, 3.2, 3.4, 4.4; docs/context.md).

@@ -27,9 +27,9 @@ ERG_API double erg_normal_pdf(double x);
 ERG_API double erg_normal_quantile(double p);
 
 /**
- * Two-sided Gaussian multiplier c for confidence P (0 < P < 1): P(|Z| ≤ c) = P, so c(0.95) = 1.95996.
- * Used for prediction intervals E ± c·σ and the bias tolerance c_α·σ_E (paper Eq. 11-13, 23).
- * Returns NaN for P outside (0, 1).
+ * Two-sided Gaussian multiplier c for confidence P (0 < P < 1): P(|Z| ≤ c) = P, so c(0.95)
+ * = 1.95996. Used for prediction intervals E ± c·σ and the bias tolerance c_α·σ_E (paper Eq. 11-13,
+ * 23). Returns NaN for P outside (0, 1).
  */
 ERG_API double erg_two_sided_multiplier(double confidence);
 
@@ -39,8 +39,8 @@ ERG_API double erg_two_sided_multiplier(double confidence);
  * energy-calculus Appendix F.3). Exact for two operands; either variance may be 0.
  * Variances are in s² when the means are in s. Outputs may be NULL.
  */
-ERG_API void erg_max2_normal(double mean1, double var1, double mean2, double var2,
-                             double *mean_out, double *var_out);
+ERG_API void erg_max2_normal(double mean1, double var1, double mean2, double var2, double *mean_out,
+                             double *var_out);
 
 /**
  * Mean and variance of max(T_1..T_n) for independent Gaussian T_i, by numerical integration of
@@ -55,8 +55,8 @@ ERG_API void erg_max2_normal(double mean1, double var1, double mean2, double var
  * means, vars: arrays of n values (vars ≥ 0). Returns ERG_OK, or ERG_EINVAL (n = 0, NaN input,
  * negative variance) or ERG_ERANGE (the integration did not converge).
  */
-ERG_API ERG_NODISCARD int erg_maxn_normal(const double *means, const double *vars, size_t n, double *mean_out,
-                            double *var_out);
+ERG_API ERG_NODISCARD int erg_maxn_normal(const double *means, const double *vars, size_t n,
+                                          double *mean_out, double *var_out);
 
 /**
  * Quantile of the F distribution with (df1, df2) degrees of freedom: the x with P(F ≤ x) = p.

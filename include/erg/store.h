@@ -39,9 +39,10 @@ ERG_API ERG_NODISCARD int erg_store_default_path(char *buf, size_t *size);
 
 /** How erg_store_open opens a store. */
 enum {
-    ERG_STORE_READONLY = 0,  /**< read only (SQLITE_OPEN_READONLY): list, get, history; never writes */
-    ERG_STORE_CREATE = 1,    /**< read-write, creating the file and its folder when absent (put) */
-    ERG_STORE_READWRITE = 2  /**< read-write, the store must exist (rm) */
+    ERG_STORE_READONLY =
+        0,                /**< read only (SQLITE_OPEN_READONLY): list, get, history; never writes */
+    ERG_STORE_CREATE = 1, /**< read-write, creating the file and its folder when absent (put) */
+    ERG_STORE_READWRITE = 2 /**< read-write, the store must exist (rm) */
 };
 
 /**
@@ -59,7 +60,8 @@ enum {
  * old rows, which held no flags, and the format tag) when opened for writing; an erg that knows
  * only erg-store/1 then refuses it with its ERG_EVERSION.
  */
-ERG_API ERG_NODISCARD int erg_store_open(const char *path, int mode, erg_store **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_open(const char *path, int mode, erg_store **out,
+                                         erg_diag *diag);
 
 /** erg_store_open with the wait of erg_store_set_wait given from the start, so that a lock met
  *  while the store is being opened is waited for and told too. Errors as erg_store_open. */
@@ -96,7 +98,8 @@ ERG_API void erg_store_close(erg_store *store);
 ERG_API ERG_NODISCARD int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag);
 
 /** Fetch the current signature named name. Errors: ERG_ENOENT (no such name), ERG_EIO. */
-ERG_API ERG_NODISCARD int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_get(erg_store *store, const char *name, erg_signature *out,
+                                        erg_diag *diag);
 
 /**
  * A signature resolver (erg_signature_resolver in erg/trace.h) over a store: ud is an open
@@ -104,8 +107,8 @@ ERG_API ERG_NODISCARD int erg_store_get(erg_store *store, const char *name, erg_
  * Errors: ERG_ENOENT (no store, or no such name: diag says which), those of erg_store_open and
  * erg_store_get.
  */
-ERG_API ERG_NODISCARD int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
-                                                       erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_signature_resolver(void *ud, const char *name,
+                                                       erg_signature *out, erg_diag *diag);
 
 /** Remove name and its history. Errors: ERG_ENOENT, ERG_EIO. */
 ERG_API ERG_NODISCARD int erg_store_remove(erg_store *store, const char *name, erg_diag *diag);
@@ -114,13 +117,15 @@ ERG_API ERG_NODISCARD int erg_store_remove(erg_store *store, const char *name, e
  * Call fn(ud, sig) for every current signature, ordered by name; fn returning non-zero stops the
  * walk and that value is returned. Errors: ERG_EIO.
  */
-ERG_API ERG_NODISCARD int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signature *sig),
-                                         void *ud, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_each(erg_store *store,
+                                         int (*fn)(void *ud, const erg_signature *sig), void *ud,
+                                         erg_diag *diag);
 
 /**
  * Number of earlier versions kept for name (0 when none). Errors: ERG_EIO.
  */
-ERG_API ERG_NODISCARD int erg_store_history(erg_store *store, const char *name, size_t *count, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_history(erg_store *store, const char *name, size_t *count,
+                                            erg_diag *diag);
 
 /**
  * Call fn(ud, sig, stored_unix_s) for every earlier version of name, newest first (version 1 is
@@ -128,9 +133,9 @@ ERG_API ERG_NODISCARD int erg_store_history(erg_store *store, const char *name, 
  * stored_unix_s is when that version was stored (s since the Unix epoch). Errors: ERG_EIO.
  */
 ERG_API ERG_NODISCARD int erg_store_history_each(erg_store *store, const char *name,
-                                   int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s),
+                                                 int (*fn)(void *ud, const erg_signature *sig,
+                                                           double stored_unix_s),
                                                  void *ud, erg_diag *diag);
-
 
 /* ---- Signatures with context points (docs/context.md; paper Section 4.4, step 5 "Reuse") ---- */
 
@@ -145,8 +150,8 @@ ERG_API ERG_NODISCARD int erg_store_put_context(erg_store *store, const erg_cont
 
 /** Fetch the current signature named name with its context points (none when stored without).
  *  Errors: ERG_ENOENT (no such name), ERG_EIO, ERG_EPARSE (a stored point is malformed). */
-ERG_API ERG_NODISCARD int erg_store_get_context(erg_store *store, const char *name, erg_context_signature *out,
-                                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_store_get_context(erg_store *store, const char *name,
+                                                erg_context_signature *out, erg_diag *diag);
 
 #ifdef __cplusplus
 }

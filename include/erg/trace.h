@@ -102,8 +102,8 @@ ERG_API ERG_NODISCARD int erg_trace_read_files(erg_trace *trace, const char *con
 
 /** Same as erg_trace_read_file from a memory buffer (plain JSON, len bytes); name is used in
  *  messages. Errors: as erg_trace_read_file, and ERG_EINVAL (buf NULL with len > 0). */
-ERG_API ERG_NODISCARD int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len, const char *name,
-                                                erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_read_buffer(erg_trace *trace, const void *buf, size_t len,
+                                                const char *name, erg_diag *diag);
 
 /** Counts of what reading met; every count is over all files read. */
 typedef struct erg_trace_stats {
@@ -130,7 +130,8 @@ ERG_API void erg_trace_get_stats(const erg_trace *trace, erg_trace_stats *out);
  * The i-th unknown category met (in order of first appearance) and its event count; name or count
  * may be NULL. *name stays valid while trace lives. Errors: ERG_ERANGE (i past the end).
  */
-ERG_API ERG_NODISCARD int erg_trace_unknown(const erg_trace *trace, size_t i, const char **name, size_t *count);
+ERG_API ERG_NODISCARD int erg_trace_unknown(const erg_trace *trace, size_t i, const char **name,
+                                            size_t *count);
 
 /* ---------------------------------------------------------------------------------------------- */
 
@@ -154,7 +155,8 @@ ERG_API ERG_NODISCARD int erg_rules_read_file(const char *path, erg_rules **out,
 /** Same from a buffer of len bytes; name is used in messages and signature paths resolve against
  *  base_dir ("." when NULL). Errors: as erg_rules_read_file, and ERG_EINVAL (buf or out NULL). */
 ERG_API ERG_NODISCARD int erg_rules_read_buffer(const char *buf, size_t len, const char *name,
-                                  const char *base_dir, erg_rules **out, erg_diag *diag);
+                                                const char *base_dir, erg_rules **out,
+                                                erg_diag *diag);
 
 /**
  * Resolves a bare signature name a rule gives when no "<name>.json" lies beside the rules: fills
@@ -166,14 +168,16 @@ typedef int (*erg_signature_resolver)(void *ud, const char *name, erg_signature 
 
 /** erg_rules_read_file with a resolver for bare signature names (resolve NULL: none). Errors: as
  *  erg_rules_read_file, and the resolver's. */
-ERG_API ERG_NODISCARD int erg_rules_read_file_resolving(const char *path, erg_signature_resolver resolve,
-                                                        void *ud, erg_rules **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_rules_read_file_resolving(const char *path,
+                                                        erg_signature_resolver resolve, void *ud,
+                                                        erg_rules **out, erg_diag *diag);
 
 /** erg_rules_read_buffer with a resolver for bare signature names (resolve NULL: none). Errors: as
  *  erg_rules_read_buffer, and the resolver's. */
-ERG_API ERG_NODISCARD int erg_rules_read_buffer_resolving(const char *buf, size_t len, const char *name,
-                                            const char *base_dir, erg_signature_resolver resolve,
-                                            void *ud, erg_rules **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_rules_read_buffer_resolving(const char *buf, size_t len,
+                                                          const char *name, const char *base_dir,
+                                                          erg_signature_resolver resolve, void *ud,
+                                                          erg_rules **out, erg_diag *diag);
 
 /**
  * erg's default rules (rules/default.json, compiled in): NVIDIA A100 and H100 static powers and
@@ -206,8 +210,8 @@ typedef struct erg_trace_options {
 
 /**
  * Set opts to the defaults: align ERG_TRACE_ALIGN_NONE (one clock for all files), top_n 10 (entries
- * in the report's top list), max_start_spread_s ERG_TRACE_MAX_START_SPREAD_S. Call before setting fields, so that fields added later get their
- * defaults. NULL-safe (does nothing); never fails.
+ * in the report's top list), max_start_spread_s ERG_TRACE_MAX_START_SPREAD_S. Call before setting
+ * fields, so that fields added later get their defaults. NULL-safe (does nothing); never fails.
  */
 ERG_API void erg_trace_options_init(erg_trace_options *opts);
 
@@ -226,14 +230,15 @@ ERG_API void erg_trace_options_init(erg_trace_options *opts);
  * ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
-                               const erg_trace_options *opts, erg_schedule **out, erg_diag *diag);
+                                             const erg_trace_options *opts, erg_schedule **out,
+                                             erg_diag *diag);
 
 /**
  * Number of the trace's GPU activities that no rule matches (they get d = 0 in the schedule).
  * Errors: as erg_trace_schedule.
  */
-ERG_API ERG_NODISCARD int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules, size_t *count,
-                                              erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_unmatched(const erg_trace *trace, const erg_rules *rules,
+                                              size_t *count, erg_diag *diag);
 
 /** Per-device figures. Times in s, energies in J. */
 typedef struct erg_trace_device {
@@ -275,7 +280,7 @@ typedef struct erg_trace_report {
     double static_energy_j, dynamic_energy_j;
     double idle_static_energy_j; /**< sum over devices: static energy burned while idle, J */
     erg_grade grade;
-    unsigned flags;   /**< measurement flags (erg/flags.h): union over the signatures the rules use */
+    unsigned flags; /**< measurement flags (erg/flags.h): union over the signatures the rules use */
     size_t unmatched; /**< activities no rule matched */
     size_t n_unmatched_names;
     erg_trace_group *unmatched_names; /**< distinct (category, name) of unmatched activities,
@@ -295,17 +300,16 @@ typedef struct erg_trace_report {
 /**
  * Compute the report: the trace's per-device, per-category and per-name accounting, and from it
  * the totals erg_schedule_compose gives on the schedule erg_trace_schedule makes (Energy Calculus,
- * Section 3.3: E = Σ_dev (s·busy + p_idle·idle) + Σ d_i, σ²_E = Σ σ²_d_i, the weakest grade), without
- * building that schedule, so that the report needs about the import's memory. Idle static energy
- * is p_idle × (makespan − busy time) per device, the idle elements of Section 3.3 (the "energy
- * bloat" of Perseus).
- * Errors: as erg_trace_schedule (ERG_EINVAL: no GPU activity, clocks too far apart, a device
- * without a device entry, a figure that is not finite), ERG_ERANGE (a total overflows a double),
- * ERG_ENOMEM.
+ * Section 3.3: E = Σ_dev (s·busy + p_idle·idle) + Σ d_i, σ²_E = Σ σ²_d_i, the weakest grade),
+ * without building that schedule, so that the report needs about the import's memory. Idle static
+ * energy is p_idle × (makespan − busy time) per device, the idle elements of Section 3.3 (the
+ * "energy bloat" of Perseus). Errors: as erg_trace_schedule (ERG_EINVAL: no GPU activity, clocks
+ * too far apart, a device without a device entry, a figure that is not finite), ERG_ERANGE (a total
+ * overflows a double), ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_trace_report_make(const erg_trace *trace, const erg_rules *rules,
-                                  const erg_trace_options *opts, erg_trace_report *out,
-                                                erg_diag *diag);
+                                                const erg_trace_options *opts,
+                                                erg_trace_report *out, erg_diag *diag);
 
 /** Free what a report holds (not the struct). NULL-safe; never fails. */
 ERG_API void erg_trace_report_free(erg_trace_report *report);
@@ -319,8 +323,9 @@ ERG_API void erg_trace_report_free(erg_trace_report *report);
  * time_s, energy_j), overlap, problems, ignored, files, events, activities (docs/trace.md).
  * trace may be NULL (then ignored.unknown_categories is empty). Errors: ERG_ENOMEM.
  */
-ERG_API ERG_NODISCARD int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *report,
-                                                char **out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_trace_report_json(const erg_trace *trace,
+                                                const erg_trace_report *report, char **out,
+                                                erg_diag *diag);
 
 #ifdef __cplusplus
 }

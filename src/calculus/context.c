@@ -146,9 +146,9 @@ int erg_context_signature_find(const erg_context_signature *cs, const char *afte
 /* ------------------------------------------------------------------------------ JSON ---------- */
 
 static const char *const point_keys[] = {
-    "name",   "mechanism",      "after",          "cache",       "traffic_bytes",
-    "temperature_c", "corunners", "static_power_w", "time_s", "dynamic_energy_j",
-    "time_var_s2",   "energy_var_j2", "runs", NULL};
+    "name",          "mechanism",     "after",          "cache",  "traffic_bytes",
+    "temperature_c", "corunners",     "static_power_w", "time_s", "dynamic_energy_j",
+    "time_var_s2",   "energy_var_j2", "runs",           NULL};
 
 static int point_from_json(const json_t *o, const erg_signature *null_ctx, const char *file,
                            const char *path, erg_context_point *pt, erg_diag *diag)
@@ -163,8 +163,8 @@ static int point_from_json(const json_t *o, const erg_signature *null_ctx, const
         for (const char *const *k = point_keys; *k; k++)
             known |= strcmp(*k, key) == 0;
         if (!known)
-            return erg_diag_set(diag, ERG_EPARSE, file, "%s.%.60s: unknown member of a context point",
-                                path, key);
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "%s.%.60s: unknown member of a context point", path, key);
     }
     erg_context_point_init(pt);
     pt->static_power_w = null_ctx->static_power_w;
@@ -199,7 +199,8 @@ static int point_from_json(const json_t *o, const erg_signature *null_ctx, const
                             path, mech);
     if (pt->cache[0] && strcmp(pt->cache, "cold") != 0 && strcmp(pt->cache, "warm") != 0)
         return erg_diag_set(diag, ERG_EPARSE, file,
-                            "%s.cache: expected \"cold\" or \"warm\" (got \"%s\")", path, pt->cache);
+                            "%s.cache: expected \"cold\" or \"warm\" (got \"%s\")", path,
+                            pt->cache);
     const json_t *r = json_object_get(o, "runs");
     if (r && !json_is_null(r)) {
         if (!json_is_integer(r) || json_integer_value(r) < 0 || json_integer_value(r) > 1000000000)
@@ -242,11 +243,11 @@ int erg__context_signature_from_json(const json_t *obj, double default_static_w,
     if (!cs)
         return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
     erg_context_signature_init(cs);
-    int rc = isnan(default_static_w) && json_is_object(obj) &&
-                     !json_object_get(obj, "static_power_w") && json_object_get(obj, "device")
-                 ? erg__signature_from_json_opt(obj, file, path, &cs->null_context, diag)
-                 : erg__signature_from_json(obj, default_static_w, file, path, &cs->null_context,
-                                            diag);
+    int rc =
+        isnan(default_static_w) && json_is_object(obj) && !json_object_get(obj, "static_power_w") &&
+                json_object_get(obj, "device")
+            ? erg__signature_from_json_opt(obj, file, path, &cs->null_context, diag)
+            : erg__signature_from_json(obj, default_static_w, file, path, &cs->null_context, diag);
     if (rc == ERG_OK)
         rc = erg__json_string(obj, "command", 0, cs->command, sizeof cs->command, file, path, diag);
     const json_t *ctx = rc == ERG_OK ? json_object_get(obj, "contexts") : NULL;

@@ -31,7 +31,7 @@ static double energy_of(const erg_signature *s)
 static void fold(erg_set_insensitivity *out, const erg_insensitivity *t, const char *point)
 {
     double ratio = t->tolerance_j > 0 ? t->lhs_j / t->tolerance_j : (t->lhs_j > 0 ? HUGE_VAL : 0);
-    double cur = out->n_tested == 0 ? -1.0
+    double cur = out->n_tested == 0     ? -1.0
                  : out->tolerance_j > 0 ? out->lhs_j / out->tolerance_j
                                         : (out->lhs_j > 0 ? HUGE_VAL : 0);
     int take = out->n_tested == 0 || (out->insensitive == 1 && (!t->insensitive || ratio > cur));
@@ -50,8 +50,8 @@ static void set_init(erg_set_insensitivity *out)
     out->insensitive = -1;
 }
 
-int erg_context_history_test(const erg_context_signature *cs, const char *other,
-                             double confidence, erg_set_insensitivity *out, erg_diag *diag)
+int erg_context_history_test(const erg_context_signature *cs, const char *other, double confidence,
+                             erg_set_insensitivity *out, erg_diag *diag)
 {
     if (!cs || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_history_test: NULL argument");
@@ -85,8 +85,7 @@ int erg_context_interference_test(const erg_context_signature *cs, const char *o
                                   double confidence, erg_set_insensitivity *out, erg_diag *diag)
 {
     if (!cs || !out)
-        return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "erg_context_interference_test: NULL argument");
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_interference_test: NULL argument");
     int rc = check_conf(confidence, diag);
     if (rc)
         return rc;
@@ -263,8 +262,8 @@ int erg_interaction_graph_write_file(const erg_interaction_graph *g, double conf
         json_decref(root);
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the interaction graph");
     }
-    int rc = erg__json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                                 JSON_REAL_PRECISION(12), diag);
+    int rc = erg__json_dump_file(
+        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12), diag);
     json_decref(root);
     return rc;
 }
@@ -289,11 +288,11 @@ struct cctx {
     uint32_t *order;                    /* topological order */
     uint32_t *off, *adj;                /* CSR successors */
     double *start, *fin, *tim;
-    int *point;                         /* chosen point per node, -1 null */
-    int *entry_ch, *run_ch;             /* characterized substitutions */
-    uint32_t *pred;                     /* device predecessor or UINT32_MAX */
-    uint32_t *byfin;                    /* node indices sorted by (device, finish) */
-    uint32_t *bystart;                  /* node indices sorted by start */
+    int *point;             /* chosen point per node, -1 null */
+    int *entry_ch, *run_ch; /* characterized substitutions */
+    uint32_t *pred;         /* device predecessor or UINT32_MAX */
+    uint32_t *byfin;        /* node indices sorted by (device, finish) */
+    uint32_t *bystart;      /* node indices sorted by start */
     size_t *ncor;
     uint32_t (*cor)[ERG_CONTEXT_MAX_CORUNNERS]; /* first co-runners */
 };
@@ -517,7 +516,7 @@ static void substituted(const struct cctx *c, uint32_t v, erg_signature *out)
     const erg_context_point *p = &cs->points[c->point[v]];
     *out = *base;
     double s_ref = !isnan(base->static_power_w) ? base->static_power_w
-                                                 : s->devices[s->nodes[v].device].static_power_w;
+                                                : s->devices[s->nodes[v].device].static_power_w;
     double sp = isnan(p->static_power_w) ? s_ref : p->static_power_w;
     out->time_s = p->time_s;
     out->dynamic_energy_j = fmax(0.0, p->dynamic_energy_j + (sp - s_ref) * p->time_s);
@@ -549,9 +548,9 @@ static int copy_schedule(const struct cctx *c, erg_schedule **out, erg_diag *dia
             sig = sub.name;
         }
         if (rc == ERG_OK)
-            rc = erg_schedule_add_node(t, erg__node_id(s, (uint32_t)v), sig,
-                                       s->devices[s->nodes[v].device].id, s->nodes[v].start_s,
-                                       diag);
+            rc =
+                erg_schedule_add_node(t, erg__node_id(s, (uint32_t)v), sig,
+                                      s->devices[s->nodes[v].device].id, s->nodes[v].start_s, diag);
     }
     for (size_t k = 0; rc == ERG_OK && k < s->n_edges; k++)
         rc = erg_schedule_add_edge(t, erg__node_id(s, s->edges[k][0]),
@@ -739,8 +738,8 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
     out->covariance_j2 = cov;
     double var = fmax(0.0, r->energy_sd_j * r->energy_sd_j + cov);
     r->energy_sd_j = sqrt(var);
-    r->total.energy_var_j2 = fmax(var, r->total.static_power_w * r->total.static_power_w *
-                                           r->total.time_var_s2);
+    r->total.energy_var_j2 =
+        fmax(var, r->total.static_power_w * r->total.static_power_w * r->total.time_var_s2);
     r->interval_j[0] = r->energy_j - cst * r->energy_sd_j;
     r->interval_j[1] = r->energy_j + cst * r->energy_sd_j;
     r->bias_bound_j = bias;
@@ -788,8 +787,8 @@ static int cmp_cand(const void *a, const void *b)
 }
 
 int erg_refine_candidates(const erg_context_report *r, const erg_context_signature *const *sigs,
-                          size_t n_sigs, double deviation_j, erg_refine_candidate *out,
-                          size_t max, size_t *n_out, erg_diag *diag)
+                          size_t n_sigs, double deviation_j, erg_refine_candidate *out, size_t max,
+                          size_t *n_out, erg_diag *diag)
 {
     if (!r || (!sigs && n_sigs) || (!out && max) || !n_out || !isfinite(deviation_j))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_refine_candidates: bad argument");

@@ -11,18 +11,18 @@
 struct erg_cli_char {
     unsigned long runs, warmup;
     double cooldown_s;
-    int time_cpu;          /* 1: T is the element's CPU time (user + system), not wall time */
-    int time_reported;     /* 1: T is what the element reports in $ERG_ELEMENT_REPORT ("time_s=T"),
-                              and its CPU time for the cpu-model is that T too */
-    char report[2][1024];  /* per-child report files (element, co-runner) */
-    int cpu_model;         /* 1: energy = s·T + (P_full − P_idle)/n_cpu × CPU time (estimator) */
-    double static_w;       /* s, W */
-    double dyn_w_per_cpu;  /* cpu_model: dynamic power of one busy CPU, W */
-    const char *reset;     /* null-context protocol run before every measured run, or NULL */
-    erg_meter *meter;      /* meter mode: the meter (sampler started); may be NULL in cpu_model */
+    int time_cpu;         /* 1: T is the element's CPU time (user + system), not wall time */
+    int time_reported;    /* 1: T is what the element reports in $ERG_ELEMENT_REPORT ("time_s=T"),
+                             and its CPU time for the cpu-model is that T too */
+    char report[2][1024]; /* per-child report files (element, co-runner) */
+    int cpu_model;        /* 1: energy = s·T + (P_full − P_idle)/n_cpu × CPU time (estimator) */
+    double static_w;      /* s, W */
+    double dyn_w_per_cpu; /* cpu_model: dynamic power of one busy CPU, W */
+    const char *reset;    /* null-context protocol run before every measured run, or NULL */
+    erg_meter *meter;     /* meter mode: the meter (sampler started); may be NULL in cpu_model */
     erg_monitor *mon;
-    erg_grade grade;       /* grade of the figures */
-    unsigned flags;        /* union of the measurements' total flags (erg/flags.h) */
+    erg_grade grade; /* grade of the figures */
+    unsigned flags;  /* union of the measurements' total flags (erg/flags.h) */
     int verbose;
 };
 

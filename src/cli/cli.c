@@ -96,8 +96,8 @@ static int long_option_problem(const char *arg, int is_last, const struct option
         return 1;
     }
     if (matches > 1) {
-        size_t used = (size_t)snprintf(buf, size, "option '--%.*s' is ambiguous:",
-                                       (int)(n < 80 ? n : 80), name);
+        size_t used = (size_t)snprintf(
+            buf, size, "option '--%.*s' is ambiguous:", (int)(n < 80 ? n : 80), name);
         const char *sep = " ";
         for (const struct option *o = longopts; o->name && used < size; o++)
             if (strncmp(o->name, name, n) == 0) {

@@ -179,7 +179,8 @@ static int run(int argc, char **argv)
         return erg_cli_fail(&d, rc);
     }
     if (json) {
-        rc = erg_calibration_write_file("-", cal, &d); /* stdout can fail: a closed pipe, full disk */
+        rc = erg_calibration_write_file("-", cal,
+                                        &d); /* stdout can fail: a closed pipe, full disk */
         if (rc != ERG_OK) {
             erg_meter_close(m);
             erg_calibration_free(cal);

@@ -139,7 +139,8 @@ static pid_t spawn_sh(const char *cmd)
     return spawn_report(cmd, NULL);
 }
 
-/* The time an element reported in its ERG_ELEMENT_REPORT file, s; NAN (with a message) when none. */
+/* The time an element reported in its ERG_ELEMENT_REPORT file, s; NAN (with a message) when none.
+ */
 static double reported_time(const char *report, const char *cmd)
 {
     FILE *f = fopen(report, "r");
@@ -216,7 +217,8 @@ int erg_cli_char_open(struct erg_cli_char *c, const char *backends)
                  tmp && tmp[0] ? tmp : "/tmp", (long)getpid(), k);
     if (c->cpu_model) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        double idle = env_w("ERG_ESTIMATOR_IDLE_W", 10.0), full = env_w("ERG_ESTIMATOR_FULL_W", 65.0);
+        double idle = env_w("ERG_ESTIMATOR_IDLE_W", 10.0),
+               full = env_w("ERG_ESTIMATOR_FULL_W", 65.0);
         if (isnan(c->static_w))
             c->static_w = idle;
         c->dyn_w_per_cpu = fmax(0.0, full - idle) / (double)(ncpu > 0 ? ncpu : 1);
@@ -255,8 +257,8 @@ struct sample {
     double time_s, energy_j, temp_c;
 };
 
-static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude,
-                    const char *corun, struct sample *se, struct sample *sc)
+static int run_once(struct erg_cli_char *c, const char *cmd, const char *prelude, const char *corun,
+                    struct sample *se, struct sample *sc)
 {
     if (c->reset && run_sh(c->reset) != 0)
         return ERG_EXIT_CHECK;
@@ -462,24 +464,34 @@ static double point_energy(const erg_context_point *p)
     return p->static_power_w * p->time_s + p->dynamic_energy_j;
 }
 
-static int run_schedule(struct erg_cli_char *c, const char *path, const char *name,
-                        const char *out, int quiet);
+static int run_schedule(struct erg_cli_char *c, const char *path, const char *name, const char *out,
+                        int quiet);
 
 static int run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'},      {"output", required_argument, NULL, 'o'},
-        {"runs", required_argument, NULL, 'r'},      {"warmup", required_argument, NULL, 'W'},
-        {"cooldown", required_argument, NULL, 'C'},  {"reset", required_argument, NULL, 'R'},
-        {"after", required_argument, NULL, 'a'},     {"cold", required_argument, NULL, 'c'},
-        {"warm", no_argument, NULL, 'w'},            {"heat", required_argument, NULL, 'H'},
-        {"with", required_argument, NULL, 'x'},      {"traffic-bytes", required_argument, NULL, 'B'},
-        {"device", required_argument, NULL, 'd'},    {"time", required_argument, NULL, 't'},
-        {"energy", required_argument, NULL, 'e'},    {"static-power", required_argument, NULL, 's'},
-        {"calibration", required_argument, NULL, 'k'}, {"backends", required_argument, NULL, 'b'},
-        {"corunner-out", required_argument, NULL, 'X'}, {"schedule", required_argument, NULL, 'S'},
-        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"name", required_argument, NULL, 'n'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"runs", required_argument, NULL, 'r'},
+                                         {"warmup", required_argument, NULL, 'W'},
+                                         {"cooldown", required_argument, NULL, 'C'},
+                                         {"reset", required_argument, NULL, 'R'},
+                                         {"after", required_argument, NULL, 'a'},
+                                         {"cold", required_argument, NULL, 'c'},
+                                         {"warm", no_argument, NULL, 'w'},
+                                         {"heat", required_argument, NULL, 'H'},
+                                         {"with", required_argument, NULL, 'x'},
+                                         {"traffic-bytes", required_argument, NULL, 'B'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"time", required_argument, NULL, 't'},
+                                         {"energy", required_argument, NULL, 'e'},
+                                         {"static-power", required_argument, NULL, 's'},
+                                         {"calibration", required_argument, NULL, 'k'},
+                                         {"backends", required_argument, NULL, 'b'},
+                                         {"corunner-out", required_argument, NULL, 'X'},
+                                         {"schedule", required_argument, NULL, 'S'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     struct erg_cli_char c;
     memset(&c, 0, sizeof c);
     c.runs = 5;
@@ -513,7 +525,9 @@ static int run(int argc, char **argv)
         case 'B':
         case 's': {
             double v;
-            const char *on = opt == 'C' ? "--cooldown" : opt == 'B' ? "--traffic-bytes" : "--static-power";
+            const char *on = opt == 'C'   ? "--cooldown"
+                             : opt == 'B' ? "--traffic-bytes"
+                                          : "--static-power";
             if (erg_cli_double("characterize", on, optarg, &v))
                 return ERG_EXIT_USAGE;
             if (v < 0)
@@ -542,9 +556,11 @@ static int run(int argc, char **argv)
                 return erg_cli_usage("characterize", "at most %d contexts", MAX_CTX - 1);
             memset(&req[nreq], 0, sizeof req[nreq]);
             req[nreq].kind = opt == 'H' ? 'h' : (char)opt;
-            if (opt != 'w' &&
-                name_cmd(opt == 'a' ? "--after" : opt == 'c' ? "--cold" : opt == 'H' ? "--heat" : "--with",
-                         optarg, &req[nreq]))
+            if (opt != 'w' && name_cmd(opt == 'a'   ? "--after"
+                                       : opt == 'c' ? "--cold"
+                                       : opt == 'H' ? "--heat"
+                                                    : "--with",
+                                       optarg, &req[nreq]))
                 return ERG_EXIT_USAGE;
             nreq++;
             break;
@@ -612,7 +628,8 @@ static int run(int argc, char **argv)
         }
     if (isnan(c.static_w) && !c.cpu_model) {
         char defpath[1024];
-        if (!cal_path && erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK &&
+        if (!cal_path &&
+            erg_calibration_default_path(defpath, &(size_t){sizeof defpath}) == ERG_OK &&
             access(defpath, R_OK) == 0)
             cal_path = defpath;
         if (!cal_path) {
@@ -732,8 +749,8 @@ static int run(int argc, char **argv)
             erg_signature ref = *ns;
             erg_context_insensitive(&ref, &ps, 0.95, &t, NULL);
             fprintf(stderr, "%-24s T = %.6g s (sd %.3g), E = %.6g J (sd %.3g), dE = %+.4g J: %s\n",
-                    p.name, p.time_s, sqrt(p.time_var_s2), point_energy(&p),
-                    sqrt(p.energy_var_j2), point_energy(&p) - point_energy(&p0),
+                    p.name, p.time_s, sqrt(p.time_var_s2), point_energy(&p), sqrt(p.energy_var_j2),
+                    point_energy(&p) - point_energy(&p0),
                     t.insensitive ? "insensitive (Eq. 11/12 at 0.95)" : "SENSITIVE");
         }
     }
@@ -774,8 +791,8 @@ static int run(int argc, char **argv)
 
 /* ------------------------------------------------------------------ a whole schedule ---------- */
 
-static int run_schedule(struct erg_cli_char *c, const char *path, const char *name,
-                        const char *out, int quiet)
+static int run_schedule(struct erg_cli_char *c, const char *path, const char *name, const char *out,
+                        int quiet)
 {
     erg_diag d;
     erg_diag_clear(&d);
@@ -937,7 +954,8 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             fprintf(stderr, "erg: no total energy from the meters for this run\n");
             ex = ERG_EXIT_NOMETER;
         } else
-            vr->energy_j = c->time_cpu || c->time_reported ? c->static_w * t + (ew - c->static_w * wall) : ew;
+            vr->energy_j =
+                c->time_cpu || c->time_reported ? c->static_w * t + (ew - c->static_w * wall) : ew;
     }
     if (!ex) {
         erg_context_signature *cs = malloc(sizeof *cs);
@@ -964,9 +982,10 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             ns->grade = c->grade;
             ns->flags = c->flags;
             if (!quiet)
-                fprintf(stderr, "schedule %s: T = %.6g s (sd %.3g), E = %.6g J (sd %.3g), %lu runs\n",
-                        path, p.time_s, sqrt(p.time_var_s2), point_energy(&p),
-                        sqrt(p.energy_var_j2), c->runs);
+                fprintf(stderr,
+                        "schedule %s: T = %.6g s (sd %.3g), E = %.6g J (sd %.3g), %lu runs\n", path,
+                        p.time_s, sqrt(p.time_var_s2), point_energy(&p), sqrt(p.energy_var_j2),
+                        c->runs);
             if ((rc = erg_context_signature_write_file(out, cs, &d)) != ERG_OK)
                 ex = erg_cli_fail(&d, rc);
             free(cs);
@@ -986,5 +1005,4 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
 }
 
 const struct erg_cli_command erg_cli_cmd_characterize = {
-    "characterize", "measure an element at the null context and under chosen contexts",
-    run};
+    "characterize", "measure an element at the null context and under chosen contexts", run};

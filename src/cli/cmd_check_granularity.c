@@ -132,5 +132,4 @@ static int run(int argc, char **argv)
 }
 
 const struct erg_cli_command erg_cli_cmd_check_granularity = {
-    "check-granularity", "granularity consistency of a coarse element and its parts (Eq. 24)",
-    run};
+    "check-granularity", "granularity consistency of a coarse element and its parts (Eq. 24)", run};

@@ -70,8 +70,10 @@ static int load_side(const char *path, const erg_compose_options *co, erg_report
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
     const char *tag = root ? json_string_value(json_object_get(root, "erg")) : NULL;
-    int kind = !tag ? 0 : strncmp(tag, "signature/", 10) == 0 ? 1
-                    : strncmp(tag, "measurement/", 12) == 0 ? 2 : 0;
+    int kind = !tag                                    ? 0
+               : strncmp(tag, "signature/", 10) == 0   ? 1
+               : strncmp(tag, "measurement/", 12) == 0 ? 2
+                                                       : 0;
     json_decref(root);
     if (kind == 0)
         return erg_cli_compose_file(path, co, r);

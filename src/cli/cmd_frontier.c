@@ -213,8 +213,9 @@ static int run(int argc, char **argv)
         const char *dot = strrchr(plot, '.');
         if (!dot || strchr(dot, '/') ||
             (strcasecmp(dot, ".svg") && strcasecmp(dot, ".png") && strcasecmp(dot, ".pdf")))
-            return erg_cli_usage("frontier", "--plot: the extension names the format: .svg, "
-                                             ".png or .pdf, got '%s'",
+            return erg_cli_usage("frontier",
+                                 "--plot: the extension names the format: .svg, "
+                                 ".png or .pdf, got '%s'",
                                  plot);
         erg_diag pd;
         erg_diag_clear(&pd);

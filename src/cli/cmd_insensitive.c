@@ -69,18 +69,16 @@ static int run_pair(const char *pa, const char *pb, double conf, int json)
     const char *na = a->null_context.name, *nb = b->null_context.name;
     int ex = v.mutual == 1 ? ERG_EXIT_OK : ERG_EXIT_CHECK;
     if (json) {
-        json_t *o = json_pack("{s:s,s:s,s:s,s:f,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "erg",
-                              "insensitive-pair/1", "a", na, "b", nb, "confidence", conf,
-                              "history_a", side_json(&v.history_a), "history_b",
-                              side_json(&v.history_b), "interference_a",
-                              side_json(&v.interference_a), "interference_b",
-                              side_json(&v.interference_b), "history",
-                              v.history < 0 ? json_null() : json_boolean(v.history),
-                              "interference",
-                              v.interference < 0 ? json_null() : json_boolean(v.interference),
-                              "mutual", v.mutual < 0 ? json_null() : json_boolean(v.mutual));
-        if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                            JSON_REAL_PRECISION(12)) != 0)
+        json_t *o = json_pack(
+            "{s:s,s:s,s:s,s:f,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "erg", "insensitive-pair/1", "a", na,
+            "b", nb, "confidence", conf, "history_a", side_json(&v.history_a), "history_b",
+            side_json(&v.history_b), "interference_a", side_json(&v.interference_a),
+            "interference_b", side_json(&v.interference_b), "history",
+            v.history < 0 ? json_null() : json_boolean(v.history), "interference",
+            v.interference < 0 ? json_null() : json_boolean(v.interference), "mutual",
+            v.mutual < 0 ? json_null() : json_boolean(v.mutual));
+        if (!o || json_dumpf(o, stdout,
+                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0)
             ex = ERG_EXIT_USAGE;
         fputc('\n', stdout);
         json_decref(o);

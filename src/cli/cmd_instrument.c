@@ -61,8 +61,10 @@ int erg_cli_exec_python(const char *cmd, const char *module, int argc, char **ar
     }
     snprintf(cand, sizeof cand, "%s/erg/__init__.py", pkg);
     if (!exists(cand)) {
-        fprintf(stderr, "erg %s: the erg Python package is not found (looked in '%s'); set "
-                        "ERG_PYTHONPATH to the folder that holds erg/\n", cmd, pkg);
+        fprintf(stderr,
+                "erg %s: the erg Python package is not found (looked in '%s'); set "
+                "ERG_PYTHONPATH to the folder that holds erg/\n",
+                cmd, pkg);
         return ERG_EXIT_USAGE;
     }
     const char *old = getenv("PYTHONPATH");
@@ -100,8 +102,8 @@ int erg_cli_exec_python(const char *cmd, const char *module, int argc, char **ar
         args[i + 2] = argv[i];
     fflush(NULL);
     execv(py, erg_cli_exec_argv(args));
-    fprintf(stderr, "erg %s: cannot run %s: %s (set ERG_PYTHON to a python3 with torch)\n", cmd,
-            py, strerror(errno));
+    fprintf(stderr, "erg %s: cannot run %s: %s (set ERG_PYTHON to a python3 with torch)\n", cmd, py,
+            strerror(errno));
     free(args);
     return ERG_EXIT_USAGE;
 }

@@ -71,9 +71,11 @@ static const char measure_help2[] =
     "confident from a single run.\n"
     "Net energy is not clamped: a baseline above the gross energy (net < 0) is flagged\n"
     "baseline_exceeds_gross with a warning (the machine drew less than its calibrated idle power:\n"
-    "the calibration was taken under load or in another state; recalibrate at rest). A calibration\n"
+    "the calibration was taken under load or in another state; recalibrate at rest). A "
+    "calibration\n"
     "flagged not at rest by 'erg calibrate' is warned about whenever it is used.\n"
-    "CSV columns: id,domain,device,grade,state,flags,time_s_mean,time_s_sd,energy_j_mean,...; flags\n"
+    "CSV columns: id,domain,device,grade,state,flags,time_s_mean,time_s_sd,energy_j_mean,...; "
+    "flags\n"
     "are ';'-separated names, empty when none; the last row is the total.\n"
     "SIGINT or SIGTERM stops the runs, kills CMD's process group, reports the runs completed and\n"
     "exits 130 or 143.\n\n"
@@ -278,8 +280,8 @@ static void progress(void *ud, const erg_protocol_progress *p)
     if (isfinite(p->last_energy_j))
         snprintf(e, sizeof e, ", last %.4g J in %.4g s", p->last_energy_j, p->last_time_s);
     if (p->phase == ERG_PHASE_STABLE)
-        fprintf(stderr, "\r\033[Kerg: waiting for the stable state (%.0f s): %.150s",
-                p->elapsed_s, p->detail[0] ? p->detail : "stable");
+        fprintf(stderr, "\r\033[Kerg: waiting for the stable state (%.0f s): %.150s", p->elapsed_s,
+                p->detail[0] ? p->detail : "stable");
     else
         fprintf(stderr, "\r\033[Kerg: %s %zu/%zu (%.1f s%s)",
                 p->phase == ERG_PHASE_WARMUP ? "warm-up" : "run", p->done, p->total, p->elapsed_s,
@@ -328,7 +330,8 @@ static void print_text(const erg_protocol_result *r, char **cmd)
         printf("\n");
         printf("Scope:    machine-wide (every process on the host is in these figures)");
         if (isfinite(r->attribution.cpu_share)) {
-            printf("; the command's share of the machine's CPU time is %.3g %%", 100 * r->attribution.cpu_share);
+            printf("; the command's share of the machine's CPU time is %.3g %%",
+                   100 * r->attribution.cpu_share);
             if (isfinite(r->attribution.attributed_energy_j))
                 printf(", about %.4g J of the net energy (estimator)",
                        r->attribution.attributed_energy_j);
@@ -403,8 +406,10 @@ static int plot_format(const char *path)
     const char *dot = strrchr(path, '.');
     if (!dot || strchr(dot, '/'))
         return -1;
-    return strcasecmp(dot, ".svg") == 0 ? 0 : strcasecmp(dot, ".png") == 0 ? 1
-                                          : strcasecmp(dot, ".pdf") == 0 ? 2 : -1;
+    return strcasecmp(dot, ".svg") == 0   ? 0
+           : strcasecmp(dot, ".png") == 0 ? 1
+           : strcasecmp(dot, ".pdf") == 0 ? 2
+                                          : -1;
 }
 
 /* Every output path is checked before the runs are spent on it. */
@@ -579,8 +584,8 @@ static int run(int argc, char **argv)
             fprintf(stderr, "erg: interrupted: no signature written\n");
         else if (!have_sig && rc == ERG_EXIT_OK)
             rc = ERG_EXIT_NOMETER;
-        else if (have_sig && (wrc = erg_summary_write_signature(o.sig_path, &sig, res->summary,
-                                                                &d)) != ERG_OK)
+        else if (have_sig &&
+                 (wrc = erg_summary_write_signature(o.sig_path, &sig, res->summary, &d)) != ERG_OK)
             rc = erg_cli_fail(&d, wrc);
     }
     if (res->stop_status == ERG_EINTR) {

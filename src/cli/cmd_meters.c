@@ -232,8 +232,8 @@ static int run(int argc, char **argv)
         /* a usable channel with nothing to report says what it covers (its label: the zone,
          * register, GPU, or the scope of a board or ACPI meter rail) */
         printf("  %-34s %-8s %-12s %-12s %-5s %-11s %s%s\n", ci.id, erg_domain_name(ci.domain),
-               ci.device, erg_grade_name(ci.grade), live, res, ci.usable ? "" : "declined: ",
-               ci.usable && !ci.reason[0] ? ci.label : ci.reason);
+               ci.device, erg_grade_name(ci.grade), live, res,
+               ci.usable ? "" : "declined: ", ci.usable && !ci.reason[0] ? ci.label : ci.reason);
     }
     if (note)
         printf("\nNote: %s.\n", note);

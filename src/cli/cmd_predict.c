@@ -74,7 +74,6 @@ static void held_out(const erg_op_model *m, erg_op op, const erg_op_prediction *
     *e_pct = isfinite(e) ? e : roof ? avg.roof_energy_mape_pct : avg.energy_mape_pct;
 }
 
-
 /* No committed model was fitted on this machine's CPU: say how to fit one and how long the
  * default grid takes. Each configuration runs for the profiler's --min-time (1 s by default)
  * after a warm-up, so the grid's row count bounds the time from below on any machine. */
@@ -219,8 +218,8 @@ static int run(int argc, char **argv)
     erg_target_identity(kind, sizeof kind, desc, sizeof desc);
     if (!model_path) {
         if (erg_op_model_default_path(kind, path, &(size_t){sizeof path}) != ERG_OK) {
-            fprintf(stderr, "erg predict: no default model path for '%s' (too long): give --model\n",
-                    kind);
+            fprintf(stderr,
+                    "erg predict: no default model path for '%s' (too long): give --model\n", kind);
             return ERG_EXIT_USAGE;
         }
         model_path = path;

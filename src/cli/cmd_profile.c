@@ -45,7 +45,8 @@ static void help(FILE *out)
         "share/erg/scripts/profile_torch.py, or the source tree. Energy: erg's meter read through\n"
         "liberg (--target cpu; the estimator where there are no counters, grade 'estimator'),\n"
         "NVML's energy counter (--target cuda). The full plan is about 1,240 configurations,\n"
-        "about 25 minutes of CPU time (much more wall time on a loaded machine; docs/profile.md).\n");
+        "about 25 minutes of CPU time (much more wall time on a loaded machine; "
+        "docs/profile.md).\n");
 }
 
 struct progress {
@@ -197,9 +198,8 @@ static int run_torch(int argc, char **argv)
     const char *python = getenv("ERG_PYTHON");
     if (!python || !*python)
         python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-    const char *lib = no_meter || strcmp(target, "cpu") != 0
-                          ? NULL
-                          : find_liberg(lib_buf, sizeof lib_buf);
+    const char *lib =
+        no_meter || strcmp(target, "cpu") != 0 ? NULL : find_liberg(lib_buf, sizeof lib_buf);
     const char *av[24];
     int n = 0;
     av[n++] = python;

@@ -180,16 +180,23 @@ static void quote(const char *cmd, char *buf, size_t size)
 
 static int run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"measured", required_argument, NULL, 'm'}, {"characterize", no_argument, NULL, 'C'},
-        {"top", required_argument, NULL, 'k'},      {"in-place", no_argument, NULL, 'I'},
-        {"write-signatures", required_argument, NULL, 'W'}, {"graph", required_argument, NULL, 'g'},
-        {"confidence", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
-        {"runs", required_argument, NULL, 'r'},     {"reset", required_argument, NULL, 'R'},
-        {"warmup", required_argument, NULL, 'U'},
-        {"time", required_argument, NULL, 't'},     {"energy", required_argument, NULL, 'e'},
-        {"static-power", required_argument, NULL, 's'}, {"backends", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"measured", required_argument, NULL, 'm'},
+                                         {"characterize", no_argument, NULL, 'C'},
+                                         {"top", required_argument, NULL, 'k'},
+                                         {"in-place", no_argument, NULL, 'I'},
+                                         {"write-signatures", required_argument, NULL, 'W'},
+                                         {"graph", required_argument, NULL, 'g'},
+                                         {"confidence", required_argument, NULL, 'c'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"runs", required_argument, NULL, 'r'},
+                                         {"reset", required_argument, NULL, 'R'},
+                                         {"warmup", required_argument, NULL, 'U'},
+                                         {"time", required_argument, NULL, 't'},
+                                         {"energy", required_argument, NULL, 'e'},
+                                         {"static-power", required_argument, NULL, 's'},
+                                         {"backends", required_argument, NULL, 'b'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *measured_path = NULL, *sig_dir = NULL, *graph = NULL, *backends = NULL;
     int do_char = 0, in_place = 0, json = 0, opt;
     unsigned long top = 3;
@@ -226,9 +233,8 @@ static int run(int argc, char **argv)
             if (erg_cli_double("refine", "--confidence", optarg, &conf))
                 return ERG_EXIT_USAGE;
             if (!(conf > 0.0 && conf < 1.0))
-                return erg_cli_usage("refine",
-                                     "--confidence must lie strictly between 0 and 1, got '%s'",
-                                     optarg);
+                return erg_cli_usage(
+                    "refine", "--confidence must lie strictly between 0 and 1, got '%s'", optarg);
             break;
         case 'j':
             json = 1;
@@ -314,9 +320,9 @@ static int run(int argc, char **argv)
     const erg_context_signature **ptrs = calloc(set.n + 1, sizeof *ptrs);
     for (size_t i = 0; ptrs && i < set.n; i++)
         ptrs[i] = &set.sigs[i];
-    if (!ptrs ||
-        erg_refine_candidates(&before, ptrs, set.n, before.report.measured_j - before.report.energy_j,
-                              cand, top, &nc, &d) != ERG_OK) {
+    if (!ptrs || erg_refine_candidates(&before, ptrs, set.n,
+                                       before.report.measured_j - before.report.energy_j, cand, top,
+                                       &nc, &d) != ERG_OK) {
         ex = erg_cli_fail(&d, d.status ? d.status : ERG_ENOMEM);
         goto out;
     }

@@ -23,7 +23,8 @@ static const char serve_help[] =
     "                 [--attribute pids|cgroups] [--top N] [--backends LIST] [--once]\n\n"
     "Serve this machine's energy meters over HTTP in the Prometheus text format: cumulative\n"
     "erg_energy_joules_total{channel,domain,device,grade,scope} counters that never decrease\n"
-    "(wrap-around corrected, counter resets carried over), erg_power_watts gauges, the node total,\n"
+    "(wrap-around corrected, counter resets carried over), erg_power_watts gauges, the node "
+    "total,\n"
     "each channel's liveness, state and flags, meter errors and the exporter's own cost. A figure\n"
     "that does not exist is absent, never 0. docs/serve.md maps every metric onto OpenTelemetry's\n"
     "hw.energy / hw.power and onto Kepler's and the DCGM exporter's names.\n\n"
@@ -35,7 +36,8 @@ static const char serve_help[] =
     "                       line (F must not be readable by others)\n"
     "  --attribute pids|cgroups\n"
     "                       also charge CPU-side energy to processes or cgroups by their share\n"
-    "                       of busy CPU time (an estimate, graded so, as Scaphandre and Kepler do)\n"
+    "                       of busy CPU time (an estimate, graded so, as Scaphandre and Kepler "
+    "do)\n"
     "  --top N              attribution keeps the N largest consumers' own series (default 50)\n"
     "  --backends LIST      comma-separated meter backends (default $ERG_BACKENDS, else all)\n"
     "  --once               take two samples an interval apart, print the exposition, exit\n\n"
@@ -54,8 +56,7 @@ static int read_token(const char *path, char **out)
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096) {
         close(fd);
-        fprintf(stderr, "erg serve: %s: the token file must be a regular file under 4 KiB\n",
-                path);
+        fprintf(stderr, "erg serve: %s: the token file must be a regular file under 4 KiB\n", path);
         return ERG_EXIT_USAGE;
     }
     if (st.st_mode & (S_IRWXO)) {
@@ -75,13 +76,12 @@ static int read_token(const char *path, char **out)
     buf[strcspn(buf, "\r\n")] = '\0';
     for (const char *p = buf; *p; p++)
         if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
-            fprintf(stderr,
-                    "erg serve: %s: the token must be printable ASCII without spaces\n", path);
+            fprintf(stderr, "erg serve: %s: the token must be printable ASCII without spaces\n",
+                    path);
             return ERG_EXIT_USAGE;
         }
     if (strlen(buf) < 16) {
-        fprintf(stderr, "erg serve: %s: the token is empty or shorter than 16 characters\n",
-                path);
+        fprintf(stderr, "erg serve: %s: the token is empty or shorter than 16 characters\n", path);
         return ERG_EXIT_USAGE;
     }
     *out = strdup(buf);
@@ -236,8 +236,8 @@ static int run(int argc, char **argv)
     const char *colon = strrchr(listen_addr, ':');
     snprintf(url, sizeof url, "%.*s:%u", colon ? (int)(colon - listen_addr) : 0, listen_addr,
              erg_http_port(h));
-    fprintf(stderr, "erg serve: serving http://%s/metrics (port %u), a sample every %g s%s\n",
-            url, erg_http_port(h), eo.interval_s, token ? ", bearer token required" : "");
+    fprintf(stderr, "erg serve: serving http://%s/metrics (port %u), a sample every %g s%s\n", url,
+            erg_http_port(h), eo.interval_s, token ? ", bearer token required" : "");
     fflush(stderr);
     int sig = 0;
     sigwait(&stop, &sig);

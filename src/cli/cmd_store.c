@@ -16,8 +16,10 @@ static const char store_help[] =
     "       erg store [--store PATH] history NAME [--json]\n"
     "       erg store [--store PATH] get NAME --previous K [-o OUT.json]\n"
     "       erg store [--store PATH] rm NAME\n\n"
-    "Keep characterized energy signatures (signature/1 files) in one SQLite file, by name, so that\n"
-    "schedules, trace rules and later sessions can reuse them. Putting a name again replaces it and\n"
+    "Keep characterized energy signatures (signature/1 files) in one SQLite file, by name, so "
+    "that\n"
+    "schedules, trace rules and later sessions can reuse them. Putting a name again replaces it "
+    "and\n"
     "keeps the old one as history: 'history' lists earlier versions, newest first, and\n"
     "'get --previous K' takes out the K-th one (1 = the one replaced last).\n\n"
     "  --store PATH   the store file (default $ERG_STORE, $XDG_DATA_HOME/erg/signatures.db or\n"
@@ -41,10 +43,10 @@ static json_t *list_entry(const erg_signature *s)
     for (unsigned b = 0; fl && b < ERG_FLAG_COUNT; b++)
         if (s->flags & (1u << b))
             json_array_append_new(fl, json_string(erg_flag_name(b)));
-    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:o*}", "name", s->name, "device", s->device, "energy_j",
-                     erg_signature_energy_j(s), "time_s", s->time_s, "static_power_w", s->static_power_w,
-                     "dynamic_energy_j", s->dynamic_energy_j, "grade", erg_grade_name(s->grade), "runs",
-                     (int)s->runs, "flags", fl);
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:o*}", "name", s->name, "device", s->device,
+                     "energy_j", erg_signature_energy_j(s), "time_s", s->time_s, "static_power_w",
+                     s->static_power_w, "dynamic_energy_j", s->dynamic_energy_j, "grade",
+                     erg_grade_name(s->grade), "runs", (int)s->runs, "flags", fl);
 }
 
 /* " flags: a,b" after a text row, or "" */
@@ -76,8 +78,9 @@ static int history_one(void *ud, const erg_signature *s, double stored_unix_s)
         json_array_append_new(c->arr, e);
     } else {
         char fl[600];
-        printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s%s\n", c->seen, stored_unix_s, erg_signature_energy_j(s),
-               s->time_s, s->static_power_w, erg_grade_name(s->grade), flags_suffix(s, fl, sizeof fl));
+        printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s%s\n", c->seen, stored_unix_s,
+               erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade),
+               flags_suffix(s, fl, sizeof fl));
     }
     return 0;
 }
@@ -106,12 +109,10 @@ static void say_waiting(void *ud, const char *path)
 
 static int run_store(int argc, char **argv)
 {
-    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"previous", required_argument, NULL, 'p'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"store", required_argument, NULL, 's'}, {"output", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'j'},        {"previous", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     const char *path = NULL, *output = "-";
     int json = 0, c;
     unsigned long previous = 0;
@@ -130,7 +131,8 @@ static int run_store(int argc, char **argv)
             if (erg_cli_ulong("store", "--previous", optarg, &previous) != 0)
                 return ERG_EXIT_USAGE;
             if (previous == 0)
-                return erg_cli_usage("store", "--previous counts from 1 (the version replaced last)");
+                return erg_cli_usage("store",
+                                     "--previous counts from 1 (the version replaced last)");
             break;
         case 'h':
             fputs(store_help, stdout);
@@ -153,8 +155,10 @@ static int run_store(int argc, char **argv)
         strcmp(action, "history"))
         return erg_cli_usage("store", "unknown action '%s' (put, get, list, history, rm)", action);
     if ((is_put && optind >= argc) ||
-        ((!strcmp(action, "get") || !strcmp(action, "rm") || !strcmp(action, "history")) && optind + 1 != argc))
-        return erg_cli_usage("store", "'%s' needs %s", action, is_put ? "signature files" : "one name");
+        ((!strcmp(action, "get") || !strcmp(action, "rm") || !strcmp(action, "history")) &&
+         optind + 1 != argc))
+        return erg_cli_usage("store", "'%s' needs %s", action,
+                             is_put ? "signature files" : "one name");
 
     erg_diag d;
     erg_diag_clear(&d);
@@ -166,12 +170,14 @@ static int run_store(int argc, char **argv)
         if (!sigs)
             return erg_cli_fail(NULL, ERG_ENOMEM);
         for (size_t i = 0; i < n; i++) {
-            if ((rc = erg_context_signature_read_file(argv[optind + (int)i], &sigs[i], &d)) != ERG_OK) {
+            if ((rc = erg_context_signature_read_file(argv[optind + (int)i], &sigs[i], &d)) !=
+                ERG_OK) {
                 free(sigs);
                 return erg_cli_fail(&d, rc);
             }
             if (!sigs[i].null_context.name[0]) {
-                fprintf(stderr, "erg: %s: the signature has no \"name\" to store it under\n", argv[optind + (int)i]);
+                fprintf(stderr, "erg: %s: the signature has no \"name\" to store it under\n",
+                        argv[optind + (int)i]);
                 free(sigs);
                 return ERG_EXIT_USAGE;
             }
@@ -209,8 +215,8 @@ static int run_store(int argc, char **argv)
         if (rc == 1)
             rc = erg_signature_write_file(output, &ctx.found, &d);
         else if (rc == ERG_OK)
-            rc = erg_diag_set(&d, ERG_ENOENT, path, "'%s' has %lu earlier version%s, not %lu", argv[optind],
-                              ctx.seen, ctx.seen == 1 ? "" : "s", previous);
+            rc = erg_diag_set(&d, ERG_ENOENT, path, "'%s' has %lu earlier version%s, not %lu",
+                              argv[optind], ctx.seen, ctx.seen == 1 ? "" : "s", previous);
     } else if (!strcmp(action, "get")) {
         erg_context_signature *cs = malloc(sizeof *cs);
         if (!cs)
@@ -226,12 +232,12 @@ static int run_store(int argc, char **argv)
             ctx.json = json;
             ctx.arr = json ? json_array() : NULL;
             if (!json)
-                printf("%-8s %14s %12s %12s %12s  %s\n", "version", "stored_unix_s", "energy_j", "time_s",
-                       "static_w", "grade");
+                printf("%-8s %14s %12s %12s %12s  %s\n", "version", "stored_unix_s", "energy_j",
+                       "time_s", "static_w", "grade");
             rc = erg_store_history_each(st, argv[optind], history_one, &ctx, &d);
             if (json) {
-                json_t *root = json_pack("{s:s,s:s,s:o}", "erg", "store-list/1", "name", argv[optind],
-                                         "signatures", ctx.arr);
+                json_t *root = json_pack("{s:s,s:s,s:o}", "erg", "store-list/1", "name",
+                                         argv[optind], "signatures", ctx.arr);
                 if (rc == ERG_OK) {
                     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                     putchar('\n');
@@ -249,7 +255,8 @@ static int run_store(int argc, char **argv)
         ctx.json = json;
         ctx.arr = json ? json_array() : NULL;
         if (!json)
-            printf("%-32s %-12s %12s %12s %12s  %s\n", "name", "device", "energy_j", "time_s", "static_w", "grade");
+            printf("%-32s %-12s %12s %12s %12s  %s\n", "name", "device", "energy_j", "time_s",
+                   "static_w", "grade");
         rc = erg_store_each(st, list_one, &ctx, &d);
         if (json) {
             if (rc == ERG_OK) {
@@ -266,5 +273,5 @@ static int run_store(int argc, char **argv)
     return rc == ERG_OK ? ERG_EXIT_OK : erg_cli_fail(&d, rc);
 }
 
-const struct erg_cli_command erg_cli_cmd_store = {"store", "keep signatures in a SQLite store and reuse them",
-                                                  run_store};
+const struct erg_cli_command erg_cli_cmd_store = {
+    "store", "keep signatures in a SQLite store and reuse them", run_store};

@@ -45,12 +45,15 @@ struct opts {
 
 static int parse(const char *cmd, int argc, char **argv, struct opts *o, int *first_file)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"rules", required_argument, NULL, 'r'},
-        {"align", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
-        {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
-        {"jobs", required_argument, NULL, 'J'},   {"rank-from-order", no_argument, NULL, 'R'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"rules", required_argument, NULL, 'r'},
+                                             {"align", required_argument, NULL, 'a'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"top", required_argument, NULL, 'n'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"jobs", required_argument, NULL, 'J'},
+                                             {"rank-from-order", no_argument, NULL, 'R'},
+                                             {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     erg_trace_options_init(&o->topts);
     optind = 1;
@@ -107,10 +110,9 @@ static int load(int argc, char **argv, int first, const struct opts *o, erg_trac
     erg_diag_clear(&diag);
     *trace = NULL;
     *rules = NULL;
-    int st =
-        o->rules ? erg_rules_read_file_resolving(o->rules, erg_store_signature_resolver, NULL, rules,
-                                                 &diag)
-                 : erg_rules_default(rules, &diag);
+    int st = o->rules ? erg_rules_read_file_resolving(o->rules, erg_store_signature_resolver, NULL,
+                                                      rules, &diag)
+                      : erg_rules_default(rules, &diag);
     if (st != ERG_OK)
         return erg_cli_fail(&diag, st);
     *trace = erg_trace_new();
@@ -244,12 +246,12 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
     if (r->unmatched) {
         printf("\nunmatched: %zu activities match no rule (dynamic energy 0):\n", r->unmatched);
         for (size_t k = 0; k < r->n_unmatched_names && k < 10; k++)
-            printf("%8zu  %s %.100s\n", r->unmatched_names[k].count,
-                   r->unmatched_names[k].category < 0
-                       ? "mixed"
-                       : erg_trace_category_name(
-                             (erg_trace_category)r->unmatched_names[k].category),
-                   r->unmatched_names[k].name);
+            printf(
+                "%8zu  %s %.100s\n", r->unmatched_names[k].count,
+                r->unmatched_names[k].category < 0
+                    ? "mixed"
+                    : erg_trace_category_name((erg_trace_category)r->unmatched_names[k].category),
+                r->unmatched_names[k].name);
         if (r->n_unmatched_names > 10)
             printf("     ...  %zu more names (--json lists all)\n", r->n_unmatched_names - 10);
     }

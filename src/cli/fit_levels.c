@@ -48,18 +48,13 @@ struct opts {
 
 static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*help)(FILE *))
 {
-    static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
-                                       {"ops", required_argument, NULL, 'O'},
-                                       {"target", required_argument, NULL, 'T'},
-                                       {"seed", required_argument, NULL, 's'},
-                                       {"width", required_argument, NULL, 'w'},
-                                       {"layers", required_argument, NULL, 'l'},
-                                       {"epochs", required_argument, NULL, 'e'},
-                                       {"no-cv", no_argument, NULL, 'N'},
-                                       {"json", no_argument, NULL, 'J'},
-                                       {"per-sequence", required_argument, NULL, 'q'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {
+        {"output", required_argument, NULL, 'o'}, {"ops", required_argument, NULL, 'O'},
+        {"target", required_argument, NULL, 'T'}, {"seed", required_argument, NULL, 's'},
+        {"width", required_argument, NULL, 'w'},  {"layers", required_argument, NULL, 'l'},
+        {"epochs", required_argument, NULL, 'e'}, {"no-cv", no_argument, NULL, 'N'},
+        {"json", no_argument, NULL, 'J'},         {"per-sequence", required_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     erg_mlp_options_init(&o->mlp);
     int c;
@@ -195,15 +190,16 @@ static void header(const char *title, const char *base)
 
 static void average(const erg_accuracy *rows, int n, erg_accuracy *avg)
 {
-    double *f[6] = {&avg->time_mape_pct, &avg->time_r2, &avg->energy_mape_pct, &avg->energy_r2,
+    double *f[6] = {&avg->time_mape_pct,      &avg->time_r2,
+                    &avg->energy_mape_pct,    &avg->energy_r2,
                     &avg->base_time_mape_pct, &avg->base_energy_mape_pct};
     memset(avg, 0, sizeof *avg);
     for (int k = 0; k < 6; k++) {
         double s = 0;
         int m = 0;
         for (int i = 0; i < n; i++) {
-            const double *src[6] = {&rows[i].time_mape_pct,   &rows[i].time_r2,
-                                    &rows[i].energy_mape_pct, &rows[i].energy_r2,
+            const double *src[6] = {&rows[i].time_mape_pct,      &rows[i].time_r2,
+                                    &rows[i].energy_mape_pct,    &rows[i].energy_r2,
                                     &rows[i].base_time_mape_pct, &rows[i].base_energy_mape_pct};
             if (rows[i].n && isfinite(*src[k])) {
                 s += *src[k];
@@ -267,8 +263,9 @@ int erg_cli_fit_blocks(int argc, char **argv)
     if (rc == ERG_OK) {
         rc = erg_op_model_load(ops, &l1, &diag);
         if (rc == ERG_ENOENT)
-            fprintf(stderr, "erg: level 2 corrects a level-1 model: fit one with 'erg fit ops "
-                            "ops.csv -o %s' or name it with --ops\n",
+            fprintf(stderr,
+                    "erg: level 2 corrects a level-1 model: fit one with 'erg fit ops "
+                    "ops.csv -o %s' or name it with --ops\n",
                     ops);
     }
     if (rc == ERG_OK)
@@ -476,7 +473,8 @@ int erg_cli_fit_model(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             row(names[i], &a[i], t6[i]);
         row("Average", &avg, t6[4]);
-        printf("\nblock sums corrected by (held-out MAPE of time and energy: shared / own / none)\n");
+        printf(
+            "\nblock sums corrected by (held-out MAPE of time and energy: shared / own / none)\n");
         for (int g = 0; g < 4; g++) {
             const char *use;
             double sc[3];

@@ -79,8 +79,9 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof erg_cli_commands / sizeof erg_cli_commands[0]; i++)
         if (erg_cli_commands[i])
             fprintf(out, "  %-12s %s\n", erg_cli_commands[i]->name, erg_cli_commands[i]->summary);
-    fprintf(out, "\nRun 'erg COMMAND --help' for a command's options.\n"
-                 "Exit status: 0 success, 1 a check failed, 2 bad input or usage, 3 no usable meter.\n");
+    fprintf(out,
+            "\nRun 'erg COMMAND --help' for a command's options.\n"
+            "Exit status: 0 success, 1 a check failed, 2 bad input or usage, 3 no usable meter.\n");
 }
 
 int main(int argc, char **argv)
@@ -90,7 +91,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return ERG_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return ERG_EXIT_OK;
     }

@@ -155,7 +155,8 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
         }
     }
     if (optind != argc - 1)
-        return erg_cli_usage(cmd, optind == argc ? "missing CONFIG.json" : "expected one CONFIG.json");
+        return erg_cli_usage(cmd,
+                             optind == argc ? "missing CONFIG.json" : "expected one CONFIG.json");
     c->config = argv[optind];
     if (!c->target)
         return erg_cli_usage(cmd, "--target NAME|DIR is required (e.g. --target cpu)");
@@ -285,8 +286,7 @@ int erg_cli_predict_model(int argc, char **argv)
     }
     if (c.schedule) {
         char title[512];
-        snprintf(title, sizeof title, "%s on %s (erg predict model)", a.name,
-                 erg_predictor_dir(p));
+        snprintf(title, sizeof title, "%s on %s (erg predict model)", a.name, erg_predictor_dir(p));
         erg_diag_clear(&diag);
         int rc = erg_model_schedule_write(c.schedule, &a, m, (size_t)nm, c.static_w, title, &diag);
         if (rc != ERG_OK) {
@@ -319,14 +319,12 @@ int erg_cli_predict_model(int argc, char **argv)
         free(s);
         json_decref(o);
     } else {
-        printf("%s (%s, %.3g B parameters, %.3g B active) on %s (levels 1-%d)\n", a.name,
-               a.family, params / 1e9, active / 1e9, erg_predictor_dir(p),
-               erg_predictor_level(p));
+        printf("%s (%s, %.3g B parameters, %.3g B active) on %s (levels 1-%d)\n", a.name, a.family,
+               params / 1e9, active / 1e9, erg_predictor_dir(p), erg_predictor_level(p));
         for (int i = 0; i < nm; i++)
             print_phase(&m[i]);
         if (c.schedule)
-            printf("schedule: %s ('erg compose %s' gives these totals)\n", c.schedule,
-                   c.schedule);
+            printf("schedule: %s ('erg compose %s' gives these totals)\n", c.schedule, c.schedule);
     }
     erg_predictor_free(p);
     return ERG_EXIT_OK;
@@ -412,8 +410,8 @@ int erg_cli_predict_sweep(int argc, char **argv)
     printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
                    "ffn_energy_j\n"
                  : "%8s %12s %12s %17s %19s %12s %13s\n",
-           "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j",
-           "ffn_time_s", "ffn_energy_j");
+           "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j", "ffn_time_s",
+           "ffn_energy_j");
     int64_t cur[16];
     for (int i = 0; i < c.n_sets; i++)
         cur[i] = r[i].lo;

@@ -95,8 +95,8 @@ static int import_kernels(int n, char **files, const char *out)
     static const char *const ename[3] = {"decode attention", "prefill attention", "fused MoE"};
     for (int g = 0; g < 3; g++)
         if (k.has_energy[g])
-            fprintf(stderr, "  %s energy (NVML power x latency): held-out MAPE %.2f %%\n",
-                    ename[g], k.energy_mape_pct[g]);
+            fprintf(stderr, "  %s energy (NVML power x latency): held-out MAPE %.2f %%\n", ename[g],
+                    k.energy_mape_pct[g]);
     static const int gpus[3] = {2, 4, 8};
     for (int g = 0; g < 3; g++)
         if (k.has_allreduce[g])
@@ -105,7 +105,6 @@ static int import_kernels(int n, char **files, const char *out)
     rc = erg_gpu_target_save(out, &k, NULL, &diag);
     return rc ? erg_cli_fail(&diag, rc) : ERG_EXIT_OK;
 }
-
 
 static int import_gemm_map(int n, char **files, const char *out, const char *level1)
 {
@@ -156,28 +155,40 @@ static int import_blocks(int n, char **files, const char *out)
 
 int erg_cli_predict_import(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"ops", required_argument, NULL, 'o'},
-                                             {"kernels", required_argument, NULL, 'k'},
-                                             {"blocks", required_argument, NULL, 'b'},
-                                             {"dtype", required_argument, NULL, 'd'},
-                                             {"gemm-map", required_argument, NULL, 'g'},
-                                             {"level1", required_argument, NULL, 'l'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"ops", required_argument, NULL, 'o'},      {"kernels", required_argument, NULL, 'k'},
+        {"blocks", required_argument, NULL, 'b'},   {"dtype", required_argument, NULL, 'd'},
+        {"gemm-map", required_argument, NULL, 'g'}, {"level1", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *ops_path = NULL, *kernels_path = NULL, *blocks_path = NULL, *dtype = "bfloat16";
     const char *map_path = NULL, *level1 = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': ops_path = optarg; break;
-        case 'k': kernels_path = optarg; break;
-        case 'b': blocks_path = optarg; break;
-        case 'd': dtype = optarg; break;
-        case 'g': map_path = optarg; break;
-        case 'l': level1 = optarg; break;
-        case 'h': import_help(stdout); return ERG_EXIT_OK;
-        default: return erg_cli_bad_option("predict import", argc, argv, "", longopts);
+        case 'o':
+            ops_path = optarg;
+            break;
+        case 'k':
+            kernels_path = optarg;
+            break;
+        case 'b':
+            blocks_path = optarg;
+            break;
+        case 'd':
+            dtype = optarg;
+            break;
+        case 'g':
+            map_path = optarg;
+            break;
+        case 'l':
+            level1 = optarg;
+            break;
+        case 'h':
+            import_help(stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_bad_option("predict import", argc, argv, "", longopts);
         }
     }
     if (optind >= argc)
@@ -216,9 +227,9 @@ int erg_cli_predict_import(int argc, char **argv)
             break;
         }
         if (rc) {
-            status = rc == ERG_ENOTSUP ? (fprintf(stderr, "erg: %s: %s\n", argv[i], diag.detail),
-                                          ERG_EXIT_USAGE)
-                                       : erg_cli_fail(&diag, rc);
+            status = rc == ERG_ENOTSUP
+                         ? (fprintf(stderr, "erg: %s: %s\n", argv[i], diag.detail), ERG_EXIT_USAGE)
+                         : erg_cli_fail(&diag, rc);
             erg_public_table_free(t);
             break;
         }
@@ -228,8 +239,9 @@ int erg_cli_predict_import(int argc, char **argv)
     }
     if (status == ERG_EXIT_OK) {
         if (n == 0) {
-            fprintf(stderr, "erg: predict import: no level-1 samples of dtype %s; nothing "
-                            "written\n",
+            fprintf(stderr,
+                    "erg: predict import: no level-1 samples of dtype %s; nothing "
+                    "written\n",
                     dtype);
             status = ERG_EXIT_USAGE;
         } else {
@@ -243,7 +255,6 @@ int erg_cli_predict_import(int argc, char **argv)
     free(s);
     return status;
 }
-
 
 /* ------------------------------------------------------------------ serving (ML.ENERGY) */
 
@@ -261,13 +272,14 @@ static int same_gpu(const char *mle, const char *device)
 
 /* The sample of configuration r, or a reason (returns 1) why erg cannot model it. */
 static int serving_row(const erg_public_table *t, const erg_public_row *r,
-                       const erg_serving_arch *a, const erg_op_model *ops,
-                       const erg_gpu_kernels *k, double prompt, erg_serving_sample *out,
-                       char *why, size_t why_size)
+                       const erg_serving_arch *a, const erg_op_model *ops, const erg_gpu_kernels *k,
+                       double prompt, erg_serving_sample *out, char *why, size_t why_size)
 {
     if (!same_gpu(r->device, k->device)) {
-        snprintf(why, why_size, "%s x%lld: the target's kernel data are of %s (no kernel data "
-                 "for this GPU)", r->device, (long long)r->gpus, k->device[0] ? k->device : "?");
+        snprintf(why, why_size,
+                 "%s x%lld: the target's kernel data are of %s (no kernel data "
+                 "for this GPU)",
+                 r->device, (long long)r->gpus, k->device[0] ? k->device : "?");
         return 1;
     }
     if (strcmp(t->rows[0].dtype, "bfloat16") != 0) {
@@ -276,8 +288,10 @@ static int serving_row(const erg_public_table *t, const erg_public_row *r,
         return 1;
     }
     if (r->ep > 1 || (r->tp > 0 && r->gpus > r->tp)) {
-        snprintf(why, why_size, "%lld GPUs with expert parallelism %lld / data parallelism: no "
-                 "all-to-all tables", (long long)r->gpus, (long long)r->ep);
+        snprintf(why, why_size,
+                 "%lld GPUs with expert parallelism %lld / data parallelism: no "
+                 "all-to-all tables",
+                 (long long)r->gpus, (long long)r->ep);
         return 1;
     }
     double kv = prompt + (isfinite(r->avg_output_len) ? r->avg_output_len / 2.0 : 0.0);
@@ -382,16 +396,23 @@ int erg_cli_predict_fit_serving(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
         switch (c) {
-        case 't': target = optarg; break;
-        case 'o': outp = optarg; break;
+        case 't':
+            target = optarg;
+            break;
+        case 'o':
+            outp = optarg;
+            break;
         case 'p':
             if (erg_cli_double("predict fit-serving", "--prompt-tokens", optarg, &prompt))
                 return ERG_EXIT_USAGE;
             if (prompt < 0)
                 return erg_cli_usage("predict fit-serving", "--prompt-tokens must be >= 0");
             break;
-        case 'h': fit_serving_help(stdout); return ERG_EXIT_OK;
-        default: return erg_cli_bad_option("predict fit-serving", argc, argv, "o:", longopts);
+        case 'h':
+            fit_serving_help(stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_bad_option("predict fit-serving", argc, argv, "o:", longopts);
         }
     }
     if (!target)
@@ -484,25 +505,26 @@ int erg_cli_predict_fit_serving(int argc, char **argv)
 
 static void eval_help(FILE *out)
 {
-    fprintf(out,
-            "Usage: erg predict eval --target NAME|DIR [--config CONFIG.json] MEASURED...\n"
-            "                        [--json] [--worst N]\n"
-            "Compares the target's predictions with public measured files, per file, phase and\n"
-            "quantity: MAPE and R^2, the N worst rows (default 3) and the assumptions made.\n"
-            "Rows erg cannot model are listed as skipped with the reason.\n"
-            "--target: a folder models/<NAME>/ (looked up like the committed models) or a path;\n"
-            "ops.json is its level-1 model, gpu.json its kernel and serving models.\n"
-            "Files: aiconfigurator gemm_perf (time_s, and energy_j where the table has power),\n"
-            "generation_attention_perf and moe_perf (time_s of the kernel models), Vidur mlp.csv\n"
-            "(time_s of the projection GEMMs and RMSNorms, per op), ML.ENERGY v3 with --config\n"
-            "(decode itl_s and energy_per_token_j per configuration; other GPUs, expert\n"
-            "parallelism and non-bf16 weights skipped), BLIS traces with --config (per request\n"
-            "prefill time_s and decode itl_s from the target's erg predict model levels).\n"
-            "--json: {\"erg\": \"eval/1\", \"rows\": [{\"file\", \"row\", \"phase\", \"quantity\",\n"
-            "\"measured\", \"predicted\"}...], \"summary\": [...], \"skipped\": [...],\n"
-            "\"assumptions\": [...]}.\n"
-            "Exit status: 0 compared, 2 bad input (unknown target, unknown format, a bad row,\n"
-            "a bad config).\n");
+    fprintf(
+        out,
+        "Usage: erg predict eval --target NAME|DIR [--config CONFIG.json] MEASURED...\n"
+        "                        [--json] [--worst N]\n"
+        "Compares the target's predictions with public measured files, per file, phase and\n"
+        "quantity: MAPE and R^2, the N worst rows (default 3) and the assumptions made.\n"
+        "Rows erg cannot model are listed as skipped with the reason.\n"
+        "--target: a folder models/<NAME>/ (looked up like the committed models) or a path;\n"
+        "ops.json is its level-1 model, gpu.json its kernel and serving models.\n"
+        "Files: aiconfigurator gemm_perf (time_s, and energy_j where the table has power),\n"
+        "generation_attention_perf and moe_perf (time_s of the kernel models), Vidur mlp.csv\n"
+        "(time_s of the projection GEMMs and RMSNorms, per op), ML.ENERGY v3 with --config\n"
+        "(decode itl_s and energy_per_token_j per configuration; other GPUs, expert\n"
+        "parallelism and non-bf16 weights skipped), BLIS traces with --config (per request\n"
+        "prefill time_s and decode itl_s from the target's erg predict model levels).\n"
+        "--json: {\"erg\": \"eval/1\", \"rows\": [{\"file\", \"row\", \"phase\", \"quantity\",\n"
+        "\"measured\", \"predicted\"}...], \"summary\": [...], \"skipped\": [...],\n"
+        "\"assumptions\": [...]}.\n"
+        "Exit status: 0 compared, 2 bad input (unknown target, unknown format, a bad row,\n"
+        "a bad config).\n");
 }
 
 struct cmp {
@@ -608,8 +630,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
     const erg_op_model *m = tg->ops;
     if (t->format == ERG_PUBLIC_MLENERGY_V3) {
         if (!tg->has_serving)
-            return add_skip(e, fi, 0, "the target has no serving model (gpu.json: erg predict "
-                                      "fit-serving)");
+            return add_skip(e, fi, 0,
+                            "the target has no serving model (gpu.json: erg predict "
+                            "fit-serving)");
         if (!arch)
             return add_skip(e, fi, 0, "no --config: the architecture of %s is needed",
                             t->model_id[0] ? t->model_id : "this file");
@@ -644,7 +667,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         int pre = t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION;
         if (!tg->has_gpu || !(pre ? tg->k.has_attn_prefill : attn ? tg->k.has_attn : tg->k.has_moe))
             return add_skip(e, fi, 0, "the target has no %s kernel model (gpu.json)",
-                            pre ? "prefill-attention" : attn ? "decode-attention" : "fused-MoE");
+                            pre    ? "prefill-attention"
+                            : attn ? "decode-attention"
+                                   : "fused-MoE");
         size_t other = 0;
         for (size_t i = 0; i < t->n; i++) {
             const erg_public_row *r = &t->rows[i];
@@ -655,18 +680,18 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                     continue;
                 }
                 if (pre)
-                    p = erg_gpu_attn_prefill_s(&tg->k, (double)r->batch, (double)r->isl,
-                                               r->heads, r->kv_heads, r->head_dim, 0);
+                    p = erg_gpu_attn_prefill_s(&tg->k, (double)r->batch, (double)r->isl, r->heads,
+                                               r->kv_heads, r->head_dim, 0);
                 else
                     p = erg_gpu_attn_decode_s(&tg->k, (double)r->batch, (double)r->kv, r->heads,
                                               r->kv_heads, r->head_dim);
                 if (r->energy_j > 0 && tg->k.has_energy[pre]) {
                     double pe = erg_gpu_attn_energy_j(
                         &tg->k, pre ? ERG_PHASE_PREFILL : ERG_PHASE_DECODE, (double)r->batch,
-                        pre ? (double)r->isl : (double)r->kv, r->heads, r->kv_heads,
-                        r->head_dim, 0);
-                    if (add_cmp(e, fi, r->line, pre ? "prefill" : "decode", "energy_j",
-                                r->energy_j, pe))
+                        pre ? (double)r->isl : (double)r->kv, r->heads, r->kv_heads, r->head_dim,
+                        0);
+                    if (add_cmp(e, fi, r->line, pre ? "prefill" : "decode", "energy_j", r->energy_j,
+                                pe))
                         return -1;
                 }
             } else {
@@ -677,13 +702,15 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                 p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
                                   r->experts, r->tp);
             }
-            if (add_cmp(e, fi, r->line, pre ? "prefill" : attn ? "decode" : "n/a", "time_s",
-                        r->time_s, p))
+            if (add_cmp(e, fi, r->line,
+                        pre    ? "prefill"
+                        : attn ? "decode"
+                               : "n/a",
+                        "time_s", r->time_s, p))
                 return -1;
         }
         if (other)
-            return add_skip(e, fi, 0,
-                            "%zu rows outside the kernel model (not bf16, %s)", other,
+            return add_skip(e, fi, 0, "%zu rows outside the kernel model (not bf16, %s)", other,
                             attn ? "fp8 KV cache or a sliding window"
                                  : "skewed routing or expert parallelism");
         return 0;
@@ -741,8 +768,10 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                     return -1;
             if (r->gated && erg_op_model_has(m, ERG_OP_RMSNORM) &&
                 r->op_time_s[ERG_VIDUR_INPUT_LAYERNORM] > 0) {
-                erg_op_dims dn = {.op = ERG_OP_RMSNORM, .dtype = ERG_DTYPE_FP16,
-                                  .tokens = r->tokens, .d_model = d};
+                erg_op_dims dn = {.op = ERG_OP_RMSNORM,
+                                  .dtype = ERG_DTYPE_FP16,
+                                  .tokens = r->tokens,
+                                  .d_model = d};
                 erg_op_prediction p;
                 if (erg_op_model_predict(m, &dn, &p, NULL) == ERG_OK &&
                     add_cmp(e, fi, r->line, "n/a", "input_layernorm.time_s",
@@ -761,8 +790,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
     }
     if (t->format == ERG_PUBLIC_BLIS_TRACES) {
         if (!config)
-            return add_skip(e, fi, 0, "no --config: the architecture of the traced model is "
-                                      "needed");
+            return add_skip(e, fi, 0,
+                            "no --config: the architecture of the traced model is "
+                            "needed");
         erg_diag diag;
         erg_diag_clear(&diag);
         erg_arch a;
@@ -785,8 +815,8 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                 rc = add_cmp(e, fi, r->line, "prefill", "time_s", r->prefill_s, mp.total.time_s);
             if (rc || r->tokens < 2 || !(r->decode_s > 0))
                 continue;
-            erg_phase_spec pd = {.phase = ERG_PHASE_DECODE, .batch = 1,
-                                 .kv = r->isl + r->tokens / 2};
+            erg_phase_spec pd = {
+                .phase = ERG_PHASE_DECODE, .batch = 1, .kv = r->isl + r->tokens / 2};
             if (erg_predict_model(p, &a, &pd, &mp, &diag) == ERG_OK)
                 rc = add_cmp(e, fi, r->line, "decode", "itl_s",
                              r->decode_s / (double)(r->tokens - 1), mp.total.time_s);
@@ -794,8 +824,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         erg_predictor_free(p);
         return rc;
     }
-    return add_skip(e, fi, 0, "%s: not a file erg predict eval compares (kernel tables of "
-                              "prefill attention and collectives feed the kernel models)",
+    return add_skip(e, fi, 0,
+                    "%s: not a file erg predict eval compares (kernel tables of "
+                    "prefill attention and collectives feed the kernel models)",
                     erg_public_format_name(t->format));
 }
 
@@ -804,8 +835,8 @@ struct stat_acc {
     double ape, sy, syy, sse;
 };
 
-static void summarise(const struct eval *e, int nfiles, char *const *files, int json_out,
-                      int worst, json_t *arr)
+static void summarise(const struct eval *e, int nfiles, char *const *files, int json_out, int worst,
+                      json_t *arr)
 {
     /* per file, phase, quantity */
     for (int fi = 0; fi < nfiles; fi++) {
@@ -866,8 +897,7 @@ static void summarise(const struct eval *e, int nfiles, char *const *files, int 
                 json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:o,s:o,s:o}", "file", files[fi], "phase",
                                       c->phase, "quantity", c->quantity, "n", (json_int_t)a.n,
                                       "mape_pct", isfinite(mape) ? json_real(mape) : json_null(),
-                                      "r2", isfinite(r2) ? json_real(r2) : json_null(), "worst",
-                                      w);
+                                      "r2", isfinite(r2) ? json_real(r2) : json_null(), "worst", w);
                 json_array_append_new(arr, o);
             } else {
                 printf("%s  phase %s  %-28s n %6zu  MAPE %7.3f %%  R2 ", files[fi], c->phase,
@@ -889,12 +919,10 @@ static void summarise(const struct eval *e, int nfiles, char *const *files, int 
 
 int erg_cli_predict_eval(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"target", required_argument, NULL, 't'},
-                                             {"config", required_argument, NULL, 'c'},
-                                             {"json", no_argument, NULL, 'j'},
-                                             {"worst", required_argument, NULL, 'w'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"target", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},         {"worst", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *target = NULL, *config = NULL;
     int json_out = 0;
     unsigned long worst = 3;
@@ -902,17 +930,26 @@ int erg_cli_predict_eval(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case 't': target = optarg; break;
-        case 'c': config = optarg; break;
-        case 'j': json_out = 1; break;
+        case 't':
+            target = optarg;
+            break;
+        case 'c':
+            config = optarg;
+            break;
+        case 'j':
+            json_out = 1;
+            break;
         case 'w':
             if (erg_cli_ulong("predict eval", "--worst", optarg, &worst))
                 return ERG_EXIT_USAGE;
             if (worst > 16)
                 return erg_cli_usage("predict eval", "--worst: at most 16");
             break;
-        case 'h': eval_help(stdout); return ERG_EXIT_OK;
-        default: return erg_cli_bad_option("predict eval", argc, argv, "", longopts);
+        case 'h':
+            eval_help(stdout);
+            return ERG_EXIT_OK;
+        default:
+            return erg_cli_bad_option("predict eval", argc, argv, "", longopts);
         }
     }
     if (!target)
@@ -960,11 +997,10 @@ int erg_cli_predict_eval(int argc, char **argv)
             json_t *rows = json_array();
             for (size_t i = 0; i < e.n; i++) {
                 const struct cmp *x = &e.c[i];
-                json_array_append_new(rows, json_pack("{s:s,s:I,s:s,s:s,s:f,s:f}", "file",
-                                                      files[x->file], "row", (json_int_t)x->row,
-                                                      "phase", x->phase, "quantity", x->quantity,
-                                                      "measured", x->measured, "predicted",
-                                                      x->predicted));
+                json_array_append_new(
+                    rows, json_pack("{s:s,s:I,s:s,s:s,s:f,s:f}", "file", files[x->file], "row",
+                                    (json_int_t)x->row, "phase", x->phase, "quantity", x->quantity,
+                                    "measured", x->measured, "predicted", x->predicted));
             }
             json_object_set_new(root, "erg", json_string("eval/1"));
             json_object_set_new(root, "target", json_string(dir));
@@ -974,9 +1010,9 @@ int erg_cli_predict_eval(int argc, char **argv)
             json_object_set_new(root, "summary", sum);
             json_t *sk = json_array();
             for (size_t i = 0; i < e.ns; i++)
-                json_array_append_new(sk, json_pack("{s:s,s:I,s:s}", "file", files[e.s[i].file],
-                                                    "row", (json_int_t)e.s[i].row, "reason",
-                                                    e.s[i].reason));
+                json_array_append_new(sk,
+                                      json_pack("{s:s,s:I,s:s}", "file", files[e.s[i].file], "row",
+                                                (json_int_t)e.s[i].row, "reason", e.s[i].reason));
             json_object_set_new(root, "skipped", sk);
             json_t *as = json_array();
             for (int i = 0; i < e.na; i++)

@@ -50,10 +50,9 @@ static FILE *open_regular(const char *path, erg_diag *diag, int *status)
     }
     if ((uint64_t)st.st_size > ERG__READ_FILE_MAX) {
         close(fd);
-        *status = erg_diag_set(diag, ERG_EINVAL, path,
-                               "%llu bytes: larger than the %llu bytes erg reads whole",
-                               (unsigned long long)st.st_size,
-                               (unsigned long long)ERG__READ_FILE_MAX);
+        *status = erg_diag_set(
+            diag, ERG_EINVAL, path, "%llu bytes: larger than the %llu bytes erg reads whole",
+            (unsigned long long)st.st_size, (unsigned long long)ERG__READ_FILE_MAX);
         return NULL;
     }
     int fl = fcntl(fd, F_GETFL);
@@ -97,7 +96,8 @@ int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
             free(buf);
             if (f != stdin)
                 fclose(f);
-            return erg_diag_set(diag, ERG_EINVAL, path, "larger than the %llu bytes erg reads whole",
+            return erg_diag_set(diag, ERG_EINVAL, path,
+                                "larger than the %llu bytes erg reads whole",
                                 (unsigned long long)ERG__READ_FILE_MAX);
         }
         char *nb = realloc(buf, 2 * cap + 1);
@@ -196,13 +196,11 @@ int erg_output_check(const char *path, erg_diag *diag)
         erg__dirname(target, dir, sizeof dir);
         struct stat ds;
         if (stat(dir, &ds) != 0)
-            rc = erg_diag_set(diag, status_from_errno(errno), path, "%s: %s",
-                              dir, strerror(errno));
+            rc = erg_diag_set(diag, status_from_errno(errno), path, "%s: %s", dir, strerror(errno));
         else if (!S_ISDIR(ds.st_mode))
             rc = erg_diag_set(diag, ERG_EINVAL, path, "%s: not a folder", dir);
         else if (access(dir, W_OK | X_OK) != 0)
-            rc = erg_diag_set(diag, status_from_errno(errno), path, "%s: %s",
-                              dir, strerror(errno));
+            rc = erg_diag_set(diag, status_from_errno(errno), path, "%s: %s", dir, strerror(errno));
     } else {
         rc = erg_diag_set(diag, status_from_errno(e), path, "cannot write: %s", strerror(e));
     }

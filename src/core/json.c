@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int erg__json_load_buffer(const char *buf, size_t len, const char *name, json_t **out, erg_diag *diag)
+int erg__json_load_buffer(const char *buf, size_t len, const char *name, json_t **out,
+                          erg_diag *diag)
 {
     json_error_t err;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
@@ -40,14 +41,16 @@ int erg__json_check_tag(const json_t *root, const char *kind, int required, cons
     const json_t *tag = json_object_get(root, "erg");
     if (!tag) {
         if (required)
-            return erg_diag_set(diag, ERG_EPARSE, file, "missing format tag \"erg\": \"%s/1\"", kind);
+            return erg_diag_set(diag, ERG_EPARSE, file, "missing format tag \"erg\": \"%s/1\"",
+                                kind);
         return ERG_OK;
     }
     const char *t = json_string_value(tag);
     size_t kl = strlen(kind);
     if (!t || strncmp(t, kind, kl) != 0 || t[kl] != '/')
-        return erg_diag_set(diag, ERG_EPARSE, file, "format tag \"erg\" is %s%s%s, expected \"%s/1\"",
-                            t ? "\"" : "", t ? t : "not a string", t ? "\"" : "", kind);
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "format tag \"erg\" is %s%s%s, expected \"%s/1\"", t ? "\"" : "",
+                            t ? t : "not a string", t ? "\"" : "", kind);
     const char *ver = t + kl + 1;
     char *end;
     long major = strtol(ver, &end, 10);
@@ -141,7 +144,8 @@ int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, s
     }
     if (strlen(s) >= size) {
         member_path(mp, sizeof mp, path, key);
-        return erg_diag_set(diag, ERG_EPARSE, file, "%s: string longer than %zu bytes", mp, size - 1);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: string longer than %zu bytes", mp,
+                            size - 1);
     }
     memcpy(buf, s, strlen(s) + 1);
     return ERG_OK;

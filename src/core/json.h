@@ -24,11 +24,13 @@ static inline json_t *erg__json_mut(const json_t *v)
 }
 
 /* Load a JSON document from path ("-" reads stdin). On a syntax error, diag->where is
- * "path:line:col" and diag->detail jansson's text. Returns ERG_OK, ERG_ENOENT, ERG_EIO, ERG_EPARSE. */
+ * "path:line:col" and diag->detail jansson's text. Returns ERG_OK, ERG_ENOENT, ERG_EIO, ERG_EPARSE.
+ */
 int erg__json_load_file(const char *path, json_t **out, erg_diag *diag);
 
 /* Same, from a buffer; name is used in messages. */
-int erg__json_load_buffer(const char *buf, size_t len, const char *name, json_t **out, erg_diag *diag);
+int erg__json_load_buffer(const char *buf, size_t len, const char *name, json_t **out,
+                          erg_diag *diag);
 
 /* Check the "erg" tag: must be "<kind>/<major>" with major == 1 (or a minor "1.x").
  * Missing tag with required=0 is accepted. ERG_EPARSE / ERG_EVERSION. */

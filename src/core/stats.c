@@ -113,8 +113,8 @@ static double bvn_upper(double h, double k, double r)
     double hk = h * k, hs = 0.5 * (h * h + k * k), asr = 0.5 * asin(r), sum = 0.0;
     for (int i = 0; i < 10; i++) {
         double s1 = sin(asr * (1.0 - gl20[i][0])), s2 = sin(asr * (1.0 + gl20[i][0]));
-        sum += gl20[i][1] * (exp((s1 * hk - hs) / (1.0 - s1 * s1)) +
-                             exp((s2 * hk - hs) / (1.0 - s2 * s2)));
+        sum += gl20[i][1] *
+               (exp((s1 * hk - hs) / (1.0 - s1 * s1)) + exp((s2 * hk - hs) / (1.0 - s2 * s2)));
     }
     return sum * asr / (2.0 * M_PI) + erg_normal_cdf(-h) * erg_normal_cdf(-k);
 }
@@ -252,9 +252,11 @@ int erg_maxn_normal(const double *means, const double *vars, size_t n, double *m
         struct maxn_params p = {means, sds, n, lo, 0};
         gsl_function f = {maxn_integrand, &p};
         double i1 = 0, i2 = 0, err;
-        int r1 = ws ? gsl_integration_qagp(&f, pts, np, 0.0, 1e-11, 1000, ws, &i1, &err) : GSL_ENOMEM;
+        int r1 =
+            ws ? gsl_integration_qagp(&f, pts, np, 0.0, 1e-11, 1000, ws, &i1, &err) : GSL_ENOMEM;
         p.second_moment = 1;
-        int r2 = ws ? gsl_integration_qagp(&f, pts, np, 0.0, 1e-11, 1000, ws, &i2, &err) : GSL_ENOMEM;
+        int r2 =
+            ws ? gsl_integration_qagp(&f, pts, np, 0.0, 1e-11, 1000, ws, &i2, &err) : GSL_ENOMEM;
         gsl_integration_workspace_free(ws);
         gsl_set_error_handler(old);
         if (r1 == GSL_ENOMEM || r2 == GSL_ENOMEM)

@@ -190,8 +190,8 @@ int erg_calibrate_with(erg_meter *m, double duration_s, double window_s,
         c->samples = run[i].n;
         c->utilisation = NAN;
         if (info.kind == ERG_KIND_ESTIMATE && info.model_full_w > info.model_idle_w) {
-            double u = (c->idle_power_w - info.model_idle_w) /
-                       (info.model_full_w - info.model_idle_w);
+            double u =
+                (c->idle_power_w - info.model_idle_w) / (info.model_full_w - info.model_idle_w);
             c->utilisation = u < 0 ? 0.0 : u > 1 ? 1.0 : u;
             if (c->utilisation > ERG_CAL_MAX_UTILISATION)
                 c->flags |= ERG_CAL_BUSY;

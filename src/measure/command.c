@@ -59,9 +59,9 @@ static int wait_for(pid_t pid, int pidfd, double wait_s, int *st, struct rusage 
         struct pollfd p = {pidfd, POLLIN, 0};
         /* poll's int milliseconds, rounded up (no spin below 1 ms); a longer wait (a --timeout
          * of 10^7 s) polls in INT_MAX ms slices, its caller loops */
-        int ms = wait_s < 0                        ? -1
-                 : wait_s >= INT_MAX / 1000.0      ? INT_MAX
-                                                   : (int)ceil(wait_s * 1000.0);
+        int ms = wait_s < 0                   ? -1
+                 : wait_s >= INT_MAX / 1000.0 ? INT_MAX
+                                              : (int)ceil(wait_s * 1000.0);
         int r = poll(&p, 1, ms);
         if (r == 0 || (r < 0 && errno == EINTR))
             return 0;

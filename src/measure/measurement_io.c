@@ -71,14 +71,14 @@ static json_t *to_json(const erg_protocol_result *r, int m1_raised)
         if (p->status != 0 && first_fail == 0)
             first_fail = p->status;
         json_array_append_new(
-            per, json_pack("{s:i, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:b}",
-                           "exit_status", p->status, "time_s", num(p->time_s), "energy_j",
-                           num(p->energy_j), "grade",
-                           p->has_total ? json_string(erg_grade_name(p->grade)) : json_null(),
-                           "repetitions", (json_int_t)p->repetitions, "user_cpu_s",
-                           num(p->user_cpu_s), "system_cpu_s", num(p->system_cpu_s), "erg_cpu_s",
-                           num(p->erg_cpu_s), "machine_cpu_s", num(p->machine_cpu_s), "flags",
-                           run_flags_json(p->flags), "window_failed", p->begin_failed));
+            per,
+            json_pack("{s:i, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:b}", "exit_status",
+                      p->status, "time_s", num(p->time_s), "energy_j", num(p->energy_j), "grade",
+                      p->has_total ? json_string(erg_grade_name(p->grade)) : json_null(),
+                      "repetitions", (json_int_t)p->repetitions, "user_cpu_s", num(p->user_cpu_s),
+                      "system_cpu_s", num(p->system_cpu_s), "erg_cpu_s", num(p->erg_cpu_s),
+                      "machine_cpu_s", num(p->machine_cpu_s), "flags", run_flags_json(p->flags),
+                      "window_failed", p->begin_failed));
     }
     json_object_set_new(root, "exit_status", json_integer(first_fail));
     json_object_set_new(root, "exit_statuses", sts);
@@ -90,8 +90,9 @@ static json_t *to_json(const erg_protocol_result *r, int m1_raised)
     json_object_set_new(root, "user_cpu_s", stat_json(r->user_cpu_s));
     json_object_set_new(root, "system_cpu_s", stat_json(r->system_cpu_s));
     json_object_set_new(root, "erg_cpu_s", stat_json(r->erg_cpu_s));
-    json_object_set_new(root, "settle", json_pack("{s:o, s:o}", "waited_s", num(r->settle_s),
-                                                  "self_cpu", num(r->settle_self_cpu)));
+    json_object_set_new(
+        root, "settle",
+        json_pack("{s:o, s:o}", "waited_s", num(r->settle_s), "self_cpu", num(r->settle_self_cpu)));
     json_t *ca = json_array();
     for (size_t i = 0; s && i < s->n_channels; i++) {
         const erg_channel_summary *c = &s->channels[i];
@@ -115,33 +116,32 @@ static json_t *to_json(const erg_protocol_result *r, int m1_raised)
     json_object_set_new(tot, "baseline_j", stat_json(s ? s->total_baseline_j : none));
     json_object_set_new(tot, "net_energy_j", stat_json(s ? s->total_net_energy_j : none));
     json_object_set_new(tot, "flags", flags_json(s ? s->total_flags : 0));
-    json_object_set_new(tot, "grade", s && s->n_total ? json_string(erg_grade_name(s->total_grade))
-                                                      : json_null());
+    json_object_set_new(
+        tot, "grade", s && s->n_total ? json_string(erg_grade_name(s->total_grade)) : json_null());
     for (size_t i = 0; s && s->n_total && i < s->n_channels; i++)
         if (s->channels[i].in_total)
             json_array_append_new(ids, json_string(s->channels[i].id));
     json_object_set_new(tot, "channels", ids);
     json_object_set_new(tot, "reason", json_string(s ? s->total_reason : "every run failed"));
-    json_object_set_new(tot, "static_power_w", num(s && s->n_total ? s->static_power_w : (double)NAN));
+    json_object_set_new(tot, "static_power_w",
+                        num(s && s->n_total ? s->static_power_w : (double)NAN));
     json_object_set_new(tot, "energy_floor_j", num(s ? s->energy_floor_j : (double)NAN));
     json_object_set_new(tot, "time_floor_s", num(s ? s->time_floor_s : (double)NAN));
     /* one run has an unknown variance: comparisons use the meters' floor, and say so */
-    json_object_set_new(tot, "sd_source",
-                        json_string(s && s->runs > 1 ? "runs" : "meter_floor"));
+    json_object_set_new(tot, "sd_source", json_string(s && s->runs > 1 ? "runs" : "meter_floor"));
     json_object_set_new(root, "total", tot);
     json_object_set_new(root, "baseline",
                         json_pack("{s:s, s:o}", "source", erg_baseline_source_name(r->baseline),
                                   "power_w", num(r->baseline_power_w)));
     json_object_set_new(root, "attribution",
                         json_pack("{s:s, s:o, s:o, s:s, s:s}", "method", "cpu_time_share",
-                                  "cpu_share", num(r->attribution.cpu_share),
-                                  "energy_j", num(r->attribution.attributed_energy_j), "grade",
+                                  "cpu_share", num(r->attribution.cpu_share), "energy_j",
+                                  num(r->attribution.attributed_energy_j), "grade",
                                   erg_grade_name(r->attribution.grade), "note", scope_note));
     if (r->stability_checked)
         json_object_set_new(root, "stable",
-                            json_pack("{s:b, s:b, s:f, s:s, s:s}", "reached",
-                                      r->stability.stable, "estimator_only",
-                                      r->stability.estimator_only, "waited_s",
+                            json_pack("{s:b, s:b, s:f, s:s, s:s}", "reached", r->stability.stable,
+                                      "estimator_only", r->stability.estimator_only, "waited_s",
                                       r->stability.waited_s, "waiting_for",
                                       r->stability.waiting_for, "reason", r->stability.reason));
     if (s && s->n_total && s->total_grade == ERG_GRADE_ESTIMATOR)
@@ -266,8 +266,7 @@ int erg_protocol_write_csv(const char *path, const erg_protocol_result *r, erg_d
         put(&b, "\n");
     }
     int has = s && s->n_total;
-    put(&b, "total,,,%s,%s", has ? erg_grade_name(s->total_grade) : "",
-        has ? "ok" : "no_data");
+    put(&b, "total,,,%s,%s", has ? erg_grade_name(s->total_grade) : "", has ? "ok" : "no_data");
     put_flags(&b, has ? s->total_flags : 0);
     erg_mean_sd e = has ? s->total_energy_j : none, bl = has ? s->total_baseline_j : none,
                 n = has ? s->total_net_energy_j : none;
@@ -344,8 +343,8 @@ static int read_stat(const json_t *o, const char *key, double *mean, double *sd,
     if (json_is_null(m))
         return erg_diag_set(diag, ERG_EINVAL, path, "%s.mean: null: the measurement has no figure",
                             sub);
-    int rc = erg__json_number(v, "mean", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, mean, path, sub,
-                              diag);
+    int rc =
+        erg__json_number(v, "mean", ERG_JSON_REQUIRED | ERG_JSON_NONNEG, mean, path, sub, diag);
     if (rc != ERG_OK)
         return rc;
     *sd = NAN;
@@ -389,7 +388,9 @@ int erg_measurement_read_signature(const char *path, erg_signature *out, erg_dia
         const json_t *cmd = json_array_get(json_object_get(root, "command"), 0);
         const char *slash = json_string_value(cmd) ? strrchr(json_string_value(cmd), '/') : NULL;
         snprintf(out->name, sizeof out->name, "%s",
-                 slash ? slash + 1 : json_string_value(cmd) ? json_string_value(cmd) : "work");
+                 slash                    ? slash + 1
+                 : json_string_value(cmd) ? json_string_value(cmd)
+                                          : "work");
         snprintf(out->device, sizeof out->device, "host");
         out->static_power_w = s_w;
         out->time_s = t;

@@ -96,8 +96,7 @@ static double machine_busy_s(const char *root)
     return (double)busy / (double)(hz > 0 ? hz : 100);
 }
 
-__attribute__((format(printf, 2, 3))) static void warn(erg_protocol_result *r, const char *fmt,
-                                                       ...)
+__attribute__((format(printf, 2, 3))) static void warn(erg_protocol_result *r, const char *fmt, ...)
 {
     char buf[2048];
     va_list ap;
@@ -193,7 +192,8 @@ static int check_options(erg_meter *m, const erg_protocol_options *o, erg_diag *
     if (o->baseline == ERG_BASELINE_FIXED_W && !(o->baseline_w >= 0 && isfinite(o->baseline_w)))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "protocol: baseline power must be >= 0 W");
     if (o->stable && !o->calibration)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "protocol: the stability wait needs a calibration");
+        return erg_diag_set(diag, ERG_EINVAL, NULL,
+                            "protocol: the stability wait needs a calibration");
     if (o->timeline_period_s != 0 && !(o->timeline_period_s >= 0.001))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "protocol: timeline period must be >= 0.001 s");
     return ERG_OK;
@@ -213,7 +213,8 @@ static void summary_warnings(const erg_protocol_options *o, erg_protocol_result 
         return;
     if (s->n_total && o->baseline == ERG_BASELINE_CALIBRATED)
         for (size_t i = 0; i < s->n_channels; i++)
-            if (s->channels[i].in_total && !isfinite(erg_calibration_idle_w(cal, s->channels[i].id)))
+            if (s->channels[i].in_total &&
+                !isfinite(erg_calibration_idle_w(cal, s->channels[i].id)))
                 warn(r,
                      "the calibration has no idle power for %s, which the total sums: its "
                      "baseline and static power count as 0 W; calibrate with the same backends",
@@ -407,8 +408,8 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
                     goto fail;
                 }
             } else
-                ended = erg_window_end(mon, "run", o->extra_busy_s * (double)(reps ? reps : 1),
-                                       cur, NULL) == ERG_OK;
+                ended = erg_window_end(mon, "run", o->extra_busy_s * (double)(reps ? reps : 1), cur,
+                                       NULL) == ERG_OK;
         }
         getrusage(RUSAGE_SELF, &self1);
         getrusage(RUSAGE_CHILDREN, &kids1);

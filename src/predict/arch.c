@@ -17,16 +17,11 @@ int erg_act_parse(const char *name, erg_act *out)
     static const struct {
         const char *name;
         erg_act act;
-    } alias[] = {{"silu", ERG_ACT_SILU},
-                 {"swish", ERG_ACT_SILU},
-                 {"swiglu", ERG_ACT_SILU},
-                 {"gelu", ERG_ACT_GELU},
-                 {"quick_gelu", ERG_ACT_GELU},
-                 {"gelu_tanh", ERG_ACT_GELU_TANH},
-                 {"gelu_new", ERG_ACT_GELU_TANH},
-                 {"gelu_pytorch_tanh", ERG_ACT_GELU_TANH},
-                 {"gelu_fast", ERG_ACT_GELU_TANH},
-                 {"relu", ERG_ACT_RELU}};
+    } alias[] = {{"silu", ERG_ACT_SILU},           {"swish", ERG_ACT_SILU},
+                 {"swiglu", ERG_ACT_SILU},         {"gelu", ERG_ACT_GELU},
+                 {"quick_gelu", ERG_ACT_GELU},     {"gelu_tanh", ERG_ACT_GELU_TANH},
+                 {"gelu_new", ERG_ACT_GELU_TANH},  {"gelu_pytorch_tanh", ERG_ACT_GELU_TANH},
+                 {"gelu_fast", ERG_ACT_GELU_TANH}, {"relu", ERG_ACT_RELU}};
     if (!name || !out)
         return ERG_EINVAL;
     for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
@@ -49,7 +44,7 @@ int erg_arch_check(const erg_arch *a, erg_diag *diag)
     const struct {
         const char *name;
         int64_t v;
-    } pos[] = {{"n_layers", a->n_layers}, {"d_model", a->d_model},   {"n_heads", a->n_heads},
+    } pos[] = {{"n_layers", a->n_layers},     {"d_model", a->d_model},   {"n_heads", a->n_heads},
                {"n_kv_heads", a->n_kv_heads}, {"head_dim", a->head_dim}, {"vocab", a->vocab}};
     for (size_t i = 0; i < sizeof pos / sizeof *pos; i++)
         if (pos[i].v <= 0)
@@ -134,9 +129,8 @@ int erg_arch_set(erg_arch *a, const char *key, int64_t v, erg_diag *diag)
     int derived_hd = a->n_heads > 0 && a->head_dim * a->n_heads == a->d_model;
     if (strcmp(key, "heads") == 0) {
         if (v == 0 || a->d_model % v)
-            return erg_diag_set(diag, ERG_EINVAL, NULL,
-                                "heads: %lld does not divide d_model %lld", (long long)v,
-                                (long long)a->d_model);
+            return erg_diag_set(diag, ERG_EINVAL, NULL, "heads: %lld does not divide d_model %lld",
+                                (long long)v, (long long)a->d_model);
         a->n_heads = a->n_kv_heads = v;
         a->head_dim = a->d_model / v;
     } else if (strcmp(key, "d_model") == 0) {

@@ -43,8 +43,8 @@ static int fused_attention(const erg_op_model *m, const erg_block_spec *s, doubl
                                     s->head_dim, s->window);
         mape = k->attn_prefill_mape_pct;
     } else {
-        ti = erg_gpu_attn_decode_s(k, (double)s->batch, eff, s->n_heads, s->n_kv_heads,
-                                   s->head_dim);
+        ti =
+            erg_gpu_attn_decode_s(k, (double)s->batch, eff, s->n_heads, s->n_kv_heads, s->head_dim);
         mape = k->attn_mape_pct;
     }
     if (!(ti > 0) || !isfinite(ti))
@@ -87,8 +87,8 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
         fused = 1;
     for (size_t i = 0; i < w.n_ops; i++) {
         const erg_work_op *o = &w.ops[i];
-        if (fused && (!strcmp(o->role, "qk") || !strcmp(o->role, "softmax") ||
-                      !strcmp(o->role, "pv")))
+        if (fused &&
+            (!strcmp(o->role, "qk") || !strcmp(o->role, "softmax") || !strcmp(o->role, "pv")))
             continue;
         erg_op_prediction p;
         double ti, ei, rt = 0, re = 0;
@@ -112,9 +112,10 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
                                     erg_op_name(o->dims.op));
             ei = pw * ti;
         } else
-            return erg_diag_set(diag, rc, erg_op_model_target(m), "%s %s: level-1 prediction "
-                                "failed (%s)", erg_block_name(s->block), o->role,
-                                erg_strerror(rc));
+            return erg_diag_set(diag, rc, erg_op_model_target(m),
+                                "%s %s: level-1 prediction "
+                                "failed (%s)",
+                                erg_block_name(s->block), o->role, erg_strerror(rc));
         /* count instances run as one batched kernel (per head, per sequence, per expert): the
          * fixed cost of a call t0 (the op's launch floor) is paid once, the rest count times */
         double cnt = o->count, tb = ti, eb = ei;
@@ -132,8 +133,8 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
         vt += (o->count * ti * rt) * (o->count * ti * rt);
         ve += (o->count * ei * re) * (o->count * ei * re);
     }
-    double tew = fmax(peak > 0 ? w.elementwise_flops / peak : 0,
-                      bw > 0 ? w.elementwise_bytes / bw : 0);
+    double tew =
+        fmax(peak > 0 ? w.elementwise_flops / peak : 0, bw > 0 ? w.elementwise_bytes / bw : 0);
     t += tew;
     e += pw * tew;
     if (!(t > 0))

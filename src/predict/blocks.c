@@ -13,10 +13,10 @@
 #define L2_FEATURES 17
 
 static const char *const l2_features[L2_FEATURES] = {
-    "log_l1_time_s", "log_l1_energy_j", "log_tokens",     "log1p_kv",   "log_d_model",
-    "log1p_n_heads", "log1p_n_kv_heads", "log1p_head_dim", "log1p_d_ff", "log1p_n_experts",
-    "log1p_top_k",  "log1p_shared_width", "log1p_attended", "decode",    "gated",
-    "log_batch",    "log1p_vocab"};
+    "log_l1_time_s", "log_l1_energy_j",    "log_tokens",     "log1p_kv",   "log_d_model",
+    "log1p_n_heads", "log1p_n_kv_heads",   "log1p_head_dim", "log1p_d_ff", "log1p_n_experts",
+    "log1p_top_k",   "log1p_shared_width", "log1p_attended", "decode",     "gated",
+    "log_batch",     "log1p_vocab"};
 
 enum { PH_PREFILL, PH_DECODE, PH_ALL, PH_COUNT };
 
@@ -83,8 +83,8 @@ static int group_of(const char *arch, const char **names, int *n)
     return (*n)++;
 }
 
-static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_sample *s,
-                    size_t n, erg_block b, const erg_mlp_options *o, erg_diag *diag)
+static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_sample *s, size_t n,
+                    erg_block b, const erg_mlp_options *o, erg_diag *diag)
 {
     size_t k = 0;
     int energy = 1;
@@ -315,9 +315,9 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     }
     snprintf(m->target, sizeof m->target, "%s",
-             json_string_value(json_object_get(root, "target")) ? json_string_value(
-                                                                      json_object_get(root, "target"))
-                                                                : "");
+             json_string_value(json_object_get(root, "target"))
+                 ? json_string_value(json_object_get(root, "target"))
+                 : "");
     rc = erg__check_features(root, l2_features, L2_FEATURES, path, diag);
     const json_t *blocks = json_object_get(root, "blocks");
     if (rc == ERG_OK && !json_is_object(blocks))

@@ -29,8 +29,8 @@ static void to_private(const erg_mlp_options *o, struct erg__mlp_options *p)
 }
 
 #define N_CAND 6
-static const char *const cand_names[N_CAND] = {"constant",     "linear l=0.01", "linear l=0.1",
-                                               "linear l=1",   "mlp 1x8",       "mlp"};
+static const char *const cand_names[N_CAND] = {"constant",   "linear l=0.01", "linear l=0.1",
+                                               "linear l=1", "mlp 1x8",       "mlp"};
 
 /* One fit of candidate k on the rows with use[i] (NULL: all); constant when too thin. */
 static int fit_once(const double *X, const double *Y, const int *group, const int *use, size_t n,
@@ -127,9 +127,9 @@ void erg__corrector_free(struct erg__corrector *c)
 }
 
 /* Leave-one-group-out predictions of candidate k into H (n × n_out); *score its residual score. */
-static int heldout_of(const double *X, const double *Y, const int *group, size_t n,
-                      unsigned n_in, unsigned n_out, const erg_mlp_options *o, int k, double *H,
-                      double *score, erg_diag *diag)
+static int heldout_of(const double *X, const double *Y, const int *group, size_t n, unsigned n_in,
+                      unsigned n_out, const erg_mlp_options *o, int k, double *H, double *score,
+                      erg_diag *diag)
 {
     int *use = malloc(n * sizeof *use);
     if (!use)
@@ -252,7 +252,9 @@ json_t *erg__corrector_to_json(const struct erg__corrector *c)
     if (!o)
         return NULL;
     json_object_set_new(o, "correction",
-                        json_string(c->constant ? "constant" : c->linear ? "linear" : "mlp"));
+                        json_string(c->constant ? "constant"
+                                    : c->linear ? "linear"
+                                                : "mlp"));
     json_object_set_new(o, "method", json_string(c->method));
     if (c->n_candidates) {
         json_t *sel = json_object();
@@ -281,8 +283,8 @@ static int nums_in(const json_t *o, const char *key, double *v, unsigned n, int 
     for (unsigned i = 0; i < n; i++) {
         const json_t *x = json_array_get(a, i);
         if (!json_is_number(x) || (nonneg && json_number_value(x) < 0))
-            return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s[%u]: expected a %snumber", path,
-                                key, i, nonneg ? "non-negative " : "");
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s[%u]: expected a %snumber", path, key,
+                                i, nonneg ? "non-negative " : "");
         v[i] = json_number_value(x);
     }
     return ERG_OK;
@@ -296,11 +298,10 @@ int erg__corrector_from_json(const json_t *j, unsigned n_in, struct erg__correct
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: expected an object", path);
     const char *kind = json_string_value(json_object_get(j, "correction"));
     json_int_t n_out = json_integer_value(json_object_get(j, "outputs"));
-    if (!kind || (strcmp(kind, "mlp") != 0 && strcmp(kind, "constant") != 0 &&
-                  strcmp(kind, "linear") != 0))
+    if (!kind ||
+        (strcmp(kind, "mlp") != 0 && strcmp(kind, "constant") != 0 && strcmp(kind, "linear") != 0))
         return erg_diag_set(diag, ERG_EPARSE, file,
-                            "%s.correction: expected \"mlp\", \"linear\" or \"constant\"",
-                            path);
+                            "%s.correction: expected \"mlp\", \"linear\" or \"constant\"", path);
     if (n_out < 1 || n_out > ERG__MLP_MAX_OUT)
         return erg_diag_set(diag, ERG_EPARSE, file, "%s.outputs: expected 1 or 2", path);
     c->n_in = n_in;
@@ -324,8 +325,8 @@ int erg__corrector_from_json(const json_t *j, unsigned n_in, struct erg__correct
     if (!c->constant) {
         char sub[256];
         snprintf(sub, sizeof sub, "%s.mlp", path);
-        if ((rc = erg__mlp_from_json(json_object_get(j, "mlp"), n_in, c->n_out, &c->mlp, file,
-                                     sub, diag)))
+        if ((rc = erg__mlp_from_json(json_object_get(j, "mlp"), n_in, c->n_out, &c->mlp, file, sub,
+                                     diag)))
             return rc;
     }
     c->present = 1;

@@ -16,16 +16,16 @@
 struct erg__corrector {
     int present;
     unsigned n_in, n_out;
-    int constant;                 /* 1: c[] only */
-    int linear;                   /* 1: mlp is a ridge regression (no hidden layer) */
-    char method[40];              /* the candidate chosen: "constant", "linear l=0.1", "mlp 2x16" */
-    double score[8];              /* held-out score of each candidate (NaN: not tried) */
+    int constant;    /* 1: c[] only */
+    int linear;      /* 1: mlp is a ridge regression (no hidden layer) */
+    char method[40]; /* the candidate chosen: "constant", "linear l=0.1", "mlp 2x16" */
+    double score[8]; /* held-out score of each candidate (NaN: not tried) */
     unsigned n_candidates;
-    double c[ERG__MLP_MAX_OUT];   /* the mean log ratio (constant correction) */
-    struct erg__mlp mlp;          /* when !constant */
+    double c[ERG__MLP_MAX_OUT];     /* the mean log ratio (constant correction) */
+    struct erg__mlp mlp;            /* when !constant */
     double sigma[ERG__MLP_MAX_OUT]; /* sd of the held-out log residuals (training residuals
                                        when no hold-out was possible: sigma_from "training") */
-    int sigma_heldout;            /* 1 when sigma comes from held-out residuals */
+    int sigma_heldout;              /* 1 when sigma comes from held-out residuals */
     size_t n_rows;
     unsigned n_groups;
 };

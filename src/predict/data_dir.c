@@ -33,8 +33,7 @@ static int found(const char *path, char *buf, size_t *size)
     return erg__path_put(buf, size, "%s", realpath(path, real) ? real : path);
 }
 
-int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf,
-                   size_t *size)
+int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf, size_t *size)
 {
     const char *dir = getenv(env_dir);
     if (dir && *dir) /* the folder itself, as named: no fallback */

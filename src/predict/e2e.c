@@ -12,11 +12,21 @@
 #define L3_KIND "hymell-level3-e2e"
 #define L3_FEATURES 15
 
-static const char *const l3_features[L3_FEATURES] = {
-    "log_blocks_time_s", "log_blocks_energy_j", "log_attention_time_s", "log_ffn_time_s",
-    "log_other_time_s",  "log_d_model",         "log_n_layers",         "log_tokens",
-    "log_batch",         "log1p_prompt",        "log1p_kv",             "decode",
-    "log1p_n_experts",   "log1p_top_k",         "log_vocab"};
+static const char *const l3_features[L3_FEATURES] = {"log_blocks_time_s",
+                                                     "log_blocks_energy_j",
+                                                     "log_attention_time_s",
+                                                     "log_ffn_time_s",
+                                                     "log_other_time_s",
+                                                     "log_d_model",
+                                                     "log_n_layers",
+                                                     "log_tokens",
+                                                     "log_batch",
+                                                     "log1p_prompt",
+                                                     "log1p_kv",
+                                                     "decode",
+                                                     "log1p_n_experts",
+                                                     "log1p_top_k",
+                                                     "log_vocab"};
 
 /* What corrects a group's models (dense, MoE): the correction fitted on every row, one fitted on
  * the group's rows only, or none (the block sum as it is); chosen per group on held-out error. */
@@ -70,8 +80,8 @@ static void features(const erg_arch *a, const erg_model_prediction *p, double *x
         else
             other += t;
     }
-    int64_t tokens = p->phase.phase == ERG_PHASE_PREFILL ? p->phase.batch * p->phase.prompt
-                                                         : p->phase.batch;
+    int64_t tokens =
+        p->phase.phase == ERG_PHASE_PREFILL ? p->phase.batch * p->phase.prompt : p->phase.batch;
     x[0] = lg(p->blocks_time_s);
     x[1] = isfinite(p->blocks_energy_j) ? lg(p->blocks_energy_j) : 0;
     x[2] = lg(att);
@@ -207,7 +217,7 @@ static int choose_group(erg_e2e_model *m, int g, const double *X, const double *
             m->use[g] = u;
     for (size_t i = 0; i < n; i++)
         for (unsigned j = 0; mask[i] && j < n_out; j++)
-            H[i * n_out + j] = m->use[g] == USE_OWN ? Ho[i * n_out + j]
+            H[i * n_out + j] = m->use[g] == USE_OWN    ? Ho[i * n_out + j]
                                : m->use[g] == USE_NONE ? 0
                                                        : H[i * n_out + j];
     if (m->use[g] != USE_OWN)
@@ -246,8 +256,7 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
         for (int u = 0; u < USE_COUNT; u++)
             m->use_score[g][u] = NAN;
     snprintf(m->target, sizeof m->target, "%s", erg_op_model_target(l1));
-    double *bt = v, *be = v + n, *mt = v + 2 * n, *me = v + 3 * n, *pt = v + 4 * n,
-           *pe = v + 5 * n;
+    double *bt = v, *be = v + n, *mt = v + 2 * n, *me = v + 3 * n, *pt = v + 4 * n, *pe = v + 5 * n;
     for (size_t i = 0; i < n && rc == ERG_OK; i++) {
         erg_model_prediction p;
         rc = erg__predict_blocks(l1, l2, &s[i].model, &s[i].phase, &p, diag);
@@ -457,8 +466,8 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
             rc = erg__corrector_from_json(json_object_get(o, "model"), L3_FEATURES, &m->own[g],
                                           path, where, diag);
             if (rc == ERG_OK && m->own[g].n_out != m->corr.n_out)
-                rc = erg_diag_set(diag, ERG_EPARSE, path, "%s: %u outputs, \"model\" has %u",
-                                  where, m->own[g].n_out, m->corr.n_out);
+                rc = erg_diag_set(diag, ERG_EPARSE, path, "%s: %u outputs, \"model\" has %u", where,
+                                  m->own[g].n_out, m->corr.n_out);
         }
     }
     const json_t *acc = json_object_get(root, "heldout");
@@ -467,8 +476,8 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
             char sub[96];
             snprintf(sub, sizeof sub, "heldout.%s.%s", ph_names[ph], moe_names[mo]);
             rc = erg__accuracy_from_json(
-                json_object_get(json_object_get(acc, ph_names[ph]), moe_names[mo]),
-                &m->acc[ph][mo], path, sub, diag);
+                json_object_get(json_object_get(acc, ph_names[ph]), moe_names[mo]), &m->acc[ph][mo],
+                path, sub, diag);
         }
     json_decref(root);
     if (rc != ERG_OK) {

@@ -23,7 +23,8 @@ struct pt {
 
 /* The rows of s[0..n) for one op, as fitting points (pts) and as samples (byop), in file order;
  * returns how many. Both fitting passes gather the same way, so their splits agree. */
-static size_t gather_op(const erg_op_sample *s, size_t n, erg_op op, struct pt *pts, erg_op_sample *byop)
+static size_t gather_op(const erg_op_sample *s, size_t n, erg_op op, struct pt *pts,
+                        erg_op_sample *byop)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -765,8 +766,8 @@ static int fit_cache_form(struct erg__op_est *e, struct pt *pts, size_t np, cons
     return ERG_OK;
 }
 
-static int fit_op(erg_op_model *m, erg_op op, struct pt *pts, size_t np,
-                  const erg_op_sample *src, const erg_fit_options *o, uint64_t *rng, erg_diag *diag)
+static int fit_op(erg_op_model *m, erg_op op, struct pt *pts, size_t np, const erg_op_sample *src,
+                  const erg_fit_options *o, uint64_t *rng, erg_diag *diag)
 {
     struct erg__op_est *e = &m->op[op];
     memset(e, 0, sizeof *e);
@@ -848,8 +849,10 @@ static int fit_op(erg_op_model *m, erg_op op, struct pt *pts, size_t np,
                               erg_strerror(rc));
             goto done;
         }
-        note(m, "gemm: cache-aware CPU form, weights cached up to a footprint of %.0f KiB; "
-                "one fit for every regime", e->cache_bytes / 1024);
+        note(m,
+             "gemm: cache-aware CPU form, weights cached up to a footprint of %.0f KiB; "
+             "one fit for every regime",
+             e->cache_bytes / 1024);
         goto fitted;
     }
     if (o->choose_thresholds) {

@@ -163,10 +163,9 @@ int erg__gemm_map_build(erg_op_model *m, const erg_public_table *const *t, size_
         for (size_t i = a; i < b; i++)
             scratch[i - a] = o[i].power_w;
         double pw = median_finite(scratch, b - a);
-        json_array_append_new(arr, json_pack("[i,i,i,f,o,i]", (int)o[a].key[0], (int)o[a].key[1],
-                                             (int)o[a].key[2], ratio,
-                                             isfinite(pw) ? json_real(pw) : json_null(),
-                                             (int)(b - a)));
+        json_array_append_new(
+            arr, json_pack("[i,i,i,f,o,i]", (int)o[a].key[0], (int)o[a].key[1], (int)o[a].key[2],
+                           ratio, isfinite(pw) ? json_real(pw) : json_null(), (int)(b - a)));
         nc++;
         a = b;
     }
@@ -250,21 +249,22 @@ int erg__gemm_map_load(const char *path, erg_dtype dtype, struct erg__gemm_map *
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(cells, i);
         json_t *pw = json_array_get(c, 4);
-        if (!json_is_array(c) || json_array_size(c) < 5 ||
-            !json_is_integer(json_array_get(c, 0)) || !json_is_integer(json_array_get(c, 1)) ||
-            !json_is_integer(json_array_get(c, 2)) || !json_is_number(json_array_get(c, 3)) ||
+        if (!json_is_array(c) || json_array_size(c) < 5 || !json_is_integer(json_array_get(c, 0)) ||
+            !json_is_integer(json_array_get(c, 1)) || !json_is_integer(json_array_get(c, 2)) ||
+            !json_is_number(json_array_get(c, 3)) ||
             !(json_number_value(json_array_get(c, 3)) > 0) ||
             !(json_is_null(pw) || json_number_value(pw) > 0)) {
             rc = erg_diag_set(diag, ERG_EPARSE, path,
-                              "cells[%zu]: expected [i, j, l, ratio > 0, power > 0 or null, n]",
-                              i);
+                              "cells[%zu]: expected [i, j, l, ratio > 0, power > 0 or null, n]", i);
             goto fail;
         }
         for (int j = 0; j < 3; j++)
             g->key[i][j] = (int32_t)json_integer_value(json_array_get(c, (size_t)j));
         if (i && key_cmp(g->key[i - 1], g->key[i]) >= 0) {
-            rc = erg_diag_set(diag, ERG_EPARSE, path, "cells[%zu]: cells must be sorted and "
-                              "distinct", i);
+            rc = erg_diag_set(diag, ERG_EPARSE, path,
+                              "cells[%zu]: cells must be sorted and "
+                              "distinct",
+                              i);
             goto fail;
         }
         g->ratio[i] = json_number_value(json_array_get(c, 3));

@@ -357,8 +357,8 @@ double erg_gpu_attn_decode_s(const erg_gpu_kernels *k, double batch, double kv, 
     return t;
 }
 
-double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, double prompt,
-                              int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t window)
+double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, double prompt, int64_t heads,
+                              int64_t kv_heads, int64_t head_dim, int64_t window)
 {
     if (!k || !k->has_attn_prefill)
         return NAN;
@@ -370,9 +370,8 @@ double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, double pro
     return isfinite(k->attn_prefill_min_s) ? fmax(t, k->attn_prefill_min_s) : t;
 }
 
-double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double batch,
-                             double prompt, int64_t heads, int64_t kv_heads, int64_t head_dim,
-                             int64_t window)
+double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double batch, double prompt,
+                             int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t window)
 {
     int g = phase == ERG_PHASE_PREFILL ? 1 : 0;
     if (!k || !k->has_energy[g])
@@ -394,8 +393,8 @@ double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double b
     return e;
 }
 
-double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
-                     int64_t top_k, int64_t experts, int64_t tp)
+double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f, int64_t top_k,
+                     int64_t experts, int64_t tp)
 {
     if (!k || !k->has_moe || tp < 1)
         return NAN;
@@ -648,8 +647,7 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
         py[i] = s[i].power_w / s[i].gpus;
         any_moe |= s[i].terms.moe_s > 0;
         any_comm |= s[i].terms.comm_s > 0;
-        phi += s[i].throughput_tok_s > 0 ? s[i].throughput_tok_s / (s[i].batch / s[i].itl_s)
-                                         : 1.0;
+        phi += s[i].throughput_tok_s > 0 ? s[i].throughput_tok_s / (s[i].batch / s[i].itl_s) : 1.0;
     }
     out->phi = phi / (double)n;
     /* a term no training row has cannot be fitted: it keeps the level-1 scale (1) */
@@ -728,13 +726,13 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
         json_t *o = json_object();
         json_object_set_new(o, "device", json_string(k->device));
         if (k->has_attn)
-            json_object_set_new(
-                o, "attention_decode",
-                json_pack("{s:o,s:o,s:I,s:o}", "features",
-                          json_pack("[s,s,s,s,s,s]", "1", "kv_bytes", "batch*heads", "batch",
-                                    "batch*kv_heads", "kv_len"),
-                          "coef", arr(k->attn, ATTN_P), "rows", (json_int_t)k->attn_n, "held_out_mape_pct",
-                          num(k->attn_mape_pct)));
+            json_object_set_new(o, "attention_decode",
+                                json_pack("{s:o,s:o,s:I,s:o}", "features",
+                                          json_pack("[s,s,s,s,s,s]", "1", "kv_bytes", "batch*heads",
+                                                    "batch", "batch*kv_heads", "kv_len"),
+                                          "coef", arr(k->attn, ATTN_P), "rows",
+                                          (json_int_t)k->attn_n, "held_out_mape_pct",
+                                          num(k->attn_mape_pct)));
         if (k->has_attn_prefill)
             json_object_set_new(
                 o, "attention_prefill",
@@ -743,8 +741,7 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
                                     "causal_scores", "qkvo_bytes", "query_tiles"),
                           "coef", arr(k->attn_prefill, ATTN_P), "rows",
                           (json_int_t)k->attn_prefill_n, "held_out_mape_pct",
-                          num(k->attn_prefill_mape_pct), "min_time_s",
-                          num(k->attn_prefill_min_s)));
+                          num(k->attn_prefill_mape_pct), "min_time_s", num(k->attn_prefill_min_s)));
         static const char *const ek[3] = {"attention_decode", "attention_prefill", "moe"};
         const double *ec[3] = {k->attn_e, k->attn_prefill_e, k->moe_e};
         json_t *eo = json_object();
@@ -760,13 +757,12 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
         else
             json_decref(eo);
         if (k->has_moe)
-            json_object_set_new(
-                o, "moe",
-                json_pack("{s:o,s:o,s:I,s:o}", "features",
-                          json_pack("[s,s,s,s,s]", "1", "active_expert_bytes", "flops",
-                                    "active_experts", "tokens*top_k"),
-                          "coef", arr(k->moe, MOE_P), "rows", (json_int_t)k->moe_n, "held_out_mape_pct",
-                          num(k->moe_mape_pct)));
+            json_object_set_new(o, "moe",
+                                json_pack("{s:o,s:o,s:I,s:o}", "features",
+                                          json_pack("[s,s,s,s,s]", "1", "active_expert_bytes",
+                                                    "flops", "active_experts", "tokens*top_k"),
+                                          "coef", arr(k->moe, MOE_P), "rows", (json_int_t)k->moe_n,
+                                          "held_out_mape_pct", num(k->moe_mape_pct)));
         json_t *ar = json_object();
         static const char *const gn[3] = {"2", "4", "8"};
         for (int g = 0; g < 3; g++)
@@ -774,8 +770,7 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
                 json_object_set_new(ar, gn[g],
                                     json_pack("{s:o,s:I,s:o}", "coef", arr(k->allreduce[g], 2),
                                               "rows", (json_int_t)k->allreduce_n[g],
-                                              "held_out_mape_pct",
-                                              num(k->allreduce_mape_pct[g])));
+                                              "held_out_mape_pct", num(k->allreduce_mape_pct[g])));
         json_object_set_new(o, "allreduce", ar);
         json_object_set_new(root, "kernels", o);
     }
@@ -811,13 +806,13 @@ static int get_arr(json_t *o, const char *key, double *v, size_t n, const char *
 {
     json_t *a = json_object_get(o, key);
     if (!json_is_array(a) || json_array_size(a) != n)
-        return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: expected an array of %zu numbers",
-                            ctx, key, n);
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: expected an array of %zu numbers", ctx,
+                            key, n);
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(a, i);
         if (!json_is_number(x))
-            return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s[%zu]: expected a number", ctx,
-                                key, i);
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s[%zu]: expected a number", ctx, key,
+                                i);
         v[i] = json_number_value(x);
     }
     return ERG_OK;
@@ -871,7 +866,8 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
     json_t *ko = json_object_get(root, "kernels");
     if (json_is_object(ko)) {
         json_t *dev = json_object_get(ko, "device");
-        snprintf(k->device, sizeof k->device, "%s", json_is_string(dev) ? json_string_value(dev) : "");
+        snprintf(k->device, sizeof k->device, "%s",
+                 json_is_string(dev) ? json_string_value(dev) : "");
         json_t *a = json_object_get(ko, "attention_decode");
         if (a) {
             if ((rc = get_arr(a, "coef", k->attn, ATTN_P, path, "kernels.attention_decode", diag)))
@@ -881,8 +877,8 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
         }
         a = json_object_get(ko, "attention_prefill");
         if (a) {
-            if ((rc = get_arr(a, "coef", k->attn_prefill, ATTN_P, path,
-                              "kernels.attention_prefill", diag)))
+            if ((rc = get_arr(a, "coef", k->attn_prefill, ATTN_P, path, "kernels.attention_prefill",
+                              diag)))
                 goto out;
             k->has_attn_prefill = 1;
             k->attn_prefill_mape_pct = get_num(a, "held_out_mape_pct");
@@ -895,8 +891,8 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
             json_t *x = json_is_object(eo) ? json_object_get(eo, ek[g]) : NULL;
             if (!x)
                 continue;
-            if ((rc = get_arr(x, "coef", ec[g], g == 2 ? MOE_P : ATTN_P, path,
-                              "kernels.energy_j", diag)) ||
+            if ((rc = get_arr(x, "coef", ec[g], g == 2 ? MOE_P : ATTN_P, path, "kernels.energy_j",
+                              diag)) ||
                 (rc = get_arr(x, "power_w", k->power_w[g], 2, path, "kernels.energy_j", diag)))
                 goto out;
             k->has_energy[g] = 1;

@@ -16,10 +16,10 @@ static const struct family {
     const char *type;
     int gated;
 } families[] = {
-    {"llama", 1},   {"mistral", 1},   {"mixtral", 1}, {"qwen", 1},    {"qwen2", 1},
-    {"qwen2_moe", 1}, {"qwen3", 1},   {"qwen3_moe", 1}, {"gemma", 1}, {"gemma2", 1},
-    {"phi", 0},     {"phi3", 1},      {"gpt_oss", 1}, {"olmoe", 1},   {"olmo", 1},
-    {"olmo2", 1},   {"deepseek", 1},  {"gpt2", 0},    {"gpt_neox", 0}, {"starcoder2", 0},
+    {"llama", 1},     {"mistral", 1},  {"mixtral", 1},   {"qwen", 1},     {"qwen2", 1},
+    {"qwen2_moe", 1}, {"qwen3", 1},    {"qwen3_moe", 1}, {"gemma", 1},    {"gemma2", 1},
+    {"phi", 0},       {"phi3", 1},     {"gpt_oss", 1},   {"olmoe", 1},    {"olmo", 1},
+    {"olmo2", 1},     {"deepseek", 1}, {"gpt2", 0},      {"gpt_neox", 0}, {"starcoder2", 0},
 };
 
 /* Fields that mean an architecture erg cannot model yet (any family): refused by name. */
@@ -40,29 +40,109 @@ static const struct refused {
 
 /* Fields every family may carry that erg reads or may safely ignore; an unknown model_type is
  * accepted only when each of its fields is listed here (or read by a family above). */
-static const char *const known_fields[] = {
-    "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype",
-    "dtype", "use_cache", "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range",
-    "max_position_embeddings", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
-    "layer_norm_eps", "layer_norm_epsilon", "attention_dropout", "hidden_dropout",
-    "embd_pdrop", "resid_pdrop", "attn_pdrop", "attention_bias", "mlp_bias", "pretraining_tp",
-    "tie_word_embeddings", "hidden_size", "n_embd", "d_model", "num_attention_heads", "n_head",
-    "n_heads", "num_heads", "num_hidden_layers", "n_layer", "n_layers", "num_layers",
-    "vocab_size", "padded_vocab_size", "intermediate_size", "n_inner", "ffn_hidden_size",
-    "ffn_dim", "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num",
-    "head_dim", "kv_channels", "hidden_act", "hidden_activation", "activation_function",
-    "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts",
-    "num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_intermediate_size",
-    "shared_expert_intermediate_size", "n_shared_experts", "sliding_window",
-    "use_sliding_window", "max_window_layers", "layer_types", "partial_rotary_factor",
-    "rotary_pct", "rotary_dim", "router_aux_loss_coef", "output_router_logits",
-    "norm_topk_prob", "decoder_sparse_step", "mlp_only_layers", "first_k_dense_replace",
-    "moe_layer_freq", "qk_layernorm", "clip_qkv", "quantization_config", "bf16", "fp16",
-    "fp32", "seq_length", "no_bias", "attn_logit_softcapping", "final_logit_softcapping",
-    "query_pre_attn_scalar", "cache_implementation", "swiglu_limit", "initial_context_length",
-    "experts_per_token", "original_max_position_embeddings", "scale_attn_weights",
-    "emb_dropout_prob", "attn_dropout_prob", "rotary_emb_base", "use_flash_attn", "id2label",
-    "label2id", "tokenizer_class", "auto_map", "sliding_window_pattern"};
+static const char *const known_fields[] = {"_name_or_path",
+                                           "architectures",
+                                           "model_type",
+                                           "transformers_version",
+                                           "torch_dtype",
+                                           "dtype",
+                                           "use_cache",
+                                           "bos_token_id",
+                                           "eos_token_id",
+                                           "pad_token_id",
+                                           "initializer_range",
+                                           "max_position_embeddings",
+                                           "rope_theta",
+                                           "rope_scaling",
+                                           "rope_parameters",
+                                           "rms_norm_eps",
+                                           "layer_norm_eps",
+                                           "layer_norm_epsilon",
+                                           "attention_dropout",
+                                           "hidden_dropout",
+                                           "embd_pdrop",
+                                           "resid_pdrop",
+                                           "attn_pdrop",
+                                           "attention_bias",
+                                           "mlp_bias",
+                                           "pretraining_tp",
+                                           "tie_word_embeddings",
+                                           "hidden_size",
+                                           "n_embd",
+                                           "d_model",
+                                           "num_attention_heads",
+                                           "n_head",
+                                           "n_heads",
+                                           "num_heads",
+                                           "num_hidden_layers",
+                                           "n_layer",
+                                           "n_layers",
+                                           "num_layers",
+                                           "vocab_size",
+                                           "padded_vocab_size",
+                                           "intermediate_size",
+                                           "n_inner",
+                                           "ffn_hidden_size",
+                                           "ffn_dim",
+                                           "num_key_value_heads",
+                                           "num_kv_heads",
+                                           "n_head_kv",
+                                           "multi_query_group_num",
+                                           "head_dim",
+                                           "kv_channels",
+                                           "hidden_act",
+                                           "hidden_activation",
+                                           "activation_function",
+                                           "num_local_experts",
+                                           "num_experts",
+                                           "n_routed_experts",
+                                           "moe_num_experts",
+                                           "num_experts_per_tok",
+                                           "experts_per_token",
+                                           "moe_top_k",
+                                           "moe_intermediate_size",
+                                           "shared_expert_intermediate_size",
+                                           "n_shared_experts",
+                                           "sliding_window",
+                                           "use_sliding_window",
+                                           "max_window_layers",
+                                           "layer_types",
+                                           "partial_rotary_factor",
+                                           "rotary_pct",
+                                           "rotary_dim",
+                                           "router_aux_loss_coef",
+                                           "output_router_logits",
+                                           "norm_topk_prob",
+                                           "decoder_sparse_step",
+                                           "mlp_only_layers",
+                                           "first_k_dense_replace",
+                                           "moe_layer_freq",
+                                           "qk_layernorm",
+                                           "clip_qkv",
+                                           "quantization_config",
+                                           "bf16",
+                                           "fp16",
+                                           "fp32",
+                                           "seq_length",
+                                           "no_bias",
+                                           "attn_logit_softcapping",
+                                           "final_logit_softcapping",
+                                           "query_pre_attn_scalar",
+                                           "cache_implementation",
+                                           "swiglu_limit",
+                                           "initial_context_length",
+                                           "experts_per_token",
+                                           "original_max_position_embeddings",
+                                           "scale_attn_weights",
+                                           "emb_dropout_prob",
+                                           "attn_dropout_prob",
+                                           "rotary_emb_base",
+                                           "use_flash_attn",
+                                           "id2label",
+                                           "label2id",
+                                           "tokenizer_class",
+                                           "auto_map",
+                                           "sliding_window_pattern"};
 
 static int known_field(const char *k)
 {
@@ -102,7 +182,7 @@ static int int_field(const json_t *o, const char *const *names, int64_t *out, in
     if (!json_is_number(v))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be a positive integer (got a %s)",
                             which,
-                            json_is_string(v)   ? "string"
+                            json_is_string(v)    ? "string"
                             : json_is_boolean(v) ? "boolean"
                             : json_is_array(v)   ? "list"
                                                  : "object");
@@ -147,8 +227,7 @@ static int in_int_list(const json_t *list, int64_t i)
     return 0;
 }
 
-static int parse(const json_t *o, const char *file, const char *name, erg_arch *out,
-                 erg_diag *diag)
+static int parse(const json_t *o, const char *file, const char *name, erg_arch *out, erg_diag *diag)
 {
     if (!json_is_object(o))
         return erg_diag_set(diag, ERG_EPARSE, file, "not a config.json: expected a JSON object");
@@ -179,20 +258,20 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
             k, type);
     }
     static const char *const n_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
-    static const char *const n_heads[] = {"num_attention_heads", "n_head", "n_heads",
-                                          "num_heads", NULL};
-    static const char *const n_layers[] = {"num_hidden_layers", "n_layer", "n_layers",
-                                           "num_layers", NULL};
+    static const char *const n_heads[] = {"num_attention_heads", "n_head", "n_heads", "num_heads",
+                                          NULL};
+    static const char *const n_layers[] = {"num_hidden_layers", "n_layer", "n_layers", "num_layers",
+                                           NULL};
     static const char *const n_vocab[] = {"vocab_size", "padded_vocab_size", NULL};
     static const char *const n_kv[] = {"num_key_value_heads", "num_kv_heads", "n_head_kv",
                                        "multi_query_group_num", NULL};
     static const char *const n_hd[] = {"head_dim", "kv_channels", NULL};
-    static const char *const n_ff[] = {"intermediate_size", "n_inner", "ffn_hidden_size",
-                                       "ffn_dim", NULL};
+    static const char *const n_ff[] = {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim",
+                                       NULL};
     static const char *const n_exp[] = {"num_local_experts", "num_experts", "n_routed_experts",
                                         "moe_num_experts", NULL};
-    static const char *const n_topk[] = {"num_experts_per_tok", "experts_per_token",
-                                         "moe_top_k", NULL};
+    static const char *const n_topk[] = {"num_experts_per_tok", "experts_per_token", "moe_top_k",
+                                         NULL};
     static const char *const n_moe_ff[] = {"moe_intermediate_size", NULL};
     static const char *const n_shared_ff[] = {"shared_expert_intermediate_size", NULL};
     static const char *const n_shared[] = {"n_shared_experts", NULL};

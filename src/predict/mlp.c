@@ -157,8 +157,8 @@ int erg__mlp_train(const double *X, const double *Y, size_t n, unsigned n_in, un
         erg__mlp_options_init(&o);
     if (!X || !Y || !m || n == 0 || n_in == 0 || n_in > ERG__MLP_MAX_IN || n_out == 0 ||
         n_out > ERG__MLP_MAX_OUT || o.hidden_layers == 0 ||
-        o.hidden_layers + 2 > ERG__MLP_MAX_LAYERS || o.width == 0 ||
-        o.width > ERG__MLP_MAX_WIDTH || n > UINT32_MAX)
+        o.hidden_layers + 2 > ERG__MLP_MAX_LAYERS || o.width == 0 || o.width > ERG__MLP_MAX_WIDTH ||
+        n > UINT32_MAX)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "MLP: bad sizes");
     memset(m, 0, sizeof *m);
     m->n_layers = o.hidden_layers + 2;
@@ -312,8 +312,8 @@ int erg__mlp_from_json(const json_t *j, unsigned n_in, unsigned n_out, struct er
     const json_t *layers = json_object_get(j, "layers");
     size_t nl = json_array_size(layers);
     if (!json_is_object(j) || !json_is_array(layers) || nl < 2 || nl > ERG__MLP_MAX_LAYERS)
-        return erg_diag_set(diag, ERG_EPARSE, file, "%s.layers: expected 2 to %d layer sizes",
-                            path, ERG__MLP_MAX_LAYERS);
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s.layers: expected 2 to %d layer sizes", path,
+                            ERG__MLP_MAX_LAYERS);
     m->n_layers = (unsigned)nl;
     for (size_t l = 0; l < nl; l++) {
         json_int_t v = json_integer_value(json_array_get(layers, l));

@@ -23,7 +23,7 @@ struct erg__mlp {
     double in_mean[ERG__MLP_MAX_IN], in_sd[ERG__MLP_MAX_IN];
     double out_mean[ERG__MLP_MAX_OUT], out_sd[ERG__MLP_MAX_OUT];
     double out_lo[ERG__MLP_MAX_OUT], out_hi[ERG__MLP_MAX_OUT]; /* clamp of the outputs */
-    double *w;  /* layer l ≥ 1: size[l] rows of size[l-1] + 1 (bias last), row-major */
+    double *w; /* layer l ≥ 1: size[l] rows of size[l-1] + 1 (bias last), row-major */
     size_t n_w;
     unsigned epochs; /* epochs of the kept weights */
 };

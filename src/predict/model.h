@@ -118,7 +118,6 @@ double erg__roofline_predict(const struct erg__bounds *b, const erg_op_dims *d);
  * erg/sub/file (a relocated install), <configured datadir>/erg/sub/file and <source tree>/sub/file;
  * none readable: the configured install path. Into buf of *size bytes by core/path.h's rule
  * (ERG_OK and the length in *size, or ERG_ERANGE and the size needed). */
-int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf,
-                   size_t *size);
+int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf, size_t *size);
 
 #endif

@@ -9,8 +9,8 @@
 #include "core/json.h"
 #include "erg/predict.h"
 
-static int add_sig(json_t *sigs, const char *name, const erg_estimate *e, double s,
-                   erg_grade grade, erg_diag *diag)
+static int add_sig(json_t *sigs, const char *name, const erg_estimate *e, double s, erg_grade grade,
+                   erg_diag *diag)
 {
     if (!isfinite(e->energy_j))
         return erg_diag_set(diag, ERG_EINVAL, NULL,

@@ -49,22 +49,22 @@ static int parse_dim(const struct erg__csv_cell *c, int64_t *out, const char *pa
     errno = 0;
     long long v = strtoll(c->s, &end, 10);
     if (end == c->s || *end != '\0' || errno == ERANGE)
-        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': expected an integer, got '%s'",
-                          name, c->s);
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col,
+                            "column '%s': expected an integer, got '%s'", name, c->s);
     if (v < 0)
         return erg__diag_at(diag, ERG_EPARSE, path, line, c->col,
-                          "column '%s': dimensions must not be negative, got '%s'", name, c->s);
+                            "column '%s': dimensions must not be negative, got '%s'", name, c->s);
     *out = (int64_t)v;
     return ERG_OK;
 }
 
-static int parse_num(const struct erg__csv_cell *c, double *out, int required, const char *path, size_t line,
-                     const char *name, erg_diag *diag)
+static int parse_num(const struct erg__csv_cell *c, double *out, int required, const char *path,
+                     size_t line, const char *name, erg_diag *diag)
 {
     if (c->s[0] == '\0') {
         if (required)
-            return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': a value is required%s", name,
-                              "");
+            return erg__diag_at(diag, ERG_EPARSE, path, line, c->col,
+                                "column '%s': a value is required%s", name, "");
         *out = NAN;
         return ERG_OK;
     }
@@ -72,17 +72,17 @@ static int parse_num(const struct erg__csv_cell *c, double *out, int required, c
     errno = 0;
     double v = strtod(c->s, &end);
     if (end == c->s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': expected a number, got '%s'",
-                          name, c->s);
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col,
+                            "column '%s': expected a number, got '%s'", name, c->s);
     if (v < 0)
-        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col, "column '%s': must not be negative, got '%s'",
-                          name, c->s);
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c->col,
+                            "column '%s': must not be negative, got '%s'", name, c->s);
     *out = v;
     return ERG_OK;
 }
 
-static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, const char *path, size_t line,
-                     erg_op_sample *s, erg_diag *diag)
+static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, const char *path,
+                     size_t line, erg_op_sample *s, erg_diag *diag)
 {
     static const struct erg__csv_cell empty = {"", 0, 1};
     const struct erg__csv_cell *c[C_COUNT];
@@ -93,11 +93,11 @@ static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, cons
     s->energy_sd_j = NAN;
     if (erg_op_parse(c[C_OP]->s, &s->dims.op) != ERG_OK)
         return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_OP]->col,
-                          "column '%s': unknown op '%s' (expected rmsnorm, softmax or gemm)", "op",
-                          c[C_OP]->s);
+                            "column '%s': unknown op '%s' (expected rmsnorm, softmax or gemm)",
+                            "op", c[C_OP]->s);
     if (strlen(c[C_KAPPA]->s) >= sizeof s->kappa)
-        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_KAPPA]->col, "column '%s': too long: '%s'", "kappa",
-                          c[C_KAPPA]->s);
+        return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_KAPPA]->col,
+                            "column '%s': too long: '%s'", "kappa", c[C_KAPPA]->s);
     strcpy(s->kappa, c[C_KAPPA]->s);
     int rc;
     int64_t *dims[5] = {&s->dims.m, &s->dims.n, &s->dims.k, &s->dims.tokens, &s->dims.d_model};
@@ -108,8 +108,8 @@ static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, cons
         s->dims.dtype = ERG_DTYPE_FP32;
     else if (erg_dtype_parse(c[C_DTYPE]->s, &s->dims.dtype) != ERG_OK)
         return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_DTYPE]->col,
-                          "column '%s': unknown dtype '%s' (expected fp32, bf16 or fp16)", "dtype",
-                          c[C_DTYPE]->s);
+                            "column '%s': unknown dtype '%s' (expected fp32, bf16 or fp16)",
+                            "dtype", c[C_DTYPE]->s);
     erg_diag sub;
     erg_diag_clear(&sub);
     if (erg_op_dims_check(&s->dims, &sub) != ERG_OK)
@@ -124,7 +124,7 @@ static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, cons
         return rc;
     if (!(s->time_s > 0))
         return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_TIME]->col,
-                          "column '%s': must be positive, got '%s'", "time_s", c[C_TIME]->s);
+                            "column '%s': must be positive, got '%s'", "time_s", c[C_TIME]->s);
     if ((rc = parse_num(c[C_TIME_SD], &s->time_sd_s, 0, path, line, "time_sd_s", diag)) != ERG_OK)
         return rc;
     if ((rc = parse_num(c[C_ENERGY], &s->energy_j, 0, path, line, "energy_j", diag)) != ERG_OK)
@@ -134,14 +134,15 @@ static int parse_row(struct erg__csv_cell *cells, const int *map, int grid, cons
         return rc;
     if (c[C_GRADE]->s[0] != '\0') {
         if (erg_grade_parse(c[C_GRADE]->s, &s->grade) != ERG_OK)
-            return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_GRADE]->col,
-                              "column '%s': unknown grade '%s' (hw_shunt, model_based, estimator)",
-                              "grade", c[C_GRADE]->s);
+            return erg__diag_at(
+                diag, ERG_EPARSE, path, line, c[C_GRADE]->col,
+                "column '%s': unknown grade '%s' (hw_shunt, model_based, estimator)", "grade",
+                c[C_GRADE]->s);
         s->has_grade = 1;
     } else if (!isnan(s->energy_j)) {
         return erg__diag_at(diag, ERG_EPARSE, path, line, c[C_GRADE]->col,
-                          "column '%s': energy_j is given, so its grade is required%s", "grade",
-                          "");
+                            "column '%s': energy_j is given, so its grade is required%s", "grade",
+                            "");
     }
     return ERG_OK;
 }
@@ -233,7 +234,8 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
             goto fail;
         }
         if (nc > MAX_CELLS) {
-            rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "too many columns (%s%s)", "max 32", "");
+            rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "too many columns (%s%s)",
+                              "max 32", "");
             goto fail;
         }
         if (!have_header) {
@@ -253,13 +255,14 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
                     if (strcmp(cells[j].s, col_names[i]) == 0)
                         found = i;
                 if (found < 0 || (grid && found >= GRID_COLS)) {
-                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, cells[j].col, "unknown column '%s'%s",
-                                    cells[j].s, grid ? " in a grid file (op..dtype)" : "");
+                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, cells[j].col,
+                                      "unknown column '%s'%s", cells[j].s,
+                                      grid ? " in a grid file (op..dtype)" : "");
                     goto fail;
                 }
                 if (map[found] >= 0) {
-                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, cells[j].col, "column '%s' appears twice%s",
-                                    cells[j].s, "");
+                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, cells[j].col,
+                                      "column '%s' appears twice%s", cells[j].s, "");
                     goto fail;
                 }
                 map[found] = (int)j;
@@ -267,8 +270,8 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
             int need = grid ? GRID_COLS : C_COUNT;
             for (int i = 0; i < need; i++)
                 if (map[i] < 0) {
-                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "missing column '%s'%s", col_names[i],
-                                    grid ? "" : " (ops.csv needs op..grade)");
+                    rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "missing column '%s'%s",
+                                      col_names[i], grid ? "" : " (ops.csv needs op..grade)");
                     goto fail;
                 }
             ncols = nc;
@@ -278,8 +281,9 @@ int erg_ops_csv_read(const char *path, int grid, erg_op_sample **out, size_t *n_
         if (nc != ncols) {
             char want[32];
             snprintf(want, sizeof want, "%zu", ncols);
-            rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1, "expected %s cells as in the header, got %s",
-                            want, nc < ncols ? "fewer" : "more");
+            rc = erg__diag_at(diag, ERG_EPARSE, name, lineno, 1,
+                              "expected %s cells as in the header, got %s", want,
+                              nc < ncols ? "fewer" : "more");
             goto fail;
         }
         if (n == cap) {

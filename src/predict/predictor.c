@@ -60,8 +60,8 @@ int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag)
     if (strchr(target, '/') || is_dir(target))
         snprintf(p->dir, sizeof p->dir, "%s", target);
     else if (strchr(target, '.') == target || strlen(target) > 200 ||
-             erg__data_path("models", "ERG_MODEL_DIR", target, p->dir,
-                            &(size_t){sizeof p->dir}) != ERG_OK)
+             erg__data_path("models", "ERG_MODEL_DIR", target, p->dir, &(size_t){sizeof p->dir}) !=
+                 ERG_OK)
         p->dir[0] = '\0';
     if (!p->dir[0] || !is_dir(p->dir)) {
         int rc = erg_diag_set(diag, ERG_ENOENT, target,

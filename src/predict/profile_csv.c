@@ -10,27 +10,67 @@
 #include "core/csv.h"
 
 enum bcol {
-    B_ARCH, B_BLOCK, B_PHASE, B_BATCH, B_PROMPT, B_KV, B_TOKENS, B_DMODEL, B_HEADS, B_KVHEADS,
-    B_HEADDIM, B_DFF, B_ACT, B_GATED, B_EXPERTS, B_TOPK, B_SHARED, B_DFFSH, B_WINDOW, B_VOCAB,
-    B_DTYPE, B_THREADS, B_REPS, B_TIME, B_TIMESD, B_ENERGY, B_ENERGYSD, B_GRADE, B_COUNT
+    B_ARCH,
+    B_BLOCK,
+    B_PHASE,
+    B_BATCH,
+    B_PROMPT,
+    B_KV,
+    B_TOKENS,
+    B_DMODEL,
+    B_HEADS,
+    B_KVHEADS,
+    B_HEADDIM,
+    B_DFF,
+    B_ACT,
+    B_GATED,
+    B_EXPERTS,
+    B_TOPK,
+    B_SHARED,
+    B_DFFSH,
+    B_WINDOW,
+    B_VOCAB,
+    B_DTYPE,
+    B_THREADS,
+    B_REPS,
+    B_TIME,
+    B_TIMESD,
+    B_ENERGY,
+    B_ENERGYSD,
+    B_GRADE,
+    B_COUNT
 };
 static const char *const bnames[B_COUNT] = {
-    "arch",     "block",   "phase",  "batch",       "prompt",  "kv",        "tokens",
-    "d_model",  "n_heads", "n_kv_heads", "head_dim", "d_ff",   "ffn_act",   "gated",
-    "n_experts", "top_k",  "n_shared", "d_ff_shared", "window", "vocab",    "dtype",
-    "threads",  "reps",    "time_s", "time_sd_s",   "energy_j", "energy_sd_j", "grade"};
-static const int breq[B_COUNT] = {[B_ARCH] = 1, [B_BLOCK] = 1, [B_PHASE] = 1, [B_BATCH] = 1,
-                                  [B_DMODEL] = 1, [B_TIME] = 1};
+    "arch",      "block",   "phase",      "batch",       "prompt",   "kv",          "tokens",
+    "d_model",   "n_heads", "n_kv_heads", "head_dim",    "d_ff",     "ffn_act",     "gated",
+    "n_experts", "top_k",   "n_shared",   "d_ff_shared", "window",   "vocab",       "dtype",
+    "threads",   "reps",    "time_s",     "time_sd_s",   "energy_j", "energy_sd_j", "grade"};
+static const int breq[B_COUNT] = {
+    [B_ARCH] = 1, [B_BLOCK] = 1, [B_PHASE] = 1, [B_BATCH] = 1, [B_DMODEL] = 1, [B_TIME] = 1};
 
 enum mcol {
-    M_ARCH, M_CONFIG, M_PHASE, M_BATCH, M_PROMPT, M_KV, M_TOKENS, M_DTYPE, M_THREADS, M_REPS,
-    M_TIME, M_TIMESD, M_ENERGY, M_ENERGYSD, M_GRADE, M_COUNT
+    M_ARCH,
+    M_CONFIG,
+    M_PHASE,
+    M_BATCH,
+    M_PROMPT,
+    M_KV,
+    M_TOKENS,
+    M_DTYPE,
+    M_THREADS,
+    M_REPS,
+    M_TIME,
+    M_TIMESD,
+    M_ENERGY,
+    M_ENERGYSD,
+    M_GRADE,
+    M_COUNT
 };
 static const char *const mnames[M_COUNT] = {
     "arch",    "config", "phase",  "batch",     "prompt",   "kv",          "tokens", "dtype",
     "threads", "reps",   "time_s", "time_sd_s", "energy_j", "energy_sd_j", "grade"};
-static const int mreq[M_COUNT] = {[M_ARCH] = 1, [M_CONFIG] = 1, [M_PHASE] = 1, [M_BATCH] = 1,
-                                  [M_TIME] = 1};
+static const int mreq[M_COUNT] = {
+    [M_ARCH] = 1, [M_CONFIG] = 1, [M_PHASE] = 1, [M_BATCH] = 1, [M_TIME] = 1};
 
 struct growing {
     void *v;
@@ -134,11 +174,11 @@ static int block_row(void *ud, const struct erg__csv_row *r, erg_diag *diag)
     struct {
         size_t c;
         int64_t *v;
-    } ints[] = {{B_BATCH, &b->batch},     {B_PROMPT, &b->prompt},     {B_KV, &b->kv},
-                {B_DMODEL, &b->d_model},  {B_HEADS, &b->n_heads},     {B_KVHEADS, &b->n_kv_heads},
-                {B_HEADDIM, &b->head_dim}, {B_DFF, &b->d_ff},         {B_EXPERTS, &b->n_experts},
-                {B_TOPK, &b->top_k},      {B_SHARED, &b->n_shared},   {B_DFFSH, &b->d_ff_shared},
-                {B_WINDOW, &b->window},   {B_VOCAB, &b->vocab}};
+    } ints[] = {{B_BATCH, &b->batch},      {B_PROMPT, &b->prompt},   {B_KV, &b->kv},
+                {B_DMODEL, &b->d_model},   {B_HEADS, &b->n_heads},   {B_KVHEADS, &b->n_kv_heads},
+                {B_HEADDIM, &b->head_dim}, {B_DFF, &b->d_ff},        {B_EXPERTS, &b->n_experts},
+                {B_TOPK, &b->top_k},       {B_SHARED, &b->n_shared}, {B_DFFSH, &b->d_ff_shared},
+                {B_WINDOW, &b->window},    {B_VOCAB, &b->vocab}};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         if ((rc = erg__csv_int(r, ints[i].c, bnames[ints[i].c], ints[i].v, NULL, diag)))
             return rc;
@@ -169,8 +209,8 @@ static int block_row(void *ud, const struct erg__csv_row *r, erg_diag *diag)
     if ((rc = erg__csv_int(r, B_TOKENS, "tokens", &tokens, &have_t, diag)))
         return rc;
     if (have_t && tokens != erg_block_tokens(b))
-        return erg__csv_error(diag, r, B_TOKENS, "tokens",
-                              "%lld is not %s (%lld)", (long long)tokens,
+        return erg__csv_error(diag, r, B_TOKENS, "tokens", "%lld is not %s (%lld)",
+                              (long long)tokens,
                               b->phase == ERG_PHASE_PREFILL ? "batch × prompt" : "batch",
                               (long long)erg_block_tokens(b));
     return ERG_OK;
@@ -315,11 +355,10 @@ static int model_row(void *ud, const struct erg__csv_row *r, erg_diag *diag)
     int have_t;
     if ((rc = erg__csv_int(r, M_TOKENS, "tokens", &v, &have_t, diag)))
         return rc;
-    int64_t want = s->phase.phase == ERG_PHASE_PREFILL ? s->phase.batch * s->phase.prompt
-                                                       : s->phase.batch;
+    int64_t want =
+        s->phase.phase == ERG_PHASE_PREFILL ? s->phase.batch * s->phase.prompt : s->phase.batch;
     if (have_t && v != want)
-        return erg__csv_error(diag, r, M_TOKENS, "tokens", "%lld is not %s (%lld)",
-                              (long long)v,
+        return erg__csv_error(diag, r, M_TOKENS, "tokens", "%lld is not %s (%lld)", (long long)v,
                               s->phase.phase == ERG_PHASE_PREFILL ? "batch × prompt" : "batch",
                               (long long)want);
     return ERG_OK;

@@ -16,9 +16,14 @@
 #include "core/diag.h"
 #include "core/file.h"
 
-static const char *const format_names[ERG_PUBLIC_FORMAT_COUNT] = {
-    "aic-gemm",  "aic-context-attention", "aic-generation-attention", "aic-moe",
-    "aic-collective", "vidur-mlp",       "mlenergy-v3",              "blis-traces"};
+static const char *const format_names[ERG_PUBLIC_FORMAT_COUNT] = {"aic-gemm",
+                                                                  "aic-context-attention",
+                                                                  "aic-generation-attention",
+                                                                  "aic-moe",
+                                                                  "aic-collective",
+                                                                  "vidur-mlp",
+                                                                  "mlenergy-v3",
+                                                                  "blis-traces"};
 
 const char *erg_public_format_name(erg_public_format f)
 {
@@ -26,8 +31,10 @@ const char *erg_public_format_name(erg_public_format f)
 }
 
 static const char *const vidur_names[ERG_VIDUR_OP_COUNT] = {
-    "emb",          "input_layernorm", "attn_pre_proj", "attn_rope",     "attn_post_proj",
-    "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"};
+    "emb",         "input_layernorm", "attn_pre_proj",
+    "attn_rope",   "attn_post_proj",  "post_attention_layernorm",
+    "mlp_up_proj", "mlp_act",         "mlp_down_proj",
+    "add"};
 
 const char *erg_vidur_op_name(erg_vidur_op op)
 {
@@ -170,30 +177,63 @@ enum field {
     F_COUNT
 };
 
-static const char *const field_names[F_COUNT] = {
-    "op_name",  "framework",   "device",   "kernel_source", "gemm_dtype", "m", "n", "k",
-    "latency",  "power",       "batch_size", "isl",         "num_heads",  "num_key_value_heads",
-    "head_dim", "attn_dtype",  "kv_cache_dtype", "step",    "window_size", "moe_dtype",
-    "num_tokens", "hidden_size", "inter_size", "topk",      "num_experts", "moe_tp_size",
-    "moe_ep_size", "distribution", "nccl_dtype", "allreduce_dtype", "num_gpus", "message_size",
-    "backend",  "n_head",      "n_kv_head", "n_embd",       "n_expanded_embd", "vocab_size",
-    "use_gated_mlp", "num_tokens", "num_tensor_parallel_workers"};
+static const char *const field_names[F_COUNT] = {"op_name",
+                                                 "framework",
+                                                 "device",
+                                                 "kernel_source",
+                                                 "gemm_dtype",
+                                                 "m",
+                                                 "n",
+                                                 "k",
+                                                 "latency",
+                                                 "power",
+                                                 "batch_size",
+                                                 "isl",
+                                                 "num_heads",
+                                                 "num_key_value_heads",
+                                                 "head_dim",
+                                                 "attn_dtype",
+                                                 "kv_cache_dtype",
+                                                 "step",
+                                                 "window_size",
+                                                 "moe_dtype",
+                                                 "num_tokens",
+                                                 "hidden_size",
+                                                 "inter_size",
+                                                 "topk",
+                                                 "num_experts",
+                                                 "moe_tp_size",
+                                                 "moe_ep_size",
+                                                 "distribution",
+                                                 "nccl_dtype",
+                                                 "allreduce_dtype",
+                                                 "num_gpus",
+                                                 "message_size",
+                                                 "backend",
+                                                 "n_head",
+                                                 "n_kv_head",
+                                                 "n_embd",
+                                                 "n_expanded_embd",
+                                                 "vocab_size",
+                                                 "use_gated_mlp",
+                                                 "num_tokens",
+                                                 "num_tensor_parallel_workers"};
 
 /* Required fields per CSV format (F_COUNT ends the list). Optional ones are looked up too. */
-static const enum field req_gemm[] = {F_OP_NAME, F_DEVICE, F_GEMM_DTYPE, F_M, F_N, F_K, F_LATENCY,
-                                      F_COUNT};
-static const enum field req_ctx[] = {F_OP_NAME, F_DEVICE, F_BATCH, F_ISL, F_HEADS, F_KV_HEADS,
-                                     F_HEAD_DIM, F_ATTN_DTYPE, F_KV_DTYPE, F_STEP, F_LATENCY,
-                                     F_COUNT};
-static const enum field req_moe[] = {F_OP_NAME, F_DEVICE, F_MOE_DTYPE, F_TOKENS, F_HIDDEN,
-                                     F_INTER, F_TOPK, F_EXPERTS, F_MOE_TP, F_MOE_EP,
+static const enum field req_gemm[] = {F_OP_NAME, F_DEVICE, F_GEMM_DTYPE, F_M,
+                                      F_N,       F_K,      F_LATENCY,    F_COUNT};
+static const enum field req_ctx[] = {F_OP_NAME,  F_DEVICE,   F_BATCH,    F_ISL,
+                                     F_HEADS,    F_KV_HEADS, F_HEAD_DIM, F_ATTN_DTYPE,
+                                     F_KV_DTYPE, F_STEP,     F_LATENCY,  F_COUNT};
+static const enum field req_moe[] = {F_OP_NAME,      F_DEVICE,  F_MOE_DTYPE, F_TOKENS, F_HIDDEN,
+                                     F_INTER,        F_TOPK,    F_EXPERTS,   F_MOE_TP, F_MOE_EP,
                                      F_DISTRIBUTION, F_LATENCY, F_COUNT};
 static const enum field req_coll[] = {F_OP_NAME, F_DEVICE, F_GPUS, F_MSG, F_LATENCY, F_COUNT};
-static const enum field req_vidur[] = {F_V_HEAD, F_V_KV_HEAD, F_V_EMBD, F_V_EXPANDED, F_V_VOCAB,
-                                       F_V_GATED, F_V_TOKENS, F_V_TP, F_COUNT};
+static const enum field req_vidur[] = {F_V_HEAD,  F_V_KV_HEAD, F_V_EMBD, F_V_EXPANDED, F_V_VOCAB,
+                                       F_V_GATED, F_V_TOKENS,  F_V_TP,   F_COUNT};
 
 struct csv_map {
-    int col[F_COUNT];                 /* -1: absent */
+    int col[F_COUNT];                     /* -1: absent */
     int vidur_median[ERG_VIDUR_OP_COUNT]; /* column of time_stats.<op>.median */
     size_t ncols;
 };
@@ -250,11 +290,11 @@ static int cell_int(char **cells, const struct csv_map *m, enum field f, int64_t
     double v = strtod(s, &end); /* "4096" and "4096.0" alike */
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v != floor(v) ||
         fabs(v) > 9.0e15)
-        return bad(diag, path, line, "column '%s': expected an integer, got '%s'",
-                   field_names[f], s);
+        return bad(diag, path, line, "column '%s': expected an integer, got '%s'", field_names[f],
+                   s);
     if (v < 0)
-        return bad(diag, path, line, "column '%s': must not be negative, got '%s'",
-                   field_names[f], s);
+        return bad(diag, path, line, "column '%s': must not be negative, got '%s'", field_names[f],
+                   s);
     *out = (int64_t)v;
     return ERG_OK;
 }
@@ -324,8 +364,7 @@ static int parse_aic_row(erg_public_format fmt, char **cells, const struct csv_m
                        "batch_size, isl, num_heads, num_key_value_heads and head_dim must be "
                        "positive");
         if (r->heads % r->kv_heads)
-            return bad(diag, path, line,
-                       "num_key_value_heads %lld does not divide num_heads %lld",
+            return bad(diag, path, line, "num_key_value_heads %lld does not divide num_heads %lld",
                        (long long)r->kv_heads, (long long)r->heads);
         break;
     case ERG_PUBLIC_AIC_MOE:
@@ -384,8 +423,7 @@ static int parse_vidur_row(char **cells, const struct csv_map *m, const char *pa
     else if (strcmp(g, "False") == 0 || strcmp(g, "false") == 0 || strcmp(g, "0") == 0)
         r->gated = 0;
     else
-        return bad(diag, path, line, "column 'use_gated_mlp': expected True or False, got '%s'",
-                   g);
+        return bad(diag, path, line, "column 'use_gated_mlp': expected True or False, got '%s'", g);
     if (!r->heads || !r->kv_heads || !r->hidden || !r->inter || !r->tokens || !r->tp)
         return bad(diag, path, line,
                    "n_head, n_kv_head, n_embd, n_expanded_embd, num_tokens and "
@@ -441,18 +479,27 @@ static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_
         map.vidur_median[i] = vidur ? find_col(cells, nh, name) : -1;
     }
     switch (fmt) {
-    case ERG_PUBLIC_AIC_GEMM: req = req_gemm; break;
-    case -2: req = req_ctx; break;
-    case ERG_PUBLIC_AIC_MOE: req = req_moe; break;
-    case ERG_PUBLIC_AIC_COLLECTIVE: req = req_coll; break;
-    default: req = req_vidur; break;
+    case ERG_PUBLIC_AIC_GEMM:
+        req = req_gemm;
+        break;
+    case -2:
+        req = req_ctx;
+        break;
+    case ERG_PUBLIC_AIC_MOE:
+        req = req_moe;
+        break;
+    case ERG_PUBLIC_AIC_COLLECTIVE:
+        req = req_coll;
+        break;
+    default:
+        req = req_vidur;
+        break;
     }
     for (const enum field *f = req; *f != F_COUNT; f++)
         if (map.col[*f] < 0)
-            return bad(diag, path, 1, "header: column '%s' is missing (%s table)",
-                       field_names[*f],
+            return bad(diag, path, 1, "header: column '%s' is missing (%s table)", field_names[*f],
                        fmt == -2 ? "aiconfigurator attention"
-                                  : erg_public_format_name((erg_public_format)fmt));
+                                 : erg_public_format_name((erg_public_format)fmt));
     if (vidur && (map.vidur_median[ERG_VIDUR_MLP_UP_PROJ] < 0 ||
                   map.vidur_median[ERG_VIDUR_MLP_DOWN_PROJ] < 0 ||
                   map.vidur_median[ERG_VIDUR_ATTN_PRE_PROJ] < 0))
@@ -532,7 +579,8 @@ static int read_mlenergy(json_t *root, const char *path, erg_public_table *t, er
 {
     t->format = ERG_PUBLIC_MLENERGY_V3;
     json_t *id = json_object_get(root, "model_id");
-    snprintf(t->model_id, sizeof t->model_id, "%s", json_is_string(id) ? json_string_value(id) : "");
+    snprintf(t->model_id, sizeof t->model_id, "%s",
+             json_is_string(id) ? json_string_value(id) : "");
     json_t *prec = json_object_get(root, "weight_precision");
     json_t *cfgs = json_object_get(root, "configurations");
     if (!json_is_array(cfgs) || json_array_size(cfgs) == 0)
@@ -550,7 +598,8 @@ static int read_mlenergy(json_t *root, const char *path, erg_public_table *t, er
         row_init(&r);
         r.line = i + 1;
         snprintf(r.op, sizeof r.op, "serving");
-        snprintf(r.dtype, sizeof r.dtype, "%s", json_is_string(prec) ? json_string_value(prec) : "");
+        snprintf(r.dtype, sizeof r.dtype, "%s",
+                 json_is_string(prec) ? json_string_value(prec) : "");
         json_t *g = json_object_get(c, "gpu_model");
         if (!json_is_string(g)) {
             char where[600];
@@ -648,8 +697,8 @@ static int attr_num(json_t *attrs, const char *key, double *out, const char *pat
     return ERG_OK;
 }
 
-static int blis_line(json_t *root, const char *path, size_t line, erg_public_table *t,
-                     size_t *cap, erg_diag *diag)
+static int blis_line(json_t *root, const char *path, size_t line, erg_public_table *t, size_t *cap,
+                     erg_diag *diag)
 {
     json_t *rs = json_object_get(root, "resourceSpans");
     if (!json_is_array(rs))
@@ -677,16 +726,16 @@ static int blis_line(json_t *root, const char *path, size_t line, erg_public_tab
                 double p, c;
                 int rc;
                 if ((rc = attr_num(attrs, "gen_ai.usage.prompt_tokens", &p, path, line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.usage.completion_tokens", &c, path, line,
-                                   diag)) ||
+                    (rc =
+                         attr_num(attrs, "gen_ai.usage.completion_tokens", &c, path, line, diag)) ||
                     (rc = attr_num(attrs, "gen_ai.latency.time_in_model_prefill", &row.prefill_s,
                                    path, line, diag)) ||
                     (rc = attr_num(attrs, "gen_ai.latency.time_in_model_decode", &row.decode_s,
                                    path, line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.time_in_queue", &row.queue_s, path,
+                    (rc = attr_num(attrs, "gen_ai.latency.time_in_queue", &row.queue_s, path, line,
+                                   diag)) ||
+                    (rc = attr_num(attrs, "gen_ai.latency.time_to_first_token", &row.ttft_s, path,
                                    line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.time_to_first_token", &row.ttft_s,
-                                   path, line, diag)) ||
                     (rc = attr_num(attrs, "gen_ai.latency.e2e", &row.time_s, path, line, diag)))
                     return rc;
                 row.isl = (int64_t)p;
@@ -734,7 +783,10 @@ int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag)
     FILE *probe = fopen(path, "rb");
     if (!probe) {
         int e = errno;
-        return erg_diag_set(diag, e == ENOENT ? ERG_ENOENT : e == EACCES ? ERG_EACCES : ERG_EIO,
+        return erg_diag_set(diag,
+                            e == ENOENT   ? ERG_ENOENT
+                            : e == EACCES ? ERG_EACCES
+                                          : ERG_EIO,
                             path, "cannot open: %s", strerror(e));
     }
     fclose(probe);
@@ -922,10 +974,11 @@ int erg_public_ops(const erg_public_table *t, const char *dtype, erg_op_sample *
             }
         }
     } else {
-        return erg_diag_set(diag, ERG_ENOTSUP, t->path,
-                            "a file of format %s has no level-1 op rows (GEMM: aiconfigurator gemm_perf; "
-                            "GEMM and RMSNorm: Vidur mlp.csv)",
-                            erg_public_format_name(t->format));
+        return erg_diag_set(
+            diag, ERG_ENOTSUP, t->path,
+            "a file of format %s has no level-1 op rows (GEMM: aiconfigurator gemm_perf; "
+            "GEMM and RMSNorm: Vidur mlp.csv)",
+            erg_public_format_name(t->format));
     }
     if (skipped)
         *skipped += skip;
@@ -1019,8 +1072,8 @@ int erg_public_blocks_write(const char *path, const erg_public_table *const *t, 
                 oom |= block_row(&b, arch, "norm", "prefill", 1, r->tokens, 0, r->tokens, r,
                                  o[ERG_VIDUR_INPUT_LAYERNORM]);
             if (isfinite(o[ERG_VIDUR_EMB]))
-                oom |= block_row(&b, arch, "embedding", "prefill", 1, r->tokens, 0, r->tokens,
-                                 r, o[ERG_VIDUR_EMB]);
+                oom |= block_row(&b, arch, "embedding", "prefill", 1, r->tokens, 0, r->tokens, r,
+                                 o[ERG_VIDUR_EMB]);
             rows += 1;
             double proj = o[ERG_VIDUR_ATTN_PRE_PROJ] + o[ERG_VIDUR_ATTN_POST_PROJ] +
                           (isfinite(o[ERG_VIDUR_ATTN_ROPE]) ? o[ERG_VIDUR_ATTN_ROPE] : 0);
@@ -1043,8 +1096,7 @@ int erg_public_blocks_write(const char *path, const erg_public_table *const *t, 
                         oom |= block_row(&b, arch, "attention", "prefill", 1, r->tokens, 0,
                                          r->tokens, r, proj + a->time_s);
                         attn++;
-                    } else if (f == ERG_PUBLIC_AIC_GENERATION_ATTENTION &&
-                               a->batch == r->tokens) {
+                    } else if (f == ERG_PUBLIC_AIC_GENERATION_ATTENTION && a->batch == r->tokens) {
                         oom |= block_row(&b, arch, "attention", "decode", a->batch, 0, a->kv,
                                          a->batch, r, proj + a->time_s);
                         attn++;

@@ -68,9 +68,9 @@ int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown block %d", (int)s->block);
     if (s->phase != ERG_PHASE_PREFILL && s->phase != ERG_PHASE_DECODE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "unknown phase %d", (int)s->phase);
-    const int64_t all[] = {s->batch,    s->prompt,    s->kv,        s->d_model, s->n_heads,
-                           s->n_kv_heads, s->head_dim, s->d_ff,     s->n_experts, s->top_k,
-                           s->n_shared, s->d_ff_shared, s->window, s->vocab};
+    const int64_t all[] = {s->batch,      s->prompt,      s->kv,     s->d_model,   s->n_heads,
+                           s->n_kv_heads, s->head_dim,    s->d_ff,   s->n_experts, s->top_k,
+                           s->n_shared,   s->d_ff_shared, s->window, s->vocab};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (all[i] < 0)
             return erg_diag_set(diag, ERG_EINVAL, NULL, "%s %s: a size is negative (%lld)",
@@ -103,9 +103,8 @@ int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag)
             (rc = need(diag, s, "top_k", s->top_k)))
             return rc;
         if (s->top_k > s->n_experts)
-            return erg_diag_set(diag, ERG_EINVAL, NULL,
-                                "moe: top_k %lld is above n_experts %lld", (long long)s->top_k,
-                                (long long)s->n_experts);
+            return erg_diag_set(diag, ERG_EINVAL, NULL, "moe: top_k %lld is above n_experts %lld",
+                                (long long)s->top_k, (long long)s->n_experts);
         if (s->n_shared > 0)
             return need(diag, s, "d_ff_shared", s->d_ff_shared);
         break;
@@ -118,8 +117,8 @@ int erg_block_spec_check(const erg_block_spec *s, erg_diag *diag)
     return ERG_OK;
 }
 
-static void add_op(erg_block_work *w, const char *role, erg_op op, int64_t m, int64_t n,
-                   int64_t k, int64_t tokens, int64_t d_model, double count)
+static void add_op(erg_block_work *w, const char *role, erg_op op, int64_t m, int64_t n, int64_t k,
+                   int64_t tokens, int64_t d_model, double count)
 {
     if (w->n_ops >= ERG_BLOCK_MAX_OPS || count <= 0)
         return;
@@ -141,8 +140,7 @@ static void add_op(erg_block_work *w, const char *role, erg_op op, int64_t m, in
     }
 }
 
-static void gemm(erg_block_work *w, const char *role, int64_t m, int64_t n, int64_t k,
-                 double count)
+static void gemm(erg_block_work *w, const char *role, int64_t m, int64_t n, int64_t k, double count)
 {
     add_op(w, role, ERG_OP_GEMM, m, n, k, 0, 0, count);
 }
@@ -209,8 +207,9 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
         /* RoPE on q and k (read, write), the KV-cache write, scale and mask of the scores */
         double qk_elems = (double)T * (double)(nh + nkv) * (double)hd;
         w->elementwise_flops += 3.0 * qk_elems + 2.0 * scores + Td;
-        w->elementwise_bytes += 2.0 * qk_elems * b + 2.0 * (double)T * (double)nkv * (double)hd * b +
-                                2.0 * scores * b + residual;
+        w->elementwise_bytes += 2.0 * qk_elems * b +
+                                2.0 * (double)T * (double)nkv * (double)hd * b + 2.0 * scores * b +
+                                residual;
         break;
     }
     case ERG_BLOCK_FFN:

@@ -25,12 +25,12 @@
 typedef struct chan_acc {
     erg_channel_info info;
     const char *scope;
-    double energy_j;      /* cumulative, J */
-    int has_value;        /* at least one interval gave a figure */
-    double power_w;       /* last interval's mean, W; NaN when it had none */
+    double energy_j; /* cumulative, J */
+    int has_value;   /* at least one interval gave a figure */
+    double power_w;  /* last interval's mean, W; NaN when it had none */
     erg_reading_state last_state;
     uint64_t flagged[ERG_FLAG_COUNT];
-    uint64_t errors;      /* intervals in state "error" */
+    uint64_t errors; /* intervals in state "error" */
 } chan_acc;
 
 struct erg_exporter {
@@ -338,8 +338,9 @@ int erg__exporter_rerender(erg_exporter *e)
         erg__sbuf_printf(&b, "erg_node_power_watts{grade=\"%s\"}", erg_grade_name(e->node_grade));
         value(&b, e->node_power_w);
     }
-    header(&b, "erg_node_incomplete_intervals_total", "counter",
-           "Sample intervals in which the node total had no figure (a channel it needs gave none).");
+    header(
+        &b, "erg_node_incomplete_intervals_total", "counter",
+        "Sample intervals in which the node total had no figure (a channel it needs gave none).");
     erg__sbuf_printf(&b, "erg_node_incomplete_intervals_total");
     value(&b, (double)e->node_incomplete);
     header(&b, "erg_channel_info", "gauge",
@@ -353,7 +354,8 @@ int erg__exporter_rerender(erg_exporter *e)
         erg__sbuf_label(&b, c->info.backend);
         erg__sbuf_printf(&b, ",label=");
         erg__sbuf_label(&b, c->info.label);
-        erg__sbuf_printf(&b, ",kind=\"%s\",usable=\"%d\",resolution_joules=\"%g\",wrap_joules=\"%g\"}",
+        erg__sbuf_printf(&b,
+                         ",kind=\"%s\",usable=\"%d\",resolution_joules=\"%g\",wrap_joules=\"%g\"}",
                          kinds[c->info.kind <= ERG_KIND_ESTIMATE ? c->info.kind : 0],
                          c->info.usable, c->info.resolution_j, c->info.wrap_j);
         value(&b, 1);
@@ -518,15 +520,15 @@ static void *sampler(void *arg)
             next.tv_sec++;
             next.tv_nsec -= 1000000000L;
         }
-        while (!e->stop &&
-               pthread_cond_timedwait(&e->stop_cond, &e->stop_lock, &next) != ETIMEDOUT)
+        while (!e->stop && pthread_cond_timedwait(&e->stop_cond, &e->stop_lock, &next) != ETIMEDOUT)
             ;
         if (e->stop)
             break;
         pthread_mutex_unlock(&e->stop_lock);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        double late = (double)(now.tv_sec - next.tv_sec) + (double)(now.tv_nsec - next.tv_nsec) * 1e-9;
+        double late =
+            (double)(now.tv_sec - next.tv_sec) + (double)(now.tv_nsec - next.tv_nsec) * 1e-9;
         if (late > period) { /* woke more than a period late: count it and resynchronise */
             pthread_mutex_lock(&e->lock);
             e->missed++;

@@ -27,7 +27,7 @@
 struct erg_store {
     sqlite3 *db;
     char path[1024];
-    double timeout_s;                           /* how long a lock is waited for */
+    double timeout_s;                            /* how long a lock is waited for */
     void (*waiting)(void *ud, const char *path); /* told once when a wait passes 1 s */
     void *waiting_ud;
     int told;
@@ -192,12 +192,14 @@ int erg_store_open_wait(const char *path, int mode, double timeout_s,
     int exists = stat(path, &sb) == 0;
     if (!exists) {
         if (mode != ERG_STORE_CREATE)
-            return erg_diag_set(diag, ERG_ENOENT, path, "no signature store here (create one with 'erg store put')");
+            return erg_diag_set(diag, ERG_ENOENT, path,
+                                "no signature store here (create one with 'erg store put')");
         if (make_parent(path) != 0)
             return erg_diag_set(diag, errno == EACCES ? ERG_EACCES : ERG_EIO, path,
                                 "cannot create the store's folder: %s", strerror(errno));
     } else if (!S_ISREG(sb.st_mode)) {
-        return erg_diag_set(diag, ERG_EINVAL, path, "not a regular file (a store is a SQLite file)");
+        return erg_diag_set(diag, ERG_EINVAL, path,
+                            "not a regular file (a store is a SQLite file)");
     } else if (sb.st_size == 0) {
         return erg_diag_set(diag, ERG_EINVAL, path,
                             "an empty file, not an erg signature store (left unchanged; remove it "
@@ -249,19 +251,22 @@ int erg_store_open_wait(const char *path, int mode, double timeout_s,
     sqlite3_stmt *q;
     int old_format = 0;
     if (status == ERG_OK &&
-        sqlite3_prepare_v2(st->db, "SELECT value FROM erg_meta WHERE key='format'", -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(st->db, "SELECT value FROM erg_meta WHERE key='format'", -1, &q, NULL) !=
+            SQLITE_OK) {
         status = db_fail(st, diag, "reading the store's format");
     } else if (status == ERG_OK) {
         int r = sqlite3_step(q);
         if (r == SQLITE_ROW) {
             const char *fmt = (const char *)sqlite3_column_text(q, 0);
             if (!fmt || strncmp(fmt, "erg-store/", 10) != 0)
-                status = erg_diag_set(diag, ERG_EINVAL, path, "not an erg signature store (format '%s')", fmt ? fmt : "");
+                status = erg_diag_set(diag, ERG_EINVAL, path,
+                                      "not an erg signature store (format '%s')", fmt ? fmt : "");
             else if (strcmp(fmt, STORE_FORMAT_V1) == 0)
                 old_format = 1; /* read as it is; upgraded below when opened for writing */
             else if (strcmp(fmt, STORE_FORMAT) != 0)
-                status = erg_diag_set(diag, ERG_EVERSION, path, "store format %s is newer than this erg reads (%s)",
-                                      fmt, STORE_FORMAT);
+                status = erg_diag_set(diag, ERG_EVERSION, path,
+                                      "store format %s is newer than this erg reads (%s)", fmt,
+                                      STORE_FORMAT);
         } else if (r == SQLITE_BUSY) {
             status = busy_fail(st, diag);
         } else {
@@ -361,13 +366,13 @@ static double now_unix_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int put_json(erg_store *store, const char *name, unsigned flags, json_t *o,
-                    erg_diag *diag);
+static int put_json(erg_store *store, const char *name, unsigned flags, json_t *o, erg_diag *diag);
 
 int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
 {
     if (!store || !sig || !sig->name[0])
-        return erg_diag_set(diag, ERG_EINVAL, store ? store->path : NULL, "a stored signature needs a name");
+        return erg_diag_set(diag, ERG_EINVAL, store ? store->path : NULL,
+                            "a stored signature needs a name");
     erg_diag sub;
     if (erg_signature_check(sig, &sub) != ERG_OK)
         return erg_diag_set(diag, ERG_EINVAL, store->path, "%s: %s", sig->name, sub.detail);
@@ -376,8 +381,7 @@ int erg_store_put(erg_store *store, const erg_signature *sig, erg_diag *diag)
 
 /* Store the JSON text of o (consumed) under name, the previous version moving to history; the
  * flags column holds the names of flags (comma-separated) for queries in SQL. */
-static int put_json(erg_store *store, const char *name, unsigned flags, json_t *o,
-                    erg_diag *diag)
+static int put_json(erg_store *store, const char *name, unsigned flags, json_t *o, erg_diag *diag)
 {
     char flags_text[512];
     erg_flags_text(flags, ",", flags_text, sizeof flags_text);
@@ -393,8 +397,8 @@ static int put_json(erg_store *store, const char *name, unsigned flags, json_t *
     }
     sqlite3_stmt *mv = NULL, *up = NULL, *same = NULL;
     /* Storing the very same signature again is a no-op: history keeps versions that differ. */
-    if (sqlite3_prepare_v2(store->db, "SELECT 1 FROM signature WHERE name = ?1 AND json = ?2", -1, &same,
-                           NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(store->db, "SELECT 1 FROM signature WHERE name = ?1 AND json = ?2", -1,
+                           &same, NULL) == SQLITE_OK) {
         sqlite3_bind_text(same, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(same, 2, text, -1, SQLITE_STATIC);
         int unchanged = sqlite3_step(same) == SQLITE_ROW;
@@ -404,12 +408,15 @@ static int put_json(erg_store *store, const char *name, unsigned flags, json_t *
             return write_end(store, ERG_OK, diag);
         }
     }
-    if (sqlite3_prepare_v2(store->db,
-                           "INSERT INTO history(name, json, stored_unix_s, flags) SELECT name, json, "
-                           "stored_unix_s, flags FROM signature WHERE name = ?1", -1, &mv, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(
+            store->db,
+            "INSERT INTO history(name, json, stored_unix_s, flags) SELECT name, json, "
+            "stored_unix_s, flags FROM signature WHERE name = ?1",
+            -1, &mv, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(store->db,
                            "INSERT OR REPLACE INTO signature(name, json, stored_unix_s, flags) "
-                           "VALUES(?1, ?2, ?3, ?4)", -1, &up, NULL) != SQLITE_OK) {
+                           "VALUES(?1, ?2, ?3, ?4)",
+                           -1, &up, NULL) != SQLITE_OK) {
         status = db_fail(store, diag, "preparing the write");
     } else {
         sqlite3_bind_text(mv, 1, name, -1, SQLITE_STATIC);
@@ -427,7 +434,8 @@ static int put_json(erg_store *store, const char *name, unsigned flags, json_t *
     return status;
 }
 
-static int decode_row(erg_store *store, sqlite3_stmt *q, int col, erg_signature *out, erg_diag *diag)
+static int decode_row(erg_store *store, sqlite3_stmt *q, int col, erg_signature *out,
+                      erg_diag *diag)
 {
     const char *text = (const char *)sqlite3_column_text(q, col);
     json_t *o = text ? json_loads(text, 0, NULL) : NULL;
@@ -443,7 +451,8 @@ int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_di
     if (!store || !name || !out)
         return ERG_EINVAL;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature WHERE name = ?1", -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature WHERE name = ?1", -1, &q, NULL) !=
+        SQLITE_OK)
         return db_fail(store, diag, "reading");
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     int rc = sqlite3_step(q);
@@ -451,7 +460,8 @@ int erg_store_get(erg_store *store, const char *name, erg_signature *out, erg_di
     if (rc == SQLITE_ROW)
         status = decode_row(store, q, 0, out, diag);
     else if (rc == SQLITE_DONE)
-        status = erg_diag_set(diag, ERG_ENOENT, store->path, "no signature named '%s' in the store", name);
+        status = erg_diag_set(diag, ERG_ENOENT, store->path, "no signature named '%s' in the store",
+                              name);
     else
         status = db_fail(store, diag, "reading");
     sqlite3_finalize(q);
@@ -463,11 +473,14 @@ int erg_store_remove(erg_store *store, const char *name, erg_diag *diag)
     if (!store || !name)
         return ERG_EINVAL;
     sqlite3_stmt *q = NULL, *h = NULL;
-    int status = write_begin(store, diag); /* the signature and its history go together or not at all */
+    int status =
+        write_begin(store, diag); /* the signature and its history go together or not at all */
     if (status != ERG_OK)
         return status;
-    if (sqlite3_prepare_v2(store->db, "DELETE FROM signature WHERE name = ?1", -1, &q, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(store->db, "DELETE FROM history WHERE name = ?1", -1, &h, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(store->db, "DELETE FROM signature WHERE name = ?1", -1, &q, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(store->db, "DELETE FROM history WHERE name = ?1", -1, &h, NULL) !=
+            SQLITE_OK) {
         status = db_fail(store, diag, "removing");
     } else {
         sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
@@ -475,7 +488,8 @@ int erg_store_remove(erg_store *store, const char *name, erg_diag *diag)
         if (sqlite3_step(q) != SQLITE_DONE)
             status = db_fail(store, diag, "removing");
         else if (sqlite3_changes(store->db) == 0)
-            status = erg_diag_set(diag, ERG_ENOENT, store->path, "no signature named '%s' in the store", name);
+            status = erg_diag_set(diag, ERG_ENOENT, store->path,
+                                  "no signature named '%s' in the store", name);
         else if (sqlite3_step(h) != SQLITE_DONE)
             status = db_fail(store, diag, "removing history");
     }
@@ -490,7 +504,8 @@ int erg_store_each(erg_store *store, int (*fn)(void *ud, const erg_signature *si
     if (!store || !fn)
         return ERG_EINVAL;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature ORDER BY name", -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature ORDER BY name", -1, &q, NULL) !=
+        SQLITE_OK)
         return db_fail(store, diag, "listing");
     int status = ERG_OK, rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -511,7 +526,8 @@ int erg_store_history(erg_store *store, const char *name, size_t *count, erg_dia
     if (!store || !name || !count)
         return ERG_EINVAL;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store->db, "SELECT count(*) FROM history WHERE name = ?1", -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(store->db, "SELECT count(*) FROM history WHERE name = ?1", -1, &q,
+                           NULL) != SQLITE_OK)
         return db_fail(store, diag, "reading history");
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     int status = ERG_OK;
@@ -524,14 +540,15 @@ int erg_store_history(erg_store *store, const char *name, size_t *count, erg_dia
 }
 
 int erg_store_history_each(erg_store *store, const char *name,
-                           int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s), void *ud,
-                           erg_diag *diag)
+                           int (*fn)(void *ud, const erg_signature *sig, double stored_unix_s),
+                           void *ud, erg_diag *diag)
 {
     if (!store || !name || !fn)
         return ERG_EINVAL;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store->db, "SELECT json, stored_unix_s FROM history WHERE name = ?1 ORDER BY id DESC", -1,
-                           &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            store->db, "SELECT json, stored_unix_s FROM history WHERE name = ?1 ORDER BY id DESC",
+            -1, &q, NULL) != SQLITE_OK)
         return db_fail(store, diag, "reading history");
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     int status = ERG_OK, rc;
@@ -570,7 +587,8 @@ int erg_store_get_context(erg_store *store, const char *name, erg_context_signat
     if (!store || !name || !out)
         return ERG_EINVAL;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature WHERE name = ?1", -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(store->db, "SELECT json FROM signature WHERE name = ?1", -1, &q, NULL) !=
+        SQLITE_OK)
         return db_fail(store, diag, "reading");
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     int rc = sqlite3_step(q);
@@ -582,7 +600,8 @@ int erg_store_get_context(erg_store *store, const char *name, erg_context_signat
                    : erg_diag_set(diag, ERG_EIO, store->path, "stored signature is not valid JSON");
         json_decref(o);
     } else if (rc == SQLITE_DONE) {
-        status = erg_diag_set(diag, ERG_ENOENT, store->path, "no signature named '%s' in the store", name);
+        status = erg_diag_set(diag, ERG_ENOENT, store->path, "no signature named '%s' in the store",
+                              name);
     } else {
         status = db_fail(store, diag, "reading");
     }
@@ -604,8 +623,10 @@ int erg_store_signature_resolver(void *ud, const char *name, erg_signature *out,
     if (st == ERG_OK) {
         st = erg_store_get(store, name, out, diag);
         if (st == ERG_ENOENT)
-            erg_diag_set(diag, st, db, "\"%s\" is neither a file beside the rules nor in the "
-                         "signature store", name);
+            erg_diag_set(diag, st, db,
+                         "\"%s\" is neither a file beside the rules nor in the "
+                         "signature store",
+                         name);
     } else if (st == ERG_ENOENT) {
         erg_diag_set(diag, st, db, "no such file, and the signature store %s does not exist", db);
     }

@@ -146,8 +146,9 @@ static int copy_key(pctx *c, char *dst, size_t size, const char *s, size_t len, 
 {
     if (len >= size) {
         c->status = ERG_EPARSE;
-        snprintf(c->err, sizeof c->err, "a %s id of %zu bytes: ids longer than %zu bytes are refused",
-                 what, len, size - 1);
+        snprintf(c->err, sizeof c->err,
+                 "a %s id of %zu bytes: ids longer than %zu bytes are refused", what, len,
+                 size - 1);
         return 0;
     }
     if (memchr(s, '\0', len)) {
@@ -229,7 +230,10 @@ typedef struct known_cat {
     size_t len;
     int cls;
 } known_cat;
-#define KC(s, c) {s, sizeof s - 1, c}
+#define KC(s, c)                                                                                   \
+    {                                                                                              \
+        s, sizeof s - 1, c                                                                         \
+    }
 static const known_cat known_cats[] = {
     /* the commonest in Kineto traces first: the search stops at the first match */
     KC("cpu_op", C_HOST),
@@ -618,8 +622,8 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
                 c->dur_pending = 0;
                 c->bad_dur = !is_num;
                 if (is_num)
-                    keep_time(s, len, c->dur_txt, sizeof c->dur_txt, &c->dur_len,
-                              &c->dur_pending, &c->bad_dur, &c->dur_ns);
+                    keep_time(s, len, c->dur_txt, sizeof c->dur_txt, &c->dur_len, &c->dur_pending,
+                              &c->bad_dur, &c->dur_ns);
                 break;
             case F_PID:
                 if (is_num || is_str) {
@@ -1226,8 +1230,16 @@ static size_t tokscan_feed(tokscan *t, const unsigned char *chunk, size_t n)
             t->in_str = 1;
             t->run = 0;
             break;
-        case ' ': case '\t': case '\n': case '\r': case ',': case ':':
-        case '[': case ']': case '{': case '}':
+        case ' ':
+        case '\t':
+        case '\n':
+        case '\r':
+        case ',':
+        case ':':
+        case '[':
+        case ']':
+        case '{':
+        case '}':
             t->run = 0;
             break;
         default:
@@ -1275,7 +1287,8 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
     uint64_t total = 0;
     tokscan scan = {0, 0, 0, 1};
 
-    int fd = -1; /* fast pass, a plain regular file: read(2) straight into buf, without zlib's copy */
+    int fd =
+        -1; /* fast pass, a plain regular file: read(2) straight into buf, without zlib's copy */
     if (path && fast && strcmp(path, "-") != 0) {
         fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat sb;
@@ -1400,8 +1413,7 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
             st = erg_diag_set(diag, ERG_EPARSE, name,
                               "line %llu, byte %llu: a JSON %s longer than %u bytes (a kernel "
                               "name is a few kB at most: this is not a trace erg reads)",
-                              (unsigned long long)scan.line,
-                              (unsigned long long)(total - n + bad),
+                              (unsigned long long)scan.line, (unsigned long long)(total - n + bad),
                               scan.in_str ? "string" : "number or literal", ERG__TOKEN_MAX);
             goto out;
         }

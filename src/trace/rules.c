@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "core/file.h"
 #include "core/json.h"
 
@@ -280,8 +279,7 @@ static double regex_expanded_size(const char *re)
 }
 
 static int read_rule(const json_t *obj, erg__rule *r, const char *base_dir,
-                     const struct resolver *rs, const char *file,
-                     const char *path, erg_diag *diag)
+                     const struct resolver *rs, const char *file, const char *path, erg_diag *diag)
 {
     static const char *const known[] = {
         "category",           "name",      "regex", "device", "dynamic_power_w",

@@ -785,9 +785,8 @@ static json_t *group_json(const erg_trace_group *g, int with_name, int with_ener
     if (with_name)
         bad |= json_object_set_new(o, "name", json_string(g->name ? g->name : ""));
     if (with_name && g->category >= 0)
-        bad |=
-            json_object_set_new(o, "category",
-                                json_string(erg_trace_category_name((erg_trace_category)g->category)));
+        bad |= json_object_set_new(
+            o, "category", json_string(erg_trace_category_name((erg_trace_category)g->category)));
     bad |= json_object_set_new(o, "count", json_integer((json_int_t)g->count));
     bad |= erg__json_set_number(o, "time_s", g->time_s);
     if (with_energy)

@@ -70,10 +70,10 @@ typedef struct erg__unknown {
 } erg__unknown;
 
 struct erg_trace {
-    erg__strtab names; /* activity names */
-    erg__strtab misc;  /* streams, pid/tid keys, unknown category names */
-    erg__strtab devkeys;   /* "<file>\x1e<key>" of every device, hashed */
-    uint32_t *dev_of_key;  /* device index of each devkeys id */
+    erg__strtab names;    /* activity names */
+    erg__strtab misc;     /* streams, pid/tid keys, unknown category names */
+    erg__strtab devkeys;  /* "<file>\x1e<key>" of every device, hashed */
+    uint32_t *dev_of_key; /* device index of each devkeys id */
     size_t dev_of_key_cap;
     erg__act *acts;
     size_t n_acts, acts_cap;

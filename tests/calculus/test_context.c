@@ -76,18 +76,19 @@ static void point(erg_context_signature *cs, const char *name, const char *after
 static void file_round_trip(void **state)
 {
     (void)state;
-    const char *f = put("gemm.json",
-                        "{\"erg\": \"signature/1\", \"name\": \"gemm\", \"device\": \"cpu\",\n"
-                        " \"static_power_w\": 10, \"time_s\": 1, \"dynamic_energy_j\": 5,\n"
-                        " \"energy_var_j2\": 0.25, \"command\": \"./gemm 256\",\n"
-                        " \"contexts\": [\n"
-                        "  {\"name\": \"after:stream\", \"mechanism\": \"cache\", \"after\": "
-                        "\"stream\", \"cache\": \"cold\",\n"
-                        "   \"traffic_bytes\": 67108864, \"time_s\": 1.2, \"dynamic_energy_j\": "
-                        "5.5, \"energy_var_j2\": 0.3, \"runs\": 7},\n"
-                        "  {\"name\": \"with:copy\", \"mechanism\": \"contention\", "
-                        "\"corunners\": [\"copy\"],\n"
-                        "   \"temperature_c\": 61.5, \"time_s\": 1.05, \"dynamic_energy_j\": 5.2}]}\n");
+    const char *f =
+        put("gemm.json",
+            "{\"erg\": \"signature/1\", \"name\": \"gemm\", \"device\": \"cpu\",\n"
+            " \"static_power_w\": 10, \"time_s\": 1, \"dynamic_energy_j\": 5,\n"
+            " \"energy_var_j2\": 0.25, \"command\": \"./gemm 256\",\n"
+            " \"contexts\": [\n"
+            "  {\"name\": \"after:stream\", \"mechanism\": \"cache\", \"after\": "
+            "\"stream\", \"cache\": \"cold\",\n"
+            "   \"traffic_bytes\": 67108864, \"time_s\": 1.2, \"dynamic_energy_j\": "
+            "5.5, \"energy_var_j2\": 0.3, \"runs\": 7},\n"
+            "  {\"name\": \"with:copy\", \"mechanism\": \"contention\", "
+            "\"corunners\": [\"copy\"],\n"
+            "   \"temperature_c\": 61.5, \"time_s\": 1.05, \"dynamic_energy_j\": 5.2}]}\n");
     erg_context_signature *cs = malloc(sizeof *cs);
     erg_diag d;
     assert_int_equal(erg_context_signature_read_file(f, cs, &d), ERG_OK);
@@ -180,8 +181,8 @@ static void bad_points(void **state)
                      cases[i].needle);
     }
     /* a duplicate point name */
-    const char *f = put("dup.json",
-                        "{\"erg\": \"signature/1\", \"name\": \"g\", \"static_power_w\": 10, "
+    const char *f =
+        put("dup.json", "{\"erg\": \"signature/1\", \"name\": \"g\", \"static_power_w\": 10, "
                         "\"time_s\": 1, \"dynamic_energy_j\": 5, \"contexts\": ["
                         "{\"name\": \"a\", \"mechanism\": \"cache\", \"after\": \"x\", \"time_s\": "
                         "1, \"dynamic_energy_j\": 1},"
@@ -289,8 +290,8 @@ static void insensitivity_over_sets(void **state)
 /* ------------------------------------------------------------------ composition ------------- */
 
 /* A DAG on "cpu" (10 W): nodes of the given signatures, chained by edges when chain. */
-static erg_schedule *dag(const erg_context_signature *const *sigs, size_t n, const char *const *order,
-                         size_t k, int chain)
+static erg_schedule *dag(const erg_context_signature *const *sigs, size_t n,
+                         const char *const *order, size_t k, int chain)
 {
     erg_schedule *s = erg_schedule_new();
     erg_diag d;

@@ -167,21 +167,22 @@ static void dag_holds_every_device_for_the_makespan(void **state)
     erg_diag d;
     /* b states 80 W on a device of 70 W: a device has one static power (Axiom P2, trial 2). */
     assert_int_equal(compose_file(put("held-p2.json", text), &r, &d), ERG_EINVAL);
-    assert_non_null(strstr(d.detail, "nodes[1]: node \"b\": signature \"b\" has static_power_w 80 W "
-                                     "but its device \"g1\" declares 70 W"));
+    assert_non_null(strstr(d.detail,
+                           "nodes[1]: node \"b\": signature \"b\" has static_power_w 80 W "
+                           "but its device \"g1\" declares 70 W"));
     assert_non_null(strstr(d.where, "held-p2.json:8:12"));
     /* The same schedule stated consistently: g1 draws 80 W while busy, 70 W idle. */
-    const char *fixed =
-        "{\"erg\": \"schedule/1\",\n"
-        " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
-        "             \"g1\": {\"static_power_w\": 80, \"idle_power_w\": 70}},\n"
-        " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
-        "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, \"static_power_w\": 80},\n"
-        "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
-        " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
-        "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
-        "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
-        " \"edges\": [[\"b\", \"c\"]]}\n";
+    const char *fixed = "{\"erg\": \"schedule/1\",\n"
+                        " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
+                        "             \"g1\": {\"static_power_w\": 80, \"idle_power_w\": 70}},\n"
+                        " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
+                        "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, "
+                        "\"static_power_w\": 80},\n"
+                        "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
+                        " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
+                        "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
+                        "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
+                        " \"edges\": [[\"b\", \"c\"]]}\n";
     int rc = compose_file(put("held.json", fixed), &r, &d);
     assert_int_equal(rc, ERG_OK);
     /* a on g0 [0,2], b on g1 [0,3] at 80 W, c on g0 [3,4]; makespan 4.
@@ -327,9 +328,8 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
          HEAD " \"signatures\": {\"x\": {\"static_power\": 500, \"device\": \"g\", \"time_s\": 1, "
               "\"dynamic_energy_j\": 1}},\n \"expr\": \"x\"}",
          ERG_EPARSE, ":2:23", "signatures.x.static_power: unknown member of a signature"},
-        {"sig-file-typo.json",
-         HEAD " \"signatures\": {\"x\": \"typo-sig.json\"}, \"expr\": \"x\"}", ERG_EPARSE, "",
-         "typo-sig.json: signature.time_var_s: unknown member of a signature"},
+        {"sig-file-typo.json", HEAD " \"signatures\": {\"x\": \"typo-sig.json\"}, \"expr\": \"x\"}",
+         ERG_EPARSE, "", "typo-sig.json: signature.time_var_s: unknown member of a signature"},
         /* trial 2, finding 4: an operating set is the frontier's, and said so */
         {"points.json",
          HEAD " \"signatures\": {\"attn\": {\"device\": \"g\", \"points\": [{\"time_s\": 1, "
@@ -342,15 +342,17 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
               "\"dynamic_energy_j\": 1}]}},\n \"expr\": \"attn\"}",
          ERG_EPARSE, ":3:", "signatures.attn is an operating set (points): use erg frontier"},
         {"bad-flag.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
-              "   \"flags\": [\"stale\", \"saturated\"]}},\n \"expr\": \"x\"}",
-         ERG_EPARSE, "", "signatures.x.flags[1]: unknown flag \"saturated\" (known: wrap_corrected"},
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
+         "   \"flags\": [\"stale\", \"saturated\"]}},\n \"expr\": \"x\"}",
+         ERG_EPARSE, "",
+         "signatures.x.flags[1]: unknown flag \"saturated\" (known: wrap_corrected"},
         {"bad-flag-type.json",
-         HEAD " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
-              "   \"flags\": \"stale\"}},\n \"expr\": \"x\"}",
+         HEAD
+         " \"signatures\": {\"x\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1,\n"
+         "   \"flags\": \"stale\"}},\n \"expr\": \"x\"}",
          ERG_EPARSE, "", "signatures.x.flags: expected an array of flag names"},
-        {"transitions.json",
-         HEAD SIGX " \"transitions\": [], \"expr\": \"x\"}", ERG_EPARSE, ":3:2",
+        {"transitions.json", HEAD SIGX " \"transitions\": [], \"expr\": \"x\"}", ERG_EPARSE, ":3:2",
          "transitions: transition elements belong to operating sets (a frontier schedule): use erg "
          "frontier"},
     };
@@ -557,10 +559,11 @@ static void overflow_is_refused_and_named(void **state)
     assert_int_equal(compose_file(put("sum.json", sum), &r, &d), ERG_ERANGE);
     assert_non_null(strstr(d.detail, "expr.seq[1]: "));
     /* DAG: the node at which the makespan stops being finite */
-    const char *dag = "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 0}},"
-                      " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e308,"
-                      " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},"
-                      " {\"id\": \"y\", \"signature\": \"a\"}], \"edges\": [[\"x\", \"y\"]]}";
+    const char *dag =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 0}},"
+        " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e308,"
+        " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},"
+        " {\"id\": \"y\", \"signature\": \"a\"}], \"edges\": [[\"x\", \"y\"]]}";
     assert_int_equal(compose_file(put("dag.json", dag), &r, &d), ERG_ERANGE);
     assert_non_null(strstr(d.detail, "node \"y\""));
     /* the operators themselves */
@@ -757,7 +760,8 @@ static void static_power_disagreement_is_refused(void **state)
     assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_OK);
     assert_int_equal(erg_schedule_add_device(s, "gpu", 60.0, NAN, &d), ERG_OK);
     assert_int_equal(erg_schedule_add_node(s, "n", "late", NULL, NAN, &d), ERG_EINVAL);
-    assert_non_null(strstr(d.detail, "has static_power_w 55 W but its device \"gpu\" declares 60 W"));
+    assert_non_null(
+        strstr(d.detail, "has static_power_w 55 W but its device \"gpu\" declares 60 W"));
     erg_schedule_free(s);
 }
 

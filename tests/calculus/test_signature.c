@@ -194,7 +194,9 @@ static void signature_file_round_trip_and_errors(void **state)
     assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EVERSION);
     /* Without "grade" a signature is an estimate: unstated provenance is never promoted. */
     f = fopen(path, "w");
-    fputs("{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1}", f);
+    fputs(
+        "{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1}",
+        f);
     fclose(f);
     assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_OK);
     assert_int_equal(r.grade, ERG_GRADE_ESTIMATOR);
@@ -228,8 +230,9 @@ static void flags_name_parse_and_union(void **state)
     }
     assert_null(erg_flag_name(ERG_FLAG_COUNT));
     char buf[64];
-    assert_int_equal(erg_flags_text(ERG_FLAG_STALE | ERG_FLAG_WRAP_CORRECTED, ", ", buf, sizeof buf),
-                     strlen("wrap_corrected, stale"));
+    assert_int_equal(
+        erg_flags_text(ERG_FLAG_STALE | ERG_FLAG_WRAP_CORRECTED, ", ", buf, sizeof buf),
+        strlen("wrap_corrected, stale"));
     assert_string_equal(buf, "wrap_corrected, stale");
     assert_int_equal(erg_flags_text(0, ",", buf, sizeof buf), 0);
     assert_string_equal(buf, "");
@@ -266,7 +269,8 @@ static void flags_name_parse_and_union(void **state)
 }
 
 /* signature/1 "flags": written by name, read back to the same bits; absent or [] is none; an
- * unknown name, a non-string or a non-array is an error naming the file, the member and the name. */
+ * unknown name, a non-string or a non-array is an error naming the file, the member and the name.
+ */
 static void flags_in_signature_files(void **state)
 {
     (void)state;
@@ -318,9 +322,10 @@ static void flags_in_signature_files(void **state)
         assert_memory_equal(d.detail, bad[i].want, strlen(bad[i].want));
     }
     f = fopen(path, "w");
-    fputs("{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1, "
-          "\"flags\": []}",
-          f);
+    fputs(
+        "{\"erg\": \"signature/1\", \"time_s\": 1, \"dynamic_energy_j\": 1, \"static_power_w\": 1, "
+        "\"flags\": []}",
+        f);
     fclose(f);
     assert_int_equal(erg_signature_read_file(path, &r, NULL), ERG_OK);
     assert_int_equal(r.flags, 0);
@@ -335,8 +340,8 @@ static void flags_in_signature_files(void **state)
 static void multi_end_pads_at_the_end_state(void **state)
 {
     (void)state;
-    erg_signature a = sig("g", 10, 2, 5, 0, 0), b = sig("g2", 100, 1, 0, 0, 0), c = sig("h", 0, 10, 0, 0.01, 0),
-                  ab[2] = {a, b}, q, r, r2;
+    erg_signature a = sig("g", 10, 2, 5, 0, 0), b = sig("g2", 100, 1, 0, 0, 0),
+                  c = sig("h", 0, 10, 0, 0.01, 0), ab[2] = {a, b}, q, r, r2;
     assert_int_equal(erg_signature_seq(ab, 2, &q, NULL), ERG_OK);
     erg_assert_near(q.static_power_w, 40, 1e-12); /* the average, not a device's power */
     erg_signature ops[2] = {q, c};

@@ -128,7 +128,8 @@ static void maxn_agrees_with_clark_for_two(void **state)
     erg_assert_near(v, cv, 1e-9);
 }
 
-/* A deterministic operand makes the CDF step; integration must still be exact. Monte Carlo check. */
+/* A deterministic operand makes the CDF step; integration must still be exact. Monte Carlo check.
+ */
 static void maxn_with_deterministic_operand_matches_monte_carlo(void **state)
 {
     (void)state;

@@ -260,18 +260,19 @@ static void rejects_bad_operating_sets(void **state)
                  "omega.device) on g1;");
     /* Nested: the message names the par's own path, a composite operand by its path, and each
      * operand's ω_dev groups; an operand without omega.device does not match every ω_dev. */
-    expect_error("{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 5}},"
-                 " \"signatures\": {"
-                 "\"a\": {\"device\": \"g\", \"omega\": {\"device\": {\"mhz\": 1}}, "
-                 "\"time_s\": 1, \"dynamic_energy_j\": 1},"
-                 "\"c\": {\"device\": \"g\", \"omega\": {\"device\": {\"mhz\": 2}}, "
-                 "\"time_s\": 1, \"dynamic_energy_j\": 1},"
-                 "\"b\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},"
-                 " \"expr\": {\"seq\": [\"a\", {\"par\": [{\"seq\": [\"a\", \"a\"]}, \"b\", \"c\"]}]}}",
-                 ERG_EINVAL, NULL,
-                 "expr.seq[1]: ⊕ operands share no device operating point (ω_dev): "
-                 "expr.seq[1].par[0] at {\"mhz\":1} on g; \"b\" (expr.seq[1].par[1]) at no "
-                 "ω_dev (no omega.device) on g; \"c\" (expr.seq[1].par[2]) at {\"mhz\":2} on g;");
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 5}},"
+        " \"signatures\": {"
+        "\"a\": {\"device\": \"g\", \"omega\": {\"device\": {\"mhz\": 1}}, "
+        "\"time_s\": 1, \"dynamic_energy_j\": 1},"
+        "\"c\": {\"device\": \"g\", \"omega\": {\"device\": {\"mhz\": 2}}, "
+        "\"time_s\": 1, \"dynamic_energy_j\": 1},"
+        "\"b\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 1}},"
+        " \"expr\": {\"seq\": [\"a\", {\"par\": [{\"seq\": [\"a\", \"a\"]}, \"b\", \"c\"]}]}}",
+        ERG_EINVAL, NULL,
+        "expr.seq[1]: ⊕ operands share no device operating point (ω_dev): "
+        "expr.seq[1].par[0] at {\"mhz\":1} on g; \"b\" (expr.seq[1].par[1]) at no "
+        "ω_dev (no omega.device) on g; \"c\" (expr.seq[1].par[2]) at {\"mhz\":2} on g;");
 }
 
 static void plans_for_deadline_and_budget(void **state)

@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     erg_signature_init(&sig);
     erg_diag diag;
     erg_diag_clear(&diag);
-    if (erg_signature_read_file(path, &sig, &diag) == ERG_OK && erg_signature_check(&sig, &diag) != ERG_OK)
+    if (erg_signature_read_file(path, &sig, &diag) == ERG_OK &&
+        erg_signature_check(&sig, &diag) != ERG_OK)
         abort(); /* what the reader accepts is a valid signature */
     return 0;
 }

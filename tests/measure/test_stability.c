@@ -145,7 +145,8 @@ static void calibration_notices_a_busy_machine(void **state)
     assert_int_equal(cal->flags, ERG_CAL_BUSY | ERG_CAL_PINNED_AT_CEILING);
     char why[1024];
     erg_calibration_describe(cal, why, sizeof why);
-    if (!strstr(why, "estimator:cpu sat at its full-load ceiling throughout (65 W, utilisation 100 %") ||
+    if (!strstr(why,
+                "estimator:cpu sat at its full-load ceiling throughout (65 W, utilisation 100 %") ||
         !strstr(why, "run 'erg calibrate' again"))
         fail_msg("describe: %s", why);
     /* half busy: 10 + 55 × 0.5 = 37.5 W, busy but not pinned */
@@ -198,7 +199,7 @@ static void stability_wait_reaches_or_gives_up_with_reason(void **state)
     o.timeout_s = 5;
     erg_stability_result r;
     assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
-    assert_int_equal(r.stable, 1); /* constant power: CV 0 ≤ 0.05; 40 °C < 55 °C */
+    assert_int_equal(r.stable, 1);         /* constant power: CV 0 ≤ 0.05; 40 °C < 55 °C */
     assert_int_equal(r.estimator_only, 0); /* a power rail and a temperature sensor */
     /* the limit: 0.05 · sqrt(F_0.95(2, ∞)) = 0.05 · sqrt(5.9915 / 2) = 0.08654 (the calibration
      * does not say its window count, so its CV is taken as exact) */

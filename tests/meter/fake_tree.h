@@ -24,8 +24,8 @@ void fake_mkdir(const char *root, const char *rel);
 void fake_unlink(const char *root, const char *rel);
 
 /* The scripted seam: clock at fake_now_ns; openat fails with fake_fail_open_errno for existing
- * paths that end with fake_fail_open_suffix; pread fails with EIO fake_fail_pread_count times for fds whose
- * path ended with fake_fail_pread_suffix. */
+ * paths that end with fake_fail_open_suffix; pread fails with EIO fake_fail_pread_count times for
+ * fds whose path ended with fake_fail_pread_suffix. */
 extern uint64_t fake_now_ns;
 extern const char *fake_fail_open_suffix;
 extern int fake_fail_open_errno;

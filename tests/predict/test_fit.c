@@ -344,8 +344,11 @@ static void gemm_cache_form_exact(void **state)
     erg_op_model *l;
     assert_int_equal(erg_op_model_load(path, &l, NULL), ERG_OK);
     for (int i = 0; i < 3; i++) {
-        erg_op_dims d = {.op = ERG_OP_GEMM, .m = shape[i][0], .n = shape[i][1],
-                         .k = shape[i][2], .dtype = ERG_DTYPE_FP32};
+        erg_op_dims d = {.op = ERG_OP_GEMM,
+                         .m = shape[i][0],
+                         .n = shape[i][1],
+                         .k = shape[i][2],
+                         .dtype = ERG_DTYPE_FP32};
         erg_op_prediction p, q;
         assert_int_equal(erg_op_model_predict(m, &d, &p, NULL), ERG_OK);
         assert_int_equal(erg_op_model_predict(l, &d, &q, NULL), ERG_OK);

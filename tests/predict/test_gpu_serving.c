@@ -87,8 +87,9 @@ static erg_public_table *moe_table(void)
                 double e = es[c], k = ks[c], d = ds[b], f = 1024, t = toks[a];
                 double act = fmin(e, t * k); /* balanced: the routed tokens spread evenly */
                 double ms = (20e-6 + act * 3 * d * f * 2 / 1.5e12 + 6 * t * k * d * f / 4e14) * 1e3;
-                len += (size_t)sprintf(buf + len, "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
-                                                  "%.17g\n",
+                len += (size_t)sprintf(buf + len,
+                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
+                                       "%.17g\n",
                                        toks[a], ds[b], ks[c], es[c], ms);
             }
     write_file("moe.csv", buf, path, sizeof path);
@@ -106,12 +107,14 @@ static erg_public_table *ar_table(void)
     for (int g = 2; g <= 8; g *= 2)
         for (long s = 1024; s <= (1l << 26); s *= 4) {
             double ms = (8e-6 * g / 2 + (double)s / 1e11) * 1e3;
-            len += (size_t)sprintf(buf + len, "vLLM,1,GPU X,all_reduce,c,bfloat16,%d,%ld,%.17g,"
-                                              "vllm_graph\n",
+            len += (size_t)sprintf(buf + len,
+                                   "vLLM,1,GPU X,all_reduce,c,bfloat16,%d,%ld,%.17g,"
+                                   "vllm_graph\n",
                                    g, s, ms);
             /* eager rows are slower and ignored when graph rows exist */
-            len += (size_t)sprintf(buf + len, "vLLM,1,GPU X,all_reduce,c,bfloat16,%d,%ld,%.17g,"
-                                              "vllm_eager\n",
+            len += (size_t)sprintf(buf + len,
+                                   "vLLM,1,GPU X,all_reduce,c,bfloat16,%d,%ld,%.17g,"
+                                   "vllm_eager\n",
                                    g, s, 10 * ms);
         }
     write_file("ar.csv", buf, path, sizeof path);
@@ -126,8 +129,7 @@ static void kernel_fits_recover_known_models(void **state)
     (void)state;
     erg_public_table *t[3] = {attn_table(), moe_table(), ar_table()};
     erg_gpu_kernels k;
-    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 3, &k, NULL),
-                     ERG_OK);
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 3, &k, NULL), ERG_OK);
     assert_string_equal(k.device, "GPU X");
     assert_true(k.has_attn && k.has_moe);
     assert_int_equal(k.attn_n, 36); /* the fp8-KV row is left out */
@@ -146,8 +148,11 @@ static void kernel_fits_recover_known_models(void **state)
     erg_assert_near(k.attn_mape_pct, 0.0, 1e-6);
 
     /* gpu-target/1 round trip with a serving model */
-    erg_serving_model m = {.itl = {1.1, 0.9, 1.2, 1.0, 2e-5}, .power = {400, 30}, .phi = 0.95,
-                           .prompt_tokens = 512, .n_train = 7};
+    erg_serving_model m = {.itl = {1.1, 0.9, 1.2, 1.0, 2e-5},
+                           .power = {400, 30},
+                           .phi = 0.95,
+                           .prompt_tokens = 512,
+                           .n_train = 7};
     char path[128];
     snprintf(path, sizeof path, "%s/gpu.json", dir);
     assert_int_equal(erg_gpu_target_save(path, &k, &m, NULL), ERG_OK);
@@ -215,8 +220,7 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     (void)state;
     erg_public_table *t = prefill_table();
     erg_gpu_kernels k;
-    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)&t, 1, &k, NULL),
-                     ERG_OK);
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)&t, 1, &k, NULL), ERG_OK);
     assert_true(k.has_attn_prefill && !k.has_attn && !k.has_moe);
     assert_int_equal(k.attn_prefill_n, 81);
     assert_true(k.has_energy[1] && !k.has_energy[0]);
@@ -224,8 +228,8 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     /* batch 4, 16 heads of 96, prompt 2048 (none of these in the table): S = 4·16·2048²/2 */
     double sc = 4.0 * 16 * 2048.0 * 2048 / 2, want = 4e-6 + 4.0 * 96 * sc / 5e14 + sc / 2e12;
     erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 0), want, 1e-6);
-    erg_assert_rel(erg_gpu_attn_energy_j(&k, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
-                   450 * want, 1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0), 450 * want,
+                   1e-6);
     /* a window of 512 over 2048 tokens: 2048·512 − 512²/2 scores per head */
     double sw = 4.0 * 16 * (2048.0 * 512 - 512.0 * 512 / 2);
     erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 512),
@@ -244,8 +248,8 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     erg_serving_model m2;
     assert_int_equal(erg_gpu_target_load(path, &k2, &m2, NULL, NULL), ERG_OK);
     erg_assert_rel(erg_gpu_attn_prefill_s(&k2, 4, 2048, 16, 2, 96, 0), want, 1e-6);
-    erg_assert_rel(erg_gpu_attn_energy_j(&k2, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
-                   450 * want, 1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k2, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0), 450 * want,
+                   1e-6);
     erg_assert_rel(k2.power_w[1][0], 450, 1e-15);
     erg_public_table_free(t);
 }
@@ -292,10 +296,12 @@ static void gemm_map_corrects_measured_cells(void **state)
                                       "m,n,k,latency,power\n");
     for (int64_t m = 64; m <= 128; m *= 2)
         for (int64_t nn = 1024; nn <= 4096; nn *= 2) {
-            erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = m, .n = nn, .k = 4096};
+            erg_op_dims d = {
+                .op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = m, .n = nn, .k = 4096};
             erg_op_prediction p;
             assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
-            len += (size_t)sprintf(buf + len, "VLLM,1,GPU X,gemm,d,bfloat16,%lld,%lld,4096,%.17g,360\n",
+            len += (size_t)sprintf(buf + len,
+                                   "VLLM,1,GPU X,gemm,d,bfloat16,%lld,%lld,4096,%.17g,360\n",
                                    (long long)m, (long long)nn, 1.25 * p.time_s * 1e3);
         }
     /* an fp8 row is not the estimator's dtype */
@@ -305,9 +311,9 @@ static void gemm_map_corrects_measured_cells(void **state)
     erg_public_table *t = NULL;
     assert_int_equal(erg_public_read(path, &t, NULL), ERG_OK);
     size_t cells = 0, rows = 0;
-    assert_int_equal(erg_gemm_map_write(mapp, opsp, (const erg_public_table *const *)&t, 1,
-                                        &cells, &rows, NULL),
-                     ERG_OK);
+    assert_int_equal(
+        erg_gemm_map_write(mapp, opsp, (const erg_public_table *const *)&t, 1, &cells, &rows, NULL),
+        ERG_OK);
     assert_int_equal(rows, 6);
     assert_int_equal(cells, 6); /* m 64, 128 x n 1024, 2048, 4096 are 6 cells at step 1/2 */
     erg_op_model *mapped = NULL;
@@ -417,8 +423,7 @@ static void step_terms_are_the_hand_sums(void **state)
     assert_int_equal(erg_op_model_fit(g, n, &o, &ops, NULL), ERG_OK);
     erg_public_table *t[2] = {attn_table(), ar_table()};
     erg_gpu_kernels k;
-    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 2, &k, NULL),
-                     ERG_OK);
+    assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 2, &k, NULL), ERG_OK);
     erg_serving_terms st;
     assert_int_equal(erg_serving_step(ops, &k, &a, 16, 1024, 2, &st, NULL), ERG_OK);
     /* per GPU at TP 2: 16 heads, 4 KV heads; the GEMM sum from the same level-1 model */
@@ -429,8 +434,11 @@ static void step_terms_are_the_hand_sums(void **state)
                           {16, 4096, 14336 / 2},
                           {16, 16000, 4096}};
     for (int i = 0; i < 5; i++) {
-        erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = dims[i][0],
-                         .n = dims[i][1], .k = dims[i][2]};
+        erg_op_dims d = {.op = ERG_OP_GEMM,
+                         .dtype = ERG_DTYPE_BF16,
+                         .m = dims[i][0],
+                         .n = dims[i][1],
+                         .k = dims[i][2]};
         erg_op_prediction p;
         assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
         gsum += (i < 4 ? 2.0 : 1.0) * p.time_s;
@@ -473,18 +481,20 @@ static void step_terms_are_the_hand_sums(void **state)
                         {16, 2 * 5632, 2048}, {16, 2048, 5632}, {16, 32000, 2048}};
     gsum = 0;
     for (int i = 0; i < 6; i++) {
-        erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = md[i][0],
-                         .n = md[i][1], .k = md[i][2]};
+        erg_op_dims d = {.op = ERG_OP_GEMM,
+                         .dtype = ERG_DTYPE_BF16,
+                         .m = md[i][0],
+                         .n = md[i][1],
+                         .k = md[i][2]};
         erg_op_prediction p;
         assert_int_equal(erg_op_model_predict(ops, &d, &p, NULL), ERG_OK);
         gsum += (i < 5 ? 2.0 : 1.0) * p.time_s;
     }
     erg_assert_rel(st.gemm_s, gsum, 1e-12);
     double act = 60 * (1 - pow(1 - 4.0 / 60, 16));
-    erg_assert_rel(st.moe_s,
-                   2 * (20e-6 + act * 3 * 2048 * 1408 * 2 / 1.5e12 +
-                        6.0 * 16 * 4 * 2048 * 1408 / 4e14),
-                   1e-6);
+    erg_assert_rel(
+        st.moe_s,
+        2 * (20e-6 + act * 3 * 2048 * 1408 * 2 / 1.5e12 + 6.0 * 16 * 4 * 2048 * 1408 / 4e14), 1e-6);
     for (int i = 0; i < 3; i++)
         erg_public_table_free(tm[i]);
     erg_op_model_free(ops);

@@ -149,13 +149,23 @@ static void phi2_gptoss_mistral(void **state)
 static void every_shared_config_loads(void **state)
 {
     (void)state;
-    static const char *const names[] = {
-        "gemma-2-2b.json",       "gpt-oss-20b.json",       "llama-2-70b-hf.json",
-        "llama-2-7b-hf.json",    "llama-3.1-70b-instruct.json", "llama-3.1-8b.json",
-        "llama-3.2-1b.json",     "llama-3.2-3b.json",      "mistral-7b-v0.1.json",
-        "mixtral-8x7b-v0.1.json", "phi-2.json",            "qwen-72b.json",
-        "qwen1.5-moe-a2.7b.json", "qwen3-235b-a22b.json",  "qwen3-30b-a3b.json",
-        "qwen3-32b.json",        "qwen3-8b.json"};
+    static const char *const names[] = {"gemma-2-2b.json",
+                                        "gpt-oss-20b.json",
+                                        "llama-2-70b-hf.json",
+                                        "llama-2-7b-hf.json",
+                                        "llama-3.1-70b-instruct.json",
+                                        "llama-3.1-8b.json",
+                                        "llama-3.2-1b.json",
+                                        "llama-3.2-3b.json",
+                                        "mistral-7b-v0.1.json",
+                                        "mixtral-8x7b-v0.1.json",
+                                        "phi-2.json",
+                                        "qwen-72b.json",
+                                        "qwen1.5-moe-a2.7b.json",
+                                        "qwen3-235b-a22b.json",
+                                        "qwen3-30b-a3b.json",
+                                        "qwen3-32b.json",
+                                        "qwen3-8b.json"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         erg_arch a;
         LOAD_OR_SKIP(names[i], &a);
@@ -291,10 +301,14 @@ static void sweep_edits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(llama_3_1_8b),         cmocka_unit_test(mixtral_moe),
-        cmocka_unit_test(gemma2_alternates),    cmocka_unit_test(qwen_families),
-        cmocka_unit_test(phi2_gptoss_mistral),  cmocka_unit_test(every_shared_config_loads),
-        cmocka_unit_test(bad_configs_name_the_field), cmocka_unit_test(fixtures_and_file_errors),
+        cmocka_unit_test(llama_3_1_8b),
+        cmocka_unit_test(mixtral_moe),
+        cmocka_unit_test(gemma2_alternates),
+        cmocka_unit_test(qwen_families),
+        cmocka_unit_test(phi2_gptoss_mistral),
+        cmocka_unit_test(every_shared_config_loads),
+        cmocka_unit_test(bad_configs_name_the_field),
+        cmocka_unit_test(fixtures_and_file_errors),
         cmocka_unit_test(sweep_edits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

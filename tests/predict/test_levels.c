@@ -104,7 +104,7 @@ static double overhead(const erg_block_spec *s, int energy)
 static const struct {
     const char *arch;
     int64_t d, h, kv;
-} archs[] = {{"a", 256, 4, 4}, {"b", 384, 6, 2}, {"c", 512, 8, 8},
+} archs[] = {{"a", 256, 4, 4},  {"b", 384, 6, 2},  {"c", 512, 8, 8},
              {"d", 640, 10, 5}, {"e", 768, 12, 4}, {"f", 448, 7, 7}};
 #define N_ARCH (sizeof archs / sizeof *archs)
 
@@ -363,8 +363,8 @@ static void level3_and_the_predictor_compose(void **state)
     assert_int_equal(a.n, n);
     assert_int_equal(dense.n + moe.n, n / 2);
     if (!(a.base_time_mape_pct > 25 && a.time_mape_pct < 5 && a.energy_mape_pct < 5))
-        fail_msg("held-out MAPE time %.3g %% energy %.3g %% (block sum: %.3g %%)",
-                 a.time_mape_pct, a.energy_mape_pct, a.base_time_mape_pct);
+        fail_msg("held-out MAPE time %.3g %% energy %.3g %% (block sum: %.3g %%)", a.time_mape_pct,
+                 a.energy_mape_pct, a.base_time_mape_pct);
     snprintf(path, sizeof path, "%s/e2e.json", dir);
     assert_int_equal(erg_e2e_model_save(path, e, &d), ERG_OK);
     assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);

@@ -249,7 +249,6 @@ static void one_spiky_batch_moves_the_mean_not_the_spread(void **state)
     erg_assert_near(out.energy_sd_j, 0.0, 1e-12);
 }
 
-
 static double script_now(void *ud)
 {
     struct script_clock *c = ud;

@@ -48,10 +48,9 @@ int main(void)
        F(erg_channel_info, live), F(erg_channel_info, deduplicated), F(erg_channel_info, reason),
        F(erg_channel_info, model_idle_w), F(erg_channel_info, model_full_w));
     ST(erg_channel_reading, F(erg_channel_reading, id), F(erg_channel_reading, domain),
-       F(erg_channel_reading, device), F(erg_channel_reading, grade),
-       F(erg_channel_reading, state), F(erg_channel_reading, reason),
-       F(erg_channel_reading, flags), F(erg_channel_reading, energy_j),
-       F(erg_channel_reading, in_total));
+       F(erg_channel_reading, device), F(erg_channel_reading, grade), F(erg_channel_reading, state),
+       F(erg_channel_reading, reason), F(erg_channel_reading, flags),
+       F(erg_channel_reading, energy_j), F(erg_channel_reading, in_total));
     ST(erg_measurement, F(erg_measurement, time_s), F(erg_measurement, cpu_s),
        F(erg_measurement, n_channels), F(erg_measurement, channels), F(erg_measurement, capacity),
        F(erg_measurement, total_energy_j), F(erg_measurement, total_grade),
@@ -62,14 +61,13 @@ int main(void)
        F(erg_signature, energy_var_j2), F(erg_signature, grade), F(erg_signature, runs),
        F(erg_signature, name), F(erg_signature, device), F(erg_signature, kappa),
        F(erg_signature, theta), F(erg_signature, omega));
-    ST(erg_calibration_channel, F(erg_calibration_channel, id),
-       F(erg_calibration_channel, domain), F(erg_calibration_channel, device),
-       F(erg_calibration_channel, idle_power_w), F(erg_calibration_channel, cv),
-       F(erg_calibration_channel, samples), F(erg_calibration_channel, utilisation),
-       F(erg_calibration_channel, flags));
+    ST(erg_calibration_channel, F(erg_calibration_channel, id), F(erg_calibration_channel, domain),
+       F(erg_calibration_channel, device), F(erg_calibration_channel, idle_power_w),
+       F(erg_calibration_channel, cv), F(erg_calibration_channel, samples),
+       F(erg_calibration_channel, utilisation), F(erg_calibration_channel, flags));
     ST(erg_calibration, F(erg_calibration, duration_s), F(erg_calibration, window_s),
-       F(erg_calibration, idle_power_w), F(erg_calibration, flags),
-       F(erg_calibration, n_channels), F(erg_calibration, channels));
+       F(erg_calibration, idle_power_w), F(erg_calibration, flags), F(erg_calibration, n_channels),
+       F(erg_calibration, channels));
     ST(erg_stability_options, F(erg_stability_options, cpu_max_c),
        F(erg_stability_options, gpu_max_c), F(erg_stability_options, timeout_s),
        F(erg_stability_options, sample_s), F(erg_stability_options, n_samples),
@@ -80,19 +78,17 @@ int main(void)
     ST(erg_mean_sd, F(erg_mean_sd, mean), F(erg_mean_sd, sd), F(erg_mean_sd, median),
        F(erg_mean_sd, min), F(erg_mean_sd, max));
     ST(erg_channel_summary, F(erg_channel_summary, id), F(erg_channel_summary, domain),
-       F(erg_channel_summary, device), F(erg_channel_summary, grade),
-       F(erg_channel_summary, state), F(erg_channel_summary, reason),
-       F(erg_channel_summary, flags), F(erg_channel_summary, energy_j),
-       F(erg_channel_summary, baseline_j), F(erg_channel_summary, net_energy_j),
-       F(erg_channel_summary, in_total));
+       F(erg_channel_summary, device), F(erg_channel_summary, grade), F(erg_channel_summary, state),
+       F(erg_channel_summary, reason), F(erg_channel_summary, flags),
+       F(erg_channel_summary, energy_j), F(erg_channel_summary, baseline_j),
+       F(erg_channel_summary, net_energy_j), F(erg_channel_summary, in_total));
     ST(erg_summary, F(erg_summary, runs), F(erg_summary, time_s), F(erg_summary, n_channels),
        F(erg_summary, channels), F(erg_summary, total_energy_j), F(erg_summary, total_baseline_j),
-       F(erg_summary, total_net_energy_j), F(erg_summary, total_flags),
-       F(erg_summary, total_grade), F(erg_summary, static_power_w), F(erg_summary, n_total),
-       F(erg_summary, energy_floor_j), F(erg_summary, time_floor_s), F(erg_summary, total_reason));
-    ST(erg_compose_options, F(erg_compose_options, confidence),
-       F(erg_compose_options, warm_start), F(erg_compose_options, mc_samples),
-       F(erg_compose_options, mc_seed));
+       F(erg_summary, total_net_energy_j), F(erg_summary, total_flags), F(erg_summary, total_grade),
+       F(erg_summary, static_power_w), F(erg_summary, n_total), F(erg_summary, energy_floor_j),
+       F(erg_summary, time_floor_s), F(erg_summary, total_reason));
+    ST(erg_compose_options, F(erg_compose_options, confidence), F(erg_compose_options, warm_start),
+       F(erg_compose_options, mc_samples), F(erg_compose_options, mc_seed));
     ST(erg_device_report, F(erg_device_report, id), F(erg_device_report, static_energy_j),
        F(erg_device_report, dynamic_energy_j), F(erg_device_report, busy_s),
        F(erg_device_report, idle_s));
@@ -103,25 +99,24 @@ int main(void)
        F(erg_report, devices), F(erg_report, has_mc), F(erg_report, mc_energy_j),
        F(erg_report, mc_energy_sd_j), F(erg_report, mc_time_s), F(erg_report, mc_time_sd_s),
        F(erg_report, mc_samples), F(erg_report, has_deviation), F(erg_report, measured_j),
-       F(erg_report, measured_sd_j), F(erg_report, deviation_z),
-       F(erg_report, deviation_detected), F(erg_report, n_elements));
+       F(erg_report, measured_sd_j), F(erg_report, deviation_z), F(erg_report, deviation_detected),
+       F(erg_report, n_elements));
     ST(erg_frontier_point, F(erg_frontier_point, time_s), F(erg_frontier_point, energy_j),
        F(erg_frontier_point, static_energy_j), F(erg_frontier_point, dynamic_energy_j),
        F(erg_frontier_point, bound_j));
     ST(erg_frontier, F(erg_frontier, n_points), F(erg_frontier, points),
        F(erg_frontier, n_elements), F(erg_frontier, element_names), F(erg_frontier, choices),
        F(erg_frontier, method), F(erg_frontier, epsilon), F(erg_frontier, max_gap_j));
-    ST(erg_frontier_options, F(erg_frontier_options, epsilon),
-       F(erg_frontier_options, dag_method), F(erg_frontier_options, enum_limit),
-       F(erg_frontier_options, lp_deadlines));
-    ST(erg_op_dims, F(erg_op_dims, op), F(erg_op_dims, dtype), F(erg_op_dims, m),
-       F(erg_op_dims, n), F(erg_op_dims, k), F(erg_op_dims, tokens), F(erg_op_dims, d_model));
+    ST(erg_frontier_options, F(erg_frontier_options, epsilon), F(erg_frontier_options, dag_method),
+       F(erg_frontier_options, enum_limit), F(erg_frontier_options, lp_deadlines));
+    ST(erg_op_dims, F(erg_op_dims, op), F(erg_op_dims, dtype), F(erg_op_dims, m), F(erg_op_dims, n),
+       F(erg_op_dims, k), F(erg_op_dims, tokens), F(erg_op_dims, d_model));
     ST(erg_op_prediction, F(erg_op_prediction, time_s), F(erg_op_prediction, energy_j),
        F(erg_op_prediction, regime), F(erg_op_prediction, fallback),
        F(erg_op_prediction, extrapolated), F(erg_op_prediction, time_bounded),
        F(erg_op_prediction, energy_bounded), F(erg_op_prediction, method),
-       F(erg_op_prediction, floor_time_s), F(erg_op_prediction, power_w),
-       F(erg_op_prediction, why), F(erg_op_prediction, grade));
+       F(erg_op_prediction, floor_time_s), F(erg_op_prediction, power_w), F(erg_op_prediction, why),
+       F(erg_op_prediction, grade));
     ST(erg_run_outcome, F(erg_run_outcome, status), F(erg_run_outcome, user_cpu_s),
        F(erg_run_outcome, system_cpu_s), F(erg_run_outcome, flags));
     ST(erg_protocol_progress, F(erg_protocol_progress, phase), F(erg_protocol_progress, done),

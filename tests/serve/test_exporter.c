@@ -74,7 +74,7 @@ static char *render(erg_exporter *e)
 }
 
 #define PKG0                                                                                       \
-    "erg_energy_joules_total{channel=\"rapl-sysfs:package-0\",domain=\"package\","                \
+    "erg_energy_joules_total{channel=\"rapl-sysfs:package-0\",domain=\"package\","                 \
     "device=\"package-0\",grade=\"hw_shunt\",scope=\"root\"}"
 
 static void counters_accumulate_through_a_wrap_and_a_reset(void **state)
@@ -134,8 +134,9 @@ static void counters_accumulate_through_a_wrap_and_a_reset(void **state)
                                     "domain=\"core\",device=\"package-0\",grade=\"hw_shunt\","
                                     "scope=\"component\"}")));
     /* the last interval's power: 4 J over 1 s */
-    erg_assert_near(sample_of(t, "erg_power_watts{channel=\"rapl-sysfs:package-0\",domain=\"package\","
-                                 "device=\"package-0\",grade=\"hw_shunt\",scope=\"root\"}"),
+    erg_assert_near(sample_of(t,
+                              "erg_power_watts{channel=\"rapl-sysfs:package-0\",domain=\"package\","
+                              "device=\"package-0\",grade=\"hw_shunt\",scope=\"root\"}"),
                     4.0, 1e-6);
     /* the wrap was counted as a flagged interval */
     assert_true(sample_of(t, "erg_channel_flagged_intervals_total{channel=\"rapl-sysfs:package-0\","
@@ -181,7 +182,8 @@ static void proc_pid(const char *pid, const char *comm, unsigned long ut, unsign
 {
     char rel[128];
     snprintf(rel, sizeof rel, "proc/%s/stat", pid);
-    /* pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+    /* pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+     */
     fake_write(root, rel, "%s (%s) S 1 1 1 0 -1 4194304 10 0 0 0 %lu %lu 0 0 20 0 1 0 100\n", pid,
                comm, ut, st);
     snprintf(rel, sizeof rel, "proc/%s/cgroup", pid);

@@ -100,7 +100,8 @@ static void put_get_replace_remove(void **state)
     assert_int_equal(erg_store_put(st, &a, &d), ERG_OK);
     double seen[4];
     size_t nseen = 0;
-    assert_int_equal(erg_store_history_each(st, "gemm", hist_cb, &(struct hist){seen, &nseen}, &d), ERG_OK);
+    assert_int_equal(erg_store_history_each(st, "gemm", hist_cb, &(struct hist){seen, &nseen}, &d),
+                     ERG_OK);
     assert_int_equal(nseen, 2);
     erg_assert_near(seen[0], 0.75, 0);
     erg_assert_near(seen[1], 0.5, 0);
@@ -145,7 +146,9 @@ static void refuses_a_file_that_is_not_a_store(void **state)
     char path[160];
     snprintf(path, sizeof path, "%s/not-a-db", dir);
     FILE *f = fopen(path, "w");
-    fputs("this is not SQLite, just text that is long enough to be read as a header ...............\n", f);
+    fputs("this is not SQLite, just text that is long enough to be read as a header "
+          "...............\n",
+          f);
     fclose(f);
     erg_store *st;
     erg_diag d;
@@ -174,8 +177,9 @@ static void foreign_and_empty_files_are_refused_unchanged(void **state)
     snprintf(path, sizeof path, "%s/other.db", dir);
     sqlite3 *o;
     assert_int_equal(sqlite3_open(path, &o), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(o, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(o, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(o);
     size_t n0 = slurp(path, before, sizeof before);
     assert_true(n0 > 0);
@@ -366,12 +370,14 @@ static void flags_are_stored_and_read_back(void **state)
     assert_int_equal(old, ERG_FLAG_STALE | ERG_FLAG_INCOMPLETE);
     erg_store_close(st);
     char buf[256];
-    assert_string_equal(sql_text(db, "SELECT flags FROM history WHERE name='attn'", buf, sizeof buf),
-                        "stale,incomplete");
-    assert_string_equal(sql_text(db, "SELECT flags FROM signature WHERE name='attn'", buf, sizeof buf),
-                        "");
-    assert_string_equal(sql_text(db, "SELECT value FROM erg_meta WHERE key='format'", buf, sizeof buf),
-                        "erg-store/2");
+    assert_string_equal(
+        sql_text(db, "SELECT flags FROM history WHERE name='attn'", buf, sizeof buf),
+        "stale,incomplete");
+    assert_string_equal(
+        sql_text(db, "SELECT flags FROM signature WHERE name='attn'", buf, sizeof buf), "");
+    assert_string_equal(
+        sql_text(db, "SELECT value FROM erg_meta WHERE key='format'", buf, sizeof buf),
+        "erg-store/2");
 }
 
 /* A store written by an earlier erg (erg-store/1: no flags column) opens read-only as it is, its
@@ -386,22 +392,23 @@ static void an_old_format_store_is_read_then_upgraded(void **state)
     assert_int_equal(sqlite3_open(path, &o), SQLITE_OK);
     /* erg-store/1's schema and rows, as the erg of that version wrote them */
     assert_int_equal(
-        sqlite3_exec(o,
-                     "CREATE TABLE erg_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                     "CREATE TABLE signature(name TEXT PRIMARY KEY, json TEXT NOT NULL,"
-                     " stored_unix_s REAL NOT NULL);"
-                     "CREATE TABLE history(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                     " json TEXT NOT NULL, stored_unix_s REAL NOT NULL);"
-                     "CREATE INDEX history_name ON history(name);"
-                     "INSERT INTO erg_meta VALUES('format', 'erg-store/1');"
-                     "INSERT INTO signature VALUES('gemm', '{\"name\":\"gemm\",\"device\":\"cpu\","
-                     "\"static_power_w\":10.0,\"time_s\":2.0,\"dynamic_energy_j\":30.0,"
-                     "\"time_var_s2\":0.0,\"energy_var_j2\":0.0,\"grade\":\"hw_shunt\",\"runs\":3}',"
-                     " 1700000000.0);"
-                     "INSERT INTO history(name, json, stored_unix_s) VALUES('gemm', "
-                     "'{\"name\":\"gemm\",\"device\":\"cpu\",\"static_power_w\":10.0,\"time_s\":3.0,"
-                     "\"dynamic_energy_j\":40.0,\"grade\":\"hw_shunt\"}', 1600000000.0);",
-                     NULL, NULL, NULL),
+        sqlite3_exec(
+            o,
+            "CREATE TABLE erg_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "CREATE TABLE signature(name TEXT PRIMARY KEY, json TEXT NOT NULL,"
+            " stored_unix_s REAL NOT NULL);"
+            "CREATE TABLE history(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " json TEXT NOT NULL, stored_unix_s REAL NOT NULL);"
+            "CREATE INDEX history_name ON history(name);"
+            "INSERT INTO erg_meta VALUES('format', 'erg-store/1');"
+            "INSERT INTO signature VALUES('gemm', '{\"name\":\"gemm\",\"device\":\"cpu\","
+            "\"static_power_w\":10.0,\"time_s\":2.0,\"dynamic_energy_j\":30.0,"
+            "\"time_var_s2\":0.0,\"energy_var_j2\":0.0,\"grade\":\"hw_shunt\",\"runs\":3}',"
+            " 1700000000.0);"
+            "INSERT INTO history(name, json, stored_unix_s) VALUES('gemm', "
+            "'{\"name\":\"gemm\",\"device\":\"cpu\",\"static_power_w\":10.0,\"time_s\":3.0,"
+            "\"dynamic_energy_j\":40.0,\"grade\":\"hw_shunt\"}', 1600000000.0);",
+            NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(o);
     static char before[1 << 16], after[1 << 16];
@@ -435,15 +442,15 @@ static void an_old_format_store_is_read_then_upgraded(void **state)
     assert_int_equal(r.flags, ERG_FLAG_WRAP_CORRECTED);
     erg_store_close(st);
     char buf[256];
-    assert_string_equal(sql_text(path, "SELECT value FROM erg_meta WHERE key='format'", buf,
-                                 sizeof buf),
-                        "erg-store/2");
-    assert_string_equal(sql_text(path, "SELECT flags FROM signature WHERE name='gemm'", buf,
-                                 sizeof buf),
-                        "wrap_corrected");
-    assert_string_equal(sql_text(path, "SELECT group_concat(quote(flags)) FROM history", buf,
-                                 sizeof buf),
-                        "'',''"); /* the old rows: no flags */
+    assert_string_equal(
+        sql_text(path, "SELECT value FROM erg_meta WHERE key='format'", buf, sizeof buf),
+        "erg-store/2");
+    assert_string_equal(
+        sql_text(path, "SELECT flags FROM signature WHERE name='gemm'", buf, sizeof buf),
+        "wrap_corrected");
+    assert_string_equal(
+        sql_text(path, "SELECT group_concat(quote(flags)) FROM history", buf, sizeof buf),
+        "'',''"); /* the old rows: no flags */
     /* reopening the upgraded store changes nothing more */
     assert_int_equal(erg_store_open(path, ERG_STORE_READWRITE, &st, &d), ERG_OK);
     erg_store_close(st);

@@ -261,8 +261,7 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
     json_t *j = stdout_json();
     assert_true(fabs(num(j, "start_spread_s")) < 1e-12);
     json_decref(j);
-    snprintf(args2, sizeof args2, "trace import %s --align first-kernel -o '%s'", args,
-             sched_path);
+    snprintf(args2, sizeof args2, "trace import %s --align first-kernel -o '%s'", args, sched_path);
     assert_int_equal(erg(args2), 0);
 
     snprintf(p, sizeof p, "%s/cpu.json", dir);
@@ -299,8 +298,8 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
 static void rank_from_order_combines_jobs(void **state)
 {
     (void)state;
-    const char *files = "'" DATA "two_gpus.json' '" DATA "two_gpus.json' --rules '" DATA
-                        "two_gpus_rules.json'";
+    const char *files =
+        "'" DATA "two_gpus.json' '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json'";
     expect_fail("'" DATA "two_gpus.json' '" DATA "two_gpus.json'", "--rank-from-order");
     char args[2048];
     snprintf(args, sizeof args, "trace report %s --json --rank-from-order", files);

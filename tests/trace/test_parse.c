@@ -424,13 +424,14 @@ static void hostile_ids_tokens_and_timestamps(void **state)
     const char *u1 = "GPU-8f3c1e2a-0b7d-4c55-9e61-2f4a8b9c0d1e-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0001";
     const char *u2 = "GPU-8f3c1e2a-0b7d-4c55-9e61-2f4a8b9c0d1e-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0002";
     char json[2048];
-    snprintf(json, sizeof json,
-             "{\"traceEvents\": ["
-             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2,"
-             "\"args\":{\"device\":\"%s\",\"stream\":1}},"
-             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2,"
-             "\"args\":{\"device\":\"%s\",\"stream\":1}}]}",
-             u1, u2);
+    snprintf(
+        json, sizeof json,
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2,"
+        "\"args\":{\"device\":\"%s\",\"stream\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2,"
+        "\"args\":{\"device\":\"%s\",\"stream\":1}}]}",
+        u1, u2);
     erg_trace *t = ok_trace(json);
     assert_int_equal(t->n_devs, 2);
     assert_string_equal(t->devs[0].key, u1);
@@ -447,9 +448,10 @@ static void hostile_ids_tokens_and_timestamps(void **state)
              longid);
     expect_parse_error(json, NULL, "a device id of 150 bytes: ids longer than 127 bytes");
     /* a NUL inside an id would have merged "gpu\0" + anything */
-    expect_parse_error("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
-                       "\"tid\":1,\"ts\":1,\"dur\":2,\"args\":{\"device\":\"gpu\\u00001\"}}]}",
-                       NULL, "a device id holds a NUL byte");
+    expect_parse_error(
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+        "\"tid\":1,\"ts\":1,\"dur\":2,\"args\":{\"device\":\"gpu\\u00001\"}}]}",
+        NULL, "a device id holds a NUL byte");
     expect_parse_error("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":"
                        "\"p\\u0000q\",\"tid\":1,\"ts\":1,\"dur\":2}]}",
                        NULL, "a pid id holds a NUL byte");
@@ -525,11 +527,13 @@ static void both_readers_agree(const void *buf, size_t len, const char *label)
 static void fast_reader_agrees_with_yajl_on_odd_json(void **state)
 {
     (void)state;
-#define EV(name, rest) "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":" name ",\"pid\":0,\"tid\":7" rest "}"
+#define EV(name, rest)                                                                             \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":" name ",\"pid\":0,\"tid\":7" rest "}"
 #define TE(events) "{\"traceEvents\":[" events "]}"
     static const char *const cases[] = {
         /* escapes, decoded alike */
-        TE(EV("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20AC\\u07ff\"", ",\"ts\":1,\"dur\":2")),
+        TE(EV("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20AC\\u07ff\"",
+              ",\"ts\":1,\"dur\":2")),
         TE(EV("\"pair \\ud83d\\ude00\"", ",\"ts\":1,\"dur\":2")),
         TE(EV("\"lone \\ud800x\"", ",\"ts\":1,\"dur\":2")),
         TE(EV("\"low \\udc00\"", ",\"ts\":1,\"dur\":2")),
@@ -594,7 +598,8 @@ static void fast_reader_agrees_with_yajl_on_odd_json(void **state)
         "{\"erg\":\"schedule/1\",\"traceEvents\":[]}",
         "{\"other\":1}",
         /* B/E, metadata, ranks */
-        "{\"distributedInfo\":{\"rank\":3},\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA A100\"}],"
+        "{\"distributedInfo\":{\"rank\":3},\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA "
+        "A100\"}],"
         "\"traceEvents\":[{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,"
         "\"ts\":1},{\"ph\":\"E\",\"pid\":0,\"tid\":1,\"ts\":5},{\"ph\":\"E\",\"pid\":0,\"tid\":1,"
         "\"ts\":6},{\"ph\":\"M\",\"name\":\"x\"},{\"ph\":\"X\",\"cat\":\"weird\",\"ts\":1}]}",

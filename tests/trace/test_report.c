@@ -707,19 +707,19 @@ static void report_totals_equal_the_composed_schedule(void **state)
                 unsigned ts = (unsigned)(x >> 16) % 100000 + (unsigned)f * 7000;
                 unsigned dur = (unsigned)(x >> 40) % 900;
                 if (i % 50 == 49) /* a B/E pair */
-                    n += (size_t)snprintf(buf + n, cap - n,
-                                          "%s{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"be\","
-                                          "\"pid\":%u,\"tid\":9,\"ts\":%u},{\"ph\":\"E\",\"pid\":%u,"
-                                          "\"tid\":9,\"ts\":%u.5}",
-                                          i ? "," : "", dev, ts, dev, ts + dur);
+                    n +=
+                        (size_t)snprintf(buf + n, cap - n,
+                                         "%s{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"be\","
+                                         "\"pid\":%u,\"tid\":9,\"ts\":%u},{\"ph\":\"E\",\"pid\":%u,"
+                                         "\"tid\":9,\"ts\":%u.5}",
+                                         i ? "," : "", dev, ts, dev, ts + dur);
                 else
                     n += (size_t)snprintf(
                         buf + n, cap - n,
                         "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,"
                         "\"ts\":%u.%03u,\"dur\":%u.%03u}",
-                        i ? "," : "", cats[x % 4 == 3 ? 3 : (x >> 3) % 3],
-                        names[(x >> 5) % 4], dev, stream, ts, (unsigned)(x % 1000), dur,
-                        (unsigned)((x >> 20) % 1000));
+                        i ? "," : "", cats[x % 4 == 3 ? 3 : (x >> 3) % 3], names[(x >> 5) % 4], dev,
+                        stream, ts, (unsigned)(x % 1000), dur, (unsigned)((x >> 20) % 1000));
             }
             n += (size_t)snprintf(buf + n, cap - n, "]}");
             char name[32];
@@ -763,7 +763,8 @@ static void signature_rule_flags_reach_the_report(void **state)
     snprintf(sig, sizeof sig, "%s/gemm.json", dir);
     snprintf(rules, sizeof rules, "%s/rules.json", dir);
     FILE *f = fopen(sig, "w");
-    fputs("{\"erg\": \"signature/1\", \"static_power_w\": 60, \"time_s\": 1, \"dynamic_energy_j\": 200,"
+    fputs("{\"erg\": \"signature/1\", \"static_power_w\": 60, \"time_s\": 1, \"dynamic_energy_j\": "
+          "200,"
           " \"grade\": \"hw_shunt\", \"flags\": [\"stale\", \"wrap_corrected\"]}\n",
           f);
     fclose(f);
@@ -771,7 +772,8 @@ static void signature_rule_flags_reach_the_report(void **state)
     fputs("{\"erg\": \"rules/1\",\n"
           " \"devices\": [{\"match\": \"NVIDIA A100*\", \"static_power_w\": 60}],\n"
           " \"default_device\": {\"static_power_w\": 40, \"idle_power_w\": 10},\n"
-          " \"rules\": [{\"category\": \"kernel\", \"name\": \"*gemm*\", \"signature\": \"gemm.json\"},\n"
+          " \"rules\": [{\"category\": \"kernel\", \"name\": \"*gemm*\", \"signature\": "
+          "\"gemm.json\"},\n"
           "   {\"category\": \"kernel\", \"name\": \"*\", \"dynamic_power_w\": 100}]}\n",
           f);
     fclose(f);

@@ -74,9 +74,10 @@ static void regex_device_scope_and_grade(void **state)
     assert_null(erg__rules_device(r, "anything")); /* no devices, no default_device */
     erg_rules_free(r);
     /* Bounded repetitions well under the expansion limit are read and match as POSIX says. */
-    r = ok_rules("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"^(ab){3}x+[]a-z{}]?(c|d){2,40}$\","
-                 " \"dynamic_power_w\": 1}]}",
-                 ".");
+    r = ok_rules(
+        "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"^(ab){3}x+[]a-z{}]?(c|d){2,40}$\","
+        " \"dynamic_power_w\": 1}]}",
+        ".");
     assert_int_equal(erg__rules_match(r, "kernel", "abababxxcd", ""), 0);
     assert_int_equal(erg__rules_match(r, "kernel", "ababxxcd", ""), -1);
     assert_int_equal(erg__rules_match(r, "kernel", "abababx]cc", ""), 0);
@@ -223,9 +224,10 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
         expect_bad(json, ERG_EINVAL, "rules[0].regex: bad regular expression: adjacent repetition");
     }
     /* Also from fuzz_rules: regcomp ran over 10 s on this one (epsilon closures). */
-    expect_bad("{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"gemmry??++++++++++rcy++++++?????G\","
-               " \"dynamic_power_w\": 1}]}",
-               ERG_EINVAL, "adjacent repetition operators");
+    expect_bad(
+        "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"gemmry??++++++++++rcy++++++?????G\","
+        " \"dynamic_power_w\": 1}]}",
+        ERG_EINVAL, "adjacent repetition operators");
     {
         /* Nesting without adjacency: 2^13 atoms once expanded. */
         char json[512] = "{\"erg\": \"rules/1\", \"rules\": [{\"regex\": \"";
