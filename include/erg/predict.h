@@ -1195,6 +1195,10 @@ ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
 
 /* ---------------------------------------------------------------- GPU targets from public data */
 
+/** The routing of the aiconfigurator moe_perf rows the fused-MoE model is fitted on (and
+ *  that erg predict eval compares it with). */
+#define ERG_GPU_MOE_ROUTING "power_law_1.01"
+
 /**
  * Kernel models of a GPU target, fitted on aiconfigurator's tables (docs/predict.md, "GPU
  * targets"): each a linear model in physical work, fitted by relative least squares (rows
@@ -1202,10 +1206,12 @@ ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
  * - decode attention (generation_attention, bf16 KV cache, full attention):
  *   t = c0 + c1·B_kv + c2·B·h + c3·B + c4·B·h_kv + c5·L, with B_kv = 2·B·h_kv·d_h·L·2 bytes of
  *   K and V read (batch B, KV length L, h query and h_kv KV heads of size d_h);
- * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
- *   with B_w = A·3·d·f/tp·2 bytes of the A active experts and F = 6·T·k·d·f/tp FLOPs; fitted
- *   with A = min(E, T·k) (balanced rows spread the routed tokens evenly), predicted with
- *   A = E·(1 − (1 − k/E)^T), the experts T tokens routed at random activate on average;
+ * - fused MoE (moe_perf, bf16, EP 1, the skewed "power_law_1.01" routing rows: a trained router
+ *   is not uniform, and on the H100 those rows are 10–45 % faster than the balanced ones at
+ *   8–64 tokens): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k, with B_w = A·3·d·f/tp·2 bytes of the
+ *   A active experts and F = 6·T·k·d·f/tp FLOPs; A = E·(1 − (1 − k/E)^T), the experts T tokens
+ *   routed at random activate on average, in the fit and the prediction alike (the skew is in
+ *   the coefficients);
  * - prefill attention (context_attention, flash attention, bf16 KV cache, full attention):
  *   t = c0 + c1·F + c2·F·d_h/128 + c3·S + c4·B_qkvo + c5·B·h·⌈N/128⌉, with S = B·h·(N·N' −
  *   N'²/2) causal scores (N' = min(N, window)), F = 4·d_h·S FLOPs (QK^T and ·V), B_qkvo =

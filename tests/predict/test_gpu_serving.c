@@ -40,8 +40,9 @@ static void write_file(const char *name, const char *text, char *path, size_t si
 }
 
 /* A decode-attention table generated from t = 5 us + KV bytes / 2 TB/s (plus zero for the other
- * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s (balanced
- * rows: min(E, T·k) experts active; a prediction uses the random-routing average), an
+ * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s
+ * (power_law_1.01 rows with the random-routing average of active experts, which the fit and a
+ * prediction use; balanced rows 3x slower, which the fit must ignore), an
  * all-reduce table t = 8 us + bytes / 100 GB/s: the fits must recover these exactly. */
 static erg_public_table *attn_table(void)
 {
@@ -85,12 +86,14 @@ static erg_public_table *moe_table(void)
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < 3; c++) {
                 double e = es[c], k = ks[c], d = ds[b], f = 1024, t = toks[a];
-                double act = fmin(e, t * k); /* balanced: the routed tokens spread evenly */
+                double act = e * (1 - pow(1 - k / e, t));
                 double ms = (20e-6 + act * 3 * d * f * 2 / 1.5e12 + 6 * t * k * d * f / 4e14) * 1e3;
                 len += (size_t)sprintf(buf + len,
-                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
-                                       "%.17g\n",
-                                       toks[a], ds[b], ks[c], es[c], ms);
+                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,power_law_1.01,"
+                                       "%.17g\n"
+                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,%.17g\n",
+                                       toks[a], ds[b], ks[c], es[c], ms, toks[a], ds[b], ks[c],
+                                       es[c], 3 * ms);
             }
     write_file("moe.csv", buf, path, sizeof path);
     free(buf);
