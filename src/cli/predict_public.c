@@ -704,6 +704,11 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                 }
                 p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
                                   r->experts, r->tp);
+                if (r->energy_j > 0 && tg->k.has_energy[2] &&
+                    add_cmp(e, fi, r->line, "n/a", "energy_j", r->energy_j,
+                            erg_gpu_moe_energy_j(&tg->k, (double)r->tokens, r->hidden, r->inter,
+                                                 r->topk, r->experts, r->tp)))
+                    return -1;
             }
             if (add_cmp(e, fi, r->line,
                         pre    ? "prefill"

@@ -28,7 +28,8 @@ k=$data/kernels
 below "H100 decode attention held-out MAPE" "$(sed -n 's/.*decode attention: 5435 rows, held-out MAPE \([0-9.]*\) %.*/\1/p' "$tmp/k.txt")" 11
 below "H100 fused MoE held-out MAPE" "$(sed -n 's/.*fused MoE: 1863 rows, held-out MAPE \([0-9.]*\) %.*/\1/p' "$tmp/k.txt")" 20
 
-# prefill (flash) attention on H200 with NVML power (docs: time 13.05 %, energy 26.2 % held out);
+# prefill (flash) attention on H200 with NVML power (docs: time 13.05 %, energy 25.8 % held out,
+# 26.2 % before the power form P(ln t, head_dim, GQA) x t);
 # with gpu.json beside ops.json, level 1 answers the attention core with it: HYMELL Figure 3's
 # sweep (heads at d_model 4096, prefill N = 1024) is then U-shaped in time, lowest at 16-32
 # heads (head_dim 256-128), as aiconfigurator measured (30.5, 28.1 us at 16, 32 heads; 52.2, 50.0
@@ -38,12 +39,18 @@ cp "$src/models/h200/ops.json" "$tmp/h200k/"
 "$erg" predict import --kernels "$tmp/h200k/gpu.json" "$k/aic_h200_vllm-0.22.0_context_attention_perf.csv.gz" 2> "$tmp/kp.txt" \
     || fail "import --kernels (H200 prefill): $(cat "$tmp/kp.txt")"
 below "H200 prefill attention held-out time MAPE" "$(sed -n 's/.*prefill attention: 13736 rows, held-out MAPE \([0-9.]*\) %.*/\1/p' "$tmp/kp.txt")" 14
-below "H200 prefill attention held-out energy MAPE" "$(sed -n 's/.*prefill attention energy (NVML power x latency): held-out MAPE \([0-9.]*\) %.*/\1/p' "$tmp/kp.txt")" 28
+below "H200 prefill attention held-out energy MAPE" "$(sed -n 's/.*prefill attention energy (NVML power x latency): held-out MAPE \([0-9.]*\) %.*/\1/p' "$tmp/kp.txt")" 26.5
 "$erg" predict sweep "$data/hf-configs/llama-2-7b-hf.json" --target "$tmp/h200k" --set d_model=4096 --set heads=8:128:8 \
     --phase prefill --prompt 1024 --csv > "$tmp/fig3.csv" 2> /dev/null || fail "Figure 3 sweep"
 awk -F, 'NR > 1 { t[$2] = $6 } END { exit !(t[16] < t[8] && t[32] < t[64] && t[64] < t[128] && t[16] < t[64]) }' "$tmp/fig3.csv" \
     && echo "ok   Figure 3 sweep: attention time U-shaped in the heads, lowest at 16-32" \
     || fail "Figure 3 sweep not U-shaped: $(cat "$tmp/fig3.csv")"
+# and in energy: the power model gives 16 heads the lowest attention energy, as the measured
+# kernel has in 78 of the 119 (batch, prompt) cells of d_model 4096 (docs: 115.2 mJ at 16 heads,
+# 117.4 at 8, 118.7 at 64, 126.5 at 128; the former energy fit fell monotonically to 8 heads)
+awk -F, 'NR > 1 { e[$2] = $7 } END { exit !(e[16] < e[8] && e[16] < e[64] && e[32] < e[64] && e[64] < e[128]) }' "$tmp/fig3.csv" \
+    && echo "ok   Figure 3 sweep: attention energy U-shaped in the heads, lowest at 16" \
+    || fail "Figure 3 energy not U-shaped: $(cat "$tmp/fig3.csv")"
 
 # GEMM on held-out H200 shapes: fit on every 20th bf16 row, compare on the rows 10 after them
 zcat "$k/aic_h200_vllm-0.22.0_gemm_perf.csv.gz" | awk -F, -v tr="$tmp/train.csv" -v te="$tmp/test.csv" '
