@@ -291,6 +291,35 @@ HOT int scan_number(const unsigned char *p, const unsigned char *end, int eof,
             return eof ? TOK_BAIL : TOK_MORE;                                                      \
     } while (0)
 #define IS_DIGIT(c) ((c) >= '0' && (c) <= '9')
+#if defined(__SSE2__)
+    /* The common forms, digits and digits.digits (timestamps, ids), ending within 16 bytes: one
+     * block compare instead of a branch per part; anything else (a sign, an exponent, a leading
+     * zero before digits, a longer number, the end of the bytes) takes the general path below,
+     * which gives the same stop for these forms. */
+    if (end - p >= 16) {
+        const __m128i below = _mm_set1_epi8('0' - 1), above = _mm_set1_epi8('9' + 1);
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned other = ~(unsigned)_mm_movemask_epi8(
+                             _mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above))) &
+                         0xffffu; /* bit i: p[i] is not a digit */
+        unsigned n1 = (unsigned)__builtin_ctz(other | 0x10000u);
+        if (n1 > 0 && n1 < 16 && (p[0] != '0' || n1 == 1)) {
+            const unsigned char *q = p + n1;
+            int ok = 1;
+            if (*q == '.') {
+                unsigned rest = other >> (n1 + 1); /* non-digits after the point */
+                if (rest && (rest & 1u) == 0)
+                    q += 1 + (unsigned)__builtin_ctz(rest);
+                else
+                    ok = 0;
+            }
+            if (ok && *q != 'e' && *q != 'E') {
+                *stop = q;
+                return TOK_OK;
+            }
+        }
+    }
+#endif
     if (*p == '-')
         p++;
     NUM_END();

@@ -796,6 +796,37 @@ static void fast_reader_agrees_with_yajl_across_blocks(void **state)
                     fail_msg("%s cut at %zu: %s", label, cut, why);
         }
     }
+    /* numbers of every length up to 20 digits, with and without a fraction or an exponent, with a
+     * leading zero or a sign, ending anywhere in a block or at the end of the bytes, in a read
+     * event (ts, dur), a skipped one and an unread field */
+    static const char *const forms[][2] = {{"", ""},   {"", ".5"}, {"", ".25e1"},
+                                           {"-", ""},  {"0", ""},  {"", "."},
+                                           {"", ".x"}, {"", "E2"}, {"0.", ""}};
+    for (size_t fm = 0; fm < sizeof forms / sizeof forms[0]; fm++) {
+        for (size_t digits = 1; digits <= 20; digits++) {
+            char num[32], text[48];
+            for (size_t k = 0; k < digits; k++)
+                num[k] = (char)('1' + (k * 7 + digits) % 9);
+            num[digits] = '\0';
+            snprintf(text, sizeof text, "%s%s%s", forms[fm][0], num, forms[fm][1]);
+            for (size_t pad = 0; pad < 16; pad += 5) {
+                char ws[20];
+                memset(ws, ' ', pad);
+                ws[pad] = '\0';
+                int n = snprintf(buf, sizeof buf,
+                                 "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"ts\":%s%s,"
+                                 "\"x\":[%s%s]},{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\","
+                                 "\"ts\":%s%s,\"dur\":%s,\"u\":%s%s}]}",
+                                 ws, text, ws, text, ws, text, text, ws, text);
+                assert_true(n > 0 && (size_t)n < sizeof buf);
+                char why[512];
+                for (size_t cut = 0; cut <= (size_t)n; cut++)
+                    if (trace_readers_differ(buf, cut, NULL, why, sizeof why))
+                        fail_msg("number \"%s\" after %zu spaces, cut at %zu: %s", text, pad, cut,
+                                 why);
+            }
+        }
+    }
     /* host events, flows and kernels whose strings and numbers straddle the 256 KiB chunks at
      * every offset, from a file */
     size_t cap = 2u << 20, n = 0;
