@@ -65,6 +65,20 @@ int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned l
     return 0;
 }
 
+int erg_cli_count(const char *cmd, const char *opt, const char *text, unsigned long lo,
+                  unsigned long hi, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-' || v < lo || v > hi) {
+        erg_cli_usage(cmd, "%s expects an integer from %lu to %lu, got '%s'", opt, lo, hi, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 /* Whether the long option named by arg ("--name" or "--name=value") is one getopt_long rejects:
  * unknown, ambiguous, a missing or an unwanted value; if so the message goes into buf. */
 static int long_option_problem(const char *arg, int is_last, const struct option *longopts,

@@ -214,10 +214,8 @@ static int run_torch(int argc, char **argv)
             min_time = optarg;
             break;
         case 'j':
-            if (erg_cli_ulong("profile", "--threads", optarg, &ul) != 0)
+            if (erg_cli_count("profile", "--threads", optarg, 1, 1024, &ul) != 0)
                 return ERG_EXIT_USAGE;
-            if (ul < 1 || ul > 1024)
-                return erg_cli_usage("profile", "--threads must be in 1..1024");
             threads = optarg;
             break;
         case 'o':
@@ -342,10 +340,8 @@ static int run(int argc, char **argv)
                 return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
             break;
         case 'j':
-            if (erg_cli_ulong("profile", "--threads", optarg, &ul) != 0)
+            if (erg_cli_count("profile", "--threads", optarg, 1, 1024, &ul) != 0)
                 return ERG_EXIT_USAGE;
-            if (ul < 1 || ul > 1024)
-                return erg_cli_usage("profile", "--threads must be in 1..1024");
             o.threads = (int)ul;
             break;
         case 'p':

@@ -81,24 +81,18 @@ static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*
             o->mlp.seed = v;
             break;
         case 'w':
-            if (erg_cli_ulong("fit", "--width", optarg, &v))
+            if (erg_cli_count("fit", "--width", optarg, 1, 64, &v))
                 return ERG_EXIT_USAGE;
-            if (v < 1 || v > 64)
-                return erg_cli_usage("fit", "--width must be 1..64");
             o->mlp.width = (unsigned)v;
             break;
         case 'l':
-            if (erg_cli_ulong("fit", "--layers", optarg, &v))
+            if (erg_cli_count("fit", "--layers", optarg, 1, 4, &v))
                 return ERG_EXIT_USAGE;
-            if (v < 1 || v > 4)
-                return erg_cli_usage("fit", "--layers must be 1..4");
             o->mlp.hidden_layers = (unsigned)v;
             break;
         case 'e':
-            if (erg_cli_ulong("fit", "--epochs", optarg, &v))
+            if (erg_cli_count("fit", "--epochs", optarg, 20, 100000, &v))
                 return ERG_EXIT_USAGE;
-            if (v < 20 || v > 100000)
-                return erg_cli_usage("fit", "--epochs must be 20..100000");
             o->mlp.max_epochs = (unsigned)v;
             break;
         case 'N':

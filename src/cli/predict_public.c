@@ -940,10 +940,8 @@ int erg_cli_predict_eval(int argc, char **argv)
             json_out = 1;
             break;
         case 'w':
-            if (erg_cli_ulong("predict eval", "--worst", optarg, &worst))
+            if (erg_cli_count("predict eval", "--worst", optarg, 0, 16, &worst))
                 return ERG_EXIT_USAGE;
-            if (worst > 16)
-                return erg_cli_usage("predict eval", "--worst: at most 16");
             break;
         case 'h':
             eval_help(stdout);
