@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
+#include "erg/stats.h"
+
 #include <errno.h>
+#include <jansson.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,6 +66,17 @@ int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned l
     }
     *out = v;
     return 0;
+}
+
+int erg_cli_json_dumpf(const struct json_t *root, FILE *out, size_t flags)
+{
+    char *text = root ? json_dumps(root, flags) : NULL;
+    if (!text)
+        return -1;
+    erg_json_shorten_reals(text);
+    int rc = fputs(text, out) < 0 ? -1 : 0;
+    free(text);
+    return rc;
 }
 
 int erg_cli_count(const char *cmd, const char *opt, const char *text, unsigned long lo,

@@ -14,6 +14,11 @@
 
 #include "erg/error.h"
 
+struct json_t;
+/* Print a JSON document to out like json_dumpf (jansson's flags), with every real in its shortest
+ * round-trip form (erg_json_shorten_reals) and no trailing newline. Returns 0, -1 on failure. */
+int erg_cli_json_dumpf(const struct json_t *root, FILE *out, size_t flags);
+
 struct erg_cli_command {
     const char *name;
     const char *summary;

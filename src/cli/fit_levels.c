@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "erg/stats.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
 
@@ -303,6 +304,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
         }
         json_object_set_new(r, "heldout", b);
         char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
         free(text);
@@ -455,6 +457,7 @@ int erg_cli_fit_model(int argc, char **argv)
         json_object_set_new(rows, "Average", acc_json(&avg));
         json_object_set_new(r, "heldout", rows);
         char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
         free(text);

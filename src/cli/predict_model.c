@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "erg/stats.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
 
@@ -314,6 +315,7 @@ int erg_cli_predict_model(int argc, char **argv)
         if (c.schedule)
             json_object_set_new(o, "schedule", json_string(c.schedule));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        erg_json_shorten_reals(s);
         if (s)
             printf("%s\n", s);
         free(s);

@@ -1016,7 +1016,7 @@ int erg_cli_predict_eval(int argc, char **argv)
             for (int i = 0; i < e.na; i++)
                 json_array_append_new(as, json_string(e.assumptions[i]));
             json_object_set_new(root, "assumptions", as);
-            json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+            erg_cli_json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
             printf("\n");
             json_decref(root);
         } else {
