@@ -260,7 +260,7 @@ int erg_summary_signature(const erg_summary *s, const char *name, const char *de
     double T = s->time_s.mean, E = s->total_energy_j.mean;
     out->static_power_w = s->static_power_w;
     out->time_s = T;
-    out->dynamic_energy_j = E - s->static_power_w * T;
+    out->dynamic_energy_j = net_of(E, s->static_power_w * T);
     if (out->dynamic_energy_j < 0)
         out->dynamic_energy_j = 0.0;
     /* one run has no sample variance (sd NaN): the floors stand for it */

@@ -485,6 +485,9 @@ static void net_cancellation_residue_is_zero(void **state)
     assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_FIXED_W, NULL, 65.0, &s, NULL), ERG_OK);
     assert_true(s->total_net_energy_j.mean == 0.0);
     assert_true(s->total_net_energy_j.sd == 0.0);
+    erg_signature sig;
+    assert_int_equal(erg_summary_signature(s, "x", "cpu", &sig, NULL, NULL), ERG_OK);
+    assert_true(sig.dynamic_energy_j == 0.0); /* not 8.9e-16 J */
     erg_summary_free(s);
     assert_int_equal(erg_summarize(runs + 2, 1, ERG_BASELINE_FIXED_W, NULL, 65.0, &s, NULL),
                      ERG_OK);
