@@ -350,6 +350,8 @@ static size_t json_real_text(double v, char *out, size_t size)
     size_t j = 0;
     int has_point = 0;
     for (size_t i = 0; t[i] && j + 1 < sizeof t; i++) {
+        if (t[i] == ',') /* a locale's decimal comma */
+            t[i] = '.';
         if (t[i] == '.' || t[i] == 'e')
             has_point = 1;
         if (t[i] == 'e') {
