@@ -1025,7 +1025,17 @@ int erg_cli_predict_eval(int argc, char **argv)
             printf("target %s (level 1: %s)\n", dir, erg_op_model_target(m));
             summarise(&e, nfiles, files, 0, (int)worst, NULL);
             for (size_t i = 0; i < e.ns; i++) {
-                if (e.s[i].row)
+                /* consecutive rows of one file skipped for the same reason: one line */
+                size_t j = i;
+                while (e.s[i].row && j + 1 < e.ns && e.s[j + 1].file == e.s[i].file &&
+                       e.s[j + 1].row == e.s[j].row + 1 &&
+                       strcmp(e.s[j + 1].reason, e.s[i].reason) == 0)
+                    j++;
+                if (j > i) {
+                    printf("skipped: %s rows %zu-%zu: %s\n", files[e.s[i].file], e.s[i].row,
+                           e.s[j].row, e.s[i].reason);
+                    i = j;
+                } else if (e.s[i].row)
                     printf("skipped: %s row %zu: %s\n", files[e.s[i].file], e.s[i].row,
                            e.s[i].reason);
                 else
