@@ -931,6 +931,16 @@ ERG_API void erg_block_model_free(erg_block_model *m);
 /** 1 when m has a correction for block b (fitted on its rows), else 0. Never fails. */
 ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
 
+/** What corrects level 1 of block kind b in one phase (ERG_PHASE_PREFILL or ERG_PHASE_DECODE):
+ *  *use "shared" (the correction fitted on both phases' rows), "own" (one fitted on that phase's
+ *  rows only) or "none" (level 1 as it is), chosen by the lowest leave-one-architecture-out MAPE
+ *  (time and energy) on the phase's rows, as level 3 chooses per group (erg_e2e_model_group);
+ *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
+ *  tried (one architecture, one phase, --no-cv, a file without "phases"). Errors: ERG_EINVAL
+ *  (bad arguments, no correction for b). */
+ERG_API int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase,
+                                  const char **use, double mape_pct[3]);
+
 /**
  * Level-2 estimate of a block: the level-1 estimate (erg_block_level1 with l1) times the MLP's
  * correction exp(ŷ) for time and energy; variances (σ·T)² with σ the held-out sd of the log
