@@ -617,7 +617,8 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
     double scale = (double)n / (dhi - dlo);
     if (!(dhi > dlo) || !isfinite(scale) || !(scale > 0.0))
         return 1;
-    uint32_t *cnt = calloc(n + 2, sizeof *cnt), *bk = malloc(n * sizeof *bk);
+    uint32_t *cnt = erg__graph_alloc((n + 2) * sizeof *cnt, 1),
+             *bk = erg__graph_alloc(n * sizeof *bk, 0);
     if (!cnt || !bk) {
         free(cnt);
         free(bk);
@@ -661,8 +662,9 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
 static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out)
 {
     enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
-    uint64_t *key = malloc(n * sizeof *key), *key2 = malloc(n * sizeof *key2);
-    uint32_t *tmp = malloc(n * sizeof *tmp);
+    uint64_t *key = erg__graph_alloc(n * sizeof *key, 0),
+             *key2 = erg__graph_alloc(n * sizeof *key2, 0);
+    uint32_t *tmp = erg__graph_alloc(n * sizeof *tmp, 0);
     size_t(*count)[NB] = calloc(PASSES, sizeof *count);
     if (!key || !key2 || !tmp || !count) {
         free(key);
@@ -730,11 +732,11 @@ static int alloc_dag(struct dag *g)
     const erg_schedule *s = g->s;
     size_t n = g->n;
     g->cs = malloc((s->n_sigs + 1) * sizeof *g->cs);
-    g->nc = malloc((n + 1) * sizeof *g->nc);
-    g->start = malloc(n * sizeof *g->start);
-    g->anchor = malloc(n * sizeof *g->anchor);
-    g->svar = malloc(n * sizeof *g->svar);
-    g->tev = malloc((2 * n + 1) * sizeof *g->tev);
+    g->nc = erg__graph_alloc((n + 1) * sizeof *g->nc, 0);
+    g->start = erg__graph_alloc(n * sizeof *g->start, 0);
+    g->anchor = erg__graph_alloc(n * sizeof *g->anchor, 0);
+    g->svar = erg__graph_alloc(n * sizeof *g->svar, 0);
+    g->tev = erg__graph_alloc((2 * n + 1) * sizeof *g->tev, 0);
     if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev)
         return ERG_ENOMEM;
     for (size_t i = 0; i < s->n_sigs; i++) {
@@ -1299,9 +1301,9 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
     size_t n = g->n;
-    uint32_t *bydev = malloc(n * sizeof *bydev);
+    uint32_t *bydev = erg__graph_alloc(n * sizeof *bydev, 0);
     size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    g->byst = malloc(n * sizeof *g->byst);
+    g->byst = erg__graph_alloc(n * sizeof *g->byst, 0);
     if (!bydev || !dcount || !g->byst || sort_by_start(g, g->start, n, g->byst) != ERG_OK) {
         free(bydev);
         free(dcount);
