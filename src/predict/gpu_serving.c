@@ -3,6 +3,7 @@
  * steady-state decode step, and the serving level 3 fitted on ML.ENERGY (docs/predict.md,
  * "GPU targets"). */
 #include "erg/predict.h"
+#include "erg/stats.h"
 
 #include <errno.h>
 #include <gsl/gsl_multifit.h>
@@ -981,6 +982,7 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
                       num(m->itl_mape_pct), "energy_mape_pct", num(m->energy_mape_pct)));
     }
     char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    erg_json_shorten_reals(text);
     json_decref(root);
     if (!text)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory serialising");
