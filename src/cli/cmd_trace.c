@@ -175,7 +175,7 @@ static int run_import(int argc, char **argv)
     erg_schedule *sched = NULL;
     int st = erg_trace_schedule(trace, rules, &o.topts, &sched, &diag);
     if (st == ERG_OK)
-        st = erg_schedule_write_file(sched, o.output, &diag);
+        st = erg_schedule_write_file(o.output, sched, &diag);
     if (st != ERG_OK) {
         rc = erg_cli_fail(&diag, st);
     } else {

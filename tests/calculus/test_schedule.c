@@ -135,7 +135,7 @@ static void attention_layer_as_a_dag(void **state)
     /* Round trip through a schedule/1 file. */
     char path[512];
     snprintf(path, sizeof path, "%s/dag.json", tmpdir);
-    assert_int_equal(erg_schedule_write_file(s, path, &diag), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(path, s, &diag), ERG_OK);
     erg_report back;
     assert_int_equal(compose_file(path, &back, &diag), ERG_OK);
     erg_assert_near(back.energy_j, r.energy_j, 1e-12);
@@ -656,7 +656,7 @@ static void expression_round_trip_and_device_static_power(void **state)
     erg_schedule *s = NULL;
     erg_diag d;
     assert_int_equal(erg_schedule_read_file(src, &s, &d), ERG_OK);
-    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_OK);
     erg_report a, b;
     assert_int_equal(erg_schedule_compose(s, NULL, &a, &d), ERG_OK);
     erg_schedule_free(s);
@@ -796,7 +796,7 @@ static void flags_union_in_reports(void **state)
     erg_assert_near(r.energy_j, 50 * 4 + 30 * 4 + 3 + 1, 1e-9);
     char out[512];
     snprintf(out, sizeof out, "%s/flags-report.json", tmpdir);
-    assert_int_equal(erg_report_write_file(&r, out, &d), ERG_OK);
+    assert_int_equal(erg_report_write_file(out, &r, &d), ERG_OK);
     erg_report_free(&r);
     FILE *f = fopen(out, "r");
     char text[8192];
@@ -818,7 +818,7 @@ static void flags_union_in_reports(void **state)
     erg_schedule *s = NULL;
     assert_int_equal(erg_schedule_read_file(p, &s, &d), ERG_OK);
     snprintf(out, sizeof out, "%s/flags-copy.json", tmpdir);
-    assert_int_equal(erg_schedule_write_file(s, out, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(out, s, &d), ERG_OK);
     erg_schedule_free(s);
     assert_int_equal(compose_file(out, &r, &d), ERG_OK);
     assert_int_equal(r.flags, want);
@@ -847,7 +847,7 @@ static void flags_union_in_reports(void **state)
     erg_schedule_free(clean);
     assert_int_equal(r.flags, 0);
     snprintf(out, sizeof out, "%s/clean-report.json", tmpdir);
-    assert_int_equal(erg_report_write_file(&r, out, &d), ERG_OK);
+    assert_int_equal(erg_report_write_file(out, &r, &d), ERG_OK);
     erg_report_free(&r);
     f = fopen(out, "r");
     n = fread(text, 1, sizeof text - 1, f);

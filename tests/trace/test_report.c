@@ -154,7 +154,7 @@ static void schedule_file_composes_to_the_report_totals(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    st = erg_schedule_write_file(s, path, &d);
+    st = erg_schedule_write_file(path, s, &d);
     if (st != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
     erg_schedule *back = NULL;
@@ -193,7 +193,7 @@ static void schedule_file_composes_to_the_report_totals(void **state)
     fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_OK);
     st = erg_schedule_read_file(path, &back, &d);
     if (st != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
@@ -371,7 +371,7 @@ static void repeated_kernels_share_a_signature(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_OK);
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
     unlink(path);
