@@ -15,7 +15,7 @@
  *   erg_op_model_save(path, m, diag), erg_frontier_write_csv(path, f, plan, diag) (the order of
  *   fprintf(stream, ...); "-" is stdout): erg_schedule_write_file(path, sched, diag),
  *   erg_report_write_file(path, report, diag), erg_interaction_graph_write_file(path, g,
- *   confidence, diag).
+ *   confidence, diag), erg_trace_schedule_write_file(path, trace, rules, opts, diag).
  * - A default path goes into the caller's buffer by libuv's rule (uv_os_homedir):
  *   fn(..., char *buf, size_t *size): ERG_OK with the length in *size, or ERG_ERANGE with the
  *   size needed (NUL counted) in *size and buf untouched; XDG lookups follow the XDG Base

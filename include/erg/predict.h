@@ -1290,6 +1290,13 @@ typedef struct erg_serving_terms {
     double attn_s; /**< decode attention of all layers */
     double comm_s; /**< two all-reduces per layer under tensor parallelism */
     double layers;
+    /** bytes one GPU reads in the step: its share of the weights the step touches (attention,
+     *  dense FFN or the router, shared experts and the experts the batch activates,
+     *  E·(1 − (1 − k/E)^B) on average; LM head) and of the KV cache (bf16) */
+    double bytes;
+    /** FLOPs one GPU runs in the step: 2 per weight per token of those GEMMs (MoE: only the
+     *  top-k experts of each token) and 4·L·h·d_h per sequence for attention */
+    double flops;
 } erg_serving_terms;
 
 /**
@@ -1308,14 +1315,23 @@ ERG_API ERG_NODISCARD int erg_serving_step(const erg_op_model *ops, const erg_gp
 
 /**
  * Level 3 for steady-state serving (ML.ENERGY): median inter-token latency
- * ITL = c0·gemm + c1·moe + c2·attn + c3·comm + c4·layers, the per-GPU power
- * P = p0 + p1·ln B (richer power models, with the MoE, attention or all-reduce share of the
- * step, were worse held out: docs/predict.md), and energy per output
- * token = P·gpus·ITL / (B·φ), with φ the mean ratio of the measured output throughput to B/ITL
- * (steps that also run prefill chunks). Fitted by relative least squares.
+ * ITL = c0·gemm + c1·moe + c2·attn + c3·comm + c4·layers; the per-GPU power linear in the
+ * step's achieved rates, P = p0 + p1·bytes/ITL + p2·flops/ITL (ITL the predicted one), at most
+ * power_max_w, the highest per-GPU power of the training rows (rows within 2 % of it are at the
+ * board's limit and left out of the power fit); energy per output token =
+ * P·gpus·ITL / (B·φ(B)), φ(B) = min(1, f0 + f1·ln B) the ratio of the measured output
+ * throughput to B/ITL (steps that also run prefill chunks: more of them at large batches).
+ * A power linear in activity is what averages over a step's kernels (a mean of per-kernel
+ * powers weighted by time is linear in the mean rates), and it sees that a MoE step reads
+ * sparse expert weights and runs few FLOPs per token, where the former P = p0 + p1·ln B fitted
+ * on dense models put a MoE at a dense model's power (docs/predict.md, "The serving level 3").
+ * Fitted by relative least squares.
  */
 typedef struct erg_serving_model {
-    double itl[5], power[2], phi;
+    double itl[5];
+    double power[3];      /**< p0 (W), p1 (W per B/s), p2 (W per FLOP/s) */
+    double power_max_w;   /**< the cap of P (W per GPU) */
+    double phi[2];        /**< f0, f1 of φ(B) */
     double prompt_tokens; /**< assumed prompt length: L = prompt + avg_output_len / 2 */
     size_t n_train;
     double itl_mape_pct, energy_mape_pct; /**< on the training rows */

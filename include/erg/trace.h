@@ -234,6 +234,23 @@ ERG_API ERG_NODISCARD int erg_trace_schedule(const erg_trace *trace, const erg_r
                                              erg_diag *diag);
 
 /**
+ * Write the schedule/1 file of erg_trace_schedule's schedule to path, streamed: the same document
+ * erg_schedule_write_file writes for that schedule (byte for byte), but element by element as
+ * they are produced, without building the schedule or a JSON tree, so memory stays near the
+ * import's (the activities, plus about 40 bytes of working arrays per activity) instead of growing
+ * by an 816-byte signature and a JSON tree per activity. Accounting as erg_trace_schedule (Energy
+ * Calculus, arXiv 2607.11087, Section 3.3). Everything the schedule would refuse is checked before
+ * the first byte is written; the file is written whole or not at all (a temporary beside it,
+ * renamed into place), a symlink is followed, never replaced, a character device or FIFO written
+ * into, "-" is stdout. Errors: as erg_trace_schedule; ERG_EIO, ERG_EACCES, ERG_ENOENT for the
+ * output; ERG_ENOMEM ("cannot encode the schedule") for a name that is not UTF-8.
+ */
+ERG_API ERG_NODISCARD int erg_trace_schedule_write_file(const char *path, const erg_trace *trace,
+                                                        const erg_rules *rules,
+                                                        const erg_trace_options *opts,
+                                                        erg_diag *diag);
+
+/**
  * Number of the trace's GPU activities that no rule matches (they get d = 0 in the schedule).
  * Errors: as erg_trace_schedule.
  */

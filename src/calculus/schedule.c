@@ -351,8 +351,15 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
 /* ---------------------------------------------------------------- DAG composition --------------
  */
 
+/* A join operand: a finish (or a fixed start) with its tree position, point mean and total
+ * variance; key is its ancestor just below the operands' common ancestor. */
+struct opnd {
+    uint32_t pos, key;
+    size_t orig;
+    double m, tot;
+};
+
 /* Join operands: point finish means, tree positions and total variances. */
-struct opnd;
 struct joinbuf {
     double *m, *tot;
     uint32_t *b;
@@ -400,11 +407,13 @@ struct dag {
     uint64_t *hkeys;
     uint32_t *hnode, *stamp;
     size_t hcap, hn;
-    uint32_t gen;    /* the current stamp */
-    uint32_t *byst;  /* nodes by start time */
-    double end;      /* the makespan's point end, s */
-    double tol;      /* overlap tolerance, s */
-    double vd;       /* Σ σ²_d, J² */
+    uint32_t gen;   /* the current stamp */
+    uint32_t *byst; /* nodes by start time */
+    double end;     /* the makespan's point end, s */
+    double tol;     /* overlap tolerance, s */
+    double vd;      /* Σ σ²_d, J² */
+    int general;    /* take the general paths only (erg__compose_probe) */
+    unsigned long n_fast_keys, n_general_keys, n_bucket_sorts, n_radix_sorts;
     erg_grade grade; /* the weakest grade */
     unsigned flags;  /* the union of the nodes' measurement flags */
 };
@@ -455,6 +464,77 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
     return a;
 }
 
+/*
+ * lca with the events just below the meeting point: walks a and b up to their latest common
+ * event *l, giving up as lca does (more than LCA_WALK_MAX + 1 moves in all), with *ca and *cb
+ * the last events on each side before it (NONE for a side that is *l itself). The deeper side
+ * climbs to the other's depth, then both climb in step: depth(parent) = depth - 1, so a move is
+ * one load, and the two sides' loads are independent. 0, or -1 when the walk gives up or meets
+ * only at the root (the caller then takes the general path).
+ */
+static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, uint32_t *ca,
+                     uint32_t *cb)
+{
+    uint32_t da = depth_of(g, a), db = depth_of(g, b), pa = NONE, pb = NONE, moves = 0;
+    for (; da > db; da--, moves++) {
+        pa = a;
+        a = g->tev[a].parent;
+    }
+    for (; db > da; db--, moves++) {
+        pb = b;
+        b = g->tev[b].parent;
+    }
+    if (moves > LCA_WALK_MAX + 1)
+        return -1;
+    while (a != b) {
+        if ((moves += 2) > LCA_WALK_MAX + 1)
+            return -1;
+        pa = a;
+        pb = b;
+        a = g->tev[a].parent;
+        b = g->tev[b].parent;
+    }
+    if (a == NONE)
+        return -1;
+    *l = a;
+    *ca = pa;
+    *cb = pb;
+    return 0;
+}
+
+/* Joins up to this many operands take keys_fast. */
+#define KEYS_FAST_MAX 16
+
+/*
+ * max_rec's common ancestor l of the operands and their keys (each operand's ancestor just below
+ * l, NONE for l itself or when that is more than LCA_WALK_MAX steps up), in one walk per operand:
+ * folding the operands in, l moves up only, and when it does every earlier operand's key becomes
+ * the event just below the new l on the side of the old one. The same l and keys as lca's fold
+ * and the walks from each operand; 0, or -1 when a walk gives up or reaches the root (the caller
+ * then computes them the general way).
+ */
+static int keys_fast(const struct dag *g, struct opnd *op, size_t k, uint32_t *l_out)
+{
+    uint32_t l = op[0].pos;
+    op[0].key = NONE;
+    for (size_t i = 1; i < k; i++) {
+        uint32_t nl, cl, ci;
+        if (lca_below(g, l, op[i].pos, &nl, &cl, &ci) != 0)
+            return -1;
+        if (nl != l)
+            for (size_t j = 0; j < i; j++)
+                op[j].key = cl;
+        op[i].key = ci;
+        l = nl;
+    }
+    uint32_t dl = depth_of(g, l);
+    for (size_t i = 0; i < k; i++)
+        if (op[i].key != NONE && depth_of(g, op[i].pos) - dl - 1 > LCA_WALK_MAX)
+            op[i].key = NONE;
+    *l_out = l;
+    return 0;
+}
+
 static void dag_free(struct dag *g)
 {
     erg__graph_free(&g->gr);
@@ -494,10 +574,70 @@ static int report_cycle(const struct dag *g, erg_diag *diag)
     return erg_diag_set(diag, ERG_ECYCLE, NULL, "the DAG has a cycle: %s", buf);
 }
 
-/* Sort node indexes by start time (non-negative doubles order as their bit patterns): LSD radix
- * sort on 11-bit digits (a digit's 2048 counters stay in cache), stable (ties keep index order),
- * linear in n; a digit that every key shares is skipped. */
-static int sort_by_start(const double *start, size_t n, uint32_t *out)
+/* Buckets of at most this many keys are insertion sorted; a fuller one sends the whole sort to
+ * the radix sort. */
+#define BUCKET_SORT_MAX 32
+
+/* sort_by_start's first try: the keys spread into n equal-width buckets between their least and
+ * greatest (a bucket's index grows with the key), every bucket insertion sorted by (key, index).
+ * Two passes over the keys and one over the buckets when the starts are spread out, as a
+ * schedule's are. 0, 1 when a bucket holds more than BUCKET_SORT_MAX keys (or the spread is not
+ * finite; nothing is written then), ERG_ENOMEM. */
+static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
+{
+    uint64_t lo = key[0], hi = key[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = key[i] < lo ? key[i] : lo;
+        hi = key[i] > hi ? key[i] : hi;
+    }
+    double dlo, dhi;
+    memcpy(&dlo, &lo, sizeof dlo);
+    memcpy(&dhi, &hi, sizeof dhi);
+    double scale = (double)n / (dhi - dlo);
+    if (!(dhi > dlo) || !isfinite(scale) || !(scale > 0.0))
+        return 1;
+    uint32_t *cnt = calloc(n + 2, sizeof *cnt), *bk = malloc(n * sizeof *bk);
+    if (!cnt || !bk) {
+        free(cnt);
+        free(bk);
+        return ERG_ENOMEM;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x;
+        memcpy(&x, &key[i], sizeof x);
+        double f = (x - dlo) * scale; /* monotone in x; at most about n */
+        uint32_t b = f < (double)n ? (uint32_t)f : (uint32_t)n;
+        bk[i] = b;
+        if (++cnt[b + 1] > BUCKET_SORT_MAX) {
+            rc = 1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        for (size_t b = 0; b <= n; b++)
+            cnt[b + 1] += cnt[b];
+        for (size_t i = 0; i < n; i++)
+            out[cnt[bk[i]]++] = (uint32_t)i; /* index order within a bucket */
+        for (size_t b = 0, from = 0; b <= n; from = cnt[b], b++)
+            for (size_t i = from + 1; i < cnt[b]; i++) {
+                uint32_t v = out[i];
+                size_t j = i;
+                for (; j > from && key[out[j - 1]] > key[v]; j--)
+                    out[j] = out[j - 1];
+                out[j] = v;
+            }
+    }
+    free(cnt);
+    free(bk);
+    return rc;
+}
+
+/* Sort node indexes by start time (non-negative doubles order as their bit patterns), stable
+ * (ties keep index order), linear in n: bucket_sort when the starts are spread out, else an LSD
+ * radix sort on 11-bit digits (a digit's 2048 counters stay in cache; a digit that every key
+ * shares is skipped). */
+static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out)
 {
     enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
     uint64_t *key = malloc(n * sizeof *key), *key2 = malloc(n * sizeof *key2);
@@ -513,6 +653,18 @@ static int sort_by_start(const double *start, size_t n, uint32_t *out)
     for (size_t i = 0; i < n; i++) {
         double x = start[i] > 0.0 ? start[i] : 0.0;
         memcpy(&key[i], &x, sizeof x);
+    }
+    int brc = n > 0 && !g->general ? bucket_sort(key, n, out) : 1;
+    g->n_bucket_sorts += brc == 0;
+    g->n_radix_sorts += brc == 1;
+    if (brc != 1) {
+        free(key);
+        free(key2);
+        free(tmp);
+        free(count);
+        return brc;
+    }
+    for (size_t i = 0; i < n; i++) {
         out[i] = (uint32_t)i;
         for (int p = 0; p < PASSES; p++)
             count[p][(key[i] >> (BITS * p)) & (NB - 1)]++;
@@ -618,14 +770,6 @@ struct outcome {
     char device[ERG_SIG_DEVICE_MAX]; /* common device or "" */
 };
 
-/* A join operand: a finish (or a fixed start) with its tree position, point mean and total
- * variance; key is its ancestor just below the operands' common ancestor. */
-struct opnd {
-    uint32_t pos, key;
-    size_t orig;
-    double m, tot;
-};
-
 static int cmp_key(const void *a, const void *b)
 {
     uint32_t x = ((const struct opnd *)a)->key, y = ((const struct opnd *)b)->key;
@@ -652,7 +796,13 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         *single_out = (long)op[0].orig;
         return ERG_OK;
     }
-    uint32_t l = op[0].pos;
+    uint32_t l;
+    if (depth < LCA_WALK_MAX && k <= KEYS_FAST_MAX && !g->general && keys_fast(g, op, k, &l) == 0) {
+        g->n_fast_keys++;
+        goto keyed;
+    }
+    g->n_general_keys++;
+    l = op[0].pos;
     for (size_t i = 1; i < k && l != NONE; i++)
         l = lca(g, l, op[i].pos);
     for (size_t i = 0; i < k; i++) {
@@ -670,6 +820,7 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         if (g->tev[u].parent == l)
             op[i].key = u;
     }
+keyed:
     if (k <= 16) { /* insertion sort: joins are small */
         for (size_t i = 1; i < k; i++)
             for (size_t j = i; j > 0 && op[j - 1].key > op[j].key; j--) {
@@ -1122,7 +1273,7 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
     uint32_t *bydev = malloc(n * sizeof *bydev);
     size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
     g->byst = malloc(n * sizeof *g->byst);
-    if (!bydev || !dcount || !g->byst || sort_by_start(g->start, n, g->byst) != ERG_OK) {
+    if (!bydev || !dcount || !g->byst || sort_by_start(g, g->start, n, g->byst) != ERG_OK) {
         free(bydev);
         free(dcount);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -1234,17 +1385,26 @@ static void dag_bias(const struct dag *g, struct outcome *o)
     o->n_elements = n;
 }
 
+struct erg__compose_probe *erg__compose_probe;
+
 static int compose_dag(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     if (g->n == 0)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "the schedule has neither nodes nor an expr");
+    struct erg__compose_probe *probe = erg__compose_probe;
+    g->general = probe && probe->general;
     int rc;
-    if ((rc = dag_prepare(g, diag)) != ERG_OK || (rc = dag_build(g, diag)) != ERG_OK ||
-        (rc = dag_forward(g, diag)) != ERG_OK || (rc = dag_makespan(g, o, diag)) != ERG_OK ||
-        (rc = dag_devices(g, o, diag)) != ERG_OK)
-        return rc;
-    dag_bias(g, o);
-    return ERG_OK;
+    if ((rc = dag_prepare(g, diag)) == ERG_OK && (rc = dag_build(g, diag)) == ERG_OK &&
+        (rc = dag_forward(g, diag)) == ERG_OK && (rc = dag_makespan(g, o, diag)) == ERG_OK &&
+        (rc = dag_devices(g, o, diag)) == ERG_OK)
+        dag_bias(g, o);
+    if (probe) {
+        probe->fast_keys += g->n_fast_keys;
+        probe->general_keys += g->n_general_keys;
+        probe->bucket_sorts += g->n_bucket_sorts;
+        probe->radix_sorts += g->n_radix_sorts;
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------------- Monte Carlo ------------------

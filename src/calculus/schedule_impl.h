@@ -79,4 +79,14 @@ uint32_t erg__expr_add(erg_schedule *s, const struct erg__expr *e);
 /* Whether a signature's static power sig_w (NAN: none stated) agrees with its device's dev_w. */
 int erg__static_power_agrees(double sig_w, double dev_w);
 
+/* A test probe of DAG composition (tests only; NULL otherwise): with general set, composition
+ * takes its general paths only (the step-by-step walks of max_rec, the radix sort of starts), so
+ * that a test can cross-check the fast ones; either way each call adds how often each path ran. */
+struct erg__compose_probe {
+    int general;
+    unsigned long fast_keys, general_keys; /* joins keyed by keys_fast, by the general walks */
+    unsigned long bucket_sorts, radix_sorts;
+};
+extern struct erg__compose_probe *erg__compose_probe;
+
 #endif

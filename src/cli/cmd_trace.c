@@ -172,10 +172,7 @@ static int run_import(int argc, char **argv)
         return rc;
     erg_diag diag;
     erg_diag_clear(&diag);
-    erg_schedule *sched = NULL;
-    int st = erg_trace_schedule(trace, rules, &o.topts, &sched, &diag);
-    if (st == ERG_OK)
-        st = erg_schedule_write_file(o.output, sched, &diag);
+    int st = erg_trace_schedule_write_file(o.output, trace, rules, &o.topts, &diag);
     if (st != ERG_OK) {
         rc = erg_cli_fail(&diag, st);
     } else {
@@ -191,7 +188,6 @@ static int run_import(int argc, char **argv)
         fprintf(stderr, "erg trace import: %zu GPU activities from %zu file%s written to %s\n",
                 s.activities, s.files, s.files == 1 ? "" : "s", o.output);
     }
-    erg_schedule_free(sched);
     erg_trace_free(trace);
     erg_rules_free(rules);
     return rc;

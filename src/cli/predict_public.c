@@ -643,7 +643,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                  tg->m.prompt_tokens);
         add_assumption(e, as);
         add_assumption(e, "energy per output token = predicted per-GPU power x GPUs x ITL / "
-                          "(batch x phi), phi = fitted throughput / (batch / ITL)");
+                          "(batch x phi); power linear in the step's bytes/ITL and FLOPs/ITL, "
+                          "capped at the highest trained power; phi(batch) = fitted throughput "
+                          "/ (batch / ITL), linear in ln batch");
         for (size_t i = 0; i < t->n; i++) {
             const erg_public_row *r = &t->rows[i];
             erg_serving_sample x;

@@ -208,97 +208,160 @@ int erg_output_check(const char *path, erg_diag *diag)
     return rc;
 }
 
-int erg__write_file_atomic(const char *path, const void *data, size_t len, erg_diag *diag)
+int erg__out_open(erg__out *o, const char *path, erg_diag *diag)
 {
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    o->path = path;
     if (strcmp(path, "-") == 0) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+        if (fflush(stdout) != 0)
             return erg_diag_set(diag, ERG_EIO, "<stdout>", "write error");
+        o->fd = STDOUT_FILENO;
+        o->is_stdout = 1;
         return ERG_OK;
     }
-    char *real;
-    struct stat st;
-    int e = resolve(path, &real, &st);
+    int e = resolve(path, &o->real, &o->st);
     if (e == ELOOP)
         return erg_diag_set(diag, ERG_ENOENT, path, "a symlink to a missing file: not written");
-    if (e != 0 && e != ENOENT)
+    if (e != 0 && e != ENOENT) {
+        free(o->real);
+        o->real = NULL;
         return erg_diag_set(diag, status_from_errno(e), path, "cannot write: %s", strerror(e));
-    if (e == 0 && (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))) {
-        free(real);
-        return erg_diag_set(diag, ERG_EINVAL, path, "%s: not written",
-                            S_ISDIR(st.st_mode) ? "is a folder" : "is a block device");
     }
-    const char *target = real ? real : path;
-    if (e == 0 && !S_ISREG(st.st_mode)) {
+    if (e == 0 && (S_ISDIR(o->st.st_mode) || S_ISBLK(o->st.st_mode))) {
+        free(o->real);
+        o->real = NULL;
+        return erg_diag_set(diag, ERG_EINVAL, path, "%s: not written",
+                            S_ISDIR(o->st.st_mode) ? "is a folder" : "is a block device");
+    }
+    o->exists = e == 0;
+    const char *target = o->real ? o->real : path;
+    if (e == 0 && !S_ISREG(o->st.st_mode)) {
         /* a device (-o /dev/null) or FIFO: write into it; replacing it would turn it into a
          * regular file */
-        int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        int w = fd < 0 ? errno : write_all(fd, data, len);
-        if (fd >= 0 && close(fd) != 0 && w == 0)
-            w = errno;
-        free(real);
-        if (w != 0)
-            return erg_diag_set(diag, status_from_errno(w), path, "write error: %s", strerror(w));
+        o->fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (o->fd < 0) {
+            int er = errno;
+            free(o->real);
+            o->real = NULL;
+            return erg_diag_set(diag, status_from_errno(er), path, "write error: %s", strerror(er));
+        }
         return ERG_OK;
     }
     size_t tlen = strlen(target) + 16;
-    char *tmp = malloc(tlen);
-    if (!tmp) {
-        free(real);
+    o->tmp = malloc(tlen);
+    if (!o->tmp) {
+        free(o->real);
+        o->real = NULL;
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     }
-    snprintf(tmp, tlen, "%s.tmp.XXXXXX", target);
+    snprintf(o->tmp, tlen, "%s.tmp.XXXXXX", target);
     /* no temporary is left behind by an interruption: the usual terminating signals wait until
      * the file is renamed into place or removed */
-    sigset_t block, old;
+    sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGQUIT);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = ERG_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    pthread_sigmask(SIG_BLOCK, &block, &o->old);
+    o->fd = mkstemp(o->tmp);
+    if (o->fd < 0) {
         int er = errno;
-        rc = erg_diag_set(diag, status_from_errno(er), path,
-                          "cannot create a temporary file beside it: %s", strerror(er));
-        goto out;
+        pthread_sigmask(SIG_SETMASK, &o->old, NULL);
+        free(o->tmp);
+        free(o->real);
+        o->tmp = o->real = NULL;
+        return erg_diag_set(diag, status_from_errno(er), path,
+                            "cannot create a temporary file beside it: %s", strerror(er));
     }
-    int w = write_all(fd, data, len);
+    return ERG_OK;
+}
+
+int erg__out_write(void *out, const char *data, size_t len)
+{
+    erg__out *o = out;
+    if (o->err == 0)
+        o->err = write_all(o->fd, data, len);
+    return o->err;
+}
+
+static void out_release(erg__out *o)
+{
+    if (o->tmp)
+        pthread_sigmask(SIG_SETMASK, &o->old, NULL);
+    free(o->tmp);
+    free(o->real);
+    o->tmp = o->real = NULL;
+    o->fd = -1;
+}
+
+void erg__out_abort(erg__out *o)
+{
+    if (o->fd >= 0 && !o->is_stdout)
+        close(o->fd);
+    if (o->tmp)
+        unlink(o->tmp);
+    out_release(o);
+}
+
+int erg__out_commit(erg__out *o, erg_diag *diag)
+{
+    int w = o->err;
+    if (o->is_stdout) {
+        o->fd = -1;
+        return w ? erg_diag_set(diag, ERG_EIO, "<stdout>", "write error") : ERG_OK;
+    }
+    if (!o->tmp) { /* a device or FIFO */
+        if (close(o->fd) != 0 && w == 0)
+            w = errno;
+        out_release(o);
+        if (w != 0)
+            return erg_diag_set(diag, status_from_errno(w), o->path, "write error: %s",
+                                strerror(w));
+        return ERG_OK;
+    }
     if (w == 0) {
         /* keep the mode (and, where allowed, the owner) of a file being replaced; a new file
          * gets 0666 less the umask */
-        if (e == 0) {
-            (void)fchmod(fd, st.st_mode & 07777);
-            if (fchown(fd, st.st_uid, st.st_gid) != 0) {
+        if (o->exists) {
+            (void)fchmod(o->fd, o->st.st_mode & 07777);
+            if (fchown(o->fd, o->st.st_uid, o->st.st_gid) != 0) {
                 /* not allowed for others' files: the mode still holds */
             }
         } else {
             mode_t um = umask(0);
             umask(um);
-            (void)fchmod(fd, 0666 & ~um);
+            (void)fchmod(o->fd, 0666 & ~um);
         }
-        if (fsync(fd) != 0)
+        if (fsync(o->fd) != 0)
             w = errno;
     }
-    if (close(fd) != 0 && w == 0)
+    if (close(o->fd) != 0 && w == 0)
         w = errno;
+    o->fd = -1;
+    int rc = ERG_OK;
     if (w != 0) {
-        unlink(tmp);
-        rc = erg_diag_set(diag, status_from_errno(w), path, "write error: %s", strerror(w));
-        goto out;
-    }
-    if (rename(tmp, target) != 0) {
+        unlink(o->tmp);
+        rc = erg_diag_set(diag, status_from_errno(w), o->path, "write error: %s", strerror(w));
+    } else if (rename(o->tmp, o->real ? o->real : o->path) != 0) {
         int er = errno;
-        unlink(tmp);
-        rc = erg_diag_set(diag, status_from_errno(er), path, "cannot rename into place: %s",
+        unlink(o->tmp);
+        rc = erg_diag_set(diag, status_from_errno(er), o->path, "cannot rename into place: %s",
                           strerror(er));
     }
-out:
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    free(tmp);
-    free(real);
+    out_release(o);
     return rc;
+}
+
+int erg__write_file_atomic(const char *path, const void *data, size_t len, erg_diag *diag)
+{
+    erg__out o;
+    int rc = erg__out_open(&o, path, diag);
+    if (rc != ERG_OK)
+        return rc;
+    (void)erg__out_write(&o, data, len);
+    return erg__out_commit(&o, diag);
 }
 
 int erg_file_write_whole(const char *path, const void *data, size_t len, erg_diag *diag)

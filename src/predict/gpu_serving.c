@@ -569,6 +569,24 @@ int erg_serving_step(const erg_op_model *ops, const erg_gpu_kernels *k, const er
     if ((rc = gemm_s(ops, b, a->vocab / tp, d, &g, diag)))
         return rc;
     out->gemm_s = g;
+    /* the work one GPU does in the step, for the power model (bf16: 2 bytes a weight) */
+    double bd = (double)b, dd = (double)d, ff;
+    double w_attn = dd * (double)((h + 2 * hkv) * hd) + (double)(h * hd) * dd;
+    double w_read = w_attn, w_flop = w_attn;
+    if (a->n_experts > 0) {
+        double e = (double)a->n_experts, kk = (double)a->top_k;
+        ff = 3.0 * dd * (double)a->d_ff_expert / (double)tp;
+        double sh = 3.0 * dd * (double)a->d_ff_shared / (double)tp * (double)a->n_shared;
+        w_read += active_experts(bd, kk, e) * ff + e * dd + sh;
+        w_flop += kk * ff + e * dd + sh;
+    } else {
+        ff = 3.0 * dd * (double)a->d_ff / (double)tp;
+        w_read += ff;
+        w_flop += ff;
+    }
+    double lm = (double)(a->vocab / tp) * dd, nl = (double)a->layers;
+    out->bytes = 2.0 * (nl * w_read + lm) + nl * bd * kv * 2.0 * (double)(hkv * hd) * 2.0;
+    out->flops = 2.0 * bd * (nl * w_flop + lm) + nl * 4.0 * bd * kv * (double)(h * hd);
     out->attn_s = erg_gpu_attn_decode_s(k, batch, kv, h, hkv, hd);
     if (!isfinite(out->attn_s))
         return erg_diag_set(diag, ERG_ENOTSUP, a->name,
@@ -597,31 +615,41 @@ static void itl_features(const erg_serving_terms *t, double *f)
     f[4] = t->layers;
 }
 
-static void power_features(double batch, double *f)
+/* P = p0 + p1·bytes/ITL + p2·flops/ITL: the step's achieved memory and FLOP rates */
+static void power_features(const erg_serving_terms *t, double itl, double *f)
 {
     f[0] = 1.0;
-    f[1] = log(batch);
+    f[1] = t->bytes / itl;
+    f[2] = t->flops / itl;
+}
+
+static double serving_itl(const erg_serving_model *m, const erg_serving_terms *t)
+{
+    double f[5], itl = 0;
+    itl_features(t, f);
+    for (int i = 0; i < 5; i++)
+        itl += m->itl[i] * f[i];
+    return itl;
 }
 
 void erg_serving_predict(const erg_serving_model *m, const erg_serving_terms *t, double batch,
                          double gpus, double *itl_s, double *energy_per_token_j)
 {
-    double f[5], pf[2];
-    itl_features(t, f);
-    power_features(batch, pf);
-    double itl = 0, p = 0;
-    for (int i = 0; i < 5; i++)
-        itl += m->itl[i] * f[i];
-    for (int i = 0; i < 2; i++)
+    double itl = serving_itl(m, t), pf[3], p = 0;
+    power_features(t, itl, pf);
+    for (int i = 0; i < 3; i++)
         p += m->power[i] * pf[i];
-    if (!(m->phi > 0) || !(batch > 0)) {
+    p = fmin(p, m->power_max_w);
+    double phi = batch > 0 ? fmin(1.0, m->phi[0] + m->phi[1] * log(batch)) : (double)NAN;
+    if (!(phi > 0) || !(itl > 0)) {
         itl = NAN;
         p = NAN;
+        phi = NAN;
     }
     if (itl_s)
         *itl_s = itl;
     if (energy_per_token_j)
-        *energy_per_token_j = p * gpus * itl / (batch * m->phi);
+        *energy_per_token_j = p * gpus * itl / (batch * phi);
 }
 
 int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
@@ -632,24 +660,33 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
                             "a serving fit needs at least 6 measured configurations (got %zu)", n);
     memset(out, 0, sizeof *out);
     double *x = malloc(n * 5 * sizeof *x), *y = malloc(n * sizeof *y);
-    double *px = malloc(n * 2 * sizeof *px), *py = malloc(n * sizeof *py);
+    double *px = malloc(n * 3 * sizeof *px), *py = malloc(n * sizeof *py);
+    double *fx = malloc(n * 2 * sizeof *fx), *fy = malloc(n * sizeof *fy);
     int rc = ERG_OK;
-    if (!x || !y || !px || !py) {
+    if (!x || !y || !px || !py || !fx || !fy) {
         rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         goto out;
     }
     int any_moe = 0, any_comm = 0;
-    double phi = 0;
+    double pmax = 0;
     for (size_t i = 0; i < n; i++) {
+        if (!(s[i].batch > 0) || !(s[i].gpus > 0) || !(s[i].itl_s > 0) || !(s[i].power_w > 0) ||
+            !(s[i].terms.bytes > 0) || !(s[i].terms.flops > 0)) {
+            rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                              "serving sample %zu: batch, GPUs, ITL, power, bytes and FLOPs must "
+                              "be positive",
+                              i);
+            goto out;
+        }
         itl_features(&s[i].terms, x + i * 5);
         y[i] = s[i].itl_s;
-        power_features(s[i].batch, px + i * 2);
-        py[i] = s[i].power_w / s[i].gpus;
         any_moe |= s[i].terms.moe_s > 0;
         any_comm |= s[i].terms.comm_s > 0;
-        phi += s[i].throughput_tok_s > 0 ? s[i].throughput_tok_s / (s[i].batch / s[i].itl_s) : 1.0;
+        pmax = fmax(pmax, s[i].power_w / s[i].gpus);
+        fx[i * 2] = 1.0;
+        fx[i * 2 + 1] = log(s[i].batch);
+        fy[i] = s[i].throughput_tok_s > 0 ? s[i].throughput_tok_s / (s[i].batch / s[i].itl_s) : 1.0;
     }
-    out->phi = phi / (double)n;
     /* a term no training row has cannot be fitted: it keeps the level-1 scale (1) */
     double cf[5] = {1, 1, 1, 1, 0};
     {
@@ -677,9 +714,26 @@ int erg_serving_fit(const erg_serving_sample *s, size_t n, double prompt_tokens,
             cf[idx[j]] = c[j];
     }
     memcpy(out->itl, cf, sizeof cf);
-    rc = rel_lsq(px, py, n, 2, out->power);
+    /* power on the achieved rates at the predicted ITL (what a prediction sees); rows within
+     * 2 % of the highest power are at the board's limit, which caps P instead */
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        double pw = s[i].power_w / s[i].gpus, itl = serving_itl(out, &s[i].terms);
+        if (pw >= 0.98 * pmax || !(itl > 0))
+            continue;
+        power_features(&s[i].terms, itl, px + np * 3);
+        py[np++] = pw;
+    }
+    rc = rel_lsq(px, py, np, 3, out->power);
     if (rc) {
-        rc = erg_diag_set(diag, rc, NULL, "serving fit (power): %s", erg_strerror(rc));
+        rc = erg_diag_set(diag, rc, NULL, "serving fit (power, %zu rows below the cap): %s", np,
+                          erg_strerror(rc));
+        goto out;
+    }
+    out->power_max_w = pmax;
+    rc = rel_lsq(fx, fy, n, 2, out->phi);
+    if (rc) {
+        rc = erg_diag_set(diag, rc, NULL, "serving fit (phi): %s", erg_strerror(rc));
         goto out;
     }
 
@@ -699,6 +753,8 @@ out:
     free(y);
     free(px);
     free(py);
+    free(fx);
+    free(fy);
     return rc;
 }
 
@@ -777,12 +833,14 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
     if (m) {
         json_object_set_new(
             root, "serving",
-            json_pack("{s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o}", "itl_terms",
+            json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o}", "itl_terms",
                       json_pack("[s,s,s,s,s]", "gemm_s", "moe_s", "attn_s", "comm_s", "layers"),
-                      "itl", arr(m->itl, 5), "power", arr(m->power, 2), "phi", num(m->phi),
-                      "prompt_tokens", num(m->prompt_tokens), "n_train", (json_int_t)m->n_train,
-                      "itl_mape_pct", num(m->itl_mape_pct), "energy_mape_pct",
-                      num(m->energy_mape_pct)));
+                      "itl", arr(m->itl, 5), "power_terms",
+                      json_pack("[s,s,s]", "1", "bytes/itl", "flops/itl"), "power",
+                      arr(m->power, 3), "power_max_w", num(m->power_max_w), "phi_terms",
+                      json_pack("[s,s]", "1", "ln_batch"), "phi", arr(m->phi, 2), "prompt_tokens",
+                      num(m->prompt_tokens), "n_train", (json_int_t)m->n_train, "itl_mape_pct",
+                      num(m->itl_mape_pct), "energy_mape_pct", num(m->energy_mape_pct)));
     }
     char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     json_decref(root);
@@ -921,9 +979,10 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
     json_t *so = json_object_get(root, "serving");
     if (json_is_object(so)) {
         if ((rc = get_arr(so, "itl", m->itl, 5, path, "serving", diag)) ||
-            (rc = get_arr(so, "power", m->power, 2, path, "serving", diag)))
+            (rc = get_arr(so, "power", m->power, 3, path, "serving", diag)) ||
+            (rc = get_arr(so, "phi", m->phi, 2, path, "serving", diag)))
             goto out;
-        m->phi = get_num(so, "phi");
+        m->power_max_w = get_num(so, "power_max_w");
         m->prompt_tokens = get_num(so, "prompt_tokens");
         m->itl_mape_pct = get_num(so, "itl_mape_pct");
         m->energy_mape_pct = get_num(so, "energy_mape_pct");
@@ -932,9 +991,10 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
         if ((rc = erg__json_count(so, "n_train", 0, LLONG_MAX, &nt, path, "serving", diag)))
             goto out;
         m->n_train = (size_t)nt; /* non-negative: checked */
-        if (!(m->phi > 0) || !(m->prompt_tokens >= 0)) {
+        if (!(m->power_max_w > 0) || !(m->prompt_tokens >= 0)) {
             rc = erg_diag_set(diag, ERG_EPARSE, path,
-                              "serving: phi must be positive and prompt_tokens non-negative");
+                              "serving: power_max_w must be positive and prompt_tokens "
+                              "non-negative");
             goto out;
         }
         if (has_serving)

@@ -12,8 +12,11 @@
 #include "trace_internal.h"
 #include "calculus/sig_json.h"
 
+#include "core/file.h"
 #include "core/json.h"
+#include "core/jwrite.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -343,15 +346,15 @@ static int same_key(const erg__act *a, const erg__act *b)
            a->stream == b->stream && a->dur_ns == b->dur_ns;
 }
 
-static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p, size_t i, size_t k,
-                             char *name_out, size_t name_size, erg_diag *diag)
+/* The signature of activity i, the k-th distinct one: named "<k>:<name>". */
+static void make_signature(const erg_trace *t, const prep *p, size_t i, size_t k,
+                           erg_signature *sig)
 {
     const erg__act *a = &t->acts[i];
-    erg_signature sig;
-    erg_signature_init(&sig);
-    snprintf(sig.name, sizeof sig.name, "%zu:%s", k, erg__strtab_get(&t->names, a->name));
-    snprintf(sig.device, sizeof sig.device, "%s", t->devs[a->device].id);
-    snprintf(sig.kappa, sizeof sig.kappa, "%s", cat_names[a->cat]);
+    erg_signature_init(sig);
+    snprintf(sig->name, sizeof sig->name, "%zu:%s", k, erg__strtab_get(&t->names, a->name));
+    snprintf(sig->device, sizeof sig->device, "%s", t->devs[a->device].id);
+    snprintf(sig->kappa, sizeof sig->kappa, "%s", cat_names[a->cat]);
     char stream[32]; /* stream text made safe inside a JSON string */
     const char *sp = erg__strtab_get(&t->misc, a->stream);
     size_t n = 0;
@@ -361,17 +364,24 @@ static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p,
                         ? '_'
                         : sp[n];
     stream[n] = '\0';
-    snprintf(sig.theta, sizeof sig.theta, "{\"category\":\"%s\",\"stream\":\"%s\"%s}",
+    snprintf(sig->theta, sizeof sig->theta, "{\"category\":\"%s\",\"stream\":\"%s\"%s}",
              cat_names[a->cat], stream, p->rule[i] < 0 ? ",\"unmatched\":true" : "");
-    sig.static_power_w = p->static_w[a->device];
-    sig.time_s = (double)a->dur_ns / 1e9;
-    sig.dynamic_energy_j = p->dyn_j[i];
-    sig.time_var_s2 = 0;
-    sig.energy_var_j2 = p->dyn_var_j2[i];
-    sig.grade = p->grade[i];
+    sig->static_power_w = p->static_w[a->device];
+    sig->time_s = (double)a->dur_ns / 1e9;
+    sig->dynamic_energy_j = p->dyn_j[i];
+    sig->time_var_s2 = 0;
+    sig->energy_var_j2 = p->dyn_var_j2[i];
+    sig->grade = p->grade[i];
     /* a characterized element's measurement flags follow it into every activity it prices */
     if (p->rule[i] >= 0 && p->rules->rules[p->rule[i]].has_signature)
-        sig.flags = p->rules->rules[p->rule[i]].sig.flags;
+        sig->flags = p->rules->rules[p->rule[i]].sig.flags;
+}
+
+static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p, size_t i, size_t k,
+                             char *name_out, size_t name_size, erg_diag *diag)
+{
+    erg_signature sig;
+    make_signature(t, p, i, k, &sig);
     snprintf(name_out, name_size, "%s", sig.name);
     return erg_schedule_add_signature(s, &sig, diag);
 }
@@ -452,6 +462,199 @@ int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
     if (st != ERG_OK)
         return st;
     st = build_schedule(trace, &p, out, diag);
+    prep_free(&p);
+    return st;
+}
+
+/* Number the activities' signatures as build_schedule does: sig_of[i] is activity i's, in the
+ * order of first use, so activity i defines a new one when sig_of[i] equals the count so far. */
+static int number_signatures(const erg_trace *t, size_t **sig_of_out, erg_diag *diag)
+{
+    size_t n = t->n_acts, cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof *slot); /* activity index of a signature's first use + 1 */
+    size_t *sig_of = malloc((n ? n : 1) * sizeof *sig_of);
+    if (!slot || !sig_of) {
+        free(slot);
+        free(sig_of);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    size_t n_sigs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const erg__act *a = &t->acts[i];
+        size_t h = (size_t)act_key_hash(a) & (cap - 1);
+        while (slot[h] && !same_key(&t->acts[slot[h] - 1], a))
+            h = (h + 1) & (cap - 1);
+        if (slot[h]) {
+            sig_of[i] = sig_of[slot[h] - 1];
+        } else {
+            slot[h] = i + 1;
+            sig_of[i] = n_sigs++;
+        }
+    }
+    free(slot);
+    *sig_of_out = sig_of;
+    return ERG_OK;
+}
+
+/* What erg_schedule_add_device, _add_signature and _add_node would refuse in build_schedule, and
+ * what jansson could not encode, checked before a byte is written: ERG_EINVAL with their
+ * messages, ERG_ENOMEM "cannot encode the schedule" for a name that is not UTF-8 (a kernel name
+ * cut inside a character by the signature's name field). */
+static int check_schedule(const erg_trace *t, const prep *p, const char *used, const size_t *sig_of,
+                          const char *path, erg_diag *diag)
+{
+    for (size_t d = 0; d < t->n_devs; d++) {
+        if (!used[d])
+            continue;
+        const char *id = t->devs[d].id;
+        double w = p->static_w[d], idle = p->idle_w[d];
+        if (!id[0])
+            return erg_diag_set(diag, ERG_EINVAL, NULL, "a device needs a non-empty id");
+        if (!isfinite(w) || w < 0.0)
+            return erg_diag_set(diag, ERG_EINVAL, NULL,
+                                "device \"%s\": static_power_w must be finite and >= 0 (got %g)",
+                                id, w);
+        if (!isnan(idle) && (!isfinite(idle) || idle < 0.0))
+            return erg_diag_set(diag, ERG_EINVAL, NULL,
+                                "device \"%s\": idle_power_w must be finite and >= 0 (got %g)", id,
+                                idle);
+        if (!erg__utf8_valid(id, strlen(id)))
+            return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the schedule");
+    }
+    size_t n_sigs = 0;
+    for (size_t i = 0; i < t->n_acts; i++) {
+        if (sig_of[i] == n_sigs) {
+            erg_signature sig;
+            make_signature(t, p, i, n_sigs++, &sig);
+            erg_diag sub;
+            erg_diag_clear(&sub);
+            if (erg_signature_check(&sig, &sub) != ERG_OK)
+                return erg_diag_set(diag, ERG_EINVAL, NULL, "%s", sub.detail);
+            if (!erg__utf8_valid(sig.name, strlen(sig.name)))
+                return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the schedule");
+        }
+        double start_s = (double)p->start_ns[i] / 1e9;
+        if (!isfinite(start_s) || start_s < 0.0)
+            return erg_diag_set(diag, ERG_EINVAL, NULL,
+                                "node \"a%zu\": start_s must be finite and >= 0 (got %g)", i,
+                                start_s);
+    }
+    return ERG_OK;
+}
+
+/* The schedule/1 document of build_schedule's schedule, as erg_schedule_write_file writes it
+ * (sched_json.c), element by element. */
+static void write_schedule(erg__jw *w, const erg_trace *t, const prep *p, const char *used,
+                           const size_t *sig_of)
+{
+    erg__jw_begin_object(w);
+    erg__jw_key(w, "erg");
+    erg__jw_string(w, "schedule/1");
+    erg__jw_key(w, "devices");
+    erg__jw_begin_object(w);
+    for (size_t d = 0; d < t->n_devs && !w->err; d++) {
+        if (!used[d])
+            continue;
+        double idle = isnan(p->idle_w[d]) ? p->static_w[d] : p->idle_w[d];
+        erg__jw_key(w, t->devs[d].id);
+        erg__jw_begin_object(w);
+        erg__jw_key(w, "static_power_w");
+        erg__jw_real(w, p->static_w[d]);
+        if (idle != p->static_w[d]) {
+            erg__jw_key(w, "idle_power_w");
+            erg__jw_real(w, idle);
+        }
+        erg__jw_end_object(w);
+    }
+    erg__jw_end_object(w);
+    erg__jw_key(w, "signatures");
+    erg__jw_begin_object(w);
+    size_t n_sigs = 0;
+    for (size_t i = 0; i < t->n_acts && !w->err; i++) {
+        if (sig_of[i] != n_sigs)
+            continue;
+        erg_signature sig;
+        make_signature(t, p, i, n_sigs++, &sig);
+        json_t *o = erg__signature_to_json(&sig);
+        if (!o) {
+            w->err = ENOMEM;
+            break;
+        }
+        json_object_del(o, "name");
+        erg__jw_key(w, sig.name);
+        erg__jw_json(w, o);
+        json_decref(o);
+    }
+    erg__jw_end_object(w);
+    erg__jw_key(w, "nodes");
+    erg__jw_begin_array(w);
+    char id[32], sig_name[ERG_SIG_NAME_MAX];
+    for (size_t i = 0; i < t->n_acts && !w->err; i++) {
+        const erg__act *a = &t->acts[i];
+        snprintf(id, sizeof id, "a%zu", i);
+        snprintf(sig_name, sizeof sig_name, "%zu:%s", sig_of[i],
+                 erg__strtab_get(&t->names, a->name));
+        erg__jw_begin_object(w);
+        erg__jw_key(w, "id");
+        erg__jw_string(w, id);
+        erg__jw_key(w, "signature");
+        erg__jw_string(w, sig_name);
+        erg__jw_key(w, "device");
+        erg__jw_string(w, t->devs[a->device].id);
+        erg__jw_key(w, "start_s");
+        erg__jw_real(w, (double)p->start_ns[i] / 1e9);
+        erg__jw_end_object(w);
+    }
+    erg__jw_end_array(w);
+    erg__jw_key(w, "edges");
+    erg__jw_begin_array(w);
+    erg__jw_end_array(w);
+    erg__jw_end_object(w);
+    erg__jw_newline(w);
+}
+
+int erg_trace_schedule_write_file(const char *path, const erg_trace *trace, const erg_rules *rules,
+                                  const erg_trace_options *opts, erg_diag *diag)
+{
+    if (!trace || !path)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_trace_schedule_write_file: NULL argument");
+    prep p;
+    int st = prepare(trace, rules, opts, &p, diag);
+    if (st != ERG_OK)
+        return st;
+    size_t *sig_of = NULL;
+    char *used = calloc(trace->n_devs ? trace->n_devs : 1, 1);
+    if (!used) {
+        st = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < trace->n_acts; i++)
+        used[trace->acts[i].device] = 1;
+    st = number_signatures(trace, &sig_of, diag);
+    if (st == ERG_OK)
+        st = check_schedule(trace, &p, used, sig_of, path, diag);
+    if (st != ERG_OK)
+        goto out;
+    erg__out o;
+    st = erg__out_open(&o, path, diag);
+    if (st != ERG_OK)
+        goto out;
+    erg__jw w;
+    (void)erg__jw_init(&w, erg__out_write, &o);
+    if (!w.err)
+        write_schedule(&w, trace, &p, used, sig_of);
+    int we = erg__jw_finish(&w);
+    if (we != 0 && o.err == 0) { /* not the file's: the writer's own (memory, encoding) */
+        erg__out_abort(&o);
+        st = erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the schedule");
+    } else {
+        st = erg__out_commit(&o, diag);
+    }
+out:
+    free(used);
+    free(sig_of);
     prep_free(&p);
     return st;
 }

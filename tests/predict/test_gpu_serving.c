@@ -149,8 +149,9 @@ static void kernel_fits_recover_known_models(void **state)
 
     /* gpu-target/1 round trip with a serving model */
     erg_serving_model m = {.itl = {1.1, 0.9, 1.2, 1.0, 2e-5},
-                           .power = {400, 30},
-                           .phi = 0.95,
+                           .power = {300, 7e-11, 1e-12},
+                           .power_max_w = 690,
+                           .phi = {1.05, -0.03},
                            .prompt_tokens = 512,
                            .n_train = 7};
     char path[128];
@@ -163,8 +164,10 @@ static void kernel_fits_recover_known_models(void **state)
     assert_int_equal(has, 1);
     erg_assert_rel(erg_gpu_attn_decode_s(&k2, 4, 1024, 32, 8, 128),
                    erg_gpu_attn_decode_s(&k, 4, 1024, 32, 8, 128), 1e-15);
-    erg_assert_rel(m2.power[1], 30, 1e-15);
-    erg_assert_rel(m2.phi, 0.95, 1e-15);
+    erg_assert_rel(m2.power[1], 7e-11, 1e-15);
+    erg_assert_rel(m2.power[2], 1e-12, 1e-15);
+    erg_assert_rel(m2.power_max_w, 690, 1e-15);
+    erg_assert_rel(m2.phi[1], -0.03, 1e-15);
     assert_int_equal(m2.n_train, 7);
     /* n_train is a count: 1e30 was cast from double to size_t (undefined), -3 read as 0 */
     static const char *const bad_n[] = {"1e30", "-3", "7.5"};
@@ -350,7 +353,9 @@ static void gemm_map_corrects_measured_cells(void **state)
 static void serving_fit_recovers_a_known_model(void **state)
 {
     (void)state;
-    /* ITL = 1.2 gemm + 0.8 attn + 1.0 comm + 30 us per layer; P = 350 + 40 ln B; φ = 0.9 */
+    /* ITL = 1.2 gemm + 0.8 attn + 1.0 comm + 30 us per layer; per-GPU power
+     * P = min(650, 280 + 8e-11 W·s/B · bytes/ITL + 1.2e-12 W·s/FLOP · flops/ITL);
+     * φ = 1.02 − 0.03 ln B (below 1 from batch 4 on) */
     erg_serving_sample s[12];
     for (int i = 0; i < 12; i++) {
         erg_serving_sample *x = &s[i];
@@ -363,10 +368,17 @@ static void serving_fit_recovers_a_known_model(void **state)
         x->gpus = (i % 2) ? 2 : 1;
         x->itl_s = 1.2 * x->terms.gemm_s + 0.8 * x->terms.attn_s + 1.0 * x->terms.comm_s +
                    30e-6 * x->terms.layers;
-        x->power_w = (350 + 40 * log(x->batch)) * x->gpus;
-        x->throughput_tok_s = 0.9 * x->batch / x->itl_s;
-        x->energy_per_token_j = x->power_w * x->itl_s / (x->batch * 0.9);
+        x->terms.bytes = 1.6e10 * (1 + i % 5) / x->gpus;
+        x->terms.flops = 1.6e10 * x->batch / x->gpus * (1 + i % 4);
+        double p = 280 + 8e-11 * x->terms.bytes / x->itl_s + 1.2e-12 * x->terms.flops / x->itl_s;
+        x->power_w = fmin(p, 650) * x->gpus;
+        double phi = 1.02 - 0.03 * log(x->batch);
+        x->throughput_tok_s = phi * x->batch / x->itl_s;
+        x->energy_per_token_j = x->power_w * x->itl_s / (x->batch * phi);
     }
+    /* row 9 (batch 32, 4 GPU-rows of work) is above 650 W: it sits at the cap */
+    double top = 280 + (8e-11 * s[9].terms.bytes + 1.2e-12 * s[9].terms.flops) / s[9].itl_s;
+    assert_true(top > 650);
     erg_serving_model m;
     assert_int_equal(erg_serving_fit(s, 12, 256, &m, NULL), ERG_OK);
     erg_assert_rel(m.itl[0], 1.2, 1e-9);
@@ -374,15 +386,38 @@ static void serving_fit_recovers_a_known_model(void **state)
     erg_assert_rel(m.itl[2], 0.8, 1e-9);
     erg_assert_rel(m.itl[3], 1.0, 1e-9);
     erg_assert_rel(m.itl[4], 30e-6, 1e-9);
-    erg_assert_rel(m.power[0], 350, 1e-9);
-    erg_assert_rel(m.power[1], 40, 1e-9);
-    erg_assert_rel(m.phi, 0.9, 1e-12);
+    erg_assert_rel(m.power[0], 280, 1e-8);
+    erg_assert_rel(m.power[1], 8e-11, 1e-8);
+    erg_assert_rel(m.power[2], 1.2e-12, 1e-8);
+    erg_assert_rel(m.power_max_w, 650, 1e-12);
+    erg_assert_rel(m.phi[0], 1.02, 1e-9);
+    erg_assert_rel(m.phi[1], -0.03, 1e-9);
     erg_assert_near(m.itl_mape_pct, 0, 1e-7);
+    erg_assert_near(m.energy_mape_pct, 0, 1e-6);
     double itl, ept;
-    erg_serving_predict(&m, &s[5].terms, s[5].batch, s[5].gpus, &itl, &ept);
-    erg_assert_rel(itl, s[5].itl_s, 1e-9);
-    erg_assert_rel(ept, s[5].energy_per_token_j, 1e-9);
+    for (int i = 5; i <= 9; i += 4) { /* below the cap, and at it */
+        erg_serving_predict(&m, &s[i].terms, s[i].batch, s[i].gpus, &itl, &ept);
+        erg_assert_rel(itl, s[i].itl_s, 1e-9);
+        erg_assert_rel(ept, s[i].energy_per_token_j, 1e-8);
+    }
+    /* a step that reads less and computes less at the same ITL draws less power: a MoE step
+     * (sparse experts) at a dense model's batch */
+    erg_serving_terms light = s[0].terms; /* 606 W: below the cap */
+    light.bytes *= 0.5;
+    light.flops *= 0.2;
+    double ept_light;
+    erg_serving_predict(&m, &light, s[0].batch, s[0].gpus, &itl, &ept_light);
+    erg_serving_predict(&m, &s[0].terms, s[0].batch, s[0].gpus, NULL, &ept);
+    erg_assert_rel(ept_light / ept,
+                   (280 + (8e-11 * light.bytes + 1.2e-12 * light.flops) / itl) /
+                       (280 + (8e-11 * s[0].terms.bytes + 1.2e-12 * s[0].terms.flops) / itl),
+                   1e-8);
     assert_int_equal(erg_serving_fit(s, 5, 256, &m, NULL), ERG_EINVAL);
+    s[3].terms.bytes = 0; /* a sample without the step's work cannot train the power model */
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_serving_fit(s, 12, 256, &m, &diag), ERG_EINVAL);
+    assert_non_null(strstr(diag.detail, "sample 3"));
 }
 
 static void step_terms_are_the_hand_sums(void **state)
@@ -447,6 +482,13 @@ static void step_terms_are_the_hand_sums(void **state)
     erg_assert_rel(st.attn_s, 2 * (5e-6 + 2.0 * 16 * 4 * 128 * 1024 * 2 / 2e12), 1e-6);
     erg_assert_rel(st.comm_s, 2 * 2 * (8e-6 + 16.0 * 4096 * 2 / 1e11), 1e-6);
     erg_assert_near(st.moe_s, 0, 0);
+    /* the work per GPU: weights (QKV 4096 x 3072, O 2048 x 4096, gated FFN 3 x 4096 x 7168,
+     * per layer; LM head 16000 x 4096) at 2 bytes, the KV cache 16 x 1024 x 2 x 4 x 128 x 2
+     * bytes per layer; 2 FLOPs per weight per token and 4 x 1024 x 16 x 128 per sequence and
+     * layer for attention */
+    double wl = 4096.0 * 3072 + 2048.0 * 4096 + 3.0 * 4096 * 7168, lm = 16000.0 * 4096;
+    erg_assert_rel(st.bytes, 2 * (2 * wl + lm) + 2 * 16.0 * 1024 * 2 * 4 * 128 * 2, 1e-12);
+    erg_assert_rel(st.flops, 2 * 16 * (2 * wl + lm) + 2 * 4.0 * 16 * 1024 * 16 * 128, 1e-12);
     /* a MoE config without a MoE kernel model, and TP that does not divide the heads */
     write_file("moe.json",
                "{\"hidden_size\": 2048, \"num_attention_heads\": 32, \"num_key_value_heads\": 4,"
@@ -495,6 +537,18 @@ static void step_terms_are_the_hand_sums(void **state)
     erg_assert_rel(
         st.moe_s,
         2 * (20e-6 + act * 3 * 2048 * 1408 * 2 / 1.5e12 + 6.0 * 16 * 4 * 2048 * 1408 / 4e14), 1e-6);
+    /* bytes: only the activated experts' weights are read, FLOPs only top-k per token (plus
+     * the router 2048 x 60 and the shared expert 3 x 2048 x 5632 for all tokens) */
+    double wa = 2048.0 * 48 * 128 + 2048.0 * 2048, sh = 3.0 * 2048 * 5632, ex = 3.0 * 2048 * 1408;
+    double lmq = 32000.0 * 2048;
+    erg_assert_rel(st.bytes,
+                   2 * (2 * (wa + act * ex + 60 * 2048 + sh) + lmq) +
+                       2 * 16.0 * 1024 * 2 * 16 * 128 * 2,
+                   1e-12);
+    erg_assert_rel(st.flops,
+                   2 * 16 * (2 * (wa + 4 * ex + 60 * 2048 + sh) + lmq) +
+                       2 * 4.0 * 16 * 1024 * 16 * 128,
+                   1e-12);
     for (int i = 0; i < 3; i++)
         erg_public_table_free(tm[i]);
     erg_op_model_free(ops);

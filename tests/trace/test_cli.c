@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -317,6 +320,77 @@ static void rank_from_order_combines_jobs(void **state)
     assert_int_equal(erg(args), 0);
 }
 
+/* import -o streams into a temporary beside the target and renames it: a symlink is followed and
+ * stays a symlink, a FIFO is written into (a reader gets the whole schedule) and stays a FIFO,
+ * /dev/null stays a device, a folder is refused; and no temporary is left behind. */
+static void import_output_keeps_links_fifos_and_devices(void **state)
+{
+    (void)state;
+    char plain[600], target[600], link[600], fifo[600], copy[600], args[4000];
+    snprintf(plain, sizeof plain, "%s/plain.json", dir);
+    snprintf(target, sizeof target, "%s/target.json", dir);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(copy, sizeof copy, "%s/copy.json", dir);
+    snprintf(args, sizeof args, "trace import '" DATA "two_gpus.json' -o '%s'", plain);
+    assert_int_equal(erg(args), 0);
+    char *want = strdup(slurp(plain));
+    assert_non_null(want);
+    assert_non_null(strstr(want, "\"erg\": \"schedule/1\""));
+
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("old", f);
+    fclose(f);
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(args, sizeof args, "trace import '" DATA "two_gpus.json' -o '%s'", link);
+    assert_int_equal(erg(args), 0);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_string_equal(slurp(target), want);
+
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the reader: copies the FIFO into a file */
+        FILE *in = fopen(fifo, "rb"), *out = fopen(copy, "wb");
+        if (!in || !out)
+            _exit(1);
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+            fwrite(buf, 1, n, out);
+        _exit(fclose(out) == 0 ? 0 : 1);
+    }
+    snprintf(args, sizeof args, "trace import '" DATA "two_gpus.json' -o '%s'", fifo);
+    assert_int_equal(erg(args), 0);
+    int wst = 0;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_string_equal(slurp(copy), want);
+
+    assert_int_equal(erg("trace import '" DATA "two_gpus.json' -o /dev/null"), 0);
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    snprintf(args, sizeof args, "trace import '" DATA "two_gpus.json' -o '%s'", dir);
+    assert_int_equal(erg(args), 2);
+    assert_non_null(strstr(slurp(err_path), "is a folder"));
+
+    DIR *dp = opendir(dir);
+    assert_non_null(dp);
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL)
+        if (strstr(e->d_name, ".tmp."))
+            fail_msg("a temporary was left behind: %s", e->d_name);
+    closedir(dp);
+    unlink(link);
+    unlink(fifo);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +398,7 @@ int main(void)
         cmocka_unit_test(report_table_and_json),
         cmocka_unit_test(bad_input_exits_2_and_writes_nothing),
         cmocka_unit_test(rank_from_order_combines_jobs),
+        cmocka_unit_test(import_output_keeps_links_fifos_and_devices),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

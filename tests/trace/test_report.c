@@ -648,6 +648,57 @@ static void rocm_agent_ids_map_to_device_properties(void **state)
 
 /* The report's totals (per-device accounting, no schedule built) equal erg_schedule_compose's on
  * the schedule erg_trace_schedule makes of the same trace. */
+/* The streamed schedule (erg_trace_schedule_write_file) is the file the tree gives
+ * (erg_trace_schedule, then erg_schedule_write_file through jansson): the same bytes, and the
+ * same parsed document. */
+static void streamed_schedule_equals_the_tree(const erg_trace *t, const erg_rules *r,
+                                              const erg_trace_options *o, const char *label)
+{
+    erg_diag d;
+    erg_schedule *s = NULL;
+    if (erg_trace_schedule(t, r, o, &s, &d) != ERG_OK)
+        fail_msg("%s: schedule: %s: %s", label, d.where, d.detail);
+    char tree[] = "/tmp/erg_trace_tree_XXXXXX", streamed[] = "/tmp/erg_trace_stream_XXXXXX";
+    int fd = mkstemp(tree);
+    assert_true(fd >= 0);
+    close(fd);
+    fd = mkstemp(streamed);
+    assert_true(fd >= 0);
+    close(fd);
+    if (erg_schedule_write_file(tree, s, &d) != ERG_OK)
+        fail_msg("%s: tree: %s: %s", label, d.where, d.detail);
+    erg_schedule_free(s);
+    if (erg_trace_schedule_write_file(streamed, t, r, o, &d) != ERG_OK)
+        fail_msg("%s: streamed: %s: %s", label, d.where, d.detail);
+    json_error_t je;
+    json_t *a = json_load_file(tree, 0, &je), *b = json_load_file(streamed, 0, &je);
+    if (!a || !b)
+        fail_msg("%s: not JSON: %s", label, je.text);
+    if (!json_equal(a, b))
+        fail_msg("%s: the streamed schedule differs from the tree's", label);
+    assert_string_equal(json_string_value(json_object_get(b, "erg")), "schedule/1");
+    /* byte for byte */
+    FILE *fa = fopen(tree, "rb"), *fb = fopen(streamed, "rb");
+    assert_non_null(fa);
+    assert_non_null(fb);
+    size_t n = 0;
+    for (;;) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb)
+            fail_msg("%s: the files differ at byte %zu", label, n);
+        if (ca == EOF)
+            break;
+        n++;
+    }
+    assert_true(n > 0);
+    fclose(fa);
+    fclose(fb);
+    json_decref(a);
+    json_decref(b);
+    unlink(tree);
+    unlink(streamed);
+}
+
 static void report_equals_compose(const erg_trace *t, const erg_rules *r,
                                   const erg_trace_options *o, const char *label)
 {
@@ -673,6 +724,7 @@ static void report_equals_compose(const erg_trace *t, const erg_rules *r,
     erg_report_free(&c);
     erg_schedule_free(s);
     erg_trace_report_free(&rep);
+    streamed_schedule_equals_the_tree(t, r, o, label);
 }
 
 static void report_totals_equal_the_composed_schedule(void **state)
@@ -747,6 +799,17 @@ static void report_totals_equal_the_composed_schedule(void **state)
     } else {
         print_message("skipped the NCCL trace: not found\n");
     }
+    const char *alex =
+        ERG_TEST_SOURCE_DIR "/../shared/data/traces/hta_alexnet_a100_critical_path.json.gz";
+    if (access(alex, R_OK) == 0) {
+        t = erg_trace_new();
+        if (erg_trace_read_file(t, alex, &d) != ERG_OK)
+            fail_msg("%s: %s", d.where, d.detail);
+        report_equals_compose(t, dflt, NULL, "hta_alexnet_a100_critical_path");
+        erg_trace_free(t);
+    } else {
+        print_message("skipped the AlexNet trace: not found\n");
+    }
     erg_rules_free(dflt);
     erg_rules_free(r);
 }
@@ -810,6 +873,72 @@ static void signature_rule_flags_reach_the_report(void **state)
     rmdir(dir);
 }
 
+/* Names that need escaping (quotes, backslashes, control characters, '/', UTF-8, a name long
+ * enough to be cut by the signature's name field) stream as jansson writes them; a name cut inside
+ * a UTF-8 character is refused by both writers alike, and the streamed one writes nothing. */
+static void streamed_schedule_escapes_as_jansson_does(void **state)
+{
+    (void)state;
+    char j[4096];
+    char longname[400];
+    size_t k = 0;
+    while (k < 120)
+        longname[k++] = 'n';
+    longname[k] = '\0';
+    snprintf(j, sizeof j,
+             "{\"traceEvents\": ["
+             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\\"q\\\\b/\\t\\n\\u0001\\u001f "
+             "\\u00e9\\u4e2d\\ud83d\\ude00\",\"pid\":\"GPU \\\"0\\\"\",\"tid\":\"s\\\\t \\u00e9\","
+             "\"ts\":1,\"dur\":2},"
+             "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"%s\",\"pid\":1,\"tid\":2,"
+             "\"ts\":1.5,\"dur\":1e-3},"
+             "{\"ph\":\"X\",\"cat\":\"Memset\",\"name\":\"%s\",\"pid\":1,\"tid\":2,"
+             "\"ts\":4458676983543.183,\"dur\":0}]}",
+             longname, longname);
+    erg_diag d;
+    erg_trace *t = erg_trace_new();
+    erg_trace_options o;
+    erg_trace_options_init(&o);
+    o.align = ERG_TRACE_ALIGN_FIRST_KERNEL;
+    if (erg_trace_read_buffer(t, j, strlen(j), "odd.json", &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_rules *r = load_rules(), *dflt = NULL;
+    assert_int_equal(erg_rules_default(&dflt, &d), ERG_OK);
+    streamed_schedule_equals_the_tree(t, r, &o, "odd names");
+    streamed_schedule_equals_the_tree(t, dflt, &o, "odd names, default rules");
+    erg_trace_free(t);
+
+    /* "0:" and 124 ASCII bytes, then 'é' (2 bytes) straddles the 128-byte name field's end */
+    k = 0;
+    while (k < 124)
+        longname[k++] = 'm';
+    memcpy(longname + k, "\\u00e9\\u00e9", 12);
+    longname[k + 12] = '\0';
+    snprintf(j, sizeof j,
+             "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,"
+             "\"tid\":7,\"ts\":0,\"dur\":10}]}",
+             longname);
+    t = erg_trace_new();
+    if (erg_trace_read_buffer(t, j, strlen(j), "cut.json", &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    erg_schedule *s = NULL;
+    assert_int_equal(erg_trace_schedule(t, r, NULL, &s, &d), ERG_OK);
+    char path[] = "/tmp/erg_trace_cut_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_ENOMEM);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(erg_trace_schedule_write_file(path, t, r, NULL, &d), ERG_ENOMEM);
+    assert_non_null(strstr(d.detail, "cannot encode the schedule"));
+    assert_int_equal(access(path, F_OK), -1);
+    erg_schedule_free(s);
+    erg_trace_free(t);
+    erg_rules_free(r);
+    erg_rules_free(dflt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -826,6 +955,7 @@ int main(void)
         cmocka_unit_test(default_rules_give_estimator_figures),
         cmocka_unit_test(report_json_has_the_documented_keys),
         cmocka_unit_test(signature_rule_flags_reach_the_report),
+        cmocka_unit_test(streamed_schedule_escapes_as_jansson_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DAG composition's fast paths against its general ones, bit for bit, on random DAGs: the common
+ * ancestor and keys of a join in one walk per operand (keys_fast) against the step-by-step lca
+ * fold and key walks, and the bucket sort of starts against the radix sort. The private probe
+ * (calculus/schedule_impl.h) switches the fast paths off and counts which paths ran, so that each
+ * shape below is known to reach the path it is meant for (walks cut off at the cap, joins wider
+ * than the fast path takes, fixed starts, starts that all coincide).
+ */
+#include "support/erg_test.h"
+
+#include "calculus/schedule_impl.h"
+#include "erg/calculus.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double unit(uint64_t *s)
+{
+    return (double)(next(s) >> 11) * 0x1.0p-53;
+}
+
+enum { DEVICES = 3, SIGS = 12 };
+
+/* A schedule with DEVICES devices and SIGS signatures per device (some without variance). */
+static erg_schedule *new_schedule(uint64_t *st)
+{
+    erg_schedule *s = erg_schedule_new();
+    assert_non_null(s);
+    erg_diag d;
+    char id[32];
+    for (unsigned dv = 0; dv < DEVICES; dv++) {
+        double w = 40.0 + 10.0 * dv;
+        snprintf(id, sizeof id, "gpu%u", dv);
+        assert_int_equal(erg_schedule_add_device(s, id, w, 0.5 * w, &d), ERG_OK);
+        for (unsigned k = 0; k < SIGS; k++) {
+            erg_signature g;
+            erg_signature_init(&g);
+            snprintf(g.name, sizeof g.name, "k%u@gpu%u", k, dv);
+            snprintf(g.device, sizeof g.device, "gpu%u", dv);
+            g.static_power_w = NAN;
+            g.time_s = 1e-4 + 4e-3 * unit(st);
+            g.time_var_s2 = k % 5 == 0 ? 0.0 : 0.04 * g.time_s * g.time_s * unit(st);
+            g.dynamic_energy_j = 150.0 * g.time_s * unit(st);
+            g.energy_var_j2 = w * w * g.time_var_s2 + 1e-4 * unit(st);
+            assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_OK);
+        }
+    }
+    return s;
+}
+
+static void add_node(erg_schedule *s, uint64_t *st, size_t i, double start_s)
+{
+    char id[32], sig[32];
+    erg_diag d;
+    unsigned dv = (unsigned)(next(st) % DEVICES);
+    snprintf(id, sizeof id, "n%zu", i);
+    snprintf(sig, sizeof sig, "k%u@gpu%u", (unsigned)(next(st) % SIGS), dv);
+    assert_int_equal(erg_schedule_add_node(s, id, sig, NULL, start_s, &d), ERG_OK);
+}
+
+static void add_edge(erg_schedule *s, size_t from, size_t to)
+{
+    char a[32], b[32];
+    erg_diag d;
+    snprintf(a, sizeof a, "n%zu", from);
+    snprintf(b, sizeof b, "n%zu", to);
+    assert_int_equal(erg_schedule_add_edge(s, a, b, &d), ERG_OK);
+}
+
+/* n nodes; node i > 0 has 1..max_preds predecessors among the previous window (repeats allowed);
+ * with fixed_every > 0, every fixed_every-th node has a start late enough for its predecessors. */
+static erg_schedule *window_dag(uint64_t seed, size_t n, size_t window, unsigned max_preds,
+                                size_t fixed_every)
+{
+    uint64_t st = seed;
+    erg_schedule *s = new_schedule(&st);
+    for (size_t i = 0; i < n; i++)
+        add_node(s, &st, i,
+                 fixed_every && i % fixed_every == fixed_every - 1 ? 10.0 * (double)i
+                                                                   : (double)NAN);
+    for (size_t i = 1; i < n; i++) {
+        unsigned k = 1 + (unsigned)(next(&st) % max_preds);
+        size_t w = i < window ? i : window;
+        for (unsigned j = 0; j < k; j++)
+            add_edge(s, i - 1 - (size_t)(next(&st) % w), i);
+    }
+    return s;
+}
+
+/* Two chains of forks of the given lengths from a common fork, joined at the end; every chain
+ * node also feeds a sink of its own (so it is a fork, a tree event). A join of the chains' ends
+ * walks len_a + len_b + 2 events up to their common one: past the cap the general path takes
+ * over. A third, short chain joins too. */
+static erg_schedule *chains_dag(uint64_t seed, size_t len_a, size_t len_b)
+{
+    uint64_t st = seed;
+    erg_schedule *s = new_schedule(&st);
+    size_t id = 0;
+    add_node(s, &st, id++, NAN); /* 0: the common fork */
+    size_t ends[3];
+    size_t lens[3] = {len_a, len_b, 3};
+    for (int c = 0; c < 3; c++) {
+        size_t prev = 0;
+        for (size_t j = 0; j < lens[c]; j++) {
+            size_t v = id++, leaf = id++;
+            add_node(s, &st, v, NAN);
+            add_node(s, &st, leaf, NAN);
+            add_edge(s, prev, v);
+            add_edge(s, v, leaf);
+            prev = v;
+        }
+        ends[c] = prev;
+    }
+    size_t join = id++;
+    add_node(s, &st, join, NAN);
+    for (int c = 0; c < 3; c++)
+        add_edge(s, ends[c], join);
+    return s;
+}
+
+/* Bitwise equality of two doubles (NaN payloads included). */
+static int same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void assert_same_report(const erg_report *a, const erg_report *b)
+{
+    assert_true(same_bits(a->energy_j, b->energy_j));
+    assert_true(same_bits(a->energy_sd_j, b->energy_sd_j));
+    assert_true(same_bits(a->time_s, b->time_s));
+    assert_true(same_bits(a->time_sd_s, b->time_sd_s));
+    assert_true(same_bits(a->static_energy_j, b->static_energy_j));
+    assert_true(same_bits(a->dynamic_energy_j, b->dynamic_energy_j));
+    assert_true(same_bits(a->bias_bound_j, b->bias_bound_j));
+    assert_true(same_bits(a->total.time_var_s2, b->total.time_var_s2));
+    assert_true(same_bits(a->total.energy_var_j2, b->total.energy_var_j2));
+    assert_int_equal(a->n_elements, b->n_elements);
+    assert_int_equal(a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++) {
+        assert_string_equal(a->devices[i].id, b->devices[i].id);
+        assert_true(same_bits(a->devices[i].static_energy_j, b->devices[i].static_energy_j));
+        assert_true(same_bits(a->devices[i].dynamic_energy_j, b->devices[i].dynamic_energy_j));
+        assert_true(same_bits(a->devices[i].busy_s, b->devices[i].busy_s));
+        assert_true(same_bits(a->devices[i].idle_s, b->devices[i].idle_s));
+    }
+}
+
+/* Compose s with the fast paths and with the general ones only; the reports must agree bit for
+ * bit. The probe's counts of the fast run are added to *fast. */
+static void cross_check(erg_schedule *s, struct erg__compose_probe *fast)
+{
+    erg_report r_fast, r_gen;
+    erg_diag d;
+    struct erg__compose_probe pf, pg;
+    memset(&pf, 0, sizeof pf);
+    memset(&pg, 0, sizeof pg);
+    pg.general = 1;
+    erg__compose_probe = &pf;
+    int rc_fast = erg_schedule_compose(s, NULL, &r_fast, &d);
+    erg__compose_probe = &pg;
+    int rc_gen = erg_schedule_compose(s, NULL, &r_gen, &d);
+    erg__compose_probe = NULL;
+    assert_int_equal(rc_fast, ERG_OK);
+    assert_int_equal(rc_gen, ERG_OK);
+    assert_same_report(&r_fast, &r_gen);
+    assert_int_equal(pg.fast_keys, 0); /* the general run took no fast path */
+    assert_int_equal(pg.bucket_sorts, 0);
+    assert_int_equal(pf.fast_keys + pf.general_keys, pg.general_keys); /* the same joins */
+    fast->fast_keys += pf.fast_keys;
+    fast->general_keys += pf.general_keys;
+    fast->bucket_sorts += pf.bucket_sorts;
+    fast->radix_sorts += pf.radix_sorts;
+    erg_report_free(&r_fast);
+    erg_report_free(&r_gen);
+    erg_schedule_free(s);
+}
+
+/* Random window DAGs like bench_calculus's (1-3 predecessors among the last 16) and narrower and
+ * wider ones: almost every join takes the fast path, and the starts the bucket sort. */
+static void window_dags_agree(void **state)
+{
+    (void)state;
+    struct erg__compose_probe p;
+    memset(&p, 0, sizeof p);
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        size_t window = seed % 3 == 0 ? 2 : seed % 3 == 1 ? 16 : 40;
+        cross_check(window_dag(seed, 1500 + 100 * seed, window, 3, 0), &p);
+    }
+    assert_true(p.fast_keys > 1000);
+    assert_true(p.bucket_sorts >= 12);
+}
+
+/* Joins of up to 24 predecessors (wider than 16: the general path) and fixed starts (operands at
+ * the root: the general path); the fast path still takes the others. */
+static void wide_joins_and_fixed_starts_agree(void **state)
+{
+    (void)state;
+    struct erg__compose_probe p;
+    memset(&p, 0, sizeof p);
+    for (uint64_t seed = 20; seed < 26; seed++)
+        cross_check(window_dag(seed, 800, 30, 24, seed % 2 ? 7 : 0), &p);
+    assert_true(p.fast_keys > 100);
+    assert_true(p.general_keys > 100);
+}
+
+/* Chains whose join walks 64, 65, 66 and more events to their common fork: the fast walk gives up
+ * exactly where lca does. */
+static void walks_at_the_cap_agree(void **state)
+{
+    (void)state;
+    struct erg__compose_probe p;
+    memset(&p, 0, sizeof p);
+    for (size_t len = 28; len <= 36; len++)
+        cross_check(chains_dag(30 + len, len, len + (len % 2)), &p);
+    cross_check(chains_dag(99, 120, 5), &p);
+    assert_true(p.fast_keys > 0);
+    assert_true(p.general_keys > 0);
+}
+
+/* Sources only, all at 0 s: every start coincides, the bucket sort declines and the radix sort
+ * orders them (ties in index order); a few later nodes keep the sort non-trivial. */
+static void coinciding_starts_agree(void **state)
+{
+    (void)state;
+    struct erg__compose_probe p;
+    memset(&p, 0, sizeof p);
+    uint64_t st = 77;
+    erg_schedule *s = new_schedule(&st);
+    for (size_t i = 0; i < 300; i++)
+        add_node(s, &st, i, NAN);
+    for (size_t i = 300; i < 310; i++) {
+        add_node(s, &st, i, NAN);
+        add_edge(s, i - 300, i);
+        add_edge(s, i - 290, i);
+    }
+    cross_check(s, &p);
+    assert_true(p.radix_sorts >= 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(window_dags_agree),
+        cmocka_unit_test(wide_joins_and_fixed_starts_agree),
+        cmocka_unit_test(walks_at_the_cap_agree),
+        cmocka_unit_test(coinciding_starts_agree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
