@@ -1195,6 +1195,10 @@ ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
 
 /* ---------------------------------------------------------------- GPU targets from public data */
 
+/** The routing of the aiconfigurator moe_perf rows the fused-MoE model is fitted on (and
+ *  that erg predict eval compares it with). */
+#define ERG_GPU_MOE_ROUTING "power_law_1.01"
+
 /**
  * Kernel models of a GPU target, fitted on aiconfigurator's tables (docs/predict.md, "GPU
  * targets"): each a linear model in physical work, fitted by relative least squares (rows
@@ -1202,10 +1206,12 @@ ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
  * - decode attention (generation_attention, bf16 KV cache, full attention):
  *   t = c0 + c1·B_kv + c2·B·h + c3·B + c4·B·h_kv + c5·L, with B_kv = 2·B·h_kv·d_h·L·2 bytes of
  *   K and V read (batch B, KV length L, h query and h_kv KV heads of size d_h);
- * - fused MoE (moe_perf, bf16, balanced routing, EP 1): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k,
- *   with B_w = A·3·d·f/tp·2 bytes of the A active experts and F = 6·T·k·d·f/tp FLOPs; fitted
- *   with A = min(E, T·k) (balanced rows spread the routed tokens evenly), predicted with
- *   A = E·(1 − (1 − k/E)^T), the experts T tokens routed at random activate on average;
+ * - fused MoE (moe_perf, bf16, EP 1, the skewed "power_law_1.01" routing rows: a trained router
+ *   is not uniform, and on the H100 those rows are 10–45 % faster than the balanced ones at
+ *   8–64 tokens): t = c0 + c1·B_w + c2·F + c3·A + c4·T·k, with B_w = A·3·d·f/tp·2 bytes of the
+ *   A active experts and F = 6·T·k·d·f/tp FLOPs; A = E·(1 − (1 − k/E)^T), the experts T tokens
+ *   routed at random activate on average, in the fit and the prediction alike (the skew is in
+ *   the coefficients);
  * - prefill attention (context_attention, flash attention, bf16 KV cache, full attention):
  *   t = c0 + c1·F + c2·F·d_h/128 + c3·S + c4·B_qkvo + c5·B·h·⌈N/128⌉, with S = B·h·(N·N' −
  *   N'²/2) causal scores (N' = min(N, window)), F = 4·d_h·S FLOPs (QK^T and ·V), B_qkvo =
@@ -1214,9 +1220,14 @@ ERG_API ERG_NODISCARD int erg_public_blocks_write(const char *path,
  *   fixed d_model is U-shaped in the heads, as measured;
  * - all-reduce (custom_allreduce graph mode, else NCCL), per GPU count 2, 4, 8:
  *   t = c0 + c1·bytes.
- * Where the table has NVML power (H200), the energy of a call (power × latency, J) is fitted
- * with the same features (attn_e, attn_prefill_e, moe_e; has_energy). Times in seconds;
- * held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
+ * Where the table has NVML power (H200), the energy of a call is E = P·t̂ with t̂ the kernel's
+ * predicted time and its power P = q0 + q1·u + q2·u² + q3·u³ + q4·x1 + q5·x2, u = ln(t̂/100 µs),
+ * x1, x2 = log2(head_dim/128), log2(heads/kv_heads) (attention) or log2(top-k), log2(experts)
+ * (MoE), kept within the measured power range, fitted by relative least squares on the
+ * measured power (attn_e, attn_prefill_e, moe_e; has_energy): NVML's power of a loop of short
+ * kernels includes launch gaps and rises with the kernel's length. Its held-out MAPE is of
+ * the energy (power × latency) with the time model refitted on the training split. Times in
+ * seconds; held-out MAPE on a seeded 20 % split (splitmix64, seed 42).
  */
 typedef struct erg_gpu_kernels {
     char device[48];
@@ -1229,7 +1240,7 @@ typedef struct erg_gpu_kernels {
     size_t attn_prefill_n;
     double attn_prefill_min_s; /**< smallest measured prefill time: predictions never go below */
     int has_energy[3]; /**< energy models: [0] decode attention, [1] prefill attention, [2] MoE */
-    double attn_e[6], attn_prefill_e[6], moe_e[5];
+    double attn_e[6], attn_prefill_e[6], moe_e[6]; /**< power coefficients q0..q5 */
     double energy_mape_pct[3]; /**< held-out energy MAPE of the three, NaN: none */
     double power_w[3][2];      /**< lowest and highest measured power (W) of the three */
 } erg_gpu_kernels;
@@ -1250,9 +1261,9 @@ ERG_API double erg_gpu_attn_prefill_s(const erg_gpu_kernels *k, double batch, do
                                       int64_t heads, int64_t kv_heads, int64_t head_dim,
                                       int64_t window);
 /** Energy (J) of one prefill (phase ERG_PHASE_PREFILL: prompt = N) or decode (ERG_PHASE_DECODE:
- *  prompt = the KV length L) attention call from the kernel's energy model, kept between the
- *  lowest and highest measured power (power_w) times the call's predicted time; NaN without an
- *  energy model (time-only tables). Never fails. */
+ *  prompt = the KV length L) attention call from the kernel's power model times the call's
+ *  predicted time, the power kept between the lowest and highest measured (power_w); NaN
+ *  without an energy model (time-only tables). Never fails. */
 ERG_API double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double batch,
                                      double prompt, int64_t heads, int64_t kv_heads,
                                      int64_t head_dim, int64_t window);
@@ -1260,6 +1271,10 @@ ERG_API double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, 
  *  without a model. Never fails. */
 ERG_API double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
                              int64_t top_k, int64_t experts, int64_t tp);
+/** Fused-MoE energy (J) of the call erg_gpu_moe_s times: P(t̂)·t̂ (erg_gpu_kernels); NaN
+ *  without an energy model (time-only tables). Never fails. */
+ERG_API double erg_gpu_moe_energy_j(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
+                                    int64_t top_k, int64_t experts, int64_t tp);
 /** All-reduce time (s) of bytes over gpus (2, 4 or 8); 0 for one GPU; NaN without a model
  *  for that count. Never fails. */
 ERG_API double erg_gpu_allreduce_s(const erg_gpu_kernels *k, int gpus, double bytes);

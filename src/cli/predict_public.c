@@ -697,12 +697,18 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                         return -1;
                 }
             } else {
-                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "balanced") || r->ep != 1) {
+                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, ERG_GPU_MOE_ROUTING) ||
+                    r->ep != 1) {
                     other++;
                     continue;
                 }
                 p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
                                   r->experts, r->tp);
+                if (r->energy_j > 0 && tg->k.has_energy[2] &&
+                    add_cmp(e, fi, r->line, "n/a", "energy_j", r->energy_j,
+                            erg_gpu_moe_energy_j(&tg->k, (double)r->tokens, r->hidden, r->inter,
+                                                 r->topk, r->experts, r->tp)))
+                    return -1;
             }
             if (add_cmp(e, fi, r->line,
                         pre    ? "prefill"
@@ -714,7 +720,8 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         if (other)
             return add_skip(e, fi, 0, "%zu rows outside the kernel model (not bf16, %s)", other,
                             attn ? "fp8 KV cache or a sliding window"
-                                 : "skewed routing or expert parallelism");
+                                 : "routing other than " ERG_GPU_MOE_ROUTING
+                                   " or expert parallelism");
         return 0;
     }
     if (t->format == ERG_PUBLIC_AIC_GEMM) {

@@ -162,9 +162,10 @@ static void attn_prefill_features(double b, double n, double h, double hkv, doub
     f[5] = b * h * ceil(n / 128.0);
 }
 
-/* a: the experts the T tokens activate. aiconfigurator's "balanced" rows spread the T·k routed
- * tokens evenly, so min(E, T·k) experts ran (the fit uses that); a served batch routes them at
- * random, E·(1 − (1 − k/E)^T) on average (the prediction uses that). */
+/* a: the experts the T tokens activate, E·(1 − (1 − k/E)^T) when routed at random, in the fit
+ * on aiconfigurator's skewed "power_law_1.01" rows and in the prediction of a served batch
+ * (whose learned router is not uniform either). The "balanced" rows, which spread the T·k
+ * routed tokens evenly over min(E, T·k) experts, over-predicted served MoE steps by 4–15 %. */
 static void moe_features(double t, double d, double ff, double k, double a, double tp, double *f)
 {
     f[0] = 1.0;
@@ -203,6 +204,124 @@ static int rows_push(struct rows *r, const double *f, double y)
     return ERG_OK;
 }
 
+/* ------------------------------------------------------------------ kernel energy */
+
+#define EN_COLS 9
+#define POWER_P 6
+
+/* The power model's shape terms: attention log2(head_dim/128) and log2(heads/kv_heads) (the
+ * tile shape and the GQA share of K/V loads); MoE log2(top-k) and log2(experts). */
+static void attn_shape_terms(double hd, double h, double hkv, double *x)
+{
+    x[0] = log2(hd / 128.0);
+    x[1] = log2(h / hkv);
+}
+
+static void moe_shape_terms(double k, double e, double *x)
+{
+    x[0] = log2(k);
+    x[1] = log2(e);
+}
+
+/* P = q0 + q1·u + q2·u² + q3·u³ + q4·x1 + q5·x2, u = ln(t̂ / 100 µs), t̂ the kernel's predicted
+ * time (at least 1 µs): NVML's power of a loop of short kernels includes the launch gaps, so it
+ * rises with the kernel's length towards the sustained level. */
+static void kernel_power_features(double t, const double *x, double *g)
+{
+    double u = log(fmax(t, 1e-6) / 1e-4);
+    g[0] = 1.0;
+    g[1] = u;
+    g[2] = u * u;
+    g[3] = u * u * u;
+    g[4] = x[0];
+    g[5] = x[1];
+}
+
+static double power_energy(const double *q, const double *range, double t, const double *x)
+{
+    double g[POWER_P], pw = 0;
+    kernel_power_features(t, x, g);
+    for (int i = 0; i < POWER_P; i++)
+        pw += q[i] * g[i];
+    pw = fmin(fmax(pw, range[0]), range[1]);
+    return pw * fmax(t, 1e-6);
+}
+
+/* The power model of one kernel on its rows (EN_COLS columns: pt time features, the shape
+ * terms at 6 and 7, the measured time at 8; y the measured power): held-out on the same seeded
+ * 20 % as fit_holdout, with the time model refitted on the 80 % (so no held-out row informs
+ * t̂), as the energy MAPE against power × latency; then refitted on all rows with the stored
+ * time model tc. */
+static int power_fit_holdout(const struct rows *en, size_t pt, const double *tc,
+                             const double *range, double *q, double *mape_pct)
+{
+    size_t n = en->n;
+    *mape_pct = NAN;
+    unsigned char *test = calloc(n, 1);
+    double *xt = malloc(n * pt * sizeof *xt), *yt = malloc(n * sizeof *yt);
+    double *g = malloc(n * POWER_P * sizeof *g), *py = malloc(n * sizeof *py);
+    int rc = ERG_OK;
+    if (!test || !xt || !yt || !g || !py) {
+        rc = ERG_ENOMEM;
+        goto out;
+    }
+    uint64_t seed = 42;
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        test[i] = (double)(splitmix(&seed) >> 11) * 0x1.0p-53 < 0.2;
+        if (!test[i]) {
+            memcpy(xt + nt * pt, en->x + i * EN_COLS, pt * sizeof *xt);
+            yt[nt++] = en->x[i * EN_COLS + 8];
+        }
+    }
+    double ct[MAXP];
+    if (nt >= pt * 3 && nt < n && rel_lsq(xt, yt, nt, pt, ct) == ERG_OK) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (test[i])
+                continue;
+            const double *r = en->x + i * EN_COLS;
+            double t = 0;
+            for (size_t j = 0; j < pt; j++)
+                t += ct[j] * r[j];
+            kernel_power_features(t, r + 6, g + m * POWER_P);
+            py[m++] = en->y[i];
+        }
+        double qt[POWER_P];
+        if (rel_lsq(g, py, m, POWER_P, qt) == ERG_OK) {
+            double sum = 0;
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (!test[i])
+                    continue;
+                const double *r = en->x + i * EN_COLS;
+                double t = 0, e = en->y[i] * r[8];
+                for (size_t j = 0; j < pt; j++)
+                    t += ct[j] * r[j];
+                sum += fabs(power_energy(qt, range, t, r + 6) - e) / e;
+                k++;
+            }
+            *mape_pct = k ? 100.0 * sum / (double)k : (double)NAN;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double *r = en->x + i * EN_COLS;
+        double t = 0;
+        for (size_t j = 0; j < pt; j++)
+            t += tc[j] * r[j];
+        kernel_power_features(t, r + 6, g + i * POWER_P);
+        py[i] = en->y[i];
+    }
+    rc = rel_lsq(g, py, n, POWER_P, q);
+out:
+    free(test);
+    free(xt);
+    free(yt);
+    free(g);
+    free(py);
+    return rc;
+}
+
 int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_kernels *out,
                         erg_diag *diag)
 {
@@ -220,7 +339,7 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
     struct rows pre = {.p = ATTN_P};
     /* energy rows ([0] decode attention, [1] prefill attention, [2] MoE), where NVML power is
      * in the table; a model is fitted only when every row of its kind has one */
-    struct rows en[3] = {{.p = ATTN_P}, {.p = ATTN_P}, {.p = MOE_P}};
+    struct rows en[3] = {{.p = EN_COLS}, {.p = EN_COLS}, {.p = EN_COLS}};
     size_t no_power[3] = {0, 0, 0};
     int graph[3] = {0, 0, 0}; /* custom all-reduce (graph) seen: NCCL rows are then ignored */
     for (size_t i = 0; i < n; i++)
@@ -260,12 +379,12 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
                 out->attn_prefill_min_s = fmin(out->attn_prefill_min_s, r->time_s);
                 kind = 1;
             } else if (t->format == ERG_PUBLIC_AIC_MOE) {
-                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "balanced") || r->ep != 1 ||
-                    r->tp < 1)
+                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, ERG_GPU_MOE_ROUTING) ||
+                    r->ep != 1 || r->tp < 1)
                     continue;
                 moe_features((double)r->tokens, (double)r->hidden, (double)r->inter,
                              (double)r->topk,
-                             fmin((double)r->experts, (double)r->tokens * (double)r->topk),
+                             active_experts((double)r->tokens, (double)r->topk, (double)r->experts),
                              (double)r->tp, f);
                 rc = rows_push(&moe, f, r->time_s);
                 kind = 2;
@@ -281,7 +400,17 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
             }
             if (kind >= 0 && rc == ERG_OK) {
                 if (r->energy_j > 0 && r->power_w > 0) {
-                    rc = rows_push(&en[kind], f, r->energy_j);
+                    /* the time features (MoE: 5, padded), the two shape terms of the power
+                     * model, the measured time; y = the measured power */
+                    double ef[EN_COLS] = {0};
+                    memcpy(ef, f, (kind == 2 ? MOE_P : ATTN_P) * sizeof *f);
+                    if (kind == 2)
+                        moe_shape_terms((double)r->topk, (double)r->experts, ef + 6);
+                    else
+                        attn_shape_terms((double)r->head_dim, (double)r->heads, (double)r->kv_heads,
+                                         ef + 6);
+                    ef[8] = r->time_s;
+                    rc = rows_push(&en[kind], ef, r->power_w);
                     out->power_w[kind][0] = fmin(out->power_w[kind][0], r->power_w);
                     out->power_w[kind][1] = fmax(out->power_w[kind][1], r->power_w);
                 } else
@@ -300,15 +429,6 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
         out->has_attn_prefill = rc == ERG_OK;
         out->attn_prefill_n = pre.n;
     }
-    double *ec[3] = {out->attn_e, out->attn_prefill_e, out->moe_e};
-    for (int g = 0; g < 3 && rc == ERG_OK; g++)
-        if (en[g].n >= 6 && !no_power[g]) {
-            rc = fit_holdout(en[g].x, en[g].y, en[g].n, en[g].p, ec[g], &out->energy_mape_pct[g]);
-            out->has_energy[g] = rc == ERG_OK;
-        }
-    for (int g = 0; g < 3; g++)
-        if (!out->has_energy[g])
-            out->power_w[g][0] = out->power_w[g][1] = NAN;
     if (!out->has_attn_prefill)
         out->attn_prefill_min_s = NAN;
     if (rc == ERG_OK && moe.n >= 6) {
@@ -316,6 +436,19 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
         out->has_moe = rc == ERG_OK;
         out->moe_n = moe.n;
     }
+    /* energy = P(t̂)·t̂, the power fitted on the kernel's predicted time and shape */
+    double *ec[3] = {out->attn_e, out->attn_prefill_e, out->moe_e};
+    const double *tc[3] = {out->attn, out->attn_prefill, out->moe};
+    const int has_t[3] = {out->has_attn, out->has_attn_prefill, out->has_moe};
+    for (int g = 0; g < 3 && rc == ERG_OK; g++)
+        if (en[g].n >= 12 && !no_power[g] && has_t[g]) {
+            rc = power_fit_holdout(&en[g], g == 2 ? MOE_P : ATTN_P, tc[g], out->power_w[g], ec[g],
+                                   &out->energy_mape_pct[g]);
+            out->has_energy[g] = rc == ERG_OK;
+        }
+    for (int g = 0; g < 3; g++)
+        if (!out->has_energy[g])
+            out->power_w[g][0] = out->power_w[g][1] = NAN;
     for (int g = 0; g < 3 && rc == ERG_OK; g++)
         if (ar[g].n >= 4) {
             rc = fit_holdout(ar[g].x, ar[g].y, ar[g].n, 2, out->allreduce[g],
@@ -339,9 +472,10 @@ int erg_gpu_kernels_fit(const erg_public_table *const *tabs, size_t n, erg_gpu_k
         return erg_diag_set(diag, rc, NULL, "fitting the kernel models: %s", erg_strerror(rc));
     if (!out->has_attn && !out->has_attn_prefill && !out->has_moe && !out->has_allreduce[0] &&
         !out->has_allreduce[1] && !out->has_allreduce[2])
-        return erg_diag_set(diag, ERG_EINVAL, NULL,
-                            "no bf16 decode- or prefill-attention, balanced MoE or all-reduce "
-                            "rows to fit");
+        return erg_diag_set(
+            diag, ERG_EINVAL, NULL,
+            "no bf16 decode- or prefill-attention, power-law-routed MoE or all-reduce "
+            "rows to fit");
     return ERG_OK;
 }
 
@@ -376,21 +510,21 @@ double erg_gpu_attn_energy_j(const erg_gpu_kernels *k, erg_phase phase, double b
     int g = phase == ERG_PHASE_PREFILL ? 1 : 0;
     if (!k || !k->has_energy[g])
         return NAN;
-    double f[ATTN_P], e = 0, t;
-    if (g == 1) {
-        attn_prefill_features(batch, prompt, (double)heads, (double)kv_heads, (double)head_dim,
-                              (double)window, f);
-        t = erg_gpu_attn_prefill_s(k, batch, prompt, heads, kv_heads, head_dim, window);
-    } else {
-        attn_features(batch, prompt, (double)heads, (double)kv_heads, (double)head_dim, f);
-        t = erg_gpu_attn_decode_s(k, batch, prompt, heads, kv_heads, head_dim);
-    }
-    const double *c = g == 1 ? k->attn_prefill_e : k->attn_e;
-    for (int i = 0; i < ATTN_P; i++)
-        e += c[i] * f[i];
-    if (isfinite(t) && t > 0)
-        e = fmin(fmax(e, k->power_w[g][0] * t), k->power_w[g][1] * t);
-    return e;
+    double t = g == 1 ? erg_gpu_attn_prefill_s(k, batch, prompt, heads, kv_heads, head_dim, window)
+                      : erg_gpu_attn_decode_s(k, batch, prompt, heads, kv_heads, head_dim);
+    double x[2];
+    attn_shape_terms((double)head_dim, (double)heads, (double)kv_heads, x);
+    return power_energy(g == 1 ? k->attn_prefill_e : k->attn_e, k->power_w[g], t, x);
+}
+
+double erg_gpu_moe_energy_j(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f,
+                            int64_t top_k, int64_t experts, int64_t tp)
+{
+    if (!k || !k->has_energy[2])
+        return NAN;
+    double t = erg_gpu_moe_s(k, tokens, d, f, top_k, experts, tp), x[2];
+    moe_shape_terms((double)top_k, (double)experts, x);
+    return power_energy(k->moe_e, k->power_w[2], t, x);
 }
 
 double erg_gpu_moe_s(const erg_gpu_kernels *k, double tokens, int64_t d, int64_t f, int64_t top_k,
@@ -803,13 +937,17 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
         json_t *eo = json_object();
         for (int g = 0; g < 3; g++)
             if (k->has_energy[g])
-                json_object_set_new(eo, ek[g],
-                                    json_pack("{s:o,s:o,s:o}", "coef",
-                                              arr(ec[g], g == 2 ? MOE_P : ATTN_P), "power_w",
-                                              arr(k->power_w[g], 2), "held_out_mape_pct",
-                                              num(k->energy_mape_pct[g])));
+                json_object_set_new(
+                    eo, ek[g],
+                    json_pack("{s:o,s:o,s:o,s:o}", "power_features",
+                              g == 2 ? json_pack("[s,s,s,s,s,s]", "1", "u", "u^2", "u^3",
+                                                 "log2(top_k)", "log2(experts)")
+                                     : json_pack("[s,s,s,s,s,s]", "1", "u", "u^2", "u^3",
+                                                 "log2(head_dim/128)", "log2(heads/kv_heads)"),
+                              "power_coef", arr(ec[g], POWER_P), "power_w", arr(k->power_w[g], 2),
+                              "held_out_mape_pct", num(k->energy_mape_pct[g])));
         if (json_object_size(eo))
-            json_object_set_new(o, "energy_j", eo);
+            json_object_set_new(o, "energy", eo);
         else
             json_decref(eo);
         if (k->has_moe)
@@ -930,16 +1068,21 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
             k->attn_prefill_mape_pct = get_num(a, "held_out_mape_pct");
             k->attn_prefill_min_s = get_num(a, "min_time_s");
         }
-        json_t *eo = json_object_get(ko, "energy_j");
+        if (json_object_get(ko, "energy_j")) {
+            rc = erg_diag_set(diag, ERG_EPARSE, path,
+                              "kernels.energy_j: the former energy form (energy linear in the "
+                              "time features); refit with erg predict import --kernels");
+            goto out;
+        }
+        json_t *eo = json_object_get(ko, "energy");
         static const char *const ek[3] = {"attention_decode", "attention_prefill", "moe"};
         double *ec[3] = {k->attn_e, k->attn_prefill_e, k->moe_e};
         for (int g = 0; g < 3; g++) {
             json_t *x = json_is_object(eo) ? json_object_get(eo, ek[g]) : NULL;
             if (!x)
                 continue;
-            if ((rc = get_arr(x, "coef", ec[g], g == 2 ? MOE_P : ATTN_P, path, "kernels.energy_j",
-                              diag)) ||
-                (rc = get_arr(x, "power_w", k->power_w[g], 2, path, "kernels.energy_j", diag)))
+            if ((rc = get_arr(x, "power_coef", ec[g], POWER_P, path, "kernels.energy", diag)) ||
+                (rc = get_arr(x, "power_w", k->power_w[g], 2, path, "kernels.energy", diag)))
                 goto out;
             k->has_energy[g] = 1;
             k->energy_mape_pct[g] = get_num(x, "held_out_mape_pct");

@@ -40,8 +40,9 @@ static void write_file(const char *name, const char *text, char *path, size_t si
 }
 
 /* A decode-attention table generated from t = 5 us + KV bytes / 2 TB/s (plus zero for the other
- * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s (balanced
- * rows: min(E, T·k) experts active; a prediction uses the random-routing average), an
+ * terms), a MoE table from t = 20 us + weight bytes / 1.5 TB/s + FLOPs / 400 TFLOP/s
+ * (power_law_1.01 rows with the random-routing average of active experts, which the fit and a
+ * prediction use; balanced rows 3x slower, which the fit must ignore), an
  * all-reduce table t = 8 us + bytes / 100 GB/s: the fits must recover these exactly. */
 static erg_public_table *attn_table(void)
 {
@@ -85,12 +86,14 @@ static erg_public_table *moe_table(void)
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < 3; c++) {
                 double e = es[c], k = ks[c], d = ds[b], f = 1024, t = toks[a];
-                double act = fmin(e, t * k); /* balanced: the routed tokens spread evenly */
+                double act = e * (1 - pow(1 - k / e, t));
                 double ms = (20e-6 + act * 3 * d * f * 2 / 1.5e12 + 6 * t * k * d * f / 4e14) * 1e3;
                 len += (size_t)sprintf(buf + len,
-                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,"
-                                       "%.17g\n",
-                                       toks[a], ds[b], ks[c], es[c], ms);
+                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,power_law_1.01,"
+                                       "%.17g\n"
+                                       "GPU X,moe,bfloat16,%d,%d,1024,%d,%d,1,1,balanced,%.17g\n",
+                                       toks[a], ds[b], ks[c], es[c], ms, toks[a], ds[b], ks[c],
+                                       es[c], 3 * ms);
             }
     write_file("moe.csv", buf, path, sizeof path);
     free(buf);
@@ -185,9 +188,16 @@ static void kernel_fits_recover_known_models(void **state)
         erg_public_table_free(t[i]);
 }
 
+/* The prefill table's NVML power: 450 W + 20 W per e-fold of the kernel's time over 100 us
+ * + 15 W per doubling of head_dim over 128 (the kernel power model's form, so its fit is exact) */
+static double table_power_w(double t, double hd)
+{
+    return 450 + 20 * log(t / 1e-4) + 15 * log2(hd / 128);
+}
+
 /* A prefill-attention (context_attention) table with NVML power generated from
  * t = 4 us + F / 500 TFLOP/s + S / 2e12 scores/s (S = B·h·N²/2 causal scores, F = 4·d_h·S)
- * at a constant 450 W: the time fit recovers it exactly, the energy fit 450 W × t. */
+ * with the power of table_power_w: the time fit recovers it exactly, the power fit that power. */
 static erg_public_table *prefill_table(void)
 {
     char *buf = malloc(1 << 20), path[128];
@@ -204,8 +214,9 @@ static erg_public_table *prefill_table(void)
                     double ms = (4e-6 + 4.0 * hds[c] * sc / 5e14 + sc / 2e12) * 1e3;
                     len += (size_t)sprintf(buf + len,
                                            "VLLM,GPU X,context_attention,%d,%d,%d,%d,%d,bfloat16,"
-                                           "bfloat16,0,0,%.17g,450\n",
-                                           bs[a], ns[d], hs[b], hs[b] / 8, hds[c], ms);
+                                           "bfloat16,0,0,%.17g,%.17g\n",
+                                           bs[a], ns[d], hs[b], hs[b] / 8, hds[c], ms,
+                                           table_power_w(ms * 1e-3, hds[c]));
                 }
     /* a sliding-window row is not part of the full-attention fit */
     len += (size_t)sprintf(buf + len, "VLLM,GPU X,context_attention,1,4096,32,4,128,bfloat16,"
@@ -231,8 +242,9 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     /* batch 4, 16 heads of 96, prompt 2048 (none of these in the table): S = 4·16·2048²/2 */
     double sc = 4.0 * 16 * 2048.0 * 2048 / 2, want = 4e-6 + 4.0 * 96 * sc / 5e14 + sc / 2e12;
     erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 0), want, 1e-6);
-    erg_assert_rel(erg_gpu_attn_energy_j(&k, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0), 450 * want,
-                   1e-6);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
+                   table_power_w(want, 96) * want, 1e-6);
+    erg_assert_near(k.energy_mape_pct[1], 0.0, 1e-6);
     /* a window of 512 over 2048 tokens: 2048·512 − 512²/2 scores per head */
     double sw = 4.0 * 16 * (2048.0 * 512 - 512.0 * 512 / 2);
     erg_assert_rel(erg_gpu_attn_prefill_s(&k, 4, 2048, 16, 2, 96, 512),
@@ -251,9 +263,20 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     erg_serving_model m2;
     assert_int_equal(erg_gpu_target_load(path, &k2, &m2, NULL, NULL), ERG_OK);
     erg_assert_rel(erg_gpu_attn_prefill_s(&k2, 4, 2048, 16, 2, 96, 0), want, 1e-6);
-    erg_assert_rel(erg_gpu_attn_energy_j(&k2, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0), 450 * want,
-                   1e-6);
-    erg_assert_rel(k2.power_w[1][0], 450, 1e-15);
+    erg_assert_rel(erg_gpu_attn_energy_j(&k2, ERG_PHASE_PREFILL, 4, 2048, 16, 2, 96, 0),
+                   table_power_w(want, 96) * want, 1e-6);
+    /* the smallest measured power: batch 1, 8 heads of 64, 128 tokens */
+    double s1 = 8.0 * 128 * 128 / 2, t1 = 4e-6 + 4.0 * 64 * s1 / 5e14 + s1 / 2e12;
+    erg_assert_rel(k2.power_w[1][0], table_power_w(t1, 64), 1e-12);
+    /* a file of the former energy form (energy linear in the time features) is refused */
+    char old[160], cmd[512];
+    snprintf(old, sizeof old, "%s/gpu-old.json", dir);
+    snprintf(cmd, sizeof cmd, "sed -e 's|\"energy\":|\"energy_j\":|' '%s' > '%s'", path, old);
+    assert_int_equal(system(cmd), 0);
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_gpu_target_load(old, &k2, &m2, NULL, &diag), ERG_EPARSE);
+    assert_non_null(strstr(diag.detail, "former energy form"));
     erg_public_table_free(t);
 }
 
