@@ -127,7 +127,7 @@ struct shared_opts {
     int threads_n, quiet, no_meter;
 };
 
-enum { OPT_TAKEN = -1, OPT_OWN = -2 };
+enum { OPT_DONE = -1, OPT_OWN = -2, OPT_TAKEN = -3 };
 
 /* Take getopt's c when it is a shared option (--min-time, --threads, -o, -q, --no-meter, -h) or
  * none at all: OPT_TAKEN, or the exit status when the command ends here (help, a bad value, an
@@ -172,15 +172,23 @@ static int shared_option(int c, int argc, char **argv, const struct option *opts
     }
 }
 
-/* After the options: nothing else on the line, and -o given (what names what -o takes).
- * OPT_TAKEN, or the usage error's exit status. */
-static int shared_end(int argc, char **argv, const struct shared_opts *so, const char *what)
+/* getopt_long over opts (the caller resets optind), taking the shared options itself: OPT_OWN
+ * with *c one of the subcommand's own options; OPT_DONE at the end of a valid command line (no
+ * operand, -o given; what names what -o takes); otherwise the exit status (help printed, a bad
+ * value, an unknown option, an operand, no -o). */
+static int next_option(int argc, char **argv, const struct option *opts, const char *what,
+                       struct shared_opts *so, int *c)
 {
+    while ((*c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        int rc = shared_option(*c, argc, argv, opts, so);
+        if (rc != OPT_TAKEN)
+            return rc;
+    }
     if (optind != argc)
         return erg_cli_usage("profile", "unexpected argument '%s'", argv[optind]);
     if (!so->out)
         return erg_cli_usage("profile", "missing -o %s", what);
-    return OPT_TAKEN;
+    return OPT_DONE;
 }
 
 /* erg profile blocks|models|all: check the options, then exec the script */
@@ -202,12 +210,7 @@ static int run_torch(int argc, char **argv)
     struct shared_opts so = {0};
     int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-        if ((rc = shared_option(c, argc, argv, opts, &so)) != OPT_OWN) {
-            if (rc != OPT_TAKEN)
-                return rc;
-            continue;
-        }
+    while ((rc = next_option(argc, argv, opts, "DIR", &so, &c)) == OPT_OWN) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
@@ -223,7 +226,7 @@ static int run_torch(int argc, char **argv)
             break;
         }
     }
-    if ((rc = shared_end(argc, argv, &so, "DIR")) != OPT_TAKEN)
+    if (rc != OPT_DONE)
         return rc;
     const char *min_time = so.min_time, *threads = so.threads, *out = so.out;
     int quiet = so.quiet, no_meter = so.no_meter;
@@ -309,12 +312,7 @@ static int run(int argc, char **argv)
     struct shared_opts so = {0};
     int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-        if ((rc = shared_option(c, argc, argv, opts, &so)) != OPT_OWN) {
-            if (rc != OPT_TAKEN)
-                return rc;
-            continue;
-        }
+    while ((rc = next_option(argc, argv, opts, "ops.csv", &so, &c)) == OPT_OWN) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "cpu") == 0)
@@ -344,7 +342,7 @@ static int run(int argc, char **argv)
             break;
         }
     }
-    if ((rc = shared_end(argc, argv, &so, "ops.csv")) != OPT_TAKEN)
+    if (rc != OPT_DONE)
         return rc;
     const char *out_path = so.out;
     int no_meter = so.no_meter;
