@@ -12,10 +12,12 @@
  * Speed comes from what yajl does byte by byte: strings are scanned 16 bytes at a time (SSE2, on
  * every x86-64) for the quote, the backslash and the bytes below 0x20 or above 0x7f, and there is
  * no separate pass over the bytes to bound the tokens (parse.c's tokscan, which the yajl path
- * needs).
+ * needs). The objects and values no callback needs (skipped events, unread fields) are checked by
+ * fast_skip, a tighter loop of the same checks without callbacks or saved states.
  */
 #include "trace_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +53,9 @@ struct erg__jscan {
     size_t depth, stack_cap;
     unsigned char cur; /* the innermost container: 0 object, 1 array, 2 none (top level) */
     int skip;          /* no callbacks until the object at depth skip_depth closes */
+    int skip_cat;      /* a "cat" key in the skipped object bails out too */
+    int fast_off;      /* fast_skip gave up on this skipped object: the general path reads it */
+    int skip_value;    /* the value of the key just reported needs no callbacks */
     size_t skip_depth;
     unsigned char *dec; /* a string with escapes, decoded */
     size_t dec_cap;
@@ -77,10 +82,17 @@ void erg__jscan_free(erg__jscan *s)
     free(s);
 }
 
-void erg__jscan_skip_object(erg__jscan *s)
+void erg__jscan_skip_object(erg__jscan *s, int watch_cat)
 {
     s->skip = 1;
+    s->skip_cat = watch_cat;
+    s->fast_off = 0;
     s->skip_depth = s->depth;
+}
+
+void erg__jscan_skip_value(erg__jscan *s)
+{
+    s->skip_value = 1;
 }
 
 int erg__jscan_complete(const erg__jscan *s)
@@ -332,12 +344,11 @@ static int is_space(unsigned char c)
     return space_tab[c];
 }
 
-/* Past the JSON white space at p: mostly one space, or a newline and an indentation. */
+/* Past the JSON white space that starts at p (p < end, a white space byte): mostly one space, or
+ * a newline and an indentation. */
 HOT const unsigned char *skip_space(const unsigned char *p, const unsigned char *end)
 {
-    if (p == end || !is_space(*p))
-        return p;
-    p++;
+    p++; /* the callers saw white space at p */
     if (p == end || !is_space(*p))
         return p;
 #if defined(__SSE2__)
@@ -419,6 +430,128 @@ HOT int string_token(erg__jscan *s, const unsigned char *p, const unsigned char 
     }
     *after = close + 1;
     return TOK_OK;
+}
+
+/* The rest of a skipped object, from just after one of its members (where ',' or '}' comes) to
+ * its closing brace, whose address it returns: checked as the general path below checks it in skip
+ * mode (strings by scan_string, numbers by scan_number, the literals, the grammar), but with no
+ * callbacks, no saved state and the nesting in a register, since no callback can see these bytes
+ * (most of a trace's bytes are skipped host events). NULL when it cannot finish here: the bytes
+ * run out, or anything comes that the general path must decide or refuse (a syntax error, a "ph"
+ * key or, with watch_cat, a "cat" key of the object itself, such a key with escapes, nesting
+ * deeper than 63, a token over ERG__TOKEN_MAX); the general path then reads the same bytes from
+ * p. With one_value, p is where a value comes (after a key's ':') and the address past that value
+ * is returned. */
+HOT const unsigned char *fast_skip(const unsigned char *p, const unsigned char *end, int watch_cat,
+                                   int one_value)
+{
+    uint64_t arrays = 0; /* bit d: the container open at nesting d + 1 is an array */
+    unsigned depth = 0;  /* containers open inside the skipped object */
+    const unsigned char *close, *stop;
+    int esc;
+#define FSPACE()                                                                                   \
+    do {                                                                                           \
+        if (p < end && space_tab[*p])                                                              \
+            p = skip_space(p, end);                                                                \
+        if (p == end)                                                                              \
+            return NULL;                                                                           \
+    } while (0)
+    if (one_value)
+        goto value;
+    goto next;
+value:
+    FSPACE();
+    switch (*p) {
+    case '"':
+        if (scan_string(p + 1, end, &close, &esc) != TOK_OK ||
+            (size_t)(close - p - 1) > ERG__TOKEN_MAX)
+            return NULL;
+        p = close + 1;
+        goto next;
+    case '{':
+        if (depth == 63)
+            return NULL;
+        arrays &= ~(1ull << depth);
+        depth++;
+        p++;
+        FSPACE();
+        if (*p == '}') {
+            depth--;
+            p++;
+            goto next;
+        }
+        goto key;
+    case '[':
+        if (depth == 63)
+            return NULL;
+        arrays |= 1ull << depth;
+        depth++;
+        p++;
+        FSPACE();
+        if (*p == ']') {
+            depth--;
+            p++;
+            goto next;
+        }
+        goto value;
+    case 't':
+        if (end - p < 4 || memcmp(p, "true", 4) != 0)
+            return NULL;
+        p += 4;
+        goto next;
+    case 'f':
+        if (end - p < 5 || memcmp(p, "false", 5) != 0)
+            return NULL;
+        p += 5;
+        goto next;
+    case 'n':
+        if (end - p < 4 || memcmp(p, "null", 4) != 0)
+            return NULL;
+        p += 4;
+        goto next;
+    default:
+        if (*p != '-' && (*p < '0' || *p > '9'))
+            return NULL;
+        if (scan_number(p, end, 0, &stop) != TOK_OK || (size_t)(stop - p) > ERG__TOKEN_MAX)
+            return NULL;
+        p = stop;
+        goto next;
+    }
+next: /* after a value: ',' or the end of the innermost container */
+    if (one_value && depth == 0)
+        return p;
+    FSPACE();
+    if (*p == ',') {
+        p++;
+        if (depth && (arrays >> (depth - 1) & 1))
+            goto value;
+        FSPACE();
+        goto key;
+    }
+    if (depth == 0)
+        return *p == '}' ? p : NULL;
+    if (*p != ((arrays >> (depth - 1) & 1) ? ']' : '}'))
+        return NULL;
+    depth--;
+    p++;
+    goto next;
+key:
+    if (*p != '"' || scan_string(p + 1, end, &close, &esc) != TOK_OK ||
+        (size_t)(close - p - 1) > ERG__TOKEN_MAX)
+        return NULL;
+    if (depth == 0) {
+        size_t n = (size_t)(close - p - 1);
+        if (esc || (n == 2 && p[1] == 'p' && p[2] == 'h') ||
+            (watch_cat && n == 3 && p[1] == 'c' && p[2] == 'a' && p[3] == 't'))
+            return NULL;
+    }
+    p = close + 1;
+    FSPACE();
+    if (*p != ':')
+        return NULL;
+    p++;
+    goto value;
+#undef FSPACE
 }
 
 /*
@@ -558,9 +691,10 @@ key:
             SAVE(J_OBJ_KEY);
         if (r != TOK_OK)
             return ERG__JSCAN_BAIL;
-        /* a second "ph" or "cat" in a skipped event would change what it is: yajl reads it */
-        if (own_key &&
-            ((n == 2 && memcmp(str, "ph", 2) == 0) || (n == 3 && memcmp(str, "cat", 3) == 0)))
+        /* a second "ph" (or "cat", when it was read) in a skipped event would change what it
+         * is: yajl reads it */
+        if (own_key && ((n == 2 && memcmp(str, "ph", 2) == 0) ||
+                        (s->skip_cat && n == 3 && memcmp(str, "cat", 3) == 0)))
             return ERG__JSCAN_BAIL;
         CALL(yajl_map_key, str, n);
         p = after;
@@ -572,9 +706,25 @@ obj_colon:
     if (*p != ':')
         return ERG__JSCAN_BAIL;
     p++;
+    if (s->skip_value) { /* a value no callback needs: skipped without callbacks when it can be */
+        s->skip_value = 0;
+        const unsigned char *q = fast_skip(p, end, 0, 1);
+        if (q) {
+            p = q;
+            goto obj_next;
+        }
+    }
     goto value;
 
 obj_next:
+    if (s->skip && s->depth == s->skip_depth && !s->fast_off) {
+        const unsigned char *q = fast_skip(p, end, s->skip_cat, 0);
+        if (q) {
+            p = q;
+            goto obj_end;
+        }
+        s->fast_off = 1; /* not again in this object: the general path reads the rest */
+    }
     SPACE();
     if (p == end)
         SAVE(J_OBJ_NEXT);

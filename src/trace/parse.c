@@ -557,11 +557,21 @@ static long ev_level(const pctx *c)
 }
 
 /* A complete (X) host event is only counted: once its phase and category are known, the fast
- * tokenizer may skip the rest of it (most of a trace's bytes are host events). */
+ * tokenizer may skip the rest of it (most of a trace's bytes are host events). An event of any
+ * phase but X, B and E (flows, instants, metadata, counters: a third of a Kineto trace's events)
+ * is only counted whatever its other fields hold (end_event): it is skipped once its phase is
+ * known. A later "ph" key (or "cat", for an X event) makes the tokenizer bail out: yajl reads it.
+ */
 static void skip_host_event(pctx *c)
 {
-    if (c->js && c->ph == 'X' && c->has_cat && c->cls == C_HOST)
-        erg__jscan_skip_object(c->js);
+    if (!c->js)
+        return;
+    if (c->ph == 'X') {
+        if (c->has_cat && c->cls == C_HOST)
+            erg__jscan_skip_object(c->js, 1);
+    } else if (c->ph && c->ph != 'B' && c->ph != 'E') {
+        erg__jscan_skip_object(c->js, 0);
+    }
 }
 
 /* A scalar value: str/len is its text (strings unquoted, numbers raw); is_num tells which. */
@@ -750,11 +760,18 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
                 break;
             }
             c->ev_field = f;
+            /* a field erg does not read: its value changes nothing (on_scalar, cb_start_map and
+             * cb_start_array do nothing for it but keep the depth), so the fast tokenizer may pass
+             * over it without callbacks */
+            if (f == F_NONE && c->js)
+                erg__jscan_skip_value(c->js);
         } else if (c->in_args && c->depth == ev_level(c) + 1) {
             c->arg_field = key_is(k, len, "device")            ? A_DEVICE
                            : key_is(k, len, "stream")          ? A_STREAM
                            : key_is(k, len, "Collective name") ? A_COLL
                                                                : F_NONE;
+            if (c->arg_field == F_NONE && c->js)
+                erg__jscan_skip_value(c->js);
         }
         return 1;
     }

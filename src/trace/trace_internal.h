@@ -119,9 +119,14 @@ void erg__jscan_free(erg__jscan *s);
  * the bytes after it. eof: no more bytes follow (then the document must be complete). */
 int erg__jscan_feed(erg__jscan *s, const unsigned char *buf, size_t len, int eof, size_t *used);
 /* From a callback inside an object: no more callbacks until that object ends (its end_map is
- * still called); used for events whose remaining fields cannot matter. A second "ph" or "cat" key
- * in that object makes the tokenizer bail out. */
-void erg__jscan_skip_object(erg__jscan *s);
+ * still called); used for events whose remaining fields cannot matter. A "ph" key in the rest of
+ * that object makes the tokenizer bail out, and so does a "cat" key when watch_cat (the event's
+ * category was read and decided the skip). */
+void erg__jscan_skip_object(erg__jscan *s, int watch_cat);
+/* From a map-key callback: the value of that key needs no callbacks (a field erg does not read);
+ * the tokenizer may then check it and move past it without calling back. It calls back as usual
+ * when it cannot (at the end of the bytes, or on anything it leaves to its general path). */
+void erg__jscan_skip_value(erg__jscan *s);
 /* Whether the top-level value is complete. */
 int erg__jscan_complete(const erg__jscan *s);
 /* Read every file with yajl only (tests compare the two readers). */

@@ -675,6 +675,174 @@ static void fast_reader_agrees_with_yajl_across_chunks(void **state)
     free(buf);
 }
 
+/* Skipped events: host X events (skipped once their phase and category are read), flows and
+ * other phases (skipped once their phase is read) and the fields erg does not read are passed over
+ * without callbacks (jscan.c, fast_skip); whatever is odd in them reads as yajl reads it, whole
+ * and cut at every byte. */
+static void fast_reader_agrees_with_yajl_on_skipped_events(void **state)
+{
+    (void)state;
+#define HEV(rest) "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"h\"" rest "}"
+#define FLOW(rest) "{\"ph\":\"f\",\"id\":1" rest "}"
+#define KEV(rest)                                                                                  \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":2" rest  \
+    "}"
+#define TE(events) "{\"traceEvents\":[" events "," KEV("") "]}"
+    static const char *const rests[] = {
+        ",\"s\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0041\\u00e9\"",
+        ",\"s\":\"pair \\ud83d\\ude00\"",
+        ",\"s\":\"lone \\ud800x\"",
+        ",\"s\":\"bad \\x\"",
+        ",\"s\":\"bad \\u12g4\"",
+        ",\"s\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"",
+        ",\"s\":\"\xc0\xaf\"",
+        ",\"s\":\"\x80\"",
+        ",\"s\":\"\xc3\x28\"",
+        ",\"s\":\"\xf8\x88\x80\x80\x80\"",
+        ",\"s\":\"tab\there\"",
+        ",\"s\":\"del\x7f\"",
+        ",\"x\":1e3,\"y\":1.5E+2,\"z\":-0.5,\"w\":-0",
+        ",\"x\":01",
+        ",\"x\":1.",
+        ",\"x\":.5",
+        ",\"x\":-",
+        ",\"x\":1e",
+        ",\"x\":+1",
+        ",\"x\":[true,false,null,[[{}]],{\"a\":[]},{\"b\":{\"c\":[1,\"2\"]}}]",
+        ",\"x\":tru",
+        ",\"x\":nul",
+        ",\"x\":truex",
+        ",\"x\":[1,]",
+        ",\"x\":{\"a\":1,}",
+        ",\"x\":{\"a\" 1}",
+        ",\"x\":[1 2]",
+        ",\"x\":{1:2}",
+        ",\"x\":}",
+        ",",
+        ",\"x\"",
+        ",\"x\":",
+        " , \"x\" :\n\t 1 ,\r\n \"y\" : [ ] ",
+        ",\"x\":\v1",
+        ",\"x\":\f1",
+        ",\"ph\":\"X\",\"cat\":\"kernel\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2",
+        ",\"p\\u0068\":\"X\"",
+        ",\"cat\":\"kernel\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":2",
+        ",\"ca\\u0074\":\"kernel\"",
+        ",\"args\":{\"ph\":\"X\",\"cat\":\"kernel\"},\"a\":[{\"ph\":1}]",
+        ",\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]"
+        "]]]]]"
+        "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+    };
+    char buf[4096];
+    for (size_t i = 0; i < sizeof rests / sizeof rests[0]; i++) {
+        for (int kind = 0; kind < 3; kind++) {
+            /* a skipped host event, a flow, and the rest as a kernel event's fields */
+            int n = kind == 0 ? snprintf(buf, sizeof buf, TE(HEV("%s")), rests[i])
+                    : kind == 1
+                        ? snprintf(buf, sizeof buf, TE(FLOW("%s")), rests[i])
+                        : snprintf(buf, sizeof buf, "{\"traceEvents\":[" KEV("%s") "]}", rests[i]);
+            assert_true(n > 0 && (size_t)n < sizeof buf);
+            char label[64];
+            snprintf(label, sizeof label, "skipped case %zu, kind %d", i, kind);
+            both_readers_agree(buf, (size_t)n, label);
+            for (size_t k = 0; k < (size_t)n; k++) {
+                char why[512];
+                if (trace_readers_differ(buf, k, NULL, why, sizeof why))
+                    fail_msg("%s cut at %zu: %s", label, k, why);
+            }
+        }
+    }
+#undef HEV
+#undef FLOW
+#undef KEV
+#undef TE
+}
+
+/* The 16-byte blocks the SSE2 scans read (strings, white space, digits): a quote, an escape, a
+ * multi-byte character, a control byte, the end of a run of white space or digits, at every
+ * offset of a block, in read and in skipped events, with the bytes ending anywhere (the end of a
+ * buffer) and across the reader's 256 KiB chunks. */
+static void fast_reader_agrees_with_yajl_across_blocks(void **state)
+{
+    (void)state;
+    static const char *const specials[] = {"\\\"",     "\\\\",         "\\u00e9",        "\\n",
+                                           "\xc3\xa9", "\xe2\x82\xac", "\\ud83d\\ude00", "\t",
+                                           "\x01"};
+    char buf[2048], name[64];
+    for (size_t sp = 0; sp < sizeof specials / sizeof specials[0]; sp++) {
+        for (size_t off = 0; off < 34; off++) {
+            size_t k = 0;
+            for (; k < off; k++)
+                name[k] = (char)('a' + k % 26);
+            name[k] = '\0';
+            char ws[40];
+            memset(ws, ' ', off % 20);
+            ws[off % 20] = '\0';
+            int n = snprintf(buf, sizeof buf,
+                             "{\"traceEvents\":[%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s%s"
+                             "x\",\"ts\":%s%zu.5,\"dur\":%s1}, {\"ph\":\"s\",\"name\":\"%s%sy\"},"
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s%sz\",\"pid\":0,"
+                             "\"tid\":%s7,\"ts\":%zu,\"dur\":2,\"args\":{\"q\":\"%s%s\"}}]}",
+                             ws, name, specials[sp], ws, off * 1000003, ws, name, specials[sp],
+                             name, specials[sp], ws, off * 7919, name, specials[sp]);
+            assert_true(n > 0 && (size_t)n < sizeof buf);
+            char label[64];
+            snprintf(label, sizeof label, "special %zu at offset %zu", sp, off);
+            char why[512];
+            if (trace_readers_differ(buf, (size_t)n, NULL, why, sizeof why))
+                fail_msg("%s: %s", label, why);
+            for (size_t cut = 0; cut < (size_t)n; cut++)
+                if (trace_readers_differ(buf, cut, NULL, why, sizeof why))
+                    fail_msg("%s cut at %zu: %s", label, cut, why);
+        }
+    }
+    /* host events, flows and kernels whose strings and numbers straddle the 256 KiB chunks at
+     * every offset, from a file */
+    size_t cap = 2u << 20, n = 0;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    n += (size_t)sprintf(big + n, "{\"traceEvents\": [\n");
+    for (unsigned i = 0; n < (1u << 20) + 4096; i++) {
+        size_t len = (i * 13u) % 61u;
+        for (size_t k = 0; k < len; k++)
+            name[k] = (char)('a' + (k + i) % 26);
+        name[len] = '\0';
+        const char *sp = specials[i % 6]; /* no surrogate, no control byte: read by jscan */
+        switch (i % 3) {
+        case 0:
+            n += (size_t)sprintf(big + n,
+                                 "%s {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s%s\", "
+                                 "\"pid\": %u, \"ts\": %u.%03u, \"dur\": %u, \"args\": {\"a\": "
+                                 "[%u, -1.5e-3, null]}}",
+                                 i ? ",\n" : "", name, sp, i, 1000000u + i, i % 1000, i % 50, i);
+            break;
+        case 1:
+            n += (size_t)sprintf(big + n,
+                                 "%s {\"ph\": \"f\", \"id\": %u, \"name\": \"%s%s\", \"cat\": "
+                                 "\"ac2g\", \"ts\": %u.%u}",
+                                 i ? ",\n" : "", i, name, sp, 1000000u + i, i % 7);
+            break;
+        default:
+            n += (size_t)sprintf(big + n,
+                                 "%s {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s%s\", "
+                                 "\"pid\": 0, \"tid\": %u, \"ts\": %u.%03u, \"dur\": %u.5, "
+                                 "\"args\": {\"device\": 0, \"stream\": %u, \"grid\": [%u, 1, "
+                                 "1], \"x\": \"%s\"}}",
+                                 i ? ",\n" : "", name, sp, i % 4, 1000000u + i, i % 1000, i % 90,
+                                 7 + i % 3, i, name);
+            break;
+        }
+    }
+    n += (size_t)sprintf(big + n, "\n]}\n");
+    both_readers_agree(big, n, "generated 1 MB of mixed events");
+    erg_trace *t = erg_trace_new();
+    erg_diag d;
+    assert_int_equal(erg_trace_read_buffer(t, big, n, "g.json", &d), ERG_OK);
+    assert_int_equal(t->fast_files, 1); /* read by the fast path, not left to yajl */
+    erg_trace_free(t);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -690,6 +858,8 @@ int main(void)
         cmocka_unit_test(wrong_kind_and_cut_arrays_are_named),
         cmocka_unit_test(fast_reader_agrees_with_yajl_on_odd_json),
         cmocka_unit_test(fast_reader_agrees_with_yajl_across_chunks),
+        cmocka_unit_test(fast_reader_agrees_with_yajl_on_skipped_events),
+        cmocka_unit_test(fast_reader_agrees_with_yajl_across_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
