@@ -713,6 +713,10 @@ typedef struct erg_block_work {
     double gemm_bytes;        /**< Σ count · (B_in + B_out) over the GEMMs */
     double elementwise_flops; /**< FLOPs outside the level-1 ops */
     double elementwise_bytes; /**< bytes read and written outside the level-1 ops */
+    double kv_copy_bytes;     /**< bytes read and written by eager attention's KV copies (the
+                                   decode step's cache concatenation, GQA's repeat_kv), not in
+                                   elementwise_bytes: a fused kernel does not make them */
+    double kv_copy_footprint; /**< bytes of the tensors those copies produce (cache residency) */
 } erg_block_work;
 
 /**
@@ -721,13 +725,18 @@ typedef struct erg_block_work {
  *   prefill: per sequence and head QK^T (prompt × head_dim · head_dim × P') and ·V
  *   (prompt × P' · P' × head_dim) with P' = min(prompt, window), and a causal softmax over the
  *   prompt (a row-wise prompt × window one when the window is shorter); decode: per sequence and
- *   KV head, the group's g = heads / kv_heads queries against L' = min(kv, window) cached keys,
- *   QK^T (g × head_dim · head_dim × L') and ·V (g × L' · L' × head_dim), so L' is a GEMM
- *   dimension, and one row-wise softmax of (batch · heads) × L';
+ *   head (what eager PyTorch runs after repeat_kv) the new token against L' = min(kv, window)
+ *   cached keys, QK^T (1 × head_dim · head_dim × L') and ·V (1 × L' · L' × head_dim), so L' is
+ *   a GEMM dimension, and one row-wise softmax of (batch · heads) × L'; kv_copy_bytes: decode
+ *   concatenates the new K and V onto the cache (HF DynamicCache: the whole cache read and
+ *   written, 2 · batch · kv_heads · (2L' + 1) · head_dim elements), and GQA (kv_heads < heads)
+ *   expands K and V to every head (repeat_kv: read kv_heads, write heads copies of the keys);
  * - ffn: gate and up (gated) or up, then down;
- * - moe: router T × d_model → n_experts; the T · top_k routed tokens spread over
- *   A = min(n_experts, T · top_k) active experts, each a gated (or not) FFN of d_ff over
- *   ⌈T · top_k / A⌉ tokens; n_shared shared experts of d_ff_shared over all T tokens;
+ * - moe: router T × d_model → n_experts; the T · top_k routed tokens spread over the
+ *   A = E · (1 − (1 − top_k / E)^T) experts they are expected to touch under uniform routing
+ *   (E = n_experts; tokens that pick the same expert share its weights), each a gated (or not)
+ *   FFN of d_ff over round(T · top_k / A) tokens (at least 1); n_shared shared experts of
+ *   d_ff_shared over all T tokens;
  * - norm: one RMSNorm T × d_model; lm_head: T × d_model → vocab; embedding: no level-1 op.
  * Errors: those of erg_block_spec_check.
  */
@@ -849,7 +858,12 @@ typedef struct erg_estimate {
  * Level-1 estimate of one block: Σ count · erg_op_model_predict over the block's ops
  * (erg_block_work_build), plus the element-wise work costed by the model's roofline
  * (max(FLOPs / peak, bytes / bandwidth) × the mean power). An op the model has no estimator for
- * is costed by the roofline likewise. Variances from the ops' held-out MAPE as in
+ * is costed by the roofline likewise. The KV copies of eager attention (kv_copy_bytes) cost the
+ * GEMM fit's cached or streamed byte cost by their footprint (a cache-form GEMM model), else
+ * bandwidth; none when the model's measured fused attention kernel answers the core. Under a
+ * cache-form GEMM model a GEMM whose operands fit the cache is charged the streamed-byte cost
+ * for its weight matrix when the block's GEMM operands together do not fit (QK^T and ·V: their
+ * own instances). Variances from the ops' held-out MAPE as in
  * erg_op_model_signature (relative sd MAPE·√(π/2)), summed over the ops as independent.
  * Errors: those of erg_block_spec_check, ERG_ENOTSUP (the model has neither the op nor a
  * roofline), ERG_EINVAL.
@@ -916,6 +930,16 @@ ERG_API void erg_block_model_free(erg_block_model *m);
 
 /** 1 when m has a correction for block b (fitted on its rows), else 0. Never fails. */
 ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
+
+/** What corrects level 1 of block kind b in one phase (ERG_PHASE_PREFILL or ERG_PHASE_DECODE):
+ *  *use "shared" (the correction fitted on both phases' rows), "own" (one fitted on that phase's
+ *  rows only) or "none" (level 1 as it is), chosen by the lowest leave-one-architecture-out MAPE
+ *  (time and energy) on the phase's rows, as level 3 chooses per group (erg_e2e_model_group);
+ *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
+ *  tried (one architecture, one phase, --no-cv, a file without "phases"). Errors: ERG_EINVAL
+ *  (bad arguments, no correction for b). */
+ERG_API int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase,
+                                  const char **use, double mape_pct[3]);
 
 /**
  * Level-2 estimate of a block: the level-1 estimate (erg_block_level1 with l1) times the MLP's

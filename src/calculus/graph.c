@@ -1,12 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* The graph layer of DAG schedules (graph.h): adjacency, topological order, cycles,
  * series-parallel decomposition. */
+#define _DEFAULT_SOURCE 1 /* madvise, MADV_HUGEPAGE */
 #include "calculus/graph.h"
 
 #include "erg/error.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+void *erg__graph_alloc(size_t bytes, int zero)
+{
+    enum { PAGE_2M = 2u << 20 };
+    if (bytes < PAGE_2M)
+        return zero ? calloc(1, bytes ? bytes : 1) : malloc(bytes ? bytes : 1);
+    size_t size = (bytes + PAGE_2M - 1) / PAGE_2M * PAGE_2M;
+    void *p = aligned_alloc(PAGE_2M, size);
+    if (!p)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, size, MADV_HUGEPAGE); /* advice only: without it, 4 KiB pages */
+#endif
+    if (zero)
+        memset(p, 0, bytes);
+    return p;
+}
 
 void erg__graph_free(erg__graph *g)
 {
@@ -25,12 +44,12 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
     memset(g, 0, sizeof *g);
     g->n = n;
     g->m = m;
-    g->succ_off = calloc((size_t)n + 1, sizeof *g->succ_off);
-    g->pred_off = calloc((size_t)n + 1, sizeof *g->pred_off);
-    g->succ = malloc((m + 1) * sizeof *g->succ);
-    g->pred = malloc((m + 1) * sizeof *g->pred);
-    g->order = malloc(((size_t)n + 1) * sizeof *g->order);
-    uint32_t *indeg = malloc(((size_t)n + 1) * sizeof *indeg);
+    g->succ_off = erg__graph_alloc(((size_t)n + 1) * sizeof *g->succ_off, 1);
+    g->pred_off = erg__graph_alloc(((size_t)n + 1) * sizeof *g->pred_off, 1);
+    g->succ = erg__graph_alloc((m + 1) * sizeof *g->succ, 0);
+    g->pred = erg__graph_alloc((m + 1) * sizeof *g->pred, 0);
+    g->order = erg__graph_alloc(((size_t)n + 1) * sizeof *g->order, 0);
+    uint32_t *indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *indeg, 0);
     if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !indeg) {
         free(indeg);
         return ERG_ENOMEM;

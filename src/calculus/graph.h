@@ -31,6 +31,12 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
 
 void erg__graph_free(erg__graph *g);
 
+/* A working array of a large graph (bytes; zeroed when zero): at 2 MiB and more, aligned to 2 MiB
+ * and marked for transparent huge pages, so that first touching it takes one page fault per 2 MiB
+ * rather than per 4 KiB (where the kernel does not back it that way, an ordinary array). Free it
+ * with free(). NULL when out of memory. */
+void *erg__graph_alloc(size_t bytes, int zero);
+
 /* A cycle of a graph whose order stopped short (n_ordered < n): its nodes in edge direction,
  * starting from its least index, in *cyc (malloc'd; the caller frees) and its length in *len.
  * ERG_OK, ERG_EINVAL when the graph is acyclic, ERG_ENOMEM. */

@@ -316,13 +316,19 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
 {
     if (k == 0)
         return ERG_EINVAL;
+    enum { SD_SMALL = 16 };
+    double sd[SD_SMALL]; /* the operands' standard deviations, when they fit */
     double hi = -INFINITY;
-    for (size_t i = 0; i < k; i++)
-        if (m[i] - 10.0 * sqrt(v[i]) > hi)
-            hi = m[i] - 10.0 * sqrt(v[i]);
+    for (size_t i = 0; i < k; i++) {
+        double si = sqrt(v[i]);
+        if (i < SD_SMALL)
+            sd[i] = si;
+        if (m[i] - 10.0 * si > hi)
+            hi = m[i] - 10.0 * si;
+    }
     size_t w = 0;
     for (size_t i = 0; i < k; i++)
-        if (!(m[i] + 10.0 * sqrt(v[i]) < hi)) {
+        if (!(m[i] + 10.0 * (i < SD_SMALL ? sd[i] : sqrt(v[i])) < hi)) {
             m[w] = m[i];
             v[w] = v[i];
             idx[w] = idx[i];
@@ -377,10 +383,19 @@ struct csig {
     double sd_e_j;         /* sqrt(energy_var_j2) */
 };
 
+/* A node's signature and device, dense (an erg__node is 24 bytes with its id and start). */
+struct nodec {
+    uint32_t sig;
+    uint32_t dev; /* device index, | NODEC_FIXED when the node has a fixed start */
+};
+#define NODEC_FIXED 0x80000000u
+#define NODEC_DEV(c) ((c).dev & ~NODEC_FIXED)
+
 struct dag {
     const erg_schedule *s;
     size_t n;
     struct csig *cs;           /* per signature */
+    struct nodec *nc;          /* per node */
     double origin0;            /* start of free sources, s */
     double origin;             /* earliest start, s */
     erg__graph gr;             /* adjacency and order (calculus/graph.h) */
@@ -396,8 +411,8 @@ struct dag {
      * (id 2n); the root (NONE) is the deterministic origin. */
     uint32_t *anchor;
     double *svar;
-    struct tev *tev; /* per tree event: parent event and depth (root: 0), together for walks */
-    double *tvar;    /* per tree event: its variance */
+    struct tev *tev;     /* per tree event: parent event and depth (root: 0), together for walks */
+    double var_makespan; /* the variance of the makespan event (2n) */
     const erg_compose_options *opts;
     double c;          /* two-sided multiplier of opts->confidence */
     struct joinbuf jb; /* a join's operands (maxk of them at most) */
@@ -420,7 +435,7 @@ struct dag {
 
 static const struct csig *csig_of(const struct dag *g, uint32_t v)
 {
-    return &g->cs[g->s->nodes[v].sig];
+    return &g->cs[g->nc[v].sig];
 }
 
 /* Point finish of a composed node, s. */
@@ -435,9 +450,15 @@ static double vt_node(const struct dag *g, uint32_t v)
     return g->svar[v] + csig_of(g, v)->time_var_s2;
 }
 
+/* The variance of tree event b: a fork's finish (b < n) is its Var(finish); a join's start (n + v)
+ * is Var(start) of its node, which the join set; the makespan's is kept apart. */
 static double vt_of(const struct dag *g, uint32_t b)
 {
-    return b == NONE ? 0.0 : g->tvar[b];
+    if (b == NONE)
+        return 0.0;
+    if (b < g->n)
+        return vt_node(g, b);
+    return b < 2 * g->n ? g->svar[b - g->n] : g->var_makespan;
 }
 
 static uint32_t depth_of(const struct dag *g, uint32_t b)
@@ -539,10 +560,10 @@ static void dag_free(struct dag *g)
 {
     erg__graph_free(&g->gr);
     free(g->cs);
+    free(g->nc);
     free(g->start);
     free(g->anchor);
     free(g->tev);
-    free(g->tvar);
     free(g->svar);
     free(g->jb.m);
     free(g->jb.tot);
@@ -596,7 +617,8 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
     double scale = (double)n / (dhi - dlo);
     if (!(dhi > dlo) || !isfinite(scale) || !(scale > 0.0))
         return 1;
-    uint32_t *cnt = calloc(n + 2, sizeof *cnt), *bk = malloc(n * sizeof *bk);
+    uint32_t *cnt = erg__graph_alloc((n + 2) * sizeof *cnt, 1),
+             *bk = erg__graph_alloc(n * sizeof *bk, 0);
     if (!cnt || !bk) {
         free(cnt);
         free(bk);
@@ -640,8 +662,9 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
 static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out)
 {
     enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
-    uint64_t *key = malloc(n * sizeof *key), *key2 = malloc(n * sizeof *key2);
-    uint32_t *tmp = malloc(n * sizeof *tmp);
+    uint64_t *key = erg__graph_alloc(n * sizeof *key, 0),
+             *key2 = erg__graph_alloc(n * sizeof *key2, 0);
+    uint32_t *tmp = erg__graph_alloc(n * sizeof *tmp, 0);
     size_t(*count)[NB] = calloc(PASSES, sizeof *count);
     if (!key || !key2 || !tmp || !count) {
         free(key);
@@ -709,12 +732,12 @@ static int alloc_dag(struct dag *g)
     const erg_schedule *s = g->s;
     size_t n = g->n;
     g->cs = malloc((s->n_sigs + 1) * sizeof *g->cs);
-    g->start = malloc(n * sizeof *g->start);
-    g->anchor = malloc(n * sizeof *g->anchor);
-    g->svar = malloc(n * sizeof *g->svar);
-    g->tev = malloc((2 * n + 1) * sizeof *g->tev);
-    g->tvar = malloc((2 * n + 1) * sizeof *g->tvar);
-    if (!g->cs || !g->start || !g->anchor || !g->svar || !g->tev || !g->tvar)
+    g->nc = erg__graph_alloc((n + 1) * sizeof *g->nc, 0);
+    g->start = erg__graph_alloc(n * sizeof *g->start, 0);
+    g->anchor = erg__graph_alloc(n * sizeof *g->anchor, 0);
+    g->svar = erg__graph_alloc(n * sizeof *g->svar, 0);
+    g->tev = erg__graph_alloc((2 * n + 1) * sizeof *g->tev, 0);
+    if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev)
         return ERG_ENOMEM;
     for (size_t i = 0; i < s->n_sigs; i++) {
         const erg_signature *sg = &s->sigs[i];
@@ -726,17 +749,21 @@ static int alloc_dag(struct dag *g)
         c->static_power_w = sg->static_power_w;
         c->sd_e_j = sqrt(sg->energy_var_j2);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        const struct erg__node *nd = &s->nodes[i];
+        g->nc[i].sig = nd->sig;
+        g->nc[i].dev = nd->device | (isnan(nd->start_s) ? 0u : NODEC_FIXED);
         g->svar[i] = -1.0; /* not composed yet */
+    }
     return ERG_OK;
 }
 
 /* Static power of a node: its signature's, or its device's when the signature has none. */
 static double node_s(const struct dag *g, uint32_t v)
 {
-    const struct erg__node *nd = &g->s->nodes[v];
-    double w = g->cs[nd->sig].static_power_w;
-    return isnan(w) ? g->s->devices[nd->device].static_power_w : w;
+    struct nodec c = g->nc[v];
+    double w = g->cs[c.sig].static_power_w;
+    return isnan(w) ? g->s->devices[NODEC_DEV(c)].static_power_w : w;
 }
 
 /* σ²_d of a node: σ²_E − s²·σ²_T with its static power, at least 0, J². */
@@ -943,7 +970,8 @@ static int join(struct dag *g, struct joinbuf *jb, size_t k, uint32_t event, dou
     anc = jb->b[crit];
     g->tev[event].parent = anc;
     g->tev[event].depth = depth_of(g, anc) + 1;
-    g->tvar[event] = v;
+    if (event == 2 * g->n)
+        g->var_makespan = v; /* a node's join: vt_of reads its Var(start), set by the caller */
     *anchor_out = event;
     *var_out = v;
     return ERG_OK;
@@ -975,7 +1003,7 @@ static uint64_t mix64(uint64_t x)
 static int dag_prepare(struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    if (alloc_dag(g) != ERG_OK)
+    if (s->n_devices >= NODEC_FIXED || alloc_dag(g) != ERG_OK)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", g->n);
     for (size_t i = 0; i < g->n; i++) {
         const struct csig *c = csig_of(g, (uint32_t)i);
@@ -1056,7 +1084,7 @@ static int same_preds(struct dag *g, uint32_t u, uint32_t v, size_t k)
 /* A join that may share its start: k >= 2 operands, all of them predecessors. */
 static int shareable(const struct dag *g, uint32_t u)
 {
-    return g->pred_off[u + 1] - g->pred_off[u] >= 2 && isnan(g->s->nodes[u].start_s);
+    return g->pred_off[u + 1] - g->pred_off[u] >= 2 && !(g->nc[u].dev & NODEC_FIXED);
 }
 
 /* Successors scanned for an identical join; past this, the table. */
@@ -1166,8 +1194,7 @@ static int dag_forward(struct dag *g, erg_diag *diag)
     g->origin0 = 0.0; /* sources without a start time start at 0 s */
     for (size_t oi = 0; oi < n; oi++) {
         uint32_t v = g->order[oi];
-        const struct erg__node *nd = &s->nodes[v];
-        const struct csig *cs = &g->cs[nd->sig];
+        int fixed = (g->nc[v].dev & NODEC_FIXED) != 0;
         size_t k = 0;
         double latest = -HUGE_VAL;
         uint32_t latest_p = NONE;
@@ -1183,7 +1210,8 @@ static int dag_forward(struct dag *g, erg_diag *diag)
             }
             k++;
         }
-        if (!isnan(nd->start_s)) {
+        if (fixed) {
+            const struct erg__node *nd = &s->nodes[v];
             if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s))
                 return erg_diag_set(
                     diag, ERG_EINVAL, NULL,
@@ -1198,7 +1226,7 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         uint32_t sanch, twin = NONE;
         int insert = 0;
         uint64_t h = 0;
-        if (k >= 2 && isnan(nd->start_s)) {
+        if (k >= 2 && !fixed) {
             twin = dag_twin(g, v, k, &insert, &h);
             if (insert < 0)
                 return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -1224,15 +1252,14 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         g->start[v] = st;
         if (g->succ_off[v + 1] - g->succ_off[v] >= 2) { /* a fork: its finish is a tree event */
             g->tev[v].parent = sanch;
-            g->tev[v].depth = depth_of(g, sanch) + 1;
-            g->tvar[v] = svar + cs->time_var_s2;
+            g->tev[v].depth = depth_of(g, sanch) + 1; /* vt_of: svar + σ²_T */
         }
     }
     return ERG_OK;
 }
 
-/* Phase 4: the makespan is the join of every node without successors. The successor lists are
- * not needed after it. */
+/* Phase 4: the makespan is the join of every node without successors. The successor lists and
+ * the tree of events are not needed after it. */
 static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     struct joinbuf *jb = &g->jb;
@@ -1256,6 +1283,10 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
     free(g->gr.succ);
     free(g->gr.succ_off);
     g->gr.succ = g->gr.succ_off = g->succ = g->succ_off = NULL;
+    free(g->tev); /* the tree of events is done with too (Var(start) stays: dag_not_finite) */
+    free(g->anchor);
+    g->tev = NULL;
+    g->anchor = NULL;
     free(g->jb.m);
     free(g->jb.tot);
     free(g->jb.b);
@@ -1270,21 +1301,21 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
     size_t n = g->n;
-    uint32_t *bydev = malloc(n * sizeof *bydev);
+    uint32_t *bydev = erg__graph_alloc(n * sizeof *bydev, 0);
     size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    g->byst = malloc(n * sizeof *g->byst);
+    g->byst = erg__graph_alloc(n * sizeof *g->byst, 0);
     if (!bydev || !dcount || !g->byst || sort_by_start(g, g->start, n, g->byst) != ERG_OK) {
         free(bydev);
         free(dcount);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
-        dcount[s->nodes[i].device + 1]++;
+        dcount[NODEC_DEV(g->nc[i]) + 1]++;
     for (size_t d = 0; d < s->n_devices; d++)
         dcount[d + 1] += dcount[d];
     for (size_t i = 0; i < n; i++) {
         uint32_t v = g->byst[i];
-        bydev[dcount[s->nodes[v].device]++] = v;
+        bydev[dcount[NODEC_DEV(g->nc[v])]++] = v;
     }
     g->tol = 1e-12 * fmax(1.0, fabs(g->end));
     double tol = g->tol;
@@ -1346,7 +1377,7 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
         rc = rc == ERG_OK ? erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory") : rc;
     } else {
         for (size_t i = 0; i < n; i++)
-            used[s->nodes[i].sig] = 1;
+            used[g->nc[i].sig] = 1;
         for (size_t i = 0; i < s->n_sigs; i++)
             if (used[i]) {
                 g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
@@ -1484,6 +1515,7 @@ struct mc_dag {
     const struct dag *g;
     double s_w; /* the composite's static power, W */
     double *fin;
+    double *st0; /* per element (draw order): its fixed start, or -HUGE_VAL */
 };
 
 static void mc_dag_replay(const void *ctx, const double *t, const double *d, double *time_s,
@@ -1491,11 +1523,10 @@ static void mc_dag_replay(const void *ctx, const double *t, const double *d, dou
 {
     const struct mc_dag *m = ctx;
     const struct dag *g = m->g;
-    const erg_schedule *s = g->s;
     double *fin = m->fin, end = -INFINITY, dyn = 0.0;
     for (size_t oi = 0; oi < g->n; oi++) {
         uint32_t v = g->order[oi];
-        double st = isnan(s->nodes[v].start_s) ? -HUGE_VAL : s->nodes[v].start_s;
+        double st = m->st0[oi];
         for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
             if (fin[g->pred[q]] > st)
                 st = fin[g->pred[q]];
@@ -1515,17 +1546,20 @@ static int mc_dag(const struct dag *g, const struct outcome *o, uint64_t samples
                   erg_report *r)
 {
     const erg_schedule *s = g->s;
-    struct mc_dag m = {g, o->s_w, malloc(g->n * sizeof(double))};
+    struct mc_dag m = {g, o->s_w, malloc(g->n * sizeof(double)), malloc(g->n * sizeof(double))};
     struct mc_plan p = {g->n, malloc(g->n * sizeof *p.el), mc_dag_replay, &m};
     int rc = ERG_ENOMEM;
-    if (m.fin && p.el) {
+    if (m.fin && m.st0 && p.el) {
         for (size_t oi = 0; oi < g->n; oi++) {
             uint32_t v = g->order[oi];
-            p.el[oi] = mc_elem_of(&s->sigs[s->nodes[v].sig], node_s(g, v));
+            const struct erg__node *nd = &s->nodes[v];
+            p.el[oi] = mc_elem_of(&s->sigs[nd->sig], node_s(g, v));
+            m.st0[oi] = isnan(nd->start_s) ? -HUGE_VAL : nd->start_s;
         }
         rc = mc_run(&p, samples, seed, r);
     }
     free(m.fin);
+    free(m.st0);
     free(p.el);
     return rc;
 }

@@ -342,6 +342,24 @@ int erg_cli_fit_blocks(int argc, char **argv)
                 header("Other blocks (no table in the paper)", "level 1");
             row(erg_block_name(rest[k]), &a, NULL);
         }
+        int first = 1;
+        for (int k = 0; k < ERG_BLOCK_COUNT; k++)
+            for (int p = 0; p < 2; p++) {
+                const char *use;
+                double sc[3];
+                if (erg_block_model_phase(m, (erg_block)k, p, &use, sc) != ERG_OK ||
+                    !isfinite(sc[0]))
+                    continue;
+                if (first) {
+                    printf("%slevel 1 corrected by, per phase (held-out MAPE of time and energy: "
+                           "shared / own / none)\n",
+                           any ? "\n" : "");
+                    first = 0;
+                    any = 1;
+                }
+                printf("  %-10s %-8s %-7s %7.2f / %7.2f / %7.2f %%\n", erg_block_name((erg_block)k),
+                       p ? "decode" : "prefill", use, sc[0], sc[1], sc[2]);
+            }
         printf("%swrote %s\n", any ? "\n" : "", o.out);
     }
     free(s);

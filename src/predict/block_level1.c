@@ -69,6 +69,27 @@ static int fused_attention(const erg_op_model *m, const erg_block_spec *s, doubl
     return ERG_OK;
 }
 
+/* The cache-aware GEMM form's cost of a byte of a GEMM's weight matrix read from cache (hit)
+ * and streamed from memory (miss), time and energy, and the cache size it was fitted with: the
+ * target's measured memory rates. 0 when the GEMM estimator has another form. */
+static int gemm_byte_costs(const erg_op_model *m, double *cache_bytes, double t[2], double e[2])
+{
+    const struct erg__op_est *g = &m->op[ERG_OP_GEMM];
+    if (!g->present || g->form != ERG_GEMM_FORM_CACHE || !(g->cache_bytes > 0))
+        return 0;
+    const struct erg__lsq *lt = erg__regime_fit(g, 0, 0);
+    const struct erg__lsq *le = g->has_energy ? erg__regime_fit(g, 0, 1) : NULL;
+    if (!lt)
+        return 0;
+    /* features: F, NK·b cached, NK·b streamed, MK·b, MN·b, 1 */
+    t[0] = fmax(lt->w[1], 0.0);
+    t[1] = fmax(lt->w[2], t[0]);
+    e[0] = le ? fmax(le->w[1], 0.0) : (double)NAN;
+    e[1] = le ? fmax(le->w[2], e[0]) : (double)NAN;
+    *cache_bytes = g->cache_bytes;
+    return 1;
+}
+
 int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimate *out,
                      erg_diag *diag)
 {
@@ -85,6 +106,27 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
     if (s->block == ERG_BLOCK_ATTENTION && m->kernels &&
         (rc = fused_attention(m, s, pw, &w, &t, &e, &vt, &ve)) == ERG_OK)
         fused = 1;
+    double cache_bytes = 0, bt[2] = {0, 0}, be[2] = {0, 0};
+    int cache_form = gemm_byte_costs(m, &cache_bytes, bt, be);
+    if (!fused && w.kv_copy_bytes > 0) {
+        /* eager attention's KV copies (a fused kernel makes none): at the rate the GEMM fit
+         * measured for a byte of a cached or streamed weight matrix, else the roofline */
+        int hit = w.kv_copy_footprint <= cache_bytes;
+        double tc = cache_form ? w.kv_copy_bytes * bt[!hit] : bw > 0 ? w.kv_copy_bytes / bw : 0;
+        double ec = cache_form && isfinite(be[!hit]) ? w.kv_copy_bytes * be[!hit] : pw * tc;
+        t += tc;
+        e += ec;
+    }
+    /* the operands of all the block's GEMMs together (weights, heads' keys, experts) */
+    double block_foot = 0;
+    for (size_t i = 0; cache_form && i < w.n_ops; i++) {
+        const erg_op_dims *d = &w.ops[i].dims;
+        if (d->op == ERG_OP_GEMM)
+            block_foot += w.ops[i].count *
+                          ((double)d->m * (double)d->k + (double)d->n * (double)d->k +
+                           (double)d->m * (double)d->n) *
+                          erg_dtype_bytes(d->dtype);
+    }
     for (size_t i = 0; i < w.n_ops; i++) {
         const erg_work_op *o = &w.ops[i];
         if (fused &&
@@ -127,6 +169,22 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
         }
         ti = tb;
         ei = eb;
+        /* weights streamed from memory: the block's GEMM operands together (its weight
+         * matrices, every head's keys, every expert's weights) do not fit the cache, so one
+         * that would fit alone is not there when its GEMM runs (the profiles rotate input sets
+         * through 64 MiB, a whole model's layers do likewise). QK^T and ·V read the keys and
+         * values the block itself has just written: only their own instances count. */
+        if (cache_form && o->dims.op == ERG_OP_GEMM) {
+            double b = erg_dtype_bytes(o->dims.dtype);
+            double mm = (double)o->dims.m, nn = (double)o->dims.n, kk = (double)o->dims.k;
+            double foot = (mm * kk + nn * kk + mm * nn) * b;
+            int core = !strcmp(o->role, "qk") || !strcmp(o->role, "pv");
+            if (foot <= cache_bytes && (core ? cnt * foot : block_foot) > cache_bytes) {
+                ti += nn * kk * b * (bt[1] - bt[0]);
+                if (isfinite(be[1]))
+                    ei += nn * kk * b * (be[1] - be[0]);
+            }
+        }
         t += o->count * ti;
         e += o->count * ei;
         /* one op's identical instances share one error; different ops are independent */

@@ -23,6 +23,11 @@ enum { PH_PREFILL, PH_DECODE, PH_ALL, PH_COUNT };
 struct erg_block_model {
     char target[128];
     struct erg__corrector corr[ERG_BLOCK_COUNT];
+    /* per block kind and phase: the shared correction (corr), the phase's own or none (level 1
+     * as it is), chosen on held-out error (erg__corrector_choose); ERG__USE_SHARED by default */
+    struct erg__corrector own[ERG_BLOCK_COUNT][2];
+    int use[ERG_BLOCK_COUNT][2];
+    double use_score[ERG_BLOCK_COUNT][2][ERG__USE_COUNT]; /* NaN: not tried */
     int energy[ERG_BLOCK_COUNT]; /* 1: the correction has an energy output */
     erg_accuracy acc[ERG_BLOCK_COUNT][PH_COUNT];
 };
@@ -63,8 +68,11 @@ void erg_block_model_free(erg_block_model *m)
 {
     if (!m)
         return;
-    for (int b = 0; b < ERG_BLOCK_COUNT; b++)
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++) {
         erg__corrector_free(&m->corr[b]);
+        erg__corrector_free(&m->own[b][0]);
+        erg__corrector_free(&m->own[b][1]);
+    }
     free(m);
 }
 
@@ -105,6 +113,22 @@ static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_
     if (rc == ERG_OK)
         rc =
             erg__corrector_fit(f.X, f.Y, f.grp, k, L2_FEATURES, f.n_out, o, &m->corr[b], f.H, diag);
+    /* with held-out predictions and rows of both phases: per phase, the shared correction, one
+     * fitted on the phase's rows alone, or none, by the held-out MAPE on the phase's rows */
+    size_t nph[2] = {0, 0};
+    for (size_t i = 0; i < n; i++)
+        if (s[i].spec.block == b)
+            nph[s[i].spec.phase == ERG_PHASE_DECODE]++;
+    if (rc == ERG_OK && (!o || o->cross_validate) && m->corr[b].n_groups >= 2 && nph[0] && nph[1])
+        for (int ph = 0; ph < 2 && rc == ERG_OK; ph++) {
+            size_t ri = 0;
+            for (size_t i = 0; i < n; i++)
+                if (s[i].spec.block == b)
+                    f.mask[ri++] = (int)s[i].spec.phase == ph;
+            rc = erg__corrector_choose(f.X, f.Y, f.grp, f.mask, k, L2_FEATURES, f.n_out, o,
+                                       f.meas_t, f.meas_e, f.base_t, f.base_e, f.H, &m->own[b][ph],
+                                       &m->use[b][ph], m->use_score[b][ph], diag);
+        }
     if (rc == ERG_OK) {
         m->energy[b] = energy;
         erg__fit_rows_predict(&f);
@@ -137,6 +161,10 @@ int erg_block_model_fit(const erg_op_model *l1, const erg_block_sample *s, size_
             a->time_mape_pct = a->time_r2 = a->energy_mape_pct = a->energy_r2 = NAN;
             a->base_time_mape_pct = a->base_energy_mape_pct = NAN;
         }
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++)
+        for (int ph = 0; ph < 2; ph++)
+            for (int u = 0; u < ERG__USE_COUNT; u++)
+                m->use_score[b][ph][u] = NAN;
     for (int b = 0; b < ERG_BLOCK_COUNT; b++) {
         int rc = fit_kind(m, l1, s, n, (erg_block)b, o, diag);
         if (rc != ERG_OK) {
@@ -154,7 +182,11 @@ int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
     int rc = erg_block_level1(l1, s, out, diag);
     if (rc != ERG_OK || !m || !m->corr[s->block].present)
         return rc;
-    const struct erg__corrector *c = &m->corr[s->block];
+    int ph = s->phase == ERG_PHASE_DECODE, use = m->use[s->block][ph];
+    if (use == ERG__USE_NONE) /* level 1 answers this phase: no correction improved it */
+        return ERG_OK;
+    const struct erg__corrector *c =
+        use == ERG__USE_OWN ? &m->own[s->block][ph] : &m->corr[s->block];
     double x[L2_FEATURES], y[ERG__MLP_MAX_OUT];
     features(s, out, x);
     erg__corrector_apply(c, x, y);
@@ -180,6 +212,18 @@ int erg_block_model_accuracy(const erg_block_model *m, erg_block b, int phase, e
 
 /* ---------------------------------------------------------------- model/1 files */
 
+int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase, const char **use,
+                          double mape_pct[3])
+{
+    if (!m || !use || (unsigned)b >= ERG_BLOCK_COUNT || !m->corr[b].present || phase < 0 ||
+        phase > 1)
+        return ERG_EINVAL;
+    *use = erg__use_names[m->use[b][phase]];
+    for (int u = 0; mape_pct && u < ERG__USE_COUNT; u++)
+        mape_pct[u] = m->use_score[b][phase][u];
+    return ERG_OK;
+}
+
 static const char *const ph_names[PH_COUNT] = {"prefill", "decode", "all"};
 
 int erg_block_model_save(const char *path, const erg_block_model *m, erg_diag *diag)
@@ -204,6 +248,22 @@ int erg_block_model_save(const char *path, const erg_block_model *m, erg_diag *d
         for (int ph = 0; ph < PH_COUNT; ph++)
             json_object_set_new(acc, ph_names[ph], erg__accuracy_to_json(&m->acc[b][ph]));
         json_object_set_new(o, "heldout", acc);
+        if (isfinite(m->use_score[b][0][ERG__USE_SHARED])) {
+            json_t *sel = json_object();
+            for (int ph = 0; ph < 2; ph++) {
+                json_t *po = json_object(), *sc = json_object();
+                json_object_set_new(po, "use", json_string(erg__use_names[m->use[b][ph]]));
+                for (int u = 0; u < ERG__USE_COUNT; u++)
+                    if (isfinite(m->use_score[b][ph][u]))
+                        json_object_set_new(sc, erg__use_names[u],
+                                            json_real(m->use_score[b][ph][u]));
+                json_object_set_new(po, "heldout_mape_pct", sc);
+                if (m->use[b][ph] == ERG__USE_OWN)
+                    json_object_set_new(po, "model", erg__corrector_to_json(&m->own[b][ph]));
+                json_object_set_new(sel, ph_names[ph], po);
+            }
+            json_object_set_new(o, "phases", sel);
+        }
         json_object_set_new(blocks, erg_block_name((erg_block)b), o);
     }
     json_object_set_new(root, "blocks", blocks);
@@ -260,6 +320,10 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
         json_decref(root);
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     }
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++)
+        for (int ph = 0; ph < 2; ph++)
+            for (int u = 0; u < ERG__USE_COUNT; u++)
+                m->use_score[b][ph][u] = NAN;
     snprintf(m->target, sizeof m->target, "%s",
              json_string_value(json_object_get(root, "target"))
                  ? json_string_value(json_object_get(root, "target"))
@@ -295,6 +359,39 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
                 snprintf(sub, sizeof sub, "%s.heldout.%s", where, ph_names[ph]);
                 rc = erg__accuracy_from_json(json_object_get(acc, ph_names[ph]), &m->acc[b][ph],
                                              path, sub, diag);
+            }
+            /* "phases" (optional: without it the correction answers both phases) */
+            const json_t *sel = json_object_get(v, "phases");
+            for (int ph = 0; rc == ERG_OK && sel && ph < 2; ph++) {
+                char sub[160];
+                snprintf(sub, sizeof sub, "%s.phases.%s", where, ph_names[ph]);
+                const json_t *po = json_object_get(sel, ph_names[ph]);
+                const char *u = json_string_value(json_object_get(po, "use"));
+                int k = -1;
+                for (int j = 0; u && j < ERG__USE_COUNT; j++)
+                    if (strcmp(u, erg__use_names[j]) == 0)
+                        k = j;
+                if (k < 0) {
+                    rc = erg_diag_set(diag, ERG_EPARSE, path,
+                                      "%s.use: expected \"shared\", \"own\" or \"none\"", sub);
+                    break;
+                }
+                m->use[b][ph] = k;
+                const json_t *sc = json_object_get(po, "heldout_mape_pct");
+                for (int j = 0; j < ERG__USE_COUNT; j++) {
+                    const json_t *x = json_object_get(sc, erg__use_names[j]);
+                    if (json_is_number(x))
+                        m->use_score[b][ph][j] = json_number_value(x);
+                }
+                if (k == ERG__USE_OWN) {
+                    char mw[176];
+                    snprintf(mw, sizeof mw, "%s.model", sub);
+                    rc = erg__corrector_from_json(json_object_get(po, "model"), L2_FEATURES,
+                                                  &m->own[b][ph], path, mw, diag);
+                    if (rc == ERG_OK && m->own[b][ph].n_out != m->corr[b].n_out)
+                        rc = erg_diag_set(diag, ERG_EPARSE, path, "%s: %u outputs, the block's %u",
+                                          mw, m->own[b][ph].n_out, m->corr[b].n_out);
+                }
             }
             if (rc != ERG_OK)
                 break;

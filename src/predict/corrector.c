@@ -105,6 +105,90 @@ static int fit_once(const double *X, const double *Y, const int *group, const in
     return rc;
 }
 
+const char *const erg__use_names[ERG__USE_COUNT] = {"shared", "own", "none"};
+
+/* Mean absolute relative error (%) of base·exp(h) against measured over rows with mask (time,
+ * plus energy when present: their mean). */
+static double group_mape(const double *mt, const double *me, const double *bt, const double *be,
+                         const double *H, unsigned n_out, const int *mask, size_t n)
+{
+    double s = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!mask[i])
+            continue;
+        double ht = H ? H[i * n_out] : 0, he = H && n_out == 2 ? H[i * n_out + 1] : 0;
+        if (!isfinite(ht) || !isfinite(he))
+            return (double)INFINITY;
+        s += fabs(bt[i] * exp(ht) - mt[i]) / mt[i];
+        k++;
+        if (n_out == 2) {
+            s += fabs(be[i] * exp(he) - me[i]) / me[i];
+            k++;
+        }
+    }
+    return k ? 100 * s / (double)k : (double)NAN;
+}
+
+/* erg__corrector_choose (corrector.h). */
+int erg__corrector_choose(const double *X, const double *Y, const int *grp, const int *mask,
+                          size_t n, unsigned n_in, unsigned n_out, const erg_mlp_options *o,
+                          const double *mt, const double *me, const double *bt, const double *be,
+                          double *H, struct erg__corrector *own, int *use,
+                          double score[ERG__USE_COUNT], erg_diag *diag)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += mask[i] != 0;
+    *use = ERG__USE_SHARED;
+    for (int u = 0; u < ERG__USE_COUNT; u++)
+        score[u] = NAN;
+    if (k == 0)
+        return ERG_OK;
+    double *Xg = malloc(k * n_in * sizeof *Xg), *Yg = malloc(k * 2 * sizeof *Yg);
+    double *Hg = malloc(k * 2 * sizeof *Hg), *Ho = malloc(n * 2 * sizeof *Ho);
+    int *gg = malloc(k * sizeof *gg);
+    int rc = ERG_OK;
+    if (!Xg || !Yg || !Hg || !Ho || !gg) {
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0, r = 0; i < n; i++)
+        if (mask[i]) {
+            memcpy(Xg + r * n_in, X + i * n_in, n_in * sizeof *X);
+            memcpy(Yg + r * n_out, Y + i * n_out, n_out * sizeof *Y);
+            gg[r++] = grp[i];
+        }
+    score[ERG__USE_SHARED] = group_mape(mt, me, bt, be, H, n_out, mask, n);
+    score[ERG__USE_NONE] = group_mape(mt, me, bt, be, NULL, n_out, mask, n);
+    rc = erg__corrector_fit(Xg, Yg, gg, k, n_in, n_out, o, own, Hg, diag);
+    if (rc != ERG_OK)
+        goto done;
+    for (size_t i = 0, r = 0; i < n; i++) {
+        for (unsigned j = 0; j < n_out; j++)
+            Ho[i * n_out + j] = mask[i] ? Hg[r * n_out + j] : 0;
+        r += mask[i] != 0;
+    }
+    score[ERG__USE_OWN] = group_mape(mt, me, bt, be, Ho, n_out, mask, n);
+    for (int u = ERG__USE_OWN; u < ERG__USE_COUNT; u++) /* a tie goes to none: the simplest */
+        if (score[u] < score[*use] || (u == ERG__USE_NONE && score[u] <= score[*use]))
+            *use = u;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned j = 0; mask[i] && j < n_out; j++)
+            H[i * n_out + j] = *use == ERG__USE_OWN    ? Ho[i * n_out + j]
+                               : *use == ERG__USE_NONE ? 0
+                                                       : H[i * n_out + j];
+    if (*use != ERG__USE_OWN)
+        erg__corrector_free(own);
+done:
+    free(Xg);
+    free(Yg);
+    free(Hg);
+    free(Ho);
+    free(gg);
+    return rc;
+}
+
 void erg__corrector_apply(const struct erg__corrector *c, const double *x, double *y)
 {
     if (!c->present) {

@@ -41,6 +41,24 @@ int erg__corrector_fit(const double *X, const double *Y, const int *group, size_
                        unsigned n_out, const erg_mlp_options *o, struct erg__corrector *out,
                        double *heldout, erg_diag *diag);
 
+/* What corrects a subset of the rows (a group: e.g. one phase): the correction fitted on every
+ * row, one fitted on the subset's rows only, or none (the base as it is). */
+enum { ERG__USE_SHARED, ERG__USE_OWN, ERG__USE_NONE, ERG__USE_COUNT };
+extern const char *const erg__use_names[ERG__USE_COUNT];
+
+/* For the rows with mask[i] (of n; X n × n_in, Y n × n_out, grp the architectures): fit own on
+ * those rows alone (leave-one-architecture-out within them) and choose *use among the shared
+ * correction (whose held-out predictions H holds), own and none by the held-out MAPE of
+ * base·exp(ŷ) against measured (mt, me; bases bt, be; time and energy when n_out is 2) on the
+ * subset; score[] gets each option's MAPE (%, NaN when not tried). H is overwritten, for the
+ * subset, with the chosen option's held-out predictions (0 for none); own is freed unless
+ * chosen. Errors: ERG_ENOMEM, those of erg__corrector_fit. */
+int erg__corrector_choose(const double *X, const double *Y, const int *grp, const int *mask,
+                          size_t n, unsigned n_in, unsigned n_out, const erg_mlp_options *o,
+                          const double *mt, const double *me, const double *bt, const double *be,
+                          double *H, struct erg__corrector *own, int *use,
+                          double score[ERG__USE_COUNT], erg_diag *diag);
+
 /* The correction ŷ (n_out values) at x. No allocation. */
 void erg__corrector_apply(const struct erg__corrector *c, const double *x, double *y);
 

@@ -30,8 +30,13 @@ static const char *const l3_features[L3_FEATURES] = {"log_blocks_time_s",
 
 /* What corrects a group's models (dense, MoE): the correction fitted on every row, one fitted on
  * the group's rows only, or none (the block sum as it is); chosen per group on held-out error. */
-enum { USE_SHARED, USE_OWN, USE_NONE, USE_COUNT };
-static const char *const use_names[USE_COUNT] = {"shared", "own", "none"};
+enum {
+    USE_SHARED = ERG__USE_SHARED,
+    USE_OWN = ERG__USE_OWN,
+    USE_NONE = ERG__USE_NONE,
+    USE_COUNT = ERG__USE_COUNT
+};
+#define use_names erg__use_names
 #define N_GROUPS 4
 static const char *const group_names[N_GROUPS] = {"prefill_dense", "decode_dense", "prefill_moe",
                                                   "decode_moe"};
@@ -145,94 +150,13 @@ void erg_e2e_model_free(erg_e2e_model *m)
     free(m);
 }
 
-/* Mean absolute relative error (%) of base·exp(h) against measured over rows with mask (time,
- * plus energy when present: their mean). */
-static double group_mape(const double *mt, const double *me, const double *bt, const double *be,
-                         const double *H, unsigned n_out, const int *mask, size_t n)
-{
-    double s = 0;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!mask[i])
-            continue;
-        double ht = H ? H[i * n_out] : 0, he = H && n_out == 2 ? H[i * n_out + 1] : 0;
-        if (!isfinite(ht) || !isfinite(he))
-            return (double)INFINITY;
-        s += fabs(bt[i] * exp(ht) - mt[i]) / mt[i];
-        k++;
-        if (n_out == 2) {
-            s += fabs(be[i] * exp(he) - me[i]) / me[i];
-            k++;
-        }
-    }
-    return k ? 100 * s / (double)k : (double)NAN;
-}
-
-/*
- * Per group g (2·moe + decode) with rows: fit a correction on the group's rows alone (own[g],
- * leave-one-architecture-out within the group), and choose among the shared correction (H), the
- * group's own and none by the held-out MAPE on the group's rows. H is overwritten, for the rows
- * of the group, with the chosen option's held-out predictions (0 for none).
- */
+/* Per group g (2·moe + decode): erg__corrector_choose on the group's rows (f->mask). */
 static int choose_group(erg_e2e_model *m, int g, struct erg__fit_rows *f, const erg_mlp_options *o,
                         erg_diag *diag)
 {
-    const double *X = f->X, *Y = f->Y, *mt = f->meas_t, *me = f->meas_e, *bt = f->base_t,
-                 *be = f->base_e;
-    const int *grp = f->grp, *mask = f->mask;
-    size_t n = f->n;
-    unsigned n_out = f->n_out;
-    double *H = f->H;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += mask[i] != 0;
-    m->use[g] = USE_SHARED;
-    for (int u = 0; u < USE_COUNT; u++)
-        m->use_score[g][u] = NAN;
-    if (k == 0)
-        return ERG_OK;
-    double *Xg = malloc(k * L3_FEATURES * sizeof *Xg), *Yg = malloc(k * 2 * sizeof *Yg);
-    double *Hg = malloc(k * 2 * sizeof *Hg), *Ho = malloc(n * 2 * sizeof *Ho);
-    int *gg = malloc(k * sizeof *gg);
-    int rc = ERG_OK;
-    if (!Xg || !Yg || !Hg || !Ho || !gg) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0, r = 0; i < n; i++)
-        if (mask[i]) {
-            memcpy(Xg + r * L3_FEATURES, X + i * L3_FEATURES, L3_FEATURES * sizeof *X);
-            memcpy(Yg + r * n_out, Y + i * n_out, n_out * sizeof *Y);
-            gg[r++] = grp[i];
-        }
-    m->use_score[g][USE_SHARED] = group_mape(mt, me, bt, be, H, n_out, mask, n);
-    m->use_score[g][USE_NONE] = group_mape(mt, me, bt, be, NULL, n_out, mask, n);
-    rc = erg__corrector_fit(Xg, Yg, gg, k, L3_FEATURES, n_out, o, &m->own[g], Hg, diag);
-    if (rc != ERG_OK)
-        goto done;
-    for (size_t i = 0, r = 0; i < n; i++) {
-        for (unsigned j = 0; j < n_out; j++)
-            Ho[i * n_out + j] = mask[i] ? Hg[r * n_out + j] : 0;
-        r += mask[i] != 0;
-    }
-    m->use_score[g][USE_OWN] = group_mape(mt, me, bt, be, Ho, n_out, mask, n);
-    for (int u = USE_OWN; u < USE_COUNT; u++)
-        if (m->use_score[g][u] < m->use_score[g][m->use[g]])
-            m->use[g] = u;
-    for (size_t i = 0; i < n; i++)
-        for (unsigned j = 0; mask[i] && j < n_out; j++)
-            H[i * n_out + j] = m->use[g] == USE_OWN    ? Ho[i * n_out + j]
-                               : m->use[g] == USE_NONE ? 0
-                                                       : H[i * n_out + j];
-    if (m->use[g] != USE_OWN)
-        erg__corrector_free(&m->own[g]);
-done:
-    free(Xg);
-    free(Yg);
-    free(Hg);
-    free(Ho);
-    free(gg);
-    return rc;
+    return erg__corrector_choose(f->X, f->Y, f->grp, f->mask, f->n, L3_FEATURES, f->n_out, o,
+                                 f->meas_t, f->meas_e, f->base_t, f->base_e, f->H, &m->own[g],
+                                 &m->use[g], m->use_score[g], diag);
 }
 
 int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const erg_model_sample *s,

@@ -182,7 +182,7 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
         gemm(w, "q_proj", T, nh * hd, d, 1);
         gemm(w, "k_proj", T, nkv * hd, d, 1);
         gemm(w, "v_proj", T, nkv * hd, d, 1);
-        double scores;
+        double scores, kv_len; /* keys each head attends to (the copies' length) */
         if (s->phase == ERG_PHASE_PREFILL) {
             const int64_t P = s->prompt;
             const int64_t Pw = s->window > 0 && s->window < P ? s->window : P;
@@ -194,14 +194,27 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
                 add_op(w, "softmax", ERG_OP_SOFTMAX, P, Pw, 0, 0, 0, heads);
             gemm(w, "pv", P, hd, Pw, heads);
             scores = heads * (double)P * (double)Pw;
+            kv_len = (double)P;
         } else {
+            /* eager PyTorch: repeat_kv gives every head its own copy of the keys, and the
+             * batched matmuls run per sequence and head with the one new query */
             const int64_t L = s->window > 0 && s->window < s->kv ? s->window : s->kv;
-            const int64_t g = nh / nkv;
-            const double groups = (double)s->batch * (double)nkv;
-            gemm(w, "qk", g, L, hd, groups);
+            const double heads = (double)s->batch * (double)nh;
+            gemm(w, "qk", 1, L, hd, heads);
             add_op(w, "softmax", ERG_OP_SOFTMAX, s->batch * nh, L, 0, 0, 0, 1);
-            gemm(w, "pv", g, hd, L, groups);
-            scores = (double)s->batch * (double)nh * (double)L;
+            gemm(w, "pv", 1, hd, L, heads);
+            scores = heads * (double)L;
+            kv_len = (double)L;
+            /* HF DynamicCache: torch.cat of the cache and the new K (and V) reads the cache and
+             * writes it whole, one position longer, every step */
+            const double cache = (double)s->batch * (double)nkv * (double)hd * b;
+            w->kv_copy_bytes += 2.0 * cache * (2.0 * kv_len + 1.0);
+            w->kv_copy_footprint += 2.0 * cache * (kv_len + 1.0);
+        }
+        if (nkv != nh) { /* HF repeat_kv: K and V expanded to every head (read, write) */
+            const double per_head = (double)s->batch * kv_len * (double)hd * b;
+            w->kv_copy_bytes += 2.0 * per_head * (double)(nkv + nh);
+            w->kv_copy_footprint += 2.0 * per_head * (double)nh;
         }
         gemm(w, "o_proj", T, d, nh * hd, 1);
         /* RoPE on q and k (read, write), the KV-cache write, scale and mask of the scores */
@@ -219,9 +232,12 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
         break;
     case ERG_BLOCK_MOE: {
         gemm(w, "router", T, s->n_experts, d, 1);
-        const double routed = (double)T * (double)s->top_k;
-        const double active = fmin((double)s->n_experts, routed);
-        const int64_t per = (int64_t)ceil(routed / active);
+        /* uniform routing (what random router weights give): each token's k distinct experts
+         * are a uniform draw, so an expert is untouched by all T tokens with probability
+         * (1 - k/E)^T; tokens that share an expert share its weights (one FFN over them) */
+        const double routed = (double)T * (double)s->top_k, E = (double)s->n_experts;
+        const double active = fmax(1.0, E * -expm1((double)T * log1p(-(double)s->top_k / E)));
+        const int64_t per = (int64_t)fmax(1.0, floor(routed / active + 0.5));
         ffn(w, "expert_", per, s->d_ff, active);
         if (s->n_shared > 0)
             ffn(w, "shared_", T, s->d_ff_shared, (double)s->n_shared);

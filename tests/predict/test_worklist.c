@@ -2,6 +2,7 @@
 /* Work lists per phase (HYMELL 3.4-3.6): FLOPs and dimensions computed by hand. */
 #include "support/erg_test.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "erg/predict.h"
@@ -98,23 +99,45 @@ static void llama_decode_kv_is_a_gemm_dimension(void **state)
     erg_block_work bw;
     assert_int_equal(erg_block_work_build(&find(&w, "attention")->spec, &bw, &d), ERG_OK);
     const erg_work_op *qk = role(&bw, "qk"), *pv = role(&bw, "pv"), *q = role(&bw, "q_proj");
-    /* GQA: the 4 queries of a group share one KV head's 2048 cached keys */
-    assert_int_equal(qk->dims.m, 4);
+    /* eager GQA: repeat_kv copies the 8 KV heads' 2048 cached keys to all 32 heads, and the
+     * batched matmuls run per sequence and head with the one new query */
+    assert_int_equal(qk->dims.m, 1);
     assert_int_equal(qk->dims.n, 2048);
     assert_int_equal(qk->dims.k, 128);
-    erg_assert_near(qk->count, 4.0 * 8, 0);
-    assert_int_equal(pv->dims.m, 4);
+    erg_assert_near(qk->count, 4.0 * 32, 0);
+    assert_int_equal(pv->dims.m, 1);
     assert_int_equal(pv->dims.n, 128);
     assert_int_equal(pv->dims.k, 2048);
+    /* the copies (bf16): torch.cat of K and V reads 2048 and writes 2049 positions of
+     * 4 sequences × 8 KV heads × 128; repeat_kv reads the 8 and writes 32 heads' 2048 keys */
+    double pos = 4.0 * 8 * 128 * 2;
+    double rep = 4.0 * 2048 * 128 * 2;
+    erg_assert_near(bw.kv_copy_bytes, 2 * pos * (2048 + 2049) + 2 * rep * (8 + 32), 0);
+    erg_assert_near(bw.kv_copy_footprint, 2 * pos * 2049 + 2 * rep * 32, 0);
     assert_int_equal(q->dims.m, 4); /* one new token per sequence */
     const erg_work_op *sm = role(&bw, "softmax");
     assert_int_equal(sm->dims.m, 4 * 32);
     assert_int_equal(sm->dims.n, 2048);
-    /* q, o: 2·4·4096·4096 each; k, v: 2·4·4096·1024 each; qk, pv: 32 groups × 2·4·2048·128 */
+    /* q, o: 2·4·4096·4096 each; k, v: 2·4·4096·1024 each; qk, pv: 128 heads × 2·1·2048·128 */
     erg_assert_near(bw.gemm_flops,
                     2 * (2.0 * 4 * 4096 * 4096) + 2 * (2.0 * 4 * 4096 * 1024) +
-                        2 * (32 * 2.0 * 4 * 2048 * 128),
+                        2 * (128 * 2.0 * 1 * 2048 * 128),
                     1);
+    /* MHA (Llama 2 7B's 32 / 32): no repeat_kv, the cache concatenation only */
+    erg_block_spec mha = find(&w, "attention")->spec;
+    mha.n_kv_heads = 32;
+    assert_int_equal(erg_block_work_build(&mha, &bw, &d), ERG_OK);
+    erg_assert_near(bw.kv_copy_bytes, 2 * (4.0 * 32 * 128 * 2) * (2048 + 2049), 0);
+    /* prefill: no cache to concatenate, repeat_kv of the prompt's keys (GQA only) */
+    erg_block_spec pre = find(&w, "attention")->spec;
+    pre.phase = ERG_PHASE_PREFILL;
+    pre.prompt = 100;
+    pre.kv = 0;
+    assert_int_equal(erg_block_work_build(&pre, &bw, &d), ERG_OK);
+    erg_assert_near(bw.kv_copy_bytes, 2 * (4.0 * 100 * 128 * 2) * (8 + 32), 0);
+    pre.n_kv_heads = 32;
+    assert_int_equal(erg_block_work_build(&pre, &bw, &d), ERG_OK);
+    erg_assert_near(bw.kv_copy_bytes, 0, 0);
     /* a missing KV length is refused, naming it */
     p.kv = 0;
     assert_int_equal(erg_model_work_build(&a, &p, &w, &d), ERG_EINVAL);
@@ -177,7 +200,21 @@ static void moe_router_experts_and_shared(void **state)
     erg_assert_near(bw.gemm_flops, 2.0 * 8 * 4096 + 2 * 3 * 2.0 * 14336 * 4096, 1);
     const erg_work_op *up = role(&bw, "expert_up");
     assert_int_equal(up->dims.m, 1);
-    erg_assert_near(up->count, 2, 0);
+    erg_assert_near(up->count, 2, 1e-12);
+    /* 4 tokens (8 routed) share experts: uniform routing touches 8 · (1 − (6/8)^4) = 5.46875
+     * experts on average (not min(8, 8) = 8), each over round(8 / 5.46875) = 1 token */
+    s.batch = 4;
+    assert_int_equal(erg_block_work_build(&s, &bw, &d), ERG_OK);
+    up = role(&bw, "expert_up");
+    erg_assert_near(up->count, 5.46875, 1e-12);
+    assert_int_equal(up->dims.m, 1);
+    /* 16 tokens, 32 routed: 8 · (1 − 0.75^16) = 7.919... experts of round(4.04) = 4 tokens */
+    s.batch = 16;
+    assert_int_equal(erg_block_work_build(&s, &bw, &d), ERG_OK);
+    up = role(&bw, "expert_up");
+    erg_assert_near(up->count, 8 * (1 - pow(0.75, 16)), 1e-12);
+    assert_int_equal(up->dims.m, 4);
+    s.batch = 1;
     /* prefill of 512 tokens: 1024 routed tokens over all 8 experts, 128 each */
     s.phase = ERG_PHASE_PREFILL;
     s.prompt = 512;
@@ -185,7 +222,7 @@ static void moe_router_experts_and_shared(void **state)
     assert_int_equal(erg_block_work_build(&s, &bw, &d), ERG_OK);
     up = role(&bw, "expert_up");
     assert_int_equal(up->dims.m, 128);
-    erg_assert_near(up->count, 8, 0);
+    erg_assert_near(up->count, 8, 1e-9); /* 8 · (1 − 0.75^512) */
     assert_null(role(&bw, "shared_up"));
     /* Qwen1.5-MoE-like shared expert: every token through a 5632-wide gated FFN */
     s.n_shared = 1;
