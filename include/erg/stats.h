@@ -85,12 +85,31 @@ ERG_API double erg_running_var(const erg_running *r);
  * The one number format of erg's human output: a figure and its standard deviation as
  * "mean ± sd" into buf (snprintf semantics; returns the length the text needs). sd is rounded to
  * two significant digits and mean to the same decimal place (the convention of metrology, GUM
- * Section 7.2.6: the uncertainty sets the digits), at most 12 decimals: 68.1542 ± 0.0031 prints
- * "68.1542 ± 0.0031", 68.1542 ± 0.31 prints "68.15 ± 0.31". sd 0 prints mean to 6 significant
- * digits and "± 0"; sd NaN (unknown: one run) prints mean to 4 significant digits and "± ?";
- * mean NaN prints "-". The ± is UTF-8 (two bytes, one column).
+ * Section 7.2.6: the uncertainty sets the digits): 68.1542 ± 0.0031 prints
+ * "68.1542 ± 0.0031", 68.1542 ± 0.31 prints "68.15 ± 0.31"; an sd below 1e-11 prints both
+ * to two significant digits ("7.8e-16 ± 1.2e-15", never "0.000000000000 ± 0.000000000000"). sd 0
+ * prints mean to 6 significant digits and "± 0"; sd NaN (unknown: one run) prints mean to 4
+ * significant digits and "± ?"; mean NaN prints "-". The ± is UTF-8 (two bytes, one column).
  */
 ERG_API int erg_format_mean_sd(double mean, double sd, char *buf, size_t size);
+
+/**
+ * The shortest decimal that reads back (strtod) as exactly v: "%.Pg" for the least P in 1..17
+ * that round-trips, so 0.3 prints "0.3" (not %.17g's "0.29999999999999999") and no bit is lost
+ * (0.1 + 0.2 prints "0.30000000000000004": that is another double than 0.3). Into buf with
+ * snprintf semantics; returns the length the text needs. Non-finite values print "nan", "inf",
+ * "-inf". Used for every figure erg writes in full (JSON files, --json, CSV exports).
+ */
+ERG_API int erg_format_double(double v, char *buf, size_t size);
+
+/**
+ * Rewrite, in place, every real number of a JSON text (a number token with '.', 'e' or 'E',
+ * outside strings) as the shortest decimal that reads back as the same double (erg_format_double,
+ * exponent without '+' or leading zeros, ".0" kept on whole values so a real stays a real).
+ * Integers, strings and layout are untouched; the text never grows. Used on every JSON document
+ * erg writes (jansson prints reals with %.17g or a fixed precision, never the shortest form).
+ */
+ERG_API void erg_json_shorten_reals(char *text);
 
 #ifdef __cplusplus
 }

@@ -255,6 +255,13 @@ def main(argv=None):
     if a.runs < 1:
         sys.stderr.write("erg run: -r must be at least 1\n")
         return 2
+    try:
+        import torch  # noqa: F401  (the calls recorded are torch's)
+    except ImportError as e:
+        sys.stderr.write("erg run: this Python (%s) cannot import torch (%s): install Debian's "
+                         "python3-torch and run /usr/bin/python3 -m erg.run, or set "
+                         "$ERG_PYTHON for erg instrument\n" % (sys.executable, e))
+        return 2
     if os.path.lexists(out) and not os.path.isfile(out) or os.path.islink(out):
         sys.stderr.write("erg run: %s: not a regular file; not written\n" % out)
         return 2

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
+#include "erg/stats.h"
+
 #include <errno.h>
+#include <jansson.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -59,6 +62,31 @@ int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned l
     unsigned long v = strtoul(text, &end, 10);
     if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-') {
         erg_cli_usage(cmd, "%s expects a non-negative integer, got '%s'", opt, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int erg_cli_json_dumpf(const struct json_t *root, FILE *out, size_t flags)
+{
+    char *text = root ? json_dumps(root, flags) : NULL;
+    if (!text)
+        return -1;
+    erg_json_shorten_reals(text);
+    int rc = fputs(text, out) < 0 ? -1 : 0;
+    free(text);
+    return rc;
+}
+
+int erg_cli_count(const char *cmd, const char *opt, const char *text, unsigned long lo,
+                  unsigned long hi, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-' || v < lo || v > hi) {
+        erg_cli_usage(cmd, "%s expects an integer from %lu to %lu, got '%s'", opt, lo, hi, text);
         return -1;
     }
     *out = v;

@@ -14,6 +14,11 @@
 
 #include "erg/error.h"
 
+struct json_t;
+/* Print a JSON document to out like json_dumpf (jansson's flags), with every real in its shortest
+ * round-trip form (erg_json_shorten_reals) and no trailing newline. Returns 0, -1 on failure. */
+int erg_cli_json_dumpf(const struct json_t *root, FILE *out, size_t flags);
+
 struct erg_cli_command {
     const char *name;
     const char *summary;
@@ -53,6 +58,12 @@ int erg_cli_double(const char *cmd, const char *opt, const char *text, double *o
 
 /* Parse a non-negative integer option value; on error print a usage message and return -1. */
 int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned long *out);
+
+/* Parse an integer option value in [lo, hi]; on error (not an integer, or out of range) print
+ * one usage message, "OPT expects an integer from LO to HI, got 'TEXT'", the same for every
+ * command, and return -1. */
+int erg_cli_count(const char *cmd, const char *opt, const char *text, unsigned long lo,
+                  unsigned long hi, unsigned long *out);
 
 /* Exec $ERG_PYTHON (default /usr/bin/python3) -m module argv[1..] with the erg Python package on
  * PYTHONPATH and ERG_LIBRARY set (cmd_instrument.c says where both are found). Returns only on

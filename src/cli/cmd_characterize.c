@@ -513,13 +513,9 @@ static int run(int argc, char **argv)
             break;
         case 'r':
         case 'W':
-            if (erg_cli_ulong("characterize", opt == 'r' ? "--runs" : "--warmup", optarg,
-                              opt == 'r' ? &c.runs : &c.warmup))
+            if (erg_cli_count("characterize", opt == 'r' ? "--runs" : "--warmup", optarg,
+                              opt == 'r' ? 1 : 0, 100000, opt == 'r' ? &c.runs : &c.warmup))
                 return ERG_EXIT_USAGE;
-            if (opt == 'r' && (c.runs < 1 || c.runs > 100000))
-                return erg_cli_usage("characterize", "--runs must be 1..100000, got '%s'", optarg);
-            if (opt == 'W' && c.warmup > 100000)
-                return erg_cli_usage("characterize", "--warmup must be at most 100000");
             break;
         case 'C':
         case 'B':

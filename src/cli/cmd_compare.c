@@ -159,8 +159,9 @@ static int run_compare(int argc, char **argv)
             json_pack("{s:s,s:o,s:o,s:f,s:f,s:f,s:s}", "erg", "compare/1", "a", side(pa, &a), "b",
                       side(pb, &b), "confidence", co.confidence, "difference_j", dd.diff_j,
                       "combined_sd_j", dd.sd_j, "verdict", verdict);
-        if (!o || json_dumpf(o, stdout,
-                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
+        if (!o ||
+            erg_cli_json_dumpf(
+                o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
             json_decref(o);
             erg_report_free(&a);
             erg_report_free(&b);

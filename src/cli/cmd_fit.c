@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "erg/stats.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
 
@@ -158,6 +159,7 @@ static void print_json(const erg_op_model *m, const char *model_path)
     json_object_set_new(root, "ops", ops);
     json_object_set_new(root, "notes", json_string(erg_op_model_notes(m)));
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    erg_json_shorten_reals(s);
     if (s)
         printf("%s\n", s);
     free(s);

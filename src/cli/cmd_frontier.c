@@ -57,7 +57,16 @@ static void print_choices(const erg_frontier *f, size_t i, enum choices_mode mod
         return;
     }
     if (i == 0) {
-        printf("%zu elements", ne);
+        /* counted as erg compose counts them (signatures or DAG nodes), the idle gaps of an
+         * expression, which carry choices here too, beside */
+        size_t idle = 0;
+        for (size_t k = 0; k < ne; k++)
+            idle += strncmp(f->element_names[k], "idle@", 5) == 0 &&
+                    strchr(f->element_names[k], '#') != NULL;
+        if (idle)
+            printf("%zu elements + %zu idle", ne - idle, idle);
+        else
+            printf("%zu elements", ne);
         return;
     }
     const size_t *prev = row - ne;

@@ -77,8 +77,9 @@ static int run_pair(const char *pa, const char *pb, double conf, int json)
             v.history < 0 ? json_null() : json_boolean(v.history), "interference",
             v.interference < 0 ? json_null() : json_boolean(v.interference), "mutual",
             v.mutual < 0 ? json_null() : json_boolean(v.mutual));
-        if (!o || json_dumpf(o, stdout,
-                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0)
+        if (!o ||
+            erg_cli_json_dumpf(o, stdout,
+                               JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0)
             ex = ERG_EXIT_USAGE;
         fputc('\n', stdout);
         json_decref(o);
@@ -155,8 +156,9 @@ static int run_insensitive(int argc, char **argv)
                               "delta_s_w", r.delta_s_w, "delta_t_s", r.delta_t_s, "delta_d_j",
                               r.delta_d_j, "lhs_j", r.lhs_j, "tolerance_j", r.tolerance_j,
                               "confidence", conf, "insensitive", r.insensitive);
-        if (!o || json_dumpf(o, stdout,
-                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
+        if (!o ||
+            erg_cli_json_dumpf(
+                o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
             json_decref(o);
             fprintf(stderr, "erg: cannot write the result\n");
             return ERG_EXIT_USAGE;

@@ -140,11 +140,8 @@ static int parse(int argc, char **argv, struct opts *o)
     while ((c = getopt_long(argc, argv, "+:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r':
-            if (erg_cli_ulong("measure", "--runs", optarg, &o->runs) || o->runs < 1 ||
-                o->runs > 1000)
-                return o->runs < 1 || o->runs > 1000
-                           ? erg_cli_usage("measure", "--runs must be 1 to 1000")
-                           : ERG_EXIT_USAGE;
+            if (erg_cli_count("measure", "--runs", optarg, 1, 1000, &o->runs))
+                return ERG_EXIT_USAGE;
             break;
         case 'w':
             if (erg_cli_ulong("measure", "--warmup", optarg, &o->warmup))

@@ -75,7 +75,7 @@ void erg_cli_flags_text(unsigned flags, char *buf, size_t size)
 
 int erg_cli_print_json(json_t *root)
 {
-    int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    int rc = erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', stdout);
     json_decref(root);
     return rc == 0 ? 0 : ERG_EXIT_USAGE;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "erg/stats.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
 #include "predict_public.h"
@@ -307,6 +308,7 @@ static int run(int argc, char **argv)
         json_object_set_new(o, "model", json_string(model_path));
         json_object_set_new(o, "target", json_string(erg_op_model_target(m)));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        erg_json_shorten_reals(s);
         if (s)
             printf("%s\n", s);
         free(s);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -33,6 +34,9 @@ static void help(FILE *out)
         "--target cuda is an extension point that this build does not implement (exit 3).\n"
         "time_sd_s/energy_sd_j: the run-to-run sd of the per-execution cost (robust spread\n"
         "of the batches' per-execution means; docs/predict.md).\n"
+        "Progress goes to stderr; the rows measured so far are kept in ops.csv.partial (rewritten\n"
+        "whole after each configuration), so an interrupted run loses at most one configuration;\n"
+        "ops.csv is written at the end and the partial file removed.\n"
         "Exit status: 0 written, 2 bad input (usage, grid file), 3 no usable meter or target.\n"
         "\n"
         "Usage: erg profile blocks|models|all [--target cpu|cuda] [--plan full|small|smoke]\n"
@@ -49,19 +53,67 @@ static void help(FILE *out)
         "docs/profile.md).\n");
 }
 
+/* Progress on stderr and a checkpoint of the rows measured so far: after each configuration
+ * "<out>.partial" is rewritten (whole, through a temporary file) so that an interrupted run keeps
+ * what it measured; the run's end writes <out> and removes the partial file. */
 struct progress {
     int quiet;
+    const char *partial;      /* NULL: no checkpoint (output to stdout) */
+    const erg_op_sample *out; /* rows 0..done-1 are filled when the callback runs */
+    double start_s;           /* CLOCK_MONOTONIC at the start */
+    int partial_failed;
 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Whole seconds as "1h02m", "3m05s" or "42s". */
+static void fmt_duration(double s, char *buf, size_t size)
+{
+    long t = s > 0 && s < 1e9 ? (long)(s + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(buf, size, "%ldh%02ldm", t / 3600, t / 60 % 60);
+    else if (t >= 60)
+        snprintf(buf, size, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(buf, size, "%lds", t);
+}
 
 static void on_progress(void *ud, size_t done, size_t total, const erg_op_sample *s)
 {
-    const struct progress *p = ud;
+    struct progress *p = ud;
+    if (p->partial && !p->partial_failed) {
+        erg_diag d;
+        erg_diag_clear(&d);
+        if (erg_ops_csv_write(p->partial, p->out, done, &d) != ERG_OK) {
+            char buf[512];
+            erg_diag_format(&d, buf, sizeof buf);
+            fprintf(stderr, "erg profile: warning: no checkpoint of the rows so far: %s\n", buf);
+            p->partial_failed = 1;
+        }
+    }
     if (p->quiet)
         return;
-    fprintf(stderr, "[%zu/%zu] %-7s m=%lld n=%lld k=%lld tokens=%lld d_model=%lld  %.4g s x %llu\n",
-            done, total, erg_op_name(s->dims.op), (long long)s->dims.m, (long long)s->dims.n,
-            (long long)s->dims.k, (long long)s->dims.tokens, (long long)s->dims.d_model, s->time_s,
-            (unsigned long long)s->reps);
+    char dims[128];
+    const erg_op_dims *d = &s->dims;
+    if (d->op == ERG_OP_GEMM)
+        snprintf(dims, sizeof dims, "m=%lld n=%lld k=%lld", (long long)d->m, (long long)d->n,
+                 (long long)d->k);
+    else if (d->d_model > 0)
+        snprintf(dims, sizeof dims, "tokens=%lld d_model=%lld", (long long)d->tokens,
+                 (long long)d->d_model);
+    else
+        snprintf(dims, sizeof dims, "tokens=%lld", (long long)d->tokens);
+    double el = now_s() - p->start_s;
+    char el_buf[32], left_buf[32];
+    fmt_duration(el, el_buf, sizeof el_buf);
+    fmt_duration(done ? el / (double)done * (double)(total - done) : 0, left_buf, sizeof left_buf);
+    fprintf(stderr, "[%zu/%zu, %s elapsed, about %s left] %-7s %s  %.4g s x %llu\n", done, total,
+            el_buf, left_buf, erg_op_name(d->op), dims, s->time_s, (unsigned long long)s->reps);
 }
 
 static int readable(const char *path)
@@ -145,10 +197,8 @@ static int shared_option(int c, int argc, char **argv, const struct option *opts
         so->min_time = optarg;
         return OPT_TAKEN;
     case 'j':
-        if (erg_cli_ulong("profile", "--threads", optarg, &ul) != 0)
+        if (erg_cli_count("profile", "--threads", optarg, 1, 1024, &ul) != 0)
             return ERG_EXIT_USAGE;
-        if (ul < 1 || ul > 1024)
-            return erg_cli_usage("profile", "--threads must be in 1..1024");
         so->threads = optarg;
         so->threads_n = (int)ul;
         return OPT_TAKEN;
@@ -388,6 +438,28 @@ static int run(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         dims[i] = grid[i].dims;
     free(grid);
+    /* refuse an output that cannot be written before the run, not after it */
+    char partial[4096] = "";
+    int to_file = strcmp(out_path, "-") != 0;
+    if (to_file && snprintf(partial, sizeof partial, "%s.partial", out_path) >= (int)sizeof partial)
+        rc = erg_diag_set(&diag, ERG_EINVAL, out_path, "path too long");
+    if (rc == ERG_OK)
+        rc = erg_output_check(out_path, &diag);
+    if (rc == ERG_OK && to_file)
+        rc = erg_output_check(partial, &diag);
+    if (rc != ERG_OK) {
+        free(dims);
+        free(out);
+        return erg_cli_fail(&diag, rc);
+    }
+    pr.partial = to_file ? partial : NULL;
+    pr.out = out;
+    pr.start_s = now_s();
+    if (pr.partial && !pr.quiet)
+        fprintf(stderr,
+                "erg profile: %zu configurations; each row goes into %s as it is measured "
+                "(kept if the run stops), %s is written at the end\n",
+                n, pr.partial, out_path);
     o.progress = on_progress;
     o.progress_ud = &pr;
     erg_meter *meter = NULL;
@@ -425,11 +497,17 @@ static int run(int argc, char **argv)
         snprintf(where, sizeof where, "%.120s: %.120s", grid_path, diag.where);
         memcpy(diag.where, where, sizeof where);
         status = erg_cli_fail(&diag, rc);
+        if (pr.partial && done > 0 && !pr.partial_failed)
+            fprintf(stderr, "erg profile: the %zu configurations measured before are in %s\n", done,
+                    pr.partial);
     } else {
         rc = erg_ops_csv_write(out_path, out, done, &diag);
         if (rc != ERG_OK)
             status = erg_cli_fail(&diag, rc);
-        else if (!pr.quiet)
+        else if (pr.partial && unlink(pr.partial) != 0 && errno != ENOENT)
+            fprintf(stderr, "erg profile: warning: cannot remove %s: %s\n", pr.partial,
+                    strerror(errno));
+        if (rc == ERG_OK && !pr.quiet)
             fprintf(stderr, "erg: wrote %zu configurations to %s (energy grade: %s)\n", done,
                     out_path, done ? erg_grade_name(out[0].grade) : "-");
     }

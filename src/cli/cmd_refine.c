@@ -215,10 +215,8 @@ static int run(int argc, char **argv)
             do_char = 1;
             break;
         case 'k':
-            if (erg_cli_ulong("refine", "--top", optarg, &top))
+            if (erg_cli_count("refine", "--top", optarg, 1, 64, &top))
                 return ERG_EXIT_USAGE;
-            if (top < 1 || top > 64)
-                return erg_cli_usage("refine", "--top must be 1..64, got '%s'", optarg);
             break;
         case 'I':
             in_place = 1;
@@ -240,19 +238,15 @@ static int run(int argc, char **argv)
             json = 1;
             break;
         case 'r':
-            if (erg_cli_ulong("refine", "--runs", optarg, &ch.runs))
+            if (erg_cli_count("refine", "--runs", optarg, 1, 100000, &ch.runs))
                 return ERG_EXIT_USAGE;
-            if (ch.runs < 1 || ch.runs > 100000)
-                return erg_cli_usage("refine", "--runs must be 1..100000, got '%s'", optarg);
             break;
         case 'R':
             ch.reset = optarg;
             break;
         case 'U':
-            if (erg_cli_ulong("refine", "--warmup", optarg, &ch.warmup))
+            if (erg_cli_count("refine", "--warmup", optarg, 0, 100000, &ch.warmup))
                 return ERG_EXIT_USAGE;
-            if (ch.warmup > 100000)
-                return erg_cli_usage("refine", "--warmup must be at most 100000");
             break;
         case 't':
             if (strcmp(optarg, "wall") && strcmp(optarg, "cpu") && strcmp(optarg, "reported"))

@@ -239,7 +239,7 @@ static int run_store(int argc, char **argv)
                 json_t *root = json_pack("{s:s,s:s,s:o}", "erg", "store-list/1", "name",
                                          argv[optind], "signatures", ctx.arr);
                 if (rc == ERG_OK) {
-                    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                    erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                     putchar('\n');
                 }
                 json_decref(root);
@@ -261,7 +261,7 @@ static int run_store(int argc, char **argv)
         if (json) {
             if (rc == ERG_OK) {
                 json_t *root = json_pack("{s:s,s:o}", "erg", "store-list/1", "signatures", ctx.arr);
-                json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 putchar('\n');
                 json_decref(root);
             } else {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "erg/stats.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
 
@@ -81,24 +82,18 @@ static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*
             o->mlp.seed = v;
             break;
         case 'w':
-            if (erg_cli_ulong("fit", "--width", optarg, &v))
+            if (erg_cli_count("fit", "--width", optarg, 1, 64, &v))
                 return ERG_EXIT_USAGE;
-            if (v < 1 || v > 64)
-                return erg_cli_usage("fit", "--width must be 1..64");
             o->mlp.width = (unsigned)v;
             break;
         case 'l':
-            if (erg_cli_ulong("fit", "--layers", optarg, &v))
+            if (erg_cli_count("fit", "--layers", optarg, 1, 4, &v))
                 return ERG_EXIT_USAGE;
-            if (v < 1 || v > 4)
-                return erg_cli_usage("fit", "--layers must be 1..4");
             o->mlp.hidden_layers = (unsigned)v;
             break;
         case 'e':
-            if (erg_cli_ulong("fit", "--epochs", optarg, &v))
+            if (erg_cli_count("fit", "--epochs", optarg, 20, 100000, &v))
                 return ERG_EXIT_USAGE;
-            if (v < 20 || v > 100000)
-                return erg_cli_usage("fit", "--epochs must be 20..100000");
             o->mlp.max_epochs = (unsigned)v;
             break;
         case 'N':
@@ -309,6 +304,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
         }
         json_object_set_new(r, "heldout", b);
         char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
         free(text);
@@ -479,6 +475,7 @@ int erg_cli_fit_model(int argc, char **argv)
         json_object_set_new(rows, "Average", acc_json(&avg));
         json_object_set_new(r, "heldout", rows);
         char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
         free(text);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "erg/stats.h"
 #include "erg/predict.h"
 #include "predict_levels.h"
 
@@ -259,7 +260,7 @@ static void print_phase(const erg_model_prediction *m)
 int erg_cli_predict_model(int argc, char **argv)
 {
     struct common c;
-    int st = parse_common("predict", argc, argv, &c, 0);
+    int st = parse_common("predict model", argc, argv, &c, 0);
     if (st)
         return st < 0 ? ERG_EXIT_OK : st;
     erg_arch a;
@@ -314,13 +315,20 @@ int erg_cli_predict_model(int argc, char **argv)
         if (c.schedule)
             json_object_set_new(o, "schedule", json_string(c.schedule));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        erg_json_shorten_reals(s);
         if (s)
             printf("%s\n", s);
         free(s);
         json_decref(o);
     } else {
-        printf("%s (%s, %.3g B parameters, %.3g B active) on %s (levels 1-%d)\n", a.name, a.family,
-               params / 1e9, active / 1e9, erg_predictor_dir(p), erg_predictor_level(p));
+        int top = erg_predictor_level(p);
+        char lv[32];
+        if (top > 1)
+            snprintf(lv, sizeof lv, "levels 1-%d", top);
+        else
+            snprintf(lv, sizeof lv, "level %d only", top);
+        printf("%s (%s, %.3g B parameters, %.3g B active) on %s (%s)\n", a.name, a.family,
+               params / 1e9, active / 1e9, erg_predictor_dir(p), lv);
         for (int i = 0; i < nm; i++)
             print_phase(&m[i]);
         if (c.schedule)
@@ -341,7 +349,8 @@ static int parse_set(const char *text, struct range *r)
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text || (size_t)(eq - text) >= sizeof r->key)
-        return erg_cli_usage("predict", "--set expects KEY=A:B:STEP or KEY=A, got '%s'", text);
+        return erg_cli_usage("predict sweep", "--set expects KEY=A:B:STEP or KEY=A, got '%s'",
+                             text);
     snprintf(r->key, sizeof r->key, "%.*s", (int)(eq - text), text);
     long long v[3] = {0, 0, 1};
     int n = 0;
@@ -351,31 +360,31 @@ static int parse_set(const char *text, struct range *r)
         errno = 0;
         long long x = strtoll(p, &end, 10);
         if (end == p || errno || x <= 0 || n == 3)
-            return erg_cli_usage("predict",
+            return erg_cli_usage("predict sweep",
                                  "--set %s: expected positive integers A:B:STEP or A, got '%s'",
                                  r->key, eq + 1);
         v[n++] = x;
         if (*end == '\0')
             break;
         if (*end != ':')
-            return erg_cli_usage("predict", "--set %s: expected A:B:STEP, got '%s'", r->key,
+            return erg_cli_usage("predict sweep", "--set %s: expected A:B:STEP, got '%s'", r->key,
                                  eq + 1);
         p = end + 1;
     }
     if (n == 2)
-        return erg_cli_usage("predict", "--set %s: give STEP too (A:B:STEP)", r->key);
+        return erg_cli_usage("predict sweep", "--set %s: give STEP too (A:B:STEP)", r->key);
     r->lo = v[0];
     r->hi = n == 1 ? v[0] : v[1];
     r->step = n == 1 ? 1 : v[2];
     if (r->hi < r->lo)
-        return erg_cli_usage("predict", "--set %s: B (%lld) is below A (%lld)", r->key,
+        return erg_cli_usage("predict sweep", "--set %s: B (%lld) is below A (%lld)", r->key,
                              (long long)r->hi, (long long)r->lo);
     erg_arch probe;
     memset(&probe, 0, sizeof probe);
     probe.d_model = 64;
     if (strcmp(r->key, "batch") && strcmp(r->key, "prompt") && strcmp(r->key, "kv") &&
         strcmp(r->key, "heads") && erg_arch_set(&probe, r->key, 1, NULL) != ERG_OK)
-        return erg_cli_usage("predict",
+        return erg_cli_usage("predict sweep",
                              "--set: unknown key '%s' (d_model, n_heads, n_kv_heads, head_dim, "
                              "heads, d_ff, d_ff_expert, n_layers, n_experts, top_k, n_shared, "
                              "d_ff_shared, window, vocab, batch, prompt, kv)",
@@ -386,11 +395,11 @@ static int parse_set(const char *text, struct range *r)
 int erg_cli_predict_sweep(int argc, char **argv)
 {
     struct common c;
-    int st = parse_common("predict", argc, argv, &c, 1);
+    int st = parse_common("predict sweep", argc, argv, &c, 1);
     if (st)
         return st < 0 ? ERG_EXIT_OK : st;
     if (c.n_sets == 0)
-        return erg_cli_usage("predict", "sweep needs at least one --set KEY=A:B:STEP");
+        return erg_cli_usage("predict sweep", "sweep needs at least one --set KEY=A:B:STEP");
     struct range r[16];
     size_t points = 1;
     for (int i = 0; i < c.n_sets; i++) {
@@ -398,7 +407,7 @@ int erg_cli_predict_sweep(int argc, char **argv)
             return st;
         points *= (size_t)((r[i].hi - r[i].lo) / r[i].step + 1);
         if (points > 10000000)
-            return erg_cli_usage("predict", "the sweep has more than 10^7 points");
+            return erg_cli_usage("predict sweep", "the sweep has more than 10^7 points");
     }
     erg_arch base;
     erg_predictor *p = NULL;

@@ -949,10 +949,8 @@ int erg_cli_predict_eval(int argc, char **argv)
             json_out = 1;
             break;
         case 'w':
-            if (erg_cli_ulong("predict eval", "--worst", optarg, &worst))
+            if (erg_cli_count("predict eval", "--worst", optarg, 0, 16, &worst))
                 return ERG_EXIT_USAGE;
-            if (worst > 16)
-                return erg_cli_usage("predict eval", "--worst: at most 16");
             break;
         case 'h':
             eval_help(stdout);
@@ -1027,14 +1025,24 @@ int erg_cli_predict_eval(int argc, char **argv)
             for (int i = 0; i < e.na; i++)
                 json_array_append_new(as, json_string(e.assumptions[i]));
             json_object_set_new(root, "assumptions", as);
-            json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+            erg_cli_json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
             printf("\n");
             json_decref(root);
         } else {
             printf("target %s (level 1: %s)\n", dir, erg_op_model_target(m));
             summarise(&e, nfiles, files, 0, (int)worst, NULL);
             for (size_t i = 0; i < e.ns; i++) {
-                if (e.s[i].row)
+                /* consecutive rows of one file skipped for the same reason: one line */
+                size_t j = i;
+                while (e.s[i].row && j + 1 < e.ns && e.s[j + 1].file == e.s[i].file &&
+                       e.s[j + 1].row == e.s[j].row + 1 &&
+                       strcmp(e.s[j + 1].reason, e.s[i].reason) == 0)
+                    j++;
+                if (j > i) {
+                    printf("skipped: %s rows %zu-%zu: %s\n", files[e.s[i].file], e.s[i].row,
+                           e.s[j].row, e.s[i].reason);
+                    i = j;
+                } else if (e.s[i].row)
                     printf("skipped: %s row %zu: %s\n", files[e.s[i].file], e.s[i].row,
                            e.s[i].reason);
                 else

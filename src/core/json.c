@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/json.h"
 #include "core/file.h"
+#include "erg/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -156,6 +157,7 @@ int erg__json_dump_file(const json_t *root, const char *path, size_t flags, erg_
     char *text = json_dumps(root, flags);
     if (!text)
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot serialise JSON");
+    erg_json_shorten_reals(text);
     size_t n = strlen(text);
     char *withnl = realloc(text, n + 2);
     if (!withnl) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/jwrite.h"
+#include "erg/stats.h"
 
 #include "core/json.h"
 
@@ -246,9 +247,10 @@ void erg__jw_real(erg__jw *w, double v)
         put(w, "null", 4);
         return;
     }
-    /* jansson's jsonp_dtostr at precision 17 */
+    /* jansson's jsonp_dtostr layout, with the shortest digits that read back as v (what
+     * erg_json_shorten_reals makes of a dumped tree, so both files stay the same bytes) */
     char b[64];
-    int n = snprintf(b, sizeof b, "%.17g", v);
+    int n = erg_format_double(v, b, sizeof b);
     if (n < 0 || (size_t)n >= sizeof b - 3) {
         if (!w->err)
             w->err = EINVAL;

@@ -2,10 +2,11 @@
 /*
  * Private streaming JSON writer: elements are written as they are produced, so a document of
  * 10^6 elements needs no tree in memory. The text is jansson's json_dumps with
- * JSON_INDENT(2) | JSON_REAL_PRECISION(17) byte for byte (objects keep the order written; reals as
- * jansson's "%.17g" with ".0" added to integral values and the exponent's '+' and leading zeros
- * dropped; non-finite reals as null, as erg__json_set_number writes them), so that a streamed
- * file and one dumped from a tree are the same file (tests/trace/test_report.c compares them).
+ * JSON_INDENT(2) | JSON_REAL_PRECISION(17) after erg_json_shorten_reals, byte for byte (objects
+ * keep the order written; reals as the shortest round-trip digits (erg_format_double) with ".0"
+ * added to integral values and the exponent's '+' and leading zeros dropped; non-finite reals as
+ * null, as erg__json_set_number writes them), so that a streamed file and one dumped from a tree
+ * are the same file (tests/trace/test_report.c compares them).
  */
 #ifndef ERG_CORE_JWRITE_H
 #define ERG_CORE_JWRITE_H
@@ -43,7 +44,7 @@ void erg__jw_end_array(erg__jw *w);
 /* A member's key inside an object; its value follows. */
 void erg__jw_key(erg__jw *w, const char *key);
 void erg__jw_string(erg__jw *w, const char *s);
-/* A real as jansson writes json_real (precision 17); null when not finite. */
+/* A real as erg writes json_real (shortest round-trip digits); null when not finite. */
 void erg__jw_real(erg__jw *w, double v);
 void erg__jw_integer(erg__jw *w, json_int_t v);
 /* A jansson value, written as json_dumps would write it at this depth. */

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 double erg_normal_cdf(double x)
 {
@@ -293,6 +294,133 @@ double erg_running_var(const erg_running *r)
     return r->n < 2 ? 0.0 : r->m2 / (double)(r->n - 1);
 }
 
+int erg_format_double(double v, char *buf, size_t size)
+{
+    if (isnan(v))
+        return snprintf(buf, size, "nan");
+    if (isinf(v))
+        return snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    char tmp[40];
+    int p = 1;
+    for (; p < 17; p++) {
+        snprintf(tmp, sizeof tmp, "%.*g", p, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    /* the layout of %.17g: fixed notation for decimal exponents -5..16 (20 prints "20", not
+     * %.1g's "2e+01"), so only the digits change */
+    snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
+    int e = atoi(strchr(tmp, 'e') + 1);
+    if (e >= p && e < 17)
+        p = e + 1;
+    return snprintf(buf, size, "%.*g", p, v);
+}
+
+/* JSON's number grammar: -?digits(.digits)?([eE][+-]?digits)? */
+static size_t json_number_len(const char *s, int *is_real)
+{
+    size_t i = 0;
+    *is_real = 0;
+    if (s[i] == '-')
+        i++;
+    while (s[i] >= '0' && s[i] <= '9')
+        i++;
+    if (s[i] == '.') {
+        *is_real = 1;
+        i++;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (s[i] == 'e' || s[i] == 'E') {
+        *is_real = 1;
+        i++;
+        if (s[i] == '+' || s[i] == '-')
+            i++;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    return i;
+}
+
+/* erg_format_double in jansson's layout: "1e-06" -> "1e-6", "1e+20" -> "1e20", "2" -> "2.0". */
+static size_t json_real_text(double v, char *out, size_t size)
+{
+    char t[48];
+    erg_format_double(v, t, sizeof t);
+    size_t j = 0;
+    int has_point = 0;
+    for (size_t i = 0; t[i] && j + 1 < sizeof t; i++) {
+        if (t[i] == ',') /* a locale's decimal comma */
+            t[i] = '.';
+        if (t[i] == '.' || t[i] == 'e')
+            has_point = 1;
+        if (t[i] == 'e') {
+            out[j++] = 'e';
+            i++;
+            if (t[i] == '-')
+                out[j++] = '-';
+            else if (t[i] != '+')
+                i--;
+            while (t[i + 1] == '0' && t[i + 2] >= '0' && t[i + 2] <= '9')
+                i++;
+            continue;
+        }
+        out[j++] = t[i];
+    }
+    if (!has_point && j + 3 < size) {
+        out[j++] = '.';
+        out[j++] = '0';
+    }
+    out[j] = '\0';
+    return j;
+}
+
+void erg_json_shorten_reals(char *text)
+{
+    if (!text)
+        return;
+    char *r = text, *w = text;
+    while (*r) {
+        if (*r == '"') { /* a string: copied as is, escapes included */
+            *w++ = *r++;
+            while (*r && *r != '"') {
+                if (*r == '\\' && r[1])
+                    *w++ = *r++;
+                *w++ = *r++;
+            }
+            if (*r)
+                *w++ = *r++;
+            continue;
+        }
+        if (*r == '-' || (*r >= '0' && *r <= '9')) {
+            int is_real;
+            size_t n = json_number_len(r, &is_real);
+            if (n == 0)
+                n = 1;
+            char tok[48], alt[48];
+            if (is_real && n < sizeof tok) {
+                memcpy(tok, r, n);
+                tok[n] = '\0';
+                char *end;
+                double v = strtod(tok, &end);
+                size_t m = *end == '\0' && isfinite(v) ? json_real_text(v, alt, sizeof alt) : n + 1;
+                if (m <= n) {
+                    memmove(w, alt, m);
+                    w += m;
+                    r += n;
+                    continue;
+                }
+            }
+            memmove(w, r, n);
+            w += n;
+            r += n;
+            continue;
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+}
+
 int erg_format_mean_sd(double mean, double sd, char *buf, size_t size)
 {
     if (!isfinite(mean))
@@ -311,7 +439,7 @@ int erg_format_mean_sd(double mean, double sd, char *buf, size_t size)
     int dec = 1 - lead;
     if (dec < 0)
         dec = 0;
-    if (dec > 12)
-        dec = 12;
+    if (dec > 12) /* below 1e-11: fixed decimals would print only zeros */
+        return snprintf(buf, size, "%.2g \u00b1 %.2g", mean, sd_r);
     return snprintf(buf, size, "%.*f \u00b1 %.*f", dec, mean, dec, sd_r);
 }

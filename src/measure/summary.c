@@ -9,6 +9,7 @@
 #include "calculus/sig_json.h"
 #include "core/json.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,15 @@ void erg_summary_free(erg_summary *s)
 static int exceeds(double baseline_j, double gross_j)
 {
     return baseline_j - gross_j > 1e-9 * fmax(fabs(baseline_j), fabs(gross_j));
+}
+
+/* gross - baseline, with the cancellation residue of two figures computed along different paths
+ * (a meter's sum of increments against idle power x time) set to 0: a difference within a few
+ * ulps of the operands is below their own resolution, not energy (it would print as 1.8e-15 J). */
+static double net_of(double gross, double base)
+{
+    double d = gross - base;
+    return fabs(d) <= 8 * DBL_EPSILON * fmax(fabs(gross), fabs(base)) ? 0.0 : d;
 }
 
 int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
@@ -122,7 +132,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                 memcpy(c->reason, r->reason, sizeof c->reason);
             g[k] = r->energy_j;
             b[k] = idle * runs[k].time_s;
-            net[k] = g[k] - b[k];
+            net[k] = net_of(g[k], b[k]);
         }
         if (c->state == ERG_READING_OK) {
             c->energy_j = erg_mean_sd_of(g, n);
@@ -196,7 +206,7 @@ int erg_summarize(const erg_measurement *runs, size_t n, erg_baseline_mode mode,
                         base += w * runs[k].time_s;
                 }
         b[k] = base;
-        net[k] = g[k] - base;
+        net[k] = net_of(g[k], base);
     }
     out->total_energy_j = erg_mean_sd_of(g, n);
     out->total_baseline_j = erg_mean_sd_of(b, n);
@@ -250,7 +260,7 @@ int erg_summary_signature(const erg_summary *s, const char *name, const char *de
     double T = s->time_s.mean, E = s->total_energy_j.mean;
     out->static_power_w = s->static_power_w;
     out->time_s = T;
-    out->dynamic_energy_j = E - s->static_power_w * T;
+    out->dynamic_energy_j = net_of(E, s->static_power_w * T);
     if (out->dynamic_energy_j < 0)
         out->dynamic_energy_j = 0.0;
     /* one run has no sample variance (sd NaN): the floors stand for it */

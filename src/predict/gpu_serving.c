@@ -3,6 +3,7 @@
  * steady-state decode step, and the serving level 3 fitted on ML.ENERGY (docs/predict.md,
  * "GPU targets"). */
 #include "erg/predict.h"
+#include "erg/stats.h"
 
 #include <errno.h>
 #include <gsl/gsl_multifit.h>
@@ -980,8 +981,21 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
                       num(m->prompt_tokens), "n_train", (json_int_t)m->n_train, "itl_mape_pct",
                       num(m->itl_mape_pct), "energy_mape_pct", num(m->energy_mape_pct)));
     }
-    int rc = erg__json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17), diag);
+    char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    erg_json_shorten_reals(text);
     json_decref(root);
+    if (!text)
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory serialising");
+    size_t len = strlen(text);
+    char *t2 = realloc(text, len + 2);
+    if (!t2) {
+        free(text);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory serialising");
+    }
+    t2[len] = '\n';
+    t2[len + 1] = '\0';
+    int rc = erg__write_file_atomic(path, t2, len + 1, diag);
+    free(t2);
     return rc;
 }
 

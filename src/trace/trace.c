@@ -10,6 +10,7 @@
  * reported are erg_schedule_compose's on the very schedule `erg trace import` writes.
  */
 #include "trace_internal.h"
+#include "erg/stats.h"
 #include "calculus/sig_json.h"
 
 #include "core/file.h"
@@ -1106,6 +1107,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= cnt(root, "events", s->events);
     bad |= cnt(root, "activities", s->activities);
     char *text = bad ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    erg_json_shorten_reals(text);
     json_decref(root);
     if (!text)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "cannot encode the report as JSON");

@@ -181,4 +181,12 @@ out=$("$ERG_BIN" frontier "$T/tr.json" --csv) || fail "transition dag exit $?"
 [ $rc -eq 2 ] || fail "transition relax rc $rc"
 grep -q "cannot charge the transition" "$T/err" || fail "transition relax message: $(cat "$T/err")"
 "$ERG_BIN" frontier --help | grep -q "Usage: erg frontier" || fail "help"
+# the element count is erg compose's (signatures; the expression's idle gaps beside it)
+ex=${ERG_TEST_SOURCE_DIR:?}/examples
+for f in pipeline-2gpu pipeline-2gpu-dag; do
+    n=$("$ERG_BIN" compose "$ex/$f.json" | awk '$1 == "elements" { print $2 }')
+    "$ERG_BIN" frontier "$ex/$f.json" --choices changes > "$T/fr" || fail "$f frontier"
+    grep -q " $n elements" "$T/fr" || fail "$f: compose counts $n elements, frontier: $(cat "$T/fr")"
+done
+"$ERG_BIN" frontier "$ex/pipeline-2gpu.json" | grep -q " 10 elements + 6 idle$" || fail "pipeline-2gpu: the idle gaps are not counted apart"
 echo "ok"

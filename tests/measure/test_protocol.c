@@ -455,6 +455,49 @@ static void an_incomplete_total_stays_refused(void **state)
     free(runs);
 }
 
+/* The net energy of a machine at exactly its baseline power is 0, not the residue of subtracting
+ * idle power x time from a meter's sum of increments (1.8e-15 J printed as net energy); a real
+ * difference of 0.1 J is kept. */
+static void net_cancellation_residue_is_zero(void **state)
+{
+    (void)state;
+    erg_measurement *runs = calloc(3, sizeof *runs);
+    assert_non_null(runs);
+    const double t = 0.2026;
+    for (int k = 0; k < 3; k++) {
+        runs[k].time_s = t;
+        runs[k].channels = calloc(1, sizeof *runs[k].channels);
+        assert_non_null(runs[k].channels);
+        runs[k].capacity = 1;
+        runs[k].n_channels = 1;
+        strcpy(runs[k].channels[0].id, "estimator:cpu");
+        runs[k].channels[0].state = ERG_READING_OK;
+        runs[k].channels[0].in_total = 1;
+        double e = 0.0; /* the meter's sum of 10 increments at 65 W */
+        for (int i = 0; i < 10; i++)
+            e += 65.0 * (t / 10);
+        runs[k].channels[0].energy_j = e;
+        runs[k].total_energy_j = k == 2 ? 65.0 * t + 0.1 : e;
+        runs[k].total_grade = ERG_GRADE_ESTIMATOR;
+    }
+    assert_true(runs[0].total_energy_j != 65.0 * t); /* the residue this test is about */
+    erg_summary *s = NULL;
+    assert_int_equal(erg_summarize(runs, 2, ERG_BASELINE_FIXED_W, NULL, 65.0, &s, NULL), ERG_OK);
+    assert_true(s->total_net_energy_j.mean == 0.0);
+    assert_true(s->total_net_energy_j.sd == 0.0);
+    erg_signature sig;
+    assert_int_equal(erg_summary_signature(s, "x", "cpu", &sig, NULL, NULL), ERG_OK);
+    assert_true(sig.dynamic_energy_j == 0.0); /* not 8.9e-16 J */
+    erg_summary_free(s);
+    assert_int_equal(erg_summarize(runs + 2, 1, ERG_BASELINE_FIXED_W, NULL, 65.0, &s, NULL),
+                     ERG_OK);
+    erg_assert_near(s->total_net_energy_j.mean, 0.1, 1e-12);
+    erg_summary_free(s);
+    for (int k = 0; k < 3; k++)
+        erg_measurement_release(&runs[k]);
+    free(runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +511,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(writes_keep_devices_symlinks_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(mean_sd_and_the_one_formatter, setup, teardown),
+        cmocka_unit_test(net_cancellation_residue_is_zero),
         cmocka_unit_test_setup_teardown(an_incomplete_total_stays_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

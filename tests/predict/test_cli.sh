@@ -116,6 +116,25 @@ check "non-numeric column" 2 "bad.csv:2:23: column 'time_s': expected a number" 
 printf 'op,kappa,m,n,k,tokens,d_model,dtype\ngemm,,8,-2,8,,,fp32\n' > "$tmp/badgrid.csv"
 check "negative dim in grid" 2 "badgrid.csv:2:9: column 'n': dimensions must not be negative" -- "$erg" profile ops --grid "$tmp/badgrid.csv" -o "$tmp/never.csv"
 [ ! -e "$tmp/never.csv" ] || { echo "FAIL half-written ops.csv"; fails=$((fails + 1)); }
+# an output that cannot be written is refused before profiling, not after it
+mkdir -p "$tmp/adir"
+check "profile onto a folder: refused first" 2 "adir: is a folder" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 0.003 -o "$tmp/adir"
+! grep -q '^\[1/3' "$tmp/err" || { echo "FAIL profiled before refusing the output"; cat "$tmp/err"; fails=$((fails + 1)); }
+# an interrupted run keeps the rows measured so far in OUT.partial (OUT itself is not written)
+"$erg" profile ops --grid "$tmp/grid.csv" --min-time 2 --no-meter -o "$tmp/int.csv" 2>"$tmp/int.err" &
+pid=$!
+for _ in $(seq 600); do
+    [ "$(grep -c . "$tmp/int.csv.partial" 2>/dev/null)" -ge 2 ] && break
+    sleep 0.2
+done
+kill -TERM "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+rows=$(grep -c '^rmsnorm,' "$tmp/int.csv.partial" 2>/dev/null)
+[ "${rows:-0}" = 1 ] && [ ! -e "$tmp/int.csv" ] && grep -q "int.csv.partial as it is measured" "$tmp/int.err" \
+    && grep -q '^\[1/3, .* elapsed, about .* left\] rmsnorm tokens=4 d_model=256' "$tmp/int.err" \
+    && ! grep -q ' m=0 ' "$tmp/int.err" \
+    || { echo "FAIL interrupted profile: partial rows ${rows:-none}"; cat "$tmp/int.err" "$tmp/int.csv.partial"; fails=$((fails + 1)); }
+[ ! -e "$tmp/ops.csv.partial" ] || { echo "FAIL a finished run left its partial file"; fails=$((fails + 1)); }
 check "cuda is an extension point" 3 "extension point" -- "$erg" profile ops --target cuda -o "$tmp/never.csv"
 check "thread clock" 0 "wrote 3 configurations" -- "$erg" profile ops --grid "$tmp/grid.csv" --min-time 0.003 --clock thread --no-meter -o "$tmp/ops_thread.csv"
 check "thread clock needs one thread" 2 "needs --threads 1" -- "$erg" profile ops --grid "$tmp/grid.csv" --clock thread --threads 2 -o "$tmp/never.csv"

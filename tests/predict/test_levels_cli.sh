@@ -107,10 +107,13 @@ grep -q "skipped d_model=4096 heads=24" "$tmp/err" || fail "sweep skipped list"
 check "sweep unknown key" 2 "unknown key 'wibble'" -- "$erg" predict sweep "$cfg" --target "$t" --set wibble=1:2:1
 check "sweep bad range" 2 "B (2) is below A (8)" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=8:2:1
 check "sweep needs --set" 2 "at least one --set" -- "$erg" predict sweep "$cfg" --target "$t"
+grep -q "^Try 'erg predict sweep --help'" "$tmp/err" || fail "sweep's usage errors point at its own --help: $(cat "$tmp/err")"
+check "model usage error" 2 "^erg predict model: --batch expects a positive integer, got '0'" -- "$erg" predict model "$cfg" --target "$t" --batch 0
+grep -q "^Try 'erg predict model --help'" "$tmp/err" || fail "model's usage errors point at its own --help: $(cat "$tmp/err")"
 
 # a target found by name under $ERG_MODEL_DIR; level 1 only when blocks.json and e2e.json are absent
 mkdir -p "$tmp/models/l1only" && cp "$t/ops.json" "$tmp/models/l1only/"
-check "target by name" 0 "levels 1-1" -- env ERG_MODEL_DIR="$tmp/models" "$erg" predict model "$cfg" --target l1only --phase decode --kv 64
+check "target by name" 0 "(level 1 only)" -- env ERG_MODEL_DIR="$tmp/models" "$erg" predict model "$cfg" --target l1only --phase decode --kv 64
 
 # the committed CPU target, found by name in the source tree, answers at level 3
 check "committed cpu target" 0 "on .*models/cpu (levels 1-3)" -- "$erg" predict model "$src/models/cpu/profile/configs/llama-d256-l2-h4-kv4.json" --target cpu --prompt 64 --kv 256

@@ -119,6 +119,11 @@ check "eval ML.ENERGY" 0 "row 2: B200 x1: the target's kernel data are of NVIDIA
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json"
 grep -q "phase decode  itl_s  *n      1" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
     && echo "ok   eval compares ITL, states the KV assumption" || { echo "FAIL eval output:"; cat "$tmp/out"; fails=$((fails + 1)); }
+# consecutive rows skipped for one reason are one line (rows 2-3), a lone one keeps its own
+sed 's/}]}$/}, {"gpu_model": "B200", "num_gpus": 1, "max_num_seqs": 16, "avg_batch_size": 16, "median_itl_ms": 5.1, "energy_per_token_joules": 0.3}]}/' "$tmp/l8.json" > "$tmp/l8b.json"
+check "eval groups skipped rows" 0 "skipped: .*l8b.json rows 2-3: B200 x1: the target's kernel data are of NVIDIA H100" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8b.json"
+[ "$(grep -c '^skipped:' "$tmp/out")" = 1 ] && echo "ok   one skipped line" || { echo "FAIL skipped lines:"; cat "$tmp/out"; fails=$((fails + 1)); }
 "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json" --json > "$tmp/e.json"
 /usr/bin/python3 - "$tmp/e.json" <<'PY' && echo "ok   eval --json rows" || { echo "FAIL eval --json"; fails=$((fails + 1)); }
 import json, sys

@@ -132,5 +132,30 @@ class Report(unittest.TestCase):
         self.assertIn("not a folder", r.stderr)
 
 
+class RunWithoutTorch(unittest.TestCase):
+    def test_a_python_without_torch_is_named(self):
+        """python3 -m erg.run under a Python that cannot import torch: one line naming that
+        Python and the fix, exit 2, no records and no traceback (was an ImportError traceback)."""
+        d = tempfile.mkdtemp(prefix="erg-notorch-")
+        try:
+            os.mkdir(os.path.join(d, "torch"))
+            with open(os.path.join(d, "torch", "__init__.py"), "w") as f:
+                f.write("raise ImportError('No module named torch (test stand-in)')\n")
+            script = os.path.join(d, "prog.py")
+            with open(script, "w") as f:
+                f.write("print('never')\n")
+            calls = os.path.join(d, "calls.jsonl")
+            r = run([ergtest.PYTHON, "-m", "erg.run", "--out", calls, script],
+                    env={"PYTHONPATH": d + ":" + ergtest.PYDIR})
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("cannot import torch", r.stderr)
+            self.assertIn("python3-torch", r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertEqual(r.stdout, "")
+            self.assertFalse(os.path.exists(calls))
+        finally:
+            shutil.rmtree(d)
+
+
 if __name__ == "__main__":
     ergtest.main()
