@@ -13,9 +13,9 @@
  * - A writer takes where it writes first, then what it writes, then options, then the
  *   erg_diag: erg_file_write_whole(path, data, len, diag), erg_protocol_write_json(path, r, ...),
  *   erg_op_model_save(path, m, diag), erg_frontier_write_csv(path, f, plan, diag) (the order of
- *   fprintf(stream, ...) and of most writers erg had; "-" is stdout). The calculus writers
- *   (erg_schedule_write_file, erg_report_write_file, erg_interaction_graph_write_file) still take
- *   the object first until the schedule-model rework in that module lands.
+ *   fprintf(stream, ...); "-" is stdout): erg_schedule_write_file(path, sched, diag),
+ *   erg_report_write_file(path, report, diag), erg_interaction_graph_write_file(path, g,
+ *   confidence, diag), erg_trace_schedule_write_file(path, trace, rules, opts, diag).
  * - A default path goes into the caller's buffer by libuv's rule (uv_os_homedir):
  *   fn(..., char *buf, size_t *size): ERG_OK with the length in *size, or ERG_ERANGE with the
  *   size needed (NUL counted) in *size and buf untouched; XDG lookups follow the XDG Base

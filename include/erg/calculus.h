@@ -56,7 +56,7 @@ ERG_API ERG_NODISCARD int erg_schedule_read_file(const char *path, erg_schedule 
                                                  erg_diag *diag);
 
 /** Write the schedule as a schedule/1 file, whole or not at all ("-" is stdout). */
-ERG_API ERG_NODISCARD int erg_schedule_write_file(const erg_schedule *sched, const char *path,
+ERG_API ERG_NODISCARD int erg_schedule_write_file(const char *path, const erg_schedule *sched,
                                                   erg_diag *diag);
 
 /**
@@ -191,7 +191,7 @@ ERG_API ERG_NODISCARD int erg_report_compare(const erg_report *a, const erg_repo
  * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, flags, devices,
  * and deviation / monte_carlo when present), whole or not at all ("-" is stdout).
  */
-ERG_API ERG_NODISCARD int erg_report_write_file(const erg_report *report, const char *path,
+ERG_API ERG_NODISCARD int erg_report_write_file(const char *path, const erg_report *report,
                                                 erg_diag *diag);
 
 /** Outcome of erg_context_insensitive. */
@@ -297,9 +297,9 @@ ERG_API void erg_interaction_graph_free(erg_interaction_graph *g);
 
 /** Write a graph as {"erg": "interactions/1", "confidence", "edges": [...]} (docs/context.md),
  *  whole or not at all ("-" is stdout). */
-ERG_API ERG_NODISCARD int erg_interaction_graph_write_file(const erg_interaction_graph *g,
-                                                           double confidence, const char *path,
-                                                           erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_interaction_graph_write_file(const char *path,
+                                                           const erg_interaction_graph *g,
+                                                           double confidence, erg_diag *diag);
 
 /** A correlation group (paper Appendix F.1-F.2): elements whose measurement noise is correlated
  *  (shared instrumentation, shared thermal history). */

@@ -245,10 +245,10 @@ ERG_API ERG_NODISCARD int erg_trace_schedule(const erg_trace *trace, const erg_r
  * into, "-" is stdout. Errors: as erg_trace_schedule; ERG_EIO, ERG_EACCES, ERG_ENOENT for the
  * output; ERG_ENOMEM ("cannot encode the schedule") for a name that is not UTF-8.
  */
-ERG_API ERG_NODISCARD int erg_trace_schedule_write_file(const erg_trace *trace,
+ERG_API ERG_NODISCARD int erg_trace_schedule_write_file(const char *path, const erg_trace *trace,
                                                         const erg_rules *rules,
                                                         const erg_trace_options *opts,
-                                                        const char *path, erg_diag *diag);
+                                                        erg_diag *diag);
 
 /**
  * Number of the trace's GPU activities that no rule matches (they get d = 0 in the schedule).

@@ -326,7 +326,7 @@ _PROTOS = {
     "erg_schedule_new": (c_void_p, []),
     "erg_schedule_free": (None, [c_void_p]),
     "erg_schedule_read_file": (c_int, [c_char_p, P(c_void_p), P(Diag)]),
-    "erg_schedule_write_file": (c_int, [c_void_p, c_char_p, P(Diag)]),
+    "erg_schedule_write_file": (c_int, [c_char_p, c_void_p, P(Diag)]),
     "erg_schedule_add_device": (c_int, [c_void_p, c_char_p, c_double, c_double, P(Diag)]),
     "erg_schedule_add_signature": (c_int, [c_void_p, P(Signature), P(Diag)]),
     "erg_schedule_add_node": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_double,

@@ -181,7 +181,9 @@ class Schedule:
         return self._call(lib.erg_schedule_add_edge, cstr(src), cstr(dst))
 
     def write(self, path):
-        return self._call(lib.erg_schedule_write_file, cstr(str(path)))
+        d = new_diag()
+        check(lib.erg_schedule_write_file(cstr(str(path)), self._h, ctypes.byref(d)), d)
+        return self
 
     def compose(self, confidence=0.95, warm_start=False, mc_samples=0, mc_seed=1,
                 measured_j=None, measured_sd_j=0.0):

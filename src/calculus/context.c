@@ -4,7 +4,6 @@
  * signature/1 form ("contexts", "command"). */
 #include "calculus/context_json.h"
 #include "calculus/sig_json.h"
-#include "calculus/sniff.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "erg/calculus.h"
@@ -350,27 +349,12 @@ int erg_context_signature_read_file(const char *path, erg_context_signature *out
 {
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_signature_read_file: NULL");
-    char *buf;
-    size_t len;
-    int rc = erg__read_file(path, &buf, &len, diag);
-    if (rc != ERG_OK)
-        return rc;
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (erg__is_gzip(buf, len)) {
-        free(buf);
-        return erg_diag_set(diag, ERG_EPARSE, name,
-                            "a gzip-compressed file, not a signature/1 file");
-    }
     json_t *root;
-    rc = erg__json_load_buffer(buf, len, name, &root, diag);
-    free(buf);
+    const char *name;
+    int rc = erg__signature_file_load(path, &root, &name, diag);
     if (rc != ERG_OK)
         return rc;
-    rc = erg__json_check_tag(root, "signature", 1, name, diag);
-    if (rc == ERG_OK)
-        rc = erg__signature_check_members(root, 1, name, "signature", diag);
-    if (rc == ERG_OK)
-        rc = erg__context_signature_from_json(root, NAN, name, "signature", out, diag);
+    rc = erg__context_signature_from_json(root, NAN, name, "signature", out, diag);
     json_decref(root);
     return rc;
 }
@@ -380,19 +364,7 @@ int erg_context_signature_write_file(const char *path, const erg_context_signatu
 {
     if (!path || !cs)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_signature_write_file: NULL");
-    json_t *o = erg__context_signature_to_json(cs);
-    json_t *root = json_object();
-    if (!o || !root || json_object_set_new(root, "erg", json_string("signature/1")) ||
-        json_object_update(root, o)) {
-        json_decref(o);
-        json_decref(root);
-        return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
-    }
-    json_decref(o);
-    int rc = erg__json_dump_file(
-        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
-    json_decref(root);
-    return rc;
+    return erg__signature_file_dump(path, erg__context_signature_to_json(cs), diag);
 }
 
 /* ------------------------------------------------------------ the signatures of a schedule --- */

@@ -222,8 +222,8 @@ int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t
     return ERG_OK;
 }
 
-int erg_interaction_graph_write_file(const erg_interaction_graph *g, double confidence,
-                                     const char *path, erg_diag *diag)
+int erg_interaction_graph_write_file(const char *path, const erg_interaction_graph *g,
+                                     double confidence, erg_diag *diag)
 {
     if (!g || !path)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_interaction_graph_write_file: NULL");

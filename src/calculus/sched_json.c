@@ -1131,7 +1131,7 @@ static json_t *schedule_json(const erg_schedule *s)
     return root;
 }
 
-int erg_schedule_write_file(const erg_schedule *s, const char *path, erg_diag *diag)
+int erg_schedule_write_file(const char *path, const erg_schedule *s, erg_diag *diag)
 {
     if (!s || !path)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_schedule_write_file: NULL argument");
@@ -1147,7 +1147,7 @@ int erg_schedule_write_file(const erg_schedule *s, const char *path, erg_diag *d
 /* ---------------------------------------------------------------- report -----------------------
  */
 
-int erg_report_write_file(const erg_report *r, const char *path, erg_diag *diag)
+int erg_report_write_file(const char *path, const erg_report *r, erg_diag *diag)
 {
     json_t *o = json_object(), *devs = json_object(), *iv = json_array();
     int bad = !o || !devs || !iv;

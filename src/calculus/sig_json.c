@@ -226,7 +226,8 @@ json_t *erg__signature_to_json(const erg_signature *sig)
     return o;
 }
 
-int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag)
+int erg__signature_file_load(const char *path, json_t **root_out, const char **name_out,
+                             erg_diag *diag)
 {
     char *buf;
     size_t len;
@@ -256,18 +257,32 @@ int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag
     free(buf);
     if (rc == ERG_OK)
         rc = erg__signature_check_members(root, 1, name, "signature", diag);
-    if (rc == ERG_OK)
-        rc = erg__signature_from_json(root, NAN, name, "signature", out, diag);
+    if (rc != ERG_OK) {
+        json_decref(root);
+        return rc;
+    }
+    *root_out = root;
+    *name_out = name;
+    return ERG_OK;
+}
+
+int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_signature_read_file: NULL argument");
+    json_t *root;
+    const char *name;
+    int rc = erg__signature_file_load(path, &root, &name, diag);
+    if (rc != ERG_OK)
+        return rc;
+    rc = erg__signature_from_json(root, NAN, name, "signature", out, diag);
     json_decref(root);
     return rc;
 }
 
-int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag)
+int erg__signature_file_dump(const char *path, json_t *o, erg_diag *diag)
 {
-    json_t *o = erg__signature_to_json(sig);
-    if (!o)
-        return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
-    json_t *root = json_object();
+    json_t *root = o ? json_object() : NULL;
     if (!root || json_object_set_new(root, "erg", json_string("signature/1")) ||
         json_object_update(root, o)) {
         json_decref(o);
@@ -279,4 +294,11 @@ int erg_signature_write_file(const char *path, const erg_signature *sig, erg_dia
         root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
     json_decref(root);
     return rc;
+}
+
+int erg_signature_write_file(const char *path, const erg_signature *sig, erg_diag *diag)
+{
+    if (!path || !sig)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_signature_write_file: NULL argument");
+    return erg__signature_file_dump(path, erg__signature_to_json(sig), diag);
 }

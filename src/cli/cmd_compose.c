@@ -225,7 +225,7 @@ static int run_compose(int argc, char **argv)
     if (json) {
         erg_diag diag;
         erg_diag_clear(&diag);
-        if (erg_report_write_file(&r, "-", &diag) != ERG_OK) {
+        if (erg_report_write_file("-", &r, &diag) != ERG_OK) {
             erg_report_free(&r);
             return erg_cli_fail(&diag, diag.status);
         }

@@ -172,6 +172,75 @@ static const char *find_liberg(char *buf, size_t size)
     return NULL;
 }
 
+/* The options erg profile ops and erg profile blocks|models|all share, as given (NULL, 0: not). */
+struct shared_opts {
+    const char *min_time, *threads, *out;
+    double min_time_s;
+    int threads_n, quiet, no_meter;
+};
+
+enum { OPT_DONE = -1, OPT_OWN = -2, OPT_TAKEN = -3 };
+
+/* Take getopt's c when it is a shared option (--min-time, --threads, -o, -q, --no-meter, -h) or
+ * none at all: OPT_TAKEN, or the exit status when the command ends here (help, a bad value, an
+ * unknown option); OPT_OWN when c is one of the subcommand's own. */
+static int shared_option(int c, int argc, char **argv, const struct option *opts,
+                         struct shared_opts *so)
+{
+    unsigned long ul;
+    switch (c) {
+    case 'm':
+        if (erg_cli_double("profile", "--min-time", optarg, &so->min_time_s) != 0)
+            return ERG_EXIT_USAGE;
+        if (so->min_time_s < 0 || so->min_time_s > 86400)
+            return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
+        so->min_time = optarg;
+        return OPT_TAKEN;
+    case 'j':
+        if (erg_cli_count("profile", "--threads", optarg, 1, 1024, &ul) != 0)
+            return ERG_EXIT_USAGE;
+        so->threads = optarg;
+        so->threads_n = (int)ul;
+        return OPT_TAKEN;
+    case 'o':
+        so->out = optarg;
+        return OPT_TAKEN;
+    case 'q':
+        so->quiet = 1;
+        return OPT_TAKEN;
+    case 'N':
+        so->no_meter = 1;
+        return OPT_TAKEN;
+    case 'h':
+        help(stdout);
+        return ERG_EXIT_OK;
+    case '?':
+    case ':':
+        return erg_cli_bad_option("profile", argc, argv, "o:qh", opts);
+    default:
+        return OPT_OWN;
+    }
+}
+
+/* getopt_long over opts (the caller resets optind), taking the shared options itself: OPT_OWN
+ * with *c one of the subcommand's own options; OPT_DONE at the end of a valid command line (no
+ * operand, -o given; what names what -o takes); otherwise the exit status (help printed, a bad
+ * value, an unknown option, an operand, no -o). */
+static int next_option(int argc, char **argv, const struct option *opts, const char *what,
+                       struct shared_opts *so, int *c)
+{
+    while ((*c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        int rc = shared_option(*c, argc, argv, opts, so);
+        if (rc != OPT_TAKEN)
+            return rc;
+    }
+    if (optind != argc)
+        return erg_cli_usage("profile", "unexpected argument '%s'", argv[optind]);
+    if (!so->out)
+        return erg_cli_usage("profile", "missing -o %s", what);
+    return OPT_DONE;
+}
+
 /* erg profile blocks|models|all: check the options, then exec the script */
 static int run_torch(int argc, char **argv)
 {
@@ -187,12 +256,11 @@ static int run_torch(int argc, char **argv)
                                          {"no-meter", no_argument, NULL, 'N'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *target = "cpu", *plan = NULL, *min_time = NULL, *threads = NULL, *out = NULL;
-    int quiet = 0, no_meter = 0, c;
+    const char *target = "cpu", *plan = NULL;
+    struct shared_opts so = {0};
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-        double d;
-        unsigned long ul;
+    while ((rc = next_option(argc, argv, opts, "DIR", &so, &c)) == OPT_OWN) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
@@ -206,38 +274,12 @@ static int run_torch(int argc, char **argv)
                                      optarg);
             plan = optarg;
             break;
-        case 'm':
-            if (erg_cli_double("profile", "--min-time", optarg, &d) != 0)
-                return ERG_EXIT_USAGE;
-            if (d < 0 || d > 86400)
-                return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
-            min_time = optarg;
-            break;
-        case 'j':
-            if (erg_cli_count("profile", "--threads", optarg, 1, 1024, &ul) != 0)
-                return ERG_EXIT_USAGE;
-            threads = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'N':
-            no_meter = 1;
-            break;
-        case 'h':
-            help(stdout);
-            return ERG_EXIT_OK;
-        default:
-            return erg_cli_bad_option("profile", argc, argv, "o:qh", opts);
         }
     }
-    if (optind != argc)
-        return erg_cli_usage("profile", "unexpected argument '%s'", argv[optind]);
-    if (!out)
-        return erg_cli_usage("profile", "missing -o DIR");
+    if (rc != OPT_DONE)
+        return rc;
+    const char *min_time = so.min_time, *threads = so.threads, *out = so.out;
+    int quiet = so.quiet, no_meter = so.no_meter;
     char script_buf[PATH_MAX + 64], lib_buf[PATH_MAX + 64];
     const char *script = find_script(script_buf, sizeof script_buf);
     if (!script) {
@@ -314,13 +356,13 @@ static int run(int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     erg_profile_options o;
     erg_profile_options_init(&o);
-    const char *grid_path = NULL, *out_path = NULL;
+    const char *grid_path = NULL;
     char grid_buf[1024];
     struct progress pr = {0};
-    int c, no_meter = 0;
+    struct shared_opts so = {0};
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
-        unsigned long ul;
+    while ((rc = next_option(argc, argv, opts, "ops.csv", &so, &c)) == OPT_OWN) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "cpu") == 0)
@@ -333,31 +375,11 @@ static int run(int argc, char **argv)
         case 'g':
             grid_path = optarg;
             break;
-        case 'm':
-            if (erg_cli_double("profile", "--min-time", optarg, &o.min_time_s) != 0)
-                return ERG_EXIT_USAGE;
-            if (o.min_time_s < 0 || o.min_time_s > 86400)
-                return erg_cli_usage("profile", "--min-time must be 0 to 86400 s");
-            break;
-        case 'j':
-            if (erg_cli_count("profile", "--threads", optarg, 1, 1024, &ul) != 0)
-                return ERG_EXIT_USAGE;
-            o.threads = (int)ul;
-            break;
         case 'p':
             if (erg_cli_double("profile", "--est-power-w", optarg, &o.est_power_w) != 0)
                 return ERG_EXIT_USAGE;
             if (!(o.est_power_w > 0))
                 return erg_cli_usage("profile", "--est-power-w must be positive");
-            break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'q':
-            pr.quiet = 1;
-            break;
-        case 'N':
-            no_meter = 1;
             break;
         case 'c':
             if (strcmp(optarg, "monotonic") == 0)
@@ -368,23 +390,23 @@ static int run(int argc, char **argv)
                 return erg_cli_usage("profile", "--clock expects monotonic or thread, got '%s'",
                                      optarg);
             break;
-        case 'h':
-            help(stdout);
-            return ERG_EXIT_OK;
-        default:
-            return erg_cli_bad_option("profile", argc, argv, "o:qh", opts);
         }
     }
-    if (optind != argc)
-        return erg_cli_usage("profile", "unexpected argument '%s'", argv[optind]);
-    if (!out_path)
-        return erg_cli_usage("profile", "missing -o ops.csv");
+    if (rc != OPT_DONE)
+        return rc;
+    const char *out_path = so.out;
+    int no_meter = so.no_meter;
+    pr.quiet = so.quiet;
+    if (so.min_time)
+        o.min_time_s = so.min_time_s;
+    if (so.threads)
+        o.threads = so.threads_n;
     if (o.clock == ERG_PROFILE_CLOCK_THREAD_CPU && o.threads != 1)
         return erg_cli_usage("profile", "--clock thread needs --threads 1");
     erg_diag diag;
     erg_diag_clear(&diag);
     if (o.target == ERG_TARGET_CUDA) {
-        int rc = erg_profile_ops(&o, NULL, 0, NULL, NULL, &diag);
+        rc = erg_profile_ops(&o, NULL, 0, NULL, NULL, &diag);
         return erg_cli_fail(&diag, rc);
     }
     if (!grid_path) {
@@ -396,7 +418,7 @@ static int run(int argc, char **argv)
     }
     erg_op_sample *grid = NULL;
     size_t n = 0;
-    int rc = erg_ops_csv_read(grid_path, 1, &grid, &n, &diag);
+    rc = erg_ops_csv_read(grid_path, 1, &grid, &n, &diag);
     if (rc != ERG_OK)
         return erg_cli_fail(&diag, rc);
     if (n == 0) {

@@ -440,7 +440,7 @@ static int run(int argc, char **argv)
     if (!ex && graph) {
         erg_interaction_graph g;
         if ((rc = erg_interaction_graph_build(ptrs, set.n, conf, &g, &d)) != ERG_OK ||
-            (rc = erg_interaction_graph_write_file(&g, conf, graph, &d)) != ERG_OK)
+            (rc = erg_interaction_graph_write_file(graph, &g, conf, &d)) != ERG_OK)
             ex = erg_cli_fail(&d, rc);
         erg_interaction_graph_free(&g);
     }

@@ -172,7 +172,7 @@ static int run_import(int argc, char **argv)
         return rc;
     erg_diag diag;
     erg_diag_clear(&diag);
-    int st = erg_trace_schedule_write_file(trace, rules, &o.topts, o.output, &diag);
+    int st = erg_trace_schedule_write_file(o.output, trace, rules, &o.topts, &diag);
     if (st != ERG_OK) {
         rc = erg_cli_fail(&diag, st);
     } else {

@@ -73,6 +73,24 @@ int erg__plot_begin(struct erg__plot *p, enum erg__plot_format fmt, double width
     return ERG_OK;
 }
 
+int erg__plot_begin_framed(struct erg__plot *p, enum erg__plot_format fmt,
+                           const struct erg__plot_frame *fr, erg_diag *diag)
+{
+    int rc = erg__plot_begin(p, fmt, fr->width, fr->height, diag);
+    if (rc != ERG_OK)
+        return rc;
+    const struct erg__cairo *c = p->c;
+    c->cairo_set_source_rgb(p->cr, 0, 0, 0);
+    c->cairo_set_line_width(p->cr, 1);
+    c->cairo_rectangle(p->cr, fr->left, fr->top, fr->width - fr->left - fr->right,
+                       fr->height - fr->top - fr->bottom);
+    c->cairo_stroke(p->cr);
+    c->cairo_select_font_face(p->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                              CAIRO_FONT_WEIGHT_NORMAL);
+    c->cairo_set_font_size(p->cr, 11);
+    return ERG_OK;
+}
+
 int erg__plot_end(struct erg__plot *p, const char *path, erg_diag *diag)
 {
     const struct erg__cairo *c = p->c;

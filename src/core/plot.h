@@ -66,6 +66,18 @@ struct erg__plot {
 int erg__plot_begin(struct erg__plot *p, enum erg__plot_format fmt, double width_pt,
                     double height_pt, erg_diag *diag);
 
+/* A plot's size and the margins of its frame, in points (pixels for PNG): the data area is the
+ * rectangle from (left, top) to (width - right, height - bottom). */
+struct erg__plot_frame {
+    double width, height, left, right, top, bottom;
+};
+
+/* erg__plot_begin at fr's size, then the frame both plots draw: the data area outlined in black
+ * (1 pt) and the label font selected (sans-serif, 11 pt), black left as the source colour. Errors
+ * and cleanup as erg__plot_begin. */
+int erg__plot_begin_framed(struct erg__plot *p, enum erg__plot_format fmt,
+                           const struct erg__plot_frame *fr, erg_diag *diag);
+
 /* Finish the plot and write it to path whole or not at all ("-": stdout); frees p either way.
  * ERG_OK, ERG_EIO (cairo failed: its status named; or the write failed), ERG_ENOMEM. */
 int erg__plot_end(struct erg__plot *p, const char *path, erg_diag *diag);

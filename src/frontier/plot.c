@@ -44,19 +44,14 @@ int erg_frontier_plot_svg(const erg_frontier *f, size_t plan_idx, const double *
     x0 -= 0.05 * dx, x1 += 0.05 * dx, y0 -= 0.05 * dy, y1 += 0.05 * dy;
 #define PX(t) (L + ((t)-x0) / (x1 - x0) * (W - L - R))
 #define PY(e) (H - B - ((e)-y0) / (y1 - y0) * (H - Tm - B))
+    const struct erg__plot_frame fr = {W, H, L, R, Tm, B};
     struct erg__plot pl;
-    int rc = erg__plot_begin(&pl, (enum erg__plot_format)fmt, W, H, diag);
+    int rc = erg__plot_begin_framed(&pl, (enum erg__plot_format)fmt, &fr, diag);
     if (rc != ERG_OK)
         return rc;
     const struct erg__cairo *C = pl.c;
     cairo_t *cr = pl.cr;
-    /* Axes, ticks and labels. */
-    C->cairo_set_source_rgb(cr, 0, 0, 0);
-    C->cairo_set_line_width(cr, 1);
-    C->cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
-    C->cairo_stroke(cr);
-    C->cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    C->cairo_set_font_size(cr, 11);
+    /* Ticks and labels. */
     char lab[64];
     for (int i = 0; i <= 5; i++) {
         double t = x0 + (x1 - x0) * i / 5.0, e = y0 + (y1 - y0) * i / 5.0;

@@ -305,24 +305,24 @@ int erg_summary_write_signature(const char *path, const erg_signature *sig, cons
         return erg_diag_set(diag, ERG_EINVAL, NULL, "summary_write_signature: NULL argument");
     if (erg_signature_check(sig, diag) != ERG_OK)
         return ERG_EINVAL;
-    json_t *body = erg__signature_to_json(sig), *root = json_object();
-    if (!body || !root) {
-        json_decref(body);
-        json_decref(root);
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    }
-    json_object_set_new(root, "erg", json_string("signature/1"));
-    json_object_update(root, body);
-    json_decref(body);
+    json_t *body = erg__signature_to_json(sig);
     /* "flags" always (an empty array says the measurement raised none) */
     json_t *ids = json_array(), *fl = erg__flags_to_json(sig->flags | s->total_flags);
-    for (size_t i = 0; i < s->n_channels; i++)
+    int bad = !body || !ids || !fl;
+    for (size_t i = 0; !bad && i < s->n_channels; i++)
         if (s->n_total && s->channels[i].in_total)
-            json_array_append_new(ids, json_string(s->channels[i].id));
-    json_object_set_new(root, "flags", fl);
-    json_object_set_new(root, "channels", ids);
-    int rc = erg__json_dump_file(
-        root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), diag);
-    json_decref(root);
-    return rc;
+            bad |= json_array_append_new(ids, json_string(s->channels[i].id));
+    if (!bad) { /* json_object_set_new takes the value over, even when it fails */
+        bad = json_object_set_new(body, "flags", fl) != 0;
+        fl = NULL;
+        bad |= json_object_set_new(body, "channels", ids) != 0;
+        ids = NULL;
+    }
+    if (bad) {
+        json_decref(fl);
+        json_decref(ids);
+        json_decref(body);
+        return erg_diag_set(diag, ERG_ENOMEM, path, "cannot encode the signature");
+    }
+    return erg__signature_file_dump(path, body, diag);
 }

@@ -28,18 +28,13 @@ int erg_protocol_plot_timeline(const erg_protocol_result *r, const char *path, e
     if (!(y1 > 0))
         y1 = 1.0;
     y1 *= 1.05;
+    const struct erg__plot_frame fr = {W, H, L, R, Tm, B};
     struct erg__plot pl;
-    int rc = erg__plot_begin(&pl, (enum erg__plot_format)fmt, W, H, d);
+    int rc = erg__plot_begin_framed(&pl, (enum erg__plot_format)fmt, &fr, d);
     if (rc != ERG_OK)
         return rc;
     const struct erg__cairo *C = pl.c;
     cairo_t *cr = pl.cr;
-    C->cairo_set_source_rgb(cr, 0, 0, 0);
-    C->cairo_set_line_width(cr, 1);
-    C->cairo_rectangle(cr, L, Tm, W - L - R, H - Tm - B);
-    C->cairo_stroke(cr);
-    C->cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    C->cairo_set_font_size(cr, 11);
     char lab[96];
     for (int i = 0; i <= 5; i++) {
         double x = L + (W - L - R) * i / 5.0, y = H - B - (H - Tm - B) * i / 5.0;

@@ -81,16 +81,6 @@ int erg_block_model_has(const erg_block_model *m, erg_block b)
     return m && (unsigned)b < ERG_BLOCK_COUNT && m->corr[b].present;
 }
 
-/* Architecture names → group indices. */
-static int group_of(const char *arch, const char **names, int *n)
-{
-    for (int i = 0; i < *n; i++)
-        if (strcmp(names[i], arch) == 0)
-            return i;
-    names[*n] = arch;
-    return (*n)++;
-}
-
 static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_sample *s, size_t n,
                     erg_block b, const erg_mlp_options *o, erg_diag *diag)
 {
@@ -103,17 +93,10 @@ static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_
         }
     if (k == 0)
         return ERG_OK;
-    unsigned n_out = energy ? 2 : 1;
-    double *X = malloc(k * L2_FEATURES * sizeof *X), *Y = malloc(k * 2 * sizeof *Y);
-    double *H = malloc(k * 2 * sizeof *H), *base = malloc(k * 4 * sizeof *base);
-    int *grp = malloc(k * sizeof *grp), *mask = malloc(k * sizeof *mask);
-    const char **names = malloc(k * sizeof *names);
-    int rc = ERG_OK, ng = 0;
-    if (!X || !Y || !H || !base || !grp || !mask || !names) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto done;
-    }
-    double *meas_t = base + 2 * k, *meas_e = base + 3 * k;
+    struct erg__fit_rows f;
+    int rc = erg__fit_rows_init(&f, k, L2_FEATURES, energy, diag);
+    if (rc != ERG_OK)
+        return rc;
     size_t r = 0;
     for (size_t i = 0; i < n && rc == ERG_OK; i++) {
         if (s[i].spec.block != b)
@@ -122,26 +105,14 @@ static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_
         rc = erg_block_level1(l1, &s[i].spec, &e, diag);
         if (rc != ERG_OK)
             break;
-        features(&s[i].spec, &e, X + r * L2_FEATURES);
-        Y[r * n_out] = log(s[i].time_s / e.time_s);
-        if (energy) {
-            if (!isfinite(e.energy_j) || !(e.energy_j > 0)) {
-                rc = erg_diag_set(diag, ERG_EINVAL, erg_op_model_target(l1),
-                                  "the level-1 model has no energy, but the %s rows have",
-                                  erg_block_name(b));
-                break;
-            }
-            Y[r * n_out + 1] = log(s[i].energy_j / e.energy_j);
-        }
-        base[r] = e.time_s;
-        base[k + r] = e.energy_j;
-        meas_t[r] = s[i].time_s;
-        meas_e[r] = energy ? s[i].energy_j : (double)NAN;
-        grp[r] = group_of(s[i].arch, names, &ng);
+        features(&s[i].spec, &e, f.X + r * L2_FEATURES);
+        rc = erg__fit_rows_set(&f, r, s[i].arch, e.time_s, e.energy_j, s[i].time_s, s[i].energy_j,
+                               erg_op_model_target(l1), erg_block_name(b), diag);
         r++;
     }
     if (rc == ERG_OK)
-        rc = erg__corrector_fit(X, Y, grp, k, L2_FEATURES, n_out, o, &m->corr[b], H, diag);
+        rc =
+            erg__corrector_fit(f.X, f.Y, f.grp, k, L2_FEATURES, f.n_out, o, &m->corr[b], f.H, diag);
     /* with held-out predictions and rows of both phases: per phase, the shared correction, one
      * fitted on the phase's rows alone, or none, by the held-out MAPE on the phase's rows */
     size_t nph[2] = {0, 0};
@@ -153,48 +124,23 @@ static int fit_kind(erg_block_model *m, const erg_op_model *l1, const erg_block_
             size_t ri = 0;
             for (size_t i = 0; i < n; i++)
                 if (s[i].spec.block == b)
-                    mask[ri++] = (int)s[i].spec.phase == ph;
-            rc = erg__corrector_choose(X, Y, grp, mask, k, L2_FEATURES, n_out, o, meas_t, meas_e,
-                                       base, base + k, H, &m->own[b][ph], &m->use[b][ph],
-                                       m->use_score[b][ph], diag);
+                    f.mask[ri++] = (int)s[i].spec.phase == ph;
+            rc = erg__corrector_choose(f.X, f.Y, f.grp, f.mask, k, L2_FEATURES, f.n_out, o,
+                                       f.meas_t, f.meas_e, f.base_t, f.base_e, f.H, &m->own[b][ph],
+                                       &m->use[b][ph], m->use_score[b][ph], diag);
         }
     if (rc == ERG_OK) {
         m->energy[b] = energy;
-        double *pt = malloc(k * 2 * sizeof *pt);
-        if (!pt) {
-            rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-            goto done;
-        }
-        double *pe = pt + k;
-        for (size_t i = 0; i < k; i++) {
-            pt[i] = base[i] * exp(H[i * n_out]);
-            pe[i] = energy ? base[k + i] * exp(H[i * n_out + 1]) : (double)NAN;
-        }
-        size_t ri = 0;
+        erg__fit_rows_predict(&f);
         for (int ph = 0; ph < PH_COUNT; ph++) {
-            ri = 0;
+            size_t ri = 0;
             for (size_t i = 0; i < n; i++)
                 if (s[i].spec.block == b)
-                    mask[ri++] = ph == PH_ALL || (int)s[i].spec.phase == ph;
-            erg_accuracy *a = &m->acc[b][ph];
-            double bm;
-            erg__accuracy(meas_t, pt, base, mask, k, &a->n, &a->time_mape_pct, &a->time_r2,
-                          &a->base_time_mape_pct);
-            size_t ne;
-            erg__accuracy(meas_e, pe, base + k, mask, k, &ne, &a->energy_mape_pct, &a->energy_r2,
-                          &bm);
-            a->base_energy_mape_pct = bm;
+                    f.mask[ri++] = ph == PH_ALL || (int)s[i].spec.phase == ph;
+            erg__fit_rows_accuracy(&f, &m->acc[b][ph]);
         }
-        free(pt);
     }
-done:
-    free(X);
-    free(Y);
-    free(H);
-    free(base);
-    free(grp);
-    free(mask);
-    free(names);
+    erg__fit_rows_free(&f);
     return rc;
 }
 

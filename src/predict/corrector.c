@@ -446,6 +446,86 @@ void erg__accuracy(const double *meas, const double *pred, const double *base, c
         *base_mape = mb ? 100 * bape / (double)mb : (double)NAN;
 }
 
+int erg__fit_rows_init(struct erg__fit_rows *f, size_t n, unsigned n_in, int energy, erg_diag *diag)
+{
+    memset(f, 0, sizeof *f);
+    f->n = n;
+    f->n_in = n_in;
+    f->n_out = energy ? 2 : 1;
+    /* X, then Y and H (2 columns each, the most n_out can be), then six columns of values */
+    double *d = malloc(n * ((size_t)n_in + 4 + 6) * sizeof *d);
+    f->grp = malloc(n * 2 * sizeof *f->grp);
+    f->arch = malloc(n * sizeof *f->arch);
+    if (!d || !f->grp || !f->arch) {
+        free(d);
+        erg__fit_rows_free(f);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    f->X = d;
+    f->Y = f->X + n * n_in;
+    f->H = f->Y + n * 2;
+    f->base_t = f->H + n * 2;
+    f->base_e = f->base_t + n;
+    f->meas_t = f->base_e + n;
+    f->meas_e = f->meas_t + n;
+    f->pred_t = f->meas_e + n;
+    f->pred_e = f->pred_t + n;
+    f->mask = f->grp + n;
+    return ERG_OK;
+}
+
+int erg__fit_rows_set(struct erg__fit_rows *f, size_t r, const char *arch, double base_t,
+                      double base_e, double time_s, double energy_j, const char *target,
+                      const char *what, erg_diag *diag)
+{
+    int energy = f->n_out == 2;
+    f->Y[r * f->n_out] = log(time_s / base_t);
+    if (energy) {
+        if (!isfinite(base_e) || !(base_e > 0))
+            return erg_diag_set(diag, ERG_EINVAL, target,
+                                "the level-1 model has no energy, but the %s rows have", what);
+        f->Y[r * f->n_out + 1] = log(energy_j / base_e);
+    }
+    f->base_t[r] = base_t;
+    f->base_e[r] = base_e;
+    f->meas_t[r] = time_s;
+    f->meas_e[r] = energy ? energy_j : (double)NAN;
+    int g = 0;
+    while (g < f->n_arch && strcmp(f->arch[g], arch) != 0)
+        g++;
+    if (g == f->n_arch)
+        f->arch[f->n_arch++] = arch;
+    f->grp[r] = g;
+    return ERG_OK;
+}
+
+void erg__fit_rows_predict(struct erg__fit_rows *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        f->pred_t[i] = f->base_t[i] * exp(f->H[i * f->n_out]);
+        f->pred_e[i] = f->n_out == 2 ? f->base_e[i] * exp(f->H[i * f->n_out + 1]) : (double)NAN;
+    }
+}
+
+void erg__fit_rows_accuracy(const struct erg__fit_rows *f, erg_accuracy *a)
+{
+    size_t ne;
+    erg__accuracy(f->meas_t, f->pred_t, f->base_t, f->mask, f->n, &a->n, &a->time_mape_pct,
+                  &a->time_r2, &a->base_time_mape_pct);
+    erg__accuracy(f->meas_e, f->pred_e, f->base_e, f->mask, f->n, &ne, &a->energy_mape_pct,
+                  &a->energy_r2, &a->base_energy_mape_pct);
+}
+
+void erg__fit_rows_free(struct erg__fit_rows *f)
+{
+    if (!f)
+        return;
+    free(f->X);
+    free(f->grp);
+    free(f->arch);
+    memset(f, 0, sizeof *f);
+}
+
 static json_t *num_or_null(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();

@@ -74,6 +74,48 @@ void erg__accuracy(const double *measured, const double *predicted, const double
                    const int *mask, size_t n, size_t *count, double *mape_pct, double *r2,
                    double *base_mape_pct);
 
+/*
+ * The rows of a level-2 or level-3 fit (blocks.c per block kind, e2e.c per model row): for each
+ * row the lower level's estimate (base), what was measured, the features and the log-ratio
+ * targets log(measured / base); after the fit, the held-out corrections H and the predictions
+ * base · exp(H). Arrays are n long unless said otherwise.
+ */
+struct erg__fit_rows {
+    size_t n;
+    unsigned n_in, n_out;    /* features per row; 2 outputs (time, energy) or 1 (time only) */
+    double *X;               /* n × n_in features (the caller writes row r at X + r·n_in) */
+    double *Y;               /* n × n_out: log(measured / base) */
+    double *H;               /* n × n_out held-out corrections (erg__corrector_fit) */
+    double *base_t, *base_e; /* the lower level's time (s) and energy (J) */
+    double *meas_t, *meas_e; /* measured time (s) and energy (J; NAN with one output) */
+    double *pred_t, *pred_e; /* base · exp(H) (erg__fit_rows_predict) */
+    int *grp;                /* each row's architecture index, in order of first appearance */
+    int *mask;               /* the caller's row selection for erg__fit_rows_accuracy */
+    const char **arch;       /* architecture names by index (not owned), n_arch of them */
+    int n_arch;
+};
+
+/* Allocate for n ≥ 1 rows of n_in features; energy: whether every row has a measured energy (two
+ * outputs). Errors: ERG_ENOMEM (nothing left to free). */
+int erg__fit_rows_init(struct erg__fit_rows *f, size_t n, unsigned n_in, int energy,
+                       erg_diag *diag);
+
+/* Fill row r (its features apart): targets, base, measured values and the architecture's group.
+ * arch is kept, not copied. With two outputs a base energy that is not finite and > 0 is
+ * ERG_EINVAL naming target: "the level-1 model has no energy, but the <what> rows have". */
+int erg__fit_rows_set(struct erg__fit_rows *f, size_t r, const char *arch, double base_t,
+                      double base_e, double time_s, double energy_j, const char *target,
+                      const char *what, erg_diag *diag);
+
+/* pred = base · exp(H) for every row (energy NAN with one output). */
+void erg__fit_rows_predict(struct erg__fit_rows *f);
+
+/* Accuracy of pred against meas over the rows with f->mask[i] (erg__accuracy, time and energy). */
+void erg__fit_rows_accuracy(const struct erg__fit_rows *f, erg_accuracy *a);
+
+/* Free what erg__fit_rows_init allocated; NULL-safe, idempotent. */
+void erg__fit_rows_free(struct erg__fit_rows *f);
+
 json_t *erg__accuracy_to_json(const erg_accuracy *a);
 /* Read what erg__accuracy_to_json wrote; a count that is not a whole number >= 0: ERG_EPARSE
  * naming file and path.n. */

@@ -150,14 +150,13 @@ void erg_e2e_model_free(erg_e2e_model *m)
     free(m);
 }
 
-/* Per group g (2·moe + decode): erg__corrector_choose on the group's rows. */
-static int choose_group(erg_e2e_model *m, int g, const double *X, const double *Y, const int *grp,
-                        const int *mask, size_t n, unsigned n_out, const erg_mlp_options *o,
-                        const double *mt, const double *me, const double *bt, const double *be,
-                        double *H, erg_diag *diag)
+/* Per group g (2·moe + decode): erg__corrector_choose on the group's rows (f->mask). */
+static int choose_group(erg_e2e_model *m, int g, struct erg__fit_rows *f, const erg_mlp_options *o,
+                        erg_diag *diag)
 {
-    return erg__corrector_choose(X, Y, grp, mask, n, L3_FEATURES, n_out, o, mt, me, bt, be, H,
-                                 &m->own[g], &m->use[g], m->use_score[g], diag);
+    return erg__corrector_choose(f->X, f->Y, f->grp, f->mask, f->n, L3_FEATURES, f->n_out, o,
+                                 f->meas_t, f->meas_e, f->base_t, f->base_e, f->H, &m->own[g],
+                                 &m->use[g], m->use_score[g], diag);
 }
 
 int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const erg_model_sample *s,
@@ -169,61 +168,38 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
     int energy = 1;
     for (size_t i = 0; i < n; i++)
         energy &= isfinite(s[i].energy_j) && s[i].energy_j > 0;
-    unsigned n_out = energy ? 2 : 1;
     erg_e2e_model *m = calloc(1, sizeof *m);
-    double *X = malloc(n * L3_FEATURES * sizeof *X), *Y = malloc(n * 2 * sizeof *Y);
-    double *H = malloc(n * 2 * sizeof *H), *v = malloc(n * 6 * sizeof *v);
-    int *grp = malloc(n * sizeof *grp), *mask = malloc(n * sizeof *mask);
-    const char **names = malloc(n * sizeof *names);
-    int rc = ERG_OK, ng = 0;
-    if (!m || !X || !Y || !H || !v || !grp || !mask || !names) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto done;
+    if (!m)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    struct erg__fit_rows f;
+    int rc = erg__fit_rows_init(&f, n, L3_FEATURES, energy, diag);
+    if (rc != ERG_OK) {
+        free(m);
+        return rc;
     }
     m->energy = energy;
     for (int g = 0; g < N_GROUPS; g++)
         for (int u = 0; u < USE_COUNT; u++)
             m->use_score[g][u] = NAN;
     snprintf(m->target, sizeof m->target, "%s", erg_op_model_target(l1));
-    double *bt = v, *be = v + n, *mt = v + 2 * n, *me = v + 3 * n, *pt = v + 4 * n, *pe = v + 5 * n;
     for (size_t i = 0; i < n && rc == ERG_OK; i++) {
         erg_model_prediction p;
         rc = erg__predict_blocks(l1, l2, &s[i].model, &s[i].phase, &p, diag);
         if (rc != ERG_OK)
             break;
-        features(&s[i].model, &p, X + i * L3_FEATURES);
-        Y[i * n_out] = log(s[i].time_s / p.blocks_time_s);
-        if (energy) {
-            if (!(p.blocks_energy_j > 0)) {
-                rc = erg_diag_set(diag, ERG_EINVAL, erg_op_model_target(l1),
-                                  "the level-1 model has no energy, but the model rows have");
-                break;
-            }
-            Y[i * n_out + 1] = log(s[i].energy_j / p.blocks_energy_j);
-        }
-        bt[i] = p.blocks_time_s;
-        be[i] = p.blocks_energy_j;
-        mt[i] = s[i].time_s;
-        me[i] = energy ? s[i].energy_j : (double)NAN;
-        int g = -1;
-        for (int k = 0; k < ng && g < 0; k++)
-            if (strcmp(names[k], s[i].arch) == 0)
-                g = k;
-        if (g < 0) {
-            names[ng] = s[i].arch;
-            g = ng++;
-        }
-        grp[i] = g;
+        features(&s[i].model, &p, f.X + i * L3_FEATURES);
+        rc = erg__fit_rows_set(&f, i, s[i].arch, p.blocks_time_s, p.blocks_energy_j, s[i].time_s,
+                               s[i].energy_j, erg_op_model_target(l1), "model", diag);
     }
     if (rc == ERG_OK)
-        rc = erg__corrector_fit(X, Y, grp, n, L3_FEATURES, n_out, o, &m->corr, H, diag);
+        rc = erg__corrector_fit(f.X, f.Y, f.grp, n, L3_FEATURES, f.n_out, o, &m->corr, f.H, diag);
     /* with held-out predictions (two or more architectures): per group, the shared correction,
      * the group's own or none, whichever has the lower held-out MAPE on the group's rows */
     if (rc == ERG_OK && (!o || o->cross_validate) && m->corr.n_groups >= 2)
         for (int g = 0; g < N_GROUPS && rc == ERG_OK; g++) {
             for (size_t i = 0; i < n; i++)
-                mask[i] = 2 * is_moe(&s[i].model) + (s[i].phase.phase == ERG_PHASE_DECODE) == g;
-            rc = choose_group(m, g, X, Y, grp, mask, n, n_out, o, mt, me, bt, be, H, diag);
+                f.mask[i] = 2 * is_moe(&s[i].model) + (s[i].phase.phase == ERG_PHASE_DECODE) == g;
+            rc = choose_group(m, g, &f, o, diag);
         }
     if (rc != ERG_OK)
         goto done;
@@ -233,37 +209,25 @@ int erg_e2e_model_fit(const erg_op_model *l1, const erg_block_model *l2, const e
         goto done;
     }
     m->n_rows = n;
+    erg__fit_rows_predict(&f);
     for (size_t i = 0; i < n; i++) {
-        pt[i] = bt[i] * exp(H[i * n_out]);
-        pe[i] = energy ? be[i] * exp(H[i * n_out + 1]) : (double)NAN;
         erg_e2e_heldout_row *r = &m->rows[i];
         snprintf(r->arch, sizeof r->arch, "%s", s[i].arch);
         r->phase = s[i].phase;
         r->time_s = s[i].time_s;
         r->energy_j = s[i].energy_j;
-        r->predicted_time_s = pt[i];
-        r->predicted_energy_j = pe[i];
+        r->predicted_time_s = f.pred_t[i];
+        r->predicted_energy_j = f.pred_e[i];
     }
     for (int ph = 0; ph < 3; ph++)
         for (int mo = 0; mo < 3; mo++) {
             for (size_t i = 0; i < n; i++)
-                mask[i] = (ph == 2 || (int)s[i].phase.phase == ph) &&
-                          (mo == 2 || is_moe(&s[i].model) == mo);
-            erg_accuracy *a = &m->acc[ph][mo];
-            size_t ne;
-            erg__accuracy(mt, pt, bt, mask, n, &a->n, &a->time_mape_pct, &a->time_r2,
-                          &a->base_time_mape_pct);
-            erg__accuracy(me, pe, be, mask, n, &ne, &a->energy_mape_pct, &a->energy_r2,
-                          &a->base_energy_mape_pct);
+                f.mask[i] = (ph == 2 || (int)s[i].phase.phase == ph) &&
+                            (mo == 2 || is_moe(&s[i].model) == mo);
+            erg__fit_rows_accuracy(&f, &m->acc[ph][mo]);
         }
 done:
-    free(X);
-    free(Y);
-    free(H);
-    free(v);
-    free(grp);
-    free(mask);
-    free(names);
+    erg__fit_rows_free(&f);
     if (rc != ERG_OK) {
         erg_e2e_model_free(m);
         return rc;

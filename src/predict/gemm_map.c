@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/file.h"
+#include "core/json.h"
 #include "predict/model.h"
 
 #define MAP_STEP 0.5
@@ -180,20 +181,8 @@ int erg__gemm_map_build(erg_op_model *m, const erg_public_table *const *t, size_
                                     "step), median measured / estimator time, median power W "
                                     "(null: time only), training rows]"));
     json_object_set_new(root, "cells", arr);
-    char *text = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    int rc = erg__json_dump_file(root, out, JSON_COMPACT | JSON_REAL_PRECISION(6), diag);
     json_decref(root);
-    if (!text)
-        return erg_diag_set(diag, ERG_ENOMEM, out, "out of memory serialising");
-    size_t len = strlen(text);
-    char *t2 = realloc(text, len + 2);
-    if (!t2) {
-        free(text);
-        return erg_diag_set(diag, ERG_ENOMEM, out, "out of memory serialising");
-    }
-    t2[len] = '\n';
-    t2[len + 1] = '\0';
-    int rc = erg__write_file_atomic(out, t2, len + 1, diag);
-    free(t2);
     if (rc == ERG_OK) {
         if (cells)
             *cells = nc;

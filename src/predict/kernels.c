@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "predict/kernels.h"
+#include "core/dynlib.h"
 
-#include <dlfcn.h>
 #include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -10,50 +10,53 @@
 #include <string.h>
 
 /*
- * OpenBLAS is loaded only when the profiler first needs it (dlopen), not with every erg process:
+ * OpenBLAS is loaded only when the profiler first needs it (core/dynlib.h, the seam cairo, GLPK and
+ * libmicrohttpd are loaded through), not with every erg process:
  * when linked it starts a thread pool at load time whose server thread spins on sched_yield
  * (~0.09 s of CPU in every process, perturbing the energy erg measures) and which kills the
  * process at start-up when a process or thread limit refuses the threads. It is loaded with one
  * thread (OPENBLAS_NUM_THREADS=1 while dlopen runs, unless the user set it); the profiler then sets
  * the count it wants (erg__blas_set_threads). Without OpenBLAS, GSL's own CBLAS answers (slower,
- * and named "gslcblas" in the profile's identity).
+ * and named "gslcblas" in the profile's identity): unlike the other on-demand libraries its
+ * absence is no error (ERG_ENOLIB is not passed on).
  */
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
                          int, float, float *, int);
-static struct {
-    void *h;
-    sgemm_fn sgemm;
-    erg__sbgemm_fn sbgemm;
+struct blas_fns {
+    sgemm_fn sgemm;        /* required: without it, GSL's CBLAS */
+    erg__sbgemm_fn sbgemm; /* the others optional: NULL when the build lacks them */
     char *(*config)(void);
     char *(*corename)(void);
     void (*set_threads)(int);
-} blas;
+};
+static struct blas_fns blas;
+static struct erg__dynlib openblas_lib =
+    ERG__DYNLIB_INIT("libopenblas.so.0", "the profiler's GEMMs", "libopenblas0");
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
-static void *sym(void *h, const char *name)
+static int blas_bind(void *handle, void *table, const char **missing)
 {
-    return h ? dlsym(h, name) : NULL;
+    struct blas_fns *t = table;
+    if (!erg__dynlib_sym(handle, "cblas_sgemm", &t->sgemm, sizeof t->sgemm)) {
+        *missing = "cblas_sgemm";
+        return ERG_ENOLIB;
+    }
+    erg__dynlib_sym(handle, "cblas_sbgemm", &t->sbgemm, sizeof t->sbgemm);
+    erg__dynlib_sym(handle, "openblas_get_config", &t->config, sizeof t->config);
+    erg__dynlib_sym(handle, "openblas_get_corename", &t->corename, sizeof t->corename);
+    erg__dynlib_sym(handle, "openblas_set_num_threads", &t->set_threads, sizeof t->set_threads);
+    return ERG_OK;
 }
-
-#define LOAD(field, name)                                                                          \
-    do {                                                                                           \
-        void *p_ = sym(blas.h, name);                                                              \
-        memcpy(&blas.field, &p_, sizeof blas.field); /* object to function pointer */              \
-    } while (0)
 
 static void blas_load(void)
 {
     int set = getenv("OPENBLAS_NUM_THREADS") == NULL;
     if (set)
         setenv("OPENBLAS_NUM_THREADS", "1", 0);
-    blas.h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (erg__dynlib_load(&openblas_lib, blas_bind, &blas, NULL) != ERG_OK)
+        memset(&blas, 0, sizeof blas); /* GSL's CBLAS answers */
     if (set)
         unsetenv("OPENBLAS_NUM_THREADS");
-    LOAD(sgemm, "cblas_sgemm");
-    LOAD(sbgemm, "cblas_sbgemm");
-    LOAD(config, "openblas_get_config");
-    LOAD(corename, "openblas_get_corename");
-    LOAD(set_threads, "openblas_set_num_threads");
 }
 
 /* Reductions keep 16 independent partial sums so that the compiler vectorises them without

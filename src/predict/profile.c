@@ -453,19 +453,23 @@ int erg_profile_ops(const erg_profile_options *o, const erg_op_dims *grid, size_
     const erg_energy_window *ew = o->energy ? o->energy : &builtin;
     erg__blas_set_threads(o->threads);
     erg__sbgemm_fn sb = erg__find_sbgemm();
+    int rc = ERG_OK;
     for (size_t i = 0; i < n; i++) {
-        int rc = profile_one(o, ew, &grid[i], sb, &out[i], diag);
+        rc = profile_one(o, ew, &grid[i], sb, &out[i], diag);
         if (rc != ERG_OK) {
             if (diag && diag->where[0] == '\0')
                 snprintf(diag->where, sizeof diag->where, "grid row %zu", i + 1);
-            return rc;
+            break;
         }
         if (done)
             *done = i + 1;
         if (o->progress)
             o->progress(o->progress_ud, i + 1, n, &out[i]);
     }
-    return ERG_OK;
+    /* BLAS threads stay off outside the profiler (issue 13): the caller's process goes on with
+     * one, as it was loaded */
+    erg__blas_set_threads(1);
+    return rc;
 }
 
 void erg_target_identity(char *kind, size_t kind_size, char *desc, size_t desc_size)

@@ -616,8 +616,8 @@ static void write_schedule(erg__jw *w, const erg_trace *t, const prep *p, const 
     erg__jw_newline(w);
 }
 
-int erg_trace_schedule_write_file(const erg_trace *trace, const erg_rules *rules,
-                                  const erg_trace_options *opts, const char *path, erg_diag *diag)
+int erg_trace_schedule_write_file(const char *path, const erg_trace *trace, const erg_rules *rules,
+                                  const erg_trace_options *opts, erg_diag *diag)
 {
     if (!trace || !path)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_trace_schedule_write_file: NULL argument");

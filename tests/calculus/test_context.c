@@ -279,7 +279,7 @@ static void insensitivity_over_sets(void **state)
     assert_int_equal(seen, 7);
     char path[512];
     snprintf(path, sizeof path, "%s/g.json", tmpdir);
-    assert_int_equal(erg_interaction_graph_write_file(&g, 0.95, path, &d), ERG_OK);
+    assert_int_equal(erg_interaction_graph_write_file(path, &g, 0.95, &d), ERG_OK);
     erg_interaction_graph_free(&g);
     erg_interaction_graph_free(&g);
     free(a);

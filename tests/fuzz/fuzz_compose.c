@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* compose promises finite figures or ERG_ERANGE */
         const char *out = erg_fuzz_file("report.json", NULL, 0);
         if (out)
-            if (erg_report_write_file(&r, out, &diag) != ERG_OK && diag.status == ERG_OK)
+            if (erg_report_write_file(out, &r, &diag) != ERG_OK && diag.status == ERG_OK)
                 abort(); /* a failure always says why */
         erg_report_free(&r);
     }

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (erg_schedule_read_file(path, &s, &diag) == ERG_OK) {
         const char *out = erg_fuzz_file("out.json", NULL, 0);
         if (out)
-            if (erg_schedule_write_file(s, out, &diag) != ERG_OK && diag.status == ERG_OK)
+            if (erg_schedule_write_file(out, s, &diag) != ERG_OK && diag.status == ERG_OK)
                 abort(); /* a failure always says why */
     }
     erg_schedule_free(s);

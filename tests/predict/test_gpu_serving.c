@@ -280,13 +280,10 @@ static void prefill_attention_fit_recovers_a_known_model(void **state)
     erg_public_table_free(t);
 }
 
-/* The measured-shape GEMM map: a level-1 model of t = 1 us + F / 500 TFLOP/s at 400 W, a
- * "measured" aiconfigurator table 1.25x slower at 360 W for m in 64..128: inside those cells a
- * prediction is 1.25x the estimator at 360 W, outside the estimator alone; a bad map is refused
- * naming the file. */
-static void gemm_map_corrects_measured_cells(void **state)
+/* A level-1 model of bf16 GEMMs, t = 1 us + F / 500 TFLOP/s, fitted on a grid of m 1..4096, n
+ * 512..65536, k 1024..16384 (powers of 4, 2, 2), drawing power_w (NAN: no energy). */
+static erg_op_model *gemm_model(double power_w)
 {
-    (void)state;
     erg_op_sample *g = calloc(400, sizeof *g);
     assert_non_null(g);
     size_t n = 0;
@@ -301,7 +298,7 @@ static void gemm_map_corrects_measured_cells(void **state)
                 x->dims.k = k;
                 x->reps = 1;
                 x->time_s = 1e-6 + 2.0 * (double)(m * nn * k) / 5e14;
-                x->energy_j = 400 * x->time_s;
+                x->energy_j = power_w * x->time_s;
                 x->time_sd_s = x->energy_sd_j = NAN;
             }
     erg_fit_options o;
@@ -310,6 +307,18 @@ static void gemm_map_corrects_measured_cells(void **state)
     o.target_kind = "test";
     erg_op_model *ops = NULL;
     assert_int_equal(erg_op_model_fit(g, n, &o, &ops, NULL), ERG_OK);
+    free(g);
+    return ops;
+}
+
+/* The measured-shape GEMM map: a level-1 model of t = 1 us + F / 500 TFLOP/s at 400 W, a
+ * "measured" aiconfigurator table 1.25x slower at 360 W for m in 64..128: inside those cells a
+ * prediction is 1.25x the estimator at 360 W, outside the estimator alone; a bad map is refused
+ * naming the file. */
+static void gemm_map_corrects_measured_cells(void **state)
+{
+    (void)state;
+    erg_op_model *ops = gemm_model(400);
     char sub[128], opsp[160], mapp[160], path[128];
     snprintf(sub, sizeof sub, "%s/maptarget", dir);
     assert_int_equal(mkdir(sub, 0755), 0);
@@ -370,7 +379,6 @@ static void gemm_map_corrects_measured_cells(void **state)
     assert_non_null(strstr(diag.detail, "cells[0]"));
     erg_public_table_free(t);
     erg_op_model_free(ops);
-    free(g);
 }
 
 static void serving_fit_recovers_a_known_model(void **state)
@@ -457,28 +465,7 @@ static void step_terms_are_the_hand_sums(void **state)
     assert_int_equal(a.head_dim, 128);
     assert_int_equal(a.n_experts, 0);
     /* a level-1 model of bf16 GEMMs, t = 1 us + F / 500 TFLOP/s, fitted on a grid */
-    erg_op_sample *g = calloc(400, sizeof *g);
-    assert_non_null(g);
-    size_t n = 0;
-    for (int64_t m = 1; m <= 4096; m *= 4)
-        for (int64_t nn = 512; nn <= 65536; nn *= 2)
-            for (int64_t k = 1024; k <= 16384; k *= 2) {
-                erg_op_sample *x = &g[n++];
-                x->dims.op = ERG_OP_GEMM;
-                x->dims.dtype = ERG_DTYPE_BF16;
-                x->dims.m = m;
-                x->dims.n = nn;
-                x->dims.k = k;
-                x->reps = 1;
-                x->time_s = 1e-6 + 2.0 * (double)(m * nn * k) / 5e14;
-                x->time_sd_s = x->energy_j = x->energy_sd_j = NAN;
-            }
-    erg_fit_options o;
-    erg_fit_options_init(&o);
-    o.choose_thresholds = 0;
-    o.target_kind = "test";
-    erg_op_model *ops = NULL;
-    assert_int_equal(erg_op_model_fit(g, n, &o, &ops, NULL), ERG_OK);
+    erg_op_model *ops = gemm_model(NAN);
     erg_public_table *t[2] = {attn_table(), ar_table()};
     erg_gpu_kernels k;
     assert_int_equal(erg_gpu_kernels_fit((const erg_public_table *const *)t, 2, &k, NULL), ERG_OK);
@@ -575,7 +562,6 @@ static void step_terms_are_the_hand_sums(void **state)
     for (int i = 0; i < 3; i++)
         erg_public_table_free(tm[i]);
     erg_op_model_free(ops);
-    free(g);
     for (int i = 0; i < 2; i++)
         erg_public_table_free(t[i]);
 }

@@ -377,32 +377,48 @@ static size_t model_rows(erg_model_sample *s, double *truth_factor)
     return n;
 }
 
+/* A target folder tmp/name (its path in dir) holding the CPU level-1 model only (ops.json); *p
+ * is a predictor opened on it. Returns the model. */
+static erg_op_model *level1_target(const char *name, char *dir, size_t size, erg_predictor **p)
+{
+    char path[400];
+    snprintf(dir, size, "%s/%s", tmp, name);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/ops.json", dir);
+    erg_op_model *l1 = cpu();
+    assert_int_equal(erg_op_model_save(path, l1, NULL), ERG_OK);
+    assert_int_equal(erg_predictor_open(dir, p, NULL), ERG_OK);
+    return l1;
+}
+
+/* "Measure" rows: p's total × f[i] for the time, × f[i] × energy_scale for the energy. */
+static void measure_rows(erg_predictor *p, erg_model_sample *s, size_t n, const double *f,
+                         double energy_scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        erg_model_prediction mp;
+        assert_int_equal(erg_predict_model(p, &s[i].model, &s[i].phase, &mp, NULL), ERG_OK);
+        s[i].time_s = mp.total.time_s * f[i];
+        s[i].energy_j = mp.total.energy_j * f[i] * energy_scale;
+        s[i].time_sd_s = s[i].energy_sd_j = NAN;
+        s[i].grade = ERG_GRADE_ESTIMATOR;
+        s[i].has_grade = 1;
+    }
+}
+
 static void level3_and_the_predictor_compose(void **state)
 {
     (void)state;
     /* a target folder with the CPU level-1 model only, then with level 3 */
     char dir[300], path[400];
-    snprintf(dir, sizeof dir, "%s/target", tmp);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    snprintf(path, sizeof path, "%s/ops.json", dir);
-    erg_op_model *l1 = cpu();
-    assert_int_equal(erg_op_model_save(path, l1, NULL), ERG_OK);
     erg_predictor *p;
     erg_diag d;
-    assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
+    erg_op_model *l1 = level1_target("target", dir, sizeof dir, &p);
     assert_int_equal(erg_predictor_level(p), 1);
     static erg_model_sample s[256];
     static double f[256];
     size_t n = model_rows(s, f);
-    for (size_t i = 0; i < n; i++) {
-        erg_model_prediction mp;
-        assert_int_equal(erg_predict_model(p, &s[i].model, &s[i].phase, &mp, &d), ERG_OK);
-        s[i].time_s = mp.total.time_s * f[i];
-        s[i].energy_j = mp.total.energy_j * f[i] * 0.95;
-        s[i].time_sd_s = s[i].energy_sd_j = NAN;
-        s[i].grade = ERG_GRADE_ESTIMATOR;
-        s[i].has_grade = 1;
-    }
+    measure_rows(p, s, n, f, 0.95);
     erg_predictor_free(p);
     erg_mlp_options o;
     erg_mlp_options_init(&o);
@@ -453,28 +469,15 @@ static void level3_chooses_per_group(void **state)
 {
     (void)state;
     char dir[300], path[400];
-    snprintf(dir, sizeof dir, "%s/groups", tmp);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    snprintf(path, sizeof path, "%s/ops.json", dir);
-    erg_op_model *l1 = cpu();
-    assert_int_equal(erg_op_model_save(path, l1, NULL), ERG_OK);
     erg_predictor *p;
     erg_diag d;
-    assert_int_equal(erg_predictor_open(dir, &p, &d), ERG_OK);
+    erg_op_model *l1 = level1_target("groups", dir, sizeof dir, &p);
     static erg_model_sample s[256];
     static double f[256];
     size_t n = model_rows(s, f);
-    for (size_t i = 0; i < n; i++) {
-        erg_model_prediction mp;
-        assert_int_equal(erg_predict_model(p, &s[i].model, &s[i].phase, &mp, &d), ERG_OK);
-        int moe = s[i].model.n_experts > 0;
-        f[i] = moe ? 0.7 : 1.5 * f[i] / 1.3;
-        s[i].time_s = mp.total.time_s * f[i];
-        s[i].energy_j = mp.total.energy_j * f[i];
-        s[i].time_sd_s = s[i].energy_sd_j = NAN;
-        s[i].grade = ERG_GRADE_ESTIMATOR;
-        s[i].has_grade = 1;
-    }
+    for (size_t i = 0; i < n; i++)
+        f[i] = s[i].model.n_experts > 0 ? 0.7 : 1.5 * f[i] / 1.3;
+    measure_rows(p, s, n, f, 1.0);
     erg_predictor_free(p);
     erg_e2e_model *e;
     assert_int_equal(erg_e2e_model_fit(l1, NULL, s, n, NULL, &e, &d), ERG_OK);

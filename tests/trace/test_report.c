@@ -154,7 +154,7 @@ static void schedule_file_composes_to_the_report_totals(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    st = erg_schedule_write_file(s, path, &d);
+    st = erg_schedule_write_file(path, s, &d);
     if (st != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
     erg_schedule *back = NULL;
@@ -193,7 +193,7 @@ static void schedule_file_composes_to_the_report_totals(void **state)
     fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_OK);
     st = erg_schedule_read_file(path, &back, &d);
     if (st != ERG_OK)
         fail_msg("%s: %s", d.where, d.detail);
@@ -371,7 +371,7 @@ static void repeated_kernels_share_a_signature(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_OK);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_OK);
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
     unlink(path);
@@ -665,10 +665,10 @@ static void streamed_schedule_equals_the_tree(const erg_trace *t, const erg_rule
     fd = mkstemp(streamed);
     assert_true(fd >= 0);
     close(fd);
-    if (erg_schedule_write_file(s, tree, &d) != ERG_OK)
+    if (erg_schedule_write_file(tree, s, &d) != ERG_OK)
         fail_msg("%s: tree: %s: %s", label, d.where, d.detail);
     erg_schedule_free(s);
-    if (erg_trace_schedule_write_file(t, r, o, streamed, &d) != ERG_OK)
+    if (erg_trace_schedule_write_file(streamed, t, r, o, &d) != ERG_OK)
         fail_msg("%s: streamed: %s: %s", label, d.where, d.detail);
     json_error_t je;
     json_t *a = json_load_file(tree, 0, &je), *b = json_load_file(streamed, 0, &je);
@@ -928,9 +928,9 @@ static void streamed_schedule_escapes_as_jansson_does(void **state)
     assert_true(fd >= 0);
     close(fd);
     unlink(path);
-    assert_int_equal(erg_schedule_write_file(s, path, &d), ERG_ENOMEM);
+    assert_int_equal(erg_schedule_write_file(path, s, &d), ERG_ENOMEM);
     assert_int_equal(access(path, F_OK), -1);
-    assert_int_equal(erg_trace_schedule_write_file(t, r, NULL, path, &d), ERG_ENOMEM);
+    assert_int_equal(erg_trace_schedule_write_file(path, t, r, NULL, &d), ERG_ENOMEM);
     assert_non_null(strstr(d.detail, "cannot encode the schedule"));
     assert_int_equal(access(path, F_OK), -1);
     erg_schedule_free(s);
