@@ -4,7 +4,9 @@
  * 2^32 - 2 devices, signatures or nodes. The map stores indexes only; the owner keeps the strings
  * and hands the map a function that returns the key of an index, so that the owner may move its
  * storage (realloc) freely. Lookups and inserts take O(1) expected time (FNV-1a, linear probing,
- * load factor at most 1/2).
+ * load factor at most 1/2). Each slot keeps 32 bits of its key's hash beside the index, so a probe
+ * compares strings only when the hashes agree (one string read per hit, almost none per miss) and
+ * growing the table never reads the keys again.
  */
 #ifndef ERG_CALCULUS_STRMAP_H
 #define ERG_CALCULUS_STRMAP_H
@@ -15,7 +17,7 @@
 typedef const char *(*erg__strmap_key_fn)(const void *ctx, uint32_t index);
 
 typedef struct erg__strmap {
-    uint32_t *slots; /* index + 1; 0 is empty */
+    uint64_t *slots; /* (32-bit hash << 32) | (index + 1); 0 is empty */
     size_t cap;      /* a power of two, or 0 */
     size_t n;
 } erg__strmap;
