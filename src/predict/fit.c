@@ -5,6 +5,7 @@
  * roofline baseline (Tables 1-3 layout).
  */
 #include <gsl/gsl_errno.h>
+#include "core/splitmix.h"
 #include <gsl/gsl_multifit.h>
 #include <math.h>
 #include <stdarg.h>
@@ -131,15 +132,6 @@ double erg__roofline_time(const struct erg__bounds *b, const erg_op_dims *d)
 double erg__roofline_predict(const struct erg__bounds *b, const erg_op_dims *d)
 {
     return b->launch_time_s + b->eta * erg__roofline_time(b, d);
-}
-
-/* splitmix64: a portable, seeded generator so the split is the same everywhere. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 /*
@@ -808,7 +800,7 @@ static int fit_op(erg_op_model *m, erg_op op, struct pt *pts, size_t np, const e
     for (size_t i = 0; i < np; i++)
         perm[i] = i;
     for (size_t i = np; i > 1; i--) { /* Fisher-Yates */
-        size_t j = (size_t)(rng_next(rng) % i);
+        size_t j = (size_t)(erg__splitmix64(rng) % i);
         size_t t = perm[i - 1];
         perm[i - 1] = perm[j];
         perm[j] = t;
@@ -962,7 +954,7 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
         for (size_t i = 0; i < k; i++)
             perm[i] = i;
         for (size_t i = k; i > 1; i--) {
-            size_t j = (size_t)(rng_next(&r2) % i);
+            size_t j = (size_t)(erg__splitmix64(&r2) % i);
             size_t t = perm[i - 1];
             perm[i - 1] = perm[j];
             perm[j] = t;

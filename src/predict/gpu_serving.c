@@ -3,6 +3,7 @@
  * steady-state decode step, and the serving level 3 fitted on ML.ENERGY (docs/predict.md,
  * "GPU targets"). */
 #include "erg/predict.h"
+#include "core/splitmix.h"
 #include "erg/stats.h"
 
 #include <errno.h>
@@ -70,12 +71,13 @@ out:
     return rc;
 }
 
-static uint64_t splitmix(uint64_t *s)
+/* The held-out rows of every fit here: a seeded 20 % (splitmix64 from seed 42), so the same
+ * rows are held out of a kernel's time and power fits. */
+static void holdout_mask(unsigned char *test, size_t n)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    uint64_t seed = 42;
+    for (size_t i = 0; i < n; i++)
+        test[i] = erg__splitmix_unit(&seed) < 0.2;
 }
 
 /* Fit on a seeded 80 % and report the held-out MAPE; then refit on all rows (stored). */
@@ -90,10 +92,9 @@ static int fit_holdout(const double *x, const double *y, size_t n, size_t p, dou
         rc = ERG_ENOMEM;
         goto out;
     }
-    uint64_t seed = 42;
+    holdout_mask(test, n);
     size_t nt = 0;
     for (size_t i = 0; i < n; i++) {
-        test[i] = (double)(splitmix(&seed) >> 11) * 0x1.0p-53 < 0.2;
         if (!test[i]) {
             memcpy(xt + nt * p, x + i * p, p * sizeof *xt);
             yt[nt++] = y[i];
@@ -266,10 +267,9 @@ static int power_fit_holdout(const struct rows *en, size_t pt, const double *tc,
         rc = ERG_ENOMEM;
         goto out;
     }
-    uint64_t seed = 42;
+    holdout_mask(test, n);
     size_t nt = 0;
     for (size_t i = 0; i < n; i++) {
-        test[i] = (double)(splitmix(&seed) >> 11) * 0x1.0p-53 < 0.2;
         if (!test[i]) {
             memcpy(xt + nt * pt, en->x + i * EN_COLS, pt * sizeof *xt);
             yt[nt++] = en->x[i * EN_COLS + 8];

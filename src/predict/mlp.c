@@ -10,14 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t erg__splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double uniform(uint64_t *s) /* [0, 1) */
 {
     return (double)(erg__splitmix64(s) >> 11) * 0x1.0p-53;

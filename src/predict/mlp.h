@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/splitmix.h"
+
 #include "erg/error.h"
 
 #define ERG__MLP_MAX_IN 24
@@ -63,8 +65,5 @@ json_t *erg__mlp_to_json(const struct erg__mlp *m);
  * ERG_EPARSE naming file and path. */
 int erg__mlp_from_json(const json_t *j, unsigned n_in, unsigned n_out, struct erg__mlp *out,
                        const char *file, const char *path, erg_diag *diag);
-
-/* splitmix64 (Steele, Lea, Flood 2014): the seeded generator of the weights and splits. */
-uint64_t erg__splitmix64(uint64_t *state);
 
 #endif

@@ -2,6 +2,7 @@
 /* The op profiler: HYMELL Section 5.1's protocol on the CPU. */
 #define _GNU_SOURCE 1
 #include "erg/predict.h"
+#include "core/splitmix.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -103,11 +104,7 @@ static void fill(float *p, size_t n, uint64_t seed)
 {
     uint64_t x = seed;
     for (size_t i = 0; i < n; i++) {
-        x += 0x9e3779b97f4a7c15ull;
-        uint64_t z = x;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
+        uint64_t z = erg__splitmix64(&x);
         p[i] = (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
     }
 }

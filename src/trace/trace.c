@@ -387,88 +387,9 @@ static int add_signature_for(erg_schedule *s, const erg_trace *t, const prep *p,
     return erg_schedule_add_signature(s, &sig, diag);
 }
 
-static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out, erg_diag *diag)
-{
-    erg_schedule *s = erg_schedule_new();
-    if (!s)
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    int st = ERG_OK;
-    size_t n = t->n_acts, cap = 16;
-    while (cap < 2 * n)
-        cap *= 2;
-    char *used = calloc(t->n_devs ? t->n_devs : 1, 1);
-    size_t *slot = malloc(cap * sizeof *slot); /* activity index of a signature's first use + 1 */
-    size_t *sig_of = malloc((n ? n : 1) * sizeof *sig_of); /* signature number per activity */
-    size_t n_sigs = 0;
-    if (!used || !slot || !sig_of) {
-        st = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        goto fail;
-    }
-    memset(slot, 0, cap * sizeof *slot);
-    for (size_t i = 0; i < n; i++)
-        used[t->acts[i].device] = 1;
-    for (size_t d = 0; d < t->n_devs; d++) {
-        if (!used[d])
-            continue;
-        st = erg_schedule_add_device(s, t->devs[d].id, p->static_w[d], p->idle_w[d], diag);
-        if (st != ERG_OK)
-            goto fail;
-    }
-    char sig_name[ERG_SIG_NAME_MAX];
-    for (size_t i = 0; i < n; i++) {
-        const erg__act *a = &t->acts[i];
-        size_t h = (size_t)act_key_hash(a) & (cap - 1);
-        while (slot[h] && !same_key(&t->acts[slot[h] - 1], a))
-            h = (h + 1) & (cap - 1);
-        if (slot[h]) {
-            sig_of[i] = sig_of[slot[h] - 1];
-            const erg__act *f = &t->acts[slot[h] - 1];
-            snprintf(sig_name, sizeof sig_name, "%zu:%s", sig_of[i],
-                     erg__strtab_get(&t->names, f->name));
-        } else {
-            slot[h] = i + 1;
-            sig_of[i] = n_sigs;
-            st = add_signature_for(s, t, p, i, n_sigs++, sig_name, sizeof sig_name, diag);
-            if (st != ERG_OK)
-                goto fail;
-        }
-        char id[32];
-        snprintf(id, sizeof id, "a%zu", i);
-        st = erg_schedule_add_node(s, id, sig_name, t->devs[a->device].id,
-                                   (double)p->start_ns[i] / 1e9, diag);
-        if (st != ERG_OK)
-            goto fail;
-    }
-    free(used);
-    free(slot);
-    free(sig_of);
-    *out = s;
-    return ERG_OK;
-fail:
-    free(used);
-    free(slot);
-    free(sig_of);
-    erg_schedule_free(s);
-    return st;
-}
-
-int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
-                       const erg_trace_options *opts, erg_schedule **out, erg_diag *diag)
-{
-    if (!out)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "no output");
-    *out = NULL;
-    prep p;
-    int st = prepare(trace, rules, opts, &p, diag);
-    if (st != ERG_OK)
-        return st;
-    st = build_schedule(trace, &p, out, diag);
-    prep_free(&p);
-    return st;
-}
-
-/* Number the activities' signatures as build_schedule does: sig_of[i] is activity i's, in the
- * order of first use, so activity i defines a new one when sig_of[i] equals the count so far. */
+/* Number the activities' signatures (one per distinct same_key): sig_of[i] is activity i's, in
+ * the order of first use, so activity i defines a new one when sig_of[i] equals the count so far.
+ */
 static int number_signatures(const erg_trace *t, size_t **sig_of_out, erg_diag *diag)
 {
     size_t n = t->n_acts, cap = 16;
@@ -497,6 +418,73 @@ static int number_signatures(const erg_trace *t, size_t **sig_of_out, erg_diag *
     free(slot);
     *sig_of_out = sig_of;
     return ERG_OK;
+}
+
+static int build_schedule(const erg_trace *t, const prep *p, erg_schedule **out, erg_diag *diag)
+{
+    erg_schedule *s = erg_schedule_new();
+    if (!s)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    size_t n = t->n_acts, n_sigs = 0, *sig_of = NULL;
+    char *used = calloc(t->n_devs ? t->n_devs : 1, 1);
+    if (!used) {
+        erg_schedule_free(s);
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    }
+    int st = number_signatures(t, &sig_of, diag);
+    if (st != ERG_OK)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        used[t->acts[i].device] = 1;
+    for (size_t d = 0; d < t->n_devs; d++) {
+        if (!used[d])
+            continue;
+        st = erg_schedule_add_device(s, t->devs[d].id, p->static_w[d], p->idle_w[d], diag);
+        if (st != ERG_OK)
+            goto fail;
+    }
+    char sig_name[ERG_SIG_NAME_MAX];
+    for (size_t i = 0; i < n; i++) {
+        const erg__act *a = &t->acts[i];
+        if (sig_of[i] == n_sigs) { /* first use: same_key activities share the name */
+            st = add_signature_for(s, t, p, i, n_sigs++, sig_name, sizeof sig_name, diag);
+            if (st != ERG_OK)
+                goto fail;
+        } else {
+            snprintf(sig_name, sizeof sig_name, "%zu:%s", sig_of[i],
+                     erg__strtab_get(&t->names, a->name));
+        }
+        char id[32];
+        snprintf(id, sizeof id, "a%zu", i);
+        st = erg_schedule_add_node(s, id, sig_name, t->devs[a->device].id,
+                                   (double)p->start_ns[i] / 1e9, diag);
+        if (st != ERG_OK)
+            goto fail;
+    }
+    free(used);
+    free(sig_of);
+    *out = s;
+    return ERG_OK;
+fail:
+    free(used);
+    free(sig_of);
+    erg_schedule_free(s);
+    return st;
+}
+
+int erg_trace_schedule(const erg_trace *trace, const erg_rules *rules,
+                       const erg_trace_options *opts, erg_schedule **out, erg_diag *diag)
+{
+    if (!out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "no output");
+    *out = NULL;
+    prep p;
+    int st = prepare(trace, rules, opts, &p, diag);
+    if (st != ERG_OK)
+        return st;
+    st = build_schedule(trace, &p, out, diag);
+    prep_free(&p);
+    return st;
 }
 
 /* What erg_schedule_add_device, _add_signature and _add_node would refuse in build_schedule, and

@@ -8,6 +8,7 @@
  * than the fast path takes, fixed starts, starts that all coincide).
  */
 #include "support/erg_test.h"
+#include "core/splitmix.h"
 
 #include "calculus/schedule_impl.h"
 #include "erg/calculus.h"
@@ -16,19 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static double unit(uint64_t *s)
-{
-    return (double)(next(s) >> 11) * 0x1.0p-53;
-}
 
 enum { DEVICES = 3, SIGS = 12 };
 
@@ -49,10 +37,10 @@ static erg_schedule *new_schedule(uint64_t *st)
             snprintf(g.name, sizeof g.name, "k%u@gpu%u", k, dv);
             snprintf(g.device, sizeof g.device, "gpu%u", dv);
             g.static_power_w = NAN;
-            g.time_s = 1e-4 + 4e-3 * unit(st);
-            g.time_var_s2 = k % 5 == 0 ? 0.0 : 0.04 * g.time_s * g.time_s * unit(st);
-            g.dynamic_energy_j = 150.0 * g.time_s * unit(st);
-            g.energy_var_j2 = w * w * g.time_var_s2 + 1e-4 * unit(st);
+            g.time_s = 1e-4 + 4e-3 * erg__splitmix_unit(st);
+            g.time_var_s2 = k % 5 == 0 ? 0.0 : 0.04 * g.time_s * g.time_s * erg__splitmix_unit(st);
+            g.dynamic_energy_j = 150.0 * g.time_s * erg__splitmix_unit(st);
+            g.energy_var_j2 = w * w * g.time_var_s2 + 1e-4 * erg__splitmix_unit(st);
             assert_int_equal(erg_schedule_add_signature(s, &g, &d), ERG_OK);
         }
     }
@@ -63,9 +51,9 @@ static void add_node(erg_schedule *s, uint64_t *st, size_t i, double start_s)
 {
     char id[32], sig[32];
     erg_diag d;
-    unsigned dv = (unsigned)(next(st) % DEVICES);
+    unsigned dv = (unsigned)(erg__splitmix64(st) % DEVICES);
     snprintf(id, sizeof id, "n%zu", i);
-    snprintf(sig, sizeof sig, "k%u@gpu%u", (unsigned)(next(st) % SIGS), dv);
+    snprintf(sig, sizeof sig, "k%u@gpu%u", (unsigned)(erg__splitmix64(st) % SIGS), dv);
     assert_int_equal(erg_schedule_add_node(s, id, sig, NULL, start_s, &d), ERG_OK);
 }
 
@@ -90,10 +78,10 @@ static erg_schedule *window_dag(uint64_t seed, size_t n, size_t window, unsigned
                  fixed_every && i % fixed_every == fixed_every - 1 ? 10.0 * (double)i
                                                                    : (double)NAN);
     for (size_t i = 1; i < n; i++) {
-        unsigned k = 1 + (unsigned)(next(&st) % max_preds);
+        unsigned k = 1 + (unsigned)(erg__splitmix64(&st) % max_preds);
         size_t w = i < window ? i : window;
         for (unsigned j = 0; j < k; j++)
-            add_edge(s, i - 1 - (size_t)(next(&st) % w), i);
+            add_edge(s, i - 1 - (size_t)(erg__splitmix64(&st) % w), i);
     }
     return s;
 }

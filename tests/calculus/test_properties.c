@@ -6,6 +6,7 @@
  * figures as its expression tree; the DAG's makespan variance against Monte Carlo.
  */
 #include "support/erg_test.h"
+#include "core/splitmix.h"
 #include "support/erg_tmp.h"
 
 #include "erg/calculus.h"
@@ -19,11 +20,7 @@ static uint64_t rng_state = 0x12345678u;
 
 static double urand(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
+    return erg__splitmix_unit(&rng_state);
 }
 
 static double uniform(double a, double b)

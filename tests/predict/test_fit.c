@@ -5,6 +5,7 @@
  * save/load round trip, and every loader error.
  */
 #include "support/erg_test.h"
+#include "core/splitmix.h"
 #include "support/erg_tmp.h"
 
 #include <stdlib.h>
@@ -14,13 +15,9 @@
 #include "erg/predict.h"
 
 static uint64_t rng = 12345;
-static double uni(void) /* splitmix64 → [0, 1) */
+static double uni(void)
 {
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0;
+    return erg__splitmix_unit(&rng);
 }
 
 /* RMSNorm truth: regime 0 for N·d < 1.5·2^20, regime 1 above (coefficients in seconds). Regime

@@ -320,6 +320,22 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
+/* Replace the first FROM in file PATH by TO, of the same length (a corrupted field). */
+static void corrupt_file(const char *path, const char *from, const char *to)
+{
+    assert_int_equal(strlen(from), strlen(to));
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    text[len] = 0;
+    char *u = strstr(text, from);
+    assert_non_null(u);
+    memcpy(u, to, strlen(to));
+    write_text(path, text);
+}
+
 static void bad_model_files_are_refused(void **state)
 {
     (void)state;
@@ -510,16 +526,7 @@ static void level3_chooses_per_group(void **state)
     assert_int_equal(erg_e2e_model_group(back, ERG_PHASE_PREFILL, 1, &use, NULL), ERG_OK);
     assert_string_equal(use, "own");
     erg_e2e_model_free(back);
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    static char text[1 << 20];
-    size_t len = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[len] = 0;
-    char *u = strstr(text, "\"use\": \"own\"");
-    assert_non_null(u);
-    memcpy(u, "\"use\": \"xyz\"", 12);
-    write_text(path, text);
+    corrupt_file(path, "\"use\": \"own\"", "\"use\": \"xyz\"");
     assert_int_equal(erg_e2e_model_load(path, &back, &d), ERG_EPARSE);
     assert_non_null(strstr(d.detail, ".use: expected"));
     erg_e2e_model_free(e);
@@ -589,16 +596,7 @@ static void level2_chooses_per_phase(void **state)
         assert_int_equal(e2.level, e1.level);
     }
     erg_block_model_free(back);
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    static char text[1 << 20];
-    size_t len = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[len] = 0;
-    char *u = strstr(text, "\"use\": \"none\"");
-    assert_non_null(u);
-    memcpy(u, "\"use\": \"xyzw\"", 13);
-    write_text(path, text);
+    corrupt_file(path, "\"use\": \"none\"", "\"use\": \"xyzw\"");
     assert_int_equal(erg_block_model_load(path, &back, &d), ERG_EPARSE);
     if (!strstr(d.detail, "phases.prefill.use: expected"))
         fail_msg("%s", d.detail);
