@@ -37,9 +37,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 for gpu in $gpus; do
     case $gpu in
-        h200) ver=vllm-0.22.0 desc="NVIDIA H200 (aiconfigurator vLLM 0.22.0 tables, NVML power)" ;;
-        h100) ver=vllm-0.14.0 desc="NVIDIA H100 80GB HBM3 SXM (aiconfigurator vLLM 0.14.0; Vidur RMSNorm)" ;;
-        a100) ver=vllm-0.14.0 desc="NVIDIA A100-SXM4-80GB (aiconfigurator vLLM 0.14.0; Vidur RMSNorm)" ;;
+        h200) ver=vllm-0.22.0 mem=141 desc="NVIDIA H200 (aiconfigurator vLLM 0.22.0 tables, NVML power)" ;;
+        h100) ver=vllm-0.14.0 mem=80 desc="NVIDIA H100 80GB HBM3 SXM (aiconfigurator vLLM 0.14.0; Vidur RMSNorm)" ;;
+        a100) ver=vllm-0.14.0 mem=80 desc="NVIDIA A100-SXM4-80GB (aiconfigurator vLLM 0.14.0; Vidur RMSNorm)" ;;
         *) echo "fit-public-targets: unknown GPU $gpu (h200, h100, a100)" >&2; exit 2 ;;
     esac
     mkdir -p "$out/$gpu"
@@ -97,6 +97,9 @@ PY
         [ -r "$f" ] && tables+=("$f")
     done
     "$erg" predict import --kernels "$out/$gpu/gpu.json" "${tables[@]}"
+    # the vendor's memory capacity of one GPU (GB as NVIDIA states it: H200 141, H100 SXM and
+    # A100-SXM4-80GB 80): erg predict model warns when weights and KV cache exceed it
+    sed -i 's|^ "erg": "gpu-target/1",$|&\n "memory_gib": '"$mem"',|' "$out/$gpu/gpu.json"
     # level 2 data: blocks.csv from Vidur + the attention kernels (derived from third-party
     # data, so not committed); fitted when this erg has 'erg fit blocks'
     vidur=$(ls "$b"/vidur_"${gpu}"_*_mlp.csv 2>/dev/null || true)

@@ -593,6 +593,14 @@ typedef struct erg_arch {
  *  experts) into *active (may be NULL). Never fails (0 for a NULL arch). */
 ERG_API double erg_arch_params(const erg_arch *a, double *active);
 
+/** Bytes a forward of a holds in device memory, at least: the weights (erg_arch_params ×
+ *  erg_dtype_bytes(dtype)) plus the KV cache of batch sequences of tokens cached tokens each
+ *  (2 × n_kv_heads × head_dim × dtype bytes per token and layer, K and V; a sliding-window
+ *  layer holds at most window tokens); the KV part alone into *kv_bytes (may be NULL).
+ *  Activations and workspace are not counted. Never fails: 0 for a NULL arch. */
+ERG_API double erg_arch_memory_bytes(const erg_arch *a, int64_t batch, int64_t tokens,
+                                     double *kv_bytes);
+
 /**
  * Read a HuggingFace config.json into *out. Families: llama (Llama 2, 3.x), mistral, mixtral,
  * qwen (v1: intermediate_size is twice the FFN width, kv_channels the head size), qwen2,
@@ -1014,8 +1022,10 @@ typedef struct erg_predictor erg_predictor;
  * Open a target: a folder (a path containing '/' or an existing folder) or a name looked up as
  * models/NAME/ like erg_op_model_default_path ($ERG_MODEL_DIR/NAME, $ERG_DATA_DIR/models/NAME,
  * the installed share/erg/models/NAME, the source tree). The folder holds ops.json (level 1,
- * required), blocks.json (level 2) and e2e.json (level 3), each optional beyond level 1.
- * Errors: ERG_ENOENT (no such target: diag names it and where it was looked for), the load
+ * required), blocks.json (level 2) and e2e.json (level 3), each optional beyond level 1, and
+ * optionally gpu.json's memory_gib (erg_predictor_memory_bytes).
+ * Errors: ERG_ENOENT (no such target: diag names it, where it was looked for and the targets
+ * there, erg_predict_targets), the load
  * errors of the files, ERG_ENOMEM.
  */
 ERG_API ERG_NODISCARD int erg_predictor_open(const char *target, erg_predictor **out,
@@ -1028,6 +1038,18 @@ ERG_API const char *erg_predictor_dir(const erg_predictor *p);
 ERG_API int erg_predictor_level(const erg_predictor *p);
 /** The target's level-1 model (owned by p). Never fails. */
 ERG_API const erg_op_model *erg_predictor_ops(const erg_predictor *p);
+/** Memory of one device of the target in bytes: memory_gib × 2^30 from the target's gpu.json
+ *  (optional: the vendor's capacity, e.g. 141 for an H200), NaN when the target gives none (CPU
+ *  targets). erg_predictor_open refuses a memory_gib that is not a positive number (ERG_EPARSE).
+ *  Never fails. */
+ERG_API double erg_predictor_memory_bytes(const erg_predictor *p);
+/** The names of the targets erg_predictor_open finds by name: the folders NAME/ holding
+ *  ops.json in $ERG_MODEL_DIR when set, else in $ERG_DATA_DIR/models when set, else in the
+ *  installed share/erg/models (beside the program, then the configured prefix) and the source
+ *  tree's models/; sorted, without repeats, ", "-separated into buf of size bytes
+ *  ("a100, cpu, h100, h200"; "" when none; cut at a whole name when buf is short). Returns how
+ *  many there are (at most 64 listed). Never fails. */
+ERG_API size_t erg_predict_targets(char *buf, size_t size);
 
 /** One block kind of a whole-model prediction. */
 typedef struct erg_model_block_estimate {

@@ -27,7 +27,9 @@ static void help_model(FILE *out)
             "--last-logits computes the LM head for the last prompt position only (default:\n"
             "every position, as a HF forward does). --emit-schedule writes a schedule/1 (layers\n"
             "in sequence, blocks inside) that 'erg compose' evaluates to the same totals; its\n"
-            "signatures take --static-power-w (default 0) as the static power.\n"
+            "signatures take --static-power-w (default 0) as the static power. When the\n"
+            "weights and KV cache exceed the target's memory (gpu.json memory_gib), it warns\n"
+            "on stderr (--json: \"warnings\") and still predicts.\n"
             "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
 }
 
@@ -159,8 +161,12 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
         return erg_cli_usage(cmd,
                              optind == argc ? "missing CONFIG.json" : "expected one CONFIG.json");
     c->config = argv[optind];
-    if (!c->target)
-        return erg_cli_usage(cmd, "--target NAME|DIR is required (e.g. --target cpu)");
+    if (!c->target) {
+        char names[512];
+        erg_predict_targets(names, sizeof names);
+        return erg_cli_usage(cmd, "--target NAME|DIR is required (the targets: %s, or a folder)",
+                             names[0] ? names : "none found");
+    }
     if (!c->have_kv)
         c->kv = c->prompt;
     return ERG_EXIT_OK;
@@ -299,6 +305,22 @@ int erg_cli_predict_model(int argc, char **argv)
     }
     double params, active;
     params = erg_arch_params(&a, &active);
+    /* weights + KV cache against the target's memory: warn, never refuse */
+    char warning[512] = "";
+    double mem = erg_predictor_memory_bytes(p), kv_bytes;
+    int64_t cached = (c.phases & 2) ? c.kv : c.prompt;
+    if ((c.phases & 3) == 3 && c.prompt > cached)
+        cached = c.prompt;
+    double need = erg_arch_memory_bytes(&a, c.batch, cached, &kv_bytes);
+    if (isfinite(mem) && need > mem)
+        snprintf(warning, sizeof warning,
+                 "the weights (%.4g GiB, %s) and the KV cache (%.4g GiB, %lld x %lld tokens) "
+                 "need %.4g GiB, more than the target's %.4g GiB of memory: this prediction "
+                 "assumes they fit",
+                 (need - kv_bytes) / 1073741824.0, erg_dtype_name(a.dtype), kv_bytes / 1073741824.0,
+                 (long long)c.batch, (long long)cached, need / 1073741824.0, mem / 1073741824.0);
+    if (warning[0])
+        fprintf(stderr, "erg: warning: %s\n", warning);
     if (c.json) {
         json_t *o = json_object(), *phases = json_array();
         json_object_set_new(o, "erg", json_string("model-prediction/1"));
@@ -312,6 +334,10 @@ int erg_cli_predict_model(int argc, char **argv)
         for (int i = 0; i < nm; i++)
             json_array_append_new(phases, phase_json(&m[i]));
         json_object_set_new(o, "phases", phases);
+        json_t *warnings = json_array();
+        if (warning[0])
+            json_array_append_new(warnings, json_string(warning));
+        json_object_set_new(o, "warnings", warnings);
         if (c.schedule)
             json_object_set_new(o, "schedule", json_string(c.schedule));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));

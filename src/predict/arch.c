@@ -172,6 +172,26 @@ int erg_arch_set(erg_arch *a, const char *key, int64_t v, erg_diag *diag)
     return ERG_OK;
 }
 
+double erg_arch_memory_bytes(const erg_arch *a, int64_t batch, int64_t tokens, double *kv_bytes)
+{
+    if (kv_bytes)
+        *kv_bytes = 0;
+    if (!a)
+        return 0;
+    double b = (double)erg_dtype_bytes(a->dtype);
+    double full = (double)(a->layers[ERG_LAYER_FULL_DENSE] + a->layers[ERG_LAYER_FULL_MOE]);
+    double sliding =
+        (double)(a->layers[ERG_LAYER_SLIDING_DENSE] + a->layers[ERG_LAYER_SLIDING_MOE]);
+    double t = (double)(tokens > 0 ? tokens : 0);
+    double ts = a->window > 0 && (double)a->window < t ? (double)a->window : t;
+    /* K and V: n_kv_heads x head_dim elements each, per cached token and layer */
+    double kv = 2 * (double)a->n_kv_heads * (double)a->head_dim * b *
+                (double)(batch > 0 ? batch : 0) * (full * t + sliding * ts);
+    if (kv_bytes)
+        *kv_bytes = kv;
+    return erg_arch_params(a, NULL) * b + kv;
+}
+
 double erg_arch_params(const erg_arch *a, double *active)
 {
     if (!a)

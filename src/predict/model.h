@@ -120,4 +120,11 @@ double erg__roofline_predict(const struct erg__bounds *b, const erg_op_dims *d);
  * (ERG_OK and the length in *size, or ERG_ERANGE and the size needed). */
 int erg__data_path(const char *sub, const char *env_dir, const char *file, char *buf, size_t *size);
 
+/* The names of the sub-folders holding member (e.g. "ops.json") in every folder erg__data_path
+ * searches for sub (only $<env_dir>, or only $ERG_DATA_DIR/sub, when set), sorted, without
+ * repeats, ", "-separated into buf of size bytes (truncated at a whole name; "" when none).
+ * Returns how many there are (at most 64 are listed). */
+size_t erg__data_list(const char *sub, const char *env_dir, const char *member, char *buf,
+                      size_t size);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/json.h"
 #include "erg/predict.h"
 #include "predict/levels.h"
 #include "predict/model.h"
@@ -16,6 +17,7 @@ struct erg_predictor {
     erg_op_model *l1;
     erg_block_model *l2;
     erg_e2e_model *l3;
+    double memory_bytes; /* one device's, from gpu.json's memory_gib; NaN when absent */
 };
 
 void erg_predictor_free(erg_predictor *p)
@@ -31,6 +33,39 @@ void erg_predictor_free(erg_predictor *p)
 const char *erg_predictor_dir(const erg_predictor *p)
 {
     return p ? p->dir : "";
+}
+
+double erg_predictor_memory_bytes(const erg_predictor *p)
+{
+    return p ? p->memory_bytes : (double)NAN;
+}
+
+size_t erg_predict_targets(char *buf, size_t size)
+{
+    return erg__data_list("models", "ERG_MODEL_DIR", "ops.json", buf, size);
+}
+
+/* gpu.json's optional memory_gib (the device's memory) into p->memory_bytes. */
+static int memory_load(erg_predictor *p, erg_diag *diag)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/gpu.json", p->dir);
+    p->memory_bytes = (double)NAN;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ERG_OK;
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
+    if (rc != ERG_OK)
+        return rc;
+    json_t *m = json_object_get(root, "memory_gib");
+    double gib = json_is_number(m) ? json_number_value(m) : (double)NAN;
+    if (m && !(gib > 0 && isfinite(gib)))
+        rc = erg_diag_set(diag, ERG_EPARSE, path, "memory_gib must be a positive number (GiB)");
+    else if (m)
+        p->memory_bytes = gib * 1073741824.0;
+    json_decref(root);
+    return rc;
 }
 
 int erg_predictor_level(const erg_predictor *p)
@@ -64,11 +99,14 @@ int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag)
                  ERG_OK)
         p->dir[0] = '\0';
     if (!p->dir[0] || !is_dir(p->dir)) {
+        char names[512];
+        erg_predict_targets(names, sizeof names);
         int rc = erg_diag_set(diag, ERG_ENOENT, target,
-                              "unknown target: no folder %s (a target is a folder models/<name>/ "
-                              "with ops.json; looked up in $ERG_MODEL_DIR, $ERG_DATA_DIR/models, "
-                              "the installed share/erg/models and the source tree)",
-                              p->dir[0] ? p->dir : target);
+                              "unknown target: no folder %s; the targets: %s (a target is a "
+                              "folder models/<name>/ with ops.json; looked up in $ERG_MODEL_DIR, "
+                              "$ERG_DATA_DIR/models, the installed share/erg/models and the "
+                              "source tree)",
+                              p->dir[0] ? p->dir : target, names[0] ? names : "none");
         free(p);
         return rc;
     }
@@ -79,6 +117,8 @@ int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag)
         erg_diag_set(diag, ERG_ENOENT, path,
                      "the target %s has no level-1 model (fit one with 'erg fit ops ... -o %s')",
                      target, path);
+    if (rc == ERG_OK)
+        rc = memory_load(p, diag);
     snprintf(path, sizeof path, "%s/blocks.json", p->dir);
     if (rc == ERG_OK) {
         rc = erg_block_model_load(path, &p->l2, diag);

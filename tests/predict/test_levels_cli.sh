@@ -123,6 +123,32 @@ grep -q "^decode: 1 sequences x 1 token, KV cache 256" "$tmp/out" || fail "cpu t
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz
 check "unknown phase" 2 "unknown phase 'generate'" -- "$erg" predict model "$cfg" --target "$t" --phase generate
 check "missing target" 2 "--target NAME|DIR is required" -- "$erg" predict model "$cfg"
+# both messages name the committed targets the lookup finds (the source tree's models/)
+for name in "missing target" "unknown target"; do
+    if [ "$name" = "missing target" ]; then set -- "$erg" predict model "$cfg"; else set -- "$erg" predict model "$cfg" --target no-such-target-xyz; fi
+    env -u ERG_MODEL_DIR -u ERG_DATA_DIR "$@" > /dev/null 2> "$tmp/err"
+    for g in a100 cpu h100 h200; do
+        grep -q "the targets: .*\b$g\b" "$tmp/err" || fail "$name: target $g not listed: $(cat "$tmp/err")"
+    done
+done
+check "targets under ERG_MODEL_DIR" 2 "the targets: l1only, synth (a target" -- env ERG_MODEL_DIR="$tmp/models" "$erg" predict model "$cfg" --target nope
+
+# weights + KV cache above the target's memory_gib: a warning, not a refusal. tiny-llama (fp32):
+# attention 256*8*32*2 + 2*256*2*32 = 163840, gated FFN 3*256*688 = 528384, per layer 692224,
+# x 4 layers = 2768896, norms 2*256*4 + 256 = 2304, embedding + untied LM head 2*1000*256 =
+# 512000: 3283200 parameters = 13132800 bytes. KV per cached token: 2 (K, V) x 4 layers x
+# 2 KV heads x 32 x 4 bytes = 2048. Batch 2 x kv 1000: 13132800 + 4096000 = 17228800 bytes, above
+# 0.016 GiB = 17179869 bytes; batch 1: 13132800 + 2048000 = 15180800, below.
+tiny="$src/tests/predict/configs/tiny-llama.json"
+m="$tmp/models/small-mem"
+mkdir -p "$m" && cp "$t/ops.json" "$m/"
+printf '{"erg": "gpu-target/1", "memory_gib": 0.016}\n' > "$m/gpu.json"
+check "memory warning" 0 "^erg: warning: the weights (0.01223 GiB, fp32) and the KV cache (0.003815 GiB, 2 x 1000 tokens) need 0.01605 GiB, more than the target's 0.016 GiB" -- "$erg" predict model "$tiny" --target "$m" --phase decode --kv 1000 --batch 2
+check "memory warning --json" 0 '"warnings": \["the weights' -- "$erg" predict model "$tiny" --target "$m" --phase decode --kv 1000 --batch 2 --json
+check "below the memory: no warning" 0 '"warnings": \[\]' -- "$erg" predict model "$tiny" --target "$m" --phase decode --kv 1000 --batch 1 --json
+grep -q warning "$tmp/err" && fail "warning below the memory: $(cat "$tmp/err")"
+printf '{"erg": "gpu-target/1", "memory_gib": -1}\n' > "$m/gpu.json"
+check "bad memory_gib" 2 "gpu.json: memory_gib must be a positive number" -- "$erg" predict model "$tiny" --target "$m"
 check "MLA refused" 2 "kv_lora_rank" -- "$erg" predict model "$src/tests/predict/configs/mla.json" --target "$t"
 check "bad kv heads" 2 "num_key_value_heads: 3 KV heads do not divide 8" -- "$erg" predict model "$src/tests/predict/configs/bad-kv-heads.json" --target "$t"
 check "bad prompt" 2 "--prompt expects a positive integer" -- "$erg" predict model "$cfg" --target "$t" --prompt 0
