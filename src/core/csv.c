@@ -24,13 +24,19 @@ int erg__csv_error(erg_diag *diag, const struct erg__csv_row *r, size_t c, const
                         what);
 }
 
+/* An empty cell reads as absent: *present (when given) says whether the cell has text. */
+static int empty_cell(const char *s, int *present)
+{
+    if (present)
+        *present = s[0] != '\0';
+    return s[0] == '\0';
+}
+
 int erg__csv_int(const struct erg__csv_row *r, size_t c, const char *name, int64_t *out,
                  int *present, erg_diag *diag)
 {
     const char *s = r->cell[c];
-    if (present)
-        *present = s[0] != '\0';
-    if (!s[0]) {
+    if (empty_cell(s, present)) {
         *out = 0;
         return ERG_OK;
     }
@@ -49,9 +55,7 @@ int erg__csv_num(const struct erg__csv_row *r, size_t c, const char *name, doubl
                  int *present, erg_diag *diag)
 {
     const char *s = r->cell[c];
-    if (present)
-        *present = s[0] != '\0';
-    if (!s[0]) {
+    if (empty_cell(s, present)) {
         *out = NAN;
         return ERG_OK;
     }

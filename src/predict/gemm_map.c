@@ -196,16 +196,10 @@ int erg__gemm_map_load(const char *path, erg_dtype dtype, struct erg__gemm_map *
                        erg_diag *diag)
 {
     *out = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    int rc = erg__read_file(path, &text, &len, diag);
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
     if (rc)
         return rc;
-    json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
-    free(text);
-    if (!root)
-        return erg_diag_set(diag, ERG_EPARSE, path, "not JSON (line %d: %s)", je.line, je.text);
     struct erg__gemm_map *g = calloc(1, sizeof *g);
     const char *tag = json_string_value(json_object_get(root, "erg"));
     const char *dt = json_string_value(json_object_get(root, "dtype"));

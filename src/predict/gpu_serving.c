@@ -576,19 +576,13 @@ int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *dia
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_serving_arch_read: NULL argument");
     memset(out, 0, sizeof *out);
-    char *text = NULL;
-    size_t len = 0;
-    int rc = erg__read_file(path, &text, &len, diag);
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
     if (rc)
         return rc;
-    json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
-    free(text);
-    if (!root || !json_is_object(root)) {
+    if (!json_is_object(root)) {
         json_decref(root);
-        char where[600];
-        snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
-        return erg_diag_set(diag, ERG_EPARSE, where, "not a JSON object (a config.json)");
+        return erg_diag_set(diag, ERG_EPARSE, path, "not a JSON object (a config.json)");
     }
     static const char *const k_d[] = {"hidden_size", "n_embd", "d_model", NULL};
     static const char *const k_h[] = {"num_attention_heads", "n_head", NULL};
@@ -1031,19 +1025,10 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
     memset(m, 0, sizeof *m);
     if (has_serving)
         *has_serving = 0;
-    char *text = NULL;
-    size_t len = 0;
-    int rc = erg__read_file(path, &text, &len, diag);
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
     if (rc)
         return rc;
-    json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
-    free(text);
-    if (!root) {
-        char where[600];
-        snprintf(where, sizeof where, "%s:%d:%d", path, je.line, je.column);
-        return erg_diag_set(diag, ERG_EPARSE, where, "not JSON: %s", je.text);
-    }
     json_t *tag = json_object_get(root, "erg");
     if (!json_is_string(tag) || strncmp(json_string_value(tag), "gpu-target/", 11) != 0) {
         json_decref(root);
