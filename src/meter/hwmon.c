@@ -49,6 +49,7 @@ struct dev {
     char ident[64]; /* name, plus the device link's last part when there is one */
     char oem[64];   /* ACPI power meters: power1_oem_info ("Module Power Socket 0"), else "" */
     int iio;        /* an IIO device (Jetson JetPack 4 ina3221x) */
+    int apu;        /* an amdgpu APU: its power is the SoC's, CPU included */
 };
 
 /* By identity; devices that share one (same name, no device link) fall back to the numeric
@@ -131,6 +132,15 @@ static void rail_of(const struct dev *d, const char *label, const char *oem, str
     r->component = 0;
     r->scope = "";
     erg__fmt(r->device, sizeof r->device, "%s", d->ident);
+    if (d->apu) {
+        /* amdgpu on an APU: power1_input/power1_average is the socket's power, "On APUs this
+         * includes the CPU" (Documentation/gpu/amdgpu/thermal.rst). The CPU package (RAPL) holds
+         * the same CPU: reported, never added beside it */
+        r->domain = ERG_DOMAIN_GPU;
+        r->component = 1;
+        r->scope = "APU socket power, CPU included";
+        return;
+    }
     if (strcmp(d->name, "amdgpu") == 0 || strcmp(d->name, "nouveau") == 0 ||
         strcmp(d->name, "i915") == 0 || strcmp(d->name, "xe") == 0) {
         r->domain = ERG_DOMAIN_GPU;
@@ -264,7 +274,11 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
     c->grade = grade;
     c->kind = kind;
     c->joules_per_tick = 1e-6;
-    if (r.component)
+    if (d->apu)
+        erg__fmt(c->reason, sizeof c->reason,
+                 "%s: reported, never added beside the CPU package, which holds the same CPU",
+                 r.scope);
+    else if (r.component)
         erg__fmt(c->reason, sizeof c->reason,
                  "%s: reported, never added to the total that holds it", r.scope);
     return c;
@@ -536,6 +550,12 @@ static int find_dev(const struct erg__env *env, const char *base, const char *en
         return -1;
     if (power_meter_like(d->name))
         read_attr(env, d, "power1_oem_info", d->oem, sizeof d->oem);
+    if (!iio && strcmp(d->name, "amdgpu") == 0) {
+        /* amdgpu_pm.c shows in1 (label "vddnb", the northbridge rail) on APUs only */
+        char nb[16];
+        read_attr(env, d, "in1_label", nb, sizeof nb);
+        d->apu = strcmp(nb, "vddnb") == 0;
+    }
     /* the device link names the hardware (a PCI, platform or i2c address), stable across boots;
      * an IIO device's own link ends in .../1-0040/iio:device0 */
     char target[256];
