@@ -232,6 +232,85 @@ static void temperatures_for_the_stability_protocol(void **state)
     erg_meter_close(m);
 }
 
+/* A desktop as `sensors` shows it (Ryzen 7 2700X on an ASUS board): k10temp with Tctl carrying
+ * the +10 °C offset AMD gives the 2700X and Tdie beside it (Documentation/hwmon/k10temp.rst: "Tctl
+ * is a non-physical temperature"), a CCD; nct6779 with SYSTIN, CPUTIN and unconnected AUXTIN
+ * inputs at +127 °C and -128 °C; an NVMe drive; acpitz and iwlwifi thermal zones. And a 16-core
+ * coretemp, a package sensor and one per core. The stability protocol reads the processor's die
+ * temperatures only: k10temp's Tdie and Tccd1 (not its offset Tctl), coretemp's package. */
+static void desktop_temperatures_are_the_dies(void **state)
+{
+    (void)state;
+    char rel[128];
+#define T(dir, k, label, mc)                                                                       \
+    do {                                                                                           \
+        snprintf(rel, sizeof rel, "sys/class/hwmon/%s/temp%d_label", dir, k);                      \
+        fake_write(root, rel, "%s\n", label);                                                      \
+        snprintf(rel, sizeof rel, "sys/class/hwmon/%s/temp%d_input", dir, k);                      \
+        fake_write(root, rel, "%d\n", mc);                                                         \
+    } while (0)
+    fake_write(root, "sys/class/hwmon/hwmon2/name", "k10temp\n");
+    T("hwmon2", 1, "Tctl", 62000);
+    T("hwmon2", 2, "Tdie", 52000);
+    T("hwmon2", 3, "Tccd1", 50250);
+    fake_write(root, "sys/class/hwmon/hwmon3/name", "nct6779\n");
+    T("hwmon3", 1, "SYSTIN", 36000);
+    T("hwmon3", 2, "CPUTIN", 45500);
+    T("hwmon3", 3, "AUXTIN0", 127000);
+    T("hwmon3", 4, "AUXTIN1", -128000);
+    T("hwmon3", 7, "PECI Agent 0", 52000);
+    fake_write(root, "sys/class/hwmon/hwmon1/name", "nvme\n");
+    T("hwmon1", 1, "Composite", 58850);
+    fake_write(root, "sys/class/thermal/thermal_zone0/type", "acpitz\n");
+    fake_write(root, "sys/class/thermal/thermal_zone0/temp", "27800\n");
+    fake_write(root, "sys/class/thermal/thermal_zone1/type", "iwlwifi_1\n");
+    fake_write(root, "sys/class/thermal/thermal_zone1/temp", "61000\n");
+    fake_proc_stat(root, 1000, 9000); /* no energy counter here: the estimator is the channel */
+    erg_meter_options o;
+    fake_options(&o, root, "hwmon,estimator");
+    erg_meter *m = NULL;
+    erg_diag dg;
+    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
+        fail_msg("open: %s %s", dg.where, dg.detail);
+    erg_temperature t[16];
+    size_t n = 0;
+    erg_assert_ok(erg_meter_temperatures(m, t, 16, &n));
+    assert_int_equal(n, 2);
+    assert_string_equal(t[0].id, "hwmon:k10temp/Tdie");
+    erg_assert_near(t[0].temp_c, 52.0, 1e-12);
+    assert_string_equal(t[1].id, "hwmon:k10temp/Tccd1");
+    erg_assert_near(t[1].temp_c, 50.25, 1e-12);
+    assert_int_equal(t[0].is_gpu, 0);
+    erg_meter_close(m);
+    /* k10temp without an offset shows Tctl alone (Zen 2 and later): it is the die's */
+    fake_unlink(root, "sys/class/hwmon/hwmon2/temp2_label");
+    fake_unlink(root, "sys/class/hwmon/hwmon2/temp2_input");
+    /* and a coretemp: the package, not its 16 cores */
+    fake_write(root, "sys/class/hwmon/hwmon4/name", "coretemp\n");
+    T("hwmon4", 1, "Package id 0", 47000);
+    for (int k = 2; k < 18; k++) {
+        char label[16];
+        snprintf(label, sizeof label, "Core %d", k - 2);
+        T("hwmon4", k, label, 44000 + 1000 * (k % 3));
+    }
+#undef T
+    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
+        fail_msg("open: %s %s", dg.where, dg.detail);
+    erg_assert_ok(erg_meter_temperatures(m, t, 16, &n));
+    assert_int_equal(n, 3);
+    int seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (strcmp(t[k].id, "hwmon:k10temp/Tctl") == 0)
+            seen |= 1;
+        else if (strcmp(t[k].id, "hwmon:k10temp/Tccd1") == 0)
+            seen |= 2;
+        else if (strcmp(t[k].id, "hwmon:coretemp/Package id 0") == 0)
+            seen |= 4;
+    }
+    assert_int_equal(seen, 7);
+    erg_meter_close(m);
+}
+
 /* ---- real layouts ---- */
 
 /* Write v and a newline to root/rel. */
@@ -630,6 +709,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(devices_found_by_name_link_and_label, setup, teardown),
         cmocka_unit_test_setup_teardown(power_integrated_with_hold_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(temperatures_for_the_stability_protocol, setup, teardown),
+        cmocka_unit_test_setup_teardown(desktop_temperatures_are_the_dies, setup, teardown),
         cmocka_unit_test_setup_teardown(grace_hopper_module_holds_its_rails, setup, teardown),
         cmocka_unit_test_setup_teardown(grace_superchip_sums_its_grace_meters, setup, teardown),
         cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, setup,
