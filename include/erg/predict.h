@@ -492,7 +492,7 @@ ERG_API void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s,
 /** Fixed cost in seconds of one eager framework call on the target, what each of a block's
  *  erg_block_work.eager_calls costs at level 1: for ops profiled through eager PyTorch (κ
  *  "torch-..."), the smallest measured time of a GEMM training row (one F.linear call of the
- *  least work: dispatch, allocation and Python around it; 2.7 µs on the CPU target); 0 for
+ *  least work: dispatch, allocation and Python around it; 3.2 µs on the CPU target); 0 for
  *  other profiles (measured kernels, fused attention) and models fitted before it existed.
  *  Never fails (0 for NULL). */
 ERG_API double erg_op_model_call_time_s(const erg_op_model *m);
@@ -879,7 +879,9 @@ typedef struct erg_estimate {
 /**
  * Level-1 estimate of one block: Σ count · erg_op_model_predict over the block's ops
  * (erg_block_work_build), plus the element-wise work costed by the model's roofline
- * (max(FLOPs / peak, bytes / bandwidth) × the mean power). An op the model has no estimator for
+ * (max(FLOPs / peak, bytes / bandwidth) × the mean power) and the eager calls around the ops
+ * (erg_block_work.eager_calls × erg_op_model_call_time_s, at the mean power; none when the
+ * target's fused attention kernel answers). An op the model has no estimator for
  * is costed by the roofline likewise. The KV copies of eager attention (kv_copy_bytes) cost the
  * GEMM fit's cached or streamed byte cost by their footprint (a cache-form GEMM model), else
  * bandwidth; none when the model's measured fused attention kernel answers the core. Under a

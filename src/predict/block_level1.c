@@ -3,7 +3,6 @@
  * element-wise work (HYMELL Sections 3.4-3.5: the inputs of the block MLPs). */
 #include <math.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "erg/predict.h"
 #include "predict/model.h"
@@ -113,7 +112,6 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
         /* eager attention's KV copies (a fused kernel makes none): at the rate the GEMM fit
          * measured for a byte of a cached or streamed weight matrix, else the roofline */
         int hit = w.kv_copy_footprint <= cache_bytes;
-        if (getenv("X_HIT")) hit = w.kv_copy_footprint <= atof(getenv("X_HIT"));
         double tc = cache_form ? w.kv_copy_bytes * bt[!hit] : bw > 0 ? w.kv_copy_bytes / bw : 0;
         double ec = cache_form && isfinite(be[!hit]) ? w.kv_copy_bytes * be[!hit] : pw * tc;
         t += tc;
