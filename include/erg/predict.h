@@ -489,6 +489,14 @@ ERG_API const char *erg_op_model_notes(const erg_op_model *m);
 ERG_API void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s,
                                    double *bandwidth_bytes_s, double *mean_power_w);
 
+/** Fixed cost in seconds of one eager framework call on the target, what each of a block's
+ *  erg_block_work.eager_calls costs at level 1: for ops profiled through eager PyTorch (κ
+ *  "torch-..."), the smallest measured time of a GEMM training row (one F.linear call of the
+ *  least work: dispatch, allocation and Python around it; 3.2 µs on the CPU target); 0 for
+ *  other profiles (measured kernels, fused attention) and models fitted before it existed.
+ *  Never fails (0 for NULL). */
+ERG_API double erg_op_model_call_time_s(const erg_op_model *m);
+
 /** Physical bounds of one op, measured on its training rows (docs/predict.md, "Bounds"). */
 typedef struct erg_op_bounds {
     double peak_flop_s;       /**< largest FLOP/s of the op's training rows */
@@ -725,6 +733,12 @@ typedef struct erg_block_work {
                                    decode step's cache concatenation, GQA's repeat_kv), not in
                                    elementwise_bytes: a fused kernel does not make them */
     double kv_copy_footprint; /**< bytes of the tensors those copies produce (cache residency) */
+    double eager_calls;       /**< framework calls an eager (HF-style PyTorch) block runs besides
+                                   its level-1 ops' own (views, transposes, RoPE's slices and
+                                   products, the cache concatenation, repeat_kv, the scale, the
+                                   activation and gating product, MoE routing and each active
+                                   expert's gather and scatter, the residual add); each costs the
+                                   target's per-call time (erg_op_model_call_time_s) */
 } erg_block_work;
 
 /**
@@ -865,7 +879,9 @@ typedef struct erg_estimate {
 /**
  * Level-1 estimate of one block: Σ count · erg_op_model_predict over the block's ops
  * (erg_block_work_build), plus the element-wise work costed by the model's roofline
- * (max(FLOPs / peak, bytes / bandwidth) × the mean power). An op the model has no estimator for
+ * (max(FLOPs / peak, bytes / bandwidth) × the mean power) and the eager calls around the ops
+ * (erg_block_work.eager_calls × erg_op_model_call_time_s, at the mean power; none when the
+ * target's fused attention kernel answers). An op the model has no estimator for
  * is costed by the roofline likewise. The KV copies of eager attention (kv_copy_bytes) cost the
  * GEMM fit's cached or streamed byte cost by their footprint (a cache-form GEMM model), else
  * bandwidth; none when the model's measured fused attention kernel answers the core. Under a

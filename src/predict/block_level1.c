@@ -193,6 +193,9 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
     }
     double tew =
         fmax(peak > 0 ? w.elementwise_flops / peak : 0, bw > 0 ? w.elementwise_bytes / bw : 0);
+    /* the eager framework calls besides the ops (a fused GPU kernel target has none) */
+    if (!fused)
+        tew += w.eager_calls * m->call_time_s;
     t += tew;
     e += pw * tew;
     if (!(t > 0))

@@ -970,6 +970,10 @@ int erg_op_model_fit(const erg_op_sample *s, size_t n, const erg_fit_options *op
             erg__roofline_work(&q->d, &fl, &by);
             if (op == ERG_OP_GEMM && fl / q->t > m->peak_flop_s)
                 m->peak_flop_s = fl / q->t;
+            /* one eager call's fixed cost: the fastest F.linear of a PyTorch profile */
+            if (op == ERG_OP_GEMM && !strncmp(byop[perm[i]].kappa, "torch-", 6) &&
+                (m->call_time_s == 0 || q->t < m->call_time_s))
+                m->call_time_s = q->t;
             if (by / q->t > m->bandwidth_bytes_s)
                 m->bandwidth_bytes_s = by / q->t;
             if (q->e > 0) {
@@ -1060,6 +1064,11 @@ void erg_op_model_roofline(const erg_op_model *m, double *peak_flop_s, double *b
         *bandwidth_bytes_s = m->bandwidth_bytes_s;
     if (mean_power_w)
         *mean_power_w = m->mean_power_w;
+}
+
+double erg_op_model_call_time_s(const erg_op_model *m)
+{
+    return m ? m->call_time_s : 0;
 }
 
 int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r, erg_op_validation *out)

@@ -66,6 +66,7 @@ struct erg_op_model {
     uint64_t seed;
     size_t n_samples;
     double peak_flop_s, bandwidth_bytes_s, mean_power_w;
+    double call_time_s; /* one eager framework call (erg_op_model_call_time_s); 0: none */
     struct erg__op_est op[ERG_OP_COUNT];
     char notes[2048];
     /* A GPU target's measured fused kernels (gpu.json beside ops.json; NULL: none): level 1

@@ -172,6 +172,8 @@ int erg_op_model_save(const char *path, const erg_op_model *m, erg_diag *diag)
     erg__json_set_number(roof, "peak_flop_s", m->peak_flop_s);
     erg__json_set_number(roof, "bandwidth_bytes_s", m->bandwidth_bytes_s);
     erg__json_set_number(roof, "mean_power_w", m->mean_power_w);
+    if (m->call_time_s > 0)
+        erg__json_set_number(roof, "call_time_s", m->call_time_s);
     json_object_set_new(root, "roofline", roof);
     json_t *th = json_object();
     erg__json_set_number(th, "rms_nd", m->th.rms_nd);
@@ -556,6 +558,9 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
     m->peak_flop_s = num_or_nan(roof, "peak_flop_s");
     m->bandwidth_bytes_s = num_or_nan(roof, "bandwidth_bytes_s");
     m->mean_power_w = num_or_nan(roof, "mean_power_w");
+    m->call_time_s = num_or_nan(roof, "call_time_s"); /* optional: absent in older models */
+    if (!(m->call_time_s > 0) || !isfinite(m->call_time_s))
+        m->call_time_s = 0;
     const json_t *fit = json_object_get(root, "fit");
     m->test_fraction = num_or_nan(fit, "test_fraction");
     /* the seed is written as the json_int_t of its bits (model_save): the cast restores them */

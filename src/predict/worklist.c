@@ -163,6 +163,7 @@ static void ffn(erg_block_work *w, const char *pre, int64_t t, int64_t f, double
     double elems = count * (double)t * (double)f;
     w->elementwise_flops += elems * (s->gated ? 9.0 : 8.0);
     w->elementwise_bytes += elems * b * (s->gated ? 3.0 : 2.0);
+    w->eager_calls += count * (s->gated ? 2.0 : 1.0); /* the activation (and the product) */
 }
 
 int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag *diag)
@@ -210,12 +211,20 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
             const double cache = (double)s->batch * (double)nkv * (double)hd * b;
             w->kv_copy_bytes += 2.0 * cache * (2.0 * kv_len + 1.0);
             w->kv_copy_footprint += 2.0 * cache * (kv_len + 1.0);
+            w->eager_calls += 2; /* the two torch.cat */
         }
         if (nkv != nh) { /* HF repeat_kv: K and V expanded to every head (read, write) */
             const double per_head = (double)s->batch * kv_len * (double)hd * b;
             w->kv_copy_bytes += 2.0 * per_head * (double)(nkv + nh);
             w->kv_copy_footprint += 2.0 * per_head * (double)nh;
+            w->eager_calls += 6; /* per K and V: index [:, :, None], expand, reshape */
         }
+        /* eager calls besides the GEMMs and the softmax (HF's eager attention, profile_torch.py):
+         * view and transpose of q, k, v (6); RoPE on q and k, each x·cos, rotate_half's two
+         * slices, neg and cat, ·sin and the sum (14); k.transpose and the scale (2); the
+         * context's transpose and reshape (2); the residual add (1); the mask's add is in the
+         * softmax op's profile (prefill, above) and decode has none */
+        w->eager_calls += 25;
         gemm(w, "o_proj", T, d, nh * hd, 1);
         /* RoPE on q and k (read, write), the KV-cache write, scale and mask of the scores */
         double qk_elems = (double)T * (double)(nh + nkv) * (double)hd;
@@ -229,6 +238,7 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
         ffn(w, "", T, s->d_ff, 1);
         w->elementwise_flops += Td;
         w->elementwise_bytes += residual;
+        w->eager_calls += 1; /* the residual add */
         break;
     case ERG_BLOCK_MOE: {
         gemm(w, "router", T, s->n_experts, d, 1);
@@ -241,6 +251,13 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
         ffn(w, "expert_", per, s->d_ff, active);
         if (s->n_shared > 0)
             ffn(w, "shared_", T, s->d_ff_shared, (double)s->n_shared);
+        /* HF's eager MoE (profile_torch.py's moe): routing (reshape, softmax, top-k, the
+         * weights' sum and division, zeros_like, one_hot, permute, sum, compare, nonzero,
+         * flatten and the list of hit experts: 14), per active expert the select, where, the
+         * tokens' and weights' gathers, unsqueeze, the weighting product and index_add_ (7,
+         * besides its FFN's 2); per shared expert its gate's linear, sigmoid, product and add
+         * (4); the residual add (1) */
+        w->eager_calls += 14.0 + 7.0 * active + 4.0 * (double)s->n_shared + 1.0;
         /* router softmax and top-k over T × n_experts; weighted sum of the k expert outputs */
         double logits = (double)T * (double)s->n_experts;
         w->elementwise_flops += 6.0 * logits + 2.0 * routed * (double)d + Td;
@@ -252,6 +269,7 @@ int erg_block_work_build(const erg_block_spec *s, erg_block_work *out, erg_diag 
         break;
     case ERG_BLOCK_EMBEDDING:
         w->elementwise_bytes += 2.0 * Td * b; /* gather the rows, write the activations */
+        w->eager_calls += 1;                  /* F.embedding */
         break;
     case ERG_BLOCK_LM_HEAD:
         gemm(w, "lm_head", T, s->vocab, d, 1);

@@ -114,6 +114,11 @@ static void llama_decode_kv_is_a_gemm_dimension(void **state)
     double rep = 4.0 * 2048 * 128 * 2;
     erg_assert_near(bw.kv_copy_bytes, 2 * pos * (2048 + 2049) + 2 * rep * (8 + 32), 0);
     erg_assert_near(bw.kv_copy_footprint, 2 * pos * 2049 + 2 * rep * 32, 0);
+    /* eager calls besides the GEMMs and the softmax: views and transposes 6, RoPE 14, the
+     * scale and k.transpose 2, the context's transpose and reshape 2, the residual 1, the two
+     * torch.cat 2, repeat_kv 6 (torch's dispatcher counts 26 + 6 such calls in
+     * profile_torch.py's decode attention, the residual aside) */
+    erg_assert_near(bw.eager_calls, 25 + 2 + 6, 0);
     assert_int_equal(q->dims.m, 4); /* one new token per sequence */
     const erg_work_op *sm = role(&bw, "softmax");
     assert_int_equal(sm->dims.m, 4 * 32);
@@ -128,6 +133,7 @@ static void llama_decode_kv_is_a_gemm_dimension(void **state)
     mha.n_kv_heads = 32;
     assert_int_equal(erg_block_work_build(&mha, &bw, &d), ERG_OK);
     erg_assert_near(bw.kv_copy_bytes, 2 * (4.0 * 32 * 128 * 2) * (2048 + 2049), 0);
+    erg_assert_near(bw.eager_calls, 25 + 2, 0);
     /* prefill: no cache to concatenate, repeat_kv of the prompt's keys (GQA only) */
     erg_block_spec pre = find(&w, "attention")->spec;
     pre.phase = ERG_PHASE_PREFILL;
@@ -138,6 +144,7 @@ static void llama_decode_kv_is_a_gemm_dimension(void **state)
     pre.n_kv_heads = 32;
     assert_int_equal(erg_block_work_build(&pre, &bw, &d), ERG_OK);
     erg_assert_near(bw.kv_copy_bytes, 0, 0);
+    erg_assert_near(bw.eager_calls, 25, 0); /* the mask's add is in the softmax op's profile */
     /* a missing KV length is refused, naming it */
     p.kv = 0;
     assert_int_equal(erg_model_work_build(&a, &p, &w, &d), ERG_EINVAL);
@@ -208,6 +215,10 @@ static void moe_router_experts_and_shared(void **state)
     up = role(&bw, "expert_up");
     erg_assert_near(up->count, 5.46875, 1e-12);
     assert_int_equal(up->dims.m, 1);
+    /* eager calls: routing 14, per active expert 7 + its activation and product 2, the
+     * residual 1 (Qwen3-MoE-like, 16 experts, top-4, one token: torch's dispatcher counts 51
+     * calls besides the linears in profile_torch.py's moe: 15 + 4 · 9) */
+    erg_assert_near(bw.eager_calls, 14 + 9 * 5.46875 + 1, 1e-12);
     /* 16 tokens, 32 routed: 8 · (1 − 0.75^16) = 7.919... experts of round(4.04) = 4 tokens */
     s.batch = 16;
     assert_int_equal(erg_block_work_build(&s, &bw, &d), ERG_OK);
@@ -265,8 +276,14 @@ static void ungated_ffn_and_other_blocks(void **state)
                     (200.0 + 10240) * 2560 * 4 + 200.0 * 10240 * 4 + (200.0 + 2560) * 10240 * 4 +
                         200.0 * 2560 * 4,
                     1);
+    erg_assert_near(bw.eager_calls, 2, 0); /* the GELU and the residual add */
+    s.gated = 1;
+    assert_int_equal(erg_block_work_build(&s, &bw, &d), ERG_OK);
+    erg_assert_near(bw.eager_calls, 3, 0); /* the activation, the gating product, the residual */
+    s.gated = 0;
     s.block = ERG_BLOCK_NORM;
     assert_int_equal(erg_block_work_build(&s, &bw, &d), ERG_OK);
+    erg_assert_near(bw.eager_calls, 0, 0); /* the RMSNorm op's profile has its own calls */
     assert_int_equal(bw.n_ops, 1);
     assert_int_equal(bw.ops[0].dims.op, ERG_OP_RMSNORM);
     assert_int_equal(bw.ops[0].dims.tokens, 200);
