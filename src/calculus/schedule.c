@@ -524,6 +524,13 @@ static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, u
     return 0;
 }
 
+/* fmax(0.0, x) of the joins' relative variances, inline: 0 for NaN and for x < 0, else x
+ * (-0.0 too, as x86-64's maxsd gives it). */
+static double max0(double x)
+{
+    return isnan(x) || x < 0.0 ? 0.0 : x;
+}
+
 /* Joins up to this many operands take keys_fast. */
 #define KEYS_FAST_MAX 16
 
@@ -857,7 +864,7 @@ static int max_two(struct dag *g, const struct opnd *op, double *m_out, double *
     o[1] = &op[!swap];
     double vl = vt_of(g, l);
     double m[2] = {o[0]->m, o[1]->m};
-    double v[2] = {fmax(0.0, o[0]->tot - vl), fmax(0.0, o[1]->tot - vl)};
+    double v[2] = {max0(o[0]->tot - vl), max0(o[1]->tot - vl)};
     size_t idx[2] = {0, 1};
     double pt = -HUGE_VAL, tot;
     for (int i = 0; i < 2; i++)
@@ -973,7 +980,7 @@ keyed:
             ganc[ng] = op[i].pos;
             gsingle[ng] = (long)op[i].orig;
         }
-        gv[ng] = fmax(0.0, gtot[ng] - vl);
+        gv[ng] = max0(gtot[ng] - vl);
         gidx[ng] = ng;
         ng++;
         i = j;
@@ -984,7 +991,8 @@ keyed:
             pt = gm[i];
     double tot[1];
     long surv;
-    memcpy(mcopy, gm, ng * sizeof *gm);
+    for (size_t i = 0; i < ng; i++)
+        mcopy[i] = gm[i];
     rc = var_of_max(mcopy, gv, gidx, ng, tot, &surv);
     if (rc != ERG_OK)
         goto done;
