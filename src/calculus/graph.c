@@ -54,35 +54,53 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
         free(indeg);
         return ERG_ENOMEM;
     }
-    for (size_t k = 0; k < m; k++) {
-        g->succ_off[edges[k][0] + 1]++;
-        g->pred_off[edges[k][1] + 1]++;
+    /* Local restrict pointers, each block its own: every array here holds uint32_t, and
+     * without them each store would make the compiler reload the others. */
+    const uint32_t(*restrict ed)[2] = edges;
+    {
+        uint32_t *restrict soff = g->succ_off, *restrict poff = g->pred_off;
+        for (size_t k = 0; k < m; k++) {
+            soff[ed[k][0] + 1]++;
+            poff[ed[k][1] + 1]++;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            soff[i + 1] += soff[i];
+            poff[i + 1] += poff[i];
+        }
     }
-    for (uint32_t i = 0; i < n; i++) {
-        g->succ_off[i + 1] += g->succ_off[i];
-        g->pred_off[i + 1] += g->pred_off[i];
+    { /* one pass fills both lists; the fill cursors are indeg and order, not yet in use */
+        const uint32_t *restrict soff = g->succ_off, *restrict poff = g->pred_off;
+        uint32_t *restrict scur = indeg, *restrict pcur = g->order;
+        uint32_t *restrict sw = g->succ, *restrict pw = g->pred;
+        for (uint32_t i = 0; i < n; i++) {
+            scur[i] = soff[i];
+            pcur[i] = poff[i];
+        }
+        for (size_t k = 0; k < m; k++) {
+            uint32_t a = ed[k][0], b = ed[k][1];
+            sw[scur[a]++] = b;
+            pw[pcur[b]++] = a;
+        }
     }
-    uint32_t *cur = indeg; /* a fill cursor before it holds the in-degrees */
-    for (uint32_t i = 0; i < n; i++)
-        cur[i] = g->succ_off[i];
-    for (size_t k = 0; k < m; k++)
-        g->succ[cur[edges[k][0]]++] = edges[k][1];
-    for (uint32_t i = 0; i < n; i++)
-        cur[i] = g->pred_off[i];
-    for (size_t k = 0; k < m; k++)
-        g->pred[cur[edges[k][1]]++] = edges[k][0];
     /* Kahn's algorithm. */
     uint32_t head = 0, tail = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        indeg[i] = g->pred_off[i + 1] - g->pred_off[i];
-        if (indeg[i] == 0)
-            g->order[tail++] = i;
-    }
-    while (head < tail) {
-        uint32_t v = g->order[head++];
-        for (uint32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-            if (--indeg[g->succ[k]] == 0)
-                g->order[tail++] = g->succ[k];
+    {
+        const uint32_t *restrict soff = g->succ_off, *restrict succ = g->succ,
+                                 *restrict poff = g->pred_off;
+        uint32_t *restrict order = g->order, *restrict deg = indeg;
+        for (uint32_t i = 0; i < n; i++) {
+            deg[i] = poff[i + 1] - poff[i];
+            if (deg[i] == 0)
+                order[tail++] = i;
+        }
+        while (head < tail) {
+            uint32_t v = order[head++];
+            for (uint32_t k = soff[v], end = soff[v + 1]; k < end; k++) {
+                uint32_t w = succ[k];
+                if (--deg[w] == 0)
+                    order[tail++] = w;
+            }
+        }
     }
     free(indeg);
     g->n_ordered = tail;

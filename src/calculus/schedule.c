@@ -410,10 +410,11 @@ struct csig {
 /* A node's signature and device, dense (an erg__node is 24 bytes with its id and start). */
 struct nodec {
     uint32_t sig;
-    uint32_t dev; /* device index, | NODEC_FIXED when the node has a fixed start */
+    uint32_t dev; /* device index, | NODEC_FIXED (a fixed start), | NODEC_FORK (successors >= 2) */
 };
 #define NODEC_FIXED 0x80000000u
-#define NODEC_DEV(c) ((c).dev & ~NODEC_FIXED)
+#define NODEC_FORK 0x40000000u
+#define NODEC_DEV(c) ((c).dev & ~(NODEC_FIXED | NODEC_FORK))
 
 struct dag {
     const erg_schedule *s;
@@ -493,7 +494,7 @@ static uint32_t depth_of(const struct dag *g, uint32_t b)
 /* The tree position of a finish as a join operand: the fork's own event, else its anchor. */
 static uint32_t pos_of(const struct dag *g, uint32_t p)
 {
-    return g->succ_off[p + 1] - g->succ_off[p] >= 2 ? p : g->anchor[p];
+    return g->nc[p].dev & NODEC_FORK ? p : g->anchor[p];
 }
 
 static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
@@ -545,6 +546,13 @@ static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, u
     *ca = pa;
     *cb = pb;
     return 0;
+}
+
+/* fmax(0.0, x) of the joins' relative variances, inline: 0 for NaN and for x < 0, else x
+ * (-0.0 too, as x86-64's maxsd gives it). */
+static double max0(double x)
+{
+    return isnan(x) || x < 0.0 ? 0.0 : x;
 }
 
 /* Joins up to this many operands take keys_fast. */
@@ -828,6 +836,80 @@ static int cmp_key(const void *a, const void *b)
 }
 
 /*
+ * Sort a wide join's operands by key, stably (glibc's qsort is a merge sort, and the ties keep
+ * their order). In a wide join (the makespan's) most operands are deeper than the walk limit
+ * below the common event and have key NONE, the largest: those keep their order at the end, and
+ * only the others are sorted. 0 or ERG_ENOMEM.
+ */
+static int sort_keys(struct opnd *op, size_t k)
+{
+    size_t nk = 0;
+    for (size_t i = 0; i < k; i++)
+        nk += op[i].key != NONE;
+    if (nk == k) {
+        qsort(op, k, sizeof *op, cmp_key);
+        return ERG_OK;
+    }
+    struct opnd *tmp = malloc((k - nk) * sizeof *tmp);
+    if (!tmp)
+        return ERG_ENOMEM;
+    size_t w = 0, t = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (op[i].key != NONE)
+            op[w++] = op[i];
+        else
+            tmp[t++] = op[i];
+    }
+    memcpy(op + nk, tmp, t * sizeof *tmp);
+    free(tmp);
+    if (nk > 1)
+        qsort(op, nk, sizeof *op, cmp_key);
+    return ERG_OK;
+}
+
+/*
+ * max_rec for two operands keyed by lca_below: their common event l, each one's key the event
+ * just below l on its side (NONE for l itself; lca_below's walk limit bounds each side at
+ * LCA_WALK_MAX + 1 moves, so keys_fast's cap never applies), ordered by key, never grouped
+ * (distinct sides have distinct keys), their variances taken relative to l. The same operations
+ * in the same order as max_rec's; 0, or 1 when lca_below gives up (the caller takes the general
+ * path).
+ */
+static int max_two(struct dag *g, const struct opnd *op, double *m_out, double *v_out,
+                   uint32_t *anchor_out, long *single_out)
+{
+    uint32_t l, key[2];
+    if (lca_below(g, op[0].pos, op[1].pos, &l, &key[0], &key[1]) != 0)
+        return 1;
+    g->n_fast_keys++;
+    const struct opnd *o[2];
+    int swap = key[1] < key[0];
+    o[0] = &op[swap];
+    o[1] = &op[!swap];
+    double vl = vt_of(g, l);
+    double m[2] = {o[0]->m, o[1]->m};
+    double v[2] = {max0(o[0]->tot - vl), max0(o[1]->tot - vl)};
+    size_t idx[2] = {0, 1};
+    double pt = -HUGE_VAL, tot;
+    for (int i = 0; i < 2; i++)
+        if (m[i] > pt)
+            pt = m[i];
+    long surv;
+    (void)var_of_max(m, v, idx, 2, &tot, &surv); /* k = 2: always ERG_OK */
+    *m_out = pt;
+    if (surv >= 0) {
+        *v_out = o[surv]->tot;
+        *anchor_out = o[surv]->pos;
+        *single_out = (long)o[surv]->orig;
+    } else {
+        *v_out = vl + tot;
+        *anchor_out = l;
+        *single_out = -1;
+    }
+    return 0;
+}
+
+/*
  * Max of k operands: the point value is the max of the means (as the paper does); the variance
  * is Var(max) of Gaussians (Clark's form for two, integration for more; the result is moment
  * matched to a Gaussian, Clark 1961). Operands are taken relative to their latest common tree
@@ -848,7 +930,13 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
         return ERG_OK;
     }
     uint32_t l;
-    if (depth < LCA_WALK_MAX && k <= KEYS_FAST_MAX && !g->general && keys_fast(g, op, k, &l) == 0) {
+    int fast = depth < LCA_WALK_MAX && !g->general;
+    if (fast && k == 2) {
+        if (max_two(g, op, m_out, v_out, anchor_out, single_out) == 0)
+            return ERG_OK;
+        fast = 0; /* keys_fast would give up too */
+    }
+    if (fast && k <= KEYS_FAST_MAX && keys_fast(g, op, k, &l) == 0) {
         g->n_fast_keys++;
         goto keyed;
     }
@@ -879,8 +967,8 @@ keyed:
                 op[j] = op[j - 1];
                 op[j - 1] = t;
             }
-    } else {
-        qsort(op, k, sizeof *op, cmp_key);
+    } else if (sort_keys(op, k) != ERG_OK) {
+        return ERG_ENOMEM;
     }
     enum { SMALL = 16 };
     double sgm[SMALL], sgv[SMALL], sgtot[SMALL], smc[SMALL];
@@ -916,7 +1004,7 @@ keyed:
             ganc[ng] = op[i].pos;
             gsingle[ng] = (long)op[i].orig;
         }
-        gv[ng] = fmax(0.0, gtot[ng] - vl);
+        gv[ng] = max0(gtot[ng] - vl);
         gidx[ng] = ng;
         ng++;
         i = j;
@@ -927,7 +1015,8 @@ keyed:
             pt = gm[i];
     double tot[1];
     long surv;
-    memcpy(mcopy, gm, ng * sizeof *gm);
+    for (size_t i = 0; i < ng; i++)
+        mcopy[i] = gm[i];
     rc = var_of_max(mcopy, gv, gidx, ng, tot, &surv);
     if (rc != ERG_OK)
         goto done;
@@ -1027,7 +1116,7 @@ static uint64_t mix64(uint64_t x)
 static int dag_prepare(struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    if (s->n_devices >= NODEC_FIXED || alloc_dag(g) != ERG_OK)
+    if (s->n_devices >= NODEC_FORK || alloc_dag(g) != ERG_OK)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", g->n);
     for (size_t i = 0; i < g->n; i++) {
         const struct csig *c = csig_of(g, (uint32_t)i);
@@ -1062,6 +1151,8 @@ static int dag_build(struct dag *g, erg_diag *diag)
         size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
         maxk = k > maxk ? k : maxk;
         sinks += g->succ_off[v + 1] == g->succ_off[v];
+        if (g->succ_off[v + 1] - g->succ_off[v] >= 2)
+            g->nc[v].dev |= NODEC_FORK;
     }
     g->maxk = maxk > sinks ? maxk : sinks;
     g->jb.m = malloc(g->maxk * sizeof *g->jb.m);
@@ -1274,7 +1365,7 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         g->anchor[v] = sanch;
         g->svar[v] = svar;
         g->start[v] = st;
-        if (g->succ_off[v + 1] - g->succ_off[v] >= 2) { /* a fork: its finish is a tree event */
+        if (g->nc[v].dev & NODEC_FORK) { /* a fork: its finish is a tree event */
             g->tev[v].parent = sanch;
             g->tev[v].depth = depth_of(g, sanch) + 1; /* vt_of: svar + σ²_T */
         }

@@ -89,8 +89,9 @@ static erg_schedule *window_dag(uint64_t seed, size_t n, size_t window, unsigned
 /* Two chains of forks of the given lengths from a common fork, joined at the end; every chain
  * node also feeds a sink of its own (so it is a fork, a tree event). A join of the chains' ends
  * walks len_a + len_b + 2 events up to their common one: past the cap the general path takes
- * over. A third, short chain joins too. */
-static erg_schedule *chains_dag(uint64_t seed, size_t len_a, size_t len_b)
+ * over. With three_way, a third, short chain joins too (keys_fast); without, the join has two
+ * operands (max_two). */
+static erg_schedule *chains_dag(uint64_t seed, size_t len_a, size_t len_b, int three_way)
 {
     uint64_t st = seed;
     erg_schedule *s = new_schedule(&st);
@@ -98,7 +99,8 @@ static erg_schedule *chains_dag(uint64_t seed, size_t len_a, size_t len_b)
     add_node(s, &st, id++, NAN); /* 0: the common fork */
     size_t ends[3];
     size_t lens[3] = {len_a, len_b, 3};
-    for (int c = 0; c < 3; c++) {
+    int chains = three_way ? 3 : 2;
+    for (int c = 0; c < chains; c++) {
         size_t prev = 0;
         for (size_t j = 0; j < lens[c]; j++) {
             size_t v = id++, leaf = id++;
@@ -112,7 +114,7 @@ static erg_schedule *chains_dag(uint64_t seed, size_t len_a, size_t len_b)
     }
     size_t join = id++;
     add_node(s, &st, join, NAN);
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < chains; c++)
         add_edge(s, ends[c], join);
     return s;
 }
@@ -203,18 +205,23 @@ static void wide_joins_and_fixed_starts_agree(void **state)
     assert_true(p.general_keys > 100);
 }
 
-/* Chains whose join walks 64, 65, 66 and more events to their common fork: the fast walk gives up
- * exactly where lca does. */
+/* Chains whose join walks 64, 65, 66 and more events to their common fork, with three operands
+ * (keys_fast) and with two (max_two): the fast walk gives up exactly where lca does, also when
+ * one chain is much longer than the other (the deeper side alone exceeds the cap). */
 static void walks_at_the_cap_agree(void **state)
 {
     (void)state;
-    struct erg__compose_probe p;
-    memset(&p, 0, sizeof p);
-    for (size_t len = 28; len <= 36; len++)
-        cross_check(chains_dag(30 + len, len, len + (len % 2)), &p);
-    cross_check(chains_dag(99, 120, 5), &p);
-    assert_true(p.fast_keys > 0);
-    assert_true(p.general_keys > 0);
+    for (int three_way = 0; three_way <= 1; three_way++) {
+        struct erg__compose_probe p;
+        memset(&p, 0, sizeof p);
+        for (size_t len = 28; len <= 36; len++)
+            cross_check(chains_dag(30 + len, len, len + (len % 2), three_way), &p);
+        cross_check(chains_dag(99, 120, 5, three_way), &p);
+        cross_check(chains_dag(98, 64, 0, three_way), &p);
+        cross_check(chains_dag(97, 66, 1, three_way), &p);
+        assert_true(p.fast_keys > 0);
+        assert_true(p.general_keys > 0);
+    }
 }
 
 /* Sources only, all at 0 s: every start coincides, the bucket sort declines and the radix sort
