@@ -37,15 +37,19 @@ static void help_sweep(FILE *out)
 {
     fprintf(out,
             "Usage: erg predict sweep CONFIG.json --target NAME|DIR --set KEY=A:B:STEP ...\n"
-            "         [--phase prefill|decode|both] [--prompt N] [--kv L] [--batch B] [--csv]\n\n"
+            "         [--phase prefill|decode|both] [--prompt N] [--kv L] [--batch B]\n"
+            "         [--last-logits] [--csv|--json]\n\n"
             "Design-space sweep (HYMELL Section 4): every combination of the --set ranges\n"
             "(A to B by STEP, or one value A), predicted per phase. Keys: d_model, n_heads,\n"
             "n_kv_heads, head_dim, heads (= n_heads = n_kv_heads, head_dim = d_model / heads),\n"
             "d_ff, d_ff_expert, n_layers, n_experts, top_k, n_shared, d_ff_shared, window,\n"
             "vocab, and batch, prompt, kv. Prints one row per point and phase: the keys, the\n"
             "phase, time_s and energy_j of the forward and of one attention and one FFN/MoE\n"
-            "block; --csv as CSV. Points the architecture cannot have (heads not dividing\n"
-            "d_model, ...) are listed on stderr as skipped.\n"
+            "block; --csv as CSV; --json as {\"erg\": \"model-sweep/1\", \"keys\", \"rows\":\n"
+            "[{KEY..., \"phase\", \"time_s\", \"energy_j\", \"attention_time_s\", ...}],\n"
+            "\"skipped\": [{KEY..., \"reason\"}]} (energy null on a time-only target). Points\n"
+            "the architecture cannot have (heads not dividing d_model, ...) are listed on\n"
+            "stderr as skipped.\n"
             "Exit status: 0, 2 bad input.\n");
 }
 
@@ -135,6 +139,9 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
             c->schedule = optarg;
             break;
         case 'w':
+            if (sweep)
+                return erg_cli_usage(cmd, "--static-power-w belongs to 'erg predict model' "
+                                          "(with --emit-schedule)");
             if (erg_cli_double(cmd, "--static-power-w", optarg, &c->static_w) != 0)
                 return ERG_EXIT_USAGE;
             if (c->static_w < 0)
@@ -157,6 +164,8 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
             return erg_cli_bad_option(cmd, argc, argv, "h", opts);
         }
     }
+    if (c->json && c->csv)
+        return erg_cli_usage(cmd, "give either --csv or --json");
     if (optind != argc - 1)
         return erg_cli_usage(cmd,
                              optind == argc ? "missing CONFIG.json" : "expected one CONFIG.json");
@@ -192,6 +201,19 @@ static int load(const struct common *c, erg_arch *a, erg_predictor **p)
         return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
     }
     return ERG_EXIT_OK;
+}
+
+/* Quantized weights (quantization_config): erg has no kernel data for them and models the
+ * weights in the config's dtype; say so rather than mis-model silently. 1 when written. */
+static int quant_warning(const erg_arch *a, char *buf, size_t size)
+{
+    if (!a->quant_method[0])
+        return 0;
+    snprintf(buf, size,
+             "quantization_config: quant_method \"%s\": erg has no kernel data for quantized "
+             "weights and models them in %s, so time, energy and memory are those of %s weights",
+             a->quant_method, erg_dtype_name(a->dtype), erg_dtype_name(a->dtype));
+    return 1;
 }
 
 static json_t *num(double v)
@@ -305,22 +327,29 @@ int erg_cli_predict_model(int argc, char **argv)
     }
     double params, active;
     params = erg_arch_params(&a, &active);
-    /* weights + KV cache against the target's memory: warn, never refuse */
-    char warning[512] = "";
+    /* quantized weights and weights + KV cache against the target's memory: warn, never refuse */
+    char warnings[2][512];
+    int nw = 0;
+    if (quant_warning(&a, warnings[nw], sizeof warnings[nw]))
+        nw++;
+    char *warning = warnings[nw];
+    warning[0] = '\0';
     double mem = erg_predictor_memory_bytes(p), kv_bytes;
     int64_t cached = (c.phases & 2) ? c.kv : c.prompt;
     if ((c.phases & 3) == 3 && c.prompt > cached)
         cached = c.prompt;
     double need = erg_arch_memory_bytes(&a, c.batch, cached, &kv_bytes);
     if (isfinite(mem) && need > mem)
-        snprintf(warning, sizeof warning,
+        snprintf(warning, sizeof warnings[0],
                  "the weights (%.4g GiB, %s) and the KV cache (%.4g GiB, %lld x %lld tokens) "
                  "need %.4g GiB, more than the target's %.4g GiB of memory: this prediction "
                  "assumes they fit",
                  (need - kv_bytes) / 1073741824.0, erg_dtype_name(a.dtype), kv_bytes / 1073741824.0,
                  (long long)c.batch, (long long)cached, need / 1073741824.0, mem / 1073741824.0);
     if (warning[0])
-        fprintf(stderr, "erg: warning: %s\n", warning);
+        nw++;
+    for (int i = 0; i < nw; i++)
+        fprintf(stderr, "erg: warning: %s\n", warnings[i]);
     if (c.json) {
         json_t *o = json_object(), *phases = json_array();
         json_object_set_new(o, "erg", json_string("model-prediction/1"));
@@ -334,10 +363,10 @@ int erg_cli_predict_model(int argc, char **argv)
         for (int i = 0; i < nm; i++)
             json_array_append_new(phases, phase_json(&m[i]));
         json_object_set_new(o, "phases", phases);
-        json_t *warnings = json_array();
-        if (warning[0])
-            json_array_append_new(warnings, json_string(warning));
-        json_object_set_new(o, "warnings", warnings);
+        json_t *wa = json_array();
+        for (int i = 0; i < nw; i++)
+            json_array_append_new(wa, json_string(warnings[i]));
+        json_object_set_new(o, "warnings", wa);
         if (c.schedule)
             json_object_set_new(o, "schedule", json_string(c.schedule));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));
@@ -418,6 +447,15 @@ static int parse_set(const char *text, struct range *r)
     return 0;
 }
 
+/* {"KEY": value, ...} of one sweep point */
+static json_t *point_json(const struct range *r, const int64_t *cur, int n)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < n; i++)
+        json_object_set_new(o, r[i].key, json_integer((json_int_t)cur[i]));
+    return o;
+}
+
 int erg_cli_predict_sweep(int argc, char **argv)
 {
     struct common c;
@@ -439,14 +477,31 @@ int erg_cli_predict_sweep(int argc, char **argv)
     erg_predictor *p = NULL;
     if ((st = load(&c, &base, &p)))
         return st;
+    char qw[512];
+    if (quant_warning(&base, qw, sizeof qw))
+        fprintf(stderr, "erg: warning: %s\n", qw);
     const char *sep = c.csv ? "," : " ";
-    for (int i = 0; i < c.n_sets; i++)
-        printf(c.csv ? "%s%s" : "%10s%s", r[i].key, sep);
-    printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
-                   "ffn_energy_j\n"
-                 : "%8s %12s %12s %17s %19s %12s %13s\n",
-           "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j", "ffn_time_s",
-           "ffn_energy_j");
+    json_t *jo = NULL, *jrows = NULL, *jskipped = NULL;
+    if (c.json) {
+        jo = json_object();
+        json_t *keys = json_array();
+        for (int i = 0; i < c.n_sets; i++)
+            json_array_append_new(keys, json_string(r[i].key));
+        json_object_set_new(jo, "erg", json_string("model-sweep/1"));
+        json_object_set_new(jo, "config", json_string(c.config));
+        json_object_set_new(jo, "target", json_string(erg_predictor_dir(p)));
+        json_object_set_new(jo, "keys", keys);
+        jrows = json_array();
+        jskipped = json_array();
+    } else {
+        for (int i = 0; i < c.n_sets; i++)
+            printf(c.csv ? "%s%s" : "%10s%s", r[i].key, sep);
+        printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
+                       "ffn_energy_j\n"
+                     : "%8s %12s %12s %17s %19s %12s %13s\n",
+               "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j",
+               "ffn_time_s", "ffn_energy_j");
+    }
     int64_t cur[16];
     for (int i = 0; i < c.n_sets; i++)
         cur[i] = r[i].lo;
@@ -495,6 +550,18 @@ int erg_cli_predict_sweep(int argc, char **argv)
                     have_ffn = 1;
                 }
             }
+            if (c.json) {
+                json_t *row = point_json(r, cur, c.n_sets);
+                json_object_set_new(row, "phase", json_string(erg_phase_name((erg_phase)ph)));
+                json_object_set_new(row, "time_s", num(m.total.time_s));
+                json_object_set_new(row, "energy_j", num(m.total.energy_j));
+                json_object_set_new(row, "attention_time_s", have_attn ? num(at) : json_null());
+                json_object_set_new(row, "attention_energy_j", have_attn ? num(ae) : json_null());
+                json_object_set_new(row, "ffn_time_s", have_ffn ? num(ft) : json_null());
+                json_object_set_new(row, "ffn_energy_j", have_ffn ? num(fe) : json_null());
+                json_array_append_new(jrows, row);
+                continue;
+            }
             for (int i = 0; i < c.n_sets; i++)
                 printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
             /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
@@ -517,6 +584,11 @@ int erg_cli_predict_sweep(int argc, char **argv)
             for (int i = 0; i < c.n_sets; i++)
                 fprintf(stderr, " %s=%lld", r[i].key, (long long)cur[i]);
             fprintf(stderr, ": %s\n", diag.detail);
+            if (c.json) {
+                json_t *sk = point_json(r, cur, c.n_sets);
+                json_object_set_new(sk, "reason", json_string(diag.detail));
+                json_array_append_new(jskipped, sk);
+            }
         }
         for (int i = c.n_sets - 1; i >= 0; i--) { /* odometer */
             cur[i] += r[i].step;
@@ -524,6 +596,16 @@ int erg_cli_predict_sweep(int argc, char **argv)
                 break;
             cur[i] = r[i].lo;
         }
+    }
+    if (c.json) {
+        json_object_set_new(jo, "rows", jrows);
+        json_object_set_new(jo, "skipped", jskipped);
+        char *text = json_dumps(jo, JSON_REAL_PRECISION(9));
+        erg_json_shorten_reals(text);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(jo);
     }
     erg_predictor_free(p);
     return ERG_EXIT_OK;
