@@ -29,7 +29,8 @@ static void help_model(FILE *out)
             "in sequence, blocks inside) that 'erg compose' evaluates to the same totals; its\n"
             "signatures take --static-power-w (default 0) as the static power. When the\n"
             "weights and KV cache exceed the target's memory (gpu.json memory_gib), it warns\n"
-            "on stderr (--json: \"warnings\") and still predicts.\n"
+            "on stderr (--json: \"warnings\") and still predicts. Sizes are positive\n"
+            "integers; batch x prompt and batch x kv at most 2^40 tokens.\n"
             "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
 }
 
@@ -75,6 +76,25 @@ struct common {
     char sets[16][128];
     int n_sets;
 };
+
+/* batch x prompt (the prefill's tokens) and batch x kv (the decode's cached tokens) at most
+ * 2^40: beyond that the work overflows the sizes erg computes with (as --prompt alone may not
+ * pass 2^40). 0, or -1 with why[] filled. */
+static int tokens_check(const struct common *c, char *why, size_t size)
+{
+    const int64_t max = (int64_t)1 << 40;
+    if ((c->phases & 1) && c->batch > max / c->prompt) {
+        snprintf(why, size, "--batch %lld x --prompt %lld is more than 2^40 tokens",
+                 (long long)c->batch, (long long)c->prompt);
+        return -1;
+    }
+    if ((c->phases & 2) && c->batch > max / c->kv) {
+        snprintf(why, size, "--batch %lld x --kv %lld is more than 2^40 cached tokens",
+                 (long long)c->batch, (long long)c->kv);
+        return -1;
+    }
+    return 0;
+}
 
 static int parse_common(const char *cmd, int argc, char **argv, struct common *c, int sweep)
 {
@@ -178,6 +198,9 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
     }
     if (!c->have_kv)
         c->kv = c->prompt;
+    char why[160];
+    if (!sweep && tokens_check(c, why, sizeof why))
+        return erg_cli_usage(cmd, "%s", why);
     return ERG_EXIT_OK;
 }
 
@@ -524,6 +547,8 @@ int erg_cli_predict_sweep(int argc, char **argv)
             else
                 bad = erg_arch_set(&a, r[i].key, cur[i], &diag) != ERG_OK;
         }
+        if (!bad && tokens_check(&cc, diag.detail, sizeof diag.detail))
+            bad = 1;
         if (!bad)
             bad = erg_arch_check(&a, &diag) != ERG_OK;
         for (int ph = 0; ph < 2 && !bad; ph++) {

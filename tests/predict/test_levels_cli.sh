@@ -133,6 +133,9 @@ for a, b in zip(j, c):
 P
 check "sweep --json and --csv" 2 "either --csv or --json" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --csv --json
 check "sweep --static-power-w" 2 "belongs to 'erg predict model'" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --static-power-w 5
+check "too many tokens" 2 "^erg predict model: --batch 1099511627776 x --prompt 2 is more than 2^40 tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 1099511627776 --prompt 2
+check "too many cached tokens" 2 "x --kv 1099511627776 is more than 2^40 cached tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 2 --kv 1099511627776 --phase decode
+check "sweep: too many tokens skipped" 0 "skipped batch=1099511627776: --batch 1099511627776 x --prompt 512" -- "$erg" predict sweep "$cfg" --target "$t" --set batch=1099511627776 --phase prefill
 check "model usage error" 2 "^erg predict model: --batch expects a positive integer, got '0'" -- "$erg" predict model "$cfg" --target "$t" --batch 0
 grep -q "^Try 'erg predict model --help'" "$tmp/err" || fail "model's usage errors point at its own --help: $(cat "$tmp/err")"
 
