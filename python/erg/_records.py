@@ -130,6 +130,7 @@ class Recorder:
         self.overhead_all_s = 0.0   # every call's wrapper, nested ones too
         self.wrapped = 0
         self.written = False
+        self.written_ok = False
         m = self.meter
         self._ref = m.snapshot()
         self._t_ref = time.perf_counter()
@@ -315,20 +316,39 @@ class Recorder:
         return out
 
     def write(self):
-        """Append the records to self.out once (JSON lines); called at exit."""
+        """Append the records to self.out once (JSON lines); called at exit. False (and one line
+        on stderr) when they could not be written."""
         if self.written:
-            return
+            return self.written_ok
         self.written = True
         recs = self.records()
         text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in recs)
-        fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                sys.stderr.write("erg: %s: not a regular file; records not written\n" % self.out)
-                return
-            os.write(fd, text.encode())
-        finally:
-            os.close(fd)
+        self.written_ok = append_records(self.out, text)
+        return self.written_ok
+
+
+def append_records(path, text):
+    """Append text to path, a regular file (created when missing, never through a symlink);
+    False, with one line on stderr, when that cannot be done."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        sys.stderr.write("erg: %s: records not written: %s\n" % (path, e.strerror))
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            sys.stderr.write("erg: %s: not a regular file; records not written\n" % path)
+            return False
+        data = text.encode()
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+        return True
+    except OSError as e:
+        sys.stderr.write("erg: %s: records not written: %s\n" % (path, e.strerror))
+        return False
+    finally:
+        os.close(fd)
 
 
 def install(out, **kw):

@@ -187,7 +187,9 @@ def run_once(script, args, out, calibration=None, modules=True, extra=None):
     finally:
         detach()
         sys.stdout.flush()
-        rec.write()
+        written = rec.write()
+    if not written and status == 0:
+        status = 2  # the program ran, erg failed: its records are lost
     return status
 
 
@@ -270,6 +272,10 @@ def main(argv=None):
     if os.path.lexists(out) and not os.path.isfile(out) or os.path.islink(out):
         sys.stderr.write("erg run: %s: not a regular file; not written\n" % out)
         return 2
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        sys.stderr.write("erg run: %s: no folder %s; nothing run\n" % (out, folder))
+        return 2
     if a.runs == 1 and not a.stable:
         return run_once(a.script, a.args, out, a.calibration, not a.no_modules)
 
@@ -318,12 +324,10 @@ def main(argv=None):
             if a.stable and i + 1 < a.runs:
                 time.sleep(a.cooldown)
         merged = _merge(paths, info) if paths else []
-        fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        try:
-            os.write(fd, "".join(json.dumps(r, allow_nan=False) + "\n"
-                                 for r in merged).encode())
-        finally:
-            os.close(fd)
+        from ._records import append_records
+        if not append_records(out, "".join(json.dumps(r, allow_nan=False) + "\n"
+                                           for r in merged)) and status == 0:
+            status = 2
     finally:
         for p in paths:
             os.unlink(p)

@@ -188,6 +188,40 @@ class Failures(unittest.TestCase):
             shutil.rmtree(d)
 
 
+class Outputs(unittest.TestCase):
+    """An output erg.run cannot write is said in one line, exit 2: before the program runs when
+    its folder is missing, and after it (records lost, the program's output kept) when the write
+    itself fails; never a traceback of erg's."""
+
+    def test_unwritable_outputs(self):
+        d = tempfile.mkdtemp(prefix="erg-out-")
+        try:
+            src = os.path.join(d, "ok.py")
+            with open(src, "w") as f:
+                f.write("import torch\nprint('sum', torch.ones(2).sum().item())\n")
+            env = {"ERG_BACKENDS": "estimator"}
+            for extra in ([], ["-r", "2"]):
+                with self.subTest(case="missing folder", extra=extra):
+                    out = os.path.join(d, "no-such-folder", "c.jsonl")
+                    r = run([PYTHON, "-m", "erg.run", "--out", out] + extra + [src], env=env,
+                            cwd=d)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertEqual(r.stdout, "")          # nothing run
+                    self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                    self.assertIn("no-such-folder", r.stderr)
+                    self.assertNotIn("Traceback", r.stderr)
+                if os.path.exists("/proc/version"):         # a file whose writes fail (EIO/EACCES)
+                    with self.subTest(case="write fails", extra=extra):
+                        r = run([PYTHON, "-m", "erg.run", "--out", "/proc/version"] + extra
+                                + [src], env=env, cwd=d)
+                        self.assertEqual(r.returncode, 2, r.stderr)
+                        self.assertEqual(r.stdout, "sum 2.0\n" * (2 if extra else 1))
+                        self.assertNotIn("Traceback", r.stderr)
+                        self.assertIn("/proc/version: records not written", r.stderr)
+        finally:
+            shutil.rmtree(d)
+
+
 class Interrupted(unittest.TestCase):
     """Ctrl-C: the records so far are written and erg.run dies of SIGINT as the program does
     without it (a shell sees 130 and stops its loop), with -r N too."""
