@@ -138,7 +138,11 @@ def summarize(recs):
     if inst:
         calls = sum(i["calls"] for i in inst)
         t = sum(i["time_s"] for i in inst)
-        overhead = {"calls": calls, "time_s": t, "per_call_s": t / calls if calls else 0.0,
+        # the wrappers' mean cost, nested calls included (time_s is only what lies outside every
+        # call window); older records without it: time_s / calls
+        cost = sum(i.get("overhead_per_call_s", i["time_s"] / i["calls"] if i["calls"] else 0.0)
+                   * i["calls"] for i in inst)
+        overhead = {"calls": calls, "time_s": t, "per_call_s": cost / calls if calls else 0.0,
                     "share_of_project_time": (t / rq1["project_time_s"]
                                               if rq1["project_time_s"] else None)}
     return rows, rq1, rq2(recs), overhead
@@ -206,8 +210,9 @@ def text_report(rows, rq1, fits, overhead, out):
         out.write("  the outermost calls cover %.1f%% of the project's time\n"
                   % (100 * rq1["api_time_s"] / rq1["project_time_s"]))
     if overhead:
-        out.write("instrumentation: %d calls, %.4g s in all, %.3g us per call%s\n"
-                  % (overhead["calls"], overhead["time_s"], 1e6 * overhead["per_call_s"],
+        out.write("instrumentation: %d calls, %.3g us per call; %.4g s outside the calls' "
+                  "windows%s\n"
+                  % (overhead["calls"], 1e6 * overhead["per_call_s"], overhead["time_s"],
                      "" if overhead["share_of_project_time"] is None else
                      ", %.1f%% of the project's time" % (100 * overhead["share_of_project_time"])))
     shown = [f for f in fits if f["slope_j_per_byte"] is not None]

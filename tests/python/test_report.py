@@ -98,6 +98,22 @@ class Report(unittest.TestCase):
         self.assertEqual(relu[4:6], ["-", "-"])
         self.assertIn("RQ1 (FECoM Eq. 1): sum of outermost API calls 3.5 J, project 10 J", text)
 
+    def test_instrumentation_time_and_cost_per_call(self):
+        # 100 calls, 10 of them outermost: 0.02 s outside every window, 80 us per wrapper
+        inst = {"api": "<instrumentation>", "site": "s.py", "calls": 100, "time_s": 0.02,
+                "energy_j": None, "net_energy_j": None, "grade": "estimator", "flags": [],
+                "arg_bytes": 0, "state": "time_only", "overhead_per_call_s": 8e-5}
+        p = self.write([rec("torch.mm", 1.0, time_s=0.5), rec("<project>", 4.0, time_s=2.0),
+                        inst], "inst.jsonl")
+        o = self.report(p)["instrumentation"]
+        self.assertEqual(o["calls"], 100)
+        self.assertAlmostEqual(o["time_s"], 0.02)
+        self.assertAlmostEqual(o["per_call_s"], 8e-5)      # the record's, not time_s / calls
+        self.assertAlmostEqual(o["share_of_project_time"], 0.01)
+        text = run([ERG, "report", p]).stdout
+        self.assertIn("instrumentation: 100 calls, 80 us per call; 0.02 s outside the calls' "
+                      "windows, 1.0% of the project's time", text)
+
     def test_rq2_fit_by_hand(self):
         # energy per call E = 0.5 + 0.002 × bytes exactly on three sizes, plus one off the line:
         # points (100, 0.7), (200, 0.9), (300, 1.1), (400, 1.5)
