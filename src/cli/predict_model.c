@@ -507,7 +507,8 @@ int erg_cli_predict_sweep(int argc, char **argv)
     if (quant_warning(&base, qw, sizeof qw))
         fprintf(stderr, "erg: warning: %s\n", qw);
     const char *sep = c.csv ? "," : " ";
-    json_t *jo = NULL, *jrows = NULL, *jskipped = NULL;
+    json_t *jo = NULL, *jskipped = NULL;
+    size_t n_rows = 0;
     if (c.json) {
         jo = json_object();
         json_t *keys = json_array();
@@ -517,7 +518,14 @@ int erg_cli_predict_sweep(int argc, char **argv)
         json_object_set_new(jo, "config", json_string(c.config));
         json_object_set_new(jo, "target", json_string(erg_predictor_dir(p)));
         json_object_set_new(jo, "keys", keys);
-        jrows = json_array();
+        /* the rows are streamed (a sweep may have 10^7 points): the header, then each row */
+        char *head = json_dumps(jo, JSON_REAL_PRECISION(9));
+        json_decref(jo);
+        if (!head)
+            return erg_cli_fail(NULL, ERG_ENOMEM);
+        head[strlen(head) - 1] = '\0'; /* the closing brace */
+        printf("%s, \"rows\": [", head);
+        free(head);
         jskipped = json_array();
     } else {
         for (int i = 0; i < c.n_sets; i++)
@@ -587,7 +595,11 @@ int erg_cli_predict_sweep(int argc, char **argv)
                 json_object_set_new(row, "attention_energy_j", have_attn ? num(ae) : json_null());
                 json_object_set_new(row, "ffn_time_s", have_ffn ? num(ft) : json_null());
                 json_object_set_new(row, "ffn_energy_j", have_ffn ? num(fe) : json_null());
-                json_array_append_new(jrows, row);
+                char *t = json_dumps(row, JSON_REAL_PRECISION(9));
+                json_decref(row);
+                erg_json_shorten_reals(t);
+                printf("%s%s", n_rows++ ? ", " : "", t ? t : "null");
+                free(t);
                 continue;
             }
             for (int i = 0; i < c.n_sets; i++)
@@ -626,14 +638,10 @@ int erg_cli_predict_sweep(int argc, char **argv)
         }
     }
     if (c.json) {
-        json_object_set_new(jo, "rows", jrows);
-        json_object_set_new(jo, "skipped", jskipped);
-        char *text = json_dumps(jo, JSON_REAL_PRECISION(9));
-        erg_json_shorten_reals(text);
-        if (text)
-            printf("%s\n", text);
-        free(text);
-        json_decref(jo);
+        char *t = json_dumps(jskipped, JSON_REAL_PRECISION(9));
+        printf("], \"skipped\": %s}\n", t ? t : "[]");
+        free(t);
+        json_decref(jskipped);
     }
     erg_predictor_free(p);
     return ERG_EXIT_OK;
