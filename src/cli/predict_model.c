@@ -32,7 +32,10 @@ static void help_model(FILE *out)
             "signatures take --static-power-w (default 0) as the static power (a time-only\n"
             "target has no energy to write: refused, exit 2, nothing written). When the\n"
             "weights and KV cache exceed the target's memory (gpu.json memory_gib), it warns\n"
-            "on stderr (--json: \"warnings\") and still predicts. Sizes are positive\n"
+            "on stderr (--json: \"warnings\") and still predicts. A target with a serving\n"
+            "level 3 (gpu.json; the H100, from ML.ENERGY) also gives the decode step as served:\n"
+            "its ITL and energy per output token (--json: the decode phase's \"serving\",\n"
+            "null without one). Sizes are positive\n"
             "integers; batch x prompt and batch x kv at most 2^40 tokens.\n"
             "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
 }
@@ -242,6 +245,31 @@ static int quant_warning(const erg_arch *a, char *buf, size_t size)
     return 1;
 }
 
+/* The target's serving level 3 (gpu.json's model fitted on ML.ENERGY: the H100 target) for a
+ * decode step of c's batch against c's KV length on one GPU: its inter-token latency and energy
+ * per output token (erg_serving_step, erg_serving_predict). 1 when the target has one and it
+ * answers; 0 otherwise (no serving model, a kernel the target lacks, a config field it needs). */
+static int serving_decode(const struct common *c, const erg_predictor *p, double *itl_s,
+                          double *ept_j)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/gpu.json", erg_predictor_dir(p));
+    erg_gpu_kernels k;
+    erg_serving_model sm;
+    erg_serving_arch sa;
+    erg_serving_terms t;
+    int has = 0;
+    erg_diag d;
+    erg_diag_clear(&d);
+    if (erg_gpu_target_load(path, &k, &sm, &has, &d) != ERG_OK || !has ||
+        erg_serving_arch_read(c->config, &sa, &d) != ERG_OK ||
+        erg_serving_step(erg_predictor_ops(p), &k, &sa, (double)c->batch, (double)c->kv, 1, &t,
+                         &d) != ERG_OK)
+        return 0;
+    erg_serving_predict(&sm, &t, (double)c->batch, 1, itl_s, ept_j);
+    return isfinite(*itl_s) && isfinite(*ept_j);
+}
+
 static json_t *num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -351,6 +379,8 @@ int erg_cli_predict_model(int argc, char **argv)
             return erg_cli_fail(&diag, rc) == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : ERG_EXIT_USAGE;
         }
     }
+    double srv_itl = NAN, srv_ept = NAN;
+    int srv = (c.phases & 2) && serving_decode(&c, p, &srv_itl, &srv_ept);
     double params, active;
     params = erg_arch_params(&a, &active);
     /* quantized weights and weights + KV cache against the target's memory: warn, never refuse */
@@ -386,8 +416,19 @@ int erg_cli_predict_model(int argc, char **argv)
         json_object_set_new(o, "active_params", json_real(active));
         json_object_set_new(o, "target", json_string(erg_predictor_dir(p)));
         json_object_set_new(o, "target_level", json_integer(erg_predictor_level(p)));
-        for (int i = 0; i < nm; i++)
-            json_array_append_new(phases, phase_json(&m[i]));
+        for (int i = 0; i < nm; i++) {
+            json_t *ph = phase_json(&m[i]);
+            if (m[i].phase.phase == ERG_PHASE_DECODE) {
+                json_t *sv = json_null();
+                if (srv) {
+                    sv = json_object();
+                    json_object_set_new(sv, "itl_s", num(srv_itl));
+                    json_object_set_new(sv, "energy_per_token_j", num(srv_ept));
+                }
+                json_object_set_new(ph, "serving", sv);
+            }
+            json_array_append_new(phases, ph);
+        }
         json_object_set_new(o, "phases", phases);
         json_t *wa = json_array();
         for (int i = 0; i < nw; i++)
@@ -410,8 +451,13 @@ int erg_cli_predict_model(int argc, char **argv)
             snprintf(lv, sizeof lv, "level %d only", top);
         printf("%s (%s, %.3g B parameters, %.3g B active) on %s (%s)\n", a.name, a.family,
                params / 1e9, active / 1e9, erg_predictor_dir(p), lv);
-        for (int i = 0; i < nm; i++)
+        for (int i = 0; i < nm; i++) {
             print_phase(&m[i]);
+            if (srv && m[i].phase.phase == ERG_PHASE_DECODE)
+                printf("  as served (the target's serving level 3, ML.ENERGY's steady-state vLLM "
+                       "decode, 1 GPU): ITL %.4g s, energy %.4g J per output token\n",
+                       srv_itl, srv_ept);
+        }
         if (c.schedule)
             printf("schedule: %s ('erg compose %s' gives these totals)\n", c.schedule, c.schedule);
     }

@@ -164,6 +164,23 @@ check "unknown torch_dtype" 2 "dt.json: torch_dtype: \"int3\" is not a dtype erg
 [ -e "$tmp/dt-sched.json" ] && fail "a schedule was written for a refused config"
 [ -s "$tmp/out" ] && fail "output on a refused config: $(cat "$tmp/out")"
 
+# the H100 target's serving level 3 answers the decode step's energy (its blocks are time only):
+# the same ITL and energy per output token as erg predict eval on an ML.ENERGY row of that
+# batch and KV length (L = 512 assumed prompt tokens + avg_output_len / 2 = 512)
+check "h100 decode as served" 0 "^  as served (the target's serving level 3" -- "$erg" predict model "$cfg" --target h100 --phase decode --batch 8 --kv 512
+"$erg" predict model "$cfg" --target h100 --phase decode --batch 8 --kv 512 --json > "$tmp/srv.json"
+printf '{"model_id": "t/tiny", "weight_precision": "bfloat16", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 8, "avg_output_len": 0, "median_itl_ms": 1.0, "energy_per_token_joules": 1.0, "parallelization": {"tensor_parallel": 1, "expert_parallel": 1, "data_parallel": 1}}]}\n' > "$tmp/ml.json"
+"$erg" predict eval --target h100 --config "$cfg" --json "$tmp/ml.json" > "$tmp/ev.json"
+$py - "$tmp/srv.json" "$tmp/ev.json" <<'P' || fail "serving figures of predict model and predict eval differ"
+import json, sys
+s = json.load(open(sys.argv[1]))["phases"][0]["serving"]
+e = {r["quantity"]: r["predicted"] for r in json.load(open(sys.argv[2]))["rows"]}
+assert abs(s["itl_s"] - e["itl_s"]) <= 1e-7 * e["itl_s"], (s, e)
+assert abs(s["energy_per_token_j"] - e["energy_per_token_j"]) <= 1e-7 * e["energy_per_token_j"], (s, e)
+assert s["energy_per_token_j"] > 0
+P
+check "no serving level: null" 0 '"serving": null' -- "$erg" predict model "$cfg" --target h200 --phase decode --json
+
 # bad input
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz
 check "unknown phase" 2 "unknown phase 'generate'" -- "$erg" predict model "$cfg" --target "$t" --phase generate
