@@ -594,6 +594,10 @@ typedef struct erg_arch {
     int fused_qkv;          /**< one QKV projection (Phi-3, Qwen v1): same FLOPs, one GEMM */
     double rotary_fraction; /**< share of head_dim rotated by RoPE (phi-2: 0.4), 1 otherwise */
     erg_dtype dtype;        /**< the config's torch_dtype (bf16 when absent) */
+    /** quantization_config.quant_method ("mxfp4", "fp8", ...), "" when the config has none:
+     *  erg has no kernel data for quantized weights and models them in dtype (its callers say
+     *  so: `erg predict model` warns) */
+    char quant_method[32];
 } erg_arch;
 
 /** Total parameters of a (weights in elements: attention, FFN or all experts, norms' gains,
@@ -624,7 +628,9 @@ ERG_API double erg_arch_memory_bytes(const erg_arch *a, int64_t batch, int64_t t
  * field erg does not know. Bad input (ERG_EPARSE, diag->where the file, detail the field):
  * not JSON or not an object, a missing required field (hidden size, heads, layers, vocab, FFN
  * width), a size that is not a positive integer, heads that do not divide the hidden size when
- * head_dim is not given, KV heads that do not divide the heads, top-k above the expert count.
+ * head_dim is not given, KV heads that do not divide the heads, top-k above the expert count, a
+ * torch_dtype (or dtype) that is not a string. A torch_dtype other than bfloat16, float16 or
+ * float32 (an optional "torch." prefix allowed) is refused with ERG_ENOTSUP, never read as bf16.
  * Also ERG_ENOENT / ERG_EIO for the file, ERG_ENOMEM. *out is written only on success.
  */
 ERG_API ERG_NODISCARD int erg_arch_from_hf_config(const char *path, erg_arch *out, erg_diag *diag);

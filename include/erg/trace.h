@@ -129,6 +129,17 @@ typedef struct erg_trace_stats {
 ERG_API void erg_trace_get_stats(const erg_trace *trace, erg_trace_stats *out);
 
 /**
+ * Where the first GPU event that was dropped for its ts or dur (counted in
+ * erg_trace_stats.missing_duration) is: *where "file:line:col" of its opening brace ("file",
+ * "event N" when the file cannot be read again, as stdin), *why its category, name and what was
+ * wrong (`kernel "k": dur is not a number`, `no ts`, `ts is out of range`, ...). Either pointer
+ * may be NULL; the texts stay valid while trace lives. Errors: ERG_EINVAL (trace NULL), ERG_ENOENT
+ * (no event was dropped).
+ */
+ERG_API ERG_NODISCARD int erg_trace_first_dropped(const erg_trace *trace, const char **where,
+                                                  const char **why);
+
+/**
  * The i-th unknown category met (in order of first appearance) and its event count; name or count
  * may be NULL. *name stays valid while trace lives. Errors: ERG_ERANGE (i past the end).
  */

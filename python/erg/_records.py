@@ -126,9 +126,11 @@ class Recorder:
         self.keys = {}
         self.local = threading.local()
         self.lock = threading.Lock()
-        self.overhead_s = 0.0
+        self.overhead_s = 0.0       # outside every call window (outermost calls' wrappers)
+        self.overhead_all_s = 0.0   # every call's wrapper, nested ones too
         self.wrapped = 0
         self.written = False
+        self.written_ok = False
         m = self.meter
         self._ref = m.snapshot()
         self._t_ref = time.perf_counter()
@@ -175,9 +177,11 @@ class Recorder:
             snaps.append(self.meter.snapshot())
         a = snaps[2 * depth]
         self.local.depth = depth + 1
+        # the window's time runs from inside a.take() to inside b.take(): the snapshots are the
+        # window's, not the instrumentation's own time (counted once, never twice)
+        self._overhead(time.perf_counter() - t_in, depth)
         a.take()
         t0 = time.perf_counter()
-        self.overhead_s += t0 - t_in
         return (api, site, shapes, nb, depth, t0)
 
     def end(self, tok):
@@ -187,10 +191,17 @@ class Recorder:
         snaps = self._snaps()
         a, b = snaps[2 * depth], snaps[2 * depth + 1]
         b.take()
+        t2 = time.perf_counter()
         self.local.depth = depth
         self._account(api, site, shapes, depth > 0, nb, a, b, t1 - t0)
         self.wrapped += 1
-        self.overhead_s += time.perf_counter() - t1
+        self._overhead(time.perf_counter() - t2, depth)
+
+    def _overhead(self, dt, depth):
+        # a nested call's wrapper runs inside its parent's window, whose time includes it
+        self.overhead_all_s += dt
+        if depth == 0:
+            self.overhead_s += dt
 
     def _account(self, api, site, shapes, nested, nb, a, b, dt):
         m, mab = self._m, self._mab
@@ -296,27 +307,48 @@ class Recorder:
                     "time_s": self.overhead_s, "energy_j": None, "net_energy_j": None,
                     "grade": grade_name(m.total_grade), "flags": [], "arg_bytes": 0,
                     "state": "time_only",
-                    "overhead_per_call_s": self.overhead_s / self.wrapped if self.wrapped else 0.0,
-                    "aggregation": "time spent in the instrumentation around %d calls "
-                                   "(included in <project>, outside every call window)"
+                    "overhead_per_call_s": (self.overhead_all_s / self.wrapped
+                                            if self.wrapped else 0.0),
+                    "aggregation": "time spent in the instrumentation around the outermost of "
+                                   "%d calls (included in <project>, outside every call window; "
+                                   "the wrappers of nested calls are inside their parent's window)"
                                    % self.wrapped, **self.extra})
         return out
 
     def write(self):
-        """Append the records to self.out once (JSON lines); called at exit."""
+        """Append the records to self.out once (JSON lines); called at exit. False (and one line
+        on stderr) when they could not be written."""
         if self.written:
-            return
+            return self.written_ok
         self.written = True
         recs = self.records()
         text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in recs)
-        fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                sys.stderr.write("erg: %s: not a regular file; records not written\n" % self.out)
-                return
-            os.write(fd, text.encode())
-        finally:
-            os.close(fd)
+        self.written_ok = append_records(self.out, text)
+        return self.written_ok
+
+
+def append_records(path, text):
+    """Append text to path, a regular file (created when missing, never through a symlink);
+    False, with one line on stderr, when that cannot be done."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        sys.stderr.write("erg: %s: records not written: %s\n" % (path, e.strerror))
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            sys.stderr.write("erg: %s: not a regular file; records not written\n" % path)
+            return False
+        data = text.encode()
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+        return True
+    except OSError as e:
+        sys.stderr.write("erg: %s: records not written: %s\n" % (path, e.strerror))
+        return False
+    finally:
+        os.close(fd)
 
 
 def install(out, **kw):

@@ -89,7 +89,7 @@ def summarize(recs):
         a = apis.get(key)
         if a is None:
             a = apis[key] = {"api": r["api"], "nested": key[1], "calls": 0, "time_s": 0.0,
-                             "energy_j": None, "net_energy_j": None, "sd_j": 0.0,
+                             "energy_j": None, "net_energy_j": None, "sd_j": None,
                              "grade": None, "flags": [], "arg_bytes": 0, "sites": [],
                              "calls_without_figure": 0, "channels": {}}
         a["calls"] += r["calls"]
@@ -107,7 +107,7 @@ def summarize(recs):
         a["energy_j"] = (a["energy_j"] or 0.0) + r["energy_j"]
         n = _net(r)
         a["net_energy_j"] = (a["net_energy_j"] or 0.0) + (n if n is not None else r["energy_j"])
-        a["sd_j"] = math.hypot(a["sd_j"], r.get("sd_j") or 0.0)
+        a["sd_j"] = math.hypot(a["sd_j"] or 0.0, r.get("sd_j") or 0.0)
         for cid, c in (r.get("channels") or {}).items():
             if c.get("net_energy_j") is not None:
                 a["channels"][cid] = a["channels"].get(cid, 0.0) + c["net_energy_j"]
@@ -121,7 +121,7 @@ def summarize(recs):
         project_sd = math.sqrt(sum((p.get("sd_j") or 0.0) ** 2 for p in proj))
     top = [a for a in apis.values() if not a["nested"]]
     sum_j = sum(a["net_energy_j"] for a in top if a["net_energy_j"] is not None)
-    sd = math.sqrt(sum(a["sd_j"] ** 2 for a in top) + project_sd ** 2)
+    sd = math.sqrt(sum((a["sd_j"] or 0.0) ** 2 for a in top) + project_sd ** 2)
     base = project_j if project_j else (sum_j if sum_j else None)
     rows = sorted(apis.values(), key=lambda a: -(a["net_energy_j"] or 0.0))
     for a in rows:
@@ -138,7 +138,11 @@ def summarize(recs):
     if inst:
         calls = sum(i["calls"] for i in inst)
         t = sum(i["time_s"] for i in inst)
-        overhead = {"calls": calls, "time_s": t, "per_call_s": t / calls if calls else 0.0,
+        # the wrappers' mean cost, nested calls included (time_s is only what lies outside every
+        # call window); older records without it: time_s / calls
+        cost = sum(i.get("overhead_per_call_s", i["time_s"] / i["calls"] if i["calls"] else 0.0)
+                   * i["calls"] for i in inst)
+        overhead = {"calls": calls, "time_s": t, "per_call_s": cost / calls if calls else 0.0,
                     "share_of_project_time": (t / rq1["project_time_s"]
                                               if rq1["project_time_s"] else None)}
     return rows, rq1, rq2(recs), overhead
@@ -183,12 +187,14 @@ def _fmt(v, unit=""):
 
 def text_report(rows, rq1, fits, overhead, out):
     chans = sorted({c for a in rows for c in a["channels"]})
-    head = ["api", "calls", "no fig.", "time_s", "net_energy_j"] + chans + ["share", "grade"]
+    head = (["api", "calls", "no fig.", "time_s", "net_energy_j", "sd_j"] + chans
+            + ["share", "grade"])
     lines = [head]
     for a in rows:
         lines.append([a["api"] + (" (nested)" if a["nested"] else ""), str(a["calls"]),
                       str(a["calls_without_figure"]), _fmt(a["time_s"]),
-                      _fmt(a["net_energy_j"])] + [_fmt(a["channels"].get(c)) for c in chans]
+                      _fmt(a["net_energy_j"]), _fmt(a["sd_j"])]
+                     + [_fmt(a["channels"].get(c)) for c in chans]
                      + [("%.1f%%" % (100 * a["share"])) if a["share"] is not None else "-",
                         a["grade"] or "-"])
     w = [max(len(r[i]) for r in lines) for i in range(len(head))]
@@ -204,8 +210,9 @@ def text_report(rows, rq1, fits, overhead, out):
         out.write("  the outermost calls cover %.1f%% of the project's time\n"
                   % (100 * rq1["api_time_s"] / rq1["project_time_s"]))
     if overhead:
-        out.write("instrumentation: %d calls, %.4g s in all, %.3g us per call%s\n"
-                  % (overhead["calls"], overhead["time_s"], 1e6 * overhead["per_call_s"],
+        out.write("instrumentation: %d calls, %.3g us per call; %.4g s outside the calls' "
+                  "windows%s\n"
+                  % (overhead["calls"], 1e6 * overhead["per_call_s"], overhead["time_s"],
                      "" if overhead["share_of_project_time"] is None else
                      ", %.1f%% of the project's time" % (100 * overhead["share_of_project_time"])))
     shown = [f for f in fits if f["slope_j_per_byte"] is not None]

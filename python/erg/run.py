@@ -20,13 +20,16 @@ merged per key: means over runs, energy_sd_runs_j the sample sd over runs, "runs
 stability outcome of each run. Without --stable, -r N repeats the run with none of this.
 
 Exit status: the program's (the first failing run's with -r); 2 bad usage; its own traceback is
-printed as Python would, without erg's frames.
+printed as Python would, without erg's frames. A program stopped by Ctrl-C (KeyboardInterrupt, or
+a child run killed by a signal) gets its records written, then erg.run dies of the same signal,
+as the program would (a shell sees 130).
 """
 import argparse
 import json
 import math
 import os
 import runpy
+import signal
 import subprocess
 import sys
 import tempfile
@@ -178,11 +181,15 @@ def run_once(script, args, out, calibration=None, modules=True, extra=None):
         detach = lambda: None
         sys.stdout.flush()
         _print_own_traceback(e, script)
-        status = 1
+        # Ctrl-C: Python dies of SIGINT after the traceback (a shell sees 130); so does erg.run,
+        # once the records are written (main's caller)
+        status = -signal.SIGINT if isinstance(e, KeyboardInterrupt) else 1
     finally:
         detach()
         sys.stdout.flush()
-        rec.write()
+        written = rec.write()
+    if not written and status == 0:
+        status = 2  # the program ran, erg failed: its records are lost
     return status
 
 
@@ -265,6 +272,10 @@ def main(argv=None):
     if os.path.lexists(out) and not os.path.isfile(out) or os.path.islink(out):
         sys.stderr.write("erg run: %s: not a regular file; not written\n" % out)
         return 2
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        sys.stderr.write("erg run: %s: no folder %s; nothing run\n" % (out, folder))
+        return 2
     if a.runs == 1 and not a.stable:
         return run_once(a.script, a.args, out, a.calibration, not a.no_modules)
 
@@ -295,7 +306,14 @@ def main(argv=None):
                 cmd += ["--calibration", cal_path]
             if a.no_modules:
                 cmd.append("--no-modules")
-            rc = subprocess.call(cmd + [a.script] + a.args)
+            # Ctrl-C reaches the child (same process group): this process waits for it, writes
+            # the records of the runs so far and then dies of the child's signal
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                rc = subprocess.call(cmd + [a.script] + a.args,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, old))
+            finally:
+                signal.signal(signal.SIGINT, old)
             st["exit_status"] = rc
             info.append(st)
             if os.path.exists(p):
@@ -306,12 +324,10 @@ def main(argv=None):
             if a.stable and i + 1 < a.runs:
                 time.sleep(a.cooldown)
         merged = _merge(paths, info) if paths else []
-        fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        try:
-            os.write(fd, "".join(json.dumps(r, allow_nan=False) + "\n"
-                                 for r in merged).encode())
-        finally:
-            os.close(fd)
+        from ._records import append_records
+        if not append_records(out, "".join(json.dumps(r, allow_nan=False) + "\n"
+                                           for r in merged)) and status == 0:
+            status = 2
     finally:
         for p in paths:
             os.unlink(p)
@@ -320,5 +336,16 @@ def main(argv=None):
     return status
 
 
+def _exit(status):
+    """Exit with status; a negative one is the signal the program died of: die of it too."""
+    if status < 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+        status = 128 - status
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(main())

@@ -13,8 +13,23 @@
 #include "predict_levels.h"
 #include "predict_public.h"
 
-static void help(FILE *out)
+static void help(FILE *out, int overview)
 {
+    if (overview)
+        fprintf(
+            out,
+            "Usage: erg predict op gemm|rmsnorm|softmax ...   one primitive op (level 1; below)\n"
+            "       erg predict model CONFIG.json --target NAME|DIR ...   a whole LLM from its\n"
+            "                 HuggingFace config.json, per phase (levels 1-3)\n"
+            "       erg predict sweep CONFIG.json --target NAME|DIR --set KEY=A:B:STEP ...\n"
+            "                 design-space sweeps of the architecture, batch and lengths\n"
+            "       erg predict eval --target NAME|DIR [--config CONFIG.json] MEASURED...\n"
+            "                 predictions against public measured files (MAPE, R^2)\n"
+            "       erg predict import MEASURED... --ops|--blocks|--kernels|--gemm-map OUT\n"
+            "                 public measured files as profiles and kernel models\n"
+            "       erg predict fit-serving --target DIR MLENERGY.json=CONFIG.json...\n"
+            "                 the serving level 3 of a GPU target (ML.ENERGY)\n"
+            "Each takes --help. docs/predict.md describes them.\n\n");
     fprintf(
         out,
         "Usage: erg predict op gemm --m M --n N --k K [OPTIONS]\n"
@@ -110,7 +125,12 @@ static void no_model_hint(const char *kind, const char *desc)
 static int run(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        help(stdout);
+        help(stdout, 1);
+        return ERG_EXIT_OK;
+    }
+    if (argc == 3 && strcmp(argv[1], "op") == 0 &&
+        (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+        help(stdout, 0);
         return ERG_EXIT_OK;
     }
     if (argc >= 2 && strcmp(argv[1], "model") == 0)
@@ -125,8 +145,9 @@ static int run(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "fit-serving") == 0)
         return erg_cli_predict_fit_serving(argc - 1, argv + 1);
     if (argc < 3 || strcmp(argv[1], "op") != 0)
-        return erg_cli_usage("predict", "expected 'op OPNAME', 'model CONFIG.json' or 'sweep "
-                                        "CONFIG.json' (erg predict op gemm --m ...)");
+        return erg_cli_usage("predict",
+                             "expected 'op OPNAME', 'model CONFIG.json', 'sweep CONFIG.json', "
+                             "'eval', 'import' or 'fit-serving' (erg predict op gemm --m ...)");
     erg_op_dims d;
     memset(&d, 0, sizeof d);
     if (erg_op_parse(argv[2], &d.op) != ERG_OK)
@@ -194,7 +215,7 @@ static int run(int argc, char **argv)
                 return erg_cli_usage("predict", "--static-power-w must not be negative");
             break;
         case 'h':
-            help(stdout);
+            help(stdout, 0);
             return ERG_EXIT_OK;
         default:
             return erg_cli_bad_option("predict", argc, argv, "h", opts);

@@ -134,9 +134,15 @@ static int load(int argc, char **argv, int first, const struct opts *o, erg_trac
     return 0;
 }
 
-static void warn_problems(const erg_trace_stats *s)
+static void warn_problems(const erg_trace *t, const erg_trace_stats *s)
 {
-    if (s->missing_duration)
+    const char *where, *why;
+    if (s->missing_duration && erg_trace_first_dropped(t, &where, &why) == ERG_OK)
+        fprintf(stderr,
+                "erg trace: warning: %zu GPU events without a usable ts or dur were dropped; the "
+                "first: %s: %s\n",
+                s->missing_duration, where, why);
+    else if (s->missing_duration)
         fprintf(stderr, "erg trace: warning: %zu GPU events without ts or dur were dropped\n",
                 s->missing_duration);
     if (s->negative_duration)
@@ -178,7 +184,7 @@ static int run_import(int argc, char **argv)
     } else {
         erg_trace_stats s;
         erg_trace_get_stats(trace, &s);
-        warn_problems(&s);
+        warn_problems(trace, &s);
         size_t unmatched = 0;
         if (erg_trace_unmatched(trace, rules, &unmatched, &diag) == ERG_OK && unmatched)
             fprintf(stderr,
@@ -255,6 +261,9 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
            "%zu overlaps on one stream, %zu out of order\n",
            s->missing_duration, s->negative_duration, s->unmatched_end, s->unclosed_begin,
            s->stream_overlaps, s->out_of_order);
+    const char *dw, *dy;
+    if (s->missing_duration && erg_trace_first_dropped(trace, &dw, &dy) == ERG_OK)
+        printf("  first missing ts/dur: %s: %s\n", dw, dy);
     printf("ignored: %zu host/metadata events, %zu of unknown categories", s->host_events,
            s->unknown_events);
     if (s->markers)

@@ -21,15 +21,22 @@ static void help_model(FILE *out)
             "         [--json] [--emit-schedule OUT.json]\n\n"
             "Time and energy of a whole forward of the model in CONFIG.json (a HuggingFace\n"
             "config) on a target (a folder models/<name>/ with ops.json and optionally\n"
-            "blocks.json, e2e.json), per phase: prefill of --batch sequences of --prompt tokens\n"
+            "blocks.json, e2e.json, and on GPU targets gpu.json: kernel models, memory; the\n"
+            "committed ones: a100, cpu, h100, h200; H100 and A100 are time only, their energy\n"
+            "is '-', null in --json), per phase: prefill of --batch sequences of --prompt tokens\n"
             "(default 1 x 512), decode of one token per sequence against --kv cached tokens\n"
             "(default: the prompt length), with a per-block breakdown (HYMELL levels 1-3).\n"
             "--last-logits computes the LM head for the last prompt position only (default:\n"
             "every position, as a HF forward does). --emit-schedule writes a schedule/1 (layers\n"
             "in sequence, blocks inside) that 'erg compose' evaluates to the same totals; its\n"
-            "signatures take --static-power-w (default 0) as the static power. When the\n"
+            "signatures take --static-power-w (default 0) as the static power (a time-only\n"
+            "target has no energy to write: refused, exit 2, nothing written). When the\n"
             "weights and KV cache exceed the target's memory (gpu.json memory_gib), it warns\n"
-            "on stderr (--json: \"warnings\") and still predicts.\n"
+            "on stderr (--json: \"warnings\") and still predicts. A target with a serving\n"
+            "level 3 (gpu.json; the H100, from ML.ENERGY) also gives the decode step as served:\n"
+            "its ITL and energy per output token (--json: the decode phase's \"serving\",\n"
+            "null without one). Sizes are positive\n"
+            "integers; batch x prompt and batch x kv at most 2^40 tokens.\n"
             "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
 }
 
@@ -37,15 +44,19 @@ static void help_sweep(FILE *out)
 {
     fprintf(out,
             "Usage: erg predict sweep CONFIG.json --target NAME|DIR --set KEY=A:B:STEP ...\n"
-            "         [--phase prefill|decode|both] [--prompt N] [--kv L] [--batch B] [--csv]\n\n"
+            "         [--phase prefill|decode|both] [--prompt N] [--kv L] [--batch B]\n"
+            "         [--last-logits] [--csv|--json]\n\n"
             "Design-space sweep (HYMELL Section 4): every combination of the --set ranges\n"
             "(A to B by STEP, or one value A), predicted per phase. Keys: d_model, n_heads,\n"
             "n_kv_heads, head_dim, heads (= n_heads = n_kv_heads, head_dim = d_model / heads),\n"
             "d_ff, d_ff_expert, n_layers, n_experts, top_k, n_shared, d_ff_shared, window,\n"
             "vocab, and batch, prompt, kv. Prints one row per point and phase: the keys, the\n"
             "phase, time_s and energy_j of the forward and of one attention and one FFN/MoE\n"
-            "block; --csv as CSV. Points the architecture cannot have (heads not dividing\n"
-            "d_model, ...) are listed on stderr as skipped.\n"
+            "block; --csv as CSV; --json as {\"erg\": \"model-sweep/1\", \"keys\", \"rows\":\n"
+            "[{KEY..., \"phase\", \"time_s\", \"energy_j\", \"attention_time_s\", ...}],\n"
+            "\"skipped\": [{KEY..., \"reason\"}]} (energy null on a time-only target). Points\n"
+            "the architecture cannot have (heads not dividing d_model, ...) are listed on\n"
+            "stderr as skipped.\n"
             "Exit status: 0, 2 bad input.\n");
 }
 
@@ -71,6 +82,25 @@ struct common {
     char sets[16][128];
     int n_sets;
 };
+
+/* batch x prompt (the prefill's tokens) and batch x kv (the decode's cached tokens) at most
+ * 2^40: beyond that the work overflows the sizes erg computes with (as --prompt alone may not
+ * pass 2^40). 0, or -1 with why[] filled. */
+static int tokens_check(const struct common *c, char *why, size_t size)
+{
+    const int64_t max = (int64_t)1 << 40;
+    if ((c->phases & 1) && c->batch > max / c->prompt) {
+        snprintf(why, size, "--batch %lld x --prompt %lld is more than 2^40 tokens",
+                 (long long)c->batch, (long long)c->prompt);
+        return -1;
+    }
+    if ((c->phases & 2) && c->batch > max / c->kv) {
+        snprintf(why, size, "--batch %lld x --kv %lld is more than 2^40 cached tokens",
+                 (long long)c->batch, (long long)c->kv);
+        return -1;
+    }
+    return 0;
+}
 
 static int parse_common(const char *cmd, int argc, char **argv, struct common *c, int sweep)
 {
@@ -135,6 +165,9 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
             c->schedule = optarg;
             break;
         case 'w':
+            if (sweep)
+                return erg_cli_usage(cmd, "--static-power-w belongs to 'erg predict model' "
+                                          "(with --emit-schedule)");
             if (erg_cli_double(cmd, "--static-power-w", optarg, &c->static_w) != 0)
                 return ERG_EXIT_USAGE;
             if (c->static_w < 0)
@@ -157,6 +190,8 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
             return erg_cli_bad_option(cmd, argc, argv, "h", opts);
         }
     }
+    if (c->json && c->csv)
+        return erg_cli_usage(cmd, "give either --csv or --json");
     if (optind != argc - 1)
         return erg_cli_usage(cmd,
                              optind == argc ? "missing CONFIG.json" : "expected one CONFIG.json");
@@ -169,6 +204,9 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
     }
     if (!c->have_kv)
         c->kv = c->prompt;
+    char why[160];
+    if (!sweep && tokens_check(c, why, sizeof why))
+        return erg_cli_usage(cmd, "%s", why);
     return ERG_EXIT_OK;
 }
 
@@ -192,6 +230,44 @@ static int load(const struct common *c, erg_arch *a, erg_predictor **p)
         return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
     }
     return ERG_EXIT_OK;
+}
+
+/* Quantized weights (quantization_config): erg has no kernel data for them and models the
+ * weights in the config's dtype; say so rather than mis-model silently. 1 when written. */
+static int quant_warning(const erg_arch *a, char *buf, size_t size)
+{
+    if (!a->quant_method[0])
+        return 0;
+    snprintf(buf, size,
+             "quantization_config: quant_method \"%s\": erg has no kernel data for quantized "
+             "weights and models them in %s, so time, energy and memory are those of %s weights",
+             a->quant_method, erg_dtype_name(a->dtype), erg_dtype_name(a->dtype));
+    return 1;
+}
+
+/* The target's serving level 3 (gpu.json's model fitted on ML.ENERGY: the H100 target) for a
+ * decode step of c's batch against c's KV length on one GPU: its inter-token latency and energy
+ * per output token (erg_serving_step, erg_serving_predict). 1 when the target has one and it
+ * answers; 0 otherwise (no serving model, a kernel the target lacks, a config field it needs). */
+static int serving_decode(const struct common *c, const erg_predictor *p, double *itl_s,
+                          double *ept_j)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/gpu.json", erg_predictor_dir(p));
+    erg_gpu_kernels k;
+    erg_serving_model sm;
+    erg_serving_arch sa;
+    erg_serving_terms t;
+    int has = 0;
+    erg_diag d;
+    erg_diag_clear(&d);
+    if (erg_gpu_target_load(path, &k, &sm, &has, &d) != ERG_OK || !has ||
+        erg_serving_arch_read(c->config, &sa, &d) != ERG_OK ||
+        erg_serving_step(erg_predictor_ops(p), &k, &sa, (double)c->batch, (double)c->kv, 1, &t,
+                         &d) != ERG_OK)
+        return 0;
+    erg_serving_predict(&sm, &t, (double)c->batch, 1, itl_s, ept_j);
+    return isfinite(*itl_s) && isfinite(*ept_j);
 }
 
 static json_t *num(double v)
@@ -303,24 +379,33 @@ int erg_cli_predict_model(int argc, char **argv)
             return erg_cli_fail(&diag, rc) == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : ERG_EXIT_USAGE;
         }
     }
+    double srv_itl = NAN, srv_ept = NAN;
+    int srv = (c.phases & 2) && serving_decode(&c, p, &srv_itl, &srv_ept);
     double params, active;
     params = erg_arch_params(&a, &active);
-    /* weights + KV cache against the target's memory: warn, never refuse */
-    char warning[512] = "";
+    /* quantized weights and weights + KV cache against the target's memory: warn, never refuse */
+    char warnings[2][512];
+    int nw = 0;
+    if (quant_warning(&a, warnings[nw], sizeof warnings[nw]))
+        nw++;
+    char *warning = warnings[nw];
+    warning[0] = '\0';
     double mem = erg_predictor_memory_bytes(p), kv_bytes;
     int64_t cached = (c.phases & 2) ? c.kv : c.prompt;
     if ((c.phases & 3) == 3 && c.prompt > cached)
         cached = c.prompt;
     double need = erg_arch_memory_bytes(&a, c.batch, cached, &kv_bytes);
     if (isfinite(mem) && need > mem)
-        snprintf(warning, sizeof warning,
+        snprintf(warning, sizeof warnings[0],
                  "the weights (%.4g GiB, %s) and the KV cache (%.4g GiB, %lld x %lld tokens) "
                  "need %.4g GiB, more than the target's %.4g GiB of memory: this prediction "
                  "assumes they fit",
                  (need - kv_bytes) / 1073741824.0, erg_dtype_name(a.dtype), kv_bytes / 1073741824.0,
                  (long long)c.batch, (long long)cached, need / 1073741824.0, mem / 1073741824.0);
     if (warning[0])
-        fprintf(stderr, "erg: warning: %s\n", warning);
+        nw++;
+    for (int i = 0; i < nw; i++)
+        fprintf(stderr, "erg: warning: %s\n", warnings[i]);
     if (c.json) {
         json_t *o = json_object(), *phases = json_array();
         json_object_set_new(o, "erg", json_string("model-prediction/1"));
@@ -331,13 +416,24 @@ int erg_cli_predict_model(int argc, char **argv)
         json_object_set_new(o, "active_params", json_real(active));
         json_object_set_new(o, "target", json_string(erg_predictor_dir(p)));
         json_object_set_new(o, "target_level", json_integer(erg_predictor_level(p)));
-        for (int i = 0; i < nm; i++)
-            json_array_append_new(phases, phase_json(&m[i]));
+        for (int i = 0; i < nm; i++) {
+            json_t *ph = phase_json(&m[i]);
+            if (m[i].phase.phase == ERG_PHASE_DECODE) {
+                json_t *sv = json_null();
+                if (srv) {
+                    sv = json_object();
+                    json_object_set_new(sv, "itl_s", num(srv_itl));
+                    json_object_set_new(sv, "energy_per_token_j", num(srv_ept));
+                }
+                json_object_set_new(ph, "serving", sv);
+            }
+            json_array_append_new(phases, ph);
+        }
         json_object_set_new(o, "phases", phases);
-        json_t *warnings = json_array();
-        if (warning[0])
-            json_array_append_new(warnings, json_string(warning));
-        json_object_set_new(o, "warnings", warnings);
+        json_t *wa = json_array();
+        for (int i = 0; i < nw; i++)
+            json_array_append_new(wa, json_string(warnings[i]));
+        json_object_set_new(o, "warnings", wa);
         if (c.schedule)
             json_object_set_new(o, "schedule", json_string(c.schedule));
         char *s = json_dumps(o, JSON_REAL_PRECISION(9));
@@ -355,8 +451,13 @@ int erg_cli_predict_model(int argc, char **argv)
             snprintf(lv, sizeof lv, "level %d only", top);
         printf("%s (%s, %.3g B parameters, %.3g B active) on %s (%s)\n", a.name, a.family,
                params / 1e9, active / 1e9, erg_predictor_dir(p), lv);
-        for (int i = 0; i < nm; i++)
+        for (int i = 0; i < nm; i++) {
             print_phase(&m[i]);
+            if (srv && m[i].phase.phase == ERG_PHASE_DECODE)
+                printf("  as served (the target's serving level 3, ML.ENERGY's steady-state vLLM "
+                       "decode, 1 GPU): ITL %.4g s, energy %.4g J per output token\n",
+                       srv_itl, srv_ept);
+        }
         if (c.schedule)
             printf("schedule: %s ('erg compose %s' gives these totals)\n", c.schedule, c.schedule);
     }
@@ -418,6 +519,15 @@ static int parse_set(const char *text, struct range *r)
     return 0;
 }
 
+/* {"KEY": value, ...} of one sweep point */
+static json_t *point_json(const struct range *r, const int64_t *cur, int n)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < n; i++)
+        json_object_set_new(o, r[i].key, json_integer((json_int_t)cur[i]));
+    return o;
+}
+
 int erg_cli_predict_sweep(int argc, char **argv)
 {
     struct common c;
@@ -439,14 +549,39 @@ int erg_cli_predict_sweep(int argc, char **argv)
     erg_predictor *p = NULL;
     if ((st = load(&c, &base, &p)))
         return st;
+    char qw[512];
+    if (quant_warning(&base, qw, sizeof qw))
+        fprintf(stderr, "erg: warning: %s\n", qw);
     const char *sep = c.csv ? "," : " ";
-    for (int i = 0; i < c.n_sets; i++)
-        printf(c.csv ? "%s%s" : "%10s%s", r[i].key, sep);
-    printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
-                   "ffn_energy_j\n"
-                 : "%8s %12s %12s %17s %19s %12s %13s\n",
-           "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j", "ffn_time_s",
-           "ffn_energy_j");
+    json_t *jo = NULL, *jskipped = NULL;
+    size_t n_rows = 0;
+    if (c.json) {
+        jo = json_object();
+        json_t *keys = json_array();
+        for (int i = 0; i < c.n_sets; i++)
+            json_array_append_new(keys, json_string(r[i].key));
+        json_object_set_new(jo, "erg", json_string("model-sweep/1"));
+        json_object_set_new(jo, "config", json_string(c.config));
+        json_object_set_new(jo, "target", json_string(erg_predictor_dir(p)));
+        json_object_set_new(jo, "keys", keys);
+        /* the rows are streamed (a sweep may have 10^7 points): the header, then each row */
+        char *head = json_dumps(jo, JSON_REAL_PRECISION(9));
+        json_decref(jo);
+        if (!head)
+            return erg_cli_fail(NULL, ERG_ENOMEM);
+        head[strlen(head) - 1] = '\0'; /* the closing brace */
+        printf("%s, \"rows\": [", head);
+        free(head);
+        jskipped = json_array();
+    } else {
+        for (int i = 0; i < c.n_sets; i++)
+            printf(c.csv ? "%s%s" : "%10s%s", r[i].key, sep);
+        printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
+                       "ffn_energy_j\n"
+                     : "%8s %12s %12s %17s %19s %12s %13s\n",
+               "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j",
+               "ffn_time_s", "ffn_energy_j");
+    }
     int64_t cur[16];
     for (int i = 0; i < c.n_sets; i++)
         cur[i] = r[i].lo;
@@ -469,6 +604,8 @@ int erg_cli_predict_sweep(int argc, char **argv)
             else
                 bad = erg_arch_set(&a, r[i].key, cur[i], &diag) != ERG_OK;
         }
+        if (!bad && tokens_check(&cc, diag.detail, sizeof diag.detail))
+            bad = 1;
         if (!bad)
             bad = erg_arch_check(&a, &diag) != ERG_OK;
         for (int ph = 0; ph < 2 && !bad; ph++) {
@@ -495,6 +632,22 @@ int erg_cli_predict_sweep(int argc, char **argv)
                     have_ffn = 1;
                 }
             }
+            if (c.json) {
+                json_t *row = point_json(r, cur, c.n_sets);
+                json_object_set_new(row, "phase", json_string(erg_phase_name((erg_phase)ph)));
+                json_object_set_new(row, "time_s", num(m.total.time_s));
+                json_object_set_new(row, "energy_j", num(m.total.energy_j));
+                json_object_set_new(row, "attention_time_s", have_attn ? num(at) : json_null());
+                json_object_set_new(row, "attention_energy_j", have_attn ? num(ae) : json_null());
+                json_object_set_new(row, "ffn_time_s", have_ffn ? num(ft) : json_null());
+                json_object_set_new(row, "ffn_energy_j", have_ffn ? num(fe) : json_null());
+                char *t = json_dumps(row, JSON_REAL_PRECISION(9));
+                json_decref(row);
+                erg_json_shorten_reals(t);
+                printf("%s%s", n_rows++ ? ", " : "", t ? t : "null");
+                free(t);
+                continue;
+            }
             for (int i = 0; i < c.n_sets; i++)
                 printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
             /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
@@ -517,6 +670,11 @@ int erg_cli_predict_sweep(int argc, char **argv)
             for (int i = 0; i < c.n_sets; i++)
                 fprintf(stderr, " %s=%lld", r[i].key, (long long)cur[i]);
             fprintf(stderr, ": %s\n", diag.detail);
+            if (c.json) {
+                json_t *sk = point_json(r, cur, c.n_sets);
+                json_object_set_new(sk, "reason", json_string(diag.detail));
+                json_array_append_new(jskipped, sk);
+            }
         }
         for (int i = c.n_sets - 1; i >= 0; i--) { /* odometer */
             cur[i] += r[i].step;
@@ -524,6 +682,12 @@ int erg_cli_predict_sweep(int argc, char **argv)
                 break;
             cur[i] = r[i].lo;
         }
+    }
+    if (c.json) {
+        char *t = json_dumps(jskipped, JSON_REAL_PRECISION(9));
+        printf("], \"skipped\": %s}\n", t ? t : "[]");
+        free(t);
+        json_decref(jskipped);
     }
     erg_predictor_free(p);
     return ERG_EXIT_OK;

@@ -20,6 +20,7 @@ static void import_help(FILE *out)
 {
     fprintf(out,
             "Usage: erg predict import MEASURED... --ops OUT.csv [--dtype bfloat16|float16]\n"
+            "       erg predict import VIDUR_MLP... [ATTENTION_TABLES...] --blocks OUT.csv\n"
             "       erg predict import TABLES... --kernels OUT.json\n"
             "       erg predict import GEMM_TABLES... --gemm-map OUT.json [--level1 OPS.json]\n"
             "Reads public measured files (format recognised from the content; .gz read through\n"
@@ -30,6 +31,10 @@ static void import_help(FILE *out)
             "grade model_based, the energy aiconfigurator itself computes; other tables are\n"
             "time only), Vidur mlp.csv (GEMMs of the projections and RMSNorm per token count,\n"
             "TP 1 only, fp16, time only). Prints per file: format, rows, samples, skipped.\n"
+            "--blocks: level-2 rows (blocks.csv, the \"Profile files\" format) for 'erg fit\n"
+            "blocks': per Vidur row at TP 1 an ffn, a norm and an embedding block (prefill,\n"
+            "batch 1, prompt = tokens), and attention blocks where an aiconfigurator attention\n"
+            "table of the same GPU has the same heads, KV heads and head_dim; time only.\n"
             "--kernels: fits the kernel models of a GPU target (decode attention, fused MoE,\n"
             "all-reduce; docs/predict.md, \"GPU targets\") on aiconfigurator tables and writes\n"
             "them as gpu-target/1 JSON; prints each model's held-out MAPE.\n"

@@ -458,11 +458,32 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
     const json_t *dt = json_object_get(o, "torch_dtype");
     if (!dt || json_is_null(dt))
         dt = json_object_get(o, "dtype");
-    const char *ds = json_string_value(dt);
-    if (ds && strcmp(ds, "float16") == 0)
-        a.dtype = ERG_DTYPE_FP16;
-    else if (ds && strcmp(ds, "float32") == 0)
-        a.dtype = ERG_DTYPE_FP32;
+    if (dt && !json_is_null(dt)) {
+        const char *ds = json_string_value(dt);
+        if (!ds)
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "torch_dtype: expected a string (\"bfloat16\", \"float16\", "
+                                "\"float32\")");
+        const char *n = strncmp(ds, "torch.", 6) == 0 ? ds + 6 : ds;
+        if (strcmp(n, "float16") == 0)
+            a.dtype = ERG_DTYPE_FP16;
+        else if (strcmp(n, "float32") == 0)
+            a.dtype = ERG_DTYPE_FP32;
+        else if (strcmp(n, "bfloat16") != 0)
+            return erg_diag_set(diag, ERG_ENOTSUP, file,
+                                "torch_dtype: \"%.40s\" is not a dtype erg models (bfloat16, "
+                                "float16, float32; refused rather than modelled as bf16)",
+                                ds);
+    }
+    const json_t *qc = json_object_get(o, "quantization_config");
+    if (json_is_object(qc)) {
+        const json_t *qm = json_object_get(qc, "quant_method");
+        if (qm && !json_is_string(qm))
+            return erg_diag_set(diag, ERG_EPARSE, file,
+                                "quantization_config: quant_method must be a string");
+        snprintf(a.quant_method, sizeof a.quant_method, "%s",
+                 qm ? json_string_value(qm) : "unnamed");
+    }
     erg_diag d2;
     erg_diag_clear(&d2);
     if (erg_arch_check(&a, &d2) != ERG_OK)

@@ -173,8 +173,14 @@ static int merge_one(erg_trace *dst, const erg_trace *src, const char *file, erg
         dst->unknown[u].count += src->unknown[k].count;
     }
     st = erg__trace_add_file(dst, rank, src->file_has_rank[0], src->first_file, diag);
-    if (st == ERG_OK)
+    if (st == ERG_OK) {
         stats_add(&dst->stats, &src->stats);
+        if (!dst->drop_where[0] &&
+            src->drop_where[0]) { /* the first dropped event, in file order */
+            memcpy(dst->drop_where, src->drop_where, sizeof dst->drop_where);
+            memcpy(dst->drop_why, src->drop_why, sizeof dst->drop_why);
+        }
+    }
     free(names);
     free(misc);
     return st;

@@ -104,6 +104,10 @@ typedef struct pctx {
     int has_name;
     int64_t ts_ns, dur_ns;
     int has_ts, has_dur, bad_ts, bad_dur;
+    int str_ts, str_dur; /* the value was not a JSON number (a string, null, ...) */
+    uint64_t ev_seen;    /* event objects begun in this file */
+    uint64_t drop_ev;    /* 1-based ordinal of the first dropped event, 0: none */
+    char drop_why[160];
     /* ts and dur as written, parsed only for the events that use them (most are host events) */
     char ts_txt[48], dur_txt[48];
     size_t ts_len, dur_len;
@@ -470,6 +474,25 @@ static void keep_time(const char *s, size_t len, char *txt, size_t size, size_t 
     }
 }
 
+/* Count an event dropped for its ts/dur; remember the first one's ordinal and what was wrong
+ * (read_pass finds its line afterwards). */
+static void drop_event(pctx *c, int need_dur)
+{
+    c->tr->stats.missing_duration++;
+    if (c->drop_ev)
+        return;
+    c->drop_ev = c->ev_seen;
+    const char *why = !c->has_ts               ? "no ts"
+                      : c->bad_ts && c->str_ts ? "ts is not a number"
+                      : c->bad_ts              ? "ts is out of range"
+                      : !need_dur              ? "no ts"
+                      : !c->has_dur            ? "no dur"
+                      : c->str_dur             ? "dur is not a number"
+                                               : "dur is out of range";
+    snprintf(c->drop_why, sizeof c->drop_why, "%.48s \"%.64s\": %s", c->has_cat ? c->cat : "event",
+             c->has_name ? c->name : "", why);
+}
+
 static int end_event(pctx *c)
 {
     struct erg_trace *tr = c->tr;
@@ -500,7 +523,7 @@ static int end_event(pctx *c)
         }
         resolve_times(c);
         if (!c->has_ts || c->bad_ts) {
-            tr->stats.missing_duration++;
+            drop_event(c, 0);
             return 1;
         }
         int64_t dur = c->ts_ns - b.ts_ns;
@@ -532,7 +555,7 @@ static int end_event(pctx *c)
         } else if (cls != C_HOST && cls != C_MARKER) {
             resolve_times(c);
             if (!c->has_ts || c->bad_ts) {
-                tr->stats.missing_duration++;
+                drop_event(c, 0);
                 b.cls = C_UNKNOWN; /* keep the stack balanced; the E is then ignored */
             } else {
                 if (!event_ids(c, &b.name, &b.device, &b.stream))
@@ -559,7 +582,7 @@ static int end_event(pctx *c)
     }
     resolve_times(c);
     if (!c->has_ts || c->bad_ts || !c->has_dur || c->bad_dur) {
-        tr->stats.missing_duration++;
+        drop_event(c, 1);
         return 1;
     }
     if (c->dur_ns < 0) {
@@ -581,6 +604,8 @@ static void begin_event(pctx *c)
     c->arg_field = F_NONE;
     c->ph = 0;
     c->has_cat = c->has_name = c->has_ts = c->has_dur = c->bad_ts = c->bad_dur = 0;
+    c->str_ts = c->str_dur = 0;
+    c->ev_seen++;
     c->ts_pending = c->dur_pending = 0;
     c->has_pid = c->has_tid = c->has_adev = c->has_astream = c->has_coll = 0;
 }
@@ -659,7 +684,7 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
             case F_TS:
                 c->has_ts = 1;
                 c->ts_pending = 0;
-                c->bad_ts = !is_num;
+                c->bad_ts = c->str_ts = !is_num;
                 if (is_num)
                     keep_time(s, len, c->ts_txt, sizeof c->ts_txt, &c->ts_len, &c->ts_pending,
                               &c->bad_ts, &c->ts_ns);
@@ -667,7 +692,7 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
             case F_DUR:
                 c->has_dur = 1;
                 c->dur_pending = 0;
-                c->bad_dur = !is_num;
+                c->bad_dur = c->str_dur = !is_num;
                 if (is_num)
                     keep_time(s, len, c->dur_txt, sizeof c->dur_txt, &c->dur_len, &c->dur_pending,
                               &c->bad_dur, &c->dur_ns);
@@ -1304,6 +1329,141 @@ static size_t tokscan_feed(tokscan *t, const unsigned char *chunk, size_t n)
     return n;
 }
 
+/* Finding the n-th event object again (1-based, in the order begin_event met them): a yajl pass
+ * that follows only the nesting, run once per file that dropped an event. */
+typedef struct locator {
+    long depth, events_depth;
+    int top; /* 0 none yet, 1 object, 2 array */
+    int key_events;
+    uint64_t seen, want;
+} locator;
+
+static int loc_scalar(void *ctx)
+{
+    locator *l = ctx;
+    if (l->depth == 1)
+        l->key_events = 0;
+    return 1;
+}
+static int loc_null(void *ctx)
+{
+    return loc_scalar(ctx);
+}
+static int loc_bool(void *ctx, int v)
+{
+    (void)v;
+    return loc_scalar(ctx);
+}
+static int loc_number(void *ctx, const char *s, size_t len)
+{
+    (void)s, (void)len;
+    return loc_scalar(ctx);
+}
+static int loc_string(void *ctx, const unsigned char *s, size_t len)
+{
+    (void)s, (void)len;
+    return loc_scalar(ctx);
+}
+static int loc_key(void *ctx, const unsigned char *k, size_t len)
+{
+    locator *l = ctx;
+    if (l->depth == 1 && l->top == 1)
+        l->key_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
+    return 1;
+}
+static int loc_start_map(void *ctx)
+{
+    locator *l = ctx;
+    if (l->depth == 0)
+        l->top = 1;
+    else if (l->depth == l->events_depth && ++l->seen == l->want)
+        return 0; /* found: yajl stops with the brace consumed */
+    l->depth++;
+    return 1;
+}
+static int loc_start_array(void *ctx)
+{
+    locator *l = ctx;
+    if (l->depth == 0) {
+        l->top = 2;
+        l->events_depth = 1;
+    } else if (l->depth == 1 && l->top == 1 && l->key_events) {
+        l->events_depth = 2;
+    }
+    l->depth++;
+    return 1;
+}
+static int loc_end(void *ctx)
+{
+    locator *l = ctx;
+    l->depth--;
+    if (l->depth == 1)
+        l->key_events = 0;
+    if (l->events_depth > l->depth)
+        l->events_depth = -1;
+    return 1;
+}
+
+static const yajl_callbacks loc_callbacks = {
+    loc_null, loc_bool,        NULL,    NULL, loc_number, loc_string, loc_start_map, loc_key,
+    loc_end,  loc_start_array, loc_end,
+};
+
+/* Byte offset of the n-th event's "{" in a gz stream (path) or a buffer (mem); UINT64_MAX when
+ * it cannot be found again (stdin, a file that changed, out of memory). */
+static uint64_t locate_event(const char *path, const void *mem, size_t mem_len, uint64_t n)
+{
+    if (!mem && (!path || strcmp(path, "-") == 0))
+        return UINT64_MAX;
+    locator l = {0, -1, 0, 0, 0, n};
+    yajl_handle h = yajl_alloc(&loc_callbacks, NULL, &l);
+    if (!h)
+        return UINT64_MAX;
+    uint64_t at = UINT64_MAX;
+    if (mem) {
+        if (yajl_parse(h, mem, mem_len) == yajl_status_client_canceled)
+            at = yajl_get_bytes_consumed(h) - 1;
+    } else {
+        gzFile f = gzopen(path, "rb");
+        unsigned char *tmp = malloc(65536);
+        uint64_t off = 0;
+        int got;
+        while (f && tmp && (got = gzread(f, tmp, 65536)) > 0) {
+            yajl_status ys = yajl_parse(h, tmp, (size_t)got);
+            if (ys == yajl_status_client_canceled) {
+                at = off + yajl_get_bytes_consumed(h) - 1;
+                break;
+            }
+            if (ys != yajl_status_ok)
+                break;
+            off += (uint64_t)got;
+        }
+        if (f)
+            gzclose(f);
+        free(tmp);
+    }
+    yajl_free(h);
+    return at;
+}
+
+/* Name the first dropped event of the file just read (c) in tr, once per trace. */
+static void note_dropped(struct erg_trace *tr, const pctx *c, const char *path, const void *mem,
+                         size_t mem_len, const char *name)
+{
+    if (!c->drop_ev || tr->drop_where[0])
+        return;
+    uint64_t off = locate_event(path, mem, mem_len, c->drop_ev);
+    if (off == UINT64_MAX) {
+        snprintf(tr->drop_where, sizeof tr->drop_where, "%.200s, event %llu", name,
+                 (unsigned long long)c->drop_ev);
+    } else {
+        unsigned long line, col;
+        line_col(path, mem, mem_len, off, &line, &col);
+        snprintf(tr->drop_where, sizeof tr->drop_where, "%.200s:%lu:%lu", name, line, col);
+    }
+    snprintf(tr->drop_why, sizeof tr->drop_why, "%s", c->drop_why);
+}
+
 /* One pass over a gz stream (path) or a memory buffer (mem), with the fast tokenizer (jscan.c) or
  * with yajl. The fast pass sets *bailed when it met something it leaves to yajl: the file is then
  * read again with yajl, from the start (nothing of the fast pass is kept). */
@@ -1534,6 +1694,7 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
     tr->stats.json_bytes += total;
     tr->fast_files += fast ? 1 : 0;
     erg__trace_check_streams(tr, acts0);
+    note_dropped(tr, &c, path, mem, mem_len, name);
 
 out:
     if (st != ERG_OK || *bailed) { /* nothing of this file is kept */

@@ -84,6 +84,19 @@ void erg_trace_get_stats(const erg_trace *t, erg_trace_stats *out)
         *out = t->stats;
 }
 
+int erg_trace_first_dropped(const erg_trace *t, const char **where, const char **why)
+{
+    if (!t)
+        return ERG_EINVAL;
+    if (!t->drop_where[0])
+        return ERG_ENOENT;
+    if (where)
+        *where = t->drop_where;
+    if (why)
+        *why = t->drop_why;
+    return ERG_OK;
+}
+
 int erg_trace_unknown(const erg_trace *t, size_t i, const char **name, size_t *count)
 {
     if (!t || i >= t->n_unknown)
@@ -1076,6 +1089,12 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= json_object_set_new(root, "overlap", ov) ? 1 : 0;
     const erg_trace_stats *s = &r->stats;
     bad |= cnt(prob, "missing_duration", s->missing_duration);
+    const char *dw, *dy;
+    if (trace && erg_trace_first_dropped(trace, &dw, &dy) == ERG_OK) {
+        char first[512];
+        snprintf(first, sizeof first, "%s: %s", dw, dy);
+        bad |= json_object_set_new(prob, "first_missing_duration", json_string(first)) ? 1 : 0;
+    }
     bad |= cnt(prob, "negative_duration", s->negative_duration);
     bad |= cnt(prob, "unmatched_end", s->unmatched_end);
     bad |= cnt(prob, "unclosed_begin", s->unclosed_begin);

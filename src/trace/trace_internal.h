@@ -89,6 +89,10 @@ struct erg_trace {
     int rank_from_order; /* files take ranks 0..n-1 in the order read, distributedInfo ignored */
     int yajl_only;       /* tests: no fast tokenizer (erg__trace_set_yajl_only) */
     size_t fast_files;   /* files the fast tokenizer read to the end without bailing out (tests) */
+    /* the first GPU event dropped for its ts/dur (erg_trace_first_dropped): "file:line:col" and
+     * what was wrong; drop_where[0] == 0 when none was */
+    char drop_where[320];
+    char drop_why[160];
 };
 
 /* The rank of a new file: has_rank, rank from its distributedInfo (refused when taken: ERG_EINVAL),

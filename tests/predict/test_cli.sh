@@ -153,6 +153,17 @@ check "fit input is another CSV" 2 "other.csv:1:1: not an ops CSV" -- "$erg" fit
 check "dtype defaults to the model's" 0 "^gemm fp16:" -- "$erg" predict op gemm --m 256 --n 256 --k 256 --model "$src/models/a100-llmcompass.json"
 check "explicit other dtype refused" 2 "fitted on fp16, not fp32" -- "$erg" predict op gemm --m 256 --n 256 --k 256 --dtype fp32 --model "$src/models/a100-llmcompass.json"
 check "help says the dtype default" 0 "default: the dtype the model's estimator" -- "$erg" predict --help
+# erg predict --help names every subcommand, and so does the usage error without one
+for sub in "op gemm" "model CONFIG.json" "sweep CONFIG.json" "eval --target" "import MEASURED" "fit-serving --target"; do
+    check "predict --help lists $sub" 0 "erg predict $sub" -- "$erg" predict --help
+done
+for opt in --ops --blocks --kernels --gemm-map; do
+    check "predict import --help lists $opt" 0 "erg predict import .* $opt OUT" -- "$erg" predict import --help
+done
+check "predict op --help" 0 "^Usage: erg predict op gemm" -- "$erg" predict op --help
+for sub in op model sweep eval import fit-serving; do
+    check "predict without a subcommand lists $sub" 2 "'$sub" -- "$erg" predict
+done
 # a GEMM's signature: theta holds m, n, k, dtype and nothing else
 check "gemm signature" 0 "gemm fp32" -- "$erg" predict op gemm --m 64 --n 32 --k 16 --model "$src/models/cpu-amd-epyc.json" --signature "$tmp/gsig.json"
 theta=$(tr -d ' \n' < "$tmp/gsig.json" | grep -o '"theta":{[^}]*}')

@@ -251,6 +251,58 @@ static void bad_configs_name_the_field(void **state)
            "\"num_hidden_layers\": 2, \"vocab_size\": 100, \"intermediate_size\": 8, "
            "\"layer_types\": [\"full_attention\"]}",
            ERG_EPARSE, "layer_types");
+    /* a dtype erg does not model is refused, never read as bf16 */
+    expect("{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 8, "
+           "\"torch_dtype\": \"int3\"}",
+           ERG_ENOTSUP, "torch_dtype: \"int3\" is not a dtype erg models");
+    expect("{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 8, "
+           "\"torch_dtype\": \"float8_e4m3fn\"}",
+           ERG_ENOTSUP, "torch_dtype");
+    expect("{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 8, "
+           "\"torch_dtype\": 16}",
+           ERG_EPARSE, "torch_dtype: expected a string");
+    expect("{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 8, "
+           "\"quantization_config\": {\"quant_method\": 4}}",
+           ERG_EPARSE, "quantization_config: quant_method");
+}
+
+/* The dtype names HF writes, and quantized weights: kept, so that erg can say it models them in
+ * torch_dtype (no kernel data for mxfp4, fp8, ...). */
+static void dtypes_and_quantization(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        erg_dtype dtype;
+    } names[] = {{"\"bfloat16\"", ERG_DTYPE_BF16},       {"\"float16\"", ERG_DTYPE_FP16},
+                 {"\"float32\"", ERG_DTYPE_FP32},        {"\"torch.float16\"", ERG_DTYPE_FP16},
+                 {"\"torch.bfloat16\"", ERG_DTYPE_BF16}, {"null", ERG_DTYPE_BF16}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+                 "\"intermediate_size\": 8, \"torch_dtype\": %s}",
+                 names[i].text);
+        erg_arch a;
+        erg_diag d;
+        erg_diag_clear(&d);
+        if (erg_arch_from_hf_json(json, strlen(json), "cfg.json", &a, &d) != ERG_OK)
+            fail_msg("%s: %s", names[i].text, d.detail);
+        assert_int_equal(a.dtype, names[i].dtype);
+        assert_string_equal(a.quant_method, "");
+    }
+    const char *q = "{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+                    "\"intermediate_size\": 8, \"quantization_config\": {\"quant_method\": "
+                    "\"mxfp4\"}}";
+    erg_arch a;
+    erg_diag d;
+    erg_diag_clear(&d);
+    assert_int_equal(erg_arch_from_hf_json(q, strlen(q), "cfg.json", &a, &d), ERG_OK);
+    assert_string_equal(a.quant_method, "mxfp4");
+    assert_int_equal(a.dtype, ERG_DTYPE_BF16);
+    erg_arch g;
+    LOAD_OR_SKIP("gpt-oss-20b.json", &g);
+    assert_string_equal(g.quant_method, "mxfp4");
 }
 
 static void fixtures_and_file_errors(void **state)
@@ -308,6 +360,7 @@ int main(void)
         cmocka_unit_test(phi2_gptoss_mistral),
         cmocka_unit_test(every_shared_config_loads),
         cmocka_unit_test(bad_configs_name_the_field),
+        cmocka_unit_test(dtypes_and_quantization),
         cmocka_unit_test(fixtures_and_file_errors),
         cmocka_unit_test(sweep_edits),
     };

@@ -116,6 +116,34 @@ check "sweep unknown key" 2 "unknown key 'wibble'" -- "$erg" predict sweep "$cfg
 check "sweep bad range" 2 "B (2) is below A (8)" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=8:2:1
 check "sweep needs --set" 2 "at least one --set" -- "$erg" predict sweep "$cfg" --target "$t"
 grep -q "^Try 'erg predict sweep --help'" "$tmp/err" || fail "sweep's usage errors point at its own --help: $(cat "$tmp/err")"
+# --json: the same points as --csv, one object per point and phase; skipped points with the reason
+check "sweep --json" 0 '"erg": "model-sweep/1"' -- "$erg" predict sweep "$cfg" --target "$t" --set d_model=4096 --set heads=8:128:8 --phase prefill --prompt 1024 --json
+$py - "$tmp/out" <<'P' || fail "sweep --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["keys"] == ["d_model", "heads"], d["keys"]
+rows = d["rows"]
+assert [r["heads"] for r in rows] == [8, 16, 32, 64, 128], rows
+assert all(r["phase"] == "prefill" and r["d_model"] == 4096 and r["time_s"] > 0 for r in rows)
+assert all(r["time_s"] > r["attention_time_s"] > 0 and r["ffn_time_s"] > 0 for r in rows)
+sk = d["skipped"]
+assert len(sk) == 16 - 5 and sk[0]["heads"] == 24 and "divide" in sk[0]["reason"], sk[0]
+P
+"$erg" predict sweep "$cfg" --target "$t" --set d_model=4096 --set heads=8:128:8 --phase prefill --prompt 1024 --csv > "$tmp/sweep.csv" 2>/dev/null
+$py - "$tmp/out" "$tmp/sweep.csv" <<'P' || fail "sweep --json and --csv disagree"
+import csv, json, sys
+j = json.load(open(sys.argv[1]))["rows"]
+c = list(csv.DictReader(open(sys.argv[2])))
+assert len(j) == len(c)
+for a, b in zip(j, c):
+    for k in ("time_s", "energy_j", "attention_time_s", "ffn_energy_j"):
+        assert abs(a[k] - float(b[k])) <= 1e-5 * abs(a[k]), (k, a[k], b[k])
+P
+check "sweep --json and --csv" 2 "either --csv or --json" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --csv --json
+check "sweep --static-power-w" 2 "belongs to 'erg predict model'" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --static-power-w 5
+check "too many tokens" 2 "^erg predict model: --batch 1099511627776 x --prompt 2 is more than 2^40 tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 1099511627776 --prompt 2
+check "too many cached tokens" 2 "x --kv 1099511627776 is more than 2^40 cached tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 2 --kv 1099511627776 --phase decode
+check "sweep: too many tokens skipped" 0 "skipped batch=1099511627776: --batch 1099511627776 x --prompt 512" -- "$erg" predict sweep "$cfg" --target "$t" --set batch=1099511627776 --phase prefill
 check "model usage error" 2 "^erg predict model: --batch expects a positive integer, got '0'" -- "$erg" predict model "$cfg" --target "$t" --batch 0
 grep -q "^Try 'erg predict model --help'" "$tmp/err" || fail "model's usage errors point at its own --help: $(cat "$tmp/err")"
 
@@ -126,6 +154,40 @@ check "target by name" 0 "(level 1 only)" -- env ERG_MODEL_DIR="$tmp/models" "$e
 # the committed CPU target, found by name in the source tree, answers at level 3
 check "committed cpu target" 0 "on .*models/cpu (levels 1-3)" -- "$erg" predict model "$src/models/cpu/profile/configs/llama-d256-l2-h4-kv4.json" --target cpu --prompt 64 --kv 256
 grep -q "^decode: 1 sequences x 1 token, KV cache 256" "$tmp/out" || fail "cpu target decode"
+
+# quantized weights are modelled in torch_dtype, and erg says so; a dtype erg does not model is refused
+$py - "$cfg" "$tmp/q.json" "$tmp/dt.json" <<'P'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["quantization_config"] = {"quant_method": "mxfp4"}
+json.dump(c, open(sys.argv[2], "w"))
+c.pop("quantization_config")
+c["torch_dtype"] = "int3"
+json.dump(c, open(sys.argv[3], "w"))
+P
+check "quantized weights warn" 0 '^erg: warning: quantization_config: quant_method "mxfp4": erg has no kernel data' -- "$erg" predict model "$tmp/q.json" --target "$t"
+check "quantized weights --json" 0 '"warnings": \["quantization_config: quant_method' -- "$erg" predict model "$tmp/q.json" --target "$t" --json
+check "quantized weights sweep" 0 '^erg: warning: quantization_config' -- "$erg" predict sweep "$tmp/q.json" --target "$t" --set heads=4
+check "unknown torch_dtype" 2 "dt.json: torch_dtype: \"int3\" is not a dtype erg models" -- "$erg" predict model "$tmp/dt.json" --target "$t" --emit-schedule "$tmp/dt-sched.json"
+[ -e "$tmp/dt-sched.json" ] && fail "a schedule was written for a refused config"
+[ -s "$tmp/out" ] && fail "output on a refused config: $(cat "$tmp/out")"
+
+# the H100 target's serving level 3 answers the decode step's energy (its blocks are time only):
+# the same ITL and energy per output token as erg predict eval on an ML.ENERGY row of that
+# batch and KV length (L = 512 assumed prompt tokens + avg_output_len / 2 = 512)
+check "h100 decode as served" 0 "^  as served (the target's serving level 3" -- "$erg" predict model "$cfg" --target h100 --phase decode --batch 8 --kv 512
+"$erg" predict model "$cfg" --target h100 --phase decode --batch 8 --kv 512 --json > "$tmp/srv.json"
+printf '{"model_id": "t/tiny", "weight_precision": "bfloat16", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 8, "avg_output_len": 0, "median_itl_ms": 1.0, "energy_per_token_joules": 1.0, "parallelization": {"tensor_parallel": 1, "expert_parallel": 1, "data_parallel": 1}}]}\n' > "$tmp/ml.json"
+"$erg" predict eval --target h100 --config "$cfg" --json "$tmp/ml.json" > "$tmp/ev.json"
+$py - "$tmp/srv.json" "$tmp/ev.json" <<'P' || fail "serving figures of predict model and predict eval differ"
+import json, sys
+s = json.load(open(sys.argv[1]))["phases"][0]["serving"]
+e = {r["quantity"]: r["predicted"] for r in json.load(open(sys.argv[2]))["rows"]}
+assert abs(s["itl_s"] - e["itl_s"]) <= 1e-7 * e["itl_s"], (s, e)
+assert abs(s["energy_per_token_j"] - e["energy_per_token_j"]) <= 1e-7 * e["energy_per_token_j"], (s, e)
+assert s["energy_per_token_j"] > 0
+P
+check "no serving level: null" 0 '"serving": null' -- "$erg" predict model "$cfg" --target h200 --phase decode --json
 
 # bad input
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz

@@ -75,6 +75,14 @@ class Examples(unittest.TestCase):
             self.assertEqual(r["net_energy_j"], r["energy_j"])   # no calibration: no baseline
             self.assertEqual(r["state"], "ok")
             self.assertAlmostEqual(r["energy_per_call_j"] * r["calls"], r["energy_j"])
+        # time adds up: the outermost calls' windows and the instrumentation's own time outside
+        # them are disjoint parts of the project's time (a nested call's wrapper runs inside its
+        # parent's window and is in that window's time already)
+        project = [r for r in recs if r["api"] == "<project>"][0]
+        outer = sum(r["time_s"] for r in recs if r["api"][0] != "<" and not r.get("nested"))
+        self.assertLessEqual(outer + inst[0]["time_s"], project["time_s"] + 1e-3,
+                             (outer, inst[0]["time_s"], project["time_s"]))
+        self.assertGreater(inst[0]["overhead_per_call_s"], 0)
         # the project record always has one (the script runs for seconds); how many API groups
         # reach the meter's update period depends on the host's speed, so it is not asserted
         self.assertGreaterEqual(figures, 1)
@@ -176,6 +184,81 @@ class Failures(unittest.TestCase):
                                                           "ERG_BACKENDS": "estimator"}, cwd=d)
             self.assertEqual(r.stderr.replace(src, "boom.py"),
                              orig.stderr.replace(src, "boom.py"))
+        finally:
+            shutil.rmtree(d)
+
+
+class Outputs(unittest.TestCase):
+    """An output erg.run cannot write is said in one line, exit 2: before the program runs when
+    its folder is missing, and after it (records lost, the program's output kept) when the write
+    itself fails; never a traceback of erg's."""
+
+    def test_unwritable_outputs(self):
+        d = tempfile.mkdtemp(prefix="erg-out-")
+        try:
+            src = os.path.join(d, "ok.py")
+            with open(src, "w") as f:
+                f.write("import torch\nprint('sum', torch.ones(2).sum().item())\n")
+            env = {"ERG_BACKENDS": "estimator"}
+            for extra in ([], ["-r", "2"]):
+                with self.subTest(case="missing folder", extra=extra):
+                    out = os.path.join(d, "no-such-folder", "c.jsonl")
+                    r = run([PYTHON, "-m", "erg.run", "--out", out] + extra + [src], env=env,
+                            cwd=d)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertEqual(r.stdout, "")          # nothing run
+                    self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                    self.assertIn("no-such-folder", r.stderr)
+                    self.assertNotIn("Traceback", r.stderr)
+                if os.path.exists("/proc/version"):         # a file whose writes fail (EIO/EACCES)
+                    with self.subTest(case="write fails", extra=extra):
+                        r = run([PYTHON, "-m", "erg.run", "--out", "/proc/version"] + extra
+                                + [src], env=env, cwd=d)
+                        self.assertEqual(r.returncode, 2, r.stderr)
+                        self.assertEqual(r.stdout, "sum 2.0\n" * (2 if extra else 1))
+                        self.assertNotIn("Traceback", r.stderr)
+                        self.assertIn("/proc/version: records not written", r.stderr)
+        finally:
+            shutil.rmtree(d)
+
+
+class Interrupted(unittest.TestCase):
+    """Ctrl-C: the records so far are written and erg.run dies of SIGINT as the program does
+    without it (a shell sees 130 and stops its loop), with -r N too."""
+
+    def test_ctrl_c(self):
+        import signal
+        import subprocess
+        d = tempfile.mkdtemp(prefix="erg-int-")
+        try:
+            src = os.path.join(d, "ctrlc.py")
+            with open(src, "w") as f:
+                f.write(textwrap.dedent('''\
+                    import os, signal, time
+                    import torch
+                    x = torch.ones(3)
+                    print("before", x.sum().item(), flush=True)
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(30)
+                    '''))
+            env = dict(os.environ, PYTHONPATH=ergtest.PYDIR, ERG_BACKENDS="estimator")
+
+            def go(cmd):
+                return subprocess.run(cmd, env=env, cwd=d, capture_output=True, text=True,
+                                      timeout=300, preexec_fn=lambda: signal.signal(
+                                          signal.SIGINT, signal.SIG_DFL))
+            orig = go([PYTHON, src])
+            self.assertEqual(orig.returncode, -signal.SIGINT, orig.stderr)
+            for extra in ([], ["-r", "2"]):
+                with self.subTest(extra=extra):
+                    calls = os.path.join(d, "c%d.jsonl" % len(extra))
+                    r = go([PYTHON, "-m", "erg.run", "--out", calls] + extra + [src])
+                    self.assertEqual(r.returncode, -signal.SIGINT, r.stderr)
+                    self.assertEqual(r.stdout, orig.stdout)
+                    self.assertEqual(r.stderr.splitlines()[-1], "KeyboardInterrupt")
+                    apis = {x["api"] for x in records(calls)}
+                    self.assertIn("<project>", apis)
+                    self.assertIn("torch.ones", apis)
         finally:
             shutil.rmtree(d)
 

@@ -79,7 +79,40 @@ class Report(unittest.TestCase):
         text = run([ERG, "report", os.path.join(self.d, "calls.jsonl")]).stdout
         self.assertIn("torch.mm", text)
         self.assertIn("35.0%", text)
+        # the stated error beside each figure: sd of the sum, root sum of squares (0.3, 0.4)
+        j = self.report(self.write([
+            rec("torch.mm", 1.5, site="a.py:3", sd=0.3), rec("torch.mm", 2.5, site="a.py:9", sd=0.4),
+            rec("torch.relu", None, calls=3, time_s=1e-4, sd=None),
+            rec("<project>", 10.0, time_s=5.0)], "sd.jsonl"))
+        apis = {a["api"]: a for a in j["apis"]}
+        self.assertAlmostEqual(apis["torch.mm"]["sd_j"], 0.5)
+        self.assertIsNone(apis["torch.relu"]["net_energy_j"])
+        self.assertIsNone(apis["torch.relu"]["sd_j"])      # no figure: null, never 0
+        lines = run([ERG, "report", os.path.join(self.d, "sd.jsonl")]).stdout.splitlines()
+        self.assertEqual(lines[0].split()[:6],
+                         ["api", "calls", "no", "fig.", "time_s", "net_energy_j"])
+        self.assertEqual(lines[0].split()[6], "sd_j")
+        mm = [ln.split() for ln in lines if ln.startswith("torch.mm")][0]
+        self.assertEqual(mm[4:6], ["4", "0.5"])
+        relu = [ln.split() for ln in lines if ln.startswith("torch.relu")][0]
+        self.assertEqual(relu[4:6], ["-", "-"])
         self.assertIn("RQ1 (FECoM Eq. 1): sum of outermost API calls 3.5 J, project 10 J", text)
+
+    def test_instrumentation_time_and_cost_per_call(self):
+        # 100 calls, 10 of them outermost: 0.02 s outside every window, 80 us per wrapper
+        inst = {"api": "<instrumentation>", "site": "s.py", "calls": 100, "time_s": 0.02,
+                "energy_j": None, "net_energy_j": None, "grade": "estimator", "flags": [],
+                "arg_bytes": 0, "state": "time_only", "overhead_per_call_s": 8e-5}
+        p = self.write([rec("torch.mm", 1.0, time_s=0.5), rec("<project>", 4.0, time_s=2.0),
+                        inst], "inst.jsonl")
+        o = self.report(p)["instrumentation"]
+        self.assertEqual(o["calls"], 100)
+        self.assertAlmostEqual(o["time_s"], 0.02)
+        self.assertAlmostEqual(o["per_call_s"], 8e-5)      # the record's, not time_s / calls
+        self.assertAlmostEqual(o["share_of_project_time"], 0.01)
+        text = run([ERG, "report", p]).stdout
+        self.assertIn("instrumentation: 100 calls, 80 us per call; 0.02 s outside the calls' "
+                      "windows, 1.0% of the project's time", text)
 
     def test_rq2_fit_by_hand(self):
         # energy per call E = 0.5 + 0.002 × bytes exactly on three sizes, plus one off the line:

@@ -195,6 +195,70 @@ static void durations_problems_are_counted_not_fatal(void **state)
     erg_trace_free(t);
 }
 
+/* A dropped GPU event (stats.missing_duration) is named by where it is, not only counted: the
+ * first one's file:line:col and what was wrong, with the fast reader and with yajl alone, from a
+ * buffer and from a gz file read again for the line. */
+static char *write_gz(const char *text, size_t *gz_len);
+
+static void dropped_event_is_located(void **state)
+{
+    (void)state;
+    const char *json = "{\"traceEvents\": [\n"
+                       "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ok\",\"pid\":0,\"tid\":7,"
+                       "\"ts\":1,\"dur\":2},\n"
+                       "  {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"strdur\",\"pid\":0,"
+                       "\"tid\":7,\"ts\":5,\"dur\":\"3\"},\n"
+                       "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nodur\",\"pid\":0,\"tid\":7,"
+                       "\"ts\":9}\n"
+                       "]}";
+    for (int yajl = 0; yajl < 2; yajl++) {
+        erg_trace *t = erg_trace_new();
+        assert_non_null(t);
+        erg__trace_set_yajl_only(t, yajl);
+        erg_diag d;
+        assert_int_equal(read_str(t, json, &d), ERG_OK);
+        erg_trace_stats s;
+        erg_trace_get_stats(t, &s);
+        assert_int_equal(s.missing_duration, 2);
+        const char *where = NULL, *why = NULL;
+        assert_int_equal(erg_trace_first_dropped(t, &where, &why), ERG_OK);
+        assert_string_equal(where, "t.json:3:3");
+        assert_string_equal(why, "kernel \"strdur\": dur is not a number");
+        erg_trace_free(t);
+    }
+    /* a file: the event is found again in it (here in the second 64 KiB chunk, a B without ts) */
+    size_t n = 2000;
+    char *big = malloc(n * 100 + 256);
+    assert_non_null(big);
+    size_t k = (size_t)sprintf(big, "[");
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)sprintf(big + k,
+                             "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+                             "\"tid\":7,\"ts\":%zu,\"dur\":1}\n",
+                             i ? "," : "", i * 10);
+    sprintf(big + k, ",{\"ph\":\"B\",\"cat\":\"kernel\",\"name\":\"late\",\"pid\":0,"
+                     "\"tid\":7}]");
+    size_t gz_len;
+    char *path = write_gz(big, &gz_len);
+    erg_trace *t = erg_trace_new();
+    erg_diag d;
+    assert_int_equal(erg_trace_read_file(t, path, &d), ERG_OK);
+    const char *where = NULL, *why = NULL;
+    assert_int_equal(erg_trace_first_dropped(t, &where, &why), ERG_OK);
+    char want[600];
+    snprintf(want, sizeof want, "%s:%zu:2", path, n + 1);
+    assert_string_equal(where, want);
+    assert_string_equal(why, "kernel \"late\": no ts");
+    erg_trace_free(t);
+    unlink(path);
+    free(big);
+    /* nothing dropped: ERG_ENOENT */
+    t = ok_trace("[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                 "\"ts\":1,\"dur\":2}]");
+    assert_int_equal(erg_trace_first_dropped(t, &where, &why), ERG_ENOENT);
+    erg_trace_free(t);
+}
+
 static void expect_parse_error(const char *json, const char *where, const char *needle)
 {
     erg_diag d;
@@ -891,6 +955,7 @@ int main(void)
         cmocka_unit_test(fast_reader_agrees_with_yajl_across_chunks),
         cmocka_unit_test(fast_reader_agrees_with_yajl_on_skipped_events),
         cmocka_unit_test(fast_reader_agrees_with_yajl_across_blocks),
+        cmocka_unit_test(dropped_event_is_located),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
