@@ -490,7 +490,6 @@ HOT const unsigned char *fast_skip(const unsigned char *p, const unsigned char *
     goto next;
 value:
     FSPACE();
-value_here: /* p < end, no white space at p */
     switch (*p) {
     case '"':
         if (scan_string(p + 1, end, &close, &esc) != TOK_OK ||
@@ -550,16 +549,6 @@ value_here: /* p < end, no white space at p */
 next: /* after a value: ',' or the end of the innermost container */
     if (one_value && depth == 0)
         return p;
-    /* the common separators, ", " and ",", followed by no more white space: one test each */
-    if (end - p >= 4 && *p == ',') {
-        const unsigned char *q = p + 1 + (p[1] == ' ');
-        if (!space_tab[*q]) {
-            p = q;
-            if (depth && (arrays >> (depth - 1) & 1))
-                goto value_here;
-            goto key;
-        }
-    }
     FSPACE();
     if (*p == ',') {
         p++;
@@ -586,13 +575,6 @@ key:
             return NULL;
     }
     p = close + 1;
-    if (end - p >= 3 && *p == ':') { /* ": " or ":", then no more white space */
-        const unsigned char *q = p + 1 + (p[1] == ' ');
-        if (!space_tab[*q]) {
-            p = q;
-            goto value_here;
-        }
-    }
     FSPACE();
     if (*p != ':')
         return NULL;
