@@ -128,12 +128,18 @@ HOT int scan_string(const unsigned char *p, const unsigned char *end, const unsi
                       space = _mm_set1_epi8(0x20);
         while (end - p >= 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i q = _mm_cmpeq_epi8(v, quote);
             /* signed compare: bytes >= 0x80 are negative, so "< 0x20" also finds them */
             __m128i m =
-                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                             _mm_cmplt_epi8(v, space));
+                _mm_or_si128(_mm_or_si128(q, _mm_cmpeq_epi8(v, bslash)), _mm_cmplt_epi8(v, space));
             unsigned mask = (unsigned)_mm_movemask_epi8(m);
             if (mask) {
+                /* the first special byte is the closing quote: known from the masks, without
+                 * reading it back */
+                if (mask & (0u - mask) & (unsigned)_mm_movemask_epi8(q)) {
+                    *close = p + __builtin_ctz(mask);
+                    return TOK_OK;
+                }
                 p += __builtin_ctz(mask);
                 goto special;
             }
@@ -569,10 +575,18 @@ key:
         (size_t)(close - p - 1) > ERG__TOKEN_MAX)
         return NULL;
     if (depth == 0) {
-        size_t n = (size_t)(close - p - 1);
-        if (esc || (n == 2 && p[1] == 'p' && p[2] == 'h') ||
-            (watch_cat && n == 3 && p[1] == 'c' && p[2] == 'a' && p[3] == 't'))
-            return NULL;
+        /* the key is "ph" (or "cat") when its quotes and letters are the bytes at p: tested
+         * together, with one branch (key lengths vary from key to key) */
+        if (end - p >= 5) {
+            if (esc | (memcmp(p, "\"ph\"", 4) == 0) |
+                (watch_cat & (memcmp(p + 1, "cat\"", 4) == 0)))
+                return NULL;
+        } else {
+            size_t n = (size_t)(close - p - 1);
+            if (esc || (n == 2 && p[1] == 'p' && p[2] == 'h') ||
+                (watch_cat && n == 3 && p[1] == 'c' && p[2] == 'a' && p[3] == 't'))
+                return NULL;
+        }
     }
     p = close + 1;
     FSPACE();
