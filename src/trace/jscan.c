@@ -571,6 +571,44 @@ next: /* after a value: ',' or the end of the innermost container */
     p++;
     goto next;
 key:
+    if (depth == 0 && end - p >= 9) {
+        /* the keys every Kineto event has, written as Kineto writes them ("pid": ): known at
+         * once, so that finding where the value starts waits on no scan (the value itself is read
+         * as below) */
+        size_t known = 0;
+        switch (p[1]) {
+        case 'n':
+            known = memcmp(p, "\"name\": ", 8) == 0 ? 8 : 0;
+            break;
+        case 'p':
+            known = memcmp(p, "\"pid\": ", 7) == 0 ? 7 : 0;
+            break;
+        case 't':
+            known = memcmp(p, "\"tid\": ", 7) == 0 ? 7 : memcmp(p, "\"ts\": ", 6) == 0 ? 6 : 0;
+            break;
+        case 'd':
+            known = memcmp(p, "\"dur\": ", 7) == 0 ? 7 : 0;
+            break;
+        case 'a':
+            known = memcmp(p, "\"args\": ", 8) == 0 ? 8 : 0;
+            break;
+        case 'i':
+            known = memcmp(p, "\"id\": ", 6) == 0 ? 6 : 0;
+            break;
+        case 'c': /* flows: their category is not read */
+            known = !watch_cat && memcmp(p, "\"cat\": ", 7) == 0 ? 7 : 0;
+            break;
+        case 'b':
+            known = memcmp(p, "\"bp\": ", 6) == 0 ? 6 : 0;
+            break;
+        default:
+            break;
+        }
+        if (known) {
+            p += known;
+            goto value;
+        }
+    }
     if (*p != '"' || scan_string(p + 1, end, &close, &esc) != TOK_OK ||
         (size_t)(close - p - 1) > ERG__TOKEN_MAX)
         return NULL;
