@@ -882,8 +882,7 @@ static void fast_reader_agrees_with_yajl_on_known_keys(void **state)
 {
     (void)state;
     static const char *const rests[] = {
-        ", \"name\": \"n\", \"pid\": 1, \"tid\": \"t\", \"ts\": 3.5, \"dur\": 4, \"args\": {\"a\": "
-        "[1, {\"pid\": 2}]}, \"id\": 5, \"bp\": \"e\"",
+        ", \"name\": \"n\", \"pid\": 1, \"tid\": \"t\", \"ts\": 3.5, \"dur\": 4, \"id\": 5",
         ", \"pid\":  7, \"tid\":\n\t8, \"ts\": -0, \"dur\": 1e400",
         ", \"pid\": , \"x\": 1",
         ", \"pid\": }",
@@ -896,7 +895,7 @@ static void fast_reader_agrees_with_yajl_on_known_keys(void **state)
         ", \"ts\": true, \"dur\": null, \"id\": false",
         ", \"ts\": \v1",
         ", \"pidx\": 1, \"pi\": 2, \"p\": 3, \"tsx\": 4, \"t\": 5, \"namex\": 6, \"argsx\": 7",
-        ", \"id\": [1, 2], \"bp\": {\"x\": \"y\"}, \"args\": []",
+        ", \"id\": [1, 2], \"bp\": {\"x\": \"y\"}, \"args\": {\"a\": [1, {\"pid\": 2}]}",
         ", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 1, \"ts\": 1, \"dur\": 2",
         ", \"cat\": 1",
         ", \"ph\": \"X\", \"cat\": \"kernel\"",
