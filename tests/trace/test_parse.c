@@ -758,16 +758,16 @@ static void fast_reader_agrees_with_yajl_on_skipped_events(void **state)
 #undef TE
 }
 
-/* The 16-byte blocks the SSE2 scans read (strings, white space, digits): a quote, an escape, a
- * multi-byte character, a control byte, the end of a run of white space or digits, at every
- * offset of a block, in read and in skipped events, with the bytes ending anywhere (the end of a
- * buffer) and across the reader's 256 KiB chunks. */
+/* The 16-byte blocks the SSE2 scans read (strings, white space, digits): a quote, an escape, runs
+ * of backslashes before a quote or not, a multi-byte character, a control byte, the end of a run of
+ * white space or digits, at every offset of a block, in read and in skipped events, with the bytes
+ * ending anywhere (the end of a buffer) and across the reader's 256 KiB chunks. */
 static void fast_reader_agrees_with_yajl_across_blocks(void **state)
 {
     (void)state;
     static const char *const specials[] = {"\\\"",     "\\\\",         "\\u00e9",        "\\n",
                                            "\xc3\xa9", "\xe2\x82\xac", "\\ud83d\\ude00", "\t",
-                                           "\x01"};
+                                           "\x01",     "\\\\\\\"",     "\\\\\\\\\\\\"};
     char buf[2048], name[64];
     for (size_t sp = 0; sp < sizeof specials / sizeof specials[0]; sp++) {
         for (size_t off = 0; off < 34; off++) {
