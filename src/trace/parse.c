@@ -650,7 +650,12 @@ static int on_scalar(pctx *c, const char *s, size_t len, int is_num, int is_str)
                 skip_host_event(c);
                 break;
             case F_CAT:
-                if (is_str) {
+                if (is_str && len == c->last_len && memcmp(s, c->last_cat, len) == 0) {
+                    /* the category of the event before (c->cat holds it already) */
+                    c->cls = c->last_cls;
+                    c->cat_len = len;
+                    c->has_cat = 1;
+                } else if (is_str) {
                     copy_text(c->cat, sizeof c->cat, s, len);
                     size_t cl = strlen(c->cat); /* cut at 63 bytes, or at a NUL byte */
                     /* events repeat their categories: classify a new one only */
@@ -1230,16 +1235,48 @@ static int cmp_idx(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int cmp_idx_start(const void *a, const void *b)
+static int cmp_start_end(const void *a, const void *b)
 {
     const idx_act *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    if (x->stream != y->stream)
-        return x->stream < y->stream ? -1 : 1;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Stable counting sort of v[0..n) into out by the device (by_device) or the stream, each below
+ * range; -1 when out of memory. */
+static int count_sort(const idx_act *v, idx_act *out, size_t n, size_t range, int by_device)
+{
+    size_t *at = calloc(range + 1, sizeof *at);
+    if (!at)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        at[(by_device ? v[i].device : v[i].stream) + 1]++;
+    for (size_t k = 1; k <= range; k++)
+        at[k] += at[k - 1];
+    for (size_t i = 0; i < n; i++)
+        out[at[by_device ? v[i].device : v[i].stream]++] = v[i];
+    free(at);
+    return 0;
+}
+
+/* The activities of one file in (device, stream, file order): two stable counting sorts (stream,
+ * then device) when the ids are few beside the activities, as they are in traces; qsort
+ * otherwise. */
+static void sort_by_stream(idx_act *v, idx_act *tmp, size_t n)
+{
+    uint32_t max_dev = 0, max_stream = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].device > max_dev)
+            max_dev = v[i].device;
+        if (v[i].stream > max_stream)
+            max_stream = v[i].stream;
+    }
+    size_t bound = 4 * n + 4096;
+    if (!tmp || max_dev >= bound || max_stream >= bound ||
+        count_sort(v, tmp, n, (size_t)max_stream + 1, 0) != 0 ||
+        count_sort(tmp, v, n, (size_t)max_dev + 1, 1) != 0)
+        qsort(v, n, sizeof *v, cmp_idx); /* v is unchanged when a counting sort failed */
 }
 
 void erg__trace_check_streams(struct erg_trace *tr, size_t first)
@@ -1254,22 +1291,33 @@ void erg__trace_check_streams(struct erg_trace *tr, size_t first)
         const erg__act *a = &tr->acts[first + i];
         v[i] = (idx_act){a->device, a->stream, i, a->start_ns, a->start_ns + a->dur_ns};
     }
-    qsort(v, n, sizeof *v, cmp_idx);
-    for (size_t i = 1; i < n; i++)
-        if (v[i].device == v[i - 1].device && v[i].stream == v[i - 1].stream &&
-            v[i].start < v[i - 1].start)
-            tr->stats.out_of_order++;
-    qsort(v, n, sizeof *v, cmp_idx_start);
-    int64_t end = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && v[i].device == v[i - 1].device && v[i].stream == v[i - 1].stream) {
+    idx_act *tmp = malloc(n * sizeof *tmp);
+    sort_by_stream(v, tmp, n);
+    free(tmp);
+    /* each stream in file order: count the activities that start before the one before them;
+     * then in (start, end) order (sorted here only when the file order is not that already),
+     * count those that start before the end of the ones before them */
+    for (size_t g = 0; g < n;) {
+        size_t h = g + 1;
+        int sorted = 1;
+        for (; h < n && v[h].device == v[g].device && v[h].stream == v[g].stream; h++) {
+            if (v[h].start < v[h - 1].start) {
+                tr->stats.out_of_order++;
+                sorted = 0;
+            } else if (v[h].start == v[h - 1].start && v[h].end < v[h - 1].end) {
+                sorted = 0;
+            }
+        }
+        if (!sorted)
+            qsort(v + g, h - g, sizeof *v, cmp_start_end);
+        int64_t end = v[g].end;
+        for (size_t i = g + 1; i < h; i++) {
             if (v[i].start < end)
                 tr->stats.stream_overlaps++;
             if (v[i].end > end)
                 end = v[i].end;
-        } else {
-            end = v[i].end;
         }
+        g = h;
     }
     free(v);
 }

@@ -822,16 +822,16 @@ static void fast_reader_agrees_with_yajl_on_skipped_events(void **state)
 #undef TE
 }
 
-/* The 16-byte blocks the SSE2 scans read (strings, white space, digits): a quote, an escape, a
- * multi-byte character, a control byte, the end of a run of white space or digits, at every
- * offset of a block, in read and in skipped events, with the bytes ending anywhere (the end of a
- * buffer) and across the reader's 256 KiB chunks. */
+/* The 16-byte blocks the SSE2 scans read (strings, white space, digits): a quote, an escape, runs
+ * of backslashes before a quote or not, a multi-byte character, a control byte, the end of a run of
+ * white space or digits, at every offset of a block, in read and in skipped events, with the bytes
+ * ending anywhere (the end of a buffer) and across the reader's 256 KiB chunks. */
 static void fast_reader_agrees_with_yajl_across_blocks(void **state)
 {
     (void)state;
     static const char *const specials[] = {"\\\"",     "\\\\",         "\\u00e9",        "\\n",
                                            "\xc3\xa9", "\xe2\x82\xac", "\\ud83d\\ude00", "\t",
-                                           "\x01"};
+                                           "\x01",     "\\\\\\\"",     "\\\\\\\\\\\\"};
     char buf[2048], name[64];
     for (size_t sp = 0; sp < sizeof specials / sizeof specials[0]; sp++) {
         for (size_t off = 0; off < 34; off++) {
@@ -938,6 +938,178 @@ static void fast_reader_agrees_with_yajl_across_blocks(void **state)
     free(big);
 }
 
+/* The keys every Kineto event has, written as Kineto writes them ("pid": 1), are known from their
+ * bytes in skipped events (jscan.c, fast_skip): what follows them, odd or wrong, and keys that
+ * only start like them, read as yajl reads them, whole and cut at every byte; the well-formed
+ * cases are read by the fast path. */
+static void fast_reader_agrees_with_yajl_on_known_keys(void **state)
+{
+    (void)state;
+    static const char *const rests[] = {
+        ", \"name\": \"n\", \"pid\": 1, \"tid\": \"t\", \"ts\": 3.5, \"dur\": 4, \"id\": 5",
+        ", \"pid\":  7, \"tid\":\n\t8, \"ts\": -0, \"dur\": 1e400",
+        ", \"pid\": , \"x\": 1",
+        ", \"pid\": }",
+        ", \"pid\": \"a\\\"b\\u00e9\"",
+        ", \"pid\": 01",
+        ", \"pid\": 1 \"tid\": 2",
+        ", \"pid\": 1,, \"tid\": 2",
+        ", \"pid\": 1, }",
+        ", \"ts\": tru",
+        ", \"ts\": true, \"dur\": null, \"id\": false",
+        ", \"ts\": \v1",
+        ", \"pidx\": 1, \"pi\": 2, \"p\": 3, \"tsx\": 4, \"t\": 5, \"namex\": 6, \"argsx\": 7",
+        ", \"id\": [1, 2], \"bp\": {\"x\": \"y\"}, \"args\": {\"a\": [1, {\"pid\": 2}]}",
+        ", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 1, \"ts\": 1, \"dur\": 2",
+        ", \"cat\": 1",
+        ", \"ph\": \"X\", \"cat\": \"kernel\"",
+        ", \"name\": \"x\", \"name\": \"caf\xc3\xa9\", \"name\": \"\\ud800\"",
+        ", \"name\": \"\x01\"",
+        ", \"args\": {\"ph\": 1, \"cat\": 2}",
+    };
+#define HEV(rest) "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"h\"" rest "}"
+#define FLOW(rest) "{\"ph\": \"f\", \"id\": 1" rest "}"
+#define KEV                                                                                        \
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1, "    \
+    "\"dur\": 2}"
+    char buf[2048];
+    for (size_t i = 0; i < sizeof rests / sizeof rests[0]; i++) {
+        for (int kind = 0; kind < 2; kind++) {
+            int n = kind == 0 ? snprintf(buf, sizeof buf,
+                                         "{\"traceEvents\": [" HEV("%s") ", " KEV "]}", rests[i])
+                              : snprintf(buf, sizeof buf,
+                                         "{\"traceEvents\": [" FLOW("%s") ", " KEV "]}", rests[i]);
+            assert_true(n > 0 && (size_t)n < sizeof buf);
+            char label[64];
+            snprintf(label, sizeof label, "known-key case %zu, kind %d", i, kind);
+            both_readers_agree(buf, (size_t)n, label);
+            for (size_t k = 0; k < (size_t)n; k++) {
+                char why[512];
+                if (trace_readers_differ(buf, k, NULL, why, sizeof why))
+                    fail_msg("%s cut at %zu: %s", label, k, why);
+            }
+            if (i < 2 || (i == 13) || (kind == 1 && i == 15)) { /* well-formed: the fast path */
+                erg_trace *t = erg_trace_new();
+                erg_diag d;
+                assert_int_equal(erg_trace_read_buffer(t, buf, (size_t)n, "k.json", &d), ERG_OK);
+                assert_int_equal(t->fast_files, 1);
+                assert_int_equal(t->n_acts, 1);
+                erg_trace_free(t);
+            }
+        }
+    }
+#undef HEV
+#undef FLOW
+#undef KEV
+}
+
+/* out_of_order and stream_overlaps (per-stream counting sort, then a sort by start only for the
+ * streams whose file order is not that already) against a direct count, on random traces: kernels
+ * on a few devices and streams, in and out of order, overlapping or not; and, in a second file of
+ * the same trace, a stream whose id is far beyond the file's few activities (the qsort path). */
+static void stream_order_counts_match_a_direct_count(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15u;
+    for (int round = 0; round < 40; round++) {
+        size_t n = 1 + (size_t)(round * 37 % 300);
+        size_t cap = 200 + n * 160, len = 0;
+        char *buf = malloc(cap);
+        assert_non_null(buf);
+        long long *dev = malloc(n * sizeof *dev), *str = malloc(n * sizeof *str),
+                  *ts = malloc(n * sizeof *ts), *dur = malloc(n * sizeof *dur);
+        assert_true(dev && str && ts && dur);
+        len += (size_t)sprintf(buf + len, "{\"traceEvents\": [");
+        long long clock = 1000;
+        for (size_t i = 0; i < n; i++) {
+            rng = rng * 6364136223846793005u + 1442695040888963407u;
+            unsigned r = (unsigned)(rng >> 33);
+            dev[i] = r % 3;
+            str[i] = (r >> 2) % (unsigned)(round % 4 + 1);
+            clock += (long long)((r >> 5) % 20);
+            /* mostly in order; sometimes back in time; sometimes equal starts */
+            ts[i] = (r >> 10) % 7 == 0 ? clock - (long long)((r >> 13) % 50) : clock;
+            dur[i] = (long long)((r >> 16) % 30);
+            len += (size_t)sprintf(buf + len,
+                                   "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                                   "\"pid\": %lld, \"tid\": %lld, \"ts\": %lld, \"dur\": %lld}",
+                                   i ? ", " : "", dev[i], str[i], ts[i], dur[i]);
+        }
+        len += (size_t)sprintf(buf + len, "]}");
+        assert_true(len < cap);
+        /* the direct count: per (device, stream), in file order, then by (start, end) */
+        size_t ooo = 0, over = 0;
+        for (long long dv = 0; dv < 3; dv++)
+            for (long long sv = 0; sv < 4; sv++) {
+                long long s[300], e[300];
+                size_t m = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (dev[i] == dv && str[i] == sv) {
+                        if (m && ts[i] < s[m - 1])
+                            ooo++;
+                        s[m] = ts[i];
+                        e[m] = ts[i] + dur[i];
+                        m++;
+                    }
+                for (size_t a = 1; a < m; a++) /* insertion sort by (start, end) */
+                    for (size_t b = a;
+                         b > 0 && (s[b] < s[b - 1] || (s[b] == s[b - 1] && e[b] < e[b - 1])); b--) {
+                        long long x = s[b], y = e[b];
+                        s[b] = s[b - 1];
+                        e[b] = e[b - 1];
+                        s[b - 1] = x;
+                        e[b - 1] = y;
+                    }
+                long long end = m ? e[0] : 0;
+                for (size_t a = 1; a < m; a++) {
+                    if (s[a] < end)
+                        over++;
+                    if (e[a] > end)
+                        end = e[a];
+                }
+            }
+        erg_trace *t = ok_trace(buf);
+        erg_trace_stats st;
+        erg_trace_get_stats(t, &st);
+        assert_int_equal(st.activities, n);
+        assert_int_equal(st.out_of_order, ooo);
+        assert_int_equal(st.stream_overlaps, over);
+        /* a second file: 6000 host streams interned first (B/E stacks by pid and tid), then
+         * three kernels on one stream, two overlapping and out of order */
+        size_t cap2 = 6000 * 96 + 1024, len2 = 0;
+        char *buf2 = malloc(cap2);
+        assert_non_null(buf2);
+        len2 += (size_t)sprintf(buf2 + len2, "{\"traceEvents\": [");
+        for (int i = 0; i < 6000; i++)
+            len2 +=
+                (size_t)sprintf(buf2 + len2,
+                                "{\"ph\": \"B\", \"cat\": \"cpu_op\", \"name\": \"h\", \"pid\": "
+                                "1, \"tid\": %d, \"ts\": 1}, ",
+                                i);
+        len2 += (size_t)sprintf(
+            buf2 + len2,
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"pid\": 0, \"tid\": \"late\", "
+            "\"ts\": 50, \"dur\": 10}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", "
+            "\"pid\": 0, \"tid\": \"late\", \"ts\": 20, \"dur\": 40}, {\"ph\": \"X\", \"cat\": "
+            "\"kernel\", \"name\": \"c\", \"pid\": 0, \"tid\": \"late\", \"ts\": 70, \"dur\": "
+            "1}]}");
+        assert_true(len2 < cap2);
+        erg_diag d;
+        assert_int_equal(erg_trace_read_buffer(t, buf2, len2, "second.json", &d), ERG_OK);
+        erg_trace_get_stats(t, &st);
+        assert_true(t->acts[t->n_acts - 1].stream >= 6000); /* beyond 4 n + 4096 */
+        assert_int_equal(st.out_of_order, ooo + 1);         /* b after a */
+        assert_int_equal(st.stream_overlaps, over + 1);     /* a within b */
+        erg_trace_free(t);
+        free(buf2);
+        free(buf);
+        free(dev);
+        free(str);
+        free(ts);
+        free(dur);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -956,6 +1128,8 @@ int main(void)
         cmocka_unit_test(fast_reader_agrees_with_yajl_on_skipped_events),
         cmocka_unit_test(fast_reader_agrees_with_yajl_across_blocks),
         cmocka_unit_test(dropped_event_is_located),
+        cmocka_unit_test(fast_reader_agrees_with_yajl_on_known_keys),
+        cmocka_unit_test(stream_order_counts_match_a_direct_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
