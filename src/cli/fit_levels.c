@@ -303,7 +303,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
             json_object_set_new(b, erg_block_name((erg_block)k), bo);
         }
         json_object_set_new(r, "heldout", b);
-        char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
         erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
@@ -474,7 +474,7 @@ int erg_cli_fit_model(int argc, char **argv)
                 json_object_set_new(rows, names[i], acc_json(&a[i]));
         json_object_set_new(rows, "Average", acc_json(&avg));
         json_object_set_new(r, "heldout", rows);
-        char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
         erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
