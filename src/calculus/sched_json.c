@@ -7,6 +7,7 @@
 #include "core/file.h"
 #include "core/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -165,6 +166,11 @@ static int read_expr(struct rd *r, const json_t *v, const char *jp, int depth, u
 
 struct cal {
     erg_schedule *s;
+    struct cal_known {    /* per signature name key: the node checked first with it */
+        uint32_t dev_key; /* its device name key, or NONE */
+        uint32_t sig, device;
+    } * known;
+    size_t n_known;
 };
 
 static int cal_device(void *ctx, const char *id, double sw, double iw, erg_diag *sub)
@@ -306,46 +312,105 @@ static int cal_root(void *ctx, uint32_t id)
     return ERG_OK;
 }
 
-static int cal_node(void *ctx, const char *id, const char *sig, const char *device, double start_s,
-                    erg_diag *sub)
+/* A node of the file: one whose (signature name, device name) pair was checked at an earlier node
+ * is appended directly (erg__schedule_append_node); the first of each pair goes through
+ * erg_schedule_add_node, which checks it (and words the errors). */
+static int cal_node(void *ctx, const char *id, size_t len, const char *sig, uint32_t sig_key,
+                    const char *device, uint32_t dev_key, double start_s, erg_diag *sub)
 {
-    return erg_schedule_add_node(((struct cal *)ctx)->s, id, sig, device, start_s, sub);
+    struct cal *c = ctx;
+    erg_schedule *s = c->s;
+    if (len > 0 && sig_key < c->n_known && c->known[sig_key].sig != NONE &&
+        c->known[sig_key].dev_key == dev_key) {
+        if (erg__schedule_append_node(s, id, len, c->known[sig_key].sig, c->known[sig_key].device,
+                                      start_s) != ERG_OK)
+            return erg_diag_set(sub, ERG_ENOMEM, NULL, "out of memory");
+        return ERG_OK;
+    }
+    int rc = erg_schedule_add_node(s, id, sig, device, start_s, sub);
+    if (rc != ERG_OK)
+        return rc;
+    if (sig_key >= c->n_known) {
+        size_t n = c->n_known, cap = c->n_known;
+        if (erg__grow((void **)&c->known, &cap, (size_t)sig_key + 1, sizeof *c->known))
+            return ERG_OK; /* only a cache */
+        for (c->n_known = cap; n < cap; n++)
+            c->known[n].sig = NONE;
+    }
+    const struct erg__node *nd = &s->nodes[s->n_nodes - 1];
+    c->known[sig_key].sig = nd->sig;
+    c->known[sig_key].device = nd->device;
+    c->known[sig_key].dev_key = dev_key;
+    return ERG_OK;
 }
 
-static int cal_edge(void *ctx, const char *from, const char *to, erg_diag *sub)
+static int cal_edges(void *ctx, uint32_t (*e)[2], size_t n, size_t cap, erg_diag *sub)
 {
-    return erg_schedule_add_edge(((struct cal *)ctx)->s, from, to, sub);
-}
-
-static void cal_edge_hint(void *ctx, const char *from, const char *to)
-{
-    erg__schedule_edge_hint(((struct cal *)ctx)->s, from, to);
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    if (s->n_edges == 0) {
+        free(s->edges);
+        s->edges = e;
+        s->n_edges = n;
+        s->cap_edges = cap;
+        return ERG_OK;
+    }
+    if (erg__grow((void **)&s->edges, &s->cap_edges, s->n_edges + n, sizeof *s->edges)) {
+        free(e);
+        return erg_diag_set(sub, ERG_ENOMEM, NULL, "out of memory");
+    }
+    memcpy(s->edges + s->n_edges, e, n * sizeof *e);
+    s->n_edges += n;
+    free(e);
+    return ERG_OK;
 }
 
 /*
- * The reader streams the file with yajl: "nodes" and "edges" (the part that grows with the
- * schedule) are taken element by element without building a document, and keep their byte offsets
- * so that errors about them name file:line:column; "devices", "signatures" and "expr" are
- * re-emitted as small JSON texts and decoded with jansson by the functions above.
+ * The reader streams the file with yajl, a chunk at a time (standard input and pipes, which cannot
+ * be read twice, are read whole first). "nodes" and "edges", the part that grows with the
+ * schedule, are taken element by element as they pass: a node keeps its id (hashed once, into the
+ * reader's id table), its signature and device names (interned: a small table of distinct names)
+ * and its start; an edge endpoint is hashed as it passes and looked up some endpoints later (its
+ * hash slot loaded meanwhile), so that edges become index pairs without a second pass. An
+ * endpoint not found (edges before nodes in the file, or an unknown id) waits with its text until
+ * all nodes are known. "devices", "signatures", "expr" and "transitions" are re-emitted as small
+ * JSON texts and decoded with jansson by the functions above. Errors name file:line:column: the
+ * text up to the place is read again only then, and the place of the i-th node or edge found by
+ * a second scan.
  */
 enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES };
 enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_TRANSITIONS, CAP_N };
 
+enum { CHUNK = 1 << 16, RING = 32, RING_KEY = 48 };
+
 struct pnode {
-    size_t id, sig, dev; /* string references (keep_ref), or SIZE_MAX */
+    size_t id;         /* offset of the id in ids, or SIZE_MAX */
+    uint32_t sig, dev; /* interned names, or NONE */
     double start_s;
-    size_t off; /* byte offset of the node in the file */
 };
 
-struct pedge {
-    size_t from, to;
-    size_t off;
+/* An endpoint whose lookup waits in the ring (its slot being loaded), or in pend (its text in
+ * pstrs) until all nodes are known. */
+struct ring_e {
+    uint32_t h, len;
+    size_t edge;
+    int which;
+    char key[RING_KEY];
+};
+
+struct pend {
+    size_t edge;
+    int which;
+    size_t str; /* offset in pstrs */
 };
 
 struct st {
     struct rd *r;
-    const char *buf;
-    size_t len;
+    const char *path;
+    int streamed; /* a regular file read a chunk at a time (whole is NULL until an error) */
+    char *whole;  /* the whole text: standard input, a pipe, or read again for an error */
+    size_t whole_len;
+    size_t base; /* offset of the chunk being parsed */
+    size_t len;  /* bytes parsed so far (all of them once the parse is over) */
     yajl_handle h;
     int rc;
     int depth;
@@ -357,15 +422,37 @@ struct st {
     int seen_tag, seen_nodes, seen_edges;
     char tag[64];
     size_t member_off;
+    /* nodes */
     struct pnode *nodes;
     size_t n_nodes, cap_nodes;
-    struct pedge *edges;
+    char *ids; /* NUL-separated node ids */
+    size_t ids_len, ids_cap;
+    erg__strmap id_map;
+    uint32_t cur_h;   /* hash of the current node's id */
+    size_t cur_len;   /* its length */
+    size_t cur_off;   /* offset of the current node or edge */
+    size_t first_dup; /* the first node whose id an earlier node has, or SIZE_MAX */
+    int node_key;     /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
+    /* interned signature and device names */
+    char *names;
+    size_t names_len, names_cap;
+    size_t *name_off;
+    size_t n_names, cap_names;
+    erg__strmap name_map;
+    /* edges */
+    uint32_t (*pairs)[2];
     size_t n_edges, cap_edges;
-    char *strs;
-    size_t strs_len, strs_cap;
-    char *wbuf;   /* = buf: strings in it are terminated in place once the parse is done */
-    int node_key; /* 0 id, 1 signature, 2 device, 3 start_s, -1 another key (skipped) */
     int edge_count;
+    struct nring_e {
+        uint32_t node, h;
+    } nring[RING];
+    size_t nring_head, nring_n;
+    struct ring_e ring[RING];
+    size_t ring_head, ring_n;
+    struct pend *pend;
+    size_t n_pend, cap_pend;
+    char *pstrs;
+    size_t pstrs_len, pstrs_cap;
     int seen_keys[CAP_N];
     char sig_name[64];    /* the signature being captured (depth 2 key of "signatures") */
     int seen_transitions; /* a frontier schedule's "transitions": refused once parsed */
@@ -373,6 +460,31 @@ struct st {
 };
 
 static const char *const node_keys[] = {"id", "signature", "device", "start_s"};
+
+static const char *id_key(const void *ctx, uint32_t i)
+{
+    const struct st *t = ctx;
+    return t->ids + t->nodes[i].id;
+}
+
+static const char *name_key(const void *ctx, uint32_t i)
+{
+    const struct st *t = ctx;
+    return t->names + t->name_off[i];
+}
+
+/* The whole text, for a diagnostic: a streamed file is read again (NULL when that fails). */
+static const char *whole(struct st *t, size_t *len)
+{
+    if (!t->whole && t->streamed) {
+        erg_diag d;
+        erg_diag_clear(&d);
+        if (erg__read_file(t->path, &t->whole, &t->whole_len, &d) != ERG_OK)
+            t->whole = NULL;
+    }
+    *len = t->whole ? t->whole_len : 0;
+    return t->whole;
+}
 
 static void line_col(const char *buf, size_t len, size_t off, unsigned long *line,
                      unsigned long *col)
@@ -398,8 +510,14 @@ static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...)
 {
     char where[300], detail[512];
     unsigned long line, col;
-    line_col(t->buf, t->len, off, &line, &col);
-    snprintf(where, sizeof where, "%s:%lu:%lu", t->r->file, line, col);
+    size_t len;
+    const char *text = whole(t, &len);
+    if (text) {
+        line_col(text, len, off, &line, &col);
+        snprintf(where, sizeof where, "%s:%lu:%lu", t->r->file, line, col);
+    } else {
+        snprintf(where, sizeof where, "%s", t->r->file);
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
@@ -410,47 +528,176 @@ static int fail_at(struct st *t, size_t off, int status, const char *fmt, ...)
 
 static size_t here(struct st *t)
 {
-    return yajl_get_bytes_consumed(t->h);
+    return t->base + yajl_get_bytes_consumed(t->h);
 }
 
-static size_t keep_str(struct st *t, const char *v, size_t n)
-{
-    if (erg__grow((void **)&t->strs, &t->strs_cap, t->strs_len + n + 1, 1))
-        return SIZE_MAX;
-    memcpy(t->strs + t->strs_len, v, n);
-    t->strs[t->strs_len + n] = '\0';
-    size_t at = t->strs_len;
-    t->strs_len += n + 1;
-    return at;
-}
+/* Where the index-th element of the top-level member key ("nodes", "edges") opens: a second scan
+ * of the text, for a diagnostic (0 when it cannot be found). */
+struct locate {
+    yajl_handle h;
+    const char *key;
+    size_t index, seen, off;
+    int depth, in, found;
+};
 
-/*
- * A string of "nodes" or "edges" by reference: one that yajl hands over inside the file buffer
- * (no escapes: it ends at the closing quote) stays there, 2·offset + 1, and is terminated in place
- * once the parse is over (terminate_refs); another (decoded escapes) is copied into strs, 2·offset.
- * SIZE_MAX (odd, but no file is 2^63 bytes) stays "absent". Schedules are mostly ids: this keeps
- * a second copy of every id from the reader's peak memory.
- */
-static size_t keep_ref(struct st *t, const char *v, size_t n)
+static int loc_open(void *ctx)
 {
-    if (v >= t->buf && n < t->len && (size_t)(v - t->buf) < t->len - n && v[n] == '"')
-        return 2 * (size_t)(v - t->buf) + 1;
-    size_t at = keep_str(t, v, n);
-    return at == SIZE_MAX ? SIZE_MAX : 2 * at;
-}
-
-static void terminate_ref(struct st *t, size_t ref)
-{
-    if (ref != SIZE_MAX && ref % 2 == 1) {
-        char *p = t->wbuf + ref / 2;
-        p[strcspn(p, "\"")] = '\0'; /* the closing quote, or an earlier reference's NUL */
+    struct locate *l = ctx;
+    if (l->in && l->depth == 2 && l->seen++ == l->index) {
+        size_t c = yajl_get_bytes_consumed(l->h);
+        l->off = c ? c - 1 : 0;
+        l->found = 1;
+        return 0;
     }
+    l->depth++;
+    return 1;
 }
 
-static const char *str_of(const struct st *t, size_t ref)
+static int loc_close(void *ctx)
 {
-    return ref % 2 == 1 ? t->wbuf + ref / 2 : t->strs + ref / 2;
+    struct locate *l = ctx;
+    if (--l->depth == 1)
+        l->in = 0;
+    return 1;
 }
+
+static int loc_key(void *ctx, const unsigned char *k, size_t n)
+{
+    struct locate *l = ctx;
+    if (l->depth == 1)
+        l->in = strlen(l->key) == n && memcmp(l->key, k, n) == 0;
+    return 1;
+}
+
+static int loc_scalar(void *ctx)
+{
+    struct locate *l = ctx;
+    if (l->in && l->depth == 1)
+        l->in = 0;
+    return 1;
+}
+
+static int loc_null(void *ctx)
+{
+    return loc_scalar(ctx);
+}
+
+static int loc_bool(void *ctx, int b)
+{
+    (void)b;
+    return loc_scalar(ctx);
+}
+
+static int loc_num(void *ctx, const char *v, size_t n)
+{
+    (void)v;
+    (void)n;
+    return loc_scalar(ctx);
+}
+
+static int loc_str(void *ctx, const unsigned char *v, size_t n)
+{
+    (void)v;
+    (void)n;
+    return loc_scalar(ctx);
+}
+
+static size_t locate(struct st *t, const char *key, size_t index)
+{
+    static const yajl_callbacks cb = {loc_null, loc_bool, NULL,      NULL,     loc_num,  loc_str,
+                                      loc_open, loc_key,  loc_close, loc_open, loc_close};
+    size_t len;
+    const char *text = whole(t, &len);
+    struct locate l = {.key = key, .index = index};
+    if (!text || !(l.h = yajl_alloc(&cb, NULL, &l)))
+        return 0;
+    yajl_parse(l.h, (const unsigned char *)text, len);
+    yajl_free(l.h);
+    return l.found ? l.off : 0;
+}
+
+static int add_bytes(char **buf, size_t *len, size_t *cap, const char *v, size_t n, size_t *at)
+{
+    if (erg__grow((void **)buf, cap, *len + n + 1, 1))
+        return -1;
+    memcpy(*buf + *len, v, n);
+    (*buf)[*len + n] = '\0';
+    *at = *len;
+    *len += n + 1;
+    return 0;
+}
+
+/* The interned key of a signature or device name (NONE: out of memory). */
+static uint32_t intern(struct st *t, const char *v, size_t n)
+{
+    uint32_t h = erg__strmap_hashn(v, n);
+    uint32_t k = erg__strmap_find_h(&t->name_map, v, n, h, name_key, t);
+    if (k != NONE)
+        return k;
+    size_t at;
+    if (t->n_names >= NONE - 1 ||
+        erg__grow((void **)&t->name_off, &t->cap_names, t->n_names + 1, sizeof *t->name_off) ||
+        add_bytes(&t->names, &t->names_len, &t->names_cap, v, n, &at))
+        return NONE;
+    t->name_off[t->n_names] = at;
+    if (erg__strmap_insert_h(&t->name_map, (uint32_t)t->n_names, h))
+        return NONE;
+    return (uint32_t)t->n_names++;
+}
+
+/* Look an endpoint up: its node index into the pair, or its text into pend. 0, or -1 when out of
+ * memory. */
+static int resolve(struct st *t, size_t edge, int which, const char *key, size_t len, uint32_t h)
+{
+    uint32_t i = erg__strmap_find_h(&t->id_map, key, len, h, id_key, t);
+    if (i != NONE) {
+        t->pairs[edge][which] = i;
+        return 0;
+    }
+    size_t at;
+    if (erg__grow((void **)&t->pend, &t->cap_pend, t->n_pend + 1, sizeof *t->pend) ||
+        add_bytes(&t->pstrs, &t->pstrs_len, &t->pstrs_cap, key, len, &at))
+        return -1;
+    t->pend[t->n_pend++] = (struct pend){edge, which, at};
+    return 0;
+}
+
+/* Resolve the oldest endpoint of the ring. */
+static int ring_pop(struct st *t)
+{
+    const struct ring_e *e = &t->ring[t->ring_head];
+    t->ring_head = (t->ring_head + 1) % RING;
+    t->ring_n--;
+    return resolve(t, e->edge, e->which, e->key, e->len, e->h);
+}
+
+static int ring_flush(struct st *t)
+{
+    while (t->ring_n > 0)
+        if (ring_pop(t))
+            return -1;
+    return 0;
+}
+
+/* An endpoint as it passes: hashed, its slot loaded, and looked up RING endpoints later. */
+static int endpoint(struct st *t, size_t edge, int which, const char *v, size_t n)
+{
+    uint32_t h = erg__strmap_hashn(v, n);
+    if (n >= RING_KEY)
+        return ring_flush(t) || resolve(t, edge, which, v, n, h);
+    if (t->ring_n == RING && ring_pop(t))
+        return -1;
+    erg__strmap_prefetch(&t->id_map, h);
+    struct ring_e *e = &t->ring[(t->ring_head + t->ring_n++) % RING];
+    e->h = h;
+    e->len = (uint32_t)n;
+    e->edge = edge;
+    e->which = which;
+    memcpy(e->key, v, n);
+    return 0;
+}
+
+static int node_flush(struct st *t);
 
 /* The current member's value ended (a scalar at depth 1, or its container closed). */
 static int member_done(struct st *t)
@@ -467,6 +714,8 @@ static int member_done(struct st *t)
         yajl_gen_free(t->gen);
         t->gen = NULL;
     }
+    if ((t->member == M_EDGES && ring_flush(t)) || (t->member == M_NODES && node_flush(t)))
+        return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
     t->member = M_NONE;
     return 1;
 }
@@ -496,15 +745,20 @@ static int node_scalar(struct st *t, int kind, const char *v, size_t n)
         if (memchr(v, '\0', n))
             return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: contains a NUL character", i,
                            node_keys[t->node_key]);
-        size_t at = keep_ref(t, v, n);
-        if (at == SIZE_MAX)
+        if (t->node_key == 0) {
+            if (add_bytes(&t->ids, &t->ids_len, &t->ids_cap, v, n, &nd->id))
+                return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+            t->cur_h = erg__strmap_hashn(v, n);
+            t->cur_len = n;
+            return 1;
+        }
+        uint32_t k = intern(t, v, n);
+        if (k == NONE)
             return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
-        if (t->node_key == 0)
-            nd->id = at;
-        else if (t->node_key == 1)
-            nd->sig = at;
+        if (t->node_key == 1)
+            nd->sig = k;
         else
-            nd->dev = at;
+            nd->dev = k;
         return 1;
     }
     if (kind == K_NULL)
@@ -518,6 +772,56 @@ static int node_scalar(struct st *t, int kind, const char *v, size_t n)
         return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].start_s: must not be negative (got %g)",
                        i, x);
     nd->start_s = x;
+    return 1;
+}
+
+/* Take a node's id into the id table, unless an earlier node has it. 0, or -1 out of memory. */
+static int node_insert(struct st *t, uint32_t i, uint32_t h)
+{
+    const char *id = t->ids + t->nodes[i].id;
+    if (erg__strmap_find_h(&t->id_map, id, strlen(id), h, id_key, t) != NONE) {
+        if (t->first_dup == SIZE_MAX || i < t->first_dup)
+            t->first_dup = i;
+        return 0;
+    }
+    return erg__strmap_insert_h(&t->id_map, i, h);
+}
+
+/* Nodes wait in a ring too (their slots loading) before their ids go in; all are in once the
+ * nodes end. */
+static int node_flush(struct st *t)
+{
+    for (; t->nring_n > 0; t->nring_n--) {
+        const struct nring_e *e = &t->nring[t->nring_head];
+        t->nring_head = (t->nring_head + 1) % RING;
+        if (node_insert(t, e->node, e->h))
+            return -1;
+    }
+    return 0;
+}
+
+/* The current node closed. */
+static int node_done(struct st *t)
+{
+    size_t i = t->n_nodes - 1;
+    const struct pnode *nd = &t->nodes[i];
+    if (nd->id == SIZE_MAX)
+        return fail_at(t, t->cur_off, ERG_EPARSE, "nodes[%zu].id: required string is missing", i);
+    if (nd->sig == NONE)
+        return fail_at(t, t->cur_off, ERG_EPARSE,
+                       "nodes[%zu].signature: required string is missing", i);
+    if (t->nring_n == RING) {
+        const struct nring_e *e = &t->nring[t->nring_head];
+        t->nring_head = (t->nring_head + 1) % RING;
+        t->nring_n--;
+        if (node_insert(t, e->node, e->h))
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+    }
+    /* the table grows before the slot is loaded, so that the load is for the slot probed */
+    if (t->id_map.n + t->nring_n + 1 > t->id_map.cap / 2 && node_flush(t))
+        return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+    erg__strmap_prefetch(&t->id_map, t->cur_h);
+    t->nring[(t->nring_head + t->nring_n++) % RING] = (struct nring_e){(uint32_t)i, t->cur_h};
     return 1;
 }
 
@@ -559,17 +863,10 @@ static int on_scalar(struct st *t, int kind, const char *v, size_t n)
             return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
                            t->n_edges);
         if (kind != K_STRING || t->edge_count >= 2 || memchr(v, '\0', n))
-            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
-                           "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
-        {
-            size_t at = keep_ref(t, v, n);
-            if (at == SIZE_MAX)
-                return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
-            if (t->edge_count++ == 0)
-                t->edges[t->n_edges - 1].from = at;
-            else
-                t->edges[t->n_edges - 1].to = at;
-        }
+            return fail_at(t, t->cur_off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                           t->n_edges - 1);
+        if (endpoint(t, t->n_edges - 1, t->edge_count++, v, n))
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
         break;
     default:
         break;
@@ -628,12 +925,12 @@ static int cb_start(struct st *t, int is_map)
             if (!is_map)
                 return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu]: expected an object",
                                t->n_nodes);
+            if (t->n_nodes >= NONE - 1)
+                return fail_at(t, here(t), ERG_EINVAL, "nodes: more than %u nodes", NONE - 2);
             if (erg__grow((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes))
                 return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
-            struct pnode *nd = &t->nodes[t->n_nodes++];
-            nd->id = nd->sig = nd->dev = SIZE_MAX;
-            nd->start_s = NAN;
-            nd->off = here(t) ? here(t) - 1 : 0;
+            t->nodes[t->n_nodes++] = (struct pnode){SIZE_MAX, NONE, NONE, NAN};
+            t->cur_off = here(t) ? here(t) - 1 : 0;
             t->node_key = -1;
         } else if (t->depth == 3 && t->node_key >= 0) {
             return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: expected a %s", t->n_nodes - 1,
@@ -647,15 +944,15 @@ static int cb_start(struct st *t, int is_map)
             if (is_map)
                 return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
                                t->n_edges);
-            if (erg__grow((void **)&t->edges, &t->cap_edges, t->n_edges + 1, sizeof *t->edges))
+            if (erg__grow((void **)&t->pairs, &t->cap_edges, t->n_edges + 1, sizeof *t->pairs))
                 return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
-            struct pedge *e = &t->edges[t->n_edges++];
-            e->from = e->to = SIZE_MAX;
-            e->off = here(t) ? here(t) - 1 : 0;
+            t->pairs[t->n_edges][0] = t->pairs[t->n_edges][1] = NONE;
+            t->n_edges++;
+            t->cur_off = here(t) ? here(t) - 1 : 0;
             t->edge_count = 0;
         } else if (t->depth >= 3) {
-            return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
-                           "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
+            return fail_at(t, t->cur_off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                           t->n_edges - 1);
         }
         break;
     default:
@@ -682,18 +979,11 @@ static int cb_end(struct st *t, int is_map)
         return 1;
     if (t->member == M_CAPTURE)
         GEN(is_map ? yajl_gen_map_close(t->gen) : yajl_gen_array_close(t->gen));
-    if (t->member == M_NODES && t->depth == 2) {
-        const struct pnode *nd = &t->nodes[t->n_nodes - 1];
-        if (nd->id == SIZE_MAX)
-            return fail_at(t, nd->off, ERG_EPARSE, "nodes[%zu].id: required string is missing",
-                           t->n_nodes - 1);
-        if (nd->sig == SIZE_MAX)
-            return fail_at(t, nd->off, ERG_EPARSE,
-                           "nodes[%zu].signature: required string is missing", t->n_nodes - 1);
-    }
+    if (t->member == M_NODES && t->depth == 2 && !node_done(t))
+        return 0;
     if (t->member == M_EDGES && t->depth == 2 && t->edge_count != 2)
-        return fail_at(t, t->edges[t->n_edges - 1].off, ERG_EPARSE,
-                       "edges[%zu]: expected [\"from\", \"to\"]", t->n_edges - 1);
+        return fail_at(t, t->cur_off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
+                       t->n_edges - 1);
     if (t->depth == 1)
         return member_done(t);
     return 1;
@@ -821,6 +1111,82 @@ static int load_cap(struct st *t, int which, json_t **out)
     return ERG_OK;
 }
 
+/* The text of an edge's endpoint: its node's id, or the text that waits in pend. */
+static const char *endpoint_text(const struct st *t, size_t edge, int which)
+{
+    if (t->pairs[edge][which] != NONE)
+        return id_key(t, t->pairs[edge][which]);
+    for (size_t k = 0; k < t->n_pend; k++)
+        if (t->pend[k].edge == edge && t->pend[k].which == which)
+            return t->pstrs + t->pend[k].str;
+    return "";
+}
+
+/* Hand the nodes and the edges to the builder (all other members are in). */
+static int finish_graph(struct st *t)
+{
+    struct rd *r = t->r;
+    int rc;
+    /* Endpoints that waited: all nodes are known now. The first unknown one is reported after
+     * the nodes' own errors, as the nodes come first. */
+    size_t bad = SIZE_MAX;
+    for (size_t k = 0; k < t->n_pend && bad == SIZE_MAX; k++) {
+        const struct pend *p = &t->pend[k];
+        uint32_t i = erg__strmap_find(&t->id_map, t->pstrs + p->str, id_key, t);
+        if (i == NONE)
+            bad = k;
+        else
+            t->pairs[p->edge][p->which] = i;
+    }
+    erg__strmap_free(&t->id_map); /* the ids are unique and the edges resolved */
+    erg__strmap_free(&t->name_map);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const struct pnode *nd = &t->nodes[i];
+        const char *id = t->ids + nd->id;
+        erg_diag sub;
+        erg_diag_clear(&sub);
+        if (i == t->first_dup) {
+            fail_at(t, locate(t, "nodes", i), ERG_EINVAL,
+                    "nodes[%zu]: node \"%s\" is defined twice", i, id);
+            return t->rc;
+        }
+        rc = r->b->node(r->b->ctx, id, strlen(id), t->names + t->name_off[nd->sig], nd->sig,
+                        nd->dev == NONE ? NULL : t->names + t->name_off[nd->dev], nd->dev,
+                        nd->start_s, &sub);
+        if (rc != ERG_OK) {
+            fail_at(t, locate(t, "nodes", i), rc, "nodes[%zu]: %s", i, sub.detail);
+            return t->rc;
+        }
+    }
+    if (bad != SIZE_MAX) {
+        const struct pend *p = &t->pend[bad];
+        fail_at(t, locate(t, "edges", p->edge), ERG_EINVAL,
+                "edges[%zu]: edge [\"%s\", \"%s\"]: no node \"%s\"", p->edge,
+                endpoint_text(t, p->edge, 0), endpoint_text(t, p->edge, 1), t->pstrs + p->str);
+        return t->rc;
+    }
+    free(t->nodes);
+    free(t->ids);
+    t->nodes = NULL;
+    t->ids = NULL;
+    if (t->n_edges == 0)
+        return ERG_OK;
+    if (t->cap_edges > t->n_edges) { /* give back the growth slack */
+        uint32_t(*p)[2] = realloc(t->pairs, t->n_edges * sizeof *p);
+        if (p) {
+            t->pairs = p;
+            t->cap_edges = t->n_edges;
+        }
+    }
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    rc = r->b->edges(r->b->ctx, t->pairs, t->n_edges, t->cap_edges, &sub);
+    t->pairs = NULL;
+    if (rc != ERG_OK)
+        return erg_diag_set(r->diag, rc, r->file, "edges: %s", sub.detail);
+    return ERG_OK;
+}
+
 static int finish(struct st *t)
 {
     struct rd *r = t->r;
@@ -881,41 +1247,7 @@ static int finish(struct st *t)
     if (t->n_nodes == 0)
         return erg_diag_set(r->diag, ERG_EINVAL, r->file,
                             "nodes: empty (a schedule needs at least one element)");
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        terminate_ref(t, t->nodes[i].id);
-        terminate_ref(t, t->nodes[i].sig);
-        terminate_ref(t, t->nodes[i].dev);
-    }
-    for (size_t i = 0; i < t->n_edges; i++) {
-        terminate_ref(t, t->edges[i].from);
-        terminate_ref(t, t->edges[i].to);
-    }
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        const struct pnode *nd = &t->nodes[i];
-        erg_diag sub;
-        erg_diag_clear(&sub);
-        rc = r->b->node(r->b->ctx, str_of(t, nd->id), str_of(t, nd->sig),
-                        nd->dev == SIZE_MAX ? NULL : str_of(t, nd->dev), nd->start_s, &sub);
-        if (rc != ERG_OK) {
-            fail_at(t, nd->off, rc, "nodes[%zu]: %s", i, sub.detail);
-            return t->rc;
-        }
-    }
-    enum { EDGE_HINT_AHEAD = 16 }; /* node-id lookups are random in a large table: load ahead */
-    for (size_t i = 0; i < t->n_edges; i++) {
-        const struct pedge *e = &t->edges[i];
-        if (r->b->edge_hint && i + EDGE_HINT_AHEAD < t->n_edges)
-            r->b->edge_hint(r->b->ctx, str_of(t, e[EDGE_HINT_AHEAD].from),
-                            str_of(t, e[EDGE_HINT_AHEAD].to));
-        erg_diag sub;
-        erg_diag_clear(&sub);
-        rc = r->b->edge(r->b->ctx, str_of(t, e->from), str_of(t, e->to), &sub);
-        if (rc != ERG_OK) {
-            fail_at(t, e->off, rc, "edges[%zu]: %s", i, sub.detail);
-            return t->rc;
-        }
-    }
-    return ERG_OK;
+    return finish_graph(t);
 }
 
 /* The streaming parse failed with status rc. Unless the file declared "erg": "schedule/1" before
@@ -926,8 +1258,10 @@ static int tag_first(struct st *t, int rc)
 {
     if (t->seen_tag && strcmp(t->tag, "schedule/1") == 0)
         return rc;
+    size_t len;
+    const char *text = whole(t, &len);
     erg__sniff sn;
-    if (erg__sniff_json(t->buf, t->len, &sn) != 0)
+    if (!text || erg__sniff_json(text, len, &sn) != 0)
         return rc;
     if (sn.tag_kind) {
         json_t *o = json_pack("{s:o}", "erg", sn.tag_kind == 1 ? json_string(sn.tag) : json_null());
@@ -952,71 +1286,138 @@ static int tag_first(struct st *t, int rc)
     return rc;
 }
 
+/* Feed the text to the parser: a regular file a chunk at a time, else the whole text read first.
+ * ERG_OK with the parser's status in *ys, or a read error. */
+static int feed(struct st *t, FILE *f, int seekable, yajl_status *ys, erg_diag *diag)
+{
+    const char *name = t->r->file;
+    *ys = yajl_status_ok;
+    if (!seekable) {
+        int rc = erg__read_all(f, t->path, &t->whole, &t->whole_len, diag);
+        if (rc != ERG_OK)
+            return rc;
+        if (erg__is_gzip(t->whole, t->whole_len))
+            goto gzip;
+        t->len = t->whole_len;
+        *ys = yajl_parse(t->h, (const unsigned char *)t->whole, t->whole_len);
+        return ERG_OK;
+    }
+    char *chunk = malloc(CHUNK);
+    if (!chunk)
+        return erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
+    int rc = ERG_OK;
+    for (;;) {
+        size_t n = fread(chunk, 1, CHUNK, f);
+        if (n == 0) {
+            if (ferror(f))
+                rc = erg_diag_set(diag, ERG_EIO, name, "read error: %s", strerror(errno));
+            break;
+        }
+        if (t->len == 0 && erg__is_gzip(chunk, n)) {
+            free(chunk);
+            goto gzip;
+        }
+        t->base = t->len;
+        *ys = yajl_parse(t->h, (const unsigned char *)chunk, n);
+        t->len += n;
+        if (*ys != yajl_status_ok)
+            break;
+    }
+    free(chunk);
+    return rc;
+gzip:
+    return erg_diag_set(diag, ERG_EPARSE, name,
+                        "a gzip-compressed file, not a schedule/1 file; for a Chrome/Kineto "
+                        "trace, " ERG__TRACE_HINT);
+}
+
 int erg__sched_read(const char *path, const struct erg__sched_builder *b, erg_diag *diag)
 {
-    char *buf;
-    size_t len;
-    int rc = erg__read_file(path, &buf, &len, diag);
-    if (rc != ERG_OK)
-        return rc;
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
     struct rd r = {.b = b, .file = name, .diag = diag};
+    int rc, seekable = 0;
+    FILE *f = erg__open_read(path, &seekable, diag, &rc);
+    if (!f)
+        return rc;
     struct st t;
     memset(&t, 0, sizeof t);
     t.r = &r;
-    t.buf = buf;
-    t.wbuf = buf;
-    t.len = len;
+    t.path = path;
+    t.streamed = seekable;
+    t.first_dup = SIZE_MAX;
     t.h = yajl_alloc(&callbacks, NULL, &t);
     if (!t.h) {
-        rc = erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
-        goto done;
-    }
-    if (erg__is_gzip(buf, len)) {
-        rc = erg_diag_set(diag, ERG_EPARSE, name,
-                          "a gzip-compressed file, not a schedule/1 file; for a Chrome/Kineto "
-                          "trace, " ERG__TRACE_HINT);
-        goto done;
+        erg__close_read(f);
+        return erg_diag_set(diag, ERG_ENOMEM, name, "out of memory");
     }
     if (strcmp(path, "-") == 0)
         snprintf(r.dir, sizeof r.dir, ".");
     else
         erg__dirname(path, r.dir, sizeof r.dir);
-    yajl_status ys = yajl_parse(t.h, (const unsigned char *)buf, len);
+    yajl_status ys;
+    rc = feed(&t, f, seekable, &ys, diag);
+    erg__close_read(f);
+    if (rc != ERG_OK)
+        goto done;
     int at_end = 0;
     if (ys == yajl_status_ok) {
+        t.base = t.len;
         ys = yajl_complete_parse(t.h);
         at_end = 1;
     }
     if (ys == yajl_status_client_canceled) {
         rc = tag_first(&t, t.rc);
     } else if (ys != yajl_status_ok) {
-        unsigned char *msg = yajl_get_error(t.h, 0, (const unsigned char *)buf, len);
+        unsigned char *msg = yajl_get_error(t.h, 0, NULL, 0);
         const char *m = msg ? (const char *)msg : "syntax error";
         size_t n = strlen(m);
         while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
             n--;
-        fail_at(&t, at_end ? len : here(&t), ERG_EPARSE, "malformed JSON: %.*s", (int)n, m);
+        fail_at(&t, at_end ? t.len : here(&t), ERG_EPARSE, "malformed JSON: %.*s", (int)n, m);
         if (msg)
             yajl_free_error(t.h, msg);
         rc = tag_first(&t, t.rc);
-    } else if (t.depth != 0 || len == 0) {
+    } else if (t.depth != 0 || t.len == 0) {
         rc = erg_diag_set(diag, ERG_EPARSE, name, "malformed JSON: the document ends early");
     } else {
         rc = finish(&t);
     }
 done:
-    if (t.h)
-        yajl_free(t.h);
+    yajl_free(t.h);
     if (t.gen)
         yajl_gen_free(t.gen);
     for (int i = 0; i < CAP_N; i++)
         free(t.cap[i]);
+    free(t.whole);
     free(t.nodes);
-    free(t.edges);
-    free(t.strs);
-    free(buf);
+    free(t.ids);
+    erg__strmap_free(&t.id_map);
+    free(t.names);
+    free(t.name_off);
+    erg__strmap_free(&t.name_map);
+    free(t.pairs);
+    free(t.pend);
+    free(t.pstrs);
     return rc;
+}
+
+/* Give back the growth slack of the node arrays (the file's nodes are all in). */
+static void shrink(erg_schedule *s)
+{
+    if (s->n_nodes > 0 && s->cap_nodes > s->n_nodes) {
+        struct erg__node *p = realloc(s->nodes, s->n_nodes * sizeof *p);
+        if (p) {
+            s->nodes = p;
+            s->cap_nodes = s->n_nodes;
+        }
+    }
+    if (s->ids_len > 0 && s->ids_cap > s->ids_len) {
+        char *p = realloc(s->ids, s->ids_len);
+        if (p) {
+            s->ids = p;
+            s->ids_cap = s->ids_len;
+        }
+    }
 }
 
 int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
@@ -1024,17 +1425,19 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_schedule_read_file: NULL argument");
     *out = NULL;
-    struct cal c = {erg_schedule_new()};
+    struct cal c = {erg_schedule_new(), NULL, 0};
     if (!c.s)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element,
                                          NULL,     cal_leaf, cal_idle,   cal_op,
-                                         cal_root, cal_node, cal_edge,   cal_edge_hint};
+                                         cal_root, cal_node, cal_edges};
     int rc = erg__sched_read(path, &b, diag);
+    free(c.known);
     if (rc != ERG_OK) {
         erg_schedule_free(c.s);
         return rc;
     }
+    shrink(c.s);
     *out = c.s;
     return ERG_OK;
 }

@@ -5,7 +5,10 @@
  * "edges" element by element (errors name file:line:column), decodes the small members
  * ("devices", "signatures", "expr", "transitions") with jansson, and hands every part to a
  * builder. The element payload (a signature, or an operating set of points) is the builder's:
- * the reader names it and resolves nothing inside it. Order of the calls: devices, elements,
+ * the reader names it and resolves nothing inside it. Node ids are the reader's: it hashes each
+ * once, refuses a repeated one ("nodes[i]: node \"a\" is defined twice") and an edge to an
+ * unknown one ("edges[k]: edge [\"a\", \"b\"]: no node \"b\""), and hands the edges over as
+ * node numbers. Order of the calls: devices, elements,
  * transitions, then the expression bottom-up (root last) or the nodes and then the edges.
  */
 #ifndef ERG_CALCULUS_SCHED_READ_H
@@ -43,12 +46,17 @@ struct erg__sched_builder {
     int (*op)(void *ctx, enum erg__sched_op op, const uint32_t *kids, uint32_t n, uint32_t *id,
               const char *file, erg_diag *diag);
     int (*root)(void *ctx, uint32_t id);
-    int (*node)(void *ctx, const char *id, const char *sig, const char *device, double start_s,
-                erg_diag *sub);
-    int (*edge)(void *ctx, const char *from, const char *to, erg_diag *sub);
-    /* Optional (NULL: none): the edge (from, to) comes soon; a hint to start loading what its
-     * lookup needs (the reader calls it EDGE_HINT_AHEAD edges before edge()). */
-    void (*edge_hint)(void *ctx, const char *from, const char *to);
+    /* nodes[i], called for i = 0, 1, ... in file order once the other members are in: id (len
+     * bytes, NUL-terminated; the reader has checked that no earlier node has it), the signature
+     * name, the device name or NULL, start_s or NAN. sig_key and dev_key (NONE: no device) are
+     * small numbers, one per distinct name in the file, so that a builder may keep what it
+     * looked up for a name. */
+    int (*node)(void *ctx, const char *id, size_t len, const char *sig, uint32_t sig_key,
+                const char *device, uint32_t dev_key, double start_s, erg_diag *sub);
+    /* All edges at once, after the nodes: edges[k] = {from, to}, node numbers in the order of
+     * node(); the array (malloc'd, room for cap pairs) is the builder's from then on, whether it
+     * succeeds or not. Not called when there are no edges. */
+    int (*edges)(void *ctx, uint32_t (*edges)[2], size_t n, size_t cap, erg_diag *sub);
 };
 
 /* Read path ("-": standard input) into builder b. ERG_OK, or the first error (ERG_EPARSE,

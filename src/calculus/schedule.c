@@ -60,6 +60,17 @@ static const char *node_key(const void *ctx, uint32_t i)
     return s->ids + s->nodes[i].id_off;
 }
 
+/* The node map holds nodes 0 .. node_map.n - 1: nodes appended by erg__schedule_append_node (the
+ * file reader, which hashed their ids itself) are hashed here when a lookup by id first needs
+ * them. 0, or -1 when out of memory. */
+static int node_map_sync(erg_schedule *s)
+{
+    while (s->node_map.n < s->n_nodes)
+        if (erg__strmap_insert(&s->node_map, (uint32_t)s->node_map.n, node_key, s))
+            return -1;
+    return 0;
+}
+
 uint32_t erg__device_index(const erg_schedule *s, const char *id)
 {
     return erg__strmap_find(&s->device_map, id, device_key, s);
@@ -217,6 +228,8 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
     if (!isnan(start_s) && (!isfinite(start_s) || start_s < 0.0))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "node \"%s\": start_s must be finite and >= 0 (got %g)", id, start_s);
+    if (node_map_sync(s) != 0)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (erg__strmap_find(&s->node_map, id, node_key, s) != NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node \"%s\" is defined twice", id);
     size_t len = strlen(id) + 1;
@@ -237,16 +250,27 @@ int erg_schedule_add_node(erg_schedule *s, const char *id, const char *sig_name,
     return ERG_OK;
 }
 
-void erg__schedule_edge_hint(const erg_schedule *s, const char *from, const char *to)
+int erg__schedule_append_node(erg_schedule *s, const char *id, size_t len, uint32_t sig,
+                              uint32_t device, double start_s)
 {
-    erg__strmap_prefetch(&s->node_map, erg__strmap_hash(from));
-    erg__strmap_prefetch(&s->node_map, erg__strmap_hash(to));
+    if (s->n_nodes >= NONE - 1 ||
+        erg__grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + 1, sizeof *s->nodes) ||
+        erg__grow((void **)&s->ids, &s->ids_cap, s->ids_len + len + 1, 1))
+        return ERG_ENOMEM;
+    memcpy(s->ids + s->ids_len, id, len);
+    s->ids[s->ids_len + len] = '\0';
+    s->nodes[s->n_nodes] = (struct erg__node){sig, device, s->ids_len, start_s};
+    s->ids_len += len + 1;
+    s->n_nodes++;
+    return ERG_OK;
 }
 
 int erg_schedule_add_edge(erg_schedule *s, const char *from, const char *to, erg_diag *diag)
 {
     if (!s || !from || !to)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "an edge needs two node ids");
+    if (node_map_sync(s) != 0)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     uint32_t a = erg__strmap_find(&s->node_map, from, node_key, s);
     uint32_t b = erg__strmap_find(&s->node_map, to, node_key, s);
     if (a == NONE)

@@ -66,9 +66,12 @@ uint32_t erg__device_index(const erg_schedule *s, const char *id);
 uint32_t erg__sig_index(const erg_schedule *s, const char *name);
 const char *erg__node_id(const erg_schedule *s, uint32_t node);
 
-/* A hint that an edge between these node ids is added soon: starts loading their hash slots
- * (a reader that holds its edges calls it some edges ahead). No effect on any result. */
-void erg__schedule_edge_hint(const erg_schedule *s, const char *from, const char *to);
+/* Append node (id: len bytes, no NUL inside; sig, device: valid indexes, checked as
+ * erg_schedule_add_node checks them; start_s NAN or finite >= 0) without hashing its id: for a
+ * reader that checked the ids unique itself. The node map takes it in when a lookup by id first
+ * needs it. ERG_OK or ERG_ENOMEM. */
+int erg__schedule_append_node(erg_schedule *s, const char *id, size_t len, uint32_t sig,
+                              uint32_t device, double start_s);
 
 /* Append an expression node; returns its index or ERG__STRMAP_NONE when out of memory. */
 uint32_t erg__expr_add(erg_schedule *s, const struct erg__expr *e);

@@ -66,19 +66,28 @@ static FILE *open_regular(const char *path, erg_diag *diag, int *status)
     return f;
 }
 
-int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
+FILE *erg__open_read(const char *path, int *seekable, erg_diag *diag, int *status)
 {
-    int status = ERG_EIO;
-    FILE *f = open_regular(path, diag, &status);
-    if (!f)
-        return status;
+    *seekable = 0;
+    FILE *f = open_regular(path, diag, status);
+    struct stat st;
+    if (f && f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+        *seekable = 1;
+    return f;
+}
+
+void erg__close_read(FILE *f)
+{
+    if (f && f != stdin)
+        fclose(f);
+}
+
+int erg__read_all(FILE *f, const char *path, char **out, size_t *len, erg_diag *diag)
+{
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
-    if (!buf) {
-        if (f != stdin)
-            fclose(f);
+    if (!buf)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory reading the file");
-    }
     for (;;) {
         size_t r = fread(buf + n, 1, cap - n, f);
         n += r;
@@ -86,16 +95,12 @@ int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
             if (ferror(f)) {
                 int e = errno;
                 free(buf);
-                if (f != stdin)
-                    fclose(f);
                 return erg_diag_set(diag, ERG_EIO, path, "read error: %s", strerror(e));
             }
             break;
         }
         if (cap >= ERG__READ_FILE_MAX) { /* standard input, or a file that grew while read */
             free(buf);
-            if (f != stdin)
-                fclose(f);
             return erg_diag_set(diag, ERG_EINVAL, path,
                                 "larger than the %llu bytes erg reads whole",
                                 (unsigned long long)ERG__READ_FILE_MAX);
@@ -103,20 +108,27 @@ int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
         char *nb = realloc(buf, 2 * cap + 1);
         if (!nb) {
             free(buf);
-            if (f != stdin)
-                fclose(f);
             return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory reading the file");
         }
         buf = nb;
         cap *= 2;
     }
-    if (f != stdin)
-        fclose(f);
     buf[n] = '\0';
     *out = buf;
     if (len)
         *len = n;
     return ERG_OK;
+}
+
+int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag)
+{
+    int status = ERG_EIO;
+    FILE *f = open_regular(path, diag, &status);
+    if (!f)
+        return status;
+    int rc = erg__read_all(f, path, out, len, diag);
+    erg__close_read(f);
+    return rc;
 }
 
 void erg__dirname(const char *path, char *buf, size_t size)

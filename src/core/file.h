@@ -4,6 +4,7 @@
 #define ERG_CORE_FILE_H
 
 #include <signal.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -14,6 +15,15 @@
  * are streamed by their own readers. */
 #define ERG__READ_FILE_MAX (1ull << 30)
 int erg__read_file(const char *path, char **out, size_t *len, erg_diag *diag);
+
+/* The parts of erg__read_file, for a reader that streams a regular file: erg__open_read opens
+ * path with the same checks and messages (NULL with the status in *status on failure) and sets
+ * *seekable to 1 for a regular file, which may be read in chunks and read again, 0 for standard
+ * input or a pipe; erg__read_all reads the rest of f whole (as erg__read_file: NUL-terminated,
+ * at most ERG__READ_FILE_MAX bytes); erg__close_read closes f (never standard input). */
+FILE *erg__open_read(const char *path, int *seekable, erg_diag *diag, int *status);
+int erg__read_all(FILE *f, const char *path, char **out, size_t *len, erg_diag *diag);
+void erg__close_read(FILE *f);
 
 /* Write len bytes to path whole or not at all: write "<path>.tmp.XXXXXX" in the same folder,
  * fsync, rename over path. "-" writes stdout. */

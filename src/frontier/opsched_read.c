@@ -295,18 +295,35 @@ static int fr_root(void *ctx, uint32_t id)
     return ERG_OK;
 }
 
-static int fr_node(void *ctx, const char *id, const char *sig, const char *device, double start_s,
-                   erg_diag *sub)
+static int fr_node(void *ctx, const char *id, size_t len, const char *sig, uint32_t sig_key,
+                   const char *device, uint32_t dev_key, double start_s, erg_diag *sub)
 {
+    (void)len;
+    (void)sig_key;
+    (void)dev_key;
     (void)start_s; /* accepted for schedule/1 compatibility; a frontier re-times nodes */
     int rc = erg_opsched_add_node_on(((struct rd *)ctx)->os, id, sig, device, sub);
     return rc == ERG_ENOMEM ? rc : rc != ERG_OK ? ERG_EPARSE : ERG_OK;
 }
 
-static int fr_edge(void *ctx, const char *from, const char *to, erg_diag *sub)
+static int fr_edges(void *ctx, uint32_t (*e)[2], size_t n, size_t cap, erg_diag *sub)
 {
-    int rc = erg_opsched_add_edge(((struct rd *)ctx)->os, from, to, sub);
-    return rc == ERG_ENOMEM ? rc : rc != ERG_OK ? ERG_EPARSE : ERG_OK;
+    erg_opsched *os = ((struct rd *)ctx)->os;
+    if (os->n_edge == 0) {
+        free(os->edge);
+        os->edge = e;
+        os->n_edge = n;
+        os->cap_edge = cap;
+        return ERG_OK;
+    }
+    if (erg__fr_grow((void **)&os->edge, &os->cap_edge, os->n_edge + n, sizeof *os->edge)) {
+        free(e);
+        return erg_diag_set(sub, ERG_ENOMEM, NULL, "out of memory");
+    }
+    memcpy(os->edge + os->n_edge, e, n * sizeof *e);
+    os->n_edge += n;
+    free(e);
+    return ERG_OK;
 }
 
 int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
@@ -327,8 +344,7 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
                                          fr_op,
                                          fr_root,
                                          fr_node,
-                                         fr_edge,
-                                         NULL};
+                                         fr_edges};
     int rc = erg__sched_read(path, &b, diag);
     if (rc != ERG_OK) {
         erg_opsched_free(r.os);

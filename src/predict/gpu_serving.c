@@ -80,6 +80,21 @@ static void holdout_mask(unsigned char *test, size_t n)
         test[i] = erg__splitmix_unit(&seed) < 0.2;
 }
 
+/* The training rows (test[i] == 0) packed: xt (nt x p) from the first p columns of x's rows of
+ * `stride` values, yt (nt) from y[i * ystride]; returns nt. */
+static size_t gather_train(const unsigned char *test, size_t n, const double *x, size_t stride,
+                           size_t p, const double *y, size_t ystride, double *xt, double *yt)
+{
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!test[i]) {
+            memcpy(xt + nt * p, x + i * stride, p * sizeof *xt);
+            yt[nt++] = y[i * ystride];
+        }
+    }
+    return nt;
+}
+
 /* Fit on a seeded 80 % and report the held-out MAPE; then refit on all rows (stored). */
 static int fit_holdout(const double *x, const double *y, size_t n, size_t p, double *c,
                        double *mape_pct)
@@ -93,13 +108,7 @@ static int fit_holdout(const double *x, const double *y, size_t n, size_t p, dou
         goto out;
     }
     holdout_mask(test, n);
-    size_t nt = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!test[i]) {
-            memcpy(xt + nt * p, x + i * p, p * sizeof *xt);
-            yt[nt++] = y[i];
-        }
-    }
+    size_t nt = gather_train(test, n, x, p, p, y, 1, xt, yt);
     if (nt >= p * 3 && nt < n && rel_lsq(xt, yt, nt, p, c) == ERG_OK) {
         double s = 0;
         size_t k = 0;
@@ -268,13 +277,7 @@ static int power_fit_holdout(const struct rows *en, size_t pt, const double *tc,
         goto out;
     }
     holdout_mask(test, n);
-    size_t nt = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!test[i]) {
-            memcpy(xt + nt * pt, en->x + i * EN_COLS, pt * sizeof *xt);
-            yt[nt++] = en->x[i * EN_COLS + 8];
-        }
-    }
+    size_t nt = gather_train(test, n, en->x, EN_COLS, pt, en->x + 8, EN_COLS, xt, yt);
     double ct[MAXP];
     if (nt >= pt * 3 && nt < n && rel_lsq(xt, yt, nt, pt, ct) == ERG_OK) {
         size_t m = 0;

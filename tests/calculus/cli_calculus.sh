@@ -25,6 +25,22 @@ done
 grep -q '"static_energy_j": 0.5184' "$tmp/json" || fail "JSON static energy"
 "$erg" compose --json --confidence 0.99 "$ex/pipeline-2gpu.json" | grep -q '"confidence": 0.99' || fail "--confidence"
 
+# standard input and pipes (read whole, where a file is streamed) give the same figures, and
+# erg compose and erg frontier name a bad edge by the same place (one schedule/1 reader).
+"$erg" compose --json "$ex/pipeline-2gpu-dag.json" > "$tmp/file.json" || fail "compose dag exit $?"
+"$erg" compose --json - < "$ex/pipeline-2gpu-dag.json" > "$tmp/stdin.json" || fail "compose - exit $?"
+cat "$ex/pipeline-2gpu-dag.json" | "$erg" compose --json - > "$tmp/pipe.json" || fail "compose pipe exit $?"
+cmp -s "$tmp/file.json" "$tmp/stdin.json" || fail "compose from standard input differs"
+cmp -s "$tmp/file.json" "$tmp/pipe.json" || fail "compose from a pipe differs"
+printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 1}},\n "signatures": {"k": {"device": "g", "time_s": 1, "dynamic_energy_j": 1}},\n "nodes": [{"id": "a", "signature": "k"}],\n "edges": [["a", "b"]]}\n' > "$tmp/badedge.json"
+"$erg" compose - < "$tmp/badedge.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "bad edge on stdin should exit 2"
+grep -qx 'erg: <stdin>:4:12: edges\[0\]: edge \["a", "b"\]: no node "b"' "$tmp/err" || fail "stdin bad edge: $(cat "$tmp/err")"
+for cmd in compose frontier; do
+    "$erg" $cmd "$tmp/badedge.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "$cmd bad edge should exit 2"
+    grep -qx "erg: $tmp/badedge.json:4:12: edges\\[0\\]: edge \\[\"a\", \"b\"\\]: no node \"b\"" "$tmp/err" ||
+        fail "$cmd bad edge: $(cat "$tmp/err")"
+done
+
 # deviation test (Eq. 23): consistent measurement exits 0, a far one exits 1.
 "$erg" compose --measured 3.33 --measured-sd 0.02 "$ex/attention-layer.json" > "$tmp/out" || fail "consistent deviation exit $?"
 grep -q 'consistent' "$tmp/out" || fail "deviation line"

@@ -147,43 +147,38 @@ static void attention_layer_as_a_dag(void **state)
     erg_schedule_free(s);
 }
 
+/* The schedule of dag_holds_every_device_for_the_makespan; g1 is that device's object. */
+#define HELD_SCHEDULE(g1)                                                                          \
+    "{\"erg\": \"schedule/1\",\n"                                                                  \
+    " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"                     \
+    "             \"g1\": " g1 "},\n"                                                              \
+    " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"                        \
+    "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, "                            \
+    "\"static_power_w\": 80},\n"                                                                   \
+    "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"                          \
+    " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"                    \
+    "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"                      \
+    "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"                     \
+    " \"edges\": [[\"b\", \"c\"]]}\n"
+
 /* Devices are held for the whole makespan: a gap on one device is an idle element at its idle
  * power, a device that finishes early idles until the end. Hand-computed. */
 static void dag_holds_every_device_for_the_makespan(void **state)
 {
     (void)state;
-    const char *text = "{\"erg\": \"schedule/1\",\n"
-                       " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
-                       "             \"g1\": {\"static_power_w\": 70}},\n"
-                       " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
-                       "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, "
-                       "\"static_power_w\": 80},\n"
-                       "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
-                       " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
-                       "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
-                       "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
-                       " \"edges\": [[\"b\", \"c\"]]}\n";
     erg_report r;
     erg_diag d;
     /* b states 80 W on a device of 70 W: a device has one static power (Axiom P2, trial 2). */
-    assert_int_equal(compose_file(put("held-p2.json", text), &r, &d), ERG_EINVAL);
+    assert_int_equal(
+        compose_file(put("held-p2.json", HELD_SCHEDULE("{\"static_power_w\": 70}")), &r, &d),
+        ERG_EINVAL);
     assert_non_null(strstr(d.detail,
                            "nodes[1]: node \"b\": signature \"b\" has static_power_w 80 W "
                            "but its device \"g1\" declares 70 W"));
     assert_non_null(strstr(d.where, "held-p2.json:8:12"));
     /* The same schedule stated consistently: g1 draws 80 W while busy, 70 W idle. */
-    const char *fixed = "{\"erg\": \"schedule/1\",\n"
-                        " \"devices\": {\"g0\": {\"static_power_w\": 50, \"idle_power_w\": 40},\n"
-                        "             \"g1\": {\"static_power_w\": 80, \"idle_power_w\": 70}},\n"
-                        " \"signatures\": {\"a\": {\"time_s\": 2, \"dynamic_energy_j\": 10},\n"
-                        "                \"b\": {\"time_s\": 3, \"dynamic_energy_j\": 20, "
-                        "\"static_power_w\": 80},\n"
-                        "                \"c\": {\"time_s\": 1, \"dynamic_energy_j\": 5}},\n"
-                        " \"nodes\": [{\"id\": \"a\", \"signature\": \"a\", \"device\": \"g0\"},\n"
-                        "           {\"id\": \"b\", \"signature\": \"b\", \"device\": \"g1\"},\n"
-                        "           {\"id\": \"c\", \"signature\": \"c\", \"device\": \"g0\"}],\n"
-                        " \"edges\": [[\"b\", \"c\"]]}\n";
-    int rc = compose_file(put("held.json", fixed), &r, &d);
+    int rc = compose_file(
+        put("held.json", HELD_SCHEDULE("{\"static_power_w\": 80, \"idle_power_w\": 70}")), &r, &d);
     assert_int_equal(rc, ERG_OK);
     /* a on g0 [0,2], b on g1 [0,3] at 80 W, c on g0 [3,4]; makespan 4.
      * g0: 50·2 + 40·1 (gap) + 50·1 = 190 J; g1: 80·3 + 70·1 (idle) = 310 J. */

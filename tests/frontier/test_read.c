@@ -221,7 +221,13 @@ static void rejects_bad_operating_sets(void **state)
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"}],"
         " \"edges\": [[\"x\", \"y\"]]}",
-        ERG_EPARSE, "s.json", "edges[0]");
+        ERG_EINVAL, "s.json:1:", "edges[0]: edge [\"x\", \"y\"]: no node \"y\"");
+    /* one reader for both commands: a repeated id is named as erg compose names it */
+    expect_error(
+        "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
+        " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},"
+        " {\"id\": \"x\", \"signature\": \"a\"}]}",
+        ERG_EINVAL, "s.json:1:", "nodes[1]: node \"x\" is defined twice");
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}}",
