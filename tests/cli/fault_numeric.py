@@ -3,7 +3,8 @@
 """Numeric faults in every numeric field of erg's input formats (signature/1, schedule/1, a
 Chrome/Kineto trace, a HuggingFace config.json, model/1, calibration/1, an ops CSV): each number in
 turn is replaced by zero, -0, a negative, a huge, a denormal, an overflowing or non-finite value
-(as JSON can spell it: 1e400 and NaN literals, a string, null) and the command is run. Each run
+(as JSON can spell it: 1e400 and NaN literals, a string, null) and the command is run;
+calibration/1 goes through erg measure on a fake RAPL tree. Each run
 must end with exit 0 (or 1 where the command reports a check) or 2, with a message naming the file
 for 2, never a signal, a sanitizer report, or non-finite figures ("nan", "inf") in output that exits
 0. Usage: fault_numeric.py ERG SOURCE_DIR [MAX_PER_CASE]"""
@@ -138,9 +139,32 @@ def model_argv(f, tmp):
 
 
 json_case("model/1 (predict model)", os.path.join(src, "models", "cpu", "ops.json"), model_argv)
+# calibration/1, read by erg measure (a fake RAPL tree whose counter stands still)
+root = tempfile.mkdtemp(prefix="erg-numeric-root.")
+rapl = os.path.join(root, "sys", "class", "powercap", "intel-rapl:0")
+os.makedirs(rapl)
+os.makedirs(os.path.join(root, "proc"))
+for name, text in (("name", "package-0\n"), ("energy_uj", "1000000\n"),
+                   ("max_energy_range_uj", "262143328850\n")):
+    with open(os.path.join(rapl, name), "w") as fh:
+        fh.write(text)
+with open(os.path.join(root, "proc", "stat"), "w") as fh:
+    fh.write("cpu  100 0 0 100 0 0 0 0 0 0\n")
+calibration = os.path.join(tempfile.mkdtemp(prefix="erg-numeric-cal."), "calibration.json")
+with open(calibration, "w") as fh:
+    json.dump({"erg": "calibration/1", "duration_s": 1, "window_s": 0.01, "idle_power_w": 2.0,
+               "channels": [{"id": "rapl-sysfs:package-0", "idle_power_w": 2.0, "cv": 0.01}]}, fh)
+env["ERG_ROOT"] = root
+json_case("calibration/1 (measure)", calibration,
+          lambda f, t: [erg, "measure", "-r", "1", "--backends", "rapl-sysfs", "--calibration", f,
+                        "--", "true"])
+del env["ERG_ROOT"]
 csv_case("ops CSV (fit ops)", os.path.join(src, "tests", "fuzz", "seeds", "ops.csv"),
          lambda f, t: [erg, "fit", "ops", f, "-o", os.path.join(t, "m.json")])
 
+import shutil
+shutil.rmtree(root, ignore_errors=True)
+shutil.rmtree(os.path.dirname(calibration), ignore_errors=True)
 print("%d runs, %d failed" % (runs, len(failures)))
 for f in failures[:40]:
     print("FAIL " + f)

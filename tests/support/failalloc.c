@@ -6,16 +6,21 @@
  * allocator stays the sanitizers' when built under them, so leaks after a failure are still
  * reported. jansson's own allocations are counted too only with ERG_FAILALLOC_JANSSON=1: Debian
  * 12's jansson 2.14 itself crashes when an allocation inside json_loadb fails (a write through a
- * bad pointer in its parser, reproduced without erg), so the sweeps leave it out.
+ * bad pointer in its parser, reproduced without erg): fault_alloc.sh counts those crashes apart
+ * (the sanitizers' report names libjansson; without them, a handler here says so).
  *
  * Environment (read once, at start):
  *   ERG_FAILALLOC=N      fail the Nth allocation (1-based) and only that one; N+ fails the Nth
  *                        and every later one; 0 or unset counts only
  *   ERG_FAILALLOC_LOG=F  at exit, write "calls K failed J" to F (K allocations seen, J failed)
  * In-process tests use erg_failalloc_arm() and erg_failalloc_calls() instead. */
+#define _GNU_SOURCE /* dladdr, REG_RIP */
 #include "support/failalloc.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -111,11 +116,52 @@ static void write_log(void)
     close(fd);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAILALLOC_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define FAILALLOC_ASAN 1
+#endif
+
+#if !defined(FAILALLOC_ASAN) && (defined(__x86_64__) || defined(__aarch64__))
+/* Without the sanitizers, a crash has no report that names the library: a SIGSEGV whose faulting
+ * instruction lies in libjansson is said so on stderr (fault_alloc.sh counts it apart), and the
+ * process still dies of the signal. */
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+    (void)si;
+    const ucontext_t *uc = ctx;
+#if defined(__x86_64__)
+    void *pc = (void *)uc->uc_mcontext.gregs[REG_RIP];
+#else
+    void *pc = (void *)uc->uc_mcontext.pc;
+#endif
+    Dl_info info;
+    if (dladdr(pc, &info) && info.dli_fname && strstr(info.dli_fname, "libjansson")) {
+        static const char msg[] = "failalloc: SIGSEGV inside libjansson\n";
+        if (write(2, msg, sizeof msg - 1) < 0)
+            (void)0;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+#endif
+
 __attribute__((constructor)) static void failalloc_init(void)
 {
     const char *j = getenv("ERG_FAILALLOC_JANSSON");
-    if (j && strcmp(j, "1") == 0)
+    if (j && strcmp(j, "1") == 0) {
         json_set_alloc_funcs(__wrap_malloc, json_free);
+#if !defined(FAILALLOC_ASAN) && (defined(__x86_64__) || defined(__aarch64__))
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_segv;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGSEGV, &sa, NULL);
+#endif
+    }
     const char *log = getenv("ERG_FAILALLOC_LOG");
     if (log && strlen(log) < sizeof log_path) {
         strcpy(log_path, log);
