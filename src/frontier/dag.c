@@ -94,11 +94,6 @@ static const struct fr_transition *dag_tr(const erg_opsched *os, const char *dev
     return tr && strcmp(os->group[from].device, device) == 0 ? tr : NULL;
 }
 
-static const char *node_device(const void *ctx, uint32_t k)
-{
-    return ((const erg_opsched *)ctx)->node[k].device;
-}
-
 static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
 {
     memset(g, 0, sizeof *g);
@@ -140,7 +135,7 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
         buf[0] = '\0';
         for (; j <= len && used < 300; j++) { /* an entry takes at most 68 bytes */
             int w = snprintf(buf + used, sizeof buf - used, "%s\"%.60s\"", j ? " -> " : "",
-                             os->node[cyc[j % len]].id);
+                             erg__fr_node_id(os, cyc[j % len]));
             used += w > 0 ? (size_t)w : 0;
         }
         if (j <= len)
@@ -151,19 +146,20 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
     memcpy(g->topo, g->gr.order, n * sizeof *g->topo);
     /* Device order: the declaration order of the nodes on each device. A transition can apply
      * between consecutive nodes a, b when some point of a and some point of b are at ω_dev groups
-     * with a declared transition between them. devfirst[k]: the first node on k's device (hashed
-     * device names), devlast: the last one seen so far, devnext: the inverse of devprev. */
-    size_t *devfirst = malloc((n + 1) * sizeof *devfirst),
+     * with a declared transition between them. first[d]: the first node on device d (the
+     * schedule's device numbers), devfirst[k] = first[k's device], devlast: the last one seen so
+     * far, devnext: the inverse of devprev. */
+    size_t *first = malloc((os->n_node_dev + 1) * sizeof *first),
+           *devfirst = malloc((n + 1) * sizeof *devfirst),
            *devlast = malloc((n + 1) * sizeof *devlast);
     size_t *devnext = malloc((n + 1) * sizeof *devnext);
-    erg__strmap devmap = {0};
-    int mrc = devfirst && devlast && devnext ? ERG_OK : ERG_ENOMEM;
+    int mrc = first && devfirst && devlast && devnext ? ERG_OK : ERG_ENOMEM;
+    for (size_t d = 0; d < os->n_node_dev && mrc == ERG_OK; d++)
+        first[d] = FR_NONE;
     for (size_t k = 0; k < n && mrc == ERG_OK; k++) {
-        uint32_t f = erg__strmap_find(&devmap, os->node[k].device, node_device, os);
-        if (f == ERG__STRMAP_NONE) {
-            if (erg__strmap_insert(&devmap, (uint32_t)k, node_device, os) != 0)
-                mrc = ERG_ENOMEM;
-            f = (uint32_t)k;
+        size_t f = first[os->node[k].device];
+        if (f == FR_NONE) {
+            f = first[os->node[k].device] = k;
             devlast[k] = FR_NONE;
         }
         devfirst[k] = f;
@@ -173,7 +169,7 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
             devnext[devlast[f]] = k;
         devlast[f] = k;
     }
-    erg__strmap_free(&devmap);
+    free(first);
     if (mrc != ERG_OK) {
         free(devfirst);
         free(devlast);
@@ -188,8 +184,8 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
         const struct fr_element *eb = &os->elem[os->node[k].elem];
         for (size_t i = 0; i < ea->n && !g->has_tr; i++)
             for (size_t j = 0; j < eb->n && !g->has_tr; j++)
-                g->has_tr =
-                    dag_tr(os, os->node[k].device, ea->pts[i].group, eb->pts[j].group) != NULL;
+                g->has_tr = dag_tr(os, erg__fr_node_device(os, k), ea->pts[i].group,
+                                   eb->pts[j].group) != NULL;
     }
     /* With transitions, order again by the edges plus the device order (a switch happens between
      * consecutive nodes of a device, so it is a precedence too). */
@@ -222,14 +218,14 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
                                 "device %s are declared (the order transition elements are "
                                 "charged in); declare each device's nodes in an order the "
                                 "edges allow",
-                                os->node[k].id, os->node[k].device);
+                                erg__fr_node_id(os, k), erg__fr_node_device(os, k));
         }
     }
     free(indeg);
     /* Every device once, held at its idle power; a node adds s − p while it runs (gaps are idle
      * elements, schedule/1 DAG semantics). */
     for (size_t k = 0; k < n; k++) {
-        const char *dev = os->node[k].device;
+        const char *dev = erg__fr_node_device(os, k);
         if (devfirst[k] == k) {
             g->cstat[k] = erg__fr_device_static_w(os, dev) - erg__fr_device_idle_w(os, dev);
             g->static_w += erg__fr_device_idle_w(os, dev);
@@ -263,7 +259,7 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
                 return erg_diag_set(diag, ERG_ERANGE, NULL,
                                     "node %s: element %s: a point's energy is not finite (it "
                                     "overflows a double; check its units: seconds and joules)",
-                                    os->node[k].id, el->name);
+                                    erg__fr_node_id(os, k), el->name);
             }
         qsort(v, el->n, sizeof *v, cmp_td);
         /* (T, d) Pareto-min; with transitions, per ω_dev group (a dominated point at another
@@ -305,7 +301,7 @@ static int dag_build(const erg_opsched *os, struct dag *g, erg_diag *diag)
                                 "node %s: the schedule's time or energy up to this node is not "
                                 "finite (it overflows a double; check the element's units: "
                                 "seconds and joules)",
-                                os->node[k].id);
+                                erg__fr_node_id(os, k));
     }
     return ERG_OK;
 }
@@ -322,7 +318,7 @@ static double forward(struct dag *g)
         if (g->has_tr && g->devprev[k] != FR_NONE) {
             size_t a = g->devprev[k];
             const struct fr_transition *tr =
-                dag_tr(g->os, g->os->node[k].device, g->grp[a], g->grp[k]);
+                dag_tr(g->os, erg__fr_node_device(g->os, k), g->grp[a], g->grp[k]);
             if (tr)
                 st = fmax(st, g->fin[a] + tr->sig.time_s);
         }
@@ -401,9 +397,9 @@ static double eval_sel(struct dag *g, const size_t *sel, double *E, double *Dtru
         if (g->devprev[k] == FR_NONE)
             continue;
         const struct fr_transition *tr =
-            dag_tr(g->os, g->os->node[k].device, g->grp[g->devprev[k]], g->grp[k]);
+            dag_tr(g->os, erg__fr_node_device(g->os, k), g->grp[g->devprev[k]], g->grp[k]);
         if (tr) {
-            double p = erg__fr_device_idle_w(g->os, g->os->node[k].device);
+            double p = erg__fr_device_idle_w(g->os, erg__fr_node_device(g->os, k));
             D += tr->sig.dynamic_energy_j + (tr->sig.static_power_w - p) * tr->sig.time_s;
             Dt += tr->sig.dynamic_energy_j;
         }
@@ -632,7 +628,7 @@ static int finish(struct dag *g, struct plan *pl, size_t np, struct lp *lp,
     if (!out->points || !out->choices || !out->element_names)
         rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     for (size_t k = 0; k < g->n && rc == ERG_OK; k++)
-        if (!(out->element_names[k] = strdup(g->os->node[k].id)))
+        if (!(out->element_names[k] = strdup(erg__fr_node_id(g->os, k))))
             rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     out->method = method;
     for (size_t i = 0; i < nk && rc == ERG_OK; i++) {
@@ -861,10 +857,10 @@ static int sp_frontier(struct dag *g, double epsilon, erg_frontier *out, erg_dia
             erg_signature_init(&sg);
             sg.time_s = st->t[i];
             sg.dynamic_energy_j = st->d[i];
-            rc = erg_opsched_add_point(t, g->os->node[k].id, &sg, "", NULL);
+            rc = erg_opsched_add_point(t, erg__fr_node_id(g->os, k), &sg, "", NULL);
         }
         if (rc == ERG_OK)
-            rc = erg_opsched_expr_leaf(t, g->os->node[k].id, &leaf[k], NULL);
+            rc = erg_opsched_expr_leaf(t, erg__fr_node_id(g->os, k), &leaf[k], NULL);
     }
     size_t root = FR_NONE;
     if (rc == ERG_OK)

@@ -57,6 +57,9 @@ void erg_opsched_free(erg_opsched *os)
         free(os->expr[i].kids);
     free(os->expr);
     free(os->node);
+    free(os->node_ids);
+    free(os->node_dev);
+    erg__strmap_free(&os->node_dev_map);
     free(os->edge);
     free(os);
 }
@@ -78,7 +81,22 @@ static const char *dev_key(const void *ctx, uint32_t i)
 
 static const char *node_key(const void *ctx, uint32_t i)
 {
-    return ((const erg_opsched *)ctx)->node[i].id;
+    return erg__fr_node_id(ctx, i);
+}
+
+static const char *node_dev_key(const void *ctx, uint32_t i)
+{
+    return ((const erg_opsched *)ctx)->node_dev[i];
+}
+
+const char *erg__fr_node_id(const erg_opsched *os, size_t k)
+{
+    return os->node_ids + os->node[k].id;
+}
+
+const char *erg__fr_node_device(const erg_opsched *os, size_t k)
+{
+    return os->node_dev[os->node[k].device];
 }
 
 static const char *group_key(const void *ctx, uint32_t i)
@@ -106,8 +124,14 @@ size_t erg__fr_find_device(const erg_opsched *os, const char *id)
     return found(erg__strmap_find(&os->dev_map, id, dev_key, os));
 }
 
-size_t erg__fr_find_node(const erg_opsched *os, const char *id)
+size_t erg__fr_find_node(erg_opsched *os, const char *id, int *oom)
 {
+    *oom = 0;
+    while (os->node_map.n < os->n_node)
+        if (erg__strmap_insert(&os->node_map, (uint32_t)os->node_map.n, node_key, os) != 0) {
+            *oom = 1;
+            return FR_NONE;
+        }
     return found(erg__strmap_find(&os->node_map, id, node_key, os));
 }
 
@@ -332,6 +356,30 @@ int erg_opsched_add_node(erg_opsched *os, const char *id, const char *element, e
     return erg_opsched_add_node_on(os, id, element, NULL, diag);
 }
 
+int erg__fr_append_node(erg_opsched *os, const char *id, size_t len, size_t elem,
+                        const char *device)
+{
+    const char *dev = device && device[0] ? device : os->elem[elem].device;
+    uint32_t d = erg__strmap_find(&os->node_dev_map, dev, node_dev_key, os);
+    if (d == ERG__STRMAP_NONE) {
+        if (GROW(os->node_dev, os->cap_node_dev, os->n_node_dev + 1))
+            return ERG_ENOMEM;
+        snprintf(os->node_dev[os->n_node_dev], sizeof os->node_dev[0], "%s", dev);
+        if (erg__strmap_insert(&os->node_dev_map, (uint32_t)os->n_node_dev, node_dev_key, os))
+            return ERG_ENOMEM;
+        d = (uint32_t)os->n_node_dev++;
+    }
+    if (os->n_node >= ERG__STRMAP_NONE - 1 || GROW(os->node, os->cap_node, os->n_node + 1) ||
+        erg__fr_grow((void **)&os->node_ids, &os->node_ids_cap, os->node_ids_len + len + 1, 1))
+        return ERG_ENOMEM;
+    memcpy(os->node_ids + os->node_ids_len, id, len);
+    os->node_ids[os->node_ids_len + len] = '\0';
+    os->node[os->n_node] = (struct fr_node){os->node_ids_len, elem, d};
+    os->node_ids_len += len + 1;
+    os->n_node++;
+    return ERG_OK;
+}
+
 int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element,
                             const char *device, erg_diag *diag)
 {
@@ -342,19 +390,14 @@ int erg_opsched_add_node_on(erg_opsched *os, const char *id, const char *element
     if (e == FR_NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s: unknown signature \"%s\"", id,
                             element);
-    if (erg__fr_find_node(os, id) != FR_NONE)
+    int oom;
+    if (erg__fr_find_node(os, id, &oom) != FR_NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s declared twice", id);
-    if (GROW(os->node, os->cap_node, os->n_node + 1))
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (device && strlen(device) >= ERG_SIG_DEVICE_MAX)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "node %s: device id too long", id);
-    snprintf(os->node[os->n_node].id, sizeof os->node[0].id, "%s", id);
-    snprintf(os->node[os->n_node].device, sizeof os->node[0].device, "%s",
-             device && device[0] ? device : os->elem[e].device);
-    os->node[os->n_node].elem = e;
-    if (erg__strmap_insert(&os->node_map, (uint32_t)os->n_node, node_key, os) != 0)
+    if (oom || erg__fr_append_node(os, id, strlen(id), e, device) != ERG_OK ||
+        erg__strmap_insert(&os->node_map, (uint32_t)(os->n_node - 1), node_key, os) != 0)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    os->n_node++;
     return ERG_OK;
 }
 
@@ -362,7 +405,10 @@ int erg_opsched_add_edge(erg_opsched *os, const char *from, const char *to, erg_
 {
     if (!os || !from || !to)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
-    size_t a = erg__fr_find_node(os, from), b = erg__fr_find_node(os, to);
+    int oom_a, oom_b;
+    size_t a = erg__fr_find_node(os, from, &oom_a), b = erg__fr_find_node(os, to, &oom_b);
+    if (oom_a || oom_b)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (a == FR_NONE || b == FR_NONE)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "edge [%s, %s]: unknown node \"%s\"", from, to,
                             a == FR_NONE ? from : to);

@@ -49,9 +49,10 @@ struct fr_expr {
 };
 
 struct fr_node {
-    char id[ERG_SIG_NAME_MAX];
+    size_t id; /* offset of its id in node_ids (erg__fr_node_id) */
     size_t elem;
-    char device[ERG_SIG_DEVICE_MAX]; /* where it runs: the node's own, else its element's */
+    uint32_t device; /* where it runs, the node's own device else its element's: an index into
+                        node_dev (erg__fr_node_device) */
 };
 
 struct erg_opsched {
@@ -67,18 +68,35 @@ struct erg_opsched {
     struct fr_expr *expr;
     size_t n_node, cap_node;
     struct fr_node *node;
+    char *node_ids; /* NUL-separated node ids */
+    size_t node_ids_len, node_ids_cap;
+    char (*node_dev)[ERG_SIG_DEVICE_MAX]; /* the distinct devices nodes run on */
+    size_t n_node_dev, cap_node_dev;
     size_t n_edge, cap_edge;
     uint32_t (*edge)[2]; /* node indexes (from, to) */
-    /* Hashed names (O(1) lookups, calculus/strmap.h): elements, devices, nodes, (device, ω_dev)
-     * groups, transitions by (from, to), and the first element on each device. */
-    erg__strmap elem_map, dev_map, node_map, group_map, tr_map, elemdev_map;
+    /* Hashed names (O(1) lookups, calculus/strmap.h): elements, devices, nodes (nodes 0 ..
+     * node_map.n - 1: those erg__fr_append_node adds are hashed when a lookup first needs them),
+     * (device, ω_dev) groups, transitions by (from, to), the first element on each device, and
+     * node_dev. */
+    erg__strmap elem_map, dev_map, node_map, group_map, tr_map, elemdev_map, node_dev_map;
 };
 
 /* Grow *arr (element size sz) so that it holds at least need; ERG_OK or ERG_ENOMEM. */
 int erg__fr_grow(void **arr, size_t *cap, size_t need, size_t sz);
 size_t erg__fr_find_element(const erg_opsched *os, const char *name);
 size_t erg__fr_find_device(const erg_opsched *os, const char *id);
-size_t erg__fr_find_node(const erg_opsched *os, const char *id);
+/* The node with this id, or FR_NONE (hashing the ids of appended nodes first: ENOMEM there reads
+ * as FR_NONE with *oom set). */
+size_t erg__fr_find_node(erg_opsched *os, const char *id, int *oom);
+/* Node k's id and the device it runs on. */
+const char *erg__fr_node_id(const erg_opsched *os, size_t k);
+const char *erg__fr_node_device(const erg_opsched *os, size_t k);
+/* Append a node (id: len bytes, 1 <= len < ERG_SIG_NAME_MAX, that no node has; elem: a valid
+ * element; device: the node's own device, NULL or "" for its element's, shorter than
+ * ERG_SIG_DEVICE_MAX) without hashing its id: for the schedule/1 reader, which checked the ids
+ * itself. ERG_OK or ERG_ENOMEM. */
+int erg__fr_append_node(erg_opsched *os, const char *id, size_t len, size_t elem,
+                        const char *device);
 /* The declared transition from group `from` to group `to` (same device), or NULL. */
 const struct fr_transition *erg__fr_find_tr(const erg_opsched *os, int from, int to);
 /* Intern (device, ω_dev JSON); returns the id or -1 when out of memory. */

@@ -16,6 +16,11 @@ struct rd {
     erg_opsched *os;
     const char *file;
     size_t n_idle;
+    struct rd_known {     /* per signature name key: the node checked first with it */
+        uint32_t dev_key; /* its device name key, or ERG__STRMAP_NONE */
+        size_t elem;      /* FR_NONE: none yet */
+    } * known;
+    size_t n_known;
 };
 
 /* Re-raise a diagnostic from a nested call with the JSON path in front (copying the detail first:
@@ -295,15 +300,32 @@ static int fr_root(void *ctx, uint32_t id)
     return ERG_OK;
 }
 
+/* A node of the file: one whose (signature name, device name) pair was checked at an earlier node
+ * is appended directly (erg__fr_append_node); the first of each pair goes through
+ * erg_opsched_add_node_on, which checks it (and words the errors). */
 static int fr_node(void *ctx, const char *id, size_t len, const char *sig, uint32_t sig_key,
                    const char *device, uint32_t dev_key, double start_s, erg_diag *sub)
 {
-    (void)len;
-    (void)sig_key;
-    (void)dev_key;
     (void)start_s; /* accepted for schedule/1 compatibility; a frontier re-times nodes */
-    int rc = erg_opsched_add_node_on(((struct rd *)ctx)->os, id, sig, device, sub);
-    return rc == ERG_ENOMEM ? rc : rc != ERG_OK ? ERG_EPARSE : ERG_OK;
+    struct rd *r = ctx;
+    if (len > 0 && len < ERG_SIG_NAME_MAX && sig_key < r->n_known &&
+        r->known[sig_key].elem != FR_NONE && r->known[sig_key].dev_key == dev_key)
+        return erg__fr_append_node(r->os, id, len, r->known[sig_key].elem, device) == ERG_OK
+                   ? ERG_OK
+                   : erg_diag_set(sub, ERG_ENOMEM, NULL, "out of memory");
+    int rc = erg_opsched_add_node_on(r->os, id, sig, device, sub);
+    if (rc != ERG_OK)
+        return rc == ERG_ENOMEM ? rc : ERG_EPARSE;
+    if (sig_key >= r->n_known) {
+        size_t n = r->n_known, cap = r->n_known;
+        if (erg__fr_grow((void **)&r->known, &cap, (size_t)sig_key + 1, sizeof *r->known))
+            return ERG_OK; /* only a cache */
+        for (r->n_known = cap; n < cap; n++)
+            r->known[n].elem = FR_NONE;
+    }
+    r->known[sig_key].elem = r->os->node[r->os->n_node - 1].elem;
+    r->known[sig_key].dev_key = dev_key;
+    return ERG_OK;
 }
 
 static int fr_edges(void *ctx, uint32_t (*e)[2], size_t n, size_t cap, erg_diag *sub)
@@ -331,7 +353,7 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
     if (!path || !out)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "NULL argument");
     *out = NULL;
-    struct rd r = {erg_opsched_new(), path, 0};
+    struct rd r = {erg_opsched_new(), path, 0, NULL, 0};
     if (!r.os)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     const struct erg__sched_builder b = {&r,
@@ -346,6 +368,7 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
                                          fr_node,
                                          fr_edges};
     int rc = erg__sched_read(path, &b, diag);
+    free(r.known);
     if (rc != ERG_OK) {
         erg_opsched_free(r.os);
         return rc;

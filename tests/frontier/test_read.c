@@ -228,6 +228,18 @@ static void rejects_bad_operating_sets(void **state)
         " \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},"
         " {\"id\": \"x\", \"signature\": \"a\"}]}",
         ERG_EINVAL, "s.json:1:", "nodes[1]: node \"x\" is defined twice");
+    /* a node after one checked with the same signature is still checked for its id's length */
+    {
+        char text[1024], longid[140];
+        memset(longid, 'q', 130);
+        longid[130] = '\0';
+        snprintf(text, sizeof text,
+                 "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, "
+                 "\"time_s\": 1, \"dynamic_energy_j\": 1}}, \"nodes\": [{\"id\": \"x\", "
+                 "\"signature\": \"a\"}, {\"id\": \"%s\", \"signature\": \"a\"}]}",
+                 longid);
+        expect_error(text, ERG_EPARSE, "s.json:1:", "nodes[1]: node id must be 1 to 127 bytes");
+    }
     expect_error(
         "{\"erg\": \"schedule/1\", \"signatures\": {\"a\": {\"static_power_w\": 1, \"time_s\": 1,"
         " \"dynamic_energy_j\": 1}}}",
