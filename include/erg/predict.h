@@ -1013,6 +1013,36 @@ ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int pha
 ERG_API int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
                                 double mape_pct[3]);
 
+/** Nested held-out accuracy of levels 2 and 3 (erg_levels_nested_accuracy): per block kind and
+ *  phase (HYMELL Tables 4-5; base: level 1) and per phase and dense/MoE (Table 6; base: the
+ *  block sum of that fold's level 2). An empty cell has n 0 and NaN figures. */
+typedef struct erg_nested_accuracy {
+    size_t n_folds;                          /**< architectures held out, one fit each */
+    erg_accuracy blocks[ERG_BLOCK_COUNT][2]; /**< [block kind][phase: prefill, decode] */
+    erg_accuracy e2e[2][2];                  /**< [phase: prefill, decode][moe: 0 dense, 1 MoE] */
+} erg_nested_accuracy;
+
+/**
+ * Nested leave-one-architecture-out accuracy of levels 2 and 3: for each architecture a (named
+ * by the rows' arch), the whole fit is repeated on the rows of the other architectures —
+ * erg_block_model_fit on the block rows, then erg_e2e_model_fit on the model rows with that
+ * level-2 model, each with its own candidate and per-phase/per-group choice made by
+ * leave-one-architecture-out inside the remaining architectures — and predicts a's block rows
+ * (level 2) and model rows (levels 2 and 3). No choice ever sees a row of the architecture it is
+ * scored on, so these figures are honest where erg_block_model_accuracy and
+ * erg_e2e_model_accuracy are slightly optimistic (their candidate choice uses the folds that
+ * report them; docs/predict.md, "Which model"). Cost: one level-2 and one level-3 fit per
+ * architecture. bs (nb rows) may be empty: the blocks answer at level 1. Rows of an architecture
+ * only one of the two sets has are predicted likewise. Deterministic for a given seed.
+ * Errors: ERG_EINVAL (no model rows, no level-1 model, fewer than three architectures), the
+ * errors of erg_block_model_fit and erg_e2e_model_fit, ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_levels_nested_accuracy(const erg_op_model *l1,
+                                                     const erg_block_sample *bs, size_t nb,
+                                                     const erg_model_sample *ms, size_t nm,
+                                                     const erg_mlp_options *o,
+                                                     erg_nested_accuracy *out, erg_diag *diag);
+
 /* ---------------------------------------------------------------- whole-model predictions */
 
 /** A target: its level-1, and optionally level-2 and level-3, models (opaque, immutable). */

@@ -35,6 +35,19 @@ uint32_t erg__strmap_hashn(const char *s, size_t n)
     return (uint32_t)(h ^ (h >> 32));
 }
 
+/* Whether the stored key k (NUL-terminated, perhaps shorter than len) is the len bytes at key
+ * (none of them NUL). Never reads k past its NUL: a short k ends in a mismatch. A short key is
+ * compared inline, byte by byte, which costs less than a call for the few bytes of a node id. */
+static int key_equal(const char *k, const char *key, size_t len)
+{
+    if (len > 16)
+        return strncmp(k, key, len) == 0 && k[len] == '\0';
+    for (size_t i = 0; i < len; i++)
+        if (k[i] != key[i])
+            return 0;
+    return k[len] == '\0';
+}
+
 void erg__strmap_prefetch(const erg__strmap *map, uint32_t h)
 {
     if (map->cap)
@@ -52,11 +65,8 @@ uint32_t erg__strmap_find_h(const erg__strmap *map, const char *key, size_t len,
         if (v == 0)
             return ERG__STRMAP_NONE;
         uint32_t at = (uint32_t)v - 1;
-        if ((uint32_t)(v >> 32) == h) {
-            const char *k = keyfn(ctx, at);
-            if (memcmp(k, key, len) == 0 && k[len] == '\0')
-                return at;
-        }
+        if ((uint32_t)(v >> 32) == h && key_equal(keyfn(ctx, at), key, len))
+            return at;
     }
 }
 

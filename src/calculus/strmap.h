@@ -38,8 +38,8 @@ void erg__strmap_prefetch(const erg__strmap *map, uint32_t h);
 uint32_t erg__strmap_find(const erg__strmap *map, const char *key, erg__strmap_key_fn keyfn,
                           const void *ctx);
 
-/* The same for the len bytes at key, whose hash is h (erg__strmap_hashn(key, len)); the stored
- * key must equal them and end there. */
+/* The same for the len bytes at key (no NUL among them), whose hash is h
+ * (erg__strmap_hashn(key, len)); the stored key must equal them and end there. */
 uint32_t erg__strmap_find_h(const erg__strmap *map, const char *key, size_t len, uint32_t h,
                             erg__strmap_key_fn keyfn, const void *ctx);
 

@@ -31,31 +31,42 @@ static void help_model(FILE *out)
 {
     fprintf(out,
             "Usage: erg fit model models.csv -o E2E.json [--target DIR] [--seed S] [--width W]\n"
-            "         [--layers L] [--epochs E] [--no-cv] [--json] [--per-sequence ARCH]\n\n"
+            "         [--layers L] [--epochs E] [--no-cv] [--json] [--per-sequence ARCH]\n"
+            "         [--nested]\n\n"
             "Fit HYMELL level 3 (Section 3.6): an MLP on log targets from the block estimates\n"
             "of the target (DIR/ops.json and DIR/blocks.json when present; default DIR: the\n"
             "folder above the CSV's) and global features. Accuracy leave-one-architecture-out\n"
             "in the layout of Table 6 beside the paper's numbers and the plain block sum;\n"
             "--per-sequence ARCH adds Table 7's layout: the held-out error of each batch-1\n"
             "row of ARCH by sequence length, beside AMALI's aggregate and HYMELL's figures.\n"
+            "--nested also reports nested held-out accuracy: for each architecture, levels 2\n"
+            "and 3 refitted (model choices included) on the other architectures' rows\n"
+            "(blocks.csv beside models.csv, and models.csv) and scored on its rows; one\n"
+            "level-2 and one level-3 fit per architecture (minutes on the CPU profile).\n"
             "Exit status: 0 written, 2 bad input.\n");
 }
 
 struct opts {
     const char *in, *out, *aux, *per_seq;
-    int json;
+    int json, nested;
     erg_mlp_options mlp;
 };
 
 static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*help)(FILE *))
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'}, {"ops", required_argument, NULL, 'O'},
-        {"target", required_argument, NULL, 'T'}, {"seed", required_argument, NULL, 's'},
-        {"width", required_argument, NULL, 'w'},  {"layers", required_argument, NULL, 'l'},
-        {"epochs", required_argument, NULL, 'e'}, {"no-cv", no_argument, NULL, 'N'},
-        {"json", no_argument, NULL, 'J'},         {"per-sequence", required_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
+                                       {"ops", required_argument, NULL, 'O'},
+                                       {"target", required_argument, NULL, 'T'},
+                                       {"seed", required_argument, NULL, 's'},
+                                       {"width", required_argument, NULL, 'w'},
+                                       {"layers", required_argument, NULL, 'l'},
+                                       {"epochs", required_argument, NULL, 'e'},
+                                       {"no-cv", no_argument, NULL, 'N'},
+                                       {"json", no_argument, NULL, 'J'},
+                                       {"per-sequence", required_argument, NULL, 'q'},
+                                       {"nested", no_argument, NULL, 'n'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     erg_mlp_options_init(&o->mlp);
     int c;
@@ -106,6 +117,11 @@ static int parse(const char *sub, int argc, char **argv, struct opts *o, void (*
             break;
         case 'J':
             o->json = 1;
+            break;
+        case 'n':
+            if (strcmp(sub, "model") != 0)
+                return erg_cli_usage("fit", "--nested belongs to 'erg fit model'");
+            o->nested = 1;
             break;
         case 'h':
             help(stdout);
@@ -406,6 +422,83 @@ static void per_sequence(const erg_e2e_model *m, const char *arch)
     }
 }
 
+/* --nested: blocks.csv beside models.csv (absent: the blocks answer at level 1), then
+ * erg_levels_nested_accuracy. */
+static int nested(const struct opts *o, const erg_op_model *l1, const erg_model_sample *s, size_t n,
+                  erg_nested_accuracy *acc, erg_diag *diag)
+{
+    char path[2200];
+    const char *slash = strrchr(o->in, '/');
+    if (slash)
+        snprintf(path, sizeof path, "%.*s/blocks.csv", (int)(slash - o->in), o->in);
+    else
+        snprintf(path, sizeof path, "blocks.csv");
+    erg_block_sample *bs = NULL;
+    size_t nb = 0;
+    int rc = erg_blocks_csv_read(path, &bs, &nb, diag);
+    if (rc == ERG_ENOENT) {
+        fprintf(stderr, "erg: %s not found: the nested fits use level-1 blocks\n", path);
+        erg_diag_clear(diag);
+        rc = ERG_OK;
+    }
+    if (rc == ERG_OK)
+        rc = erg_levels_nested_accuracy(l1, bs, nb, s, n, &o->mlp, acc, diag);
+    free(bs);
+    return rc;
+}
+
+static void nested_print(const erg_nested_accuracy *acc, const char *const *names)
+{
+    printf("\nnested leave-one-architecture-out (%zu folds: levels 2 and 3 refitted, their choices "
+           "included, without each architecture)\n",
+           acc->n_folds);
+    header("Blocks (Tables 4-5 layout)", "level 1");
+    static const char *const ph[2] = {"prefill", "decode"};
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++)
+        for (int p = 0; p < 2; p++)
+            if (acc->blocks[b][p].n) {
+                char name[40];
+                snprintf(name, sizeof name, "%s %s", erg_block_name((erg_block)b), ph[p]);
+                row(name, &acc->blocks[b][p], NULL);
+            }
+    header("End-to-end estimator (Table 6 layout)", "blocks");
+    erg_accuracy a[4], avg;
+    for (int i = 0; i < 4; i++)
+        a[i] = acc->e2e[i % 2][i / 2];
+    average(a, 4, &avg);
+    for (int i = 0; i < 4; i++)
+        row(names[i], &a[i], NULL);
+    row("Average", &avg, NULL);
+}
+
+static json_t *nested_json(const erg_nested_accuracy *acc, const char *const *names)
+{
+    json_t *j = json_object(), *blocks = json_object(), *e2e = json_object();
+    static const char *const ph[2] = {"prefill", "decode"};
+    json_object_set_new(j, "folds", json_integer((json_int_t)acc->n_folds));
+    for (int b = 0; b < ERG_BLOCK_COUNT; b++) {
+        json_t *k = json_object();
+        for (int p = 0; p < 2; p++)
+            if (acc->blocks[b][p].n)
+                json_object_set_new(k, ph[p], acc_json(&acc->blocks[b][p]));
+        if (json_object_size(k))
+            json_object_set_new(blocks, erg_block_name((erg_block)b), k);
+        else
+            json_decref(k);
+    }
+    erg_accuracy a[4], avg;
+    for (int i = 0; i < 4; i++) {
+        a[i] = acc->e2e[i % 2][i / 2];
+        if (a[i].n)
+            json_object_set_new(e2e, names[i], acc_json(&a[i]));
+    }
+    average(a, 4, &avg);
+    json_object_set_new(e2e, "Average", acc_json(&avg));
+    json_object_set_new(j, "blocks", blocks);
+    json_object_set_new(j, "e2e", e2e);
+    return j;
+}
+
 int erg_cli_fit_model(int argc, char **argv)
 {
     struct opts o;
@@ -440,6 +533,9 @@ int erg_cli_fit_model(int argc, char **argv)
     }
     if (rc == ERG_OK)
         rc = erg_e2e_model_fit(l1, l2, s, n, &o.mlp, &m, &diag);
+    erg_nested_accuracy nacc;
+    if (rc == ERG_OK && o.nested)
+        rc = nested(&o, l1, s, n, &nacc, &diag);
     if (rc == ERG_OK)
         rc = erg_e2e_model_save(o.out, m, &diag);
     if (rc != ERG_OK) {
@@ -474,6 +570,8 @@ int erg_cli_fit_model(int argc, char **argv)
                 json_object_set_new(rows, names[i], acc_json(&a[i]));
         json_object_set_new(rows, "Average", acc_json(&avg));
         json_object_set_new(r, "heldout", rows);
+        if (o.nested)
+            json_object_set_new(r, "nested", nested_json(&nacc, names));
         char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
         erg_json_shorten_reals(text);
         if (text)
@@ -499,6 +597,8 @@ int erg_cli_fit_model(int argc, char **argv)
         }
         if (o.per_seq)
             per_sequence(m, o.per_seq);
+        if (o.nested)
+            nested_print(&nacc, names);
         printf("\nwrote %s\n", o.out);
     }
     free(s);

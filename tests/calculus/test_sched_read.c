@@ -278,6 +278,23 @@ static void strmap_finds_keys_by_bytes(void **state)
         free(ks.k[i]);
     free(ks.k);
     erg__strmap_free(&map);
+    /* A stored key shorter than the one looked up, in an allocation that ends with it, whose
+     * slot carries the longer key's hash: compared without reading past it (ASan checks), and
+     * not found, for a short and for a long key. */
+    static const char *const longer[] = {"abcdefgh", "abcdefghijklmnopqrstuvwxyz"};
+    for (int j = 0; j < 2; j++) {
+        char *stored = malloc(3);
+        memcpy(stored, "ab", 3);
+        struct keys one = {&stored};
+        erg__strmap m = {0};
+        size_t len = strlen(longer[j]);
+        uint32_t h = erg__strmap_hashn(longer[j], len);
+        assert_int_equal(erg__strmap_insert_h(&m, 0, h), 0);
+        assert_int_equal(erg__strmap_find_h(&m, longer[j], len, h, key_of, &one), ERG__STRMAP_NONE);
+        assert_int_equal(erg__strmap_find_h(&m, "ab", 2, h, key_of, &one), 0);
+        erg__strmap_free(&m);
+        free(stored);
+    }
 }
 
 int main(void)

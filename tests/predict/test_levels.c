@@ -533,6 +533,75 @@ static void level3_chooses_per_group(void **state)
     erg_op_model_free(l1);
 }
 
+/* Nested hold-out (erg_levels_nested_accuracy): levels 2 and 3 refitted, choices included,
+ * without each architecture. Blocks with the overhead of block_rows, models at 1.5 × their block
+ * sum times a size effect (dense) and 0.7 × it (MoE), each architecture named alike in both
+ * sets. Every fold sees the rule in the other architectures, so the held-out rows are recovered;
+ * then one dense architecture measured at twice its rule: no fold that scores it saw it, so
+ * its rows stay about 50 % off (a third of the dense rows: the dense MAPE is above 15 %). */
+static void nested_holdout_refits_without_each_architecture(void **state)
+{
+    (void)state;
+    char dir[300];
+    erg_predictor *p;
+    erg_diag d;
+    erg_op_model *l1 = level1_target("nested", dir, sizeof dir, &p);
+    static erg_model_sample s[256];
+    static erg_block_sample b[512];
+    static double f[256];
+    size_t n = model_rows(s, f), nb = block_rows(l1, b);
+    for (size_t i = 0; i < nb; i++) { /* the block rows' six architectures are the models' */
+        size_t a = (size_t)(b[i].arch[0] - 'a');
+        snprintf(b[i].arch, sizeof b[i].arch, "%s", s[a * n / N_ARCH].arch);
+    }
+    for (size_t i = 0; i < n; i++)
+        f[i] = s[i].model.n_experts > 0 ? 0.7 : 1.5 * f[i] / 1.3;
+    measure_rows(p, s, n, f, 1.0);
+    erg_mlp_options o;
+    erg_mlp_options_init(&o);
+    o.max_epochs = 200;
+    erg_nested_accuracy acc;
+    assert_int_equal(erg_levels_nested_accuracy(l1, b, nb, s, n, &o, &acc, &d), ERG_OK);
+    assert_int_equal(acc.n_folds, N_ARCH);
+    const erg_accuracy *ap = &acc.blocks[ERG_BLOCK_ATTENTION][0];
+    const erg_accuracy *ad = &acc.blocks[ERG_BLOCK_ATTENTION][1];
+    assert_int_equal(ap->n + ad->n, nb);
+    assert_int_equal(acc.blocks[ERG_BLOCK_FFN][0].n, 0);
+    if (!(ap->base_time_mape_pct > 15 && ap->time_mape_pct < 5 && ad->time_mape_pct < 5))
+        fail_msg("nested attention MAPE prefill %.3g %%, decode %.3g %% (level 1: %.3g %%)",
+                 ap->time_mape_pct, ad->time_mape_pct, ap->base_time_mape_pct);
+    size_t rows = 0;
+    for (int ph = 0; ph < 2; ph++)
+        for (int moe = 0; moe < 2; moe++) {
+            const erg_accuracy *a = &acc.e2e[ph][moe];
+            rows += a->n;
+            if (!(a->time_mape_pct < 5 && a->energy_mape_pct < 5))
+                fail_msg("nested %s %s: time %.3g %%, energy %.3g %%", ph ? "decode" : "prefill",
+                         moe ? "MoE" : "dense", a->time_mape_pct, a->energy_mape_pct);
+        }
+    assert_int_equal(rows, n);
+    /* the outlier: tiny-llama's third variant measured at twice the rule */
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s[i].arch, s[2 * n / N_ARCH].arch) == 0) {
+            s[i].time_s *= 2;
+            s[i].energy_j *= 2;
+        }
+    assert_int_equal(erg_levels_nested_accuracy(l1, NULL, 0, s, n, &o, &acc, &d), ERG_OK);
+    for (int ph = 0; ph < 2; ph++)
+        if (!(acc.e2e[ph][0].time_mape_pct > 15))
+            fail_msg("the outlier architecture is predicted from its own rows: %s dense %.3g %%",
+                     ph ? "decode" : "prefill", acc.e2e[ph][0].time_mape_pct);
+    /* two architectures leave no inner hold-out for a fold's choice */
+    size_t two = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s[i].arch, s[0].arch) == 0 || strcmp(s[i].arch, s[n - 1].arch) == 0)
+            s[two++] = s[i];
+    assert_int_equal(erg_levels_nested_accuracy(l1, NULL, 0, s, two, &o, &acc, &d), ERG_EINVAL);
+    assert_non_null(strstr(d.detail, "three or more architectures (the rows have 2)"));
+    erg_predictor_free(p);
+    erg_op_model_free(l1);
+}
+
 /* Level 2 per phase: prefill rows measured exactly at level 1 (nothing to correct), decode rows
  * with the overhead. Prefill keeps level 1 ("none", 0 % held out), decode a correction; the
  * choice travels with the file and a bad one is refused, named. */
@@ -694,6 +763,7 @@ int main(void)
         cmocka_unit_test(level3_and_the_predictor_compose),
         cmocka_unit_test(level3_chooses_per_group),
         cmocka_unit_test(level2_chooses_per_phase),
+        cmocka_unit_test(nested_holdout_refits_without_each_architecture),
         cmocka_unit_test(blocks_csv_round_trip_and_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

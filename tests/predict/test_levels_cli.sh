@@ -62,6 +62,14 @@ check "fit model --per-sequence (Table 7)" 0 "Per-sequence accuracy of tiny-llam
 [ "$(grep -c '^  prefill ' "$tmp/out")" = 4 ] && [ "$(grep -c '^  decode ' "$tmp/out")" = 4 ] && grep -q "15.56" "$tmp/out" \
     || fail "Table 7 rows (3 lengths and the MAPE per phase)"
 check "--per-sequence belongs to fit model" 2 "belongs to 'erg fit model'" -- "$erg" fit blocks "$t/profile" -o "$tmp/x.json" --per-sequence a
+# --nested: the folds are the five architectures of blocks.csv (a, b, c) and models.csv
+check "fit model --nested --json" 0 '"folds": 5' -- "$erg" fit model "$t/profile/models.csv" -o "$tmp/e2en.json" --epochs 40 --nested --json
+grep -q '"nested": {' "$tmp/out" && grep -q '"attention": {"prefill": {"n": 45' "$tmp/out" || fail "nested JSON: blocks by kind and phase"
+check "fit model --nested prints the nested tables" 0 "nested leave-one-architecture-out (5 folds" -- "$erg" fit model "$t/profile/models.csv" -o "$tmp/e2en.json" --epochs 40 --nested
+check "--nested belongs to fit model" 2 "belongs to 'erg fit model'" -- "$erg" fit blocks "$t/profile" -o "$tmp/x.json" --nested
+mkdir -p "$tmp/two" && cp "$t/profile/models.csv" "$t/profile/"tiny-*.json "$tmp/two/"
+check "--nested without blocks.csv needs three architectures" 2 "three or more architectures (the rows have 2)" -- "$erg" fit model "$tmp/two/models.csv" --target "$t" -o "$tmp/never.json" --epochs 40 --nested
+[ -e "$tmp/never.json" ] && fail "fit model --nested wrote on error"
 
 cfg="$src/tests/predict/configs/tiny-llama.json"
 check "predict model, both phases" 0 "^prefill: 1 x 512 tokens" -- "$erg" predict model "$cfg" --target "$t"
