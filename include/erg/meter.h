@@ -343,7 +343,9 @@ typedef struct erg_temperature {
     double temp_c;
 } erg_temperature;
 
-/** Read up to max temperatures (hwmon temp*_input, thermal zones, NVML GPU temperature).
+/** Read up to max temperatures of the CPU and GPU dies (hwmon temp*_input of coretemp's package,
+ *  k10temp's and zenpower's Tdie/Tccd (Tctl without Tdie), amdgpu's edge; the processor's thermal
+ *  zones; NVML GPU temperature), never a board's other sensors (docs/meters.md).
  *  *n gets how many were written. ERG_OK or ERG_EINVAL. */
 ERG_API ERG_NODISCARD int erg_meter_temperatures(erg_meter *m, erg_temperature *out, size_t max,
                                                  size_t *n);

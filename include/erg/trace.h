@@ -121,6 +121,8 @@ typedef struct erg_trace_stats {
                                    in file order (they are sorted; informational) */
     size_t stream_overlaps;   /**< GPU activities that start before the previous one on the same
                                    stream ended: a data problem, kept as same-device parallel */
+    size_t markers; /**< ROCm barrier packets ("Marker" in category "kernel", Kineto before July
+                         2023): waits, not work; ignored */
 } erg_trace_stats;
 
 /** Fill *out with the trace's counts. Never fails (does nothing when an argument is NULL). */

@@ -409,8 +409,10 @@ struct st {
     int streamed; /* a regular file read a chunk at a time (whole is NULL until an error) */
     char *whole;  /* the whole text: standard input, a pipe, or read again for an error */
     size_t whole_len;
-    size_t base; /* offset of the chunk being parsed */
-    size_t len;  /* bytes parsed so far (all of them once the parse is over) */
+    size_t base;      /* offset of the chunk being parsed */
+    const char *text; /* the chunk being parsed, or the whole text; NULL once parsed */
+    size_t text_len;
+    size_t len; /* bytes parsed so far (all of them once the parse is over) */
     yajl_handle h;
     int rc;
     int depth;
@@ -734,6 +736,16 @@ static int member_done(struct st *t)
 
 enum { K_NULL, K_BOOL, K_NUMBER, K_STRING };
 
+/* Whether a string yajl hands over holds a NUL: only a decoded escape (\u0000) can, and yajl
+ * decodes escapes into a buffer of its own; a string that lies in the text being parsed has none
+ * (yajl refuses raw control characters), so only the others are searched. */
+static int has_nul(const struct st *t, const char *v, size_t n)
+{
+    if ((uintptr_t)v >= (uintptr_t)t->text && (uintptr_t)v - (uintptr_t)t->text < t->text_len)
+        return 0;
+    return memchr(v, '\0', n) != NULL;
+}
+
 static int node_scalar(struct st *t, int kind, const char *v, size_t n)
 {
     size_t i = t->n_nodes - 1;
@@ -742,7 +754,7 @@ static int node_scalar(struct st *t, int kind, const char *v, size_t n)
         if (kind != K_STRING)
             return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: expected a string", i,
                            node_keys[t->node_key]);
-        if (memchr(v, '\0', n))
+        if (has_nul(t, v, n))
             return fail_at(t, here(t), ERG_EPARSE, "nodes[%zu].%s: contains a NUL character", i,
                            node_keys[t->node_key]);
         if (t->node_key == 0) {
@@ -862,7 +874,7 @@ static int on_scalar(struct st *t, int kind, const char *v, size_t n)
         if (t->depth == 2)
             return fail_at(t, here(t), ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
                            t->n_edges);
-        if (kind != K_STRING || t->edge_count >= 2 || memchr(v, '\0', n))
+        if (kind != K_STRING || t->edge_count >= 2 || has_nul(t, v, n))
             return fail_at(t, t->cur_off, ERG_EPARSE, "edges[%zu]: expected [\"from\", \"to\"]",
                            t->n_edges - 1);
         if (endpoint(t, t->n_edges - 1, t->edge_count++, v, n))
@@ -1299,6 +1311,8 @@ static int feed(struct st *t, FILE *f, int seekable, yajl_status *ys, erg_diag *
         if (erg__is_gzip(t->whole, t->whole_len))
             goto gzip;
         t->len = t->whole_len;
+        t->text = t->whole;
+        t->text_len = t->whole_len;
         *ys = yajl_parse(t->h, (const unsigned char *)t->whole, t->whole_len);
         return ERG_OK;
     }
@@ -1318,11 +1332,15 @@ static int feed(struct st *t, FILE *f, int seekable, yajl_status *ys, erg_diag *
             goto gzip;
         }
         t->base = t->len;
+        t->text = chunk;
+        t->text_len = n;
         *ys = yajl_parse(t->h, (const unsigned char *)chunk, n);
         t->len += n;
         if (*ys != yajl_status_ok)
             break;
     }
+    t->text = NULL;
+    t->text_len = 0;
     free(chunk);
     return rc;
 gzip:

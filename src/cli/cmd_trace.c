@@ -257,6 +257,8 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
            s->stream_overlaps, s->out_of_order);
     printf("ignored: %zu host/metadata events, %zu of unknown categories", s->host_events,
            s->unknown_events);
+    if (s->markers)
+        printf(", %zu ROCm barrier markers", s->markers);
     const char *un;
     size_t uc;
     for (size_t k = 0; erg_trace_unknown(trace, k, &un, &uc) == ERG_OK; k++)

@@ -101,6 +101,9 @@ int erg__parse_u64(const char *text, uint64_t *out);
 int erg__env_read_text(const struct erg__env *env, const char *rel, char *buf, size_t size);
 /* Read and parse a u64 file at rel; 0, or -errno (-EINVAL for a parse error). */
 int erg__env_read_u64(const struct erg__env *env, const char *rel, uint64_t *out);
+/* Vendor, family and model from <root>/proc/cpuinfo (first processor): *amd is 1 for AMD and
+ * Hygon (AMD's RAPL registers). 0, or -1 when unreadable. */
+int erg__env_cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsigned *model);
 /* Open a directory under the root for listing (through the seam's openat); NULL with errno. */
 DIR *erg__env_opendir(const struct erg__env *env, const char *rel);
 /* snprintf that truncates silently (for messages; gcc's truncation warnings do not apply). */

@@ -185,3 +185,33 @@ DIR *erg__env_opendir(const struct erg__env *env, const char *rel)
     }
     return d;
 }
+
+int erg__env_cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsigned *model)
+{
+    int fd = erg__env_open(env, "proc/cpuinfo");
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    ssize_t r = env->io.pread(env->io.ud, fd, buf, sizeof buf - 1, 0);
+    env->io.close(env->io.ud, fd);
+    if (r <= 0)
+        return -1;
+    buf[r] = '\0';
+    const char *v = strstr(buf, "vendor_id");
+    const char *f = strstr(buf, "cpu family");
+    const char *m = strstr(buf, "\nmodel\t");
+    if (!v || !f || !m)
+        return -1;
+    /* Hygon (HygonGenuine, family 0x18, Dhyana) is AMD's Zen with AMD's RAPL MSRs (Linux
+     * arch/x86/events/rapl.c and powercap intel_rapl_msr treat it as AMD) */
+    const char *eol = strchr(v, '\n');
+    const char *a = strstr(v, "AuthenticAMD"), *h = strstr(v, "HygonGenuine");
+    *amd = (a && (!eol || a < eol)) || (h && (!eol || h < eol));
+    f = strchr(f, ':');
+    m = strchr(m, ':');
+    if (!f || !m)
+        return -1;
+    *family = (unsigned)strtoul(f + 1, NULL, 10);
+    *model = (unsigned)strtoul(m + 1, NULL, 10);
+    return 0;
+}

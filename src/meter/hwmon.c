@@ -49,6 +49,7 @@ struct dev {
     char ident[64]; /* name, plus the device link's last part when there is one */
     char oem[64];   /* ACPI power meters: power1_oem_info ("Module Power Socket 0"), else "" */
     int iio;        /* an IIO device (Jetson JetPack 4 ina3221x) */
+    int apu;        /* an amdgpu APU: its power is the SoC's, CPU included */
 };
 
 /* By identity; devices that share one (same name, no device link) fall back to the numeric
@@ -131,6 +132,15 @@ static void rail_of(const struct dev *d, const char *label, const char *oem, str
     r->component = 0;
     r->scope = "";
     erg__fmt(r->device, sizeof r->device, "%s", d->ident);
+    if (d->apu) {
+        /* amdgpu on an APU: power1_input/power1_average is the socket's power, "On APUs this
+         * includes the CPU" (Documentation/gpu/amdgpu/thermal.rst). The CPU package (RAPL) holds
+         * the same CPU: reported, never added beside it */
+        r->domain = ERG_DOMAIN_GPU;
+        r->component = 1;
+        r->scope = "APU socket power, CPU included";
+        return;
+    }
     if (strcmp(d->name, "amdgpu") == 0 || strcmp(d->name, "nouveau") == 0 ||
         strcmp(d->name, "i915") == 0 || strcmp(d->name, "xe") == 0) {
         r->domain = ERG_DOMAIN_GPU;
@@ -264,10 +274,56 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
     c->grade = grade;
     c->kind = kind;
     c->joules_per_tick = 1e-6;
-    if (r.component)
+    if (d->apu)
+        erg__fmt(c->reason, sizeof c->reason,
+                 "%s: reported, never added beside the CPU package, which holds the same CPU",
+                 r.scope);
+    else if (r.component)
         erg__fmt(c->reason, sizeof c->reason,
                  "%s: reported, never added to the total that holds it", r.scope);
     return c;
+}
+
+/* Whose temperatures a device reports. The stability protocol compares the CPU's and the GPU's
+ * die temperatures with its limits (55 °C, 40 °C); a board's other sensors (nct6775's SYSTIN and
+ * AUXTIN inputs, which read +127 °C or -128 °C when nothing is wired to them; NVMe, Wi-Fi, DIMM,
+ * battery, ACPI zones) are not the processor's and are not read. */
+enum temp_kind { TEMP_NONE, TEMP_CPU, TEMP_GPU };
+
+static enum temp_kind temp_kind(const struct dev *d)
+{
+    static const char *const cpu[] = {"coretemp", "k10temp", "zenpower", "cpu_thermal",
+                                      "cpu-thermal"};
+    static const char *const gpu[] = {"amdgpu", "nouveau", "i915", "xe", "radeon"};
+    for (size_t i = 0; i < sizeof cpu / sizeof cpu[0]; i++)
+        if (strcmp(d->name, cpu[i]) == 0)
+            return TEMP_CPU;
+    for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+        if (strcmp(d->name, gpu[i]) == 0)
+            return TEMP_GPU;
+    return TEMP_NONE;
+}
+
+/* Is this temperature one the stability protocol judges? coretemp: the package ("Package id N",
+ * "Physical id N" on old kernels) when there is one, not each core; k10temp and zenpower: Tdie and
+ * the CCDs (Tccd1..8), and Tctl only without a Tdie, for "Tctl is a non-physical temperature on an
+ * arbitrary scale" that carries an offset (+10 °C to +27 °C on Ryzen 2700X and Threadripper) where
+ * the driver shows Tdie (Documentation/hwmon/k10temp.rst); amdgpu: the edge sensor ("junction" is
+ * the hotspot, "mem" the memory) when there is one. */
+static int temp_wanted(const struct dev *d, const char *label, int has_pkg, int has_tdie)
+{
+    switch (temp_kind(d)) {
+    case TEMP_CPU:
+        if (has_pkg)
+            return strncmp(label, "Package", 7) == 0 || strncmp(label, "Physical", 8) == 0;
+        if (strcmp(label, "Tctl") == 0)
+            return !has_tdie;
+        return 1;
+    case TEMP_GPU:
+        return strcmp(d->name, "amdgpu") != 0 || !label[0] || strcmp(label, "edge") == 0;
+    default:
+        return 0;
+    }
 }
 
 static void scan_device(struct state *s, const struct dev *d)
@@ -401,7 +457,18 @@ static void scan_device(struct state *s, const struct dev *d)
             s->n++;
         }
     }
-    /* temperatures */
+    /* temperatures of the CPU and GPU dies (temp_wanted); coretemp's and k10temp's labels are
+     * looked at first: a package sensor makes the per-core ones redundant, and k10temp's Tdie makes
+     * its Tctl an offset control value */
+    int has_pkg = 0, has_tdie = 0;
+    if (temp_kind(d) == TEMP_CPU)
+        for (int k = 0, miss = 0; k < 1024 && miss < 16; k++) {
+            erg__fmt(file, sizeof file, "temp%d_label", k);
+            read_attr(env, d, file, label, sizeof label);
+            miss = label[0] ? 0 : miss + 1;
+            has_pkg |= strncmp(label, "Package", 7) == 0 || strncmp(label, "Physical", 8) == 0;
+            has_tdie |= strcmp(label, "Tdie") == 0;
+        }
     for (int k = 0, miss = 0; k < 1024 && miss < 16 && s->nt < MAX_TEMPS; k++) {
         erg__fmt(file, sizeof file, "temp%d_input", k);
         int fd = open_attr(env, d, file);
@@ -410,10 +477,14 @@ static void scan_device(struct state *s, const struct dev *d)
             continue;
         erg__fmt(file, sizeof file, "temp%d_label", k);
         read_attr(env, d, file, label, sizeof label);
+        if (!temp_wanted(d, label, has_pkg, has_tdie)) {
+            env->io.close(env->io.ud, fd);
+            continue;
+        }
         erg__fmt(what, sizeof what, "temp%d", k);
         struct temp *t = &s->t[s->nt++];
         t->fd = fd;
-        t->is_gpu = strcmp(d->name, "amdgpu") == 0 || strcmp(d->name, "nouveau") == 0;
+        t->is_gpu = temp_kind(d) == TEMP_GPU;
         erg__fmt(t->id, sizeof t->id, "hwmon:%.28s/%.28s", d->ident, label[0] ? label : what);
     }
 }
@@ -458,6 +529,11 @@ static void scan_thermal(struct state *s)
         char rel[256], type[48];
         erg__fmt(rel, sizeof rel, "sys/class/thermal/%s/type", e->d_name);
         if (erg__env_read_text(s->env, rel, type, sizeof type) < 0)
+            continue;
+        /* the processor's zones only: x86_pkg_temp, cpu-thermal and the like, Intel's TCPU and
+         * B0D4 (the processor participant), SoC and GPU zones; not acpitz, iwlwifi, pch... */
+        if (!contains_ci(type, "cpu") && !contains_ci(type, "pkg") && !contains_ci(type, "soc") &&
+            !contains_ci(type, "gpu") && strcmp(type, "B0D4") != 0)
             continue;
         erg__fmt(rel, sizeof rel, "sys/class/thermal/%s/temp", e->d_name);
         int fd = erg__env_open(s->env, rel);
@@ -536,6 +612,12 @@ static int find_dev(const struct erg__env *env, const char *base, const char *en
         return -1;
     if (power_meter_like(d->name))
         read_attr(env, d, "power1_oem_info", d->oem, sizeof d->oem);
+    if (!iio && strcmp(d->name, "amdgpu") == 0) {
+        /* amdgpu_pm.c shows in1 (label "vddnb", the northbridge rail) on APUs only */
+        char nb[16];
+        read_attr(env, d, "in1_label", nb, sizeof nb);
+        d->apu = strcmp(nb, "vddnb") == 0;
+    }
     /* the device link names the hardware (a PCI, platform or i2c address), stable across boots;
      * an IIO device's own link ends in .../1-0040/iio:device0 */
     char target[256];

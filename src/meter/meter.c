@@ -287,13 +287,40 @@ static int same_key(const struct chan *a, const struct chan *b)
  * sysfs and MSR) is counted once at open. Two counters of one backend that read identically at
  * open (die zones mirroring a socket's counter, or two packages that happen to read the same
  * once) are only candidates: the polls decide (mirror_check). The earlier channel is kept. */
+/* Is die a die of package pkg's device: "package-0-die-1" of "package-0" (powercap names its zones
+ * per die where RAPL is die-scoped, Cascade Lake-AP; a sub-zone takes its parent's device)? */
+static int die_of(const char *die, const char *pkg)
+{
+    size_t n = strlen(pkg);
+    return strncmp(die, pkg, n) == 0 && strncmp(die + n, "-die-", 5) == 0;
+}
+
 static void deduplicate(erg_meter *m)
 {
     for (size_t j = 0; j < m->n_ch; j++)
         m->ch[j].mirror_of = -1;
+    /* A package another backend reads die by die: the MSR backend reads a package through one CPU,
+     * which sees its own die only, while the die zones cover the package. The per-package channel
+     * (package, dram...) is counted once, through the dies. */
     for (size_t j = 0; j < m->n_ch; j++) {
         struct chan *b = &m->ch[j];
         if (!b->usable || b->c->component)
+            continue;
+        for (size_t i = 0; i < m->n_ch; i++) {
+            const struct chan *a = &m->ch[i];
+            if (i == j || !a->usable || a->c->component || a->backend == b->backend ||
+                a->c->domain != b->c->domain || !die_of(a->c->device, b->c->device))
+                continue;
+            b->dedup = 1;
+            erg__fmt(b->reason, sizeof b->reason,
+                     "its dies are read as %s and its other dies; counted once, through them",
+                     a->c->id);
+            break;
+        }
+    }
+    for (size_t j = 0; j < m->n_ch; j++) {
+        struct chan *b = &m->ch[j];
+        if (!b->usable || b->c->component || b->dedup)
             continue;
         for (size_t i = 0; i < j; i++) {
             struct chan *a = &m->ch[i];

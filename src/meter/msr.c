@@ -96,37 +96,6 @@ static int rd_msr(const struct erg__env *env, int fd, unsigned addr, uint64_t *v
     return r == (ssize_t)sizeof *v ? 0 : -1;
 }
 
-/* vendor, family and model from <root>/proc/cpuinfo (first processor). */
-static int cpu_id(const struct erg__env *env, int *amd, unsigned *family, unsigned *model)
-{
-    int fd = erg__env_open(env, "proc/cpuinfo");
-    if (fd < 0)
-        return -1;
-    char buf[4096];
-    ssize_t r = env->io.pread(env->io.ud, fd, buf, sizeof buf - 1, 0);
-    env->io.close(env->io.ud, fd);
-    if (r <= 0)
-        return -1;
-    buf[r] = '\0';
-    const char *v = strstr(buf, "vendor_id");
-    const char *f = strstr(buf, "cpu family");
-    const char *m = strstr(buf, "\nmodel\t");
-    if (!v || !f || !m)
-        return -1;
-    /* Hygon (HygonGenuine, family 0x18, Dhyana) is AMD's Zen with AMD's RAPL MSRs (Linux
-     * arch/x86/events/rapl.c and powercap intel_rapl_msr treat it as AMD) */
-    const char *eol = strchr(v, '\n');
-    const char *a = strstr(v, "AuthenticAMD"), *h = strstr(v, "HygonGenuine");
-    *amd = (a && (!eol || a < eol)) || (h && (!eol || h < eol));
-    f = strchr(f, ':');
-    m = strchr(m, ':');
-    if (!f || !m)
-        return -1;
-    *family = (unsigned)strtoul(f + 1, NULL, 10);
-    *model = (unsigned)strtoul(m + 1, NULL, 10);
-    return 0;
-}
-
 /* Parse a cpulist ("0-3,5,7-9") from <root>/sys/devices/system/cpu/online into online[]; 1 when
  * read, 0 when absent or unparsable (every CPU with a topology is then taken as online). */
 static int read_online(const struct erg__env *env, unsigned char *online)
@@ -242,7 +211,7 @@ static int msr_open(const struct erg__env *env, void **out, struct erg__chan **c
     int amd = 0;
     unsigned family = 0, model = 0;
     erg__env_path(env, "proc/cpuinfo", path, sizeof path);
-    if (cpu_id(env, &amd, &family, &model) != 0)
+    if (erg__env_cpu_id(env, &amd, &family, &model) != 0)
         return erg_diag_set(diag, ERG_ENODEV, path, "cannot tell the CPU vendor and model");
     if (!amd && family != 6)
         return erg_diag_set(diag, ERG_ENODEV, path, "no RAPL MSRs on this CPU (family %u)", family);

@@ -199,6 +199,10 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
                             "driver)");
     }
     qsort(s->z, s->n, sizeof s->z[0], zone_cmp);
+    int amd = 0;
+    unsigned family, model;
+    if (erg__env_cpu_id(env, &amd, &family, &model) != 0)
+        amd = 0;
 
     for (size_t i = 0; i < s->n; i++) {
         struct zone *z = &s->z[i];
@@ -261,6 +265,16 @@ static int pc_open(const struct erg__env *env, void **out, struct erg__chan **ch
                 break;
             }
         c->max_power_w = max_power(c->domain);
+        if (amd && c->domain == ERG_DOMAIN_CORE) {
+            /* AMD's core energy register (0xC001029A, CORE_ENERGY_STAT) is per core; the driver
+             * reads it on the package's first CPU (intel_rapl_msr.c, rapl_msr_priv_amd), so the
+             * zone holds one core's energy, not the package's cores */
+            c->usable = 0;
+            erg__fmt(c->reason, sizeof c->reason,
+                     "AMD: this zone reads one core's energy register (0xC001029A, per core) on "
+                     "the package's first CPU, not the package's cores; rapl-msr sums every core");
+            continue;
+        }
         erg__fmt(rel, sizeof rel, "sys/class/powercap/%s/max_energy_range_uj", z->dir);
         uint64_t range;
         r = erg__env_read_u64(env, rel, &range);

@@ -93,6 +93,7 @@ static void stats_add(erg_trace_stats *d, const erg_trace_stats *s)
     d->unclosed_begin += s->unclosed_begin;
     d->out_of_order += s->out_of_order;
     d->stream_overlaps += s->stream_overlaps;
+    d->markers += s->markers;
 }
 
 /* Map every string of src into dst; *out[i] is dst's id of src's string i. */

@@ -49,7 +49,8 @@ enum ev_class {
     C_GPU_MEMCPY = ERG_TRACE_CAT_MEMCPY,
     C_GPU_MEMSET = ERG_TRACE_CAT_MEMSET,
     C_HOST = 10,
-    C_UNKNOWN = 11
+    C_UNKNOWN = 11,
+    C_MARKER = 12 /* a ROCm barrier packet logged as a kernel (roc_op_class) */
 };
 
 typedef struct open_begin {
@@ -383,6 +384,34 @@ static int event_ids(pctx *c, uint32_t *name, uint32_t *dev, uint32_t *stream)
     return 1;
 }
 
+/* roctracer's HIP ops as Kineto logged them before July 2023 (PyTorch 2.0 and older on ROCm):
+ * every async op in category "kernel", named by roctracer_op_string when it has no kernel name:
+ * copies "CopyHostToDevice", "CopyDeviceToHost", "CopyDeviceToDevice", fills "FillBuffer",
+ * barrier packets "Marker" (kineto RoctracerActivityApi.cpp before c23a1fdb; pytorch/pytorch
+ * issue 97167, MI250, ROCm 5.4; HPCToolkit's roctracer translation uses the same names). A copy is
+ * a memcpy, a fill a memset, and a barrier waits for others' work and does none: not an activity.
+ * Any other class, or a kernel of another name, is left as it is. */
+static int roc_op_class(const pctx *c, int cls)
+{
+    if (cls != C_GPU_KERNEL || !c->has_name)
+        return cls;
+    static const struct {
+        const char *name;
+        size_t len;
+        int cls;
+    } ops[] = {
+        {"CopyHostToDevice", 16, C_GPU_MEMCPY},
+        {"CopyDeviceToHost", 16, C_GPU_MEMCPY},
+        {"CopyDeviceToDevice", 18, C_GPU_MEMCPY},
+        {"FillBuffer", 10, C_GPU_MEMSET},
+        {"Marker", 6, C_MARKER},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (c->name_len == ops[i].len && memcmp(c->name, ops[i].name, ops[i].len) == 0)
+            return ops[i].cls;
+    return cls;
+}
+
 static int is_collective(pctx *c)
 {
     if (c->has_coll)
@@ -465,6 +494,10 @@ static int end_event(pctx *c)
         }
         if (b.cls == C_UNKNOWN)
             return 1; /* counted at its B */
+        if (b.cls == C_MARKER) {
+            tr->stats.markers++;
+            return 1;
+        }
         resolve_times(c);
         if (!c->has_ts || c->bad_ts) {
             tr->stats.missing_duration++;
@@ -478,7 +511,7 @@ static int end_event(pctx *c)
         int cat = b.cls == C_GPU_KERNEL && b.coll ? ERG_TRACE_CAT_COLLECTIVE : b.cls;
         return add_activity(c, b.ts_ns, dur, b.name, b.device, b.stream, cat);
     }
-    int cls = c->has_cat ? c->cls : C_UNKNOWN;
+    int cls = roc_op_class(c, c->has_cat ? c->cls : C_UNKNOWN);
     if (ph == 'B') {
         be_stack *st = stack_of(c);
         if (!st)
@@ -496,7 +529,7 @@ static int end_event(pctx *c)
             if (!count_unknown(c))
                 return 0;
             tr->stats.unknown_events++;
-        } else if (cls != C_HOST) {
+        } else if (cls != C_HOST && cls != C_MARKER) {
             resolve_times(c);
             if (!c->has_ts || c->bad_ts) {
                 tr->stats.missing_duration++;
@@ -519,6 +552,10 @@ static int end_event(pctx *c)
     if (cls == C_UNKNOWN) {
         tr->stats.unknown_events++;
         return count_unknown(c);
+    }
+    if (cls == C_MARKER) {
+        tr->stats.markers++;
+        return 1;
     }
     resolve_times(c);
     if (!c->has_ts || c->bad_ts || !c->has_dur || c->bad_dur) {

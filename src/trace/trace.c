@@ -1084,6 +1084,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= json_object_set_new(root, "problems", prob) ? 1 : 0;
     bad |= cnt(ign, "host_events", s->host_events);
     bad |= cnt(ign, "unknown_events", s->unknown_events);
+    bad |= cnt(ign, "markers", s->markers);
     const char *un;
     size_t uc;
     for (size_t k = 0; trace && erg_trace_unknown(trace, k, &un, &uc) == ERG_OK; k++)

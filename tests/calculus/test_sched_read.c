@@ -196,6 +196,36 @@ static void each_signature_and_device_is_checked(void **state)
            "nodes[2]: a node needs a non-empty id");
 }
 
+/* A NUL can only come from an escape (yajl refuses a raw one): refused in an id and in an edge,
+ * while other escapes in ids are decoded and match. */
+static void nul_in_ids_is_refused(void **state)
+{
+    (void)state;
+    static const char *const head =
+        "{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+        " \"signatures\": {\"k\": {\"device\": \"g\", \"time_s\": 1, \"dynamic_energy_j\": 2}},\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%s \"nodes\": [{\"id\": \"a\\u0000b\", \"signature\": \"k\"}]}",
+             head);
+    expect(erg_tmp_put(tmpdir, "nul-id.json", text), ERG_EPARSE,
+           "nul-id.json:3:", "nodes[0].id: contains a NUL character");
+    snprintf(text, sizeof text,
+             "%s \"nodes\": [{\"id\": \"a\", \"signature\": \"k\"}, {\"id\": \"b\", "
+             "\"signature\": \"k\"}],\n \"edges\": [[\"\\u0061\", \"b\\u0000\"]]}",
+             head);
+    expect(erg_tmp_put(tmpdir, "nul-edge.json", text), ERG_EPARSE,
+           "nul-edge.json:4:", "edges[0]: expected [\"from\", \"to\"]");
+    snprintf(text, sizeof text,
+             "%s \"nodes\": [{\"id\": \"a\", \"signature\": \"k\"}, {\"id\": \"b\", "
+             "\"signature\": \"k\"}],\n \"edges\": [[\"\\u0061\", \"b\"]]}",
+             head);
+    erg_schedule *s = NULL;
+    erg_diag d;
+    assert_int_equal(erg_schedule_read_file(erg_tmp_put(tmpdir, "esc.json", text), &s, &d), ERG_OK);
+    assert_int_equal(erg_schedule_edge_count(s), 1);
+    erg_schedule_free(s);
+}
+
 /* After a read, lookups by id through the public builder see the file's nodes. */
 static void the_builder_finds_the_file_nodes_by_id(void **state)
 {
@@ -303,6 +333,7 @@ int main(void)
         cmocka_unit_test(large_files_compose_whichever_member_comes_first),
         cmocka_unit_test(errors_deep_in_a_large_file_name_their_line),
         cmocka_unit_test(each_signature_and_device_is_checked),
+        cmocka_unit_test(nul_in_ids_is_refused),
         cmocka_unit_test(the_builder_finds_the_file_nodes_by_id),
         cmocka_unit_test(strmap_finds_keys_by_bytes),
     };

@@ -232,6 +232,85 @@ static void temperatures_for_the_stability_protocol(void **state)
     erg_meter_close(m);
 }
 
+/* A desktop as `sensors` shows it (Ryzen 7 2700X on an ASUS board): k10temp with Tctl carrying
+ * the +10 °C offset AMD gives the 2700X and Tdie beside it (Documentation/hwmon/k10temp.rst: "Tctl
+ * is a non-physical temperature"), a CCD; nct6779 with SYSTIN, CPUTIN and unconnected AUXTIN
+ * inputs at +127 °C and -128 °C; an NVMe drive; acpitz and iwlwifi thermal zones. And a 16-core
+ * coretemp, a package sensor and one per core. The stability protocol reads the processor's die
+ * temperatures only: k10temp's Tdie and Tccd1 (not its offset Tctl), coretemp's package. */
+static void desktop_temperatures_are_the_dies(void **state)
+{
+    (void)state;
+    char rel[128];
+#define T(dir, k, label, mc)                                                                       \
+    do {                                                                                           \
+        snprintf(rel, sizeof rel, "sys/class/hwmon/%s/temp%d_label", dir, k);                      \
+        fake_write(root, rel, "%s\n", label);                                                      \
+        snprintf(rel, sizeof rel, "sys/class/hwmon/%s/temp%d_input", dir, k);                      \
+        fake_write(root, rel, "%d\n", mc);                                                         \
+    } while (0)
+    fake_write(root, "sys/class/hwmon/hwmon2/name", "k10temp\n");
+    T("hwmon2", 1, "Tctl", 62000);
+    T("hwmon2", 2, "Tdie", 52000);
+    T("hwmon2", 3, "Tccd1", 50250);
+    fake_write(root, "sys/class/hwmon/hwmon3/name", "nct6779\n");
+    T("hwmon3", 1, "SYSTIN", 36000);
+    T("hwmon3", 2, "CPUTIN", 45500);
+    T("hwmon3", 3, "AUXTIN0", 127000);
+    T("hwmon3", 4, "AUXTIN1", -128000);
+    T("hwmon3", 7, "PECI Agent 0", 52000);
+    fake_write(root, "sys/class/hwmon/hwmon1/name", "nvme\n");
+    T("hwmon1", 1, "Composite", 58850);
+    fake_write(root, "sys/class/thermal/thermal_zone0/type", "acpitz\n");
+    fake_write(root, "sys/class/thermal/thermal_zone0/temp", "27800\n");
+    fake_write(root, "sys/class/thermal/thermal_zone1/type", "iwlwifi_1\n");
+    fake_write(root, "sys/class/thermal/thermal_zone1/temp", "61000\n");
+    fake_proc_stat(root, 1000, 9000); /* no energy counter here: the estimator is the channel */
+    erg_meter_options o;
+    fake_options(&o, root, "hwmon,estimator");
+    erg_meter *m = NULL;
+    erg_diag dg;
+    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
+        fail_msg("open: %s %s", dg.where, dg.detail);
+    erg_temperature t[16];
+    size_t n = 0;
+    erg_assert_ok(erg_meter_temperatures(m, t, 16, &n));
+    assert_int_equal(n, 2);
+    assert_string_equal(t[0].id, "hwmon:k10temp/Tdie");
+    erg_assert_near(t[0].temp_c, 52.0, 1e-12);
+    assert_string_equal(t[1].id, "hwmon:k10temp/Tccd1");
+    erg_assert_near(t[1].temp_c, 50.25, 1e-12);
+    assert_int_equal(t[0].is_gpu, 0);
+    erg_meter_close(m);
+    /* k10temp without an offset shows Tctl alone (Zen 2 and later): it is the die's */
+    fake_unlink(root, "sys/class/hwmon/hwmon2/temp2_label");
+    fake_unlink(root, "sys/class/hwmon/hwmon2/temp2_input");
+    /* and a coretemp: the package, not its 16 cores */
+    fake_write(root, "sys/class/hwmon/hwmon4/name", "coretemp\n");
+    T("hwmon4", 1, "Package id 0", 47000);
+    for (int k = 2; k < 18; k++) {
+        char label[16];
+        snprintf(label, sizeof label, "Core %d", k - 2);
+        T("hwmon4", k, label, 44000 + 1000 * (k % 3));
+    }
+#undef T
+    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
+        fail_msg("open: %s %s", dg.where, dg.detail);
+    erg_assert_ok(erg_meter_temperatures(m, t, 16, &n));
+    assert_int_equal(n, 3);
+    int seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (strcmp(t[k].id, "hwmon:k10temp/Tctl") == 0)
+            seen |= 1;
+        else if (strcmp(t[k].id, "hwmon:k10temp/Tccd1") == 0)
+            seen |= 2;
+        else if (strcmp(t[k].id, "hwmon:coretemp/Package id 0") == 0)
+            seen |= 4;
+    }
+    assert_int_equal(seen, 7);
+    erg_meter_close(m);
+}
+
 /* ---- real layouts ---- */
 
 /* Write v and a newline to root/rel. */
@@ -494,17 +573,150 @@ static void denied_amd_energy_socket_is_a_declined_package(void **state)
     erg_meter_close(m);
 }
 
+/* A real AMD APU laptop (Ryzen 7040 "Phoenix", Linux 6.x): the kernel's intel-rapl driver exposes
+ * the Zen package and core zones (Linux 5.11, "powercap: Add AMD Fam17h RAPL support")
+ * (sys/class/powercap entries are symlinks into sys/devices/virtual/powercap/intel-rapl,
+ * max_energy_range_uj 65532610987 for AMD's 2^-16 J unit), and amdgpu's hwmon has
+ * power1_input/power1_average labelled "PPT", which is the SoC's socket power: "On APUs this
+ * includes the CPU" (Documentation/gpu/amdgpu/thermal.rst, drivers/gpu/drm/amd/pm/amdgpu_pm.c). An
+ * APU is told by in1 "vddnb", which amdgpu_pm.c shows on APUs only ("only APUs have vddnb"). Its
+ * PPT is reported, never added beside the package: the package already holds the CPU, and the total
+ * would count it twice. A discrete amdgpu (no vddnb) is still a GPU, summed. */
+static void pc_link(const char *cls, const char *target)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/sys/class/powercap/%s", root, cls);
+    if (symlink(target, p) != 0)
+        fail_msg("symlink %s", p);
+}
+
+static void amd_apu_tree(int apu)
+{
+    const char *z0 = "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0";
+    char rel[200];
+    fake_write(root, "proc/cpuinfo",
+               "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 116\n"
+               "model name\t: AMD Ryzen 7 7840U\n\n");
+    fake_write(root, "sys/devices/virtual/powercap/intel-rapl/enabled", "1\n");
+    snprintf(rel, sizeof rel, "%s/name", z0);
+    fake_write(root, rel, "package-0\n");
+    snprintf(rel, sizeof rel, "%s/energy_uj", z0);
+    fake_write(root, rel, "1000000\n");
+    snprintf(rel, sizeof rel, "%s/max_energy_range_uj", z0);
+    fake_write(root, rel, "65532610987\n");
+    snprintf(rel, sizeof rel, "%s/enabled", z0);
+    fake_write(root, rel, "0\n"); /* power limiting off: the counter still counts */
+    snprintf(rel, sizeof rel, "%s/constraint_0_name", z0);
+    fake_write(root, rel, "long_term\n");
+    snprintf(rel, sizeof rel, "%s/intel-rapl:0:0/name", z0);
+    fake_write(root, rel, "core\n");
+    snprintf(rel, sizeof rel, "%s/intel-rapl:0:0/energy_uj", z0);
+    fake_write(root, rel, "500000\n");
+    snprintf(rel, sizeof rel, "%s/intel-rapl:0:0/max_energy_range_uj", z0);
+    fake_write(root, rel, "65532610987\n");
+    fake_mkdir(root, "sys/class/powercap");
+    pc_link("intel-rapl", "../../devices/virtual/powercap/intel-rapl");
+    pc_link("intel-rapl:0", "../../devices/virtual/powercap/intel-rapl/intel-rapl:0");
+    pc_link("intel-rapl:0:0",
+            "../../devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0");
+    fake_write(root, "sys/class/hwmon/hwmon4/name", "amdgpu\n");
+    fake_write(root, "sys/class/hwmon/hwmon4/power1_input", "25000000\n"); /* 25 W */
+    fake_write(root, "sys/class/hwmon/hwmon4/power1_average", "24000000\n");
+    fake_write(root, "sys/class/hwmon/hwmon4/power1_label", "PPT\n");
+    fake_write(root, "sys/class/hwmon/hwmon4/in0_input", "1100\n");
+    fake_write(root, "sys/class/hwmon/hwmon4/in0_label", "vddgfx\n");
+    if (apu) {
+        fake_write(root, "sys/class/hwmon/hwmon4/in1_input", "900\n");
+        fake_write(root, "sys/class/hwmon/hwmon4/in1_label", "vddnb\n");
+    }
+    fake_write(root, "sys/class/hwmon/hwmon4/temp1_input", "52000\n");
+    fake_write(root, "sys/class/hwmon/hwmon4/temp1_label", "edge\n");
+    link_device("hwmon4", "../../../0000:c4:00.0");
+}
+
+static void amd_apu_socket_power_is_not_added_to_the_package(void **state)
+{
+    (void)state;
+    for (int apu = 1; apu >= 0; apu--) {
+        if (apu == 0) {
+            fake_root_free(root);
+            fake_root_new(root, sizeof root);
+            fake_io_reset();
+        }
+        amd_apu_tree(apu);
+        erg_meter_options o;
+        fake_options(&o, root, "rapl-sysfs,hwmon");
+        erg_meter *m = NULL;
+        erg_diag dg;
+        if (erg_meter_open(&o, &m, &dg) != ERG_OK)
+            fail_msg("open: %s %s", dg.where, dg.detail);
+        erg_channel_info c;
+        int pkg = fake_find(m, "rapl-sysfs:package-0");
+        int core = fake_find(m, "rapl-sysfs:package-0/core");
+        int ppt = fake_find(m, "hwmon:amdgpu@0000:c4:00.0/PPT");
+        assert_true(pkg >= 0 && core >= 0 && ppt >= 0);
+        assert_int_equal(fake_find(m, "rapl-sysfs:intel-rapl"), -1); /* the control type */
+        erg_assert_ok(erg_meter_channel_info(m, (size_t)core, &c));
+        assert_int_equal(c.domain, ERG_DOMAIN_CORE);
+        /* AMD's core zone is one core's per-core register read on the package's first CPU (the
+         * kernel's rapl_msr_priv_amd): not the package's cores, declined with the reason */
+        assert_int_equal(c.usable, 0);
+        assert_non_null(strstr(c.reason, "one core's"));
+        erg_assert_ok(erg_meter_channel_info(m, (size_t)pkg, &c));
+        erg_assert_near(c.wrap_j, 65532.610988, 1e-9); /* (max_energy_range_uj + 1) µJ */
+        erg_assert_ok(erg_meter_channel_info(m, (size_t)ppt, &c));
+        assert_int_equal(c.domain, ERG_DOMAIN_GPU);
+        if (apu)
+            assert_non_null(strstr(c.reason, "CPU"));
+        erg_meter_snapshot *a = erg_meter_snapshot_new(m), *b = erg_meter_snapshot_new(m);
+        erg_assert_ok(erg_meter_snapshot_take(m, a));
+        fake_now_ns += 2000000000u;
+        /* 15 W package, 6 W cores over 2 s, the counters advancing in place */
+        fake_write(root, "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj",
+                   "31000000\n");
+        fake_write(root,
+                   "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0/energy_uj",
+                   "12500000\n");
+        erg_assert_ok(erg_meter_snapshot_take(m, b));
+        erg_measurement r = {0};
+        erg_assert_ok(erg_meter_diff(m, a, b, 0, &r));
+        erg_assert_near(r.channels[pkg].energy_j, 30.0, 1e-9);
+        assert_int_equal(r.channels[core].state, ERG_READING_DECLINED);
+        assert_true(isnan(r.channels[core].energy_j));
+        erg_assert_near(r.channels[ppt].energy_j, 50.0, 1e-9); /* power1_input, 25 W */
+        assert_int_equal(r.channels[core].in_total, 0);
+        if (apu) {
+            /* the package alone: the APU's socket power holds the same CPU */
+            erg_assert_near(r.total_energy_j, 30.0, 1e-9);
+            assert_int_equal(r.n_total, 1);
+            assert_int_equal(r.channels[ppt].in_total, 0);
+        } else {
+            /* a discrete card: package + GPU */
+            erg_assert_near(r.total_energy_j, 80.0, 1e-9);
+            assert_int_equal(r.n_total, 2);
+            assert_int_equal(r.channels[ppt].in_total, 1);
+        }
+        erg_measurement_release(&r);
+        erg_meter_snapshot_free(a);
+        erg_meter_snapshot_free(b);
+        erg_meter_close(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(devices_found_by_name_link_and_label, setup, teardown),
         cmocka_unit_test_setup_teardown(power_integrated_with_hold_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(temperatures_for_the_stability_protocol, setup, teardown),
+        cmocka_unit_test_setup_teardown(desktop_temperatures_are_the_dies, setup, teardown),
         cmocka_unit_test_setup_teardown(grace_hopper_module_holds_its_rails, setup, teardown),
         cmocka_unit_test_setup_teardown(grace_superchip_sums_its_grace_meters, setup, teardown),
         cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(jetson_jetpack4_iio_rails, setup, teardown),
+        cmocka_unit_test_setup_teardown(amd_apu_socket_power_is_not_added_to_the_package, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(denied_amd_energy_socket_is_a_declined_package, setup,
                                         teardown),
     };

@@ -323,6 +323,90 @@ static void same_package_through_powercap_counted_once(void **state)
     erg_meter_close(m);
 }
 
+/* Cascade Lake-AP (Xeon Platinum 9200): two dies per package, each with its own RAPL counters
+ * (MSR_PKG_ENERGY_STATUS and MSR_DRAM_ENERGY_STATUS are die-scoped there), so the powercap driver
+ * names its zones "package-P-die-D" (intel_rapl_common.c; raplcap parses the same names). The MSR
+ * backend reads a package through its first online CPU, which sees that CPU's die only: beside the
+ * die zones, its package and dram would count die 0 a second time. The die zones cover the
+ * package: the MSR channels of a package whose dies powercap reads are counted once (deduplicated).
+ */
+static void clx_ap(void)
+{
+    cpuinfo("GenuineIntel", 6, 0x55);
+    for (int cpu = 0; cpu < 4; cpu++) {
+        char rel[128];
+        topology(cpu, cpu / 2);
+        snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/die_id", cpu);
+        fake_write(root, rel, "%d\n", cpu % 2);
+        wrmsr(cpu, 0x606, 0xA0E03); /* ESU 14 */
+        wrmsr(cpu, 0x611, 0x1000);
+        wrmsr(cpu, 0x619, 500);
+    }
+    for (int z = 0; z < 4; z++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "sys/class/powercap/intel-rapl:%d/name", z);
+        fake_write(root, rel, "package-%d-die-%d\n", z / 2, z % 2);
+        snprintf(rel, sizeof rel, "sys/class/powercap/intel-rapl:%d/intel-rapl:%d:0/name", z, z);
+        fake_write(root, rel, "dram\n");
+        snprintf(rel, sizeof rel, "sys/class/powercap/intel-rapl:%d:0", z);
+        char target[64], p[600];
+        snprintf(target, sizeof target, "intel-rapl:%d/intel-rapl:%d:0", z, z);
+        snprintf(p, sizeof p, "%s/%s", root, rel);
+        assert_int_equal(symlink(target, p), 0);
+        for (int k = 0; k < 2; k++) {
+            char d[64];
+            if (k)
+                snprintf(d, sizeof d, "intel-rapl:%d/intel-rapl:%d:0", z, z);
+            else
+                snprintf(d, sizeof d, "intel-rapl:%d", z);
+            snprintf(rel, sizeof rel, "sys/class/powercap/%s/max_energy_range_uj", d);
+            fake_write(root, rel, "262143328850\n");
+            snprintf(rel, sizeof rel, "sys/class/powercap/%s/energy_uj", d);
+            fake_write(root, rel, "%d\n", 1000000 * (z + 1) + k);
+        }
+    }
+}
+
+static void step_clx_ap(void)
+{
+    /* dies of package 0: 10 J and 12 J; of package 1: 8 J and 9 J; each die's dram 1 J */
+    static const int pkg_j[4] = {10, 12, 8, 9};
+    for (int z = 0; z < 4; z++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "sys/class/powercap/intel-rapl:%d/energy_uj", z);
+        fake_write(root, rel, "%d\n", 1000000 * (z + 1) + 1000000 * pkg_j[z]);
+        snprintf(rel, sizeof rel, "sys/class/powercap/intel-rapl:%d/intel-rapl:%d:0/energy_uj", z,
+                 z);
+        fake_write(root, rel, "%d\n", 1000000 * (z + 1) + 1 + 1000000);
+        wrmsr(z, 0x611, 0x1000 + 16384u * (unsigned)pkg_j[z]); /* the same die, through MSRs */
+        wrmsr(z, 0x619, 500 + 65536);
+    }
+}
+
+static void die_zones_and_msr_packages_counted_once(void **state)
+{
+    (void)state;
+    clx_ap();
+    erg_meter *m = open_meter("rapl-sysfs,rapl-msr");
+    erg_channel_info c;
+    const char *ids[] = {"rapl-msr:package-0", "rapl-msr:package-1", "rapl-msr:package-0/dram",
+                         "rapl-msr:package-1/dram"};
+    for (int k = 0; k < 4; k++) {
+        int i = fake_find(m, ids[k]);
+        if (i < 0)
+            fail_msg("no channel %s", ids[k]);
+        erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
+        assert_int_equal(c.deduplicated, 1);
+        assert_non_null(strstr(c.reason, "-die-0"));
+    }
+    erg_channel_reading r;
+    double total = window(m, "rapl-sysfs:package-0-die-1", step_clx_ap, &r);
+    erg_assert_near(r.energy_j, 12.0, 1e-9);
+    /* every die and its dram once: 10 + 12 + 8 + 9 + 4 × 1 J */
+    erg_assert_near(total, 43.0, 1e-6);
+    erg_meter_close(m);
+}
+
 static void permission_denied_and_missing_driver(void **state)
 {
     (void)state;
@@ -494,6 +578,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(amd_without_topology_reads_no_core_sum, setup, teardown),
         cmocka_unit_test_setup_teardown(same_package_through_powercap_counted_once, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(die_zones_and_msr_packages_counted_once, setup, teardown),
         cmocka_unit_test_setup_teardown(permission_denied_and_missing_driver, setup, teardown),
         cmocka_unit_test_setup_teardown(offline_cpus_and_cpu0_are_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(hygon_reads_amd_registers, setup, teardown),

@@ -646,6 +646,69 @@ static void rocm_agent_ids_map_to_device_properties(void **state)
     }
 }
 
+/* Kineto on ROCm before July 2023 (PyTorch 2.0 and older; kineto RoctracerActivityApi.cpp before
+ * c23a1fdb) logged every async HIP op in category "kernel": a copy named "CopyHostToDevice" or
+ * "CopyDeviceToHost", a fill "FillBuffer", a barrier packet "Marker", on pid = HSA agent, tid =
+ * queue, without args.device (pytorch/pytorch issue 97167: MI250, ROCm 5.4, '"cat": "kernel",
+ * "name": "CopyHostToDevice", "pid": 2, "tid": 0'). A copy is priced as a copy, a fill as a
+ * memset, and a barrier, which waits and does no work, is no activity. A fixture of that shape,
+ * written here. */
+static const char rocm54_trace[] =
+    "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"AMD Instinct MI250X / "
+    "MI250\", \"computeMajor\": 9, \"numSms\": 110}],"
+    " \"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"CopyHostToDevice\", \"pid\": 2, \"tid\": 0,"
+    " \"ts\": 1000, \"dur\": 100, \"args\": {\"correlation\": 7}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"Cijk_Ailk_Bljk_HHS_BH_MT128x128x16\", "
+    "\"pid\": "
+    "2, \"tid\": 0, \"ts\": 1100, \"dur\": 300, \"args\": {\"correlation\": 8}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"Marker\", \"pid\": 2, \"tid\": 0,"
+    " \"ts\": 1400, \"dur\": 500, \"args\": {\"correlation\": 9}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"FillBuffer\", \"pid\": 2, \"tid\": 0,"
+    " \"ts\": 1900, \"dur\": 50, \"args\": {\"correlation\": 10}},"
+    "{\"ph\": \"B\", \"cat\": \"kernel\", \"name\": \"Marker\", \"pid\": 2, \"tid\": 1, \"ts\": "
+    "1950},"
+    "{\"ph\": \"E\", \"pid\": 2, \"tid\": 1, \"ts\": 2950},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"CopyDeviceToHost\", \"pid\": 2, \"tid\": 0,"
+    " \"ts\": 1950, \"dur\": 50, \"args\": {\"correlation\": 11}},"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"hipMemcpyWithStream\", \"pid\": 41, "
+    "\"tid\": 41, \"ts\": 990, \"dur\": 120, \"args\": {\"correlation\": 7}}]}";
+
+static void rocm_kineto_before_2023_copies_fills_and_markers(void **state)
+{
+    (void)state;
+    erg_trace *t = erg_trace_new();
+    erg_diag d;
+    if (erg_trace_read_buffer(t, rocm54_trace, strlen(rocm54_trace), "rocm54.json", &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    static const char rules[] =
+        "{\"erg\": \"rules/1\", \"devices\": [{\"match\": \"AMD*\", \"static_power_w\": 90}],"
+        " \"rules\": [{\"category\": \"gpu_memcpy\", \"name\": \"*\", \"dynamic_power_w\": 40},"
+        " {\"category\": \"gpu_memset\", \"name\": \"*\", \"dynamic_power_w\": 20},"
+        " {\"category\": \"kernel\", \"name\": \"*\", \"dynamic_power_w\": 300}]}";
+    erg_rules *r = NULL;
+    assert_int_equal(erg_rules_read_buffer(rules, strlen(rules), "r.json", ".", &r, &d), ERG_OK);
+    erg_trace_report rep;
+    if (erg_trace_report_make(t, r, NULL, &rep, &d) != ERG_OK)
+        fail_msg("%s: %s", d.where, d.detail);
+    assert_int_equal(rep.n_devices, 1);
+    assert_string_equal(rep.devices[0].id, "rank0/gpu0"); /* agent 2 is GPU 0 */
+    assert_string_equal(rep.devices[0].name, "AMD Instinct MI250X / MI250");
+    assert_int_equal(rep.stats.activities, 4);
+    assert_int_equal(rep.stats.markers, 2);
+    assert_int_equal(rep.categories[ERG_TRACE_CAT_KERNEL].count, 1);
+    assert_int_equal(rep.categories[ERG_TRACE_CAT_MEMCPY].count, 2);
+    assert_int_equal(rep.categories[ERG_TRACE_CAT_MEMSET].count, 1);
+    assert_int_equal(rep.unmatched, 0);
+    /* 300 W × 300 µs + 40 W × 150 µs + 20 W × 50 µs; the 500 µs barrier adds nothing */
+    erg_assert_rel(rep.dynamic_energy_j, 0.09 + 0.006 + 0.001, 1e-9);
+    /* static 90 W over 1000..2000 µs, the span of the four activities */
+    erg_assert_rel(rep.static_energy_j, 90 * 1e-3, 1e-9);
+    erg_trace_report_free(&rep);
+    erg_rules_free(r);
+    erg_trace_free(t);
+}
+
 /* The report's totals (per-device accounting, no schedule built) equal erg_schedule_compose's on
  * the schedule erg_trace_schedule makes of the same trace. */
 /* The streamed schedule (erg_trace_schedule_write_file) is the file the tree gives
@@ -943,6 +1006,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rocm_agent_ids_map_to_device_properties),
+        cmocka_unit_test(rocm_kineto_before_2023_copies_fills_and_markers),
         cmocka_unit_test(kernel_rules_take_collectives_unless_a_collective_rule_came_first),
         cmocka_unit_test(report_matches_hand_computed_values),
         cmocka_unit_test(report_totals_equal_the_composed_schedule),
