@@ -206,7 +206,8 @@ typedef struct erg_insensitivity {
  * Context-insensitivity test of one element measured under a reference context (ref: the null
  * context or isolation) and another (other: a realized entry context, Eq. 11, or a co-run, Eq. 12):
  *   |Δs|·T_ref + |ΔT|·s_ref + |Δs|·|ΔT| + |Δd| ≤ c_α·σ_E_ref,
- * c_α the two-sided multiplier for confidence (0 < confidence < 1). Errors: ERG_EINVAL.
+ * c_α the two-sided multiplier for confidence (0 < confidence < 1). Errors: ERG_EINVAL;
+ * ERG_ERANGE when the left-hand side of finite figures overflows a double.
  */
 ERG_API int erg_context_insensitive(const erg_signature *ref, const erg_signature *other,
                                     double confidence, erg_insensitivity *out, erg_diag *diag);

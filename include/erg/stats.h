@@ -111,6 +111,16 @@ ERG_API int erg_format_double(double v, char *buf, size_t size);
  */
 ERG_API void erg_json_shorten_reals(char *text);
 
+struct json_t;
+/**
+ * jansson's json_dumps(root, flags), safe when memory runs out: the text (NUL-terminated, to
+ * free()), or NULL when root is NULL, jansson refuses it, or an allocation failed. jansson 2.14's
+ * json_dumps drops the failure to append an object's key and carries on, so under memory
+ * pressure it can return a corrupt text (a key's closing quote missing); here the first failed
+ * allocation fails the whole dump. erg writes every JSON text through it.
+ */
+ERG_API char *erg_json_dumps(const struct json_t *root, size_t flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2258,6 +2258,9 @@ int erg_context_insensitive(const erg_signature *ref, const erg_signature *other
     out->lhs_j = out->delta_s_w * ref->time_s + out->delta_t_s * ref->static_power_w +
                  out->delta_s_w * out->delta_t_s + out->delta_d_j;
     out->tolerance_j = c * sqrt(ref->energy_var_j2);
+    if (!isfinite(out->lhs_j))
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "%s: the test's left-hand side overflows a double", other->name);
     out->insensitive = out->lhs_j <= out->tolerance_j;
     return ERG_OK;
 }

@@ -18,7 +18,7 @@ static int meta_member(const json_t *obj, const char *key, char *buf, size_t siz
         return ERG_OK;
     if (!json_is_object(v))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: expected an object", path, key);
-    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+    char *text = erg_json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
     if (!text)
         return erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
     size_t n = strlen(text);

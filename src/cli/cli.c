@@ -70,7 +70,7 @@ int erg_cli_ulong(const char *cmd, const char *opt, const char *text, unsigned l
 
 int erg_cli_json_dumpf(const struct json_t *root, FILE *out, size_t flags)
 {
-    char *text = root ? json_dumps(root, flags) : NULL;
+    char *text = root ? erg_json_dumps(root, flags) : NULL;
     if (!text)
         return -1;
     erg_json_shorten_reals(text);

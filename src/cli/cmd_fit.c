@@ -158,7 +158,7 @@ static void print_json(const erg_op_model *m, const char *model_path)
     }
     json_object_set_new(root, "ops", ops);
     json_object_set_new(root, "notes", json_string(erg_op_model_notes(m)));
-    char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    char *s = erg_json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     erg_json_shorten_reals(s);
     if (s)
         printf("%s\n", s);

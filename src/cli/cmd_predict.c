@@ -328,7 +328,7 @@ static int run(int argc, char **argv)
                             isfinite(e_pct) ? json_real(e_pct) : json_null());
         json_object_set_new(o, "model", json_string(model_path));
         json_object_set_new(o, "target", json_string(erg_op_model_target(m)));
-        char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        char *s = erg_json_dumps(o, JSON_REAL_PRECISION(9));
         erg_json_shorten_reals(s);
         if (s)
             printf("%s\n", s);

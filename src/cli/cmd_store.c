@@ -35,15 +35,20 @@ struct list_ctx {
     unsigned long want; /* history: the version to take out (0: list them all) */
     unsigned long seen;
     erg_signature found;
+    int nomem; /* an entry of the --json list could not be made: fail, never print it short */
 };
 
 static json_t *list_entry(const erg_signature *s)
 {
     json_t *fl = json_array();
     for (unsigned b = 0; fl && b < ERG_FLAG_COUNT; b++)
-        if (s->flags & (1u << b))
-            json_array_append_new(fl, json_string(erg_flag_name(b)));
-    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:o*}", "name", s->name, "device", s->device,
+        if ((s->flags & (1u << b)) && json_array_append_new(fl, json_string(erg_flag_name(b)))) {
+            json_decref(fl);
+            fl = NULL;
+        }
+    if (!fl)
+        return NULL;
+    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "name", s->name, "device", s->device,
                      "energy_j", erg_signature_energy_j(s), "time_s", s->time_s, "static_power_w",
                      s->static_power_w, "dynamic_energy_j", s->dynamic_energy_j, "grade",
                      erg_grade_name(s->grade), "runs", (int)s->runs, "flags", fl);
@@ -73,9 +78,16 @@ static int history_one(void *ud, const erg_signature *s, double stored_unix_s)
     }
     if (c->json) {
         json_t *e = list_entry(s);
-        json_object_set_new(e, "version", json_integer((json_int_t)c->seen));
-        json_object_set_new(e, "stored_unix_s", json_real(stored_unix_s));
-        json_array_append_new(c->arr, e);
+        if (!e || json_object_set_new(e, "version", json_integer((json_int_t)c->seen)) ||
+            json_object_set_new(e, "stored_unix_s", json_real(stored_unix_s))) {
+            json_decref(e);
+            c->nomem = 1;
+            return ERG_ENOMEM;
+        }
+        if (json_array_append_new(c->arr, e)) { /* takes e, even when it fails */
+            c->nomem = 1;
+            return ERG_ENOMEM;
+        }
     } else {
         char fl[600];
         printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s%s\n", c->seen, stored_unix_s,
@@ -89,7 +101,11 @@ static int list_one(void *ud, const erg_signature *s)
 {
     struct list_ctx *c = ud;
     if (c->json) {
-        json_array_append_new(c->arr, list_entry(s));
+        json_t *e = list_entry(s);
+        if (!e || json_array_append_new(c->arr, e)) {
+            c->nomem = 1;
+            return ERG_ENOMEM;
+        }
     } else {
         char fl[600];
         printf("%-32s %-12s %12.6g %12.6g %12.6g  %s%s\n", s->name, s->device[0] ? s->device : "-",
@@ -238,10 +254,11 @@ static int run_store(int argc, char **argv)
             if (json) {
                 json_t *root = json_pack("{s:s,s:s,s:o}", "erg", "store-list/1", "name",
                                          argv[optind], "signatures", ctx.arr);
-                if (rc == ERG_OK) {
-                    erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                if (rc == ERG_OK && !ctx.nomem && root &&
+                    erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0)
                     putchar('\n');
-                }
+                else if (rc == ERG_OK || ctx.nomem)
+                    rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
                 json_decref(root);
             } else if (rc == ERG_OK && ctx.seen == 0) {
                 printf("(no earlier versions)\n");
@@ -259,13 +276,18 @@ static int run_store(int argc, char **argv)
                    "static_w", "grade");
         rc = erg_store_each(st, list_one, &ctx, &d);
         if (json) {
-            if (rc == ERG_OK) {
+            if (rc == ERG_OK && !ctx.nomem) {
                 json_t *root = json_pack("{s:s,s:o}", "erg", "store-list/1", "signatures", ctx.arr);
-                erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-                putchar('\n');
+                if (root &&
+                    erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0)
+                    putchar('\n');
+                else
+                    rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
                 json_decref(root);
             } else {
                 json_decref(ctx.arr);
+                if (ctx.nomem)
+                    rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
             }
         }
     }

@@ -319,7 +319,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
             json_object_set_new(b, erg_block_name((erg_block)k), bo);
         }
         json_object_set_new(r, "heldout", b);
-        char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
         erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);
@@ -572,7 +572,7 @@ int erg_cli_fit_model(int argc, char **argv)
         json_object_set_new(r, "heldout", rows);
         if (o.nested)
             json_object_set_new(r, "nested", nested_json(&nacc, names));
-        char *text = json_dumps(r, JSON_REAL_PRECISION(6));
+        char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
         erg_json_shorten_reals(text);
         if (text)
             printf("%s\n", text);

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "erg/version.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,6 +85,20 @@ static void usage(FILE *out)
             "Exit status: 0 success, 1 a check failed, 2 bad input or usage, 3 no usable meter.\n");
 }
 
+/* What a command printed on stdout reached it, or erg says not and fails with 2 (a full disk
+ * under "erg compose > file" used to exit 0 with the file empty): like coreutils' close_stdout,
+ * the buffered tail is flushed here, where a failure can still change the exit status. */
+static int finish(int status)
+{
+    int err = fflush(stdout) != 0 ? errno : 0;
+    if (!err && !ferror(stdout))
+        return status;
+    if (status != ERG_EXIT_USAGE) /* a command that failed on it already said so */
+        fprintf(stderr, "erg: <stdout>: write error%s%s\n", err ? ": " : "",
+                err ? strerror(err) : "");
+    return ERG_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     guard_terminals();
@@ -94,18 +109,18 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return ERG_EXIT_OK;
+        return finish(ERG_EXIT_OK);
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("erg %s\n", erg_version());
-        return ERG_EXIT_OK;
+        return finish(ERG_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof erg_cli_commands / sizeof erg_cli_commands[0]; i++) {
         const struct erg_cli_command *c = erg_cli_commands[i];
         if (c && strcmp(c->name, argv[1]) == 0) {
             optind = 1;
             opterr = 0; /* commands report a rejected option once, see erg_cli_bad_option */
-            return c->run(argc - 1, argv + 1);
+            return finish(c->run(argc - 1, argv + 1));
         }
     }
     fprintf(stderr, "erg: unknown command '%s'\nTry 'erg --help'.\n", argv[1]);

@@ -436,7 +436,7 @@ int erg_cli_predict_model(int argc, char **argv)
         json_object_set_new(o, "warnings", wa);
         if (c.schedule)
             json_object_set_new(o, "schedule", json_string(c.schedule));
-        char *s = json_dumps(o, JSON_REAL_PRECISION(9));
+        char *s = erg_json_dumps(o, JSON_REAL_PRECISION(9));
         erg_json_shorten_reals(s);
         if (s)
             printf("%s\n", s);

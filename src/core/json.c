@@ -152,9 +152,55 @@ int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, s
     return ERG_OK;
 }
 
+/* The text json_dump_callback hands over, in a growing buffer; after one failed allocation every
+ * later call fails too, so a failure whose status jansson drops still fails the whole dump. */
+struct dump_buf {
+    char *p;
+    size_t n, cap;
+    int failed;
+};
+
+static int dump_append(const char *text, size_t size, void *data)
+{
+    struct dump_buf *b = data;
+    if (b->failed)
+        return -1;
+    if (size >= b->cap - b->n || !b->p) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->n <= size) {
+            if (cap > SIZE_MAX / 2) {
+                b->failed = 1;
+                return -1;
+            }
+            cap *= 2;
+        }
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->failed = 1;
+            return -1;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, text, size);
+    b->n += size;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+char *erg_json_dumps(const json_t *root, size_t flags)
+{
+    struct dump_buf b = {0};
+    if (!root || json_dump_callback(root, dump_append, &b, flags) != 0 || b.failed || !b.p) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
 int erg__json_dump_file(const json_t *root, const char *path, size_t flags, erg_diag *diag)
 {
-    char *text = json_dumps(root, flags);
+    char *text = erg_json_dumps(root, flags);
     if (!text)
         return erg_diag_set(diag, ERG_ENOMEM, path, "cannot serialise JSON");
     erg_json_shorten_reals(text);

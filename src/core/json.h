@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "erg/error.h"
+#include "erg/stats.h" /* erg_json_dumps: every JSON text erg writes */
 
 #include <stdint.h>
 

@@ -37,7 +37,10 @@ static json_t *point_json(const erg_frontier *f, size_t i)
     for (size_t k = 0; k < f->n_elements && !bad; k++)
         bad = json_object_set_new(ch, f->element_names[k],
                                   json_integer((json_int_t)f->choices[i * f->n_elements + k]));
-    bad = bad || json_object_set_new(o, "choice", ch);
+    if (bad)
+        json_decref(ch); /* not yet o's: set_new takes ch only when it is called */
+    else
+        bad = json_object_set_new(o, "choice", ch);
     if (bad) {
         json_decref(o);
         return NULL;

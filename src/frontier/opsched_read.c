@@ -42,9 +42,30 @@ static int omega_text(const json_t *obj, const char *key, char **out, const char
     } else if (!json_is_object(v)) {
         return erg_diag_set(diag, ERG_EPARSE, file, "%s.%s: expected an object", path, key);
     } else {
-        *out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+        *out = erg_json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
     }
     return *out ? ERG_OK : erg_diag_set(diag, ERG_ENOMEM, file, "out of memory");
+}
+
+/* Compact JSON text of the "device" part of a signature's ω text (erg's own JSON, read before):
+ * *out NULL when there is none. A failure to parse or print it again is a lack of memory, never
+ * a reason to group the point without its ω_dev. */
+static int omega_device_text(const char *omega, char **out, const char *file, const char *path,
+                             erg_diag *diag)
+{
+    *out = NULL;
+    if (!omega[0])
+        return ERG_OK;
+    json_t *om = json_loads(omega, 0, NULL);
+    if (!om)
+        return erg_diag_set(diag, ERG_ENOMEM, file, "%s: out of memory", path);
+    const json_t *dv = json_object_get(om, "device");
+    if (json_is_object(dv) && !(*out = erg_json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS))) {
+        json_decref(om);
+        return erg_diag_set(diag, ERG_ENOMEM, file, "%s: out of memory", path);
+    }
+    json_decref(om);
+    return ERG_OK;
 }
 
 /* A point (or a plain signature) holds signature keys plus its operating point's parts; anything
@@ -90,13 +111,16 @@ static int read_point(struct rd *r, const char *name, const char *device, const 
     }
     if (!od[0] && sig.omega[0]) {
         /* A plain signature may carry ω as {"device": {...}, "element": {...}}. */
-        json_t *om = json_loads(sig.omega, 0, NULL);
-        const json_t *dv = om ? json_object_get(om, "device") : NULL;
-        if (json_is_object(dv)) {
+        char *dev = NULL;
+        if ((rc = omega_device_text(sig.omega, &dev, r->file, path, diag)) != ERG_OK) {
             free(od);
-            od = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
+            free(oe);
+            return rc;
         }
-        json_decref(om);
+        if (dev) {
+            free(od);
+            od = dev;
+        }
     } else if (od[0] || oe[0]) {
         int n = snprintf(sig.omega, sizeof sig.omega, "{\"device\":%s,\"element\":%s}",
                          od[0] ? od : "{}", oe[0] ? oe : "{}");
@@ -130,11 +154,8 @@ static int fr_element(void *ctx, const char *name, const json_t *v, const char *
             return rc;
         snprintf(sig.name, sizeof sig.name, "%s", name);
         char *od = NULL;
-        json_t *om = sig.omega[0] ? json_loads(sig.omega, 0, NULL) : NULL;
-        const json_t *dv = om ? json_object_get(om, "device") : NULL;
-        if (json_is_object(dv))
-            od = json_dumps(dv, JSON_COMPACT | JSON_SORT_KEYS);
-        json_decref(om);
+        if ((rc = omega_device_text(sig.omega, &od, r->file, path, diag)) != ERG_OK)
+            return rc;
         rc = erg_opsched_add_point(r->os, name, &sig, od ? od : "", diag);
         free(od);
         if (rc != ERG_OK)

@@ -542,6 +542,19 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         erg_diag d;
         erg_diag_clear(&d);
         int rc = b->ops->open(&m->env, &b->state, &b->chans, &b->n, &d);
+        if (rc == ERG_ENOMEM) {
+            /* not a property of the host: opening without this backend would silently measure
+             * fewer channels (or report no meter, exit 3) */
+            b->state = NULL;
+            b->n = 0;
+            close_backends(m);
+            pthread_mutex_destroy(&m->mu);
+            pthread_cond_destroy(&m->cv);
+            close(m->env.root_fd);
+            free(m->ch);
+            free(m);
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "%s: out of memory", registry[r]->name);
+        }
         if (rc != ERG_OK) {
             b->state = NULL;
             b->n = 0;
@@ -568,6 +581,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
             pthread_mutex_destroy(&m->mu);
             pthread_cond_destroy(&m->cv);
             close(m->env.root_fd);
+            free(m->ch); /* the channels of the backends opened before this one */
             free(m);
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }

@@ -202,6 +202,11 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
         return erg_diag_set(diag, ERG_ENOTSUP, erg_op_model_target(m),
                             "%s: the level-1 model gives no time for this block (no roofline)",
                             erg_block_name(s->block));
+    if (!isfinite(t) || !isfinite(vt) || (isfinite(e) && !isfinite(ve)))
+        return erg_diag_set(diag, ERG_ERANGE, erg_op_model_target(m),
+                            "%s: the level-1 model's %s overflows (a rate in its roofline too "
+                            "small, or held-out errors too large)",
+                            erg_block_name(s->block), isfinite(t) ? "variance" : "time");
     out->time_s = t;
     out->energy_j = isfinite(e) ? e : (double)NAN;
     out->time_var_s2 = vt;

@@ -978,7 +978,7 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
                       num(m->prompt_tokens), "n_train", (json_int_t)m->n_train, "itl_mape_pct",
                       num(m->itl_mape_pct), "energy_mape_pct", num(m->energy_mape_pct)));
     }
-    char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    char *text = erg_json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     erg_json_shorten_reals(text);
     json_decref(root);
     if (!text)

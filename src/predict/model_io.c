@@ -295,6 +295,19 @@ static int count_load(const json_t *o, const char *key, unsigned *out, const cha
     return rc;
 }
 
+/* A held-out mean absolute percentage error: absent or null (NaN), else a number >= 0 (it
+ * becomes the predictions' standard deviation, erg_op_model_signature). */
+static int mape_load(const json_t *o, const char *key, double *out, const char *file,
+                     const char *path, erg_diag *diag)
+{
+    *out = num_or_nan(o, key);
+    if (isnan(*out) || (*out >= 0 && isfinite(*out)))
+        return ERG_OK;
+    return erg_diag_set(diag, ERG_EPARSE, file,
+                        "%s.%s: a held-out error must be a percentage >= 0, got %g", path, key,
+                        *out);
+}
+
 static int validation_load(const json_t *v, erg_op_validation *out, const char *file,
                            const char *path, erg_diag *diag)
 {
@@ -303,14 +316,17 @@ static int validation_load(const json_t *v, erg_op_validation *out, const char *
     if ((rc = count_load(v, "n_train", &out->n_train, file, path, diag)) ||
         (rc = count_load(v, "n_test", &out->n_test, file, path, diag)))
         return rc;
-    out->time_mape_pct = num_or_nan(v, "time_mape_pct");
-    out->time_r2 = num_or_nan(v, "time_r2");
-    out->energy_mape_pct = num_or_nan(v, "energy_mape_pct");
-    out->energy_r2 = num_or_nan(v, "energy_r2");
     const json_t *r = json_object_get(v, "roofline");
-    out->roof_time_mape_pct = num_or_nan(r, "time_mape_pct");
+    char rpath[160];
+    snprintf(rpath, sizeof rpath, "%s.roofline", path);
+    if ((rc = mape_load(v, "time_mape_pct", &out->time_mape_pct, file, path, diag)) ||
+        (rc = mape_load(v, "energy_mape_pct", &out->energy_mape_pct, file, path, diag)) ||
+        (rc = mape_load(r, "time_mape_pct", &out->roof_time_mape_pct, file, rpath, diag)) ||
+        (rc = mape_load(r, "energy_mape_pct", &out->roof_energy_mape_pct, file, rpath, diag)))
+        return rc;
+    out->time_r2 = num_or_nan(v, "time_r2");
+    out->energy_r2 = num_or_nan(v, "energy_r2");
     out->roof_time_r2 = num_or_nan(r, "time_r2");
-    out->roof_energy_mape_pct = num_or_nan(r, "energy_mape_pct");
     out->roof_energy_r2 = num_or_nan(r, "energy_r2");
     return ERG_OK;
 }

@@ -9,8 +9,23 @@
 #include "core/json.h"
 #include "erg/predict.h"
 
-static int add_sig(json_t *sigs, const char *name, const erg_estimate *e, double s, erg_grade grade,
-                   erg_diag *diag)
+/* The document is built with put/push, which record in *bad that a member could not be added (a
+ * NULL value or container when memory ran out; jansson then frees what it was given): the file
+ * is written only when nothing was dropped. */
+static void put(int *bad, json_t *obj, const char *key, json_t *v)
+{
+    if (json_object_set_new(obj, key, v))
+        *bad = 1;
+}
+
+static void push(int *bad, json_t *arr, json_t *v)
+{
+    if (json_array_append_new(arr, v))
+        *bad = 1;
+}
+
+static int add_sig(int *bad, json_t *sigs, const char *name, const erg_estimate *e, double s,
+                   erg_grade grade, erg_diag *diag)
 {
     if (!isfinite(e->energy_j))
         return erg_diag_set(diag, ERG_EINVAL, NULL,
@@ -22,15 +37,14 @@ static int add_sig(json_t *sigs, const char *name, const erg_estimate *e, double
                             "%.4g J of %s",
                             s, e->time_s, e->energy_j, name);
     json_t *o = json_object();
-    json_object_set_new(o, "device", json_string("target"));
-    json_object_set_new(o, "time_s", json_real(e->time_s));
-    json_object_set_new(o, "dynamic_energy_j", json_real(d > 0 ? d : 0));
-    json_object_set_new(o, "time_var_s2", json_real(e->time_var_s2));
+    put(bad, o, "device", json_string("target"));
+    put(bad, o, "time_s", json_real(e->time_s));
+    put(bad, o, "dynamic_energy_j", json_real(d > 0 ? d : 0));
+    put(bad, o, "time_var_s2", json_real(e->time_var_s2));
     /* Axiom M1: σ²_E ≥ s²·σ²_T */
-    json_object_set_new(o, "energy_var_j2",
-                        json_real(fmax(e->energy_var_j2, s * s * e->time_var_s2)));
-    json_object_set_new(o, "grade", json_string(erg_grade_name(grade)));
-    json_object_set_new(sigs, name, o);
+    put(bad, o, "energy_var_j2", json_real(fmax(e->energy_var_j2, s * s * e->time_var_s2)));
+    put(bad, o, "grade", json_string(erg_grade_name(grade)));
+    put(bad, sigs, name, o);
     return ERG_OK;
 }
 
@@ -41,18 +55,18 @@ static json_t *ref(const char *ph, const char *blk)
     return json_string(name);
 }
 
-static int phase(const erg_arch *a, const erg_model_prediction *m, double s, json_t *sigs,
+static int phase(int *bad, const erg_arch *a, const erg_model_prediction *m, double s, json_t *sigs,
                  json_t *seq, erg_diag *diag)
 {
     const char *ph = erg_phase_name(m->phase.phase);
     char name[64];
     for (size_t i = 0; i < m->n_blocks; i++) {
         snprintf(name, sizeof name, "%s.%s", ph, m->blocks[i].name);
-        int rc = add_sig(sigs, name, &m->blocks[i].each, s, m->grade, diag);
+        int rc = add_sig(bad, sigs, name, &m->blocks[i].each, s, m->grade, diag);
         if (rc != ERG_OK)
             return rc;
     }
-    json_array_append_new(seq, ref(ph, "embedding"));
+    push(bad, seq, ref(ph, "embedding"));
     int64_t n = a->n_layers;
     int64_t sliding = a->layers[ERG_LAYER_SLIDING_DENSE] + a->layers[ERG_LAYER_SLIDING_MOE];
     int64_t moe = a->layers[ERG_LAYER_FULL_MOE] + a->layers[ERG_LAYER_SLIDING_MOE];
@@ -61,25 +75,25 @@ static int phase(const erg_arch *a, const erg_model_prediction *m, double s, jso
         int sl = (i + 1) * sliding / n > i * sliding / n;
         int mo = (i + 1) * moe / n > i * moe / n;
         json_t *layer = json_array(), *lo = json_object();
-        json_array_append_new(layer, ref(ph, "norm"));
-        json_array_append_new(layer, ref(ph, sl ? "attention_sliding" : "attention"));
+        push(bad, layer, ref(ph, "norm"));
+        push(bad, layer, ref(ph, sl ? "attention_sliding" : "attention"));
         for (int k = 2; k < a->norms_per_layer; k++) /* Gemma 2's post-norms */
-            json_array_append_new(layer, ref(ph, "norm"));
+            push(bad, layer, ref(ph, "norm"));
         if (a->norms_per_layer >= 2)
-            json_array_append_new(layer, ref(ph, "norm"));
-        json_array_append_new(layer, ref(ph, mo ? "moe" : "ffn"));
-        json_object_set_new(lo, "seq", layer);
-        json_array_append_new(seq, lo);
+            push(bad, layer, ref(ph, "norm"));
+        push(bad, layer, ref(ph, mo ? "moe" : "ffn"));
+        put(bad, lo, "seq", layer);
+        push(bad, seq, lo);
     }
-    json_array_append_new(seq, ref(ph, "norm"));
-    json_array_append_new(seq, ref(ph, "lm_head"));
+    push(bad, seq, ref(ph, "norm"));
+    push(bad, seq, ref(ph, "lm_head"));
     if (m->model_time_var_s2 > 0 || m->model_energy_var_j2 > 0) {
         erg_estimate e = {0, 0, m->model_time_var_s2, m->model_energy_var_j2, 3};
         snprintf(name, sizeof name, "%s.model_error", ph);
-        int rc = add_sig(sigs, name, &e, s, m->grade, diag);
+        int rc = add_sig(bad, sigs, name, &e, s, m->grade, diag);
         if (rc != ERG_OK)
             return rc;
-        json_array_append_new(seq, json_string(name));
+        push(bad, seq, json_string(name));
     }
     return ERG_OK;
 }
@@ -95,19 +109,22 @@ int erg_model_schedule_write(const char *path, const erg_arch *a, const erg_mode
         return erg_diag_set(diag, ERG_EINVAL, path, "an architecture without norms");
     json_t *root = json_object(), *dev = json_object(), *d0 = json_object();
     json_t *sigs = json_object(), *seq = json_array(), *expr = json_object();
-    json_object_set_new(root, "erg", json_string("schedule/1"));
+    int bad = !root || !dev || !d0 || !sigs || !seq || !expr;
+    put(&bad, root, "erg", json_string("schedule/1"));
     if (name)
-        json_object_set_new(root, "name", json_string(name));
-    json_object_set_new(d0, "static_power_w", json_real(static_power_w));
-    json_object_set_new(dev, "target", d0);
-    json_object_set_new(root, "devices", dev);
+        put(&bad, root, "name", json_string(name));
+    put(&bad, d0, "static_power_w", json_real(static_power_w));
+    put(&bad, dev, "target", d0);
+    put(&bad, root, "devices", dev);
     int rc = ERG_OK;
     for (size_t i = 0; i < n && rc == ERG_OK; i++)
-        rc = phase(a, &p[i], static_power_w, sigs, seq, diag);
-    json_object_set_new(root, "signatures", sigs);
-    json_object_set_new(expr, "seq", seq);
-    json_object_set_new(root, "expr", expr);
-    if (rc == ERG_OK)
+        rc = phase(&bad, a, &p[i], static_power_w, sigs, seq, diag);
+    put(&bad, root, "signatures", sigs);
+    put(&bad, expr, "seq", seq);
+    put(&bad, root, "expr", expr);
+    if (rc == ERG_OK && bad)
+        rc = erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
+    else if (rc == ERG_OK)
         rc = erg__json_dump_file(root, path, JSON_COMPACT | JSON_REAL_PRECISION(17), diag);
     else if (diag && !diag->where[0])
         snprintf(diag->where, sizeof diag->where, "%s", path);

@@ -67,6 +67,10 @@ int erg_op_model_signature(const erg_op_model *m, const erg_op_dims *d, double s
     out->time_var_s2 = (rt * p.time_s) * (rt * p.time_s);
     out->energy_var_j2 = fmax((re * p.energy_j) * (re * p.energy_j),
                               static_power_w * static_power_w * out->time_var_s2);
+    if (!isfinite(out->time_var_s2) || !isfinite(out->energy_var_j2))
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "the model's held-out error for %s makes the variance overflow",
+                            erg_op_name(d->op));
     out->grade = p.grade;
     out->runs = 0;
     snprintf(out->name, sizeof out->name, "%s", erg_op_name(d->op));

@@ -385,7 +385,7 @@ static int put_json(erg_store *store, const char *name, unsigned flags, json_t *
 {
     char flags_text[512];
     erg_flags_text(flags, ",", flags_text, sizeof flags_text);
-    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    char *text = o ? erg_json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(o);
     if (!text)
         return erg_diag_set(diag, ERG_ENOMEM, store->path, "out of memory");

@@ -1114,7 +1114,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
     bad |= num(root, "start_spread_s", r->start_spread_s);
     bad |= cnt(root, "events", s->events);
     bad |= cnt(root, "activities", s->activities);
-    char *text = bad ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    char *text = bad ? NULL : erg_json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     erg_json_shorten_reals(text);
     json_decref(root);
     if (!text)

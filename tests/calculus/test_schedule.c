@@ -638,6 +638,12 @@ static void deviation_and_insensitivity(void **state)
     oth.dynamic_energy_j = 2.2;
     assert_int_equal(erg_context_insensitive(&ref, &oth, 0.95, &out, NULL), ERG_OK);
     assert_int_equal(out.insensitive, 0);
+    /* finite figures whose left-hand side overflows (|ΔT|·s_ref = 1e308 s × 62 W): refused, not
+     * a verdict on "inf J" */
+    oth.time_s = 1e308;
+    erg_diag d;
+    assert_int_equal(erg_context_insensitive(&ref, &oth, 0.95, &out, &d), ERG_ERANGE);
+    assert_non_null(strstr(d.detail, "overflows"));
 }
 
 /* The expression form survives a write and a read; a device-less signature takes each node's

@@ -49,6 +49,17 @@ grep -q '"grade": "estimator"' "$tmp/out" && grep -q '"time_s": ' "$tmp/out" && 
 check "predict writes a signature" 0 "rmsnorm fp32" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json" --signature "$tmp/sig.json" --static-power-w 1e-3
 grep -q '"erg": "signature/1"' "$tmp/sig.json" && grep -q '"static_power_w": 0.001' "$tmp/sig.json" \
     || { echo "FAIL signature file"; cat "$tmp/sig.json"; fails=$((fails + 1)); }
+# held-out errors become the predictions' sd: a negative one is refused where it is read, one so
+# large that its variance overflows is refused where it is used (both used to print "+- inf J")
+sed 's/"time_mape_pct": [0-9][0-9.e+-]*/"time_mape_pct": -5/' "$tmp/model.json" > "$tmp/neg.json"
+check "negative held-out error" 2 "time_mape_pct: a held-out error must be a percentage >= 0, got -5" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/neg.json"
+sed 's/"energy_mape_pct": [0-9][0-9.e+-]*/"energy_mape_pct": 1e300/; s/"time_mape_pct": [0-9][0-9.e+-]*/"time_mape_pct": 1e300/' "$tmp/model.json" > "$tmp/huge.json"
+check "held-out error whose variance overflows" 2 "variance overflow" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/huge.json" --signature "$tmp/sig3.json" --static-power-w 1e-3
+[ -e "$tmp/sig3.json" ] && { echo "FAIL a signature was written"; fails=$((fails + 1)); }
+# a denormal roofline rate: the roofline time of the ops without an estimator overflows to inf
+mkdir -p "$tmp/denormal"
+sed 's/"peak_flop_s": [0-9][0-9.e+-]*/"peak_flop_s": 1e-310/' "${ERG_TEST_SOURCE_DIR:?}/models/cpu/ops.json" > "$tmp/denormal/ops.json"
+check "denormal roofline rate" 2 "out of range\|time overflows" -- "$erg" predict model "$ERG_TEST_SOURCE_DIR/tests/predict/configs/tiny-llama.json" --target "$tmp/denormal"
 check "signature static power too high" 2 "exceeds the predicted energy" -- "$erg" predict op rmsnorm --tokens 64 --d-model 1024 --model "$tmp/model.json" --signature "$tmp/sig2.json" --static-power-w 1e9
 check "predict extrapolates with a warning" 0 "tokens = 100000 is outside the trained 1..1024" -- "$erg" predict op rmsnorm --tokens 100000 --d-model 1024 --model "$tmp/model.json"
 grep -q "method roofline" "$tmp/out" || { echo "FAIL extrapolation method"; cat "$tmp/out"; fails=$((fails + 1)); }
