@@ -195,6 +195,11 @@ typedef struct erg_channel_info {
     double model_full_w;
 } erg_channel_info;
 
+/** The meter's clock in seconds: CLOCK_MONOTONIC, or the now_ns of the I/O seam the meter was
+ *  opened with (erg_io), so that windows and the repetition protocol (erg_protocol_run's
+ *  min_window_s) time work on the clock that stamps the meter's readings. Never fails. */
+ERG_API double erg_meter_now_s(const erg_meter *m);
+
 /** Number of channels (usable and declined). */
 ERG_API size_t erg_meter_channel_count(const erg_meter *m);
 /** Channel i. ERG_OK or ERG_EINVAL. */

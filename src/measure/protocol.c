@@ -371,7 +371,8 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         getrusage(RUSAGE_CHILDREN, &kids0);
         /* a window that cannot begin gives no figure: the run is recorded, never summarised */
         int began = erg_window_begin(mon, "run", NULL) == ERG_OK;
-        double w0 = mono_s(), user = 0, sys = 0;
+        /* the window's length on the meter's clock: the one that stamps its readings */
+        double w0 = erg_meter_now_s(m), user = 0, sys = 0;
         int user_known = 1, stop = 0;
         erg_run_outcome oc;
         size_t reps = 0;
@@ -393,12 +394,13 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
             }
             if (oc.status != 0)
                 break;
-            if (reps < o->max_repetitions && mono_s() - w0 < o->min_window_s && stopped(o)) {
+            if (reps < o->max_repetitions && erg_meter_now_s(m) - w0 < o->min_window_s &&
+                stopped(o)) {
                 r->stop_status = ERG_EINTR;
                 stop = 1;
                 break;
             }
-        } while (reps < o->max_repetitions && mono_s() - w0 < o->min_window_s);
+        } while (reps < o->max_repetitions && erg_meter_now_s(m) - w0 < o->min_window_s);
         int ended = 0;
         if (began) {
             if (stop) {
@@ -440,7 +442,7 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
         r->run_flags |= rec->flags;
         if (!ended) {
             rec->begin_failed = 1;
-            rec->time_s = (mono_s() - w0) / kreps;
+            rec->time_s = (erg_meter_now_s(m) - w0) / kreps;
             continue;
         }
         divide(cur, reps);

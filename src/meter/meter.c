@@ -690,6 +690,11 @@ int erg_meter_backend_info(const erg_meter *m, size_t i, erg_backend_info *out)
     return ERG_OK;
 }
 
+double erg_meter_now_s(const erg_meter *m)
+{
+    return (double)m->env.io.now_ns(m->env.io.ud) * 1e-9;
+}
+
 size_t erg_meter_channel_count(const erg_meter *m)
 {
     return m ? m->n_ch : 0;
