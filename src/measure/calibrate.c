@@ -575,12 +575,15 @@ int erg_wait_stable(erg_meter *m, const erg_calibration *cal, const erg_stabilit
         size_t nt = 0;
         if (erg_meter_temperatures(m, t, 32, &nt) != ERG_OK)
             nt = 0; /* only ERG_EINVAL (m NULL), ruled out above: no temperature to judge */
-        for (size_t k = 0; k < nt && ok; k++) {
+        /* a sensor above its limit is named even while power samples are still missing: it is
+         * what the wait is really waiting for */
+        for (size_t k = 0; k < nt; k++) {
             double lim = t[k].is_gpu ? o->gpu_max_c : o->cpu_max_c;
             if (t[k].temp_c > lim) {
                 ok = 0;
                 snprintf(why, sizeof why, "%s at %.1f °C, above %.1f °C", t[k].id, t[k].temp_c,
                          lim);
+                break;
             }
         }
         out->waited_s = mono_s() - t0;

@@ -210,7 +210,8 @@ static void stability_wait_reaches_or_gives_up_with_reason(void **state)
     assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
     if (!strstr(r.waiting_for, "limit 0.0912"))
         fail_msg("waiting_for: %s", r.waiting_for);
-    /* too hot: gives up at the timeout and names the sensor */
+    /* too hot: gives up at the timeout and names the sensor (named even when a loaded host has
+     * not yet given the wait its power samples) */
     fake_write(root, "sys/class/hwmon/hwmon1/temp1_input", "70000\n");
     o.timeout_s = 0.1;
     assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
@@ -219,6 +220,12 @@ static void stability_wait_reaches_or_gives_up_with_reason(void **state)
         fail_msg("reason: %s", r.reason);
     assert_non_null(strstr(r.reason, "gave up"));
     assert_true(r.waited_s >= 0.1);
+    /* 1000 samples of 10 ms cannot be in by 0.1 s: the hot sensor is still what is named */
+    o.n_samples = 1000;
+    assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
+    assert_int_equal(r.stable, 0);
+    if (!strstr(r.reason, "hwmon:coretemp/temp1 at 70.0"))
+        fail_msg("reason: %s", r.reason);
     erg_meter_close(m);
 }
 
@@ -250,7 +257,9 @@ static void stability_wait_on_the_estimator_alone_says_so(void **state)
     assert_int_equal(r.stable, 1);
     assert_int_equal(r.estimator_only, 1);
     cal.channels[0].cv = 0.01;
-    o.timeout_s = 0.2;
+    /* 4 samples of 10 ms are due long before the timeout, even on a loaded host (the reason
+     * would otherwise be "fewer than 4 power samples") */
+    o.timeout_s = 1.0;
     assert_int_equal(erg_wait_stable(m, &cal, &o, &r, NULL), ERG_OK);
     assert_int_equal(r.stable, 0);
     if (!strstr(r.reason, "estimator:cpu: power CV") || !strstr(r.reason, "F-test at 5 %"))
