@@ -434,6 +434,20 @@ static void close_backends(erg_meter *m)
     }
 }
 
+/* Undo a partial erg_meter_open: the backends opened so far, the lock, the root and m itself.
+ * Returns ERG_ENOMEM with diag set to "<what>: out of memory" (what may be NULL). */
+static int open_out_of_memory(erg_meter *m, const char *what, erg_diag *diag)
+{
+    close_backends(m);
+    pthread_mutex_destroy(&m->mu);
+    pthread_cond_destroy(&m->cv);
+    close(m->env.root_fd);
+    free(m->ch); /* the channels of the backends opened before */
+    free(m);
+    return what ? erg_diag_set(diag, ERG_ENOMEM, NULL, "%s: out of memory", what)
+                : erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+}
+
 static void poll_locked(erg_meter *m);
 
 int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *diag)
@@ -547,13 +561,7 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
              * fewer channels (or report no meter, exit 3) */
             b->state = NULL;
             b->n = 0;
-            close_backends(m);
-            pthread_mutex_destroy(&m->mu);
-            pthread_cond_destroy(&m->cv);
-            close(m->env.root_fd);
-            free(m->ch);
-            free(m);
-            return erg_diag_set(diag, ERG_ENOMEM, NULL, "%s: out of memory", registry[r]->name);
+            return open_out_of_memory(m, registry[r]->name, diag);
         }
         if (rc != ERG_OK) {
             b->state = NULL;
@@ -576,30 +584,16 @@ int erg_meter_open(const erg_meter_options *opts, erg_meter **out, erg_diag *dia
         b->ticks = calloc(b->n ? b->n : 1, sizeof *b->ticks);
         b->st = calloc(b->n ? b->n : 1, sizeof *b->st);
         b->util = calloc(b->n ? b->n : 1, sizeof *b->util);
-        if (!b->ticks || !b->st || !b->util) {
-            close_backends(m);
-            pthread_mutex_destroy(&m->mu);
-            pthread_cond_destroy(&m->cv);
-            close(m->env.root_fd);
-            free(m->ch); /* the channels of the backends opened before this one */
-            free(m);
-            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-        }
+        if (!b->ticks || !b->st || !b->util)
+            return open_out_of_memory(m, NULL, diag);
         b->first = m->n_ch;
         if (m->n_ch + b->n > m->cap_ch) { /* every channel kept: no limit */
             size_t cap = m->cap_ch ? m->cap_ch : 16;
             while (cap < m->n_ch + b->n)
                 cap *= 2;
             struct chan *nc = realloc(m->ch, cap * sizeof *nc);
-            if (!nc) {
-                close_backends(m);
-                pthread_mutex_destroy(&m->mu);
-                pthread_cond_destroy(&m->cv);
-                close(m->env.root_fd);
-                free(m->ch);
-                free(m);
-                return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-            }
+            if (!nc)
+                return open_out_of_memory(m, NULL, diag);
             m->ch = nc;
             m->cap_ch = cap;
         }

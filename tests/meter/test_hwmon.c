@@ -590,30 +590,29 @@ static void pc_link(const char *cls, const char *target)
         fail_msg("symlink %s", p);
 }
 
+/* Write text to the file `file` of the zone folder z0 (relative to the fake root). */
+static void zone_write(const char *z0, const char *file, const char *text)
+{
+    char rel[200];
+    snprintf(rel, sizeof rel, "%s/%s", z0, file);
+    fake_write(root, rel, "%s", text);
+}
+
 static void amd_apu_tree(int apu)
 {
     const char *z0 = "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0";
-    char rel[200];
     fake_write(root, "proc/cpuinfo",
                "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 116\n"
                "model name\t: AMD Ryzen 7 7840U\n\n");
     fake_write(root, "sys/devices/virtual/powercap/intel-rapl/enabled", "1\n");
-    snprintf(rel, sizeof rel, "%s/name", z0);
-    fake_write(root, rel, "package-0\n");
-    snprintf(rel, sizeof rel, "%s/energy_uj", z0);
-    fake_write(root, rel, "1000000\n");
-    snprintf(rel, sizeof rel, "%s/max_energy_range_uj", z0);
-    fake_write(root, rel, "65532610987\n");
-    snprintf(rel, sizeof rel, "%s/enabled", z0);
-    fake_write(root, rel, "0\n"); /* power limiting off: the counter still counts */
-    snprintf(rel, sizeof rel, "%s/constraint_0_name", z0);
-    fake_write(root, rel, "long_term\n");
-    snprintf(rel, sizeof rel, "%s/intel-rapl:0:0/name", z0);
-    fake_write(root, rel, "core\n");
-    snprintf(rel, sizeof rel, "%s/intel-rapl:0:0/energy_uj", z0);
-    fake_write(root, rel, "500000\n");
-    snprintf(rel, sizeof rel, "%s/intel-rapl:0:0/max_energy_range_uj", z0);
-    fake_write(root, rel, "65532610987\n");
+    zone_write(z0, "name", "package-0\n");
+    zone_write(z0, "energy_uj", "1000000\n");
+    zone_write(z0, "max_energy_range_uj", "65532610987\n");
+    zone_write(z0, "enabled", "0\n"); /* power limiting off: the counter still counts */
+    zone_write(z0, "constraint_0_name", "long_term\n");
+    zone_write(z0, "intel-rapl:0:0/name", "core\n");
+    zone_write(z0, "intel-rapl:0:0/energy_uj", "500000\n");
+    zone_write(z0, "intel-rapl:0:0/max_energy_range_uj", "65532610987\n");
     fake_mkdir(root, "sys/class/powercap");
     pc_link("intel-rapl", "../../devices/virtual/powercap/intel-rapl");
     pc_link("intel-rapl:0", "../../devices/virtual/powercap/intel-rapl/intel-rapl:0");
