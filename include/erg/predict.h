@@ -968,8 +968,8 @@ ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
  *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
  *  tried (one architecture, one phase, --no-cv, a file without "phases"). Errors: ERG_EINVAL
  *  (bad arguments, no correction for b). */
-ERG_API int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase,
-                                  const char **use, double mape_pct[3]);
+ERG_API ERG_NODISCARD int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase,
+                                                const char **use, double mape_pct[3]);
 
 /**
  * Level-2 estimate of a block: the level-1 estimate (erg_block_level1 with l1) times the MLP's
@@ -1032,8 +1032,8 @@ ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int pha
  *  chosen by the lowest held-out MAPE (time and energy) on the group's rows;
  *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
  *  tried (one architecture, --no-cv, a loaded model). Errors: ERG_EINVAL (bad arguments). */
-ERG_API int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
-                                double mape_pct[3]);
+ERG_API ERG_NODISCARD int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe,
+                                              const char **use, double mape_pct[3]);
 
 /** Nested held-out accuracy of levels 2 and 3 (erg_levels_nested_accuracy): per block kind and
  *  phase (HYMELL Tables 4-5; base: level 1) and per phase and dense/MoE (Table 6; base: the
