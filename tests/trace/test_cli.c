@@ -243,6 +243,38 @@ static void expect_fail(const char *file_args, const char *needle)
     assert_string_equal(slurp(out_path), "");
 }
 
+/* rocprof (v1) writes its timeline as results.json (rocprofiler's bin/tblextr.py and sqlitedb.py):
+ * trace-event JSON opening with an empty event, GPU i on a pid that process_name metadata names
+ * "GPU<i>", complete events without "cat" and with every value a string ("ts":"131"). erg does not
+ * read it: refused by name, at the first such event (line 6 of the fixture, written for erg in
+ * that shape), not reported as a trace without GPU activity. A Kineto trace with GPU activity
+ * and one such stray event still reads. */
+static void rocprof_v1_results_json_is_refused(void **state)
+{
+    (void)state;
+    expect_fail("'" DATA "rocprof_v1_results.json'",
+                "rocprof_v1_results.json:6:2: a rocprof (v1) results.json, which erg trace does "
+                "not read");
+    assert_non_null(strstr(slurp(err_path), "trace the run with PyTorch's profiler"));
+    assert_int_equal(erg("trace report - < '" DATA "rocprof_v1_results.json'"), 2);
+    assert_non_null(strstr(slurp(err_path), "erg: <stdin>, event 6: a rocprof (v1) results.json"));
+    char p[600], args[700];
+    snprintf(p, sizeof p, "%s/stray.json", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+          "\"tid\": 7, \"ts\": 10, \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+          "{\"ph\": \"X\", \"name\": \"odd\", \"pid\": \"6\", \"tid\": \"0\", \"ts\": \"12\", "
+          "\"dur\": \"1\"}]}\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "trace report '%s' --json", p);
+    assert_int_equal(erg(args), 0);
+    json_t *j = stdout_json();
+    assert_int_equal(json_integer_value(json_object_get(j, "activities")), 1);
+    json_decref(j);
+}
+
 static void bad_input_exits_2_and_writes_nothing(void **state)
 {
     (void)state;
@@ -434,6 +466,7 @@ int main(void)
         cmocka_unit_test(report_table_and_json),
         cmocka_unit_test(report_counts_rocm_barrier_markers),
         cmocka_unit_test(bad_input_exits_2_and_writes_nothing),
+        cmocka_unit_test(rocprof_v1_results_json_is_refused),
         cmocka_unit_test(rank_from_order_combines_jobs),
         cmocka_unit_test(import_output_keeps_links_fifos_and_devices),
     };
