@@ -213,6 +213,16 @@ ERG_API ERG_NODISCARD int erg_context_insensitive(const erg_signature *ref,
                                                   const erg_signature *other, double confidence,
                                                   erg_insensitivity *out, erg_diag *diag);
 
+/**
+ * Write the insensitive/1 document of r, the test at confidence, to path ("-": standard output),
+ * whole or not at all (what `erg insensitive --json` prints; docs/context.md): {"erg":
+ * "insensitive/1", "delta_s_w", "delta_t_s", "delta_d_j", "lhs_j", "tolerance_j" (J, W, s as in
+ * erg_insensitivity), "confidence", "insensitive"}. Errors: ERG_EINVAL (NULL), ERG_ENOMEM,
+ * ERG_EIO (nothing half-written).
+ */
+ERG_API ERG_NODISCARD int erg_insensitivity_write_json(const char *path, const erg_insensitivity *r,
+                                                       double confidence, erg_diag *diag);
+
 /* ================================================================================================
  * Context dependence: insensitivity over characterized sets, the interaction graph, composition
  * at realized contexts, correlated noise, refinement and granularity (paper Sections 4.1-4.4,
@@ -265,6 +275,19 @@ typedef struct erg_pair_verdict {
 ERG_API ERG_NODISCARD int erg_context_pair_test(const erg_context_signature *a,
                                                 const erg_context_signature *b, double confidence,
                                                 erg_pair_verdict *out, erg_diag *diag);
+
+/**
+ * Write the insensitive-pair/1 document of verdict v for elements named a and b, tested at
+ * confidence, to path ("-": standard output), whole or not at all (what `erg insensitive --pair
+ * --json` prints): {"erg": "insensitive-pair/1", "a", "b", "confidence", "history_a",
+ * "history_b", "interference_a", "interference_b" (each {"points_tested", "insensitive" (null:
+ * not characterized), "lhs_j", "tolerance_j", "point"}), "history", "interference", "mutual"
+ * (true, false, or null: a side not characterized)}. Errors: ERG_EINVAL (NULL), ERG_ENOMEM,
+ * ERG_EIO (nothing half-written).
+ */
+ERG_API ERG_NODISCARD int erg_pair_verdict_write_json(const char *path, const char *a,
+                                                      const char *b, const erg_pair_verdict *v,
+                                                      double confidence, erg_diag *diag);
 
 /** One edge of the interaction graph (paper Section 4.4). */
 typedef struct erg_interaction_edge {

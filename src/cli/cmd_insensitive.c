@@ -33,13 +33,6 @@ static const char *verdict(int v)
     return v == 1 ? "insensitive" : v == 0 ? "SENSITIVE" : "not characterized";
 }
 
-static json_t *side_json(const erg_set_insensitivity *x)
-{
-    return json_pack("{s:I,s:o,s:f,s:f,s:s}", "points_tested", (json_int_t)x->n_tested,
-                     "insensitive", x->insensitive < 0 ? json_null() : json_boolean(x->insensitive),
-                     "lhs_j", x->lhs_j, "tolerance_j", x->tolerance_j, "point", x->point);
-}
-
 static void side_text(const char *what, const erg_set_insensitivity *x)
 {
     if (x->insensitive < 0)
@@ -69,20 +62,8 @@ static int run_pair(const char *pa, const char *pb, double conf, int json)
     const char *na = a->null_context.name, *nb = b->null_context.name;
     int ex = v.mutual == 1 ? ERG_EXIT_OK : ERG_EXIT_CHECK;
     if (json) {
-        json_t *o = json_pack(
-            "{s:s,s:s,s:s,s:f,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "erg", "insensitive-pair/1", "a", na,
-            "b", nb, "confidence", conf, "history_a", side_json(&v.history_a), "history_b",
-            side_json(&v.history_b), "interference_a", side_json(&v.interference_a),
-            "interference_b", side_json(&v.interference_b), "history",
-            v.history < 0 ? json_null() : json_boolean(v.history), "interference",
-            v.interference < 0 ? json_null() : json_boolean(v.interference), "mutual",
-            v.mutual < 0 ? json_null() : json_boolean(v.mutual));
-        if (!o ||
-            erg_cli_json_dumpf(o, stdout,
-                               JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0)
-            ex = ERG_EXIT_USAGE;
-        fputc('\n', stdout);
-        json_decref(o);
+        if ((rc = erg_pair_verdict_write_json("-", na, nb, &v, conf, &d)) != ERG_OK)
+            ex = erg_cli_fail(&d, rc);
     } else {
         char w[ERG_SIG_NAME_MAX * 2 + 32];
         printf("%s and %s at confidence %.3g:\n", na, nb, conf);
@@ -152,19 +133,8 @@ static int run_insensitive(int argc, char **argv)
     if ((rc = erg_context_insensitive(&ref, &oth, conf, &r, &d)) != ERG_OK)
         return erg_cli_fail(&d, rc);
     if (json) {
-        json_t *o = json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:b}", "erg", "insensitive/1",
-                              "delta_s_w", r.delta_s_w, "delta_t_s", r.delta_t_s, "delta_d_j",
-                              r.delta_d_j, "lhs_j", r.lhs_j, "tolerance_j", r.tolerance_j,
-                              "confidence", conf, "insensitive", r.insensitive);
-        if (!o ||
-            erg_cli_json_dumpf(
-                o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
-            json_decref(o);
-            fprintf(stderr, "erg: cannot write the result\n");
-            return ERG_EXIT_USAGE;
-        }
-        fputc('\n', stdout);
-        json_decref(o);
+        if ((rc = erg_insensitivity_write_json("-", &r, conf, &d)) != ERG_OK)
+            return erg_cli_fail(&d, rc);
     } else {
         printf("|ds| = %.6g W, |dT| = %.6g s, |dd| = %.6g J\n", r.delta_s_w, r.delta_t_s,
                r.delta_d_j);

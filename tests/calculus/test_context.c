@@ -12,6 +12,7 @@
 #include "erg/store.h"
 
 #include <gsl/gsl_randist.h>
+#include <jansson.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
@@ -249,6 +250,44 @@ static void insensitivity_over_sets(void **state)
     assert_int_equal(v.history_b.insensitive, 1);
     assert_int_equal(v.history, -1);
     assert_int_equal(v.mutual, -1);
+    /* insensitive-pair/1 and insensitive/1 are the library's: not characterized is null */
+    char jdir[64], jpath[128];
+    assert_int_equal(erg_tmp_new(jdir, sizeof jdir, "pairjson"), 0);
+    snprintf(jpath, sizeof jpath, "%s/pair.json", jdir);
+    assert_int_equal(erg_pair_verdict_write_json(jpath, "C", "B", &v, 0.95, &d), ERG_OK);
+    json_t *doc = json_load_file(jpath, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "erg")), "insensitive-pair/1");
+    assert_string_equal(json_string_value(json_object_get(doc, "a")), "C");
+    assert_true(json_is_null(json_object_get(doc, "mutual")));
+    assert_true(json_is_null(json_object_get(doc, "history")));
+    const json_t *hb = json_object_get(doc, "history_b");
+    assert_true(json_is_true(json_object_get(hb, "insensitive")));
+    assert_int_equal(json_integer_value(json_object_get(hb, "points_tested")), 1);
+    assert_string_equal(json_string_value(json_object_get(hb, "point")), "after:C");
+    erg_assert_near(json_number_value(json_object_get(hb, "lhs_j")), 0.3, 1e-12);
+    const json_t *ha = json_object_get(doc, "history_a");
+    assert_true(json_is_null(json_object_get(ha, "insensitive")));
+    assert_int_equal(json_integer_value(json_object_get(ha, "points_tested")), 0);
+    json_decref(doc);
+    erg_signature ref = a->null_context, ps;
+    erg_insensitivity r;
+    assert_int_equal(erg_context_point_signature(a, 0, &ps), ERG_OK); /* after:B */
+    assert_int_equal(erg_context_insensitive(&ref, &ps, 0.95, &r, &d), ERG_OK);
+    snprintf(jpath, sizeof jpath, "%s/one.json", jdir);
+    assert_int_equal(erg_insensitivity_write_json(jpath, &r, 0.95, &d), ERG_OK);
+    doc = json_load_file(jpath, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "erg")), "insensitive/1");
+    erg_assert_near(json_number_value(json_object_get(doc, "lhs_j")), 0.05, 1e-11);
+    erg_assert_near(json_number_value(json_object_get(doc, "tolerance_j")), 1.959963984540054 * 0.1,
+                    1e-11);
+    erg_assert_near(json_number_value(json_object_get(doc, "confidence")), 0.95, 0);
+    assert_true(json_is_true(json_object_get(doc, "insensitive")));
+    json_decref(doc);
+    assert_int_equal(erg_insensitivity_write_json(jpath, NULL, 0.95, &d), ERG_EINVAL);
+    assert_int_equal(erg_pair_verdict_write_json(jpath, NULL, "B", &v, 0.95, &d), ERG_EINVAL);
+    assert_int_equal(erg_tmp_free(jdir), 0);
     assert_int_equal(erg_context_pair_test(c, b, 1.5, &v, &d), ERG_EINVAL);
     /* the graph: A → B (2.5 J lhs, sensitive), C → B (insensitive), B → A, and the two co-run
      * endpoints A ↔ B carried separately */
