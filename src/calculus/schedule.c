@@ -668,8 +668,8 @@ static int report_cycle(const struct dag *g, erg_diag *diag)
  * greatest (a bucket's index grows with the key), every bucket insertion sorted by (key, index).
  * Two passes over the keys and one over the buckets when the starts are spread out, as a
  * schedule's are. 0, 1 when a bucket holds more than BUCKET_SORT_MAX keys (or the spread is not
- * finite; nothing is written then), ERG_ENOMEM. */
-static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
+ * finite; nothing is written then). cnt (n + 2 counters) and bk (n) are its working arrays. */
+static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out, uint32_t *cnt, uint32_t *bk)
 {
     uint64_t lo = key[0], hi = key[0];
     for (size_t i = 1; i < n; i++) {
@@ -682,13 +682,7 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
     double scale = (double)n / (dhi - dlo);
     if (!(dhi > dlo) || !isfinite(scale) || !(scale > 0.0))
         return 1;
-    uint32_t *cnt = erg__graph_alloc((n + 2) * sizeof *cnt, 1),
-             *bk = erg__graph_alloc(n * sizeof *bk, 0);
-    if (!cnt || !bk) {
-        free(cnt);
-        free(bk);
-        return ERG_ENOMEM;
-    }
+    memset(cnt, 0, (n + 2) * sizeof *cnt);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         double x;
@@ -715,42 +709,37 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
                 out[j] = v;
             }
     }
-    free(cnt);
-    free(bk);
     return rc;
 }
 
 /* Sort node indexes by start time (non-negative doubles order as their bit patterns), stable
  * (ties keep index order), linear in n: bucket_sort when the starts are spread out, else an LSD
  * radix sort on 11-bit digits (a digit's 2048 counters stay in cache; a digit that every key
- * shares is skipped). */
-static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out)
+ * shares is skipped). work: 16 n + 8 bytes, 8-byte aligned, for the keys and the bucket sort's
+ * arrays (dag_devices lends it the tree of events' memory, done with by then, so that the sort
+ * touches no new pages); the radix sort allocates its own. */
+static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out, void *work)
 {
     enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
-    uint64_t *key = erg__graph_alloc(n * sizeof *key, 0),
-             *key2 = erg__graph_alloc(n * sizeof *key2, 0);
-    uint32_t *tmp = erg__graph_alloc(n * sizeof *tmp, 0);
-    size_t(*count)[NB] = calloc(PASSES, sizeof *count);
-    if (!key || !key2 || !tmp || !count) {
-        free(key);
-        free(key2);
-        free(tmp);
-        free(count);
-        return ERG_ENOMEM;
-    }
+    uint64_t *key = work;
     for (size_t i = 0; i < n; i++) {
         double x = start[i] > 0.0 ? start[i] : 0.0;
         memcpy(&key[i], &x, sizeof x);
     }
-    int brc = n > 0 && !g->general ? bucket_sort(key, n, out) : 1;
+    uint32_t *bk = (uint32_t *)(key + n), *cnt = bk + n; /* 8 n + 4 n + 4 (n + 2) bytes */
+    int brc = n > 0 && !g->general ? bucket_sort(key, n, out, cnt, bk) : 1;
     g->n_bucket_sorts += brc == 0;
     g->n_radix_sorts += brc == 1;
-    if (brc != 1) {
-        free(key);
+    if (brc != 1)
+        return brc;
+    uint64_t *key2 = erg__graph_alloc(n * sizeof *key2, 0), *key2_own = key2;
+    uint32_t *tmp = erg__graph_alloc(n * sizeof *tmp, 0);
+    size_t(*count)[NB] = calloc(PASSES, sizeof *count);
+    if (!key2 || !tmp || !count) {
         free(key2);
         free(tmp);
         free(count);
-        return brc;
+        return ERG_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         out[i] = (uint32_t)i;
@@ -785,8 +774,7 @@ static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t 
     }
     if (src != out)
         memcpy(out, src, n * sizeof *out);
-    free(key);
-    free(key2);
+    free(key2_own);
     free(tmp);
     free(count);
     return ERG_OK;
@@ -1380,12 +1368,6 @@ static int same_preds(struct dag *g, uint32_t u, uint32_t v, size_t k)
     return same;
 }
 
-/* A join that may share its start: k >= 2 operands, all of them predecessors. */
-static int shareable(const struct dag *g, uint32_t u)
-{
-    return g->pred_off[u + 1] - g->pred_off[u] >= 2 && !(g->nc[u].dev & NODEC_FIXED);
-}
-
 /* Successors scanned for an identical join; past this, the table. */
 #define TWIN_SCAN_MAX 64
 
@@ -1458,8 +1440,12 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
     if (g->succ_off[p + 1] - g->succ_off[p] <= TWIN_SCAN_MAX) {
         for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
             uint32_t u = g->succ[q];
-            if (u == v || g->svar[u] < 0.0 || g->pred_off[u + 1] - g->pred_off[u] != k ||
-                !shareable(g, u))
+            /* u != v, composed, and a join that may share its start: k >= 2 operands, all of them
+             * predecessors (k of them, no fixed start); evaluated whole,
+             * one branch rather than four that the data make hard to predict */
+            int cand = (u != v) & !(g->svar[u] < 0.0) & (g->pred_off[u + 1] - g->pred_off[u] == k) &
+                       !(g->nc[u].dev & NODEC_FIXED);
+            if (!cand)
                 continue;
             int same = same_preds(g, u, v, k);
             if (same < 0) {
@@ -1563,10 +1549,10 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         g->anchor[v] = sanch;
         g->svar[v] = svar;
         g->start[v] = st;
-        if (g->nc[v].dev & NODEC_FORK) { /* a fork: its finish is a tree event */
-            g->tev[v].parent = sanch;
-            g->tev[v].depth = depth_of(g, sanch) + 1; /* vt_of: svar + σ²_T */
-        }
+        /* a fork's finish is a tree event (vt_of: svar + σ²_T); written for every node, without
+         * a branch: no event id refers to the finish of a node that is not a fork */
+        g->tev[v].parent = sanch;
+        g->tev[v].depth = depth_of(g, sanch) + 1;
     }
     return ERG_OK;
 }
@@ -1594,12 +1580,9 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
         return erg_diag_set(diag, rc, NULL, "variance of the makespan");
     o->time_s = g->end - g->origin;
     free(g->gr.succ);
-    free(g->gr.succ_off);
-    g->gr.succ = g->gr.succ_off = g->succ = g->succ_off = NULL;
-    free(g->tev); /* the tree of events is done with too (Var(start) stays: dag_not_finite) */
-    free(g->anchor);
-    g->tev = NULL;
-    g->anchor = NULL;
+    g->gr.succ = g->succ = NULL;
+    /* The successor offsets, the tree of events and the anchors are done with too (Var(start)
+     * stays: dag_not_finite); dag_devices takes their memory for its arrays. */
     free(g->jb.m);
     free(g->jb.tot);
     free(g->jb.b);
@@ -1614,10 +1597,17 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
     size_t n = g->n;
-    uint32_t *bydev = erg__graph_alloc(n * sizeof *bydev, 0);
+    /* bydev in the successor offsets' n + 1 entries, byst in the anchors' n, the sort's working
+     * arrays in the tree of events' (2 n + 1) * 8 bytes: no new pages to touch */
+    uint32_t *bydev = g->gr.succ_off;
+    g->gr.succ_off = g->succ_off = NULL;
+    g->byst = g->anchor;
+    g->anchor = NULL;
     size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    g->byst = erg__graph_alloc(n * sizeof *g->byst, 0);
-    if (!bydev || !dcount || !g->byst || sort_by_start(g, g->start, n, g->byst) != ERG_OK) {
+    int src = dcount ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
+    free(g->tev);
+    g->tev = NULL;
+    if (src != ERG_OK) {
         free(bydev);
         free(dcount);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -1657,7 +1647,7 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
                     cur_end = en;
                 }
             } else {
-                if (fabs(w - run_s) > 1e-9 * fmax(1.0, run_s)) {
+                if (w != run_s && fabs(w - run_s) > 1e-9 * (run_s > 1.0 ? run_s : 1.0)) {
                     rc = erg_diag_set(
                         diag, ERG_EINVAL, NULL,
                         "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
