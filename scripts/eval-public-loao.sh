@@ -43,10 +43,13 @@ while read -r arch cls file cfg; do
         [ "$a2" = "$arch" ] || train+=("$e/$f2=$c/$c2")
     done <<< "$pairs"
     "$erg" predict fit-serving --target "$tmp/$arch" --prompt-tokens "$prompt" "${train[@]}" 2> "$tmp/$arch.fit"
-    "$erg" predict eval --target "$tmp/$arch" --config "$c/$cfg" "$e/$file" --json > "$tmp/$arch.json"
+    if ! "$erg" predict eval --target "$tmp/$arch" --config "$c/$cfg" "$e/$file" --json > "$tmp/$arch.json" 2> "$tmp/$arch.err"; then
+        # exit 2 with "nothing compared": every configuration was skipped, the reasons on stderr
+        grep -q "nothing compared" "$tmp/$arch.err" || { cat "$tmp/$arch.err" >&2; exit 2; }
+    fi
 done <<< "$pairs"
 /usr/bin/python3 - "$tmp" "$json_out" <<'PY'
-import json, math, sys
+import json, math, re, sys
 tmp, out = sys.argv[1], sys.argv[2]
 classes = [l.split() for l in open(tmp + "/classes")]
 def stats(rows):
@@ -61,7 +64,15 @@ report = {"erg": "loao/1", "archs": [], "classes": []}
 pool = {}
 print("%-18s %-6s %4s | %10s %8s | %10s %8s | skipped" % ("held out", "class", "n", "ITL MAPE", "R2", "E/tok MAPE", "R2"))
 for arch, cls in classes:
-    d = json.load(open("%s/%s.json" % (tmp, arch)))
+    try:
+        d = json.load(open("%s/%s.json" % (tmp, arch)))
+    except ValueError:  # nothing compared: "erg: FILE rows A-B: skipped: REASON" on stderr
+        d = {"rows": [], "skipped": []}
+        for l in open("%s/%s.err" % (tmp, arch)):
+            m = re.match(r"erg: .*?(?: rows (\d+)-(\d+)| row (\d+))?: skipped: (.*)$", l)
+            if m:
+                k = int(m.group(2)) - int(m.group(1)) + 1 if m.group(1) else 1
+                d["skipped"] += [{"reason": m.group(4)}] * k
     it = [r for r in d["rows"] if r["quantity"] == "itl_s"]
     en = [r for r in d["rows"] if r["quantity"] == "energy_per_token_j"]
     pool.setdefault(cls, ([], []))

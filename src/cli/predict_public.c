@@ -528,14 +528,20 @@ static void eval_help(FILE *out)
         "--json: {\"erg\": \"eval/1\", \"rows\": [{\"file\", \"row\", \"phase\", \"quantity\",\n"
         "\"measured\", \"predicted\"}...], \"summary\": [...], \"skipped\": [...],\n"
         "\"assumptions\": [...]}.\n"
+        "Text: the target and what it holds, then per file its format, rows and what was\n"
+        "compared: per level (the model that predicted it), phase (where a row has one) and\n"
+        "quantity, and the skipped rows with the reason. JSON rows have phase null where a\n"
+        "row has no phase (GEMM, fused MoE, Vidur ops).\n"
         "Exit status: 0 compared, 2 bad input (unknown target, unknown format, a bad row,\n"
-        "a bad config).\n");
+        "a bad config) or nothing compared (every row of every file skipped: each reason\n"
+        "on stderr, nothing on stdout).\n");
 }
 
 struct cmp {
     int file;
     size_t row;
-    const char *phase;
+    const char *level; /* which model predicted it: "level 1 (GEMM estimator)", ... */
+    const char *phase; /* "prefill", "decode", or NULL where a row has no phase */
     char quantity[40];
     double measured, predicted;
 };
@@ -555,8 +561,8 @@ struct eval {
     int na;
 };
 
-static int add_cmp(struct eval *e, int file, size_t row, const char *phase, const char *q,
-                   double measured, double predicted)
+static int add_cmp(struct eval *e, int file, size_t row, const char *level, const char *phase,
+                   const char *q, double measured, double predicted)
 {
     if (e->n == e->cap) {
         size_t nc = e->cap ? e->cap * 2 : 1024;
@@ -569,6 +575,7 @@ static int add_cmp(struct eval *e, int file, size_t row, const char *phase, cons
     struct cmp *x = &e->c[e->n++];
     x->file = file;
     x->row = row;
+    x->level = level;
     x->phase = phase;
     snprintf(x->quantity, sizeof x->quantity, "%s", q);
     x->measured = measured;
@@ -607,6 +614,8 @@ static void add_assumption(struct eval *e, const char *text)
         snprintf(e->assumptions[e->na++], sizeof e->assumptions[0], "%s", text);
 }
 
+#define LEVEL_GEMM "level 1 (GEMM estimator)"
+
 static int gemm_row(struct eval *e, int fi, const erg_op_model *m, erg_dtype dt, int64_t mm,
                     int64_t nn, int64_t kk, size_t line, const char *q, double meas_t,
                     double meas_e)
@@ -619,11 +628,11 @@ static int gemm_row(struct eval *e, int fi, const erg_op_model *m, erg_dtype dt,
         return add_skip(e, fi, line, "%s", diag.detail);
     char qn[40];
     snprintf(qn, sizeof qn, "%s%stime_s", q, q[0] ? "." : "");
-    if (add_cmp(e, fi, line, "n/a", qn, meas_t, p.time_s))
+    if (add_cmp(e, fi, line, LEVEL_GEMM, NULL, qn, meas_t, p.time_s))
         return -1;
     if (isfinite(meas_e) && isfinite(p.energy_j)) {
         snprintf(qn, sizeof qn, "%s%senergy_j", q, q[0] ? "." : "");
-        return add_cmp(e, fi, line, "n/a", qn, meas_e, p.energy_j);
+        return add_cmp(e, fi, line, LEVEL_GEMM, NULL, qn, meas_e, p.energy_j);
     }
     return 0;
 }
@@ -639,7 +648,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                             "the target has no serving model (gpu.json: erg predict "
                             "fit-serving)");
         if (!arch)
-            return add_skip(e, fi, 0, "no --config: the architecture of %s is needed",
+            return add_skip(e, fi, 0,
+                            "no --config: the architecture of %s is needed (give its "
+                            "HuggingFace config.json with --config)",
                             t->model_id[0] ? t->model_id : "this file");
         char as[240];
         snprintf(as, sizeof as,
@@ -662,8 +673,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
             }
             double itl, ept;
             erg_serving_predict(&tg->m, &x.terms, x.batch, x.gpus, &itl, &ept);
-            if (add_cmp(e, fi, r->line, "decode", "itl_s", r->time_s, itl) ||
-                add_cmp(e, fi, r->line, "decode", "energy_per_token_j", r->energy_j, ept))
+            if (add_cmp(e, fi, r->line, "level 3 (serving)", "decode", "itl_s", r->time_s, itl) ||
+                add_cmp(e, fi, r->line, "level 3 (serving)", "decode", "energy_per_token_j",
+                        r->energy_j, ept))
                 return -1;
         }
         return 0;
@@ -672,6 +684,9 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION) {
         int attn = t->format != ERG_PUBLIC_AIC_MOE;
         int pre = t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION;
+        const char *level = pre    ? "level 1 (prefill-attention kernel)"
+                            : attn ? "level 1 (decode-attention kernel)"
+                                   : "level 1 (fused-MoE kernel)";
         if (!tg->has_gpu || !(pre ? tg->k.has_attn_prefill : attn ? tg->k.has_attn : tg->k.has_moe))
             return add_skip(e, fi, 0, "the target has no %s kernel model (gpu.json)",
                             pre    ? "prefill-attention"
@@ -697,8 +712,8 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                         &tg->k, pre ? ERG_PHASE_PREFILL : ERG_PHASE_DECODE, (double)r->batch,
                         pre ? (double)r->isl : (double)r->kv, r->heads, r->kv_heads, r->head_dim,
                         0);
-                    if (add_cmp(e, fi, r->line, pre ? "prefill" : "decode", "energy_j", r->energy_j,
-                                pe))
+                    if (add_cmp(e, fi, r->line, level, pre ? "prefill" : "decode", "energy_j",
+                                r->energy_j, pe))
                         return -1;
                 }
             } else {
@@ -710,15 +725,15 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                 p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
                                   r->experts, r->tp);
                 if (r->energy_j > 0 && tg->k.has_energy[2] &&
-                    add_cmp(e, fi, r->line, "n/a", "energy_j", r->energy_j,
+                    add_cmp(e, fi, r->line, level, NULL, "energy_j", r->energy_j,
                             erg_gpu_moe_energy_j(&tg->k, (double)r->tokens, r->hidden, r->inter,
                                                  r->topk, r->experts, r->tp)))
                     return -1;
             }
-            if (add_cmp(e, fi, r->line,
+            if (add_cmp(e, fi, r->line, level,
                         pre    ? "prefill"
                         : attn ? "decode"
-                               : "n/a",
+                               : NULL,
                         "time_s", r->time_s, p))
                 return -1;
         }
@@ -788,16 +803,17 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
                                   .d_model = d};
                 erg_op_prediction p;
                 if (erg_op_model_predict(m, &dn, &p, NULL) == ERG_OK &&
-                    add_cmp(e, fi, r->line, "n/a", "input_layernorm.time_s",
-                            r->op_time_s[ERG_VIDUR_INPUT_LAYERNORM], p.time_s))
+                    add_cmp(e, fi, r->line, "level 1 (RMSNorm estimator)", NULL,
+                            "input_layernorm.time_s", r->op_time_s[ERG_VIDUR_INPUT_LAYERNORM],
+                            p.time_s))
                     return -1;
             }
         }
-        if (tp)
-            add_skip(e, fi, 0,
-                     "%zu rows with tensor parallelism > 1 (Vidur emulates the per-GPU shard; "
-                     "level-1 rows are taken at TP 1)",
-                     tp);
+        if (tp && add_skip(e, fi, 0,
+                           "%zu rows with tensor parallelism > 1 (Vidur emulates the per-GPU "
+                           "shard; level-1 rows are taken at TP 1)",
+                           tp))
+            return -1;
         add_assumption(e, "Vidur profiles fp16 and aiconfigurator bf16: the same bytes per "
                           "element, compared as one dtype");
         return 0;
@@ -806,7 +822,7 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         if (!config)
             return add_skip(e, fi, 0,
                             "no --config: the architecture of the traced model is "
-                            "needed");
+                            "needed (give its HuggingFace config.json with --config)");
         erg_diag diag;
         erg_diag_clear(&diag);
         erg_arch a;
@@ -819,6 +835,10 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
         add_assumption(e, "BLIS requests: one sequence per forward (the server's concurrent "
                           "batch is not in the trace); decode KV = prompt + completion / 2; "
                           "decode time per token = time_in_model_decode / (completion - 1)");
+        static const char *const whole[3] = {"level 1 (whole model)", "levels 1-2 (whole model)",
+                                             "levels 1-3 (whole model)"};
+        int lv = erg_predictor_level(p);
+        const char *level = whole[lv >= 1 && lv <= 3 ? lv - 1 : 0];
         int rc = 0;
         for (size_t i = 0; i < t->n && !rc; i++) {
             const erg_public_row *r = &t->rows[i];
@@ -826,21 +846,22 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
             erg_model_prediction mp;
             if (r->isl > 0 && r->prefill_s > 0 &&
                 erg_predict_model(p, &a, &ph, &mp, &diag) == ERG_OK)
-                rc = add_cmp(e, fi, r->line, "prefill", "time_s", r->prefill_s, mp.total.time_s);
+                rc = add_cmp(e, fi, r->line, level, "prefill", "time_s", r->prefill_s,
+                             mp.total.time_s);
             if (rc || r->tokens < 2 || !(r->decode_s > 0))
                 continue;
             erg_phase_spec pd = {
                 .phase = ERG_PHASE_DECODE, .batch = 1, .kv = r->isl + r->tokens / 2};
             if (erg_predict_model(p, &a, &pd, &mp, &diag) == ERG_OK)
-                rc = add_cmp(e, fi, r->line, "decode", "itl_s",
+                rc = add_cmp(e, fi, r->line, level, "decode", "itl_s",
                              r->decode_s / (double)(r->tokens - 1), mp.total.time_s);
         }
         erg_predictor_free(p);
         return rc;
     }
     return add_skip(e, fi, 0,
-                    "%s: not a file erg predict eval compares (kernel tables of "
-                    "prefill attention and collectives feed the kernel models)",
+                    "%s: not a file erg predict eval compares (collective tables feed the "
+                    "all-reduce kernel models: erg predict import --kernels)",
                     erg_public_format_name(t->format));
 }
 
@@ -849,86 +870,141 @@ struct stat_acc {
     double ape, sy, syy, sse;
 };
 
-static void summarise(const struct eval *e, int nfiles, char *const *files, int json_out, int worst,
+/* Two comparisons of one file belong to one summary line: same level, phase and quantity. */
+static int same_group(const struct cmp *a, const struct cmp *b)
+{
+    if (a->file != b->file || strcmp(a->level, b->level) || strcmp(a->quantity, b->quantity))
+        return 0;
+    if (!a->phase || !b->phase)
+        return !a->phase && !b->phase;
+    return strcmp(a->phase, b->phase) == 0;
+}
+
+static double rel_err(const struct cmp *x)
+{
+    return fabs(x->predicted - x->measured) / x->measured;
+}
+
+/* Per level, phase and quantity of file fi: n, MAPE, R² and the worst rows; as JSON objects
+ * appended to arr, or as text lines. */
+static void summarise(const struct eval *e, int fi, const char *file, int json_out, int worst,
                       json_t *arr)
 {
-    /* per file, phase, quantity */
-    for (int fi = 0; fi < nfiles; fi++) {
-        /* distinct (phase, quantity) pairs in order of appearance */
-        for (size_t i = 0; i < e->n; i++) {
-            const struct cmp *c = &e->c[i];
-            if (c->file != fi)
+    for (size_t i = 0; i < e->n; i++) {
+        const struct cmp *c = &e->c[i];
+        if (c->file != fi)
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = same_group(&e->c[j], c);
+        if (seen)
+            continue;
+        struct stat_acc a = {0};
+        size_t idx[16];
+        int nw = 0;
+        for (size_t j = i; j < e->n; j++) {
+            const struct cmp *x = &e->c[j];
+            if (!same_group(x, c))
                 continue;
-            int seen = 0;
-            for (size_t j = 0; j < i && !seen; j++)
-                seen = e->c[j].file == fi && strcmp(e->c[j].phase, c->phase) == 0 &&
-                       strcmp(e->c[j].quantity, c->quantity) == 0;
-            if (seen)
+            a.n++;
+            a.ape += rel_err(x);
+            a.sy += x->measured;
+            a.syy += x->measured * x->measured;
+            a.sse += (x->predicted - x->measured) * (x->predicted - x->measured);
+            /* the worst rows by relative error, largest first */
+            int pos = nw;
+            while (pos > 0 && rel_err(&e->c[idx[pos - 1]]) < rel_err(x))
+                pos--;
+            if (pos >= worst)
                 continue;
-            struct stat_acc a = {0};
-            for (size_t j = i; j < e->n; j++) {
-                const struct cmp *x = &e->c[j];
-                if (x->file != fi || strcmp(x->phase, c->phase) || strcmp(x->quantity, c->quantity))
-                    continue;
-                a.n++;
-                a.ape += fabs(x->predicted - x->measured) / x->measured;
-                a.sy += x->measured;
-                a.syy += x->measured * x->measured;
-                a.sse += (x->predicted - x->measured) * (x->predicted - x->measured);
+            if (nw < worst)
+                nw++;
+            for (int q = nw - 1; q > pos; q--)
+                idx[q] = idx[q - 1];
+            idx[pos] = j;
+        }
+        double mape = 100.0 * a.ape / (double)a.n;
+        double sst = a.syy - a.sy * a.sy / (double)a.n;
+        double r2 = a.n >= 2 && sst > 0 ? 1.0 - a.sse / sst : (double)NAN;
+        if (json_out) {
+            json_t *w = json_array();
+            for (int q = 0; q < nw; q++) {
+                const struct cmp *x = &e->c[idx[q]];
+                json_array_append_new(w, json_pack("{s:I,s:f,s:f}", "row", (json_int_t)x->row,
+                                                   "measured", x->measured, "predicted",
+                                                   x->predicted));
             }
-            double mape = 100.0 * a.ape / (double)a.n;
-            double sst = a.syy - a.sy * a.sy / (double)a.n;
-            double r2 = a.n >= 2 && sst > 0 ? 1.0 - a.sse / sst : (double)NAN;
-            /* worst rows by relative error */
-            size_t idx[16];
-            int nw = 0;
-            for (size_t j = i; j < e->n; j++) {
-                const struct cmp *x = &e->c[j];
-                if (x->file != fi || strcmp(x->phase, c->phase) || strcmp(x->quantity, c->quantity))
-                    continue;
-                double err = fabs(x->predicted - x->measured) / x->measured;
-                int pos = nw;
-                while (pos > 0 && fabs(e->c[idx[pos - 1]].predicted - e->c[idx[pos - 1]].measured) /
-                                          e->c[idx[pos - 1]].measured <
-                                      err)
-                    pos--;
-                if (pos >= worst)
-                    continue;
-                if (nw < worst)
-                    nw++;
-                for (int q = nw - 1; q > pos; q--)
-                    idx[q] = idx[q - 1];
-                idx[pos] = j;
-            }
-            if (json_out) {
-                json_t *w = json_array();
-                for (int q = 0; q < nw; q++) {
-                    const struct cmp *x = &e->c[idx[q]];
-                    json_array_append_new(w, json_pack("{s:I,s:f,s:f}", "row", (json_int_t)x->row,
-                                                       "measured", x->measured, "predicted",
-                                                       x->predicted));
-                }
-                json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:o,s:o,s:o}", "file", files[fi], "phase",
-                                      c->phase, "quantity", c->quantity, "n", (json_int_t)a.n,
-                                      "mape_pct", isfinite(mape) ? json_real(mape) : json_null(),
-                                      "r2", isfinite(r2) ? json_real(r2) : json_null(), "worst", w);
-                json_array_append_new(arr, o);
-            } else {
-                printf("%s  phase %s  %-28s n %6zu  MAPE %7.3f %%  R2 ", files[fi], c->phase,
-                       c->quantity, a.n, mape);
-                if (isfinite(r2))
-                    printf("%.4f\n", r2);
-                else
-                    printf("-\n");
-                for (int q = 0; q < nw; q++) {
-                    const struct cmp *x = &e->c[idx[q]];
-                    printf("    worst: row %zu measured %.6g predicted %.6g (%+.1f %%)\n", x->row,
-                           x->measured, x->predicted,
-                           100.0 * (x->predicted - x->measured) / x->measured);
-                }
-            }
+            json_t *o = json_pack("{s:s,s:s,s:o,s:s,s:I,s:o,s:o,s:o}", "file", file, "level",
+                                  c->level, "phase", c->phase ? json_string(c->phase) : json_null(),
+                                  "quantity", c->quantity, "n", (json_int_t)a.n, "mape_pct",
+                                  isfinite(mape) ? json_real(mape) : json_null(), "r2",
+                                  isfinite(r2) ? json_real(r2) : json_null(), "worst", w);
+            json_array_append_new(arr, o);
+            continue;
+        }
+        char ph[32] = "";
+        if (c->phase)
+            snprintf(ph, sizeof ph, "phase %s", c->phase);
+        printf("  %-34s %-13s  %-28s n %6zu  MAPE %7.3f %%  R2 ", c->level, ph, c->quantity, a.n,
+               mape);
+        if (isfinite(r2))
+            printf("%.4f\n", r2);
+        else
+            printf("-\n");
+        for (int q = 0; q < nw; q++) {
+            const struct cmp *x = &e->c[idx[q]];
+            printf("    worst: row %zu measured %.6g predicted %.6g (%+.1f %%)\n", x->row,
+                   x->measured, x->predicted, 100.0 * (x->predicted - x->measured) / x->measured);
         }
     }
+}
+
+/* The skipped rows and files of file fi, one line per run of consecutive rows skipped for one
+ * reason: "<lead><file>[ rows a-b]: <mid><reason>" (file NULL: "<lead>[ rows a-b]: ..."). */
+static void print_skips(FILE *out, const struct eval *e, int fi, const char *file, const char *lead,
+                        const char *mid)
+{
+    const char *sp = " ";
+    if (!file)
+        file = "";
+    for (size_t i = 0; i < e->ns; i++) {
+        if (e->s[i].file != fi)
+            continue;
+        size_t j = i;
+        while (e->s[i].row && j + 1 < e->ns && e->s[j + 1].file == fi &&
+               e->s[j + 1].row == e->s[j].row + 1 &&
+               strcmp(e->s[j + 1].reason, e->s[i].reason) == 0)
+            j++;
+        if (j > i)
+            fprintf(out, "%s%s%srows %zu-%zu: %s%s\n", lead, file, sp, e->s[i].row, e->s[j].row,
+                    mid, e->s[i].reason);
+        else if (e->s[i].row)
+            fprintf(out, "%s%s%srow %zu: %s%s\n", lead, file, sp, e->s[i].row, mid, e->s[i].reason);
+        else
+            fprintf(out, "%s%s: %s%s\n", lead, file, mid, e->s[i].reason);
+        i = j;
+    }
+}
+
+static size_t compared_rows(const struct eval *e, int fi)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->c[i].file == fi &&
+            (i == 0 || e->c[i - 1].file != fi || e->c[i - 1].row != e->c[i].row))
+            n++;
+    return n;
+}
+
+/* What the target holds, for the report's first line. */
+static void describe_target(const struct target *tg, const char *name, char *buf, size_t size)
+{
+    size_t k = (size_t)snprintf(buf, size, "target %s: %s; level 1 ops.json (fitted for %s)", name,
+                                tg->dir, erg_op_model_target(tg->ops));
+    if (k < size && tg->has_gpu)
+        k += (size_t)snprintf(buf + k, size - k, ", kernel models gpu.json (%s)", tg->k.device);
+    if (k < size && tg->has_serving)
+        snprintf(buf + k, size - k, ", level 3 serving model gpu.json");
 }
 
 int erg_cli_predict_eval(int argc, char **argv)
@@ -1003,59 +1079,68 @@ int erg_cli_predict_eval(int argc, char **argv)
     for (int i = 0; i < nfiles && status == ERG_EXIT_OK; i++)
         if (eval_file(&e, i, tabs[i], &tg, has_arch ? &arch : NULL, config))
             status = erg_cli_fail(NULL, ERG_ENOMEM);
-    if (status == ERG_EXIT_OK) {
-        if (json_out) {
-            json_t *root = json_object();
-            json_t *rows = json_array();
-            for (size_t i = 0; i < e.n; i++) {
-                const struct cmp *x = &e.c[i];
-                json_array_append_new(
-                    rows, json_pack("{s:s,s:I,s:s,s:s,s:f,s:f}", "file", files[x->file], "row",
-                                    (json_int_t)x->row, "phase", x->phase, "quantity", x->quantity,
-                                    "measured", x->measured, "predicted", x->predicted));
-            }
-            json_object_set_new(root, "erg", json_string("eval/1"));
-            json_object_set_new(root, "target", json_string(dir));
-            json_object_set_new(root, "rows", rows);
-            json_t *sum = json_array();
-            summarise(&e, nfiles, files, 1, (int)worst, sum);
-            json_object_set_new(root, "summary", sum);
-            json_t *sk = json_array();
-            for (size_t i = 0; i < e.ns; i++)
-                json_array_append_new(sk,
-                                      json_pack("{s:s,s:I,s:s}", "file", files[e.s[i].file], "row",
-                                                (json_int_t)e.s[i].row, "reason", e.s[i].reason));
-            json_object_set_new(root, "skipped", sk);
-            json_t *as = json_array();
-            for (int i = 0; i < e.na; i++)
-                json_array_append_new(as, json_string(e.assumptions[i]));
-            json_object_set_new(root, "assumptions", as);
-            erg_cli_json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
-            printf("\n");
-            json_decref(root);
-        } else {
-            printf("target %s (level 1: %s)\n", dir, erg_op_model_target(m));
-            summarise(&e, nfiles, files, 0, (int)worst, NULL);
-            for (size_t i = 0; i < e.ns; i++) {
-                /* consecutive rows of one file skipped for the same reason: one line */
-                size_t j = i;
-                while (e.s[i].row && j + 1 < e.ns && e.s[j + 1].file == e.s[i].file &&
-                       e.s[j + 1].row == e.s[j].row + 1 &&
-                       strcmp(e.s[j + 1].reason, e.s[i].reason) == 0)
-                    j++;
-                if (j > i) {
-                    printf("skipped: %s rows %zu-%zu: %s\n", files[e.s[i].file], e.s[i].row,
-                           e.s[j].row, e.s[i].reason);
-                    i = j;
-                } else if (e.s[i].row)
-                    printf("skipped: %s row %zu: %s\n", files[e.s[i].file], e.s[i].row,
-                           e.s[i].reason);
-                else
-                    printf("skipped: %s: %s\n", files[e.s[i].file], e.s[i].reason);
-            }
-            for (int i = 0; i < e.na; i++)
-                printf("assumption: %s\n", e.assumptions[i]);
+    if (status == ERG_EXIT_OK && e.n == 0) {
+        /* nothing compared: an error (exit 2), with every reason, and nothing on stdout */
+        fprintf(stderr,
+                "erg: predict eval: nothing compared: every row of the %d file%s given was "
+                "skipped (target %s):\n",
+                nfiles, nfiles > 1 ? "s" : "", dir);
+        for (int i = 0; i < nfiles; i++)
+            print_skips(stderr, &e, i, files[i], "erg: ", "skipped: ");
+        status = ERG_EXIT_USAGE;
+    } else if (status == ERG_EXIT_OK && json_out) {
+        json_t *root = json_object();
+        json_t *rows = json_array();
+        for (size_t i = 0; i < e.n; i++) {
+            const struct cmp *x = &e.c[i];
+            json_array_append_new(
+                rows, json_pack("{s:s,s:I,s:o,s:s,s:f,s:f}", "file", files[x->file], "row",
+                                (json_int_t)x->row, "phase",
+                                x->phase ? json_string(x->phase) : json_null(), "quantity",
+                                x->quantity, "measured", x->measured, "predicted", x->predicted));
         }
+        json_object_set_new(root, "erg", json_string("eval/1"));
+        json_object_set_new(root, "target", json_string(dir));
+        json_object_set_new(root, "rows", rows);
+        json_t *sum = json_array();
+        for (int i = 0; i < nfiles; i++)
+            summarise(&e, i, files[i], 1, (int)worst, sum);
+        json_object_set_new(root, "summary", sum);
+        json_t *sk = json_array();
+        for (size_t i = 0; i < e.ns; i++)
+            json_array_append_new(sk, json_pack("{s:s,s:I,s:s}", "file", files[e.s[i].file], "row",
+                                                (json_int_t)e.s[i].row, "reason", e.s[i].reason));
+        json_object_set_new(root, "skipped", sk);
+        json_t *as = json_array();
+        for (int i = 0; i < e.na; i++)
+            json_array_append_new(as, json_string(e.assumptions[i]));
+        json_object_set_new(root, "assumptions", as);
+        erg_cli_json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+        printf("\n");
+        json_decref(root);
+    } else if (status == ERG_EXIT_OK) {
+        char head[1400];
+        describe_target(&tg, target, head, sizeof head);
+        printf("%s\n", head);
+        int skipped_files = 0;
+        for (int i = 0; i < nfiles; i++) {
+            size_t n = compared_rows(&e, i);
+            printf("file %s (%s, %zu rows): ", files[i], erg_public_format_name(tabs[i]->format),
+                   tabs[i]->n);
+            if (n)
+                printf("%zu rows compared\n", n);
+            else {
+                printf("nothing compared\n");
+                skipped_files++;
+            }
+            summarise(&e, i, files[i], 0, (int)worst, NULL);
+            print_skips(stdout, &e, i, NULL, "  skipped", "");
+        }
+        if (skipped_files)
+            printf("nothing compared in %d of %d files (the reasons above)\n", skipped_files,
+                   nfiles);
+        for (int i = 0; i < e.na; i++)
+            printf("assumption: %s\n", e.assumptions[i]);
     }
     free_all(nfiles, tabs);
     free(e.c);

@@ -101,12 +101,16 @@ static long socket_of(const char *oem)
 }
 
 /* What a rail is. domain; *component for a rail inside a larger one (reported, never summed);
- * device: the scope it belongs to; scope: a few words saying what the figure covers. */
+ * device: the scope it belongs to; scope: a few words saying what the figure covers (in the
+ * 64-byte label); detail: "" or a sentence that replaces scope in a component's reason; grade:
+ * -1, or a grade below the caller's that the source's accuracy calls for. */
 struct rail {
     erg_domain domain;
     int component;
     char device[ERG_METER_ID_MAX];
     const char *scope;
+    const char *detail;
+    int grade;
 };
 
 static int amd_energy_like(const char *name)
@@ -131,6 +135,8 @@ static void rail_of(const struct dev *d, const char *label, const char *oem, str
 {
     r->component = 0;
     r->scope = "";
+    r->detail = "";
+    r->grade = -1;
     erg__fmt(r->device, sizeof r->device, "%s", d->ident);
     if (d->apu) {
         /* amdgpu on an APU: power1_input/power1_average is the socket's power, "On APUs this
@@ -152,6 +158,38 @@ static void rail_of(const struct dev *d, const char *label, const char *oem, str
         erg__fmt(r->device, sizeof r->device, "package-%lu", strtoul(label + 7, NULL, 10));
         r->domain = ERG_DOMAIN_PACKAGE;
         r->scope = "the CPU package";
+        return;
+    }
+    if (strcmp(d->name, "fam15h_power") == 0) {
+        /* fam15h_power (Documentation/hwmon/fam15h_power.rst), AMD Family 15h and 16h processors:
+         * power1_input is CurrPwrWatts, "the current amount of power being consumed by the
+         * processor", which the processor's TDP algorithm computes (northbridge registers); on
+         * multi-node processors it is the whole package's (the driver binds internal node 0
+         * only). power1_average is PwrCPUave, the average over power1_average_interval of the
+         * compute units' power accumulators (MSR CpuSwPwrAcc). The processor's own estimate, no
+         * shunt: model_based (the caller's). These processors have no RAPL package beside it. */
+        r->domain = ERG_DOMAIN_PACKAGE;
+        r->scope = "AMD Family 15h/16h processor package";
+        return;
+    }
+    if (strcmp(d->name, "zenpower") == 0) {
+        /* zenpower (github.com/ocerman/zenpower, out of tree; replaces k10temp): power1
+         * "SVI2_P_Core" and power2 "SVI2_P_SoC" are the Zen core (VDDCR_CPU) and SoC
+         * (VDDCR_SOC) rails, SVI2 voltage x current as the SMU reports them, with a current
+         * scaling "discovered experimentally" that "may not be accurate on all systems
+         * (depends on the board model)" (its README): rails inside the package, reported, never
+         * summed, and graded estimator, below a vendor reading */
+        int soc = contains_ci(label, "SoC");
+        r->domain = soc ? ERG_DOMAIN_UNCORE : ERG_DOMAIN_CORE;
+        r->component = 1;
+        r->grade = ERG_GRADE_ESTIMATOR;
+        r->scope = soc ? "Zen SoC rail, SVI2 estimate" : "Zen core rail, SVI2 estimate";
+        r->detail = soc ? "Zen SoC rail (VDDCR_SOC) from SVI2 telemetry by the out-of-tree "
+                          "zenpower driver, whose current scaling was found by experiment and "
+                          "depends on the board"
+                        : "Zen core rail (VDDCR_CPU) from SVI2 telemetry by the out-of-tree "
+                          "zenpower driver, whose current scaling was found by experiment and "
+                          "depends on the board";
         return;
     }
     if (power_meter_like(d->name)) {
@@ -271,7 +309,7 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
     c->domain = r.domain;
     erg__strlcpy(c->device, r.device, sizeof c->device);
     c->component = r.component;
-    c->grade = grade;
+    c->grade = r.grade > (int)grade ? (erg_grade)r.grade : grade;
     c->kind = kind;
     c->joules_per_tick = 1e-6;
     if (d->apu)
@@ -280,7 +318,8 @@ static struct erg__chan *add(struct state *s, const struct dev *d, const char *l
                  r.scope);
     else if (r.component)
         erg__fmt(c->reason, sizeof c->reason,
-                 "%s: reported, never added to the total that holds it", r.scope);
+                 "%s: reported, never added to the total that holds it",
+                 r.detail[0] ? r.detail : r.scope);
     return c;
 }
 

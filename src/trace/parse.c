@@ -107,6 +107,8 @@ typedef struct pctx {
     int str_ts, str_dur; /* the value was not a JSON number (a string, null, ...) */
     uint64_t ev_seen;    /* event objects begun in this file */
     uint64_t drop_ev;    /* 1-based ordinal of the first dropped event, 0: none */
+    uint64_t rocprof_ev; /* 1-based ordinal of the first X event without "cat" whose ts or dur
+                            is a string (rocprof v1's results.json; read_pass), 0: none */
     char drop_why[160];
     /* ts and dur as written, parsed only for the events that use them (most are host events) */
     char ts_txt[48], dur_txt[48];
@@ -568,6 +570,8 @@ static int end_event(pctx *c)
         return 1;
     }
     /* ph == 'X' */
+    if (!c->has_cat && (c->str_ts || c->str_dur) && !c->rocprof_ev)
+        c->rocprof_ev = c->ev_seen;
     if (cls == C_HOST) {
         tr->stats.host_events++;
         return 1;
@@ -1733,6 +1737,28 @@ static int read_pass(struct erg_trace *tr, const char *path, const void *mem, si
     if (c.top_seen == 1 && !c.saw_events) {
         st = erg_diag_set(diag, ERG_EPARSE, name,
                           "not a Chrome/Kineto trace: a JSON object without traceEvents");
+        goto out;
+    }
+    if (c.rocprof_ev && tr->n_acts == acts0) {
+        /* rocprof (v1)'s results.json (rocprofiler's bin/tblextr.py and sqlitedb.py): trace-event
+         * JSON whose complete events have no "cat" and give ts, dur, pid and tid as strings,
+         * with GPU i on a pid that process_name metadata names "GPU<i>". None of it is an
+         * activity erg reads: refused by name, not reported as a trace without GPU activity. */
+        uint64_t off = locate_event(path, mem, mem_len, c.rocprof_ev);
+        char where[256];
+        if (off == UINT64_MAX) {
+            snprintf(where, sizeof where, "%.200s, event %llu", name,
+                     (unsigned long long)c.rocprof_ev);
+        } else {
+            unsigned long line, col;
+            line_col(path, mem, mem_len, off, &line, &col);
+            snprintf(where, sizeof where, "%.200s:%lu:%lu", name, line, col);
+        }
+        st = erg_diag_set(diag, ERG_EPARSE, where,
+                          "a rocprof (v1) results.json, which erg trace does not read: its "
+                          "events have no \"cat\" and give ts and dur as strings; trace the run "
+                          "with PyTorch's profiler (torch.profiler, Kineto, on ROCm too) and give "
+                          "erg that JSON");
         goto out;
     }
     st = finish_file(&c, diag);

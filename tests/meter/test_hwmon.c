@@ -702,6 +702,86 @@ static void amd_apu_socket_power_is_not_added_to_the_package(void **state)
     }
 }
 
+/* fam15h_power (Documentation/hwmon/fam15h_power.rst): an AMD Family 15h/16h processor's own
+ * power figure for its package (power1_input, CurrPwrWatts, from the TDP algorithm; on model 60h
+ * and later power1_average, PwrCPUave, over power1_average_interval ms of the compute units'
+ * accumulators): a package, graded model_based, summed. zenpower (out of tree): the Zen core and
+ * SoC rails from SVI2 telemetry, whose current scaling its README says was found by experiment
+ * and depends on the board: rails inside the package, graded estimator, never summed. */
+static void amd_fam15h_power_and_zenpower_scopes(void **state)
+{
+    (void)state;
+    for (int avg = 0; avg < 2; avg++) {
+        if (avg) {
+            fake_root_free(root);
+            fake_root_new(root, sizeof root);
+            fake_io_reset();
+        }
+        fake_write(root, "sys/class/hwmon/hwmon0/name", "fam15h_power\n");
+        if (avg) {
+            fake_write(root, "sys/class/hwmon/hwmon0/power1_average", "30000000\n"); /* 30 W */
+            fake_write(root, "sys/class/hwmon/hwmon0/power1_average_interval", "10\n");
+        } else {
+            fake_write(root, "sys/class/hwmon/hwmon0/power1_input", "45000000\n"); /* 45 W */
+        }
+        fake_write(root, "sys/class/hwmon/hwmon0/power1_crit", "95000000\n");
+        link_device("hwmon0", "../../../0000:00:18.4");
+        erg_meter *m = open_meter();
+        assert_int_equal(erg_meter_channel_count(m), 1);
+        int p = fake_find(m, "hwmon:fam15h_power@0000:00:18.4/power1");
+        assert_true(p >= 0);
+        erg_channel_info c;
+        erg_assert_ok(erg_meter_channel_info(m, (size_t)p, &c));
+        assert_int_equal(c.domain, ERG_DOMAIN_PACKAGE);
+        assert_int_equal(c.grade, ERG_GRADE_MODEL_BASED);
+        assert_string_equal(c.label, "fam15h_power power1: AMD Family 15h/16h processor package");
+        assert_string_equal(c.reason, "");
+        erg_assert_near(c.min_interval_s, avg ? 0.01 : 0.1, 1e-12);
+        erg_measurement *r = window_of(m, 2.0);
+        erg_assert_near(r->total_energy_j, avg ? 60.0 : 90.0, 1e-6); /* 30 or 45 W over 2 s */
+        assert_int_equal(r->n_total, 1);
+        assert_int_equal(r->total_grade, ERG_GRADE_MODEL_BASED);
+        erg_measurement_release(r);
+        free(r);
+        erg_meter_close(m);
+    }
+    fake_root_free(root);
+    fake_root_new(root, sizeof root);
+    fake_io_reset();
+    fake_write(root, "sys/class/hwmon/hwmon2/name", "zenpower\n");
+    fake_write(root, "sys/class/hwmon/hwmon2/power1_input", "30000000\n");
+    fake_write(root, "sys/class/hwmon/hwmon2/power1_label", "SVI2_P_Core\n");
+    fake_write(root, "sys/class/hwmon/hwmon2/power2_input", "8000000\n");
+    fake_write(root, "sys/class/hwmon/hwmon2/power2_label", "SVI2_P_SoC\n");
+    link_device("hwmon2", "../../../0000:00:18.3");
+    erg_meter *m = open_meter();
+    int core = fake_find(m, "hwmon:zenpower@0000:00:18.3/SVI2_P_Core");
+    int soc = fake_find(m, "hwmon:zenpower@0000:00:18.3/SVI2_P_SoC");
+    assert_true(core >= 0 && soc >= 0);
+    erg_channel_info c;
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)core, &c));
+    assert_int_equal(c.domain, ERG_DOMAIN_CORE);
+    assert_int_equal(c.grade, ERG_GRADE_ESTIMATOR);
+    assert_string_equal(c.label, "zenpower SVI2_P_Core: Zen core rail, SVI2 estimate");
+    assert_non_null(strstr(c.reason, "Zen core rail (VDDCR_CPU) from SVI2 telemetry"));
+    assert_non_null(strstr(c.reason, "out-of-tree zenpower"));
+    assert_non_null(strstr(c.reason, "never added"));
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)soc, &c));
+    assert_int_equal(c.domain, ERG_DOMAIN_UNCORE);
+    assert_int_equal(c.grade, ERG_GRADE_ESTIMATOR);
+    assert_string_equal(c.label, "zenpower SVI2_P_SoC: Zen SoC rail, SVI2 estimate");
+    assert_non_null(strstr(c.reason, "Zen SoC rail (VDDCR_SOC)"));
+    erg_measurement *r = window_of(m, 2.0);
+    erg_assert_near(r->channels[core].energy_j, 60.0, 1e-6); /* 30 W over 2 s */
+    erg_assert_near(r->channels[soc].energy_j, 16.0, 1e-6);  /* 8 W over 2 s */
+    assert_int_equal(r->channels[core].in_total, 0);
+    assert_int_equal(r->channels[soc].in_total, 0);
+    assert_int_equal(r->n_total, 0);
+    erg_measurement_release(r);
+    free(r);
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +794,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(jetson_jetpack4_iio_rails, setup, teardown),
+        cmocka_unit_test_setup_teardown(amd_fam15h_power_and_zenpower_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(amd_apu_socket_power_is_not_added_to_the_package, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(denied_amd_energy_socket_is_a_declined_package, setup,

@@ -117,13 +117,19 @@ printf '{"model_id": "meta-llama/Llama-3.1-8B-Instruct", "weight_precision": "bf
 printf '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "intermediate_size": 14336}\n' > "$tmp/l8cfg.json"
 check "eval ML.ENERGY" 0 "row 2: B200 x1: the target's kernel data are of NVIDIA H100" -- \
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json"
-grep -q "phase decode  itl_s  *n      1" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
+grep -q "^  level 3 (serving)  *phase decode  *itl_s  *n      1  MAPE" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
     && echo "ok   eval compares ITL, states the KV assumption" || { echo "FAIL eval output:"; cat "$tmp/out"; fails=$((fails + 1)); }
+# the report names the target and what it holds once, each file with its format and what was
+# compared, and each line's level and phase (level, target and phase each labelled)
+grep -q "^target h100: .*models/h100; level 1 ops.json (fitted for h100), kernel models gpu.json (NVIDIA H100 80GB HBM3), level 3 serving model gpu.json$" "$tmp/out" \
+    && grep -q "^file .*l8.json (mlenergy-v3, 2 rows): 1 rows compared$" "$tmp/out" \
+    && ! grep -q "n/a\|(level 1: h100)" "$tmp/out" \
+    && echo "ok   eval report: target, file, level and phase labelled" || { echo "FAIL eval report layout:"; cat "$tmp/out"; fails=$((fails + 1)); }
 # consecutive rows skipped for one reason are one line (rows 2-3), a lone one keeps its own
 sed 's/}]}$/}, {"gpu_model": "B200", "num_gpus": 1, "max_num_seqs": 16, "avg_batch_size": 16, "median_itl_ms": 5.1, "energy_per_token_joules": 0.3}]}/' "$tmp/l8.json" > "$tmp/l8b.json"
-check "eval groups skipped rows" 0 "skipped: .*l8b.json rows 2-3: B200 x1: the target's kernel data are of NVIDIA H100" -- \
+check "eval groups skipped rows" 0 "^  skipped rows 2-3: B200 x1: the target's kernel data are of NVIDIA H100" -- \
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8b.json"
-[ "$(grep -c '^skipped:' "$tmp/out")" = 1 ] && echo "ok   one skipped line" || { echo "FAIL skipped lines:"; cat "$tmp/out"; fails=$((fails + 1)); }
+[ "$(grep -c 'skipped' "$tmp/out")" = 1 ] && echo "ok   one skipped line" || { echo "FAIL skipped lines:"; cat "$tmp/out"; fails=$((fails + 1)); }
 "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json" --json > "$tmp/e.json"
 /usr/bin/python3 - "$tmp/e.json" <<'PY' && echo "ok   eval --json rows" || { echo "FAIL eval --json"; fails=$((fails + 1)); }
 import json, sys
@@ -139,8 +145,23 @@ m = {r["quantity"]: r["measured"] for r in d["rows"]}
 assert abs(m["itl_s"] - 0.0115) < 1e-12 and abs(m["energy_per_token_j"] - 0.1186) < 1e-12
 assert d["skipped"][0]["row"] == 2 and "B200" in d["skipped"][0]["reason"]
 PY
-check "eval ML.ENERGY without --config" 0 "no --config: the architecture of meta-llama/Llama-3.1-8B-Instruct is needed" -- \
+# nothing compared is an error (exit 2) naming each file and why, with nothing on stdout
+check "eval ML.ENERGY without --config" 2 "^erg: .*l8.json: skipped: no --config: the architecture of meta-llama/Llama-3.1-8B-Instruct is needed (give its HuggingFace config.json with --config)" -- \
     "$erg" predict eval --target h100 "$tmp/l8.json"
+grep -q "^erg: predict eval: nothing compared: every row of the 1 file given was skipped" "$tmp/err" && [ ! -s "$tmp/out" ] \
+    && echo "ok   nothing compared: said so, nothing on stdout" || { echo "FAIL nothing compared:"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); }
+check "eval --json, nothing compared" 2 "^erg: .*l8.json: skipped: no --config" -- \
+    "$erg" predict eval --target h100 --json "$tmp/l8.json"
+[ ! -s "$tmp/out" ] && echo "ok   no JSON when nothing compared" || { echo "FAIL JSON written:"; cat "$tmp/out"; fails=$((fails + 1)); }
+# every row skipped for the model's reasons (only a B200 configuration) is nothing compared too
+printf '{"model_id": "x/y", "weight_precision": "bfloat16", "configurations": [{"gpu_model": "B200", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 8, "median_itl_ms": 4.57, "energy_per_token_joules": 0.39}]}\n' > "$tmp/b200.json"
+check "eval only B200 rows" 2 "^erg: .*b200.json row 1: skipped: B200 x1: the target's kernel data are of NVIDIA H100" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/b200.json"
+# one file compared, one skipped whole: exit 0, the skipped file listed with its reason
+check "eval one file skipped" 0 "^file .*b200.json (mlenergy-v3, 1 rows): nothing compared$" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json" "$tmp/b200.json"
+grep -A1 "b200.json (mlenergy-v3" "$tmp/out" | grep -q "^  skipped row 1: B200 x1" && grep -q "^nothing compared in 1 of 2 files" "$tmp/out" \
+    && echo "ok   the skipped file listed with its reason" || { echo "FAIL skipped file:"; cat "$tmp/out"; fails=$((fails + 1)); }
 check "eval bad config" 2 "kv.json.*num_key_value_heads" -- \
     sh -c "printf '{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}' > '$tmp/kv.json'; '$erg' predict eval --target h100 --config '$tmp/kv.json' '$tmp/l8.json'"
 check "eval unknown format" 2 "not a known public format" -- \
