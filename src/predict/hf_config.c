@@ -299,7 +299,7 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
     static const char *const n_shared_ff[] = {"shared_expert_intermediate_size", NULL};
     static const char *const n_shared[] = {"n_shared_experts", NULL};
     static const char *const n_window[] = {"sliding_window", NULL};
-    int rc, sliding_q, sliding_m, tied;
+    int rc, sliding_q = 0, sliding_m = 1, tied = 1;
     /* use_sliding_window defaults to false on Qwen (sliding only when asked), true elsewhere */
     if ((rc = bool_field(o, "use_sliding_window", 0, &sliding_q, file, diag)) ||
         (rc = bool_field(o, "use_sliding_window", 1, &sliding_m, file, diag)) ||
