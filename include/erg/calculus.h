@@ -41,7 +41,7 @@ extern "C" {
 typedef struct erg_schedule erg_schedule;
 
 /** A new empty schedule (DAG form). Returns NULL when out of memory. */
-ERG_API erg_schedule *erg_schedule_new(void);
+ERG_API ERG_NODISCARD erg_schedule *erg_schedule_new(void);
 
 /** Free a schedule. NULL-safe. */
 ERG_API void erg_schedule_free(erg_schedule *sched);
@@ -209,8 +209,9 @@ typedef struct erg_insensitivity {
  * c_α the two-sided multiplier for confidence (0 < confidence < 1). Errors: ERG_EINVAL;
  * ERG_ERANGE when the left-hand side of finite figures overflows a double.
  */
-ERG_API int erg_context_insensitive(const erg_signature *ref, const erg_signature *other,
-                                    double confidence, erg_insensitivity *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_context_insensitive(const erg_signature *ref,
+                                                  const erg_signature *other, double confidence,
+                                                  erg_insensitivity *out, erg_diag *diag);
 
 /* ================================================================================================
  * Context dependence: insensitivity over characterized sets, the interaction graph, composition
@@ -233,8 +234,9 @@ typedef struct erg_set_insensitivity {
  * entry point (no co-runners) whose `after` is other (NULL: every entry point) is tested against
  * the null context with erg_context_insensitive. Errors: ERG_EINVAL (bad confidence, NULL).
  */
-ERG_API int erg_context_history_test(const erg_context_signature *cs, const char *other,
-                                     double confidence, erg_set_insensitivity *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_context_history_test(const erg_context_signature *cs,
+                                                   const char *other, double confidence,
+                                                   erg_set_insensitivity *out, erg_diag *diag);
 
 /**
  * Interference-insensitivity over characterized runtime contexts (paper Eq. 12): every point with
@@ -242,9 +244,9 @@ ERG_API int erg_context_history_test(const erg_context_signature *cs, const char
  * isolation values at its entry context (the point with the same `after` and no co-runners, or
  * the null context when `after` is empty). Errors: ERG_EINVAL.
  */
-ERG_API int erg_context_interference_test(const erg_context_signature *cs, const char *other,
-                                          double confidence, erg_set_insensitivity *out,
-                                          erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_context_interference_test(const erg_context_signature *cs,
+                                                        const char *other, double confidence,
+                                                        erg_set_insensitivity *out, erg_diag *diag);
 
 /** The combined verdict of paper Section 4.1.3 for a pair of elements. */
 typedef struct erg_pair_verdict {
@@ -260,8 +262,9 @@ typedef struct erg_pair_verdict {
 
 /** Mutual history-, interference- and context-insensitivity of a and b (Sections 4.1.1-4.1.3),
  *  from their characterized points. Errors: ERG_EINVAL. */
-ERG_API int erg_context_pair_test(const erg_context_signature *a, const erg_context_signature *b,
-                                  double confidence, erg_pair_verdict *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_context_pair_test(const erg_context_signature *a,
+                                                const erg_context_signature *b, double confidence,
+                                                erg_pair_verdict *out, erg_diag *diag);
 
 /** One edge of the interaction graph (paper Section 4.4). */
 typedef struct erg_interaction_edge {
@@ -429,7 +432,8 @@ typedef struct erg_context_set {
  * erg_schedule_read_file. Errors: ERG_ENOENT/ERG_EIO, ERG_EPARSE (file and JSON path),
  * ERG_EVERSION, ERG_EINVAL, ERG_ENOMEM.
  */
-ERG_API int erg_context_set_read_schedule(const char *path, erg_context_set *out, erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_context_set_read_schedule(const char *path, erg_context_set *out,
+                                                        erg_diag *diag);
 
 /** Free a context set; NULL-safe, idempotent. */
 ERG_API void erg_context_set_free(erg_context_set *set);
@@ -442,14 +446,16 @@ ERG_API size_t erg_schedule_node_count(const erg_schedule *sched);
 
 /** Node i of a schedule: its id, signature name and device id (pointers into the schedule, valid
  *  while it lives; any of them may be NULL). Errors: ERG_EINVAL (i out of range). */
-ERG_API int erg_schedule_node_info(const erg_schedule *sched, size_t i, const char **id,
-                                   const char **signature, const char **device);
+ERG_API ERG_NODISCARD int erg_schedule_node_info(const erg_schedule *sched, size_t i,
+                                                 const char **id, const char **signature,
+                                                 const char **device);
 
 /** Number of DAG edges of a schedule. */
 ERG_API size_t erg_schedule_edge_count(const erg_schedule *sched);
 
 /** Edge k: node indices from → to. Errors: ERG_EINVAL (k out of range). */
-ERG_API int erg_schedule_edge_info(const erg_schedule *sched, size_t k, size_t *from, size_t *to);
+ERG_API ERG_NODISCARD int erg_schedule_edge_info(const erg_schedule *sched, size_t k, size_t *from,
+                                                 size_t *to);
 
 /* ========================================== end of context dependence ========================= */
 

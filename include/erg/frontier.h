@@ -115,7 +115,7 @@ typedef struct erg_opsched erg_opsched;
  * New empty operating schedule (no devices, elements, expression or nodes). Returns NULL when out
  * of memory (its only failure; no diag). Free with erg_opsched_free.
  */
-ERG_API erg_opsched *erg_opsched_new(void);
+ERG_API ERG_NODISCARD erg_opsched *erg_opsched_new(void);
 
 /** Free an operating schedule and everything it owns. NULL-safe; never fails. */
 ERG_API void erg_opsched_free(erg_opsched *os);

@@ -206,6 +206,40 @@ ERG_API size_t erg_meter_channel_count(const erg_meter *m);
 ERG_API ERG_NODISCARD int erg_meter_channel_info(const erg_meter *m, size_t i,
                                                  erg_channel_info *out);
 
+/** 1 when some usable channel of m gives hardware figures (grade hw_shunt or model_based), 0
+ *  when only the estimator (or nothing) is usable, or m is NULL. Never fails. */
+ERG_API int erg_meter_has_hardware(const erg_meter *m);
+
+/**
+ * What every reader of m's figures must be told about where they come from, in buf (size bytes,
+ * snprintf's rule: the return is the full length; "" and 0 when m has a hardware channel): that
+ * figures come from the estimator (CPU utilisation model) and are estimates, or that no channel
+ * is usable and nothing can be measured. Never fails.
+ */
+ERG_API size_t erg_meter_note(const erg_meter *m, char *buf, size_t size);
+
+/**
+ * The ids of the package and DRAM channels that a CPU total needs and that were declined for
+ * lack of permission (RAPL energy_uj is root-only on patched kernels, CVE-2020-8694), ", "
+ * separated, in buf (snprintf's rule: the full length is returned; "" and 0 when none). While any
+ * is declined, totals over the CPU are null and flagged incomplete. Never fails.
+ */
+ERG_API size_t erg_meter_declined_totals(const erg_meter *m, char *buf, size_t size);
+
+/**
+ * Write the meters/1 document of m to path ("-": standard output), whole or not at all (what
+ * `erg meters --json` prints; members in docs/meters.md): {"erg": "meters/1", "backends":
+ * [{"name", "state", "reason"}], "channels": [{"id", "backend", "domain", "device", "label",
+ * "grade", "kind", "usable", "live" (null: not judged), "resolution_j", "wrap_j" (null: no
+ * wrap known), "min_interval_s", "deduplicated", "parent", "reason"}], "hardware" (as
+ * erg_meter_has_hardware), "note" (erg_meter_note, when there is one), "incomplete":
+ * {"declined", "note"} (erg_meter_declined_totals, when any)}. Liveness is reported as the
+ * meter holds it: probe first with erg_meter_probe_liveness. Errors: ERG_EINVAL (NULL),
+ * ERG_ENOMEM, ERG_EIO (path cannot be written; nothing is left half-written).
+ */
+ERG_API ERG_NODISCARD int erg_meter_write_json(const char *path, const erg_meter *m,
+                                               erg_diag *diag);
+
 /**
  * Judge liveness under load: poll, spin in the calling thread until it has used busy_s seconds
  * of CPU time (giving up after 20·busy_s of wall time on a loaded machine), poll again. A CPU-side

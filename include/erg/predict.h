@@ -476,6 +476,31 @@ typedef struct erg_op_validation {
 ERG_API ERG_NODISCARD int erg_op_model_validation(const erg_op_model *m, erg_op op, unsigned r,
                                                   erg_op_validation *out);
 
+/**
+ * The held-out MAPE (%) of what answered prediction p of op with m (erg_op_model_predict): the
+ * regime's estimator, or the calibrated roofline when p->method is ERG_PREDICT_ROOFLINE; a
+ * regime without held-out points (or one that borrows a neighbour's fit) gives the mean of the
+ * regime rows (HYMELL Tables 1-3's "Average"). NaN where m holds no such figure (a NULL m or p
+ * too). Either out pointer may be NULL. Never fails.
+ */
+ERG_API void erg_op_prediction_held_out(const erg_op_model *m, erg_op op,
+                                        const erg_op_prediction *p, double *time_mape_pct,
+                                        double *energy_mape_pct);
+
+/**
+ * Write the prediction/1 document of prediction p of configuration d with m, loaded from
+ * model_path, to path ("-": standard output), whole or not at all (what `erg predict op ...
+ * --json` prints; docs/predict.md): {"erg": "prediction/1", "op", "dtype", "time_s", "energy_j"
+ * (null: the model has no energy for the op), "power_w", "regime", "method" ("fit" or
+ * "roofline"), "grade" ("none" without energy), "model", "extrapolated", "why", "time_bounded",
+ * "energy_bounded", "floor_time_s", "fallback", "held_out_time_mape_pct",
+ * "held_out_energy_mape_pct" (erg_op_prediction_held_out; null: none), "target"}.
+ * Errors: ERG_EINVAL (NULL, unknown op or dtype), ERG_ENOMEM, ERG_EIO (nothing half-written).
+ */
+ERG_API ERG_NODISCARD int erg_op_prediction_write_json(const char *path, const erg_op_model *m,
+                                                       const char *model_path, const erg_op_dims *d,
+                                                       const erg_op_prediction *p, erg_diag *diag);
+
 /** Notes of the fit (fallbacks, skipped ops, time-only ops, threshold choices), one per line;
  *  "" when none. Owned by m. Never fails. */
 ERG_API const char *erg_op_model_notes(const erg_op_model *m);
@@ -973,8 +998,8 @@ ERG_API int erg_block_model_has(const erg_block_model *m, erg_block b);
  *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
  *  tried (one architecture, one phase, --no-cv, a file without "phases"). Errors: ERG_EINVAL
  *  (bad arguments, no correction for b). */
-ERG_API int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase,
-                                  const char **use, double mape_pct[3]);
+ERG_API ERG_NODISCARD int erg_block_model_phase(const erg_block_model *m, erg_block b, int phase,
+                                                const char **use, double mape_pct[3]);
 
 /**
  * Level-2 estimate of a block: the level-1 estimate (erg_block_level1 with l1) times the MLP's
@@ -1037,8 +1062,8 @@ ERG_API ERG_NODISCARD int erg_e2e_model_accuracy(const erg_e2e_model *m, int pha
  *  chosen by the lowest held-out MAPE (time and energy) on the group's rows;
  *  mape_pct (may be NULL) receives the three options' held-out MAPE in that order, NaN where not
  *  tried (one architecture, --no-cv, a loaded model). Errors: ERG_EINVAL (bad arguments). */
-ERG_API int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe, const char **use,
-                                double mape_pct[3]);
+ERG_API ERG_NODISCARD int erg_e2e_model_group(const erg_e2e_model *m, int phase, int moe,
+                                              const char **use, double mape_pct[3]);
 
 /** Nested held-out accuracy of levels 2 and 3 (erg_levels_nested_accuracy): per block kind and
  *  phase (HYMELL Tables 4-5; base: level 1) and per phase and dense/MoE (Table 6; base: the

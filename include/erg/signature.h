@@ -260,8 +260,8 @@ ERG_API void erg_context_point_init(erg_context_point *pt);
  * must be non-empty, and co-runner names non-empty. Errors: ERG_EINVAL (bad point), ERG_ERANGE
  * (ERG_CONTEXT_MAX_POINTS points already).
  */
-ERG_API int erg_context_signature_add(erg_context_signature *cs, const erg_context_point *pt,
-                                      erg_diag *diag);
+ERG_API ERG_NODISCARD int erg_context_signature_add(erg_context_signature *cs,
+                                                    const erg_context_point *pt, erg_diag *diag);
 
 /**
  * Index of the point characterized at exactly this context: `after` equal to after (NULL or ""
@@ -271,21 +271,23 @@ ERG_API int erg_context_signature_add(erg_context_signature *cs, const erg_conte
 ERG_API int erg_context_signature_find(const erg_context_signature *cs, const char *after,
                                        const char *const *corunners, size_t n);
 
-/** The signature of point i: null_context's metadata with the point's s, T, d, variances, runs. */
-ERG_API int erg_context_point_signature(const erg_context_signature *cs, size_t i,
-                                        erg_signature *out);
+/** The signature of point i: null_context's metadata with the point's s, T, d, variances, runs.
+ *  Errors: ERG_EINVAL (NULL, i out of range). */
+ERG_API ERG_NODISCARD int erg_context_point_signature(const erg_context_signature *cs, size_t i,
+                                                      erg_signature *out);
 
 /**
  * Read a signature/1 file with its context points ("contexts", "command"; keys in
  * docs/context.md). A file without them gives a context signature with no points. Errors as
  * erg_signature_read_file, plus ERG_EPARSE naming contexts[i].member for a bad point.
  */
-ERG_API int erg_context_signature_read_file(const char *path, erg_context_signature *out,
-                                            erg_diag *diag);
+ERG_API ERG_NODISCARD int
+erg_context_signature_read_file(const char *path, erg_context_signature *out, erg_diag *diag);
 
-/** Write a signature/1 file with its context points, whole or not at all ("-" is stdout). */
-ERG_API int erg_context_signature_write_file(const char *path, const erg_context_signature *cs,
-                                             erg_diag *diag);
+/** Write a signature/1 file with its context points, whole or not at all ("-" is stdout).
+ *  Errors as erg_signature_write_file (ERG_EIO, ERG_ENOMEM, ERG_EINVAL). */
+ERG_API ERG_NODISCARD int
+erg_context_signature_write_file(const char *path, const erg_context_signature *cs, erg_diag *diag);
 
 /* ============================================ end of context signatures ======================= */
 

@@ -64,7 +64,8 @@ int erg_context_history_test(const erg_context_signature *cs, const char *other,
         if (p->n_corunners || (other && strcmp(p->after, other) != 0))
             continue;
         erg_signature ps;
-        erg_context_point_signature(cs, i, &ps);
+        if ((rc = erg_context_point_signature(cs, i, &ps)))
+            return rc; /* i < n_points: cannot fail */
         erg_insensitivity t;
         if ((rc = erg_context_insensitive(&cs->null_context, &ps, confidence, &t, diag)))
             return rc;
@@ -100,9 +101,11 @@ int erg_context_interference_test(const erg_context_signature *cs, const char *o
             int e = erg_context_signature_find(cs, p->after, NULL, 0);
             if (e < 0)
                 continue; /* no isolation values at that entry context: not testable */
-            erg_context_point_signature(cs, (size_t)e, &ref);
+            if ((rc = erg_context_point_signature(cs, (size_t)e, &ref)))
+                return rc;
         }
-        erg_context_point_signature(cs, i, &ps);
+        if ((rc = erg_context_point_signature(cs, i, &ps)))
+            return rc;
         erg_insensitivity t;
         if ((rc = erg_context_insensitive(&ref, &ps, confidence, &t, diag)))
             return rc;
@@ -179,11 +182,15 @@ int erg_interaction_graph_build(const erg_context_signature *const *sigs, size_t
         for (size_t i = 0; i < cs->n_points; i++) {
             const erg_context_point *p = &cs->points[i];
             erg_signature ref = cs->null_context, ps;
-            erg_context_point_signature(cs, i, &ps);
-            if (p->n_corunners && p->after[0]) {
+            rc = erg_context_point_signature(cs, i, &ps);
+            if (!rc && p->n_corunners && p->after[0]) {
                 int e = erg_context_signature_find(cs, p->after, NULL, 0);
                 if (e >= 0)
-                    erg_context_point_signature(cs, (size_t)e, &ref);
+                    rc = erg_context_point_signature(cs, (size_t)e, &ref);
+            }
+            if (rc) { /* indices from the set itself: cannot fail */
+                erg_interaction_graph_free(out);
+                return rc;
             }
             erg_insensitivity t;
             if ((rc = erg_context_insensitive(&ref, &ps, confidence, &t, diag))) {
@@ -769,8 +776,8 @@ static double point_spread(const erg_context_signature *cs, int runtime)
         if ((cs->points[i].n_corunners > 0) != runtime)
             continue;
         erg_signature ps;
-        erg_context_point_signature(cs, i, &ps);
-        best = fmax(best, fabs(energy_of(&ps) - e0));
+        if (erg_context_point_signature(cs, i, &ps) == ERG_OK) /* i < n_points: always */
+            best = fmax(best, fabs(energy_of(&ps) - e0));
     }
     return best;
 }

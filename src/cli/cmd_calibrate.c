@@ -204,7 +204,7 @@ static int run(int argc, char **argv)
                    ch->idle_power_w, ch->cv, util, fl[0] ? fl : "-");
         }
         printf("Idle power of the summed channels: %.4f W\n", cal->idle_power_w);
-        if (!erg_cli_has_hardware(m))
+        if (!erg_meter_has_hardware(m))
             printf("Note: no hardware energy counter is usable here: these are estimates.\n");
     }
     if (cal->flags) {

@@ -740,14 +740,24 @@ static int run(int argc, char **argv)
         }
         if (!quiet) {
             erg_signature ps;
-            erg_context_point_signature(cs, cs->n_points - 1, &ps);
             erg_insensitivity t;
             erg_signature ref = *ns;
-            erg_context_insensitive(&ref, &ps, 0.95, &t, NULL);
+            erg_diag td;
+            erg_diag_clear(&td);
+            /* a test that cannot be made (ERG_ERANGE: its left-hand side overflows) says so
+             * instead of printing a verdict from an unset result */
+            int trc = erg_context_point_signature(cs, cs->n_points - 1, &ps);
+            if (trc == ERG_OK)
+                trc = erg_context_insensitive(&ref, &ps, 0.95, &t, &td);
+            char verdict[sizeof td.detail + 32];
+            snprintf(verdict, sizeof verdict, "%s%s",
+                     trc != ERG_OK   ? "not tested: "
+                     : t.insensitive ? "insensitive (Eq. 11/12 at 0.95)"
+                                     : "SENSITIVE",
+                     trc != ERG_OK ? (td.detail[0] ? td.detail : erg_strerror(trc)) : "");
             fprintf(stderr, "%-24s T = %.6g s (sd %.3g), E = %.6g J (sd %.3g), dE = %+.4g J: %s\n",
                     p.name, p.time_s, sqrt(p.time_var_s2), point_energy(&p), sqrt(p.energy_var_j2),
-                    point_energy(&p) - point_energy(&p0),
-                    t.insensitive ? "insensitive (Eq. 11/12 at 0.95)" : "SENSITIVE");
+                    point_energy(&p) - point_energy(&p0), verdict);
         }
     }
     ns->grade = c.grade;
@@ -758,8 +768,13 @@ static int run(int argc, char **argv)
         /* the co-runner's point goes into its own signature file: merged when it exists */
         erg_context_signature *old = malloc(sizeof *old);
         if (old && erg_context_signature_read_file(co_out, old, NULL) == ERG_OK) {
-            for (size_t i = 0; i < co->n_points; i++)
-                erg_context_signature_add(old, &co->points[i], NULL);
+            /* a point the file cannot take (ERG_ERANGE: it holds ERG_CONTEXT_MAX_POINTS) fails
+             * the command: it is never dropped silently */
+            for (size_t i = 0; !ex && i < co->n_points; i++)
+                if (erg_context_signature_add(old, &co->points[i], &d) != ERG_OK) {
+                    snprintf(d.where, sizeof d.where, "%s", co_out);
+                    ex = erg_cli_fail(&d, d.status);
+                }
             *co = *old;
         } else {
             /* no file yet: its null context is unknown here; measure it */
@@ -819,22 +834,23 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
         ex = ERG_EXIT_USAGE;
     }
     for (size_t i = 0; !ex && i < n; i++) {
-        const char *id, *sig;
-        erg_schedule_node_info(s, i, &id, &sig, NULL);
-        const erg_context_signature *cs = erg_context_set_find(&set, sig);
+        const char *id = NULL, *sig = NULL;
+        if (erg_schedule_node_info(s, i, &id, &sig, NULL) != ERG_OK) /* i < n: cannot fail */
+            sig = NULL;
+        const erg_context_signature *cs = sig ? erg_context_set_find(&set, sig) : NULL;
         if (!cs || !cs->command[0]) {
             fprintf(stderr,
                     "erg: %s: node \"%s\": signature \"%s\" has no \"command\" to run "
                     "(characterize it with erg characterize)\n",
-                    path, id, sig);
+                    path, id ? id : "?", sig ? sig : "?");
             ex = ERG_EXIT_USAGE;
         }
         cmds[i] = cs ? cs->command : NULL;
     }
     for (size_t k = 0; !ex && k < ne; k++) {
         size_t a, b;
-        erg_schedule_edge_info(s, k, &a, &b);
-        indeg[b]++;
+        if (erg_schedule_edge_info(s, k, &a, &b) == ERG_OK) /* k < ne: always */
+            indeg[b]++;
     }
     struct sample warm;
     for (unsigned long it = 0; !ex && it < c->warmup + c->runs; it++) {
@@ -899,8 +915,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
             dyn += c->dyn_w_per_cpu * cpu[i];
             for (size_t k = 0; k < ne; k++) {
                 size_t a, b;
-                erg_schedule_edge_info(s, k, &a, &b);
-                if (a == i)
+                if (erg_schedule_edge_info(s, k, &a, &b) == ERG_OK && a == i)
                     left[b]--;
             }
         }
@@ -930,7 +945,8 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
                 int changed = 0;
                 for (size_t k = 0; k < ne; k++) {
                     size_t a, b;
-                    erg_schedule_edge_info(s, k, &a, &b);
+                    if (erg_schedule_edge_info(s, k, &a, &b) != ERG_OK) /* k < ne: never */
+                        continue;
                     if (dur[a] + cpu[b] > dur[b] + 1e-15) {
                         dur[b] = dur[a] + cpu[b];
                         changed = 1;

@@ -81,17 +81,6 @@ int erg_cli_print_json(json_t *root)
     return rc == 0 ? 0 : ERG_EXIT_USAGE;
 }
 
-int erg_cli_has_hardware(const erg_meter *m)
-{
-    for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
-        erg_channel_info c;
-        if (erg_meter_channel_info(m, i, &c) == ERG_OK && c.usable &&
-            c.grade != ERG_GRADE_ESTIMATOR)
-            return 1;
-    }
-    return 0;
-}
-
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
@@ -129,90 +118,14 @@ static int run(int argc, char **argv)
     erg_diag_clear(&d);
     if (probe && erg_meter_probe_liveness(m, 0.05, &d) != ERG_OK) /* out of memory */
         fprintf(stderr, "erg: warning: liveness not probed: %s\n", d.detail);
-    int hw = erg_cli_has_hardware(m);
-    int est = 0;
-    for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
-        erg_channel_info ch;
-        if (erg_meter_channel_info(m, i, &ch) != ERG_OK)
-            continue; /* i < the channel count: cannot fail; likewise below */
-        est |= ch.usable && ch.kind == ERG_KIND_ESTIMATE;
-    }
-    /* say where figures come from only as far as it is true: the estimator may be excluded */
-    const char *note =
-        hw    ? NULL
-        : est ? "no hardware energy counter is usable here: figures come from the estimator (CPU "
-                "utilisation model) and are estimates"
-              : "no channel is usable here and the estimator is not among the backends tried: "
-                "no figure can be measured";
-    /* a declined package, dram or GPU that a total would need: totals will be incomplete */
-    char lacking[512] = "";
-    for (size_t i = 0, n = 0; i < erg_meter_channel_count(m); i++) {
-        erg_channel_info ch;
-        if (erg_meter_channel_info(m, i, &ch) != ERG_OK || ch.usable || ch.deduplicated ||
-            ch.kind == ERG_KIND_ESTIMATE ||
-            !(ch.domain == ERG_DOMAIN_PACKAGE || ch.domain == ERG_DOMAIN_DRAM) ||
-            strncmp(ch.reason, "permission denied", 17) != 0)
-            continue;
-        n += (size_t)snprintf(lacking + n, n < sizeof lacking ? sizeof lacking - n : 0, "%s%s",
-                              n ? ", " : "", ch.id);
-        if (n >= sizeof lacking)
-            break;
-    }
     if (json) {
-        json_t *root = json_object(), *ba = json_array(), *ca = json_array();
-        json_object_set_new(root, "erg", json_string("meters/1"));
-        for (size_t i = 0; i < erg_meter_backend_count(m); i++) {
-            erg_backend_info b;
-            if (erg_meter_backend_info(m, i, &b) != ERG_OK)
-                continue;
-            json_array_append_new(ba,
-                                  json_pack("{s:s, s:s, s:s}", "name", b.name, "state",
-                                            erg_backend_state_name(b.state), "reason", b.reason));
-        }
-        for (size_t i = 0; i < erg_meter_channel_count(m); i++) {
-            erg_channel_info ci;
-            if (erg_meter_channel_info(m, i, &ci) != ERG_OK)
-                continue;
-            json_t *o = json_object();
-            json_object_set_new(o, "id", json_string(ci.id));
-            json_object_set_new(o, "backend", json_string(ci.backend));
-            json_object_set_new(o, "domain", json_string(erg_domain_name(ci.domain)));
-            json_object_set_new(o, "device", json_string(ci.device));
-            json_object_set_new(o, "label", json_string(ci.label));
-            json_object_set_new(o, "grade", json_string(erg_grade_name(ci.grade)));
-            json_object_set_new(o, "kind",
-                                json_string(ci.kind == ERG_KIND_COUNTER ? "counter"
-                                            : ci.kind == ERG_KIND_POWER ? "power"
-                                                                        : "estimate"));
-            json_object_set_new(o, "usable", json_boolean(ci.usable));
-            json_object_set_new(o, "live", ci.live < 0 ? json_null() : json_boolean(ci.live));
-            json_object_set_new(o, "resolution_j", json_real(ci.resolution_j));
-            json_object_set_new(o, "wrap_j", erg_cli_num(ci.wrap_j)); /* null: unknown */
-            json_object_set_new(o, "min_interval_s", json_real(ci.min_interval_s));
-            json_object_set_new(o, "deduplicated", json_boolean(ci.deduplicated));
-            erg_channel_info p;
-            if (ci.parent >= 0 && erg_meter_channel_info(m, (size_t)ci.parent, &p) == ERG_OK) {
-                json_object_set_new(o, "parent", json_string(p.id));
-            } else {
-                json_object_set_new(o, "parent", json_null());
-            }
-            json_object_set_new(o, "reason", json_string(ci.reason));
-            json_array_append_new(ca, o);
-        }
-        json_object_set_new(root, "backends", ba);
-        json_object_set_new(root, "channels", ca);
-        json_object_set_new(root, "hardware", json_boolean(hw));
-        if (note)
-            json_object_set_new(root, "note", json_string(note));
-        if (lacking[0])
-            json_object_set_new(
-                root, "incomplete",
-                json_pack("{s:s, s:s}", "declined", lacking, "note",
-                          "totals over the CPU will be null (flag incomplete) while these are "
-                          "declined; see each channel's reason"));
+        int rc = erg_meter_write_json("-", m, &d);
         erg_meter_close(m);
-        return erg_cli_print_json(root);
+        return rc == ERG_OK ? ERG_EXIT_OK : erg_cli_fail(&d, rc);
     }
+    char note[512], lacking[512];
+    erg_meter_note(m, note, sizeof note);
+    erg_meter_declined_totals(m, lacking, sizeof lacking);
     printf("Backends:\n");
     for (size_t i = 0; i < erg_meter_backend_count(m); i++) {
         erg_backend_info b;
@@ -235,7 +148,7 @@ static int run(int argc, char **argv)
                ci.device, erg_grade_name(ci.grade), live, res,
                ci.usable ? "" : "declined: ", ci.usable && !ci.reason[0] ? ci.label : ci.reason);
     }
-    if (note)
+    if (note[0])
         printf("\nNote: %s.\n", note);
     if (lacking[0])
         printf("\nNote: %s declined (permission denied): totals over the CPU will be null, "

@@ -71,25 +71,6 @@ static int dim_opt(const char *opt, const char *text, int64_t *out)
     return 0;
 }
 
-/* The held-out MAPE (%) of what answered: the regime's estimator or the roofline. */
-static void held_out(const erg_op_model *m, erg_op op, const erg_op_prediction *p, double *t_pct,
-                     double *e_pct)
-{
-    erg_op_validation v, avg;
-    /* no validation row (ERG_EINVAL: op or regime unknown to m) is no held-out figure */
-    if (erg_op_model_validation(m, op, p->regime, &v) != ERG_OK)
-        v.time_mape_pct = v.energy_mape_pct = v.roof_time_mape_pct = v.roof_energy_mape_pct = NAN;
-    if (erg_op_model_validation(m, op, ERG_OP_MAX_REGIMES, &avg) != ERG_OK)
-        avg.time_mape_pct = avg.energy_mape_pct = avg.roof_time_mape_pct =
-            avg.roof_energy_mape_pct = NAN;
-    int roof = p->method == ERG_PREDICT_ROOFLINE;
-    double t = roof ? v.roof_time_mape_pct : v.time_mape_pct;
-    double e = roof ? v.roof_energy_mape_pct : v.energy_mape_pct;
-    /* a regime without held-out points (or one that borrows a neighbour's fit): the average */
-    *t_pct = isfinite(t) ? t : roof ? avg.roof_time_mape_pct : avg.time_mape_pct;
-    *e_pct = isfinite(e) ? e : roof ? avg.roof_energy_mape_pct : avg.energy_mape_pct;
-}
-
 /* No committed model was fitted on this machine's CPU: say how to fit one and how long the
  * default grid takes. Each configuration runs for the profiler's --min-time (1 s by default)
  * after a warm-up, so the grid's row count bounds the time from below on any machine. */
@@ -302,38 +283,13 @@ static int run(int argc, char **argv)
     const char *grade = erg_op_model_has(m, d.op) == 2 ? erg_grade_name(p.grade) : "none";
     const char *method = p.method == ERG_PREDICT_ROOFLINE ? "roofline" : "fit";
     double t_pct, e_pct;
-    held_out(m, d.op, &p, &t_pct, &e_pct);
+    erg_op_prediction_held_out(m, d.op, &p, &t_pct, &e_pct);
     if (json) {
-        json_t *o = json_object();
-        json_object_set_new(o, "erg", json_string("prediction/1"));
-        json_object_set_new(o, "op", json_string(erg_op_name(d.op)));
-        json_object_set_new(o, "dtype", json_string(erg_dtype_name(d.dtype)));
-        json_object_set_new(o, "time_s", json_real(p.time_s));
-        json_object_set_new(o, "energy_j",
-                            isfinite(p.energy_j) ? json_real(p.energy_j) : json_null());
-        json_object_set_new(o, "power_w", isfinite(p.power_w) ? json_real(p.power_w) : json_null());
-        json_object_set_new(o, "regime", json_string(erg_op_regime_name(d.op, p.regime)));
-        json_object_set_new(o, "method", json_string(method));
-        json_object_set_new(o, "grade", json_string(grade));
-        json_object_set_new(o, "model", json_string(model_path));
-        json_object_set_new(o, "extrapolated", json_boolean(p.extrapolated));
-        json_object_set_new(o, "why", p.why[0] ? json_string(p.why) : json_null());
-        json_object_set_new(o, "time_bounded", json_boolean(p.time_bounded));
-        json_object_set_new(o, "energy_bounded", json_boolean(p.energy_bounded));
-        json_object_set_new(o, "floor_time_s", json_real(p.floor_time_s));
-        json_object_set_new(o, "fallback", json_boolean(p.fallback));
-        json_object_set_new(o, "held_out_time_mape_pct",
-                            isfinite(t_pct) ? json_real(t_pct) : json_null());
-        json_object_set_new(o, "held_out_energy_mape_pct",
-                            isfinite(e_pct) ? json_real(e_pct) : json_null());
-        json_object_set_new(o, "model", json_string(model_path));
-        json_object_set_new(o, "target", json_string(erg_op_model_target(m)));
-        char *s = erg_json_dumps(o, JSON_REAL_PRECISION(9));
-        erg_json_shorten_reals(s);
-        if (s)
-            printf("%s\n", s);
-        free(s);
-        json_decref(o);
+        rc = erg_op_prediction_write_json("-", m, model_path, &d, &p, &diag);
+        if (rc != ERG_OK) {
+            erg_op_model_free(m);
+            return erg_cli_fail(&diag, rc);
+        }
     } else {
         printf("%s %s: time %.6g s, energy ", erg_op_name(d.op), erg_dtype_name(d.dtype), p.time_s);
         if (isfinite(p.energy_j))

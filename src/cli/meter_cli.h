@@ -18,7 +18,5 @@ json_t *erg_cli_flags_json(unsigned flags);
 void erg_cli_flags_text(unsigned flags, char *buf, size_t size);
 /* Print a JSON document on stdout, one object and a newline. 0, or 2 on failure. */
 int erg_cli_print_json(json_t *root);
-/* 1 when the meter has a usable channel better than the estimator. */
-int erg_cli_has_hardware(const erg_meter *m);
 
 #endif

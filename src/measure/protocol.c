@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fsroot.h"
 #include "measure/measure_internal.h"
 
 #define MAX_RUNS 1000
@@ -76,18 +77,20 @@ static double tv_s(struct timeval t)
     return (double)t.tv_sec + (double)t.tv_usec * 1e-6;
 }
 
-/* Busy CPU seconds of the whole machine from <root>/proc/stat's "cpu" line; NaN when unreadable. */
+/* Busy CPU seconds of the whole machine from <root>/proc/stat's "cpu" line; NaN when unreadable.
+ * Read through the root-fd seam (core/fsroot.h, hwloc's openat model): resolved inside root, a
+ * symlink never leads out of it, and a FIFO or device there is refused, never waited on (opening
+ * a FIFO for reading blocks until a writer comes). */
 static double machine_busy_s(const char *root)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/proc/stat", strcmp(root, "/") == 0 ? "" : root);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    char *text = NULL;
+    size_t len;
+    if (erg__fsroot_read(root, "proc/stat", 1u << 16, &text, &len) != 0)
         return NAN;
     unsigned long long v[8] = {0};
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+    int n = sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
                    &v[4], &v[5], &v[6], &v[7]);
-    fclose(f);
+    free(text);
     if (n < 4)
         return NAN;
     /* user nice system idle iowait irq softirq steal: busy is all but idle and iowait */
@@ -250,11 +253,7 @@ int erg_protocol_run(erg_meter *m, const erg_protocol_options *o, erg_protocol_r
     int rc = check_options(m, o, diag);
     if (rc != ERG_OK)
         return rc;
-    const char *root = o->root;
-    if (!root)
-        root = secure_getenv("ERG_ROOT");
-    if (!root || !*root)
-        root = "/";
+    const char *root = o->root; /* NULL: erg__fsroot_read takes $ERG_ROOT, else "/" */
     erg_protocol_result *r = calloc(1, sizeof *r);
     erg_measurement *ok = NULL, *cur = calloc(1, sizeof *cur);
     size_t nok = 0; /* measurements in ok */

@@ -65,6 +65,21 @@ assert pb["corunners"] == ["a"] and pa["corunners"] == ["b"] and pb["mechanism"]
 tot = pb["dynamic_energy_j"] + pa["dynamic_energy_j"]
 assert abs(tot - 3.0) < 1e-9 or abs(tot - 4.0) < 1e-9, tot
 PY
+# a co-runner file that already holds ERG_CONTEXT_MAX_POINTS (16) other points cannot take the
+# new one: the command fails naming the file (the point was dropped with exit 0 before) and the
+# file is left as it was
+python3 - "$T/a-co.json" "$T/a-full.json" <<'PY' || fail "a-full.json"
+import json, sys
+a = json.load(open(sys.argv[1]))
+p = [q for q in a["contexts"] if q["name"] == "with:b"][0]
+a["contexts"] = [dict(p, name="with:b%d" % i) for i in range(16)]
+json.dump(a, open(sys.argv[2], "w"))
+PY
+cp "$T/a-full.json" "$T/a-full.before"
+"$erg" characterize --name b $C --reset "$RESET" --with a="$A" --corunner-out "$T/a-full.json" -o "$T/b-co2.json" -- sh "$T/b.sh" > "$T/out" 2> "$T/err"
+[ $? = 2 ] || fail "a full co-runner file: status 2"
+grep -q "^erg: $T/a-full.json: more than 16 context points" "$T/err" || fail "a full co-runner file: message"
+cmp -s "$T/a-full.json" "$T/a-full.before" || fail "a full co-runner file was rewritten"
 
 # --- the schedule a -> b -> b measured directly: 1 + 3 + 2 = 6 J
 cat > "$T/sched.json" <<JSON

@@ -142,4 +142,17 @@ kill -INT $pid; wait $pid; rc=$?
 grep -q "^erg: calibration interrupted after [0-9.]* s: nothing written$" "$T/err" || fail "calibrate interrupted: said"
 [ -e "$T/cal-int.json" ] && fail "calibrate interrupted: nothing written"
 ls "$T" | grep -q '\.tmp\.' && fail "calibrate interrupted: no temporary"
+# --- /proc/stat is read through the root-fd seam: a FIFO there is refused, never waited on (the
+# protocol opened it by hand and blocked for good, deaf to SIGTERM), and a symlink out of the
+# root is not followed; either way there is no per-process share, said
+R2=$T/root2
+mkdir -p "$R2/sys/class/powercap/intel-rapl:1" "$R2/proc"
+cp "$PC/intel-rapl:1/name" "$PC/intel-rapl:1/max_energy_range_uj" "$PC/intel-rapl:1/energy_uj" "$R2/sys/class/powercap/intel-rapl:1/"
+mkfifo "$R2/proc/stat" || fail "mkfifo"
+ERG_ROOT=$R2 timeout -s KILL 60 "$erg" measure -r 1 --baseline none --backends rapl-sysfs -- true > "$T/out" 2> "$T/err" || fail "a FIFO at proc/stat: exit $?"
+grep -q "^Scope: .*no per-process share" "$T/out" || fail "a FIFO at proc/stat: no share said"
+rm "$R2/proc/stat"
+ln -s "$R/proc/stat" "$R2/proc/stat" # absolute: taken inside root2, where it does not exist
+ERG_ROOT=$R2 "$erg" measure -r 1 --baseline none --backends rapl-sysfs -- true > "$T/out" 2> "$T/err" || fail "a symlink out of the root: exit $?"
+grep -q "^Scope: .*no per-process share" "$T/out" || fail "a symlink out of the root was followed"
 echo "cli protocol: ok"

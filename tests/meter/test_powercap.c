@@ -11,6 +11,8 @@
 
 #include "erg/meter.h"
 
+#include <jansson.h>
+
 static char root[256];
 
 static int setup(void **state)
@@ -867,6 +869,77 @@ static void many_zones_are_measured_without_truncation(void **state)
     erg_meter_close(m);
 }
 
+/* meters/1 is the library's (erg_meter_write_json): a denied package zone is named in
+ * "incomplete" and by erg_meter_declined_totals (snprintf's rule), the figures come from hardware
+ * (package-1 is read), so there is no note; an estimator-only meter says its figures are estimates.
+ */
+static void meters_json_is_written_by_the_library(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 0);
+    fake_proc_stat(root, 100, 900);
+    fake_fail_open_suffix = "intel-rapl:0/energy_uj";
+    erg_meter *m = open_meter("rapl-sysfs,estimator");
+    assert_int_equal(erg_meter_has_hardware(m), 1);
+    char buf[64];
+    assert_int_equal(erg_meter_note(m, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(erg_meter_declined_totals(m, buf, sizeof buf), strlen("rapl-sysfs:package-0"));
+    assert_string_equal(buf, "rapl-sysfs:package-0");
+    assert_int_equal(erg_meter_declined_totals(m, buf, 5), strlen("rapl-sysfs:package-0"));
+    assert_string_equal(buf, "rapl");
+    char path[512];
+    snprintf(path, sizeof path, "%s/meters.json", root);
+    erg_diag d;
+    erg_assert_ok(erg_meter_write_json(path, m, &d));
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "erg")), "meters/1");
+    assert_true(json_is_true(json_object_get(o, "hardware")));
+    assert_null(json_object_get(o, "note"));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(o, "incomplete"), "declined")),
+        "rapl-sysfs:package-0");
+    const json_t *ch = json_object_get(o, "channels");
+    assert_int_equal(json_array_size(ch), erg_meter_channel_count(m));
+    int i = fake_find(m, "rapl-sysfs:package-1");
+    assert_true(i >= 0);
+    const json_t *c1 = json_array_get(ch, (size_t)i);
+    assert_string_equal(json_string_value(json_object_get(c1, "domain")), "package");
+    assert_string_equal(json_string_value(json_object_get(c1, "kind")), "counter");
+    assert_true(json_is_true(json_object_get(c1, "usable")));
+    erg_assert_near(json_number_value(json_object_get(c1, "resolution_j")), 1e-6, 1e-15);
+    /* max_energy_range_uj 262143328850 + 1 µJ, written with 10 significant digits */
+    erg_assert_near(json_number_value(json_object_get(c1, "wrap_j")), 262143.328851, 1e-4);
+    const json_t *c0 = json_array_get(ch, (size_t)fake_find(m, "rapl-sysfs:package-0"));
+    assert_true(json_is_false(json_object_get(c0, "usable")));
+    assert_non_null(strstr(json_string_value(json_object_get(c0, "reason")), "CVE-2020-8694"));
+    json_decref(o);
+    /* a folder that does not exist: an error naming the path, nothing written */
+    snprintf(path, sizeof path, "%s/no/such/meters.json", root);
+    assert_int_not_equal(erg_meter_write_json(path, m, &d), ERG_OK);
+    assert_non_null(strstr(d.where, "no/such"));
+    assert_int_equal(erg_meter_write_json(path, NULL, &d), ERG_EINVAL);
+    erg_meter_close(m);
+
+    m = open_meter("estimator");
+    assert_int_equal(erg_meter_has_hardware(m), 0);
+    size_t n = erg_meter_note(m, buf, sizeof buf);
+    assert_true(n > sizeof buf);
+    assert_int_equal(strlen(buf), sizeof buf - 1);
+    assert_int_equal(strncmp(buf, "no hardware energy counter is usable here", 41), 0);
+    snprintf(path, sizeof path, "%s/est.json", root);
+    erg_assert_ok(erg_meter_write_json(path, m, &d));
+    o = json_load_file(path, 0, &je);
+    assert_non_null(o);
+    assert_true(json_is_false(json_object_get(o, "hardware")));
+    assert_int_equal(strlen(json_string_value(json_object_get(o, "note"))), n);
+    assert_null(json_object_get(o, "incomplete"));
+    json_decref(o);
+    erg_meter_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -900,6 +973,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_implausible_jump_is_named_as_such, setup, teardown),
         cmocka_unit_test_setup_teardown(many_zones_are_measured_without_truncation, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(meters_json_is_written_by_the_library, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 
 #include "erg/predict.h"
 
+#include <jansson.h>
+
 static uint64_t rng = 12345;
 static double uni(void)
 {
@@ -352,6 +354,40 @@ static void gemm_cache_form_exact(void **state)
         erg_assert_rel(p.time_s, cache_truth(&d), 1e-7);
         erg_assert_rel(p.energy_j, 40 * cache_truth(&d), 1e-7);
         assert_true(p.time_s == q.time_s && p.energy_j == q.energy_j);
+        if (i == 0) {
+            /* prediction/1 is the library's (erg_op_prediction_write_json): the figures of p,
+             * the fitted method and the held-out accuracy of its regime */
+            char jpath[160];
+            snprintf(jpath, sizeof jpath, "%s/p.json", tdir);
+            assert_int_equal(erg_op_prediction_write_json(jpath, l, path, &d, &q, NULL), ERG_OK);
+            json_t *doc = json_load_file(jpath, 0, NULL);
+            assert_non_null(doc);
+            assert_string_equal(json_string_value(json_object_get(doc, "erg")), "prediction/1");
+            assert_string_equal(json_string_value(json_object_get(doc, "op")), "gemm");
+            assert_string_equal(json_string_value(json_object_get(doc, "dtype")), "fp32");
+            assert_string_equal(json_string_value(json_object_get(doc, "method")), "fit");
+            assert_string_equal(json_string_value(json_object_get(doc, "model")), path);
+            assert_string_equal(json_string_value(json_object_get(doc, "target")), "test");
+            erg_assert_rel(json_number_value(json_object_get(doc, "time_s")), cache_truth(&d),
+                           1e-7);
+            erg_assert_rel(json_number_value(json_object_get(doc, "energy_j")),
+                           40 * cache_truth(&d), 1e-7);
+            erg_assert_rel(json_number_value(json_object_get(doc, "power_w")), 40, 1e-7);
+            double t_pct, e_pct;
+            erg_op_prediction_held_out(l, ERG_OP_GEMM, &q, &t_pct, &e_pct);
+            assert_true(t_pct < 0.1 && e_pct < 0.1);
+            erg_assert_near(json_number_value(json_object_get(doc, "held_out_time_mape_pct")),
+                            t_pct, 1e-8 * (1 + t_pct));
+            json_decref(doc);
+            erg_diag jd;
+            assert_int_equal(erg_op_prediction_write_json(jpath, l, path, &d, NULL, &jd),
+                             ERG_EINVAL);
+            erg_op_dims bad = d;
+            bad.op = (erg_op)99;
+            assert_int_equal(erg_op_prediction_write_json(jpath, l, path, &bad, &q, &jd),
+                             ERG_EINVAL);
+            assert_int_equal(unlink(jpath), 0);
+        }
     }
     erg_op_model_free(l);
     /* a form erg does not know, or a cache size that is not a size, is refused, named */
