@@ -57,42 +57,44 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
     /* Local restrict pointers, each block its own: every array here holds uint32_t, and
      * without them each store would make the compiler reload the others. */
     const uint32_t(*restrict ed)[2] = edges;
+    uint32_t head = 0, tail = 0;
     {
         uint32_t *restrict soff = g->succ_off, *restrict poff = g->pred_off;
-        for (size_t k = 0; k < m; k++) {
-            soff[ed[k][0] + 1]++;
-            poff[ed[k][1] + 1]++;
+        uint32_t *restrict order = g->order, *restrict deg = indeg;
+        for (size_t k = 0; k < m; k++) { /* counts, at each node's own index */
+            soff[ed[k][0]]++;
+            poff[ed[k][1]]++;
         }
+        /* Inclusive prefix sums: off[i] is where list i ends; Kahn's in-degrees and first
+         * sources (in index order) in the same pass. */
+        uint32_t ss = 0, ps = 0;
         for (uint32_t i = 0; i < n; i++) {
-            soff[i + 1] += soff[i];
-            poff[i + 1] += poff[i];
+            uint32_t d = poff[i];
+            deg[i] = d;
+            if (d == 0)
+                order[tail++] = i;
+            ss += soff[i];
+            ps += d;
+            soff[i] = ss;
+            poff[i] = ps;
         }
+        soff[n] = ss;
+        poff[n] = ps;
     }
-    { /* one pass fills both lists; the fill cursors are indeg and order, not yet in use */
-        const uint32_t *restrict soff = g->succ_off, *restrict poff = g->pred_off;
-        uint32_t *restrict scur = indeg, *restrict pcur = g->order;
+    { /* one pass fills both lists, from the last edge back, each end moving down to its start:
+       * the lists keep the edges' order */
+        uint32_t *restrict soff = g->succ_off, *restrict poff = g->pred_off;
         uint32_t *restrict sw = g->succ, *restrict pw = g->pred;
-        for (uint32_t i = 0; i < n; i++) {
-            scur[i] = soff[i];
-            pcur[i] = poff[i];
-        }
-        for (size_t k = 0; k < m; k++) {
+        for (size_t k = m; k-- > 0;) {
             uint32_t a = ed[k][0], b = ed[k][1];
-            sw[scur[a]++] = b;
-            pw[pcur[b]++] = a;
+            sw[--soff[a]] = b;
+            pw[--poff[b]] = a;
         }
     }
     /* Kahn's algorithm. */
-    uint32_t head = 0, tail = 0;
     {
-        const uint32_t *restrict soff = g->succ_off, *restrict succ = g->succ,
-                                 *restrict poff = g->pred_off;
+        const uint32_t *restrict soff = g->succ_off, *restrict succ = g->succ;
         uint32_t *restrict order = g->order, *restrict deg = indeg;
-        for (uint32_t i = 0; i < n; i++) {
-            deg[i] = poff[i + 1] - poff[i];
-            if (deg[i] == 0)
-                order[tail++] = i;
-        }
         while (head < tail) {
             uint32_t v = order[head++];
             for (uint32_t k = soff[v], end = soff[v + 1]; k < end; k++) {

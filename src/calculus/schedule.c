@@ -378,6 +378,31 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
     return ERG_OK;
 }
 
+/* var_of_max for two operands (m, v are left as they are): the same tests and the same figures,
+ * without the compaction. */
+static int var_of_max2(const double *m, const double *v, double *var_out, long *survivor)
+{
+    double s0 = sqrt(v[0]), s1 = sqrt(v[1]), hi = -INFINITY;
+    if (m[0] - 10.0 * s0 > hi)
+        hi = m[0] - 10.0 * s0;
+    if (m[1] - 10.0 * s1 > hi)
+        hi = m[1] - 10.0 * s1;
+    int k0 = !(m[0] + 10.0 * s0 < hi), k1 = !(m[1] + 10.0 * s1 < hi);
+    *survivor = -1;
+    if (k0 && k1) {
+        erg_max2_normal(m[0], v[0], m[1], v[1], NULL, var_out);
+        return ERG_OK;
+    }
+    if (k0 || k1) {
+        *var_out = k0 ? v[0] : v[1];
+        *survivor = k0 ? 0 : 1;
+        return ERG_OK;
+    }
+    double mc[2] = {m[0], m[1]}, vc[2] = {v[0], v[1]}; /* neither (NaN): the general path */
+    size_t idx[2] = {0, 1};
+    return var_of_max(mc, vc, idx, 2, var_out, survivor);
+}
+
 /* ---------------------------------------------------------------- DAG composition --------------
  */
 
@@ -405,16 +430,22 @@ struct csig {
     double time_s, time_var_s2, dynamic_energy_j, energy_var_j2;
     double static_power_w; /* NAN: the node's device's */
     double sd_e_j;         /* sqrt(energy_var_j2) */
+    int m1_ok;             /* Axiom M1 holds for every node of it (dag_prepare) */
 };
 
 /* A node's signature and device, dense (an erg__node is 24 bytes with its id and start). */
 struct nodec {
     uint32_t sig;
-    uint32_t dev; /* device index, | NODEC_FIXED (a fixed start), | NODEC_FORK (successors >= 2) */
+    uint32_t dev; /* device index, | NODEC_FIXED (a fixed start), | NODEC_FORK (successors >= 2),
+                   * | its successor count capped at NODEC_NSUCC_CAP << NODEC_NSUCC_SHIFT */
 };
 #define NODEC_FIXED 0x80000000u
 #define NODEC_FORK 0x40000000u
-#define NODEC_DEV(c) ((c).dev & ~(NODEC_FIXED | NODEC_FORK))
+#define NODEC_NSUCC_SHIFT 24
+#define NODEC_NSUCC_CAP 63u /* this many successors or more */
+#define NODEC_NSUCC(c) (((c).dev >> NODEC_NSUCC_SHIFT) & NODEC_NSUCC_CAP)
+#define NODEC_DEV_LIMIT (1u << NODEC_NSUCC_SHIFT) /* device indexes stay below */
+#define NODEC_DEV(c) ((c).dev & (NODEC_DEV_LIMIT - 1u))
 
 struct dag {
     const erg_schedule *s;
@@ -522,6 +553,8 @@ static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, u
                      uint32_t *cb)
 {
     uint32_t da = depth_of(g, a), db = depth_of(g, b), pa = NONE, pb = NONE, moves = 0;
+    if ((da > db ? da - db : db - da) > LCA_WALK_MAX + 1)
+        return -1; /* the climb to equal depths alone would give up */
     for (; da > db; da--, moves++) {
         pa = a;
         a = g->tev[a].parent;
@@ -635,8 +668,8 @@ static int report_cycle(const struct dag *g, erg_diag *diag)
  * greatest (a bucket's index grows with the key), every bucket insertion sorted by (key, index).
  * Two passes over the keys and one over the buckets when the starts are spread out, as a
  * schedule's are. 0, 1 when a bucket holds more than BUCKET_SORT_MAX keys (or the spread is not
- * finite; nothing is written then), ERG_ENOMEM. */
-static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
+ * finite; nothing is written then). cnt (n + 2 counters) and bk (n) are its working arrays. */
+static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out, uint32_t *cnt, uint32_t *bk)
 {
     uint64_t lo = key[0], hi = key[0];
     for (size_t i = 1; i < n; i++) {
@@ -649,13 +682,7 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
     double scale = (double)n / (dhi - dlo);
     if (!(dhi > dlo) || !isfinite(scale) || !(scale > 0.0))
         return 1;
-    uint32_t *cnt = erg__graph_alloc((n + 2) * sizeof *cnt, 1),
-             *bk = erg__graph_alloc(n * sizeof *bk, 0);
-    if (!cnt || !bk) {
-        free(cnt);
-        free(bk);
-        return ERG_ENOMEM;
-    }
+    memset(cnt, 0, (n + 2) * sizeof *cnt);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         double x;
@@ -682,42 +709,37 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out)
                 out[j] = v;
             }
     }
-    free(cnt);
-    free(bk);
     return rc;
 }
 
 /* Sort node indexes by start time (non-negative doubles order as their bit patterns), stable
  * (ties keep index order), linear in n: bucket_sort when the starts are spread out, else an LSD
  * radix sort on 11-bit digits (a digit's 2048 counters stay in cache; a digit that every key
- * shares is skipped). */
-static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out)
+ * shares is skipped). work: 16 n + 8 bytes, 8-byte aligned, for the keys and the bucket sort's
+ * arrays (dag_devices lends it the tree of events' memory, done with by then, so that the sort
+ * touches no new pages); the radix sort allocates its own. */
+static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t *out, void *work)
 {
     enum { BITS = 11, NB = 1 << BITS, PASSES = (64 + BITS - 1) / BITS };
-    uint64_t *key = erg__graph_alloc(n * sizeof *key, 0),
-             *key2 = erg__graph_alloc(n * sizeof *key2, 0);
-    uint32_t *tmp = erg__graph_alloc(n * sizeof *tmp, 0);
-    size_t(*count)[NB] = calloc(PASSES, sizeof *count);
-    if (!key || !key2 || !tmp || !count) {
-        free(key);
-        free(key2);
-        free(tmp);
-        free(count);
-        return ERG_ENOMEM;
-    }
+    uint64_t *key = work;
     for (size_t i = 0; i < n; i++) {
         double x = start[i] > 0.0 ? start[i] : 0.0;
         memcpy(&key[i], &x, sizeof x);
     }
-    int brc = n > 0 && !g->general ? bucket_sort(key, n, out) : 1;
+    uint32_t *bk = (uint32_t *)(key + n), *cnt = bk + n; /* 8 n + 4 n + 4 (n + 2) bytes */
+    int brc = n > 0 && !g->general ? bucket_sort(key, n, out, cnt, bk) : 1;
     g->n_bucket_sorts += brc == 0;
     g->n_radix_sorts += brc == 1;
-    if (brc != 1) {
-        free(key);
+    if (brc != 1)
+        return brc;
+    uint64_t *key2 = erg__graph_alloc(n * sizeof *key2, 0), *key2_own = key2;
+    uint32_t *tmp = erg__graph_alloc(n * sizeof *tmp, 0);
+    size_t(*count)[NB] = calloc(PASSES, sizeof *count);
+    if (!key2 || !tmp || !count) {
         free(key2);
         free(tmp);
         free(count);
-        return brc;
+        return ERG_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         out[i] = (uint32_t)i;
@@ -752,8 +774,7 @@ static int sort_by_start(struct dag *g, const double *start, size_t n, uint32_t 
     }
     if (src != out)
         memcpy(out, src, n * sizeof *out);
-    free(key);
-    free(key2);
+    free(key2_own);
     free(tmp);
     free(count);
     return ERG_OK;
@@ -889,13 +910,12 @@ static int max_two(struct dag *g, const struct opnd *op, double *m_out, double *
     double vl = vt_of(g, l);
     double m[2] = {o[0]->m, o[1]->m};
     double v[2] = {max0(o[0]->tot - vl), max0(o[1]->tot - vl)};
-    size_t idx[2] = {0, 1};
     double pt = -HUGE_VAL, tot;
     for (int i = 0; i < 2; i++)
         if (m[i] > pt)
             pt = m[i];
     long surv;
-    (void)var_of_max(m, v, idx, 2, &tot, &surv); /* k = 2: always ERG_OK */
+    (void)var_of_max2(m, v, &tot, &surv); /* k = 2: always ERG_OK */
     *m_out = pt;
     if (surv >= 0) {
         *v_out = o[surv]->tot;
@@ -1090,6 +1110,138 @@ static int join(struct dag *g, struct joinbuf *jb, size_t k, uint32_t event, dou
     return ERG_OK;
 }
 
+/*
+ * join for the commonest case, two operands (finishes m0, m1 with total variances tot0, tot1 and
+ * tree positions b0, b1) joined at node v's start, without the operand records: the same
+ * operations in the same order as join -> max_rec -> max_two, so the figures are bit-identical.
+ * 0, or 1 when lca_below gives up or the general paths are asked for (the caller then takes join).
+ */
+static int join2(struct dag *g, uint32_t v, double m0, double tot0, uint32_t b0, double m1,
+                 double tot1, uint32_t b1, double *start_out, uint32_t *anchor_out, double *var_out)
+{
+    uint32_t l, key0, key1;
+    if (g->general || lca_below(g, b0, b1, &l, &key0, &key1) != 0)
+        return 1;
+    g->n_fast_keys++;
+    int swap = key1 < key0; /* max_two's operands in key order */
+    double om[2] = {swap ? m1 : m0, swap ? m0 : m1},
+           otot[2] = {swap ? tot1 : tot0, swap ? tot0 : tot1};
+    uint32_t ob[2] = {swap ? b1 : b0, swap ? b0 : b1};
+    double vl = vt_of(g, l);
+    double m[2] = {om[0], om[1]};
+    double vv[2] = {max0(otot[0] - vl), max0(otot[1] - vl)};
+    double pt = -HUGE_VAL, tot;
+    for (int i = 0; i < 2; i++)
+        if (m[i] > pt)
+            pt = m[i];
+    long surv;
+    (void)var_of_max2(m, vv, &tot, &surv); /* k = 2: always ERG_OK */
+    *start_out = pt;
+    if (surv >= 0) {
+        *anchor_out = ob[surv];
+        *var_out = otot[surv];
+        return 0;
+    }
+    /* join's event below the most likely critical operand (the first of the largest means) */
+    uint32_t anc = m1 > m0 ? b1 : b0, event = (uint32_t)(g->n + v);
+    g->tev[event].parent = anc;
+    g->tev[event].depth = depth_of(g, anc) + 1;
+    *anchor_out = event;
+    *var_out = vl + tot;
+    return 0;
+}
+
+/*
+ * join for three operands (finishes m[], total variances tot[], tree positions b[]) at node v's
+ * start, on max_rec's fast path without its general machinery: keys_fast, the operands in key
+ * order, a pair that shares a key joined first (max_two), then var_of_max over the groups; the
+ * same operations in the same order as join -> max_rec, so the figures are bit-identical. 0, or
+ * 1 (nothing changed) where max_rec would leave the fast path or recurse deeper: the caller then
+ * takes join.
+ */
+static int join3(struct dag *g, uint32_t v, const double *m, const double *tot, const uint32_t *b,
+                 double *start_out, uint32_t *anchor_out, double *var_out)
+{
+    struct opnd op[3];
+    for (size_t i = 0; i < 3; i++) {
+        op[i].pos = b[i];
+        op[i].orig = i;
+        op[i].m = m[i];
+        op[i].tot = tot[i];
+    }
+    uint32_t l;
+    if (g->general || keys_fast(g, op, 3, &l) != 0)
+        return 1;
+    for (size_t i = 1; i < 3; i++) /* max_rec's insertion sort */
+        for (size_t j = i; j > 0 && op[j - 1].key > op[j].key; j--) {
+            struct opnd t = op[j];
+            op[j] = op[j - 1];
+            op[j - 1] = t;
+        }
+    double gm[3], gv[3], gtot[3];
+    size_t gidx[3];
+    uint32_t ganc[3];
+    long gsingle[3];
+    double vl = vt_of(g, l);
+    size_t ng = 0;
+    unsigned long fast0 = g->n_fast_keys;
+    for (size_t i = 0; i < 3;) {
+        size_t j = i + 1;
+        if (op[i].key != NONE)
+            while (j < 3 && op[j].key == op[i].key)
+                j++;
+        if (j - i == 3 ||
+            (j - i == 2 && max_two(g, op + i, &gm[ng], &gtot[ng], &ganc[ng], &gsingle[ng]) != 0)) {
+            g->n_fast_keys = fast0;
+            return 1;
+        }
+        if (j - i == 1) {
+            gm[ng] = op[i].m;
+            gtot[ng] = op[i].tot;
+            ganc[ng] = op[i].pos;
+            gsingle[ng] = (long)op[i].orig;
+        }
+        gv[ng] = max0(gtot[ng] - vl);
+        gidx[ng] = ng;
+        ng++;
+        i = j;
+    }
+    g->n_fast_keys++; /* max_rec counts its own keys_fast after its operands' */
+    double pt = -HUGE_VAL, mcopy[3], vt;
+    for (size_t i = 0; i < ng; i++)
+        if (gm[i] > pt)
+            pt = gm[i];
+    for (size_t i = 0; i < ng; i++)
+        mcopy[i] = gm[i];
+    long surv;
+    if ((ng == 2 ? var_of_max2(mcopy, gv, &vt, &surv)
+                 : var_of_max(mcopy, gv, gidx, ng, &vt, &surv)) != ERG_OK) {
+        g->n_fast_keys = fast0;
+        return 1;
+    }
+    *start_out = pt;
+    if (surv >= 0) { /* join: the one operand's own position and variance */
+        long o = gsingle[surv];
+        if (o >= 0) {
+            *anchor_out = b[o];
+            *var_out = tot[o];
+            return 0;
+        }
+        *var_out = gtot[surv]; /* a joined pair: hung below as a true join is */
+    } else {
+        *var_out = vl + vt;
+    }
+    size_t crit = 0;
+    for (size_t i = 1; i < 3; i++)
+        if (m[i] > m[crit])
+            crit = i;
+    uint32_t anc = b[crit], event = (uint32_t)(g->n + v);
+    g->tev[event].parent = anc;
+    g->tev[event].depth = depth_of(g, anc) + 1;
+    *anchor_out = event;
+    return 0;
+}
+
 static uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
@@ -1116,10 +1268,28 @@ static uint64_t mix64(uint64_t x)
 static int dag_prepare(struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    if (s->n_devices >= NODEC_FORK || alloc_dag(g) != ERG_OK)
+    if (s->n_devices >= NODEC_DEV_LIMIT || alloc_dag(g) != ERG_OK)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory for %zu nodes", g->n);
+    /* M1 once per signature where that settles every node: its own static power, or the largest
+     * device's (s²·σ²_T grows with s for s, σ²_T >= 0, and so does its rounding); the others, and
+     * every node of a signature that fails, are checked one by one below, in node order. */
+    double wmax = 0.0;
+    int wmono = 1;
+    for (size_t d = 0; d < s->n_devices; d++) {
+        double w = s->devices[d].static_power_w;
+        wmono = wmono && isfinite(w) && w >= 0.0 && isfinite(w * w);
+        wmax = w > wmax ? w : wmax;
+    }
+    for (size_t i = 0; i < s->n_sigs; i++) {
+        struct csig *c = &g->cs[i];
+        double w = isnan(c->static_power_w) ? wmax : c->static_power_w;
+        c->m1_ok = (!isnan(c->static_power_w) || (wmono && c->time_var_s2 >= 0.0)) &&
+                   !(c->energy_var_j2 < w * w * c->time_var_s2 * (1.0 - 1e-9) - 1e-300);
+    }
     for (size_t i = 0; i < g->n; i++) {
         const struct csig *c = csig_of(g, (uint32_t)i);
+        if (c->m1_ok)
+            continue;
         double w = node_s(g, (uint32_t)i);
         if (!(c->energy_var_j2 < w * w * c->time_var_s2 * (1.0 - 1e-9) - 1e-300))
             continue; /* check_m1's test */
@@ -1151,8 +1321,10 @@ static int dag_build(struct dag *g, erg_diag *diag)
         size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
         maxk = k > maxk ? k : maxk;
         sinks += g->succ_off[v + 1] == g->succ_off[v];
-        if (g->succ_off[v + 1] - g->succ_off[v] >= 2)
+        uint32_t ns = g->succ_off[v + 1] - g->succ_off[v];
+        if (ns >= 2)
             g->nc[v].dev |= NODEC_FORK;
+        g->nc[v].dev |= (ns < NODEC_NSUCC_CAP ? ns : NODEC_NSUCC_CAP) << NODEC_NSUCC_SHIFT;
     }
     g->maxk = maxk > sinks ? maxk : sinks;
     g->jb.m = malloc(g->maxk * sizeof *g->jb.m);
@@ -1194,12 +1366,6 @@ static int same_preds(struct dag *g, uint32_t u, uint32_t v, size_t k)
     for (size_t i = 0; i < k && same; i++)
         same = g->stamp[pv[i]] == gen;
     return same;
-}
-
-/* A join that may share its start: k >= 2 operands, all of them predecessors. */
-static int shareable(const struct dag *g, uint32_t u)
-{
-    return g->pred_off[u + 1] - g->pred_off[u] >= 2 && !(g->nc[u].dev & NODEC_FIXED);
 }
 
 /* Successors scanned for an identical join; past this, the table. */
@@ -1256,16 +1422,30 @@ static int twin_insert(struct dag *g, uint32_t v, uint64_t h)
 static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint64_t *h)
 {
     const uint32_t *pv = g->pred + g->pred_off[v];
-    uint32_t p = pv[0];
-    for (size_t i = 1; i < k; i++)
-        if (g->succ_off[pv[i] + 1] - g->succ_off[pv[i]] < g->succ_off[p + 1] - g->succ_off[p])
+    uint32_t p = pv[0], np = NODEC_NSUCC(g->nc[p]);
+    for (size_t i = 1; i < k; i++) { /* the node records' capped counts settle most cases */
+        uint32_t ni = NODEC_NSUCC(g->nc[pv[i]]);
+        if (ni < np) {
             p = pv[i];
+            np = ni;
+        }
+    }
     *insert = 0;
+    if (np == 1)
+        return NONE;           /* v is p's only successor: no earlier join shares p */
+    if (np == NODEC_NSUCC_CAP) /* every one is at the cap: the exact counts */
+        for (size_t i = 1; i < k; i++)
+            if (g->succ_off[pv[i] + 1] - g->succ_off[pv[i]] < g->succ_off[p + 1] - g->succ_off[p])
+                p = pv[i];
     if (g->succ_off[p + 1] - g->succ_off[p] <= TWIN_SCAN_MAX) {
         for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
             uint32_t u = g->succ[q];
-            if (u == v || g->svar[u] < 0.0 || g->pred_off[u + 1] - g->pred_off[u] != k ||
-                !shareable(g, u))
+            /* u != v, composed, and a join that may share its start: k >= 2 operands, all of them
+             * predecessors (k of them, no fixed start); evaluated whole,
+             * one branch rather than four that the data make hard to predict */
+            int cand = (u != v) & !(g->svar[u] < 0.0) & (g->pred_off[u + 1] - g->pred_off[u] == k) &
+                       !(g->nc[u].dev & NODEC_FIXED);
+            if (!cand)
                 continue;
             int same = same_preds(g, u, v, k);
             if (same < 0) {
@@ -1355,7 +1535,11 @@ static int dag_forward(struct dag *g, erg_diag *diag)
             sanch = g->anchor[twin];
             svar = g->svar[twin];
         } else {
-            int rc = join(g, jb, k, (uint32_t)(n + v), &st, &sanch, &svar);
+            int rc = ERG_OK;
+            if (k == 2 ? join2(g, v, jb->m[0], jb->tot[0], jb->b[0], jb->m[1], jb->tot[1], jb->b[1],
+                               &st, &sanch, &svar) != 0
+                       : k != 3 || join3(g, v, jb->m, jb->tot, jb->b, &st, &sanch, &svar) != 0)
+                rc = join(g, jb, k, (uint32_t)(n + v), &st, &sanch, &svar);
             if (rc != ERG_OK)
                 return erg_diag_set(diag, rc, NULL, "variance of the start of node \"%s\"",
                                     erg__node_id(s, v));
@@ -1365,10 +1549,10 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         g->anchor[v] = sanch;
         g->svar[v] = svar;
         g->start[v] = st;
-        if (g->nc[v].dev & NODEC_FORK) { /* a fork: its finish is a tree event */
-            g->tev[v].parent = sanch;
-            g->tev[v].depth = depth_of(g, sanch) + 1; /* vt_of: svar + σ²_T */
-        }
+        /* a fork's finish is a tree event (vt_of: svar + σ²_T); written for every node, without
+         * a branch: no event id refers to the finish of a node that is not a fork */
+        g->tev[v].parent = sanch;
+        g->tev[v].depth = depth_of(g, sanch) + 1;
     }
     return ERG_OK;
 }
@@ -1396,12 +1580,9 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
         return erg_diag_set(diag, rc, NULL, "variance of the makespan");
     o->time_s = g->end - g->origin;
     free(g->gr.succ);
-    free(g->gr.succ_off);
-    g->gr.succ = g->gr.succ_off = g->succ = g->succ_off = NULL;
-    free(g->tev); /* the tree of events is done with too (Var(start) stays: dag_not_finite) */
-    free(g->anchor);
-    g->tev = NULL;
-    g->anchor = NULL;
+    g->gr.succ = g->succ = NULL;
+    /* The successor offsets, the tree of events and the anchors are done with too (Var(start)
+     * stays: dag_not_finite); dag_devices takes their memory for its arrays. */
     free(g->jb.m);
     free(g->jb.tot);
     free(g->jb.b);
@@ -1416,10 +1597,17 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
     size_t n = g->n;
-    uint32_t *bydev = erg__graph_alloc(n * sizeof *bydev, 0);
+    /* bydev in the successor offsets' n + 1 entries, byst in the anchors' n, the sort's working
+     * arrays in the tree of events' (2 n + 1) * 8 bytes: no new pages to touch */
+    uint32_t *bydev = g->gr.succ_off;
+    g->gr.succ_off = g->succ_off = NULL;
+    g->byst = g->anchor;
+    g->anchor = NULL;
     size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    g->byst = erg__graph_alloc(n * sizeof *g->byst, 0);
-    if (!bydev || !dcount || !g->byst || sort_by_start(g, g->start, n, g->byst) != ERG_OK) {
+    int src = dcount ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
+    free(g->tev);
+    g->tev = NULL;
+    if (src != ERG_OK) {
         free(bydev);
         free(dcount);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -1459,7 +1647,7 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
                     cur_end = en;
                 }
             } else {
-                if (fabs(w - run_s) > 1e-9 * fmax(1.0, run_s)) {
+                if (w != run_s && fabs(w - run_s) > 1e-9 * (run_s > 1.0 ? run_s : 1.0)) {
                     rc = erg_diag_set(
                         diag, ERG_EINVAL, NULL,
                         "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
