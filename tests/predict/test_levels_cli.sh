@@ -234,6 +234,24 @@ assert abs(s["energy_per_token_j"] - e["energy_per_token_j"]) <= 1e-7 * e["energ
 assert s["energy_per_token_j"] > 0
 P
 check "no serving level: null" 0 '"serving": null' -- "$erg" predict model "$cfg" --target h200 --phase decode --json
+# an op the level-1 model has no estimator for (RMSNorm on the H200) costs at least the target's
+# smallest fitted launch floor (the H200 GEMM's 2.25 us), never the 2.4 ns its bytes alone gave
+$py - "$tmp/out" "$src/models/h200/ops.json" <<'P' || fail "h200 norm below the launch floor"
+import json, sys
+norm = [b for b in json.load(open(sys.argv[1]))["phases"][0]["blocks"] if b["block"] == "norm"][0]
+floors = []
+def walk(o):
+    if isinstance(o, dict):
+        if isinstance(o.get("launch_time_s"), (int, float)) and o["launch_time_s"] > 0:
+            floors.append(o["launch_time_s"])
+        for v in o.values(): walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(json.load(open(sys.argv[2])))
+f = min(floors)
+assert 2e-6 < f < 3e-6, f
+assert f <= norm["time_s_each"] <= 1.01 * f, (norm["time_s_each"], f)
+P
 
 # bad input
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz
