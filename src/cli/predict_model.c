@@ -369,7 +369,10 @@ static json_t *phase_json(const erg_model_prediction *m)
     json_object_set_new(o, "blocks_energy_j", num(m->blocks_energy_j));
     json_object_set_new(o, "time_factor", num(m->time_factor));
     json_object_set_new(o, "energy_factor", num(m->energy_factor));
-    json_object_set_new(o, "grade", json_string(erg_grade_name(m->grade)));
+    /* a time-only target has no energy, so no energy grade (null, as time-only models/1 say) */
+    json_object_set_new(o, "grade",
+                        isfinite(m->total.energy_j) ? json_string(erg_grade_name(m->grade))
+                                                    : json_null());
     for (size_t i = 0; i < m->n_blocks; i++) {
         const erg_model_block_estimate *b = &m->blocks[i];
         json_t *bo = json_object();
@@ -550,7 +553,9 @@ int erg_cli_predict_model(int argc, char **argv)
                                               : json_null());
             json_object_set_new(rq, "energy_per_output_token_j",
                                 num(req.energy_j / ((double)c.batch * (double)req.output)));
-            json_object_set_new(rq, "grade", json_string(erg_grade_name(m[0].grade)));
+            json_object_set_new(rq, "grade",
+                                isfinite(req.energy_j) ? json_string(erg_grade_name(m[0].grade))
+                                                       : json_null());
             json_object_set_new(o, "request", rq);
         }
         json_t *wa = json_array();

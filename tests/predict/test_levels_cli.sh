@@ -139,6 +139,8 @@ check "request text" 0 "^request: 2 x (128 prompt + 4 output tokens): time .* (p
 check "request of one output token" 0 '"decode_steps": 0' -- "$erg" predict model "$cfg" --target "$t" --json --prompt 64 --output 1
 $py -c 'import json,sys; o=json.load(open(sys.argv[1])); r=o["request"]; assert r["time_per_output_token_s"] is None and abs(r["time_s"]-o["phases"][0]["time_s"])<=1e-9*r["time_s"], r' "$tmp/out" || fail "one output token: the prefill alone"
 check "request on a time-only target: energy null" 0 '"energy_per_output_token_j": null' -- "$erg" predict model "$cfg" --target h100 --json --prompt 64 --output 3
+$py -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["request"]["grade"] is None and all(p["grade"] is None and p["energy_j"] is None for p in o["phases"]), o' "$tmp/out" \
+    || fail "a time-only target has no energy grade (null), as it has no energy"
 check "--output with --phase" 2 "it takes neither --phase nor --kv" -- "$erg" predict model "$cfg" --target "$t" --output 4 --phase decode
 check "--output with --kv" 2 "it takes neither --phase nor --kv" -- "$erg" predict model "$cfg" --target "$t" --output 4 --kv 9
 check "--output with --emit-schedule" 2 "not an --output request" -- "$erg" predict model "$cfg" --target "$t" --output 4 --emit-schedule "$tmp/no.json"
