@@ -623,6 +623,9 @@ typedef struct erg_arch {
      *  erg has no kernel data for quantized weights and models them in dtype (its callers say
      *  so: `erg predict model` warns) */
     char quant_method[32];
+    /** max_position_embeddings: the longest sequence (prompt plus generated tokens) the model
+     *  was trained for, 0 when the config does not say; `erg predict model` warns beyond it */
+    int64_t max_positions;
 } erg_arch;
 
 /** Total parameters of a (weights in elements: attention, FFN or all experts, norms' gains,
@@ -654,9 +657,11 @@ ERG_API double erg_arch_memory_bytes(const erg_arch *a, int64_t batch, int64_t t
  * not JSON or not an object, a missing required field (hidden size, heads, layers, vocab, FFN
  * width), a size that is not a positive integer, heads that do not divide the hidden size when
  * head_dim is not given, KV heads that do not divide the heads, top-k above the expert count, a
- * torch_dtype (or dtype) that is not a string. A torch_dtype other than bfloat16, float16 or
- * float32 (an optional "torch." prefix allowed) is refused with ERG_ENOTSUP, never read as bf16.
- * Also ERG_ENOENT / ERG_EIO for the file, ERG_ENOMEM. *out is written only on success.
+ * torch_dtype (or dtype) that is not a string, a boolean field (tie_word_embeddings,
+ * use_sliding_window) that is not true, false or null, a model_type that is not a string. A
+ * torch_dtype other than bfloat16, float16 or float32 (an optional "torch." prefix allowed) is
+ * refused with ERG_ENOTSUP, never read as bf16. Also ERG_ENOENT / ERG_EIO for the file, ERG_ENOMEM.
+ * *out is written only on success.
  */
 ERG_API ERG_NODISCARD int erg_arch_from_hf_config(const char *path, erg_arch *out, erg_diag *diag);
 

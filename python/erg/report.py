@@ -219,8 +219,9 @@ def text_report(rows, rq1, fits, overhead, out):
     if shown:
         out.write("\nRQ2: energy per call against argument size\n")
         for f in shown:
-            out.write("  %s: E = %.4g J + %.4g J/B x bytes, %d points, r = %s\n"
-                      % (f["api"], f["intercept_j"], f["slope_j_per_byte"], f["n"],
+            b = f["slope_j_per_byte"]
+            out.write("  %s: E = %.4g J %s %.4g J/B x bytes, %d points, r = %s\n"
+                      % (f["api"], f["intercept_j"], "-" if b < 0 else "+", abs(b), f["n"],
                          _fmt(f["r"])))
 
 
@@ -301,8 +302,8 @@ def svg_rq2(fit):
         a, b = fit["intercept_j"], fit["slope_j_per_byte"]
         s.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728"/>'
                  % (px(x0), py(a + b * x0), px(x1), py(a + b * x1)))
-        s.append('<text x="%d" y="%d">E = %.3g + %.3g x bytes; r = %s</text>'
-                 % (L, H - 8, a, b, _fmt(fit["r"])))
+        s.append('<text x="%d" y="%d">E = %.3g %s %.3g x bytes; r = %s</text>'
+                 % (L, H - 8, a, "-" if b < 0 else "+", abs(b), _fmt(fit["r"])))
     s.append("</svg>\n")
     return "\n".join(s)
 

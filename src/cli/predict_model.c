@@ -17,8 +17,8 @@ static void help_model(FILE *out)
 {
     fprintf(out,
             "Usage: erg predict model CONFIG.json --target NAME|DIR [--phase prefill|decode|both]\n"
-            "         [--prompt N] [--kv L] [--batch B] [--last-logits] [--static-power-w W]\n"
-            "         [--json] [--emit-schedule OUT.json]\n\n"
+            "         [--prompt N] [--kv L] [--batch B] [--output N] [--last-logits]\n"
+            "         [--static-power-w W] [--json] [--emit-schedule OUT.json]\n\n"
             "Time and energy of a whole forward of the model in CONFIG.json (a HuggingFace\n"
             "config) on a target (a folder models/<name>/ with ops.json and optionally\n"
             "blocks.json, e2e.json, and on GPU targets gpu.json: kernel models, memory; the\n"
@@ -35,8 +35,15 @@ static void help_model(FILE *out)
             "on stderr (--json: \"warnings\") and still predicts. A target with a serving\n"
             "level 3 (gpu.json; the H100, from ML.ENERGY) also gives the decode step as served:\n"
             "its ITL and energy per output token (--json: the decode phase's \"serving\",\n"
-            "null without one). Sizes are positive\n"
-            "integers; batch x prompt and batch x kv at most 2^40 tokens.\n"
+            "null without one).\n"
+            "--output N adds the whole request: the prefill, then the N - 1 decode steps that\n"
+            "generate the other output tokens, each against its own KV length (prompt + 1 ...\n"
+            "prompt + N - 1): its time, energy, time per output token and energy per output\n"
+            "token (--json: \"request\"); it takes neither --phase nor --kv.\n"
+            "A prompt, KV length or request longer than the config's max_position_embeddings\n"
+            "is predicted with a warning. Sizes are positive integers; batch x prompt and\n"
+            "batch x kv (with --output, batch x (prompt + N)) at most 2^40 tokens, N at most\n"
+            "2^20. --kv with --phase prefill is refused (the prefill has no cache).\n"
             "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
 }
 
@@ -77,7 +84,8 @@ struct common {
     const char *config, *target, *schedule;
     int phases; /* bit 0 prefill, bit 1 decode */
     int64_t prompt, kv, batch;
-    int have_kv, json, csv, last_logits;
+    int64_t output; /* --output: output tokens per sequence of the whole request, 0 none */
+    int have_kv, have_phase, json, csv, last_logits;
     double static_w;
     char sets[16][128];
     int n_sets;
@@ -99,6 +107,12 @@ static int tokens_check(const struct common *c, char *why, size_t size)
                  (long long)c->batch, (long long)c->kv);
         return -1;
     }
+    if (c->output > 0 && c->batch > max / (c->prompt + c->output)) {
+        snprintf(why, size,
+                 "--batch %lld x (--prompt %lld + --output %lld) is more than 2^40 tokens",
+                 (long long)c->batch, (long long)c->prompt, (long long)c->output);
+        return -1;
+    }
     return 0;
 }
 
@@ -109,6 +123,7 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
                                          {"prompt", required_argument, NULL, 'P'},
                                          {"kv", required_argument, NULL, 'k'},
                                          {"batch", required_argument, NULL, 'b'},
+                                         {"output", required_argument, NULL, 'O'},
                                          {"json", no_argument, NULL, 'J'},
                                          {"csv", no_argument, NULL, 'C'},
                                          {"emit-schedule", required_argument, NULL, 'S'},
@@ -137,6 +152,7 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
                 c->phases = 3;
             else
                 return erg_cli_usage(cmd, "unknown phase '%s' (prefill, decode or both)", optarg);
+            c->have_phase = 1;
             break;
         case 'P':
             if (int_opt(cmd, "--prompt", optarg, &c->prompt))
@@ -150,6 +166,15 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
         case 'b':
             if (int_opt(cmd, "--batch", optarg, &c->batch))
                 return ERG_EXIT_USAGE;
+            break;
+        case 'O':
+            if (sweep)
+                return erg_cli_usage(cmd, "--output belongs to 'erg predict model'");
+            if (int_opt(cmd, "--output", optarg, &c->output))
+                return ERG_EXIT_USAGE;
+            if (c->output > (int64_t)1 << 20)
+                return erg_cli_usage(cmd, "--output %lld: at most 2^20 output tokens",
+                                     (long long)c->output);
             break;
         case 'J':
             c->json = 1;
@@ -202,9 +227,19 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
         return erg_cli_usage(cmd, "--target NAME|DIR is required (the targets: %s, or a folder)",
                              names[0] ? names : "none found");
     }
+    if (c->have_kv && c->phases == 1)
+        return erg_cli_usage(cmd, "--kv sets the decode phase's KV cache; --phase prefill has "
+                                  "none (drop --kv, or use --phase decode or both)");
+    if (c->output > 0 && (c->have_phase || c->have_kv))
+        return erg_cli_usage(cmd, "--output predicts the whole request (the prefill, then the "
+                                  "decode steps, each with its own KV length): it takes neither "
+                                  "--phase nor --kv");
+    if (c->output > 0 && c->schedule)
+        return erg_cli_usage(cmd, "--emit-schedule writes the phases, not an --output request: "
+                                  "give one or the other");
     if (!c->have_kv)
         c->kv = c->prompt;
-    char why[160];
+    char why[200];
     if (!sweep && tokens_check(c, why, sizeof why))
         return erg_cli_usage(cmd, "%s", why);
     return ERG_EXIT_OK;
@@ -270,6 +305,49 @@ static int serving_decode(const struct common *c, const erg_predictor *p, double
     return isfinite(*itl_s) && isfinite(*ept_j);
 }
 
+/* A whole request (--output N): the prefill, then the N - 1 decode steps that generate the other
+ * output tokens, step i against KV length prompt + i. */
+struct request {
+    int64_t output, steps;
+    double prefill_time_s, decode_time_s, time_s, time_sd_s;
+    double prefill_energy_j, decode_energy_j, energy_j, energy_sd_j;
+};
+
+/* Sum the decode steps of c's request onto the prefill prediction pre. The steps share one
+ * model's error (the same estimators on nearly the same work), so their sds add up linearly;
+ * that sum and the prefill's sd add in quadrature. Errors: erg_predict_model's. */
+static int predict_request(const struct common *c, const erg_predictor *p, const erg_arch *a,
+                           const erg_model_prediction *pre, struct request *r, erg_diag *diag)
+{
+    erg_model_prediction *m = malloc(sizeof *m);
+    if (!m)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    memset(r, 0, sizeof *r);
+    r->output = c->output;
+    r->steps = c->output - 1;
+    double sd_t = 0, sd_e = 0;
+    for (int64_t i = 1; i < c->output; i++) {
+        erg_phase_spec s = {ERG_PHASE_DECODE, c->batch, 0, c->prompt + i, !c->last_logits};
+        int rc = erg_predict_model(p, a, &s, m, diag);
+        if (rc != ERG_OK) {
+            free(m);
+            return rc;
+        }
+        r->decode_time_s += m->total.time_s;
+        r->decode_energy_j += m->total.energy_j;
+        sd_t += sqrt(m->total.time_var_s2);
+        sd_e += sqrt(m->total.energy_var_j2);
+    }
+    free(m);
+    r->prefill_time_s = pre->total.time_s;
+    r->prefill_energy_j = pre->total.energy_j;
+    r->time_s = r->prefill_time_s + r->decode_time_s;
+    r->energy_j = r->prefill_energy_j + r->decode_energy_j;
+    r->time_sd_s = sqrt(pre->total.time_var_s2 + sd_t * sd_t);
+    r->energy_sd_j = sqrt(pre->total.energy_var_j2 + sd_e * sd_e);
+    return ERG_OK;
+}
+
 static json_t *num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -291,7 +369,10 @@ static json_t *phase_json(const erg_model_prediction *m)
     json_object_set_new(o, "blocks_energy_j", num(m->blocks_energy_j));
     json_object_set_new(o, "time_factor", num(m->time_factor));
     json_object_set_new(o, "energy_factor", num(m->energy_factor));
-    json_object_set_new(o, "grade", json_string(erg_grade_name(m->grade)));
+    /* a time-only target has no energy, so no energy grade (null, as time-only models/1 say) */
+    json_object_set_new(o, "grade",
+                        isfinite(m->total.energy_j) ? json_string(erg_grade_name(m->grade))
+                                                    : json_null());
     for (size_t i = 0; i < m->n_blocks; i++) {
         const erg_model_block_estimate *b = &m->blocks[i];
         json_t *bo = json_object();
@@ -315,8 +396,8 @@ static void print_phase(const erg_model_prediction *m)
     if (p->phase == ERG_PHASE_PREFILL)
         printf("prefill: %lld x %lld tokens", (long long)p->batch, (long long)p->prompt);
     else
-        printf("decode: %lld sequences x 1 token, KV cache %lld", (long long)p->batch,
-               (long long)p->kv);
+        printf("decode: %lld sequence%s x 1 token, KV cache %lld", (long long)p->batch,
+               p->batch == 1 ? "" : "s", (long long)p->kv);
     printf(": time %.4g s +- %.2g s, energy ", m->total.time_s, sqrt(m->total.time_var_s2));
     if (isfinite(m->total.energy_j))
         printf("%.4g J +- %.2g J (grade %s)", m->total.energy_j, sqrt(m->total.energy_var_j2),
@@ -367,6 +448,17 @@ int erg_cli_predict_model(int argc, char **argv)
         }
         nm++;
     }
+    struct request req;
+    if (c.output > 0) {
+        int rc = predict_request(&c, p, &a, &m[0], &req, &diag);
+        if (rc != ERG_OK) {
+            if (!diag.where[0])
+                snprintf(diag.where, sizeof diag.where, "%s", c.config);
+            erg_predictor_free(p);
+            st = erg_cli_fail(&diag, rc);
+            return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+        }
+    }
     if (c.schedule) {
         char title[512];
         snprintf(title, sizeof title, "%s on %s (erg predict model)", a.name, erg_predictor_dir(p));
@@ -384,7 +476,7 @@ int erg_cli_predict_model(int argc, char **argv)
     double params, active;
     params = erg_arch_params(&a, &active);
     /* quantized weights and weights + KV cache against the target's memory: warn, never refuse */
-    char warnings[2][512];
+    char warnings[3][512];
     int nw = 0;
     if (quant_warning(&a, warnings[nw], sizeof warnings[nw]))
         nw++;
@@ -394,6 +486,8 @@ int erg_cli_predict_model(int argc, char **argv)
     int64_t cached = (c.phases & 2) ? c.kv : c.prompt;
     if ((c.phases & 3) == 3 && c.prompt > cached)
         cached = c.prompt;
+    if (c.output > 0)
+        cached = c.prompt + c.output - 1; /* the last step attends to every earlier token */
     double need = erg_arch_memory_bytes(&a, c.batch, cached, &kv_bytes);
     if (isfinite(mem) && need > mem)
         snprintf(warning, sizeof warnings[0],
@@ -404,6 +498,16 @@ int erg_cli_predict_model(int argc, char **argv)
                  (long long)c.batch, (long long)cached, need / 1073741824.0, mem / 1073741824.0);
     if (warning[0])
         nw++;
+    /* longer than the model was trained for: RoPE scaling may stretch it, erg cannot tell */
+    if (a.max_positions > 0 && cached > a.max_positions)
+        snprintf(warnings[nw++], sizeof warnings[0],
+                 "%lld tokens (%s) are more than the config's max_position_embeddings %lld: the "
+                 "model was not trained for sequences this long; this prediction assumes it runs",
+                 (long long)cached,
+                 c.output > 0                       ? "prompt + output - 1"
+                 : (c.phases & 2) && cached == c.kv ? "the KV length"
+                                                    : "the prompt",
+                 (long long)a.max_positions);
     for (int i = 0; i < nw; i++)
         fprintf(stderr, "erg: warning: %s\n", warnings[i]);
     if (c.json) {
@@ -430,6 +534,30 @@ int erg_cli_predict_model(int argc, char **argv)
             json_array_append_new(phases, ph);
         }
         json_object_set_new(o, "phases", phases);
+        if (c.output > 0) {
+            json_t *rq = json_object();
+            json_object_set_new(rq, "batch", json_integer(c.batch));
+            json_object_set_new(rq, "prompt", json_integer(c.prompt));
+            json_object_set_new(rq, "output", json_integer(req.output));
+            json_object_set_new(rq, "decode_steps", json_integer(req.steps));
+            json_object_set_new(rq, "time_s", num(req.time_s));
+            json_object_set_new(rq, "time_sd_s", num(req.time_sd_s));
+            json_object_set_new(rq, "energy_j", num(req.energy_j));
+            json_object_set_new(rq, "energy_sd_j", num(req.energy_sd_j));
+            json_object_set_new(rq, "prefill_time_s", num(req.prefill_time_s));
+            json_object_set_new(rq, "decode_time_s", num(req.decode_time_s));
+            json_object_set_new(rq, "prefill_energy_j", num(req.prefill_energy_j));
+            json_object_set_new(rq, "decode_energy_j", num(req.decode_energy_j));
+            json_object_set_new(rq, "time_per_output_token_s",
+                                req.steps > 0 ? num(req.decode_time_s / (double)req.steps)
+                                              : json_null());
+            json_object_set_new(rq, "energy_per_output_token_j",
+                                num(req.energy_j / ((double)c.batch * (double)req.output)));
+            json_object_set_new(rq, "grade",
+                                isfinite(req.energy_j) ? json_string(erg_grade_name(m[0].grade))
+                                                       : json_null());
+            json_object_set_new(o, "request", rq);
+        }
         json_t *wa = json_array();
         for (int i = 0; i < nw; i++)
             json_array_append_new(wa, json_string(warnings[i]));
@@ -457,6 +585,21 @@ int erg_cli_predict_model(int argc, char **argv)
                 printf("  as served (the target's serving level 3, ML.ENERGY's steady-state vLLM "
                        "decode, 1 GPU): ITL %.4g s, energy %.4g J per output token\n",
                        srv_itl, srv_ept);
+        }
+        if (c.output > 0) {
+            printf("request: %lld x (%lld prompt + %lld output tokens): time %.4g s +- %.2g s "
+                   "(prefill %.4g s, %lld decode steps %.4g s",
+                   (long long)c.batch, (long long)c.prompt, (long long)req.output, req.time_s,
+                   req.time_sd_s, req.prefill_time_s, (long long)req.steps, req.decode_time_s);
+            if (req.steps > 0)
+                printf(", %.4g s per output token", req.decode_time_s / (double)req.steps);
+            printf("), energy ");
+            if (isfinite(req.energy_j))
+                printf("%.4g J +- %.2g J (%.4g J per output token, grade %s)\n", req.energy_j,
+                       req.energy_sd_j, req.energy_j / ((double)c.batch * (double)req.output),
+                       erg_grade_name(m[0].grade));
+            else
+                printf("- (the target has no energy)\n");
         }
         if (c.schedule)
             printf("schedule: %s ('erg compose %s' gives these totals)\n", c.schedule, c.schedule);
@@ -541,6 +684,11 @@ int erg_cli_predict_sweep(int argc, char **argv)
     for (int i = 0; i < c.n_sets; i++) {
         if ((st = parse_set(c.sets[i], &r[i])))
             return st;
+        for (int j = 0; j < i; j++)
+            if (strcmp(r[j].key, r[i].key) == 0)
+                return erg_cli_usage("predict sweep",
+                                     "--set %s is given twice (one range per key: A:B:STEP)",
+                                     r[i].key);
         points *= (size_t)((r[i].hi - r[i].lo) / r[i].step + 1);
         if (points > 10000000)
             return erg_cli_usage("predict sweep", "the sweep has more than 10^7 points");

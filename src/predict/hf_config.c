@@ -165,8 +165,23 @@ static const json_t *field(const json_t *o, const char *const *names, const char
     return NULL;
 }
 
+/* What a JSON value is, for messages ("a string", "a list", ...). */
+static const char *json_kind(const json_t *v)
+{
+    return json_is_string(v)    ? "a string"
+           : json_is_boolean(v) ? "a boolean"
+           : json_is_array(v)   ? "a list"
+           : json_is_object(v)  ? "an object"
+           : json_is_number(v)  ? "a number"
+                                : "null";
+}
+
+/* Sizes above this are refused: a layer, width or vocabulary of 10^15 is no model erg can cost
+ * (parameters, FLOPs and bytes would leave the range the work lists compute in). */
+#define MAX_SIZE 1e15
+
 /* A positive integer field found under one of names; absent: *out unchanged and *found 0.
- * Present but not a positive integer: ERG_EPARSE naming it. */
+ * Present but not a positive integer of at most MAX_SIZE: ERG_EPARSE naming it. */
 static int int_field(const json_t *o, const char *const *names, int64_t *out, int *found,
                      const char *file, erg_diag *diag)
 {
@@ -176,19 +191,16 @@ static int int_field(const json_t *o, const char *const *names, int64_t *out, in
         *found = v != NULL;
     if (!v)
         return ERG_OK;
-    double x = json_is_integer(v) ? (double)json_integer_value(v)
-               : json_is_real(v)  ? json_real_value(v)
-                                  : (double)NAN;
     if (!json_is_number(v))
-        return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be a positive integer (got a %s)",
-                            which,
-                            json_is_string(v)    ? "string"
-                            : json_is_boolean(v) ? "boolean"
-                            : json_is_array(v)   ? "list"
-                                                 : "object");
-    if (!(x > 0) || x != floor(x) || x > 1e15)
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be a positive integer (got %s)",
+                            which, json_kind(v));
+    double x = json_number_value(v);
+    if (!(x > 0) || x != floor(x))
         return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be a positive integer (got %g)",
                             which, x);
+    if (x > MAX_SIZE)
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "%s: %g is too large (at most 10^15 is modelled)", which, x);
     *out = (int64_t)x;
     return ERG_OK;
 }
@@ -203,10 +215,17 @@ static int required(const json_t *o, const char *const *names, int64_t *out, con
     return rc;
 }
 
-static int bool_field(const json_t *o, const char *name, int dflt)
+/* A boolean field: absent or null gives dflt; true or false its value; anything else (a string
+ * "yes", a number) is ERG_EPARSE naming it, never read as the default. */
+static int bool_field(const json_t *o, const char *name, int dflt, int *out, const char *file,
+                      erg_diag *diag)
 {
     const json_t *v = json_object_get(o, name);
-    return v && json_is_boolean(v) ? json_is_true(v) : dflt;
+    if (v && !json_is_null(v) && !json_is_boolean(v))
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be true or false (got %s)", name,
+                            json_kind(v));
+    *out = v && json_is_boolean(v) ? json_is_true(v) : dflt;
+    return ERG_OK;
 }
 
 static const struct family *family_of(const char *type)
@@ -243,6 +262,10 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
     memset(&a, 0, sizeof a);
     const json_t *mt = json_object_get(o, "model_type");
     const char *type = json_string_value(mt);
+    if (mt && !json_is_null(mt) && !type)
+        return erg_diag_set(diag, ERG_EPARSE, file,
+                            "model_type: must be a string such as \"llama\" (got %s)",
+                            json_kind(mt));
     if (!type)
         return erg_diag_set(diag, ERG_EPARSE, file, "missing required field model_type");
     snprintf(a.family, sizeof a.family, "%s", type);
@@ -276,7 +299,12 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
     static const char *const n_shared_ff[] = {"shared_expert_intermediate_size", NULL};
     static const char *const n_shared[] = {"n_shared_experts", NULL};
     static const char *const n_window[] = {"sliding_window", NULL};
-    int rc;
+    int rc, sliding_q = 0, sliding_m = 1, tied = 1;
+    /* use_sliding_window defaults to false on Qwen (sliding only when asked), true elsewhere */
+    if ((rc = bool_field(o, "use_sliding_window", 0, &sliding_q, file, diag)) ||
+        (rc = bool_field(o, "use_sliding_window", 1, &sliding_m, file, diag)) ||
+        (rc = bool_field(o, "tie_word_embeddings", 1, &tied, file, diag)))
+        return rc;
     if ((rc = required(o, n_hidden, &a.d_model, file, diag)) ||
         (rc = required(o, n_heads, &a.n_heads, file, diag)) ||
         (rc = required(o, n_layers, &a.n_layers, file, diag)) ||
@@ -417,14 +445,18 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
         if (strcmp(type, "gemma2") == 0)
             sliding = (a.n_layers + 1) / 2; /* even layers slide, odd ones are global */
         else if (strncmp(type, "qwen2", 5) == 0 || strncmp(type, "qwen3", 5) == 0) {
-            if (bool_field(o, "use_sliding_window", 0)) {
+            if (sliding_q) {
                 int64_t from = a.n_layers;
                 const json_t *mw = json_object_get(o, "max_window_layers");
+                if (mw && !json_is_null(mw) && !json_is_integer(mw))
+                    return erg_diag_set(diag, ERG_EPARSE, file,
+                                        "max_window_layers: must be an integer (got %s)",
+                                        json_kind(mw));
                 if (mw && json_is_integer(mw))
                     from = json_integer_value(mw);
                 sliding = from < a.n_layers ? a.n_layers - (from < 0 ? 0 : from) : 0;
             }
-        } else if (bool_field(o, "use_sliding_window", 1))
+        } else if (sliding_m)
             sliding = a.n_layers; /* Mistral, Phi-3: every layer */
     }
     if (sliding > 0 && window <= 0)
@@ -442,18 +474,25 @@ static int parse(const json_t *o, const char *file, const char *name, erg_arch *
         a.n_experts = a.top_k = a.d_ff_expert = a.n_shared = a.d_ff_shared = 0;
     }
     a.norms_per_layer = strcmp(type, "gemma2") == 0 ? 4 : 2;
-    a.tied_embeddings = bool_field(o, "tie_word_embeddings", 1);
+    a.tied_embeddings = tied;
     a.rotary_fraction = 1;
-    const json_t *rf = json_object_get(o, "partial_rotary_factor");
-    if (!rf || !json_is_number(rf))
-        rf = json_object_get(o, "rotary_pct");
+    const char *rf_name = "partial_rotary_factor";
+    const json_t *rf = json_object_get(o, rf_name);
+    if (!rf || json_is_null(rf))
+        rf = json_object_get(o, rf_name = "rotary_pct");
+    if (rf && !json_is_null(rf) && !json_is_number(rf))
+        return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be a number in (0, 1] (got %s)",
+                            rf_name, json_kind(rf));
     if (rf && json_is_number(rf)) {
         double f = json_number_value(rf);
         if (!(f > 0 && f <= 1))
-            return erg_diag_set(diag, ERG_EPARSE, file,
-                                "partial_rotary_factor: must be in (0, 1] (got %g)", f);
+            return erg_diag_set(diag, ERG_EPARSE, file, "%s: must be in (0, 1] (got %g)", rf_name,
+                                f);
         a.rotary_fraction = f;
     }
+    static const char *const n_positions[] = {"max_position_embeddings", NULL};
+    if ((rc = int_field(o, n_positions, &a.max_positions, NULL, file, diag)))
+        return rc;
     a.dtype = ERG_DTYPE_BF16;
     const json_t *dt = json_object_get(o, "torch_dtype");
     if (!dt || json_is_null(dt))

@@ -52,6 +52,7 @@ static void llama_3_1_8b(void **state)
     assert_int_equal(a.act, ERG_ACT_SILU);
     assert_int_equal(a.dtype, ERG_DTYPE_BF16);
     assert_int_equal(a.window, 0);
+    assert_int_equal(a.max_positions, 131072);
     /* per layer: attention 4096·4096·2 + 2·4096·1024 = 41,943,040; FFN 3·4096·14336 =
      * 176,160,768; two norms 8,192 → 218,112,000 × 32 = 6,979,584,000; embedding and LM head
      * 2 · 128256 · 4096 = 1,050,673,152; final norm 4,096 */
@@ -264,6 +265,33 @@ static void bad_configs_name_the_field(void **state)
     expect("{" BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 8, "
            "\"quantization_config\": {\"quant_method\": 4}}",
            ERG_EPARSE, "quantization_config: quant_method");
+    /* wrong types are named, never read as the default: a string "yes" used to leave the LM
+     * head tied (7.5 B parameters for Llama 3.1 8B instead of 8.03 B) */
+#define DENSE BASE ", \"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 8"
+    expect("{" DENSE ", \"tie_word_embeddings\": \"yes\"}", ERG_EPARSE,
+           "tie_word_embeddings: must be true or false (got a string)");
+    expect("{" DENSE ", \"tie_word_embeddings\": 0}", ERG_EPARSE,
+           "tie_word_embeddings: must be true or false (got a number)");
+    expect("{" DENSE ", \"tie_word_embeddings\": null}", ERG_OK, "");
+    expect("{" DENSE ", \"sliding_window\": 16, \"use_sliding_window\": \"false\"}", ERG_EPARSE,
+           "use_sliding_window: must be true or false (got a string)");
+    expect("{\"model_type\": \"qwen2\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+           "\"num_hidden_layers\": 2, \"vocab_size\": 100, \"intermediate_size\": 8, "
+           "\"sliding_window\": 16, \"use_sliding_window\": true, \"max_window_layers\": \"1\"}",
+           ERG_EPARSE, "max_window_layers: must be an integer (got a string)");
+    expect("{" DENSE ", \"partial_rotary_factor\": \"0.5\"}", ERG_EPARSE,
+           "partial_rotary_factor: must be a number in (0, 1] (got a string)");
+    expect("{" DENSE ", \"rotary_pct\": 2}", ERG_EPARSE, "rotary_pct: must be in (0, 1] (got 2)");
+    /* model_type present but not a string is not "missing" */
+    expect("{\"model_type\": 7, \"hidden_size\": 64}", ERG_EPARSE,
+           "model_type: must be a string such as \"llama\" (got a number)");
+    /* too large is said as such, not as "not a positive integer" */
+    expect("{" BASE ", \"hidden_size\": 9007199254740992, \"num_attention_heads\": 4, "
+           "\"intermediate_size\": 8}",
+           ERG_EPARSE, "hidden_size: 9.0072e+15 is too large (at most 10^15 is modelled)");
+    expect("{" DENSE ", \"max_position_embeddings\": \"4k\"}", ERG_EPARSE,
+           "max_position_embeddings: must be a positive integer (got a string)");
+#undef DENSE
 }
 
 /* The dtype names HF writes, and quantized weights: kept, so that erg can say it models them in

@@ -73,7 +73,7 @@ check "--nested without blocks.csv needs three architectures" 2 "three or more a
 
 cfg="$src/tests/predict/configs/tiny-llama.json"
 check "predict model, both phases" 0 "^prefill: 1 x 512 tokens" -- "$erg" predict model "$cfg" --target "$t"
-grep -q "^decode: 1 sequences x 1 token, KV cache 512" "$tmp/out" && grep -q "attention " "$tmp/out" \
+grep -q "^decode: 1 sequence x 1 token, KV cache 512" "$tmp/out" && grep -q "attention " "$tmp/out" \
     && grep -q "levels 1-3" "$tmp/out" || fail "predict model output"
 check "predict model --json" 0 '"erg": "model-prediction/1"' -- "$erg" predict model "$cfg" --target "$t" --json --prompt 128 --kv 300 --batch 2
 $py - "$tmp/out" "$t/e2e.json" <<'P' || fail "predict model json"
@@ -107,6 +107,54 @@ assert abs(r["static_energy_j"] - 0.5 * t) <= 1e-7 * t
 P
 check "static power above the prediction" 2 "exceeds the predicted" -- "$erg" predict model "$cfg" --target "$t" --emit-schedule "$tmp/no.json" --static-power-w 1e9
 [ -e "$tmp/no.json" ] && fail "a schedule was written on error"
+
+# --output N: the whole request is the prefill plus the N - 1 decode steps at KV lengths
+# prompt + 1 ... prompt + N - 1, each the figure 'predict model --phase decode --kv L' gives
+check "request --output" 0 '"request": {' -- "$erg" predict model "$cfg" --target "$t" --json --batch 2 --prompt 128 --output 4
+cp "$tmp/out" "$tmp/req.json"
+"$erg" predict model "$cfg" --target "$t" --json --batch 2 --prompt 128 --phase prefill > "$tmp/pre.json"
+for L in 129 130 131; do
+    "$erg" predict model "$cfg" --target "$t" --json --batch 2 --kv $L --phase decode > "$tmp/dec$L.json"
+done
+$py - "$tmp/req.json" "$tmp/pre.json" "$tmp"/dec129.json "$tmp"/dec130.json "$tmp"/dec131.json <<'P' || fail "request = prefill + the decode steps"
+import json, sys
+r = json.load(open(sys.argv[1]))["request"]
+pre = json.load(open(sys.argv[2]))["phases"][0]
+dec = [json.load(open(f))["phases"][0] for f in sys.argv[3:]]
+near = lambda a, b: abs(a - b) <= 1e-7 * abs(b)
+assert (r["batch"], r["prompt"], r["output"], r["decode_steps"]) == (2, 128, 4, 3), r
+assert [d["kv"] for d in dec] == [129, 130, 131]
+assert near(r["prefill_time_s"], pre["time_s"]) and near(r["prefill_energy_j"], pre["energy_j"])
+dt, de = sum(d["time_s"] for d in dec), sum(d["energy_j"] for d in dec)
+assert near(r["decode_time_s"], dt) and near(r["time_s"], pre["time_s"] + dt), (r, dt)
+assert near(r["energy_j"], pre["energy_j"] + de)
+# the steps' sds add linearly (one model's error), the prefill's in quadrature
+sd = (pre["time_sd_s"] ** 2 + sum(d["time_sd_s"] for d in dec) ** 2) ** 0.5
+assert near(r["time_sd_s"], sd), (r["time_sd_s"], sd)
+assert near(r["time_per_output_token_s"], dt / 3)
+assert near(r["energy_per_output_token_j"], r["energy_j"] / (2 * 4))
+assert r["grade"] == "estimator"
+P
+check "request text" 0 "^request: 2 x (128 prompt + 4 output tokens): time .* (prefill .*, 3 decode steps .*, .* s per output token), energy .* J per output token, grade estimator)" -- "$erg" predict model "$cfg" --target "$t" --batch 2 --prompt 128 --output 4
+check "request of one output token" 0 '"decode_steps": 0' -- "$erg" predict model "$cfg" --target "$t" --json --prompt 64 --output 1
+$py -c 'import json,sys; o=json.load(open(sys.argv[1])); r=o["request"]; assert r["time_per_output_token_s"] is None and abs(r["time_s"]-o["phases"][0]["time_s"])<=1e-9*r["time_s"], r' "$tmp/out" || fail "one output token: the prefill alone"
+check "request on a time-only target: energy null" 0 '"energy_per_output_token_j": null' -- "$erg" predict model "$cfg" --target h100 --json --prompt 64 --output 3
+$py -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["request"]["grade"] is None and all(p["grade"] is None and p["energy_j"] is None for p in o["phases"]), o' "$tmp/out" \
+    || fail "a time-only target has no energy grade (null), as it has no energy"
+check "--output with --phase" 2 "it takes neither --phase nor --kv" -- "$erg" predict model "$cfg" --target "$t" --output 4 --phase decode
+check "--output with --kv" 2 "it takes neither --phase nor --kv" -- "$erg" predict model "$cfg" --target "$t" --output 4 --kv 9
+check "--output with --emit-schedule" 2 "not an --output request" -- "$erg" predict model "$cfg" --target "$t" --output 4 --emit-schedule "$tmp/no.json"
+[ -e "$tmp/no.json" ] && fail "a schedule was written on error"
+check "--output too large" 2 "at most 2^20 output tokens" -- "$erg" predict model "$cfg" --target "$t" --output 1048577
+check "--output tokens above 2^40" 2 "x (--prompt 1024 + --output 1024) is more than 2^40 tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 1073741824 --prompt 1024 --output 1024
+check "--output belongs to model" 2 "belongs to 'erg predict model'" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --output 3
+check "--kv with --phase prefill" 2 "--phase prefill has none" -- "$erg" predict model "$cfg" --target "$t" --phase prefill --kv 64
+# beyond max_position_embeddings: a warning naming the length, and still a prediction
+$py -c 'import json,sys; c=json.load(open(sys.argv[1])); c["max_position_embeddings"]=256; json.dump(c,open(sys.argv[2],"w"))' "$cfg" "$tmp/pos.json"
+check "longer than max_position_embeddings" 0 "^erg: warning: 299 tokens (prompt + output - 1) are more than the config's max_position_embeddings 256" -- "$erg" predict model "$tmp/pos.json" --target "$t" --prompt 200 --output 100
+check "within max_position_embeddings: no warning" 0 '"warnings": \[\]' -- "$erg" predict model "$tmp/pos.json" --target "$t" --prompt 200 --output 57 --json
+check "prompt beyond max_position_embeddings --json" 0 '"warnings": \["300 tokens (the prompt) are more than' -- "$erg" predict model "$tmp/pos.json" --target "$t" --prompt 300 --phase prefill --json
+check "sweep key given twice" 2 "--set batch is given twice" -- "$erg" predict sweep "$cfg" --target "$t" --set batch=1:2:1 --set batch=1:3:1
 
 # HYMELL Figure 3's sweep: heads at d_model 4096, prefill N = 1024
 check "sweep heads" 0 "phase,time_s,energy_j" -- "$erg" predict sweep "$cfg" --target "$t" --set d_model=4096 --set heads=8:128:8 --phase prefill --prompt 1024 --csv
@@ -153,7 +201,7 @@ check "target by name" 0 "(level 1 only)" -- env ERG_MODEL_DIR="$tmp/models" "$e
 
 # the committed CPU target, found by name in the source tree, answers at level 3
 check "committed cpu target" 0 "on .*models/cpu (levels 1-3)" -- "$erg" predict model "$src/models/cpu/profile/configs/llama-d256-l2-h4-kv4.json" --target cpu --prompt 64 --kv 256
-grep -q "^decode: 1 sequences x 1 token, KV cache 256" "$tmp/out" || fail "cpu target decode"
+grep -q "^decode: 1 sequence x 1 token, KV cache 256" "$tmp/out" || fail "cpu target decode"
 
 # quantized weights are modelled in torch_dtype, and erg says so; a dtype erg does not model is refused
 $py - "$cfg" "$tmp/q.json" "$tmp/dt.json" <<'P'
@@ -188,6 +236,24 @@ assert abs(s["energy_per_token_j"] - e["energy_per_token_j"]) <= 1e-7 * e["energ
 assert s["energy_per_token_j"] > 0
 P
 check "no serving level: null" 0 '"serving": null' -- "$erg" predict model "$cfg" --target h200 --phase decode --json
+# an op the level-1 model has no estimator for (RMSNorm on the H200) costs at least the target's
+# smallest fitted launch floor (the H200 GEMM's 2.25 us), never the 2.4 ns its bytes alone gave
+$py - "$tmp/out" "$src/models/h200/ops.json" <<'P' || fail "h200 norm below the launch floor"
+import json, sys
+norm = [b for b in json.load(open(sys.argv[1]))["phases"][0]["blocks"] if b["block"] == "norm"][0]
+floors = []
+def walk(o):
+    if isinstance(o, dict):
+        if isinstance(o.get("launch_time_s"), (int, float)) and o["launch_time_s"] > 0:
+            floors.append(o["launch_time_s"])
+        for v in o.values(): walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(json.load(open(sys.argv[2])))
+f = min(floors)
+assert 2e-6 < f < 3e-6, f
+assert f <= norm["time_s_each"] <= 1.01 * f, (norm["time_s_each"], f)
+P
 
 # bad input
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz

@@ -140,6 +140,21 @@ class Report(unittest.TestCase):
         self.assertEqual(svg.count("<circle"), 4)
         self.assertIn("r = 0.9827", svg)
 
+    def test_rq2_negative_slope_is_written_with_its_sign(self):
+        # E per call falls with the size: 1.0 - 0.001 x bytes (points on the line); the text
+        # and the plot used to say "E = 1.1 J + -0.001 J/B x bytes"
+        pts = [(100, 0.9), (200, 0.8), (300, 0.7)]
+        recs = [rec("torch.mm", e, nbytes=b, site="s.py:%d" % b) for b, e in pts]
+        p = self.write(recs + [rec("<project>", 100.0)])
+        r = run([ERG, "report", p])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("torch.mm: E = 1 J - 0.001 J/B x bytes, 3 points, r = -1", r.stdout)
+        self.assertNotIn("+ -", r.stdout)
+        plots = os.path.join(self.d, "plots")
+        self.report(p, "--plot", plots)
+        with open(os.path.join(plots, "rq2-torch.mm.svg")) as fh:
+            self.assertIn("E = 1 - 0.001 x bytes; r = -1", fh.read())
+
     def test_bad_input(self):
         cases = [
             (["{\"api\": \"x\"}"], "calls.jsonl:1: record lacks \"site\""),
