@@ -263,6 +263,10 @@ class Recorder:
                               "sum of %d call windows (%.3g s in all; meter update period %.3g s)"
                               % (calls, time_s, self.period_s))
         rec["baseline_w"] = baseline / time_s if time_s > 0 else 0.0
+        # the meters are machine-wide: every process on the host and its idle draw are in
+        # energy_j; net_energy_j subtracts the calibrated idle power only when one was given
+        rec["scope"] = "machine"
+        rec["baseline"] = "calibrated" if self.cal else "none"
         ch = {}
         for j, cid in enumerate(self.ids):
             good = inc_ok[j] and time_s >= self.period_s and math.isfinite(inc[j])
@@ -306,7 +310,8 @@ class Recorder:
         out.append({"api": "<instrumentation>", "site": self.project, "calls": self.wrapped,
                     "time_s": self.overhead_s, "energy_j": None, "net_energy_j": None,
                     "grade": grade_name(m.total_grade), "flags": [], "arg_bytes": 0,
-                    "state": "time_only",
+                    "state": "time_only", "scope": "machine",
+                    "baseline": "calibrated" if self.cal else "none",
                     "overhead_per_call_s": (self.overhead_all_s / self.wrapped
                                             if self.wrapped else 0.0),
                     "aggregation": "time spent in the instrumentation around the outermost of "

@@ -145,7 +145,18 @@ def summarize(recs):
         overhead = {"calls": calls, "time_s": t, "per_call_s": cost / calls if calls else 0.0,
                     "share_of_project_time": (t / rq1["project_time_s"]
                                               if rq1["project_time_s"] else None)}
+    rq1["scope"] = scope_of(recs)
     return rows, rq1, rq2(recs), overhead
+
+
+def scope_of(recs):
+    """What the figures cover: erg's meters are machine-wide (every record erg.run writes says
+    "scope": "machine"; older records without the key were too), and whether net_energy_j had a
+    calibrated idle power subtracted ("calibrated"), none ("none": net is the gross energy), a mix
+    of both, or is not said (older records: null)."""
+    b = {r.get("baseline") for r in recs}
+    baseline = (None if b == {None} else next(iter(b)) if len(b) == 1 else "mixed")
+    return {"scope": "machine", "baseline": baseline}
 
 
 def rq2(recs):
@@ -215,6 +226,16 @@ def text_report(rows, rq1, fits, overhead, out):
                   % (overhead["calls"], 1e6 * overhead["per_call_s"], overhead["time_s"],
                      "" if overhead["share_of_project_time"] is None else
                      ", %.1f%% of the project's time" % (100 * overhead["share_of_project_time"])))
+    sc = rq1["scope"]
+    out.write("scope: machine-wide meters: every process on this host and its idle draw are in "
+              "energy_j; net_energy_j %s\n"
+              % {"calibrated": "subtracts the calibrated idle power x time",
+                 "none": "is the gross energy (no calibration was given: erg.run --stable or "
+                         "--calibration FILE gives net figures)",
+                 "mixed": "subtracts a calibrated idle power in some records and nothing in "
+                          "others",
+                 None: "subtracts what the records' writer chose (not stated in these "
+                       "records)"}[sc["baseline"]])
     shown = [f for f in fits if f["slope_j_per_byte"] is not None]
     if shown:
         out.write("\nRQ2: energy per call against argument size\n")

@@ -929,6 +929,16 @@ static int max_two(struct dag *g, const struct opnd *op, double *m_out, double *
     return 0;
 }
 
+/* A group of max_rec (and join3) that is a single operand: its own point mean, total variance and
+ * tree position, and its index among the join's operands. */
+static void group_single(const struct opnd *o, double *m, double *tot, uint32_t *anc, long *single)
+{
+    *m = o->m;
+    *tot = o->tot;
+    *anc = o->pos;
+    *single = (long)o->orig;
+}
+
 /*
  * Max of k operands: the point value is the max of the means (as the paper does); the variance
  * is Var(max) of Gaussians (Clark's form for two, integration for more; the result is moment
@@ -943,10 +953,7 @@ static int max_rec(struct dag *g, struct opnd *op, size_t k, int depth, double *
                    double *v_out, uint32_t *anchor_out, long *single_out)
 {
     if (k == 1) {
-        *m_out = op[0].m;
-        *v_out = op[0].tot;
-        *anchor_out = op[0].pos;
-        *single_out = (long)op[0].orig;
+        group_single(&op[0], m_out, v_out, anchor_out, single_out);
         return ERG_OK;
     }
     uint32_t l;
@@ -1019,10 +1026,7 @@ keyed:
             if (rc != ERG_OK)
                 goto done;
         } else {
-            gm[ng] = op[i].m;
-            gtot[ng] = op[i].tot;
-            ganc[ng] = op[i].pos;
-            gsingle[ng] = (long)op[i].orig;
+            group_single(&op[i], &gm[ng], &gtot[ng], &ganc[ng], &gsingle[ng]);
         }
         gv[ng] = max0(gtot[ng] - vl);
         gidx[ng] = ng;
@@ -1195,12 +1199,8 @@ static int join3(struct dag *g, uint32_t v, const double *m, const double *tot, 
             g->n_fast_keys = fast0;
             return 1;
         }
-        if (j - i == 1) {
-            gm[ng] = op[i].m;
-            gtot[ng] = op[i].tot;
-            ganc[ng] = op[i].pos;
-            gsingle[ng] = (long)op[i].orig;
-        }
+        if (j - i == 1)
+            group_single(&op[i], &gm[ng], &gtot[ng], &ganc[ng], &gsingle[ng]);
         gv[ng] = max0(gtot[ng] - vl);
         gidx[ng] = ng;
         ng++;

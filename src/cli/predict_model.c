@@ -64,7 +64,7 @@ static void help_sweep(FILE *out)
             "\"skipped\": [{KEY..., \"reason\"}]} (energy null on a time-only target). Points\n"
             "the architecture cannot have (heads not dividing d_model, ...) are listed on\n"
             "stderr as skipped.\n"
-            "Exit status: 0, 2 bad input.\n");
+            "Exit status: 0, 2 bad input or every point skipped (nothing on stdout).\n");
 }
 
 static int int_opt(const char *cmd, const char *opt, const char *text, int64_t *out)
@@ -662,6 +662,40 @@ static int parse_set(const char *text, struct range *r)
     return 0;
 }
 
+/* erg predict sweep's header: the JSON document up to its rows, or the table's (CSV's) column
+ * names. ERG_OK or ERG_ENOMEM. */
+static int sweep_head(const struct common *c, const struct range *r, const erg_predictor *p)
+{
+    const char *sep = c->csv ? "," : " ";
+    if (c->json) {
+        json_t *jo = json_object();
+        json_t *keys = json_array();
+        for (int i = 0; i < c->n_sets; i++)
+            json_array_append_new(keys, json_string(r[i].key));
+        json_object_set_new(jo, "erg", json_string("model-sweep/1"));
+        json_object_set_new(jo, "config", json_string(c->config));
+        json_object_set_new(jo, "target", json_string(erg_predictor_dir(p)));
+        json_object_set_new(jo, "keys", keys);
+        /* the rows are streamed (a sweep may have 10^7 points): the header, then each row */
+        char *head = erg_json_dumps(jo, JSON_REAL_PRECISION(9));
+        json_decref(jo);
+        if (!head)
+            return ERG_ENOMEM;
+        head[strlen(head) - 1] = '\0'; /* the closing brace */
+        printf("%s, \"rows\": [", head);
+        free(head);
+        return ERG_OK;
+    }
+    for (int i = 0; i < c->n_sets; i++)
+        printf(c->csv ? "%s%s" : "%10s%s", r[i].key, sep);
+    printf(c->csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
+                    "ffn_energy_j\n"
+                  : "%8s %12s %12s %17s %19s %12s %13s\n",
+           "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j", "ffn_time_s",
+           "ffn_energy_j");
+    return ERG_OK;
+}
+
 /* {"KEY": value, ...} of one sweep point */
 static json_t *point_json(const struct range *r, const int64_t *cur, int n)
 {
@@ -701,34 +735,12 @@ int erg_cli_predict_sweep(int argc, char **argv)
     if (quant_warning(&base, qw, sizeof qw))
         fprintf(stderr, "erg: warning: %s\n", qw);
     const char *sep = c.csv ? "," : " ";
-    json_t *jo = NULL, *jskipped = NULL;
+    json_t *jskipped = NULL;
     size_t n_rows = 0;
-    if (c.json) {
-        jo = json_object();
-        json_t *keys = json_array();
-        for (int i = 0; i < c.n_sets; i++)
-            json_array_append_new(keys, json_string(r[i].key));
-        json_object_set_new(jo, "erg", json_string("model-sweep/1"));
-        json_object_set_new(jo, "config", json_string(c.config));
-        json_object_set_new(jo, "target", json_string(erg_predictor_dir(p)));
-        json_object_set_new(jo, "keys", keys);
-        /* the rows are streamed (a sweep may have 10^7 points): the header, then each row */
-        char *head = json_dumps(jo, JSON_REAL_PRECISION(9));
-        json_decref(jo);
-        if (!head)
-            return erg_cli_fail(NULL, ERG_ENOMEM);
-        head[strlen(head) - 1] = '\0'; /* the closing brace */
-        printf("%s, \"rows\": [", head);
-        free(head);
-        jskipped = json_array();
-    } else {
-        for (int i = 0; i < c.n_sets; i++)
-            printf(c.csv ? "%s%s" : "%10s%s", r[i].key, sep);
-        printf(c.csv ? "phase,time_s,energy_j,attention_time_s,attention_energy_j,ffn_time_s,"
-                       "ffn_energy_j\n"
-                     : "%8s %12s %12s %17s %19s %12s %13s\n",
-               "phase", "time_s", "energy_j", "attention_time_s", "attention_energy_j",
-               "ffn_time_s", "ffn_energy_j");
+    int have_head = 0; /* the header is printed before the first row: none when nothing is */
+    if (c.json && !(jskipped = json_array())) {
+        erg_predictor_free(p);
+        return erg_cli_fail(NULL, ERG_ENOMEM);
     }
     int64_t cur[16];
     for (int i = 0; i < c.n_sets; i++)
@@ -779,6 +791,14 @@ int erg_cli_predict_sweep(int argc, char **argv)
                     ft = e->each.time_s, fe = e->each.energy_j;
                     have_ffn = 1;
                 }
+            }
+            if (!have_head) {
+                if (sweep_head(&c, r, p) != ERG_OK) {
+                    json_decref(jskipped);
+                    erg_predictor_free(p);
+                    return erg_cli_fail(NULL, ERG_ENOMEM);
+                }
+                have_head = 1;
             }
             if (c.json) {
                 json_t *row = point_json(r, cur, c.n_sets);
@@ -831,12 +851,22 @@ int erg_cli_predict_sweep(int argc, char **argv)
             cur[i] = r[i].lo;
         }
     }
-    if (c.json) {
-        char *t = json_dumps(jskipped, JSON_REAL_PRECISION(9));
-        printf("], \"skipped\": %s}\n", t ? t : "[]");
-        free(t);
-        json_decref(jskipped);
-    }
     erg_predictor_free(p);
+    if (!have_head) { /* every point skipped: nothing predicted, nothing on stdout */
+        json_decref(jskipped);
+        fprintf(stderr,
+                "erg predict sweep: every point (%zu) was skipped: nothing predicted; the "
+                "reasons are above\n",
+                points);
+        return ERG_EXIT_USAGE;
+    }
+    if (c.json) {
+        char *t = erg_json_dumps(jskipped, JSON_REAL_PRECISION(9));
+        json_decref(jskipped);
+        if (!t)
+            return erg_cli_fail(NULL, ERG_ENOMEM);
+        printf("], \"skipped\": %s}\n", t);
+        free(t);
+    }
     return ERG_EXIT_OK;
 }

@@ -191,7 +191,16 @@ check "sweep --json and --csv" 2 "either --csv or --json" -- "$erg" predict swee
 check "sweep --static-power-w" 2 "belongs to 'erg predict model'" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --static-power-w 5
 check "too many tokens" 2 "^erg predict model: --batch 1099511627776 x --prompt 2 is more than 2^40 tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 1099511627776 --prompt 2
 check "too many cached tokens" 2 "x --kv 1099511627776 is more than 2^40 cached tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 2 --kv 1099511627776 --phase decode
-check "sweep: too many tokens skipped" 0 "skipped batch=1099511627776: --batch 1099511627776 x --prompt 512" -- "$erg" predict sweep "$cfg" --target "$t" --set batch=1099511627776 --phase prefill
+# every point skipped: nothing was predicted, so exit 2 with the reasons and nothing on stdout
+# (it used to print the bare header and exit 0); with --json no half document either
+check "sweep: too many tokens skipped" 2 "skipped batch=1099511627776: --batch 1099511627776 x --prompt 512" -- "$erg" predict sweep "$cfg" --target "$t" --set batch=1099511627776 --phase prefill
+grep -q "^erg predict sweep: every point (1) was skipped: nothing predicted" "$tmp/err" || fail "all-skipped sweep names why: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "all-skipped sweep wrote stdout: $(head -3 "$tmp/out")"
+check "sweep --json: every point skipped" 2 "every point (3) was skipped" -- "$erg" predict sweep "$cfg" --target "$t" --set d_model=4096 --set heads=5:7:1 --phase prefill --json
+[ ! -s "$tmp/out" ] || fail "all-skipped sweep --json wrote stdout: $(head -3 "$tmp/out")"
+# one point of two predicted: exit 0, the skipped one listed
+check "sweep: some points skipped" 0 "skipped batch=1099511627776" -- "$erg" predict sweep "$cfg" --target "$t" --set batch=1:1099511627776:1099511627775 --phase prefill --csv
+[ "$(grep -c ',prefill,' "$tmp/out")" = 1 ] || fail "partly skipped sweep: one row"
 check "model usage error" 2 "^erg predict model: --batch expects a positive integer, got '0'" -- "$erg" predict model "$cfg" --target "$t" --batch 0
 grep -q "^Try 'erg predict model --help'" "$tmp/err" || fail "model's usage errors point at its own --help: $(cat "$tmp/err")"
 

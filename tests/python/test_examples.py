@@ -333,6 +333,10 @@ class Hardware(unittest.TestCase):
                     self.assertAlmostEqual(rep["rq1"]["sum_j"], 3.0, places=9)
                     self.assertAlmostEqual(rep["rq1"]["project_j"], 3.000001, places=9)
                     self.assertTrue(rep["rq1"]["holds"])
+                    # machine-wide meters, no calibration: net is the gross energy, and said so
+                    self.assertEqual(proj["scope"], "machine")
+                    self.assertEqual(proj["baseline"], "none")
+                    self.assertEqual(rep["rq1"]["scope"], {"scope": "machine", "baseline": "none"})
                     f.set(f.pkg, 1000000)
         finally:
             shutil.rmtree(d)
@@ -368,6 +372,7 @@ class Stable(unittest.TestCase):
             self.assertEqual([s["exit_status"] for s in proj["stability"]], [0, 0])
             # constant 20 W, calibrated at 20 W: the baseline is all of it, net energy 0
             self.assertAlmostEqual(proj["baseline_w"], 20.0, places=6)
+            self.assertEqual((proj["scope"], proj["baseline"]), ("machine", "calibrated"))
             self.assertAlmostEqual(proj["net_energy_j"], 0.0, delta=1e-6 * proj["energy_j"])
             self.assertGreaterEqual(proj["energy_sd_runs_j"], 0.0)
             bad = run([PYTHON, "-m", "erg.run", "-r", "0", src], env=env, cwd=d)

@@ -155,6 +155,27 @@ class Report(unittest.TestCase):
         with open(os.path.join(plots, "rq2-torch.mm.svg")) as fh:
             self.assertIn("E = 1 - 0.001 x bytes; r = -1", fh.read())
 
+    def test_scope_and_baseline_are_stated(self):
+        # erg's meters are machine-wide; whether net_energy_j had an idle power subtracted
+        # comes from the records ("baseline"), and a mix or an older file without it is named
+        def with_baseline(r, b):
+            if b is not None:
+                r["scope"], r["baseline"] = "machine", b
+            return r
+        cases = [(["none", "none"], "none", "is the gross energy (no calibration was given"),
+                 (["calibrated", "calibrated"], "calibrated", "subtracts the calibrated idle"),
+                 (["none", "calibrated"], "mixed", "in some records and nothing in others"),
+                 ([None, None], None, "not stated in these records")]
+        for bs, want, phrase in cases:
+            p = self.write([with_baseline(rec("torch.mm", 1.0), bs[0]),
+                            with_baseline(rec("<project>", 2.0), bs[1])])
+            self.assertEqual(self.report(p)["rq1"]["scope"], {"scope": "machine", "baseline": want})
+            text = run([ERG, "report", p]).stdout
+            line = [ln for ln in text.splitlines() if ln.startswith("scope: ")]
+            self.assertEqual(len(line), 1, text)
+            self.assertIn("machine-wide meters: every process on this host", line[0])
+            self.assertIn(phrase, line[0])
+
     def test_bad_input(self):
         cases = [
             (["{\"api\": \"x\"}"], "calls.jsonl:1: record lacks \"site\""),
