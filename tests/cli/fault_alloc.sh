@@ -59,7 +59,7 @@ probe() {
         checked=$((checked + 1))
         why=""
         if { grep -q '#0 .*libjansson' "$tmp/stderr" && grep -q '#[0-9] .* in json_load' "$tmp/stderr"; } ||
-            grep -q '^failalloc: SIGSEGV inside libjansson' "$tmp/stderr"; then
+            grep -q '^failalloc: SIG\(SEGV\|ABRT\) inside libjansson' "$tmp/stderr"; then
             why="" # jansson's own crash (tests/support/failalloc.c), only with ERG_FAILALLOC_JANSSON=1
             jansson_crashes=$((jansson_crashes + 1))
         elif grep -q 'Sanitizer\|runtime error' "$tmp/stderr"; then

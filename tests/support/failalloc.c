@@ -4,10 +4,11 @@
  *   -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
  * sends every allocation that erg's own objects make through the counters below. The real
  * allocator stays the sanitizers' when built under them, so leaks after a failure are still
- * reported. jansson's own allocations are counted too only with ERG_FAILALLOC_JANSSON=1: Debian
- * 12's jansson 2.14 itself crashes when an allocation inside json_loadb fails (a write through a
- * bad pointer in its parser, reproduced without erg): fault_alloc.sh counts those crashes apart
- * (the sanitizers' report names libjansson; without them, a handler here says so).
+ * reported. jansson's own allocations are counted too only with ERG_FAILALLOC_JANSSON=1, except
+ * in the erg_failalloc binary those inside its loaders: Debian 12's jansson 2.14 itself crashes
+ * when an allocation inside json_loadb fails (a write through a bad pointer in its parser,
+ * reproduced without erg; see json_malloc). fault_alloc.sh counts any crash still found inside
+ * jansson apart (the sanitizers' report names libjansson; without them, a handler here says so).
  *
  * Environment (read once, at start):
  *   ERG_FAILALLOC=N      fail the Nth allocation (1-based) and only that one; N+ fails the Nth
@@ -19,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <fcntl.h>
@@ -102,6 +104,62 @@ static void json_free(void *p)
     free(p);
 }
 
+/* jansson 2.14's parser writes through a bad pointer when an allocation inside it fails (json_loadb
+ * and the other loaders; reproduced without erg), and where that write lands depends on the run's
+ * address-space layout: a SIGSEGV, a glibc abort in a later free, or a wrong parse error. Nothing
+ * erg does can make that run clean, so in the probe binary (built with FAILALLOC_WRAP_JSON_LOAD and
+ * -Wl,--wrap=json_loadb,...) jansson's allocations inside a loader are never failed (nor counted);
+ * the documents erg builds and dumps still are. */
+static int in_json_load;
+
+static void *json_malloc(size_t size)
+{
+    return in_json_load ? __real_malloc(size) : __wrap_malloc(size);
+}
+
+#ifdef FAILALLOC_WRAP_JSON_LOAD
+json_t *__real_json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error);
+json_t *__real_json_loads(const char *input, size_t flags, json_error_t *error);
+json_t *__real_json_load_file(const char *path, size_t flags, json_error_t *error);
+json_t *__real_json_loadf(FILE *input, size_t flags, json_error_t *error);
+json_t *__wrap_json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error);
+json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error);
+json_t *__wrap_json_load_file(const char *path, size_t flags, json_error_t *error);
+json_t *__wrap_json_loadf(FILE *input, size_t flags, json_error_t *error);
+
+json_t *__wrap_json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error)
+{
+    in_json_load++;
+    json_t *j = __real_json_loadb(buffer, buflen, flags, error);
+    in_json_load--;
+    return j;
+}
+
+json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error)
+{
+    in_json_load++;
+    json_t *j = __real_json_loads(input, flags, error);
+    in_json_load--;
+    return j;
+}
+
+json_t *__wrap_json_load_file(const char *path, size_t flags, json_error_t *error)
+{
+    in_json_load++;
+    json_t *j = __real_json_load_file(path, flags, error);
+    in_json_load--;
+    return j;
+}
+
+json_t *__wrap_json_loadf(FILE *input, size_t flags, json_error_t *error)
+{
+    in_json_load++;
+    json_t *j = __real_json_loadf(input, flags, error);
+    in_json_load--;
+    return j;
+}
+#endif
+
 static void write_log(void)
 {
     if (!log_path[0])
@@ -126,10 +184,21 @@ static void write_log(void)
 #endif
 
 #if !defined(FAILALLOC_ASAN) && (defined(__x86_64__) || defined(__aarch64__))
-/* Without the sanitizers, a crash has no report that names the library: a SIGSEGV whose faulting
- * instruction lies in libjansson is said so on stderr (fault_alloc.sh counts it apart), and the
- * process still dies of the signal. */
-static void on_segv(int sig, siginfo_t *si, void *ctx)
+/* Without the sanitizers, a crash has no report that names the library. jansson's bad write
+ * lands where the address-space layout (different in every run) puts it: a SIGSEGV in jansson,
+ * or in a libc string function it called, or a heap whose bookkeeping it broke, so that glibc
+ * aborts in a free jansson makes ("free(): invalid pointer", an assertion in its lexer). A
+ * SIGSEGV or SIGABRT whose faulting instruction or any frame on the stack lies in libjansson is
+ * said so on stderr (fault_alloc.sh counts it apart), and the process still dies of the signal.
+ * backtrace() was called once at start, so its unwinder is loaded and the handler allocates
+ * nothing. */
+static int in_jansson(const void *pc)
+{
+    Dl_info info;
+    return dladdr(pc, &info) && info.dli_fname && strstr(info.dli_fname, "libjansson");
+}
+
+static void on_crash(int sig, siginfo_t *si, void *ctx)
 {
     (void)si;
     const ucontext_t *uc = ctx;
@@ -138,10 +207,16 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 #else
     void *pc = (void *)uc->uc_mcontext.pc;
 #endif
-    Dl_info info;
-    if (dladdr(pc, &info) && info.dli_fname && strstr(info.dli_fname, "libjansson")) {
-        static const char msg[] = "failalloc: SIGSEGV inside libjansson\n";
-        if (write(2, msg, sizeof msg - 1) < 0)
+    int hit = in_jansson(pc);
+    void *frames[64];
+    int n = hit ? 0 : backtrace(frames, 64);
+    for (int i = 0; i < n && !hit; i++)
+        hit = in_jansson(frames[i]);
+    if (hit) {
+        static const char segv[] = "failalloc: SIGSEGV inside libjansson\n",
+                          abrt[] = "failalloc: SIGABRT inside libjansson\n";
+        const char *msg = sig == SIGSEGV ? segv : abrt;
+        if (write(2, msg, sizeof segv - 1) < 0)
             (void)0;
     }
     signal(sig, SIG_DFL);
@@ -153,13 +228,16 @@ __attribute__((constructor)) static void failalloc_init(void)
 {
     const char *j = getenv("ERG_FAILALLOC_JANSSON");
     if (j && strcmp(j, "1") == 0) {
-        json_set_alloc_funcs(__wrap_malloc, json_free);
+        json_set_alloc_funcs(json_malloc, json_free);
 #if !defined(FAILALLOC_ASAN) && (defined(__x86_64__) || defined(__aarch64__))
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_segv;
+        sa.sa_sigaction = on_crash;
         sa.sa_flags = SA_SIGINFO;
+        void *warm[1];
+        (void)backtrace(warm, 1); /* loads the unwinder now, not in on_crash */
         sigaction(SIGSEGV, &sa, NULL);
+        sigaction(SIGABRT, &sa, NULL);
 #endif
     }
     const char *log = getenv("ERG_FAILALLOC_LOG");
