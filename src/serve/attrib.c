@@ -16,6 +16,8 @@
 #define _GNU_SOURCE /* secure_getenv */
 #include "serve_internal.h"
 
+#include "core/fsroot.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -41,7 +43,7 @@ typedef struct entry {
 } entry;
 
 struct erg__attrib {
-    char root[1024];
+    int rootfd; /* the host's root (ERG_ROOT or the exporter's root), O_PATH; -1: no readings */
     erg_attribute kind;
     size_t top;
     entry *e;
@@ -66,11 +68,14 @@ void erg__serve_root(const char *explicit_root, char *buf, size_t size)
     snprintf(buf, size, "%.*s", (int)len, r);
 }
 
-/* Read a small /proc file into buf (NUL-terminated). Refuses anything but a regular file and never
- * blocks on a FIFO. Returns the length, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
+/* Read a small /proc file (rel, e.g. "proc/stat") into buf (NUL-terminated), resolved inside the
+ * root (core/fsroot.h: neither ".." nor a symlink leads out of ERG_ROOT). Refuses anything but a
+ * regular file and never blocks on a FIFO. Returns the length, or -1. */
+static ssize_t read_small(int rootfd, const char *rel, char *buf, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = rootfd < 0
+                 ? -1
+                 : erg__open_in_root(rootfd, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return -1;
     struct stat st;
@@ -97,7 +102,8 @@ int erg__attrib_new(const char *root, erg_attribute kind, size_t top, struct erg
     struct erg__attrib *a = calloc(1, sizeof *a);
     if (!a)
         return ERG_ENOMEM;
-    snprintf(a->root, sizeof a->root, "%s", root ? root : "");
+    /* the readings' root; one that cannot be opened gives intervals without a figure */
+    a->rootfd = open(root && *root ? root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     a->kind = kind;
     a->top = top;
     *out = a;
@@ -109,6 +115,8 @@ void erg__attrib_free(struct erg__attrib *a)
 {
     if (!a)
         return;
+    if (a->rootfd >= 0)
+        close(a->rootfd);
     free(a->e);
     free(a);
 }
@@ -136,9 +144,8 @@ static entry *find_or_add(struct erg__attrib *a, const char *key)
 /* busy ticks of the machine from <root>/proc/stat's first line */
 static int read_busy(const struct erg__attrib *a, uint64_t *busy)
 {
-    char path[1100], buf[1024];
-    snprintf(path, sizeof path, "%s/proc/stat", a->root);
-    if (read_small(path, buf, sizeof buf) <= 0 || strncmp(buf, "cpu ", 4) != 0)
+    char buf[1024];
+    if (read_small(a->rootfd, "proc/stat", buf, sizeof buf) <= 0 || strncmp(buf, "cpu ", 4) != 0)
         return -1;
     unsigned long long v[8] = {0};
     if (sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
@@ -152,9 +159,9 @@ static int read_busy(const struct erg__attrib *a, uint64_t *busy)
 static int read_pid(const struct erg__attrib *a, const char *pid, uint64_t *ticks, char *comm,
                     size_t comm_size)
 {
-    char path[1500], buf[2048];
-    snprintf(path, sizeof path, "%s/proc/%s/stat", a->root, pid);
-    if (read_small(path, buf, sizeof buf) <= 0)
+    char rel[320], buf[2048];
+    snprintf(rel, sizeof rel, "proc/%s/stat", pid);
+    if (read_small(a->rootfd, rel, buf, sizeof buf) <= 0)
         return -1;
     char *open_p = strchr(buf, '(');
     char *close_p = strrchr(buf, ')'); /* comm may itself hold ')' */
@@ -185,9 +192,9 @@ static int read_pid(const struct erg__attrib *a, const char *pid, uint64_t *tick
 /* the cgroup v2 path of a pid ("0::/system.slice/x.service"), or the first v1 line's path */
 static int read_cgroup(const struct erg__attrib *a, const char *pid, char *out, size_t size)
 {
-    char path[1500], buf[4096];
-    snprintf(path, sizeof path, "%s/proc/%s/cgroup", a->root, pid);
-    if (read_small(path, buf, sizeof buf) <= 0)
+    char rel[320], buf[4096];
+    snprintf(rel, sizeof rel, "proc/%s/cgroup", pid);
+    if (read_small(a->rootfd, rel, buf, sizeof buf) <= 0)
         return -1;
     char *line = buf, *first = NULL;
     while (line && *line) {
@@ -230,9 +237,12 @@ void erg__attrib_interval(struct erg__attrib *a, double cpu_j)
         a->e[i].seen = 0;
         a->e[i].delta = 0;
     }
-    char procdir[1100];
-    snprintf(procdir, sizeof procdir, "%s/proc", a->root);
-    DIR *d = opendir(procdir);
+    int pfd = a->rootfd < 0 ? -1
+                            : erg__open_in_root(a->rootfd, "proc",
+                                                O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+    DIR *d = pfd < 0 ? NULL : fdopendir(pfd);
+    if (!d && pfd >= 0)
+        close(pfd);
     if (d) {
         struct dirent *de;
         while ((de = readdir(d))) {

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "erg/meter.h"
 #include "erg/serve.h"
@@ -262,6 +264,62 @@ static void attribution_splits_by_cpu_time(void **state)
     erg_meter_close(m);
 }
 
+/* A /proc entry of the captured tree that is a symlink out of it (absolute, as /proc/self is)
+ * resolves inside the root (core/fsroot.h), so the host's files it points at are never read: the
+ * process "escaped" outside the root stays out of the attribution (it used to be read and charged
+ * 60 % of the interval). */
+static void proc_symlink_out_of_the_root_is_not_followed(void **state)
+{
+    (void)state;
+    char outside[] = "/tmp/erg-attrib-outside.XXXXXX", dir[300], file[340];
+    assert_non_null(mkdtemp(outside));
+    snprintf(dir, sizeof dir, "%s/400", outside);
+    snprintf(file, sizeof file, "%s/stat", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fprintf(f, "400 (escaped) S 1 1 1 0 -1 4194304 10 0 0 0 100 0 0 0 20 0 1 0 100\n");
+    fclose(f);
+    fake_powercap_2s(root, 0);
+    fake_unlink(root, "sys/class/powercap/intel-rapl:1/energy_uj");
+    fake_proc_stat(root, 1000, 5000);
+    proc_pid("100", "trainer", 100, 0, "/job/a");
+    char link[300];
+    snprintf(link, sizeof link, "%s/proc/400", root);
+    assert_int_equal(symlink(dir, link), 0); /* absolute: /tmp/erg-attrib-outside.../400 */
+    erg_meter *m = open_meter();
+    erg_exporter_options o;
+    erg_exporter_options_init(&o);
+    o.attribute = ERG_ATTRIBUTE_PIDS;
+    o.attribute_top = 10;
+    o.root = root;
+    erg_exporter *e = NULL;
+    assert_int_equal(erg_exporter_new(m, &o, &e, NULL), ERG_OK);
+    /* 100 busy ticks: pid 100 +40; the file outside +60 */
+    fake_now_ns += 1000000000u;
+    fake_proc_stat(root, 1100, 5100);
+    proc_pid("100", "trainer", 140, 0, "/job/a");
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fprintf(f, "400 (escaped) S 1 1 1 0 -1 4194304 10 0 0 0 160 0 0 0 20 0 1 0 100\n");
+    fclose(f);
+    set_uj("intel-rapl:0", 1000000 + 40000000);
+    set_uj("intel-rapl:0:2", 4000000 + 4000000);
+    assert_int_equal(erg_exporter_sample(e), ERG_OK);
+    char *t = render(e);
+    assert_null(strstr(t, "escaped"));
+    /* 44 J x 40 / 100 */
+    erg_assert_near(sample_of(t, "erg_process_energy_joules_total{pid=\"100\",comm=\"trainer\","
+                                 "grade=\"estimator\"}"),
+                    17.6, 1e-9);
+    free(t);
+    erg_exporter_free(e);
+    erg_meter_close(m);
+    unlink(file);
+    rmdir(dir);
+    rmdir(outside);
+}
+
 static void bad_options_are_refused(void **state)
 {
     (void)state;
@@ -314,6 +372,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(psys_holds_the_packages, setup, teardown),
         cmocka_unit_test_setup_teardown(attribution_splits_by_cpu_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(proc_symlink_out_of_the_root_is_not_followed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(bad_options_are_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
