@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diag.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "erg/predict.h"
@@ -548,6 +549,68 @@ static void stem(const char *path, char *buf, size_t size)
     snprintf(buf, size, "%.*s", (int)n, base);
 }
 
+/* The line and column (1-based; the column in bytes) of the member name key of the document's
+ * top-level object in text: a scan that skips strings (escapes included) and nested values, as
+ * jansson keeps no positions. 1 when found, 0 when not (a name written with escapes is not). */
+static int key_position(const char *text, size_t len, const char *key, size_t *line, size_t *col)
+{
+    size_t klen = strlen(key), ln = 1, line_start = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '\n') {
+            ln++;
+            line_start = i + 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == '"') {
+            size_t start = i++;
+            while (i < len && text[i] != '"') {
+                if (text[i] == '\\')
+                    i++;
+                else if (text[i] == '\n') /* not valid JSON; keep the count right anyway */
+                    ln++, line_start = i + 1;
+                i++;
+            }
+            if (depth != 1 || i >= len || i - start - 1 != klen ||
+                memcmp(text + start + 1, key, klen) != 0)
+                continue;
+            size_t j = i + 1;
+            while (j < len &&
+                   (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
+                j++;
+            if (j < len && text[j] == ':') { /* a member name, not a value */
+                *line = ln;
+                *col = start - line_start + 1;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A config error that names a field first ("hidden_size: ...") gets that field's position in the
+ * text: "config.json:3:5: hidden_size: ...". Errors about absent fields keep the file alone. */
+static void locate_field(const char *text, size_t len, const char *file, int rc, erg_diag *diag)
+{
+    if (!diag)
+        return;
+    size_t n = strcspn(diag->detail, ": \"");
+    char key[128];
+    if (n == 0 || n >= sizeof key || diag->detail[n] != ':')
+        return;
+    memcpy(key, diag->detail, n);
+    key[n] = '\0';
+    size_t line, col;
+    if (!key_position(text, len, key, &line, &col))
+        return;
+    char detail[sizeof diag->detail];
+    memcpy(detail, diag->detail, sizeof detail);
+    (void)erg__diag_at(diag, rc, file, line, col, "%s", detail);
+}
+
 int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_arch *out,
                           erg_diag *diag)
 {
@@ -561,6 +624,8 @@ int erg_arch_from_hf_json(const char *text, size_t len, const char *name, erg_ar
     stem(name ? name : "", st, sizeof st);
     rc = parse(root, name ? name : "config.json", st, out, diag);
     json_decref(root);
+    if (rc != ERG_OK)
+        locate_field(text, len, name ? name : "config.json", rc, diag);
     return rc;
 }
 

@@ -187,7 +187,17 @@ static void expect(const char *json, int status, const char *field)
         fail_msg("status %d, expected %d for %s (%s)", rc, status, json, d.detail);
     if (rc == ERG_OK)
         return;
-    assert_string_equal(d.where, "cfg.json");
+    /* a message that starts with a field present in the text is placed at its name (these
+     * documents are one line: column = offset + 1); one about an absent field names the file */
+    char want[300] = "cfg.json", key[130];
+    size_t n = strcspn(d.detail, ": \"");
+    if (n > 0 && n < 128 && d.detail[n] == ':') {
+        snprintf(key, sizeof key, "\"%.*s\"", (int)n, d.detail);
+        const char *at = strstr(json, key);
+        if (at)
+            snprintf(want, sizeof want, "cfg.json:1:%zu", (size_t)(at - json) + 1);
+    }
+    assert_string_equal(d.where, want);
     if (!strstr(d.detail, field))
         fail_msg("'%s' does not name %s", d.detail, field);
     assert_memory_equal(&a, &keep, sizeof a); /* nothing written on error */
@@ -294,6 +304,34 @@ static void bad_configs_name_the_field(void **state)
 #undef DENSE
 }
 
+/* The position of a bad field, hand-counted: line 5, column 3 of a pretty-printed config; the
+ * same name earlier as a string value and inside a nested object is not taken for it. */
+static void bad_fields_are_placed_at_their_line_and_column(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\n"
+        "  \"model_type\": \"llama\", \"note\": \"tie_word_embeddings\",\n"
+        "  \"quantization_config\": {\"tie_word_embeddings\": true},\n"
+        "  \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": "
+        "2, \"vocab_size\": 100, \"intermediate_size\": 8,\n"
+        "  \"tie_word_embeddings\": \"yes\"\n"
+        "}\n";
+    erg_arch a;
+    erg_diag d;
+    erg_diag_clear(&d);
+    assert_int_equal(erg_arch_from_hf_json(text, strlen(text), "config.json", &a, &d), ERG_EPARSE);
+    assert_string_equal(d.where, "config.json:5:3");
+    assert_string_equal(d.detail, "tie_word_embeddings: must be true or false (got a string)");
+    /* an absent required field has no position: the file alone */
+    static const char absent[] = "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64\n}\n";
+    erg_diag_clear(&d);
+    assert_int_equal(erg_arch_from_hf_json(absent, strlen(absent), "config.json", &a, &d),
+                     ERG_EPARSE);
+    assert_string_equal(d.where, "config.json");
+    assert_non_null(strstr(d.detail, "missing required field"));
+}
+
 /* The dtype names HF writes, and quantized weights: kept, so that erg can say it models them in
  * torch_dtype (no kernel data for mxfp4, fp8, ...). */
 static void dtypes_and_quantization(void **state)
@@ -388,6 +426,7 @@ int main(void)
         cmocka_unit_test(phi2_gptoss_mistral),
         cmocka_unit_test(every_shared_config_loads),
         cmocka_unit_test(bad_configs_name_the_field),
+        cmocka_unit_test(bad_fields_are_placed_at_their_line_and_column),
         cmocka_unit_test(dtypes_and_quantization),
         cmocka_unit_test(fixtures_and_file_errors),
         cmocka_unit_test(sweep_edits),

@@ -225,7 +225,7 @@ P
 check "quantized weights warn" 0 '^erg: warning: quantization_config: quant_method "mxfp4": erg has no kernel data' -- "$erg" predict model "$tmp/q.json" --target "$t"
 check "quantized weights --json" 0 '"warnings": \["quantization_config: quant_method' -- "$erg" predict model "$tmp/q.json" --target "$t" --json
 check "quantized weights sweep" 0 '^erg: warning: quantization_config' -- "$erg" predict sweep "$tmp/q.json" --target "$t" --set heads=4
-check "unknown torch_dtype" 2 "dt.json: torch_dtype: \"int3\" is not a dtype erg models" -- "$erg" predict model "$tmp/dt.json" --target "$t" --emit-schedule "$tmp/dt-sched.json"
+check "unknown torch_dtype" 2 "dt.json:[0-9]*:[0-9]*: torch_dtype: \"int3\" is not a dtype erg models" -- "$erg" predict model "$tmp/dt.json" --target "$t" --emit-schedule "$tmp/dt-sched.json"
 [ -e "$tmp/dt-sched.json" ] && fail "a schedule was written for a refused config"
 [ -s "$tmp/out" ] && fail "output on a refused config: $(cat "$tmp/out")"
 
