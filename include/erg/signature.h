@@ -198,8 +198,6 @@ ERG_API ERG_NODISCARD int erg_mechanism_parse(const char *name, erg_mechanism *o
 
 /** Most co-runners of one runtime context point. */
 #define ERG_CONTEXT_MAX_CORUNNERS 4
-/** Most characterized points of one context signature. */
-#define ERG_CONTEXT_MAX_POINTS 16
 /** Size of a cache-state word ("cold", "warm"), with the NUL. */
 #define ERG_CONTEXT_CACHE_MAX 16
 
@@ -240,25 +238,52 @@ typedef struct erg_context_point {
  * A signature as a function of context (paper Section 3.2, S_e with Φ and P): null_context holds
  * the null-context isolation values (the context-independent signature of Section 4.3), points
  * the characterized contexts, command the element as a shell command ("" when unknown).
+ *
+ * Sized at run time: points points to n_points context points in storage for capacity points
+ * that the signature owns (NULL when capacity is 0). There is no point limit in the ABI: a
+ * signature takes as many points as memory allows (an element characterized after and beside
+ * many others keeps every point), and the struct itself is a few kilobytes whatever it holds.
+ * Each point's co-runners stay a fixed array (ERG_CONTEXT_MAX_CORUNNERS names of
+ * ERG_SIG_NAME_MAX bytes). Lifetime, as erg_measurement's (erg/meter.h): a zeroed
+ * erg_context_signature is valid and empty, and so is one after erg_context_signature_init;
+ * erg_context_signature_add grows the storage; erg_context_signature_read_file and
+ * erg_store_get_context fill a new one; a plain struct assignment shares the storage (copy with
+ * erg_context_signature_copy); erg_context_signature_release frees it.
  */
 typedef struct erg_context_signature {
     erg_signature null_context;
     char command[ERG_SIG_META_MAX];
     size_t n_points;
-    erg_context_point points[ERG_CONTEXT_MAX_POINTS];
+    erg_context_point *points; /**< n_points points, owned (NULL when capacity is 0) */
+    size_t capacity;           /**< points the storage holds (≥ n_points) */
 } erg_context_signature;
 
-/** Empty context signature: erg_signature_init'ed null context, no points, no command. */
+/** Empty context signature: erg_signature_init'ed null context, no points, no command, no
+ *  storage. cs's former content is not read nor freed (release a filled one first). */
 ERG_API void erg_context_signature_init(erg_context_signature *cs);
+
+/** Free cs's points and make it empty as erg_context_signature_init does (reusable). NULL-safe;
+ *  a zeroed or initialised signature is released as a no-op. */
+ERG_API void erg_context_signature_release(erg_context_signature *cs);
+
+/**
+ * Copy src into dst, points included, in new storage that dst owns. dst's former content is not
+ * read nor freed (release a filled one first); dst must not be src. Errors: ERG_EINVAL (NULL
+ * argument, dst == src), ERG_ENOMEM (dst unchanged).
+ */
+ERG_API ERG_NODISCARD int erg_context_signature_copy(erg_context_signature *dst,
+                                                     const erg_context_signature *src);
 
 /** A point with every number NAN-free defaults: mechanism cache, traffic and temperature NAN,
  *  values 0, no co-runners, empty strings. */
 ERG_API void erg_context_point_init(erg_context_point *pt);
 
 /**
- * Add (or replace, by name) a point. The point's values must pass erg_signature_check, its name
- * must be non-empty, and co-runner names non-empty. Errors: ERG_EINVAL (bad point), ERG_ERANGE
- * (ERG_CONTEXT_MAX_POINTS points already).
+ * Add (or replace, by name) a point, copied into cs's storage, which grows (doubling, from 8
+ * points) when full. The point's values must pass erg_signature_check, its name must be
+ * non-empty, and co-runner names non-empty (at most ERG_CONTEXT_MAX_CORUNNERS). Errors:
+ * ERG_EINVAL (NULL argument, bad point), ERG_ENOMEM (the storage could not grow; cs unchanged).
+ * On any error cs is unchanged.
  */
 ERG_API ERG_NODISCARD int erg_context_signature_add(erg_context_signature *cs,
                                                     const erg_context_point *pt, erg_diag *diag);
@@ -278,8 +303,11 @@ ERG_API ERG_NODISCARD int erg_context_point_signature(const erg_context_signatur
 
 /**
  * Read a signature/1 file with its context points ("contexts", "command"; keys in
- * docs/context.md). A file without them gives a context signature with no points. Errors as
- * erg_signature_read_file, plus ERG_EPARSE naming contexts[i].member for a bad point.
+ * docs/context.md), as many as the file holds. A file without them gives a context signature
+ * with no points. *out is written whole on success, with new storage that the caller releases
+ * (erg_context_signature_release); its former content is not read nor freed, and it is left
+ * unchanged on error. Errors as erg_signature_read_file (ERG_ENOMEM among them), plus
+ * ERG_EPARSE naming contexts[i].member for a bad point.
  */
 ERG_API ERG_NODISCARD int
 erg_context_signature_read_file(const char *path, erg_context_signature *out, erg_diag *diag);

@@ -148,8 +148,11 @@ ERG_API ERG_NODISCARD int erg_store_history_each(erg_store *store, const char *n
 ERG_API ERG_NODISCARD int erg_store_put_context(erg_store *store, const erg_context_signature *cs,
                                                 erg_diag *diag);
 
-/** Fetch the current signature named name with its context points (none when stored without).
- *  Errors: ERG_ENOENT (no such name), ERG_EIO, ERG_EPARSE (a stored point is malformed). */
+/** Fetch the current signature named name with its context points (none when stored without),
+ *  as many as it holds. *out is written whole on success, with new storage that the caller
+ *  releases (erg_context_signature_release); its former content is not read nor freed.
+ *  Errors: ERG_ENOENT (no such name), ERG_EIO, ERG_EPARSE (a stored point is malformed),
+ *  ERG_ENOMEM. */
 ERG_API ERG_NODISCARD int erg_store_get_context(erg_store *store, const char *name,
                                                 erg_context_signature *out, erg_diag *diag);
 

@@ -45,6 +45,31 @@ void erg_context_signature_init(erg_context_signature *cs)
     erg_signature_init(&cs->null_context);
 }
 
+void erg_context_signature_release(erg_context_signature *cs)
+{
+    if (!cs)
+        return;
+    free(cs->points);
+    erg_context_signature_init(cs);
+}
+
+int erg_context_signature_copy(erg_context_signature *dst, const erg_context_signature *src)
+{
+    if (!dst || !src || dst == src)
+        return ERG_EINVAL;
+    erg_context_point *pts = NULL;
+    if (src->n_points) {
+        pts = malloc(src->n_points * sizeof *pts);
+        if (!pts)
+            return ERG_ENOMEM;
+        memcpy(pts, src->points, src->n_points * sizeof *pts);
+    }
+    *dst = *src;
+    dst->points = pts;
+    dst->capacity = src->n_points;
+    return ERG_OK;
+}
+
 static void point_as_signature(const erg_signature *null_ctx, const erg_context_point *pt,
                                erg_signature *out)
 {
@@ -102,9 +127,19 @@ int erg_context_signature_add(erg_context_signature *cs, const erg_context_point
             cs->points[i] = *pt;
             return ERG_OK;
         }
-    if (cs->n_points == ERG_CONTEXT_MAX_POINTS)
-        return erg_diag_set(diag, ERG_ERANGE, NULL, "more than %d context points",
-                            ERG_CONTEXT_MAX_POINTS);
+    if (cs->n_points == cs->capacity) {
+        /* realloc leaves the old storage as it was when it fails: cs unchanged */
+        size_t cap = cs->capacity ? 2 * cs->capacity : 8;
+        if (cap < cs->capacity || cap > SIZE_MAX / sizeof *cs->points)
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "context point %s: too many points",
+                                pt->name);
+        erg_context_point *grown = realloc(cs->points, cap * sizeof *grown);
+        if (!grown)
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "context point %s: out of memory",
+                                pt->name);
+        cs->points = grown;
+        cs->capacity = cap;
+    }
     cs->points[cs->n_points++] = *pt;
     return ERG_OK;
 }
@@ -274,13 +309,15 @@ int erg__context_signature_from_json(const json_t *obj, double default_static_w,
                 erg_diag sub;
                 erg_diag_clear(&sub);
                 if (erg_context_signature_add(cs, &pt, &sub) != ERG_OK)
-                    rc = erg_diag_set(diag, sub.status == ERG_ERANGE ? ERG_EPARSE : ERG_EINVAL,
+                    rc = erg_diag_set(diag, sub.status == ERG_ENOMEM ? ERG_ENOMEM : ERG_EINVAL,
                                       file, "%s: %s", p, sub.detail);
             }
         }
     }
     if (rc == ERG_OK)
-        *out = *cs;
+        *out = *cs; /* the points move to out */
+    else
+        erg_context_signature_release(cs);
     free(cs);
     return rc;
 }
@@ -376,6 +413,8 @@ void erg_context_set_free(erg_context_set *set)
     for (size_t i = 0; i < set->n; i++)
         free(set->paths ? set->paths[i] : NULL);
     free(set->paths);
+    for (size_t i = 0; set->sigs && i < set->n; i++)
+        erg_context_signature_release(&set->sigs[i]);
     free(set->sigs);
     for (size_t k = 0; k < set->n_corr; k++) {
         /* the set owns the names it read (read_correlations); the public view is const */
@@ -510,8 +549,10 @@ int erg_context_set_read_schedule(const char *path, erg_context_set *out, erg_di
                 if (rc == ERG_OK)
                     rc = erg__context_signature_from_json(v, NAN, path, jp, cs, diag);
             }
-            if (rc != ERG_OK)
+            if (rc != ERG_OK) {
+                erg_context_signature_release(cs); /* read, but not counted in out->n yet */
                 break;
+            }
             snprintf(cs->null_context.name, sizeof cs->null_context.name, "%s", key);
             const json_t *dv = json_is_object(devs) && cs->null_context.device[0]
                                    ? json_object_get(devs, cs->null_context.device)

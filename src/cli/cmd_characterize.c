@@ -403,7 +403,9 @@ int erg_cli_char_point(struct erg_cli_char *c, const char *cmd, const char *prel
 
 /* ------------------------------------------------------------------ the command --------------- */
 
-#define MAX_CTX ERG_CONTEXT_MAX_POINTS
+/* Contexts one command line characterizes (input validation only: a signature file takes any
+ * number of points, and points characterized by other runs merge into a co-runner's file). */
+#define MAX_CTX 64
 
 struct ctx_req {
     char kind; /* 'a' after, 'c' cold, 'w' warm, 'h' heat, 'x' with */
@@ -549,7 +551,8 @@ static int run(int argc, char **argv)
         case 'x':
         case 'w':
             if (nreq == MAX_CTX - 1)
-                return erg_cli_usage("characterize", "at most %d contexts", MAX_CTX - 1);
+                return erg_cli_usage("characterize", "at most %d contexts per command line",
+                                     MAX_CTX - 1);
             memset(&req[nreq], 0, sizeof req[nreq]);
             req[nreq].kind = opt == 'H' ? 'h' : (char)opt;
             if (opt != 'w' && name_cmd(opt == 'a'   ? "--after"
@@ -768,14 +771,15 @@ static int run(int argc, char **argv)
         /* the co-runner's point goes into its own signature file: merged when it exists */
         erg_context_signature *old = malloc(sizeof *old);
         if (old && erg_context_signature_read_file(co_out, old, NULL) == ERG_OK) {
-            /* a point the file cannot take (ERG_ERANGE: it holds ERG_CONTEXT_MAX_POINTS) fails
-             * the command: it is never dropped silently */
+            /* a point the file cannot take (ERG_ENOMEM) fails the command: it is never dropped
+             * silently, and the file is left as it was */
             for (size_t i = 0; !ex && i < co->n_points; i++)
                 if (erg_context_signature_add(old, &co->points[i], &d) != ERG_OK) {
                     snprintf(d.where, sizeof d.where, "%s", co_out);
                     ex = erg_cli_fail(&d, d.status);
                 }
-            *co = *old;
+            erg_context_signature_release(co);
+            *co = *old; /* old's points move to co */
         } else {
             /* no file yet: its null context is unknown here; measure it */
             erg_context_point q;
@@ -794,6 +798,8 @@ static int run(int argc, char **argv)
         if (!ex && (ex = erg_context_signature_write_file(co_out, co, &d)) != ERG_OK)
             ex = erg_cli_fail(&d, ex);
     }
+    erg_context_signature_release(cs);
+    erg_context_signature_release(co);
     free(cs);
     free(co);
     erg_cli_char_close(&c);
@@ -1000,6 +1006,7 @@ static int run_schedule(struct erg_cli_char *c, const char *path, const char *na
                         c->runs);
             if ((rc = erg_context_signature_write_file(out, cs, &d)) != ERG_OK)
                 ex = erg_cli_fail(&d, rc);
+            erg_context_signature_release(cs);
             free(cs);
         }
     }

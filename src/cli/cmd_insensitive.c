@@ -47,6 +47,10 @@ static void side_text(const char *what, const erg_set_insensitivity *x)
 static int run_pair(const char *pa, const char *pb, double conf, int json)
 {
     erg_context_signature *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    if (a)
+        erg_context_signature_init(a);
+    if (b)
+        erg_context_signature_init(b);
     erg_diag d;
     erg_diag_clear(&d);
     int rc = !a || !b ? erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory") : ERG_OK;
@@ -55,6 +59,8 @@ static int run_pair(const char *pa, const char *pb, double conf, int json)
         (rc = erg_context_signature_read_file(pb, b, &d)) == ERG_OK)
         rc = erg_context_pair_test(a, b, conf, &v, &d);
     if (rc != ERG_OK) {
+        erg_context_signature_release(a);
+        erg_context_signature_release(b);
         free(a);
         free(b);
         return erg_cli_fail(&d, rc);
@@ -79,6 +85,8 @@ static int run_pair(const char *pa, const char *pb, double conf, int json)
                "context-insensitive (Section 4.1.3): %s\n",
                verdict(v.history), verdict(v.interference), verdict(v.mutual));
     }
+    erg_context_signature_release(a);
+    erg_context_signature_release(b);
     free(a);
     free(b);
     return ex;

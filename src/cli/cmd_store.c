@@ -123,6 +123,15 @@ static void say_waiting(void *ud, const char *path)
             path);
 }
 
+/* Release n context signatures (calloc'ed: the unread ones are zeroed, hence empty) and the array.
+ */
+static void free_sigs(erg_context_signature *sigs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        erg_context_signature_release(&sigs[i]);
+    free(sigs);
+}
+
 static int run_store(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -188,20 +197,20 @@ static int run_store(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             if ((rc = erg_context_signature_read_file(argv[optind + (int)i], &sigs[i], &d)) !=
                 ERG_OK) {
-                free(sigs);
+                free_sigs(sigs, n);
                 return erg_cli_fail(&d, rc);
             }
             if (!sigs[i].null_context.name[0]) {
                 fprintf(stderr, "erg: %s: the signature has no \"name\" to store it under\n",
                         argv[optind + (int)i]);
-                free(sigs);
+                free_sigs(sigs, n);
                 return ERG_EXIT_USAGE;
             }
         }
         erg_store *st;
         if ((rc = erg_store_open_wait(path, ERG_STORE_CREATE, 30, say_waiting, NULL, &st, &d)) !=
             ERG_OK) {
-            free(sigs);
+            free_sigs(sigs, n);
             return erg_cli_fail(&d, rc);
         }
         /* one transaction: every file is stored, or none */
@@ -213,7 +222,7 @@ static int run_store(int argc, char **argv)
         else if (erg_store_end(st, 0, NULL) != ERG_OK) /* closing rolls back as well */
             fprintf(stderr, "erg: warning: the rollback failed; closing the store undoes it\n");
         erg_store_close(st);
-        free(sigs);
+        free_sigs(sigs, n);
         if (rc != ERG_OK)
             return erg_cli_fail(&d, rc);
         return ERG_EXIT_OK;
@@ -237,8 +246,10 @@ static int run_store(int argc, char **argv)
         erg_context_signature *cs = malloc(sizeof *cs);
         if (!cs)
             rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
-        else if ((rc = erg_store_get_context(st, argv[optind], cs, &d)) == ERG_OK)
+        else if ((rc = erg_store_get_context(st, argv[optind], cs, &d)) == ERG_OK) {
             rc = erg_context_signature_write_file(output, cs, &d);
+            erg_context_signature_release(cs);
+        }
         free(cs);
     } else if (!strcmp(action, "history")) {
         erg_signature cur;

@@ -65,21 +65,39 @@ assert pb["corunners"] == ["a"] and pa["corunners"] == ["b"] and pb["mechanism"]
 tot = pb["dynamic_energy_j"] + pa["dynamic_energy_j"]
 assert abs(tot - 3.0) < 1e-9 or abs(tot - 4.0) < 1e-9, tot
 PY
-# a co-runner file that already holds ERG_CONTEXT_MAX_POINTS (16) other points cannot take the
-# new one: the command fails naming the file (the point was dropped with exit 0 before) and the
-# file is left as it was
+# a co-runner file that already holds 16 other points (the limit the ABI once had, when the 17th
+# was dropped with exit 0 and later refused with exit 2) takes the new one: 17 points, the 16
+# kept as they were, in order, and with:b as the co-run just measured
 python3 - "$T/a-co.json" "$T/a-full.json" <<'PY' || fail "a-full.json"
 import json, sys
 a = json.load(open(sys.argv[1]))
 p = [q for q in a["contexts"] if q["name"] == "with:b"][0]
-a["contexts"] = [dict(p, name="with:b%d" % i) for i in range(16)]
+a["contexts"] = [dict(p, name="with:b%d" % i, corunners=["b%d" % i], time_s=1.0 + i / 3.0) for i in range(16)]
 json.dump(a, open(sys.argv[2], "w"))
 PY
-cp "$T/a-full.json" "$T/a-full.before"
-"$erg" characterize --name b $C --reset "$RESET" --with a="$A" --corunner-out "$T/a-full.json" -o "$T/b-co2.json" -- sh "$T/b.sh" > "$T/out" 2> "$T/err"
-[ $? = 2 ] || fail "a full co-runner file: status 2"
-grep -q "^erg: $T/a-full.json: more than 16 context points" "$T/err" || fail "a full co-runner file: message"
-cmp -s "$T/a-full.json" "$T/a-full.before" || fail "a full co-runner file was rewritten"
+"$erg" characterize --name b $C --reset "$RESET" --with a="$A" --corunner-out "$T/a-full.json" -o "$T/b-co2.json" -- sh "$T/b.sh" > "$T/out" 2> "$T/err" || fail "a co-runner file with 16 points: status 0"
+python3 - "$T/a-full.json" "$T/b-co2.json" <<'PY' || fail "the 17th point is kept"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+c = a["contexts"]
+assert len(c) == 17, len(c)
+for i in range(16):
+    assert c[i]["name"] == "with:b%d" % i and c[i]["corunners"] == ["b%d" % i], c[i]
+    assert c[i]["time_s"] == 1.0 + i / 3.0, c[i]
+assert c[16]["name"] == "with:b" and c[16]["corunners"] == ["b"] and c[16]["mechanism"] == "contention"
+# the co-run's window split by CPU time: the two halves sum to 3 or 4 J as above
+pb = [p for p in b["contexts"] if p["name"] == "with:a"][0]
+tot = pb["dynamic_energy_j"] + c[16]["dynamic_energy_j"]
+assert abs(tot - 3.0) < 1e-9 or abs(tot - 4.0) < 1e-9, tot
+PY
+
+# one command line takes at most 63 contexts (input validation, not a signature limit): the 64th
+# is a usage error before anything runs
+many=$(i=0; while [ $i -lt 64 ]; do printf -- '--warm '; i=$((i + 1)); done)
+"$erg" characterize --name b $many -o "$T/many.json" -- true > "$T/out" 2> "$T/err"
+[ $? = 2 ] || fail "64 contexts: status 2"
+grep -q "at most 63 contexts per command line" "$T/err" || fail "64 contexts: message"
+[ ! -e "$T/many.json" ] || fail "64 contexts: nothing written"
 
 # --- the schedule a -> b -> b measured directly: 1 + 3 + 2 = 6 J
 cat > "$T/sched.json" <<JSON

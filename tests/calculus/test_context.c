@@ -37,6 +37,13 @@ static const char *put(const char *name, const char *text)
     return erg_tmp_put(tmpdir, name, text);
 }
 
+/* Release a context signature's points and free it (NULL-safe). */
+static void cs_free(erg_context_signature *cs)
+{
+    erg_context_signature_release(cs);
+    free(cs);
+}
+
 /* An element on "cpu" (s = 10 W) with sd_E = sd. */
 static void element(erg_context_signature *cs, const char *name, double t, double d, double sd)
 {
@@ -90,7 +97,7 @@ static void file_round_trip(void **state)
             "  {\"name\": \"with:copy\", \"mechanism\": \"contention\", "
             "\"corunners\": [\"copy\"],\n"
             "   \"temperature_c\": 61.5, \"time_s\": 1.05, \"dynamic_energy_j\": 5.2}]}\n");
-    erg_context_signature *cs = malloc(sizeof *cs);
+    erg_context_signature *cs = calloc(1, sizeof *cs); /* zeroed: empty */
     erg_diag d;
     assert_int_equal(erg_context_signature_read_file(f, cs, &d), ERG_OK);
     assert_string_equal(cs->command, "./gemm 256");
@@ -115,7 +122,7 @@ static void file_round_trip(void **state)
     char out[512];
     snprintf(out, sizeof out, "%s/back.json", tmpdir);
     assert_int_equal(erg_context_signature_write_file(out, cs, &d), ERG_OK);
-    erg_context_signature *back = malloc(sizeof *back);
+    erg_context_signature *back = calloc(1, sizeof *back);
     assert_int_equal(erg_context_signature_read_file(out, back, &d), ERG_OK);
     assert_int_equal(back->n_points, 2);
     erg_assert_near(back->points[0].time_s, 1.2, 0);
@@ -126,7 +133,7 @@ static void file_round_trip(void **state)
     erg_store *st;
     assert_int_equal(erg_store_open(out, 1, &st, &d), ERG_OK);
     assert_int_equal(erg_store_put_context(st, cs, &d), ERG_OK);
-    memset(back, 0, sizeof *back);
+    erg_context_signature_release(back);
     assert_int_equal(erg_store_get_context(st, "gemm", back, &d), ERG_OK);
     assert_int_equal(back->n_points, 2);
     erg_assert_near(back->points[0].dynamic_energy_j, 5.5, 0);
@@ -134,8 +141,104 @@ static void file_round_trip(void **state)
     assert_int_equal(erg_store_get(st, "gemm", &plain, &d), ERG_OK);
     erg_assert_near(plain.time_s, 1.0, 0);
     erg_store_close(st);
-    free(back);
-    free(cs);
+    cs_free(back);
+    cs_free(cs);
+}
+
+/* Points sized at run time: 40 points (more than the 16 the ABI once held inline) go through the
+ * writer and the reader with every value exact (jansson writes doubles with 17 significant
+ * digits, which round-trip), in order; adding by an existing name replaces in place; a copy owns
+ * its own storage. Values are thirds and sevenths, not representable in short decimal form. */
+static void many_points_round_trip(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    erg_context_signature *cs = malloc(sizeof *cs);
+    element(cs, "many", 1, 5, 0.5);
+    assert_null(cs->points);
+    assert_int_equal(cs->capacity, 0);
+    erg_diag d;
+    for (int i = 0; i < N; i++) {
+        erg_context_point p;
+        erg_context_point_init(&p);
+        snprintf(p.name, sizeof p.name, "p%d", i);
+        if (i % 2) {
+            p.mechanism = ERG_MECHANISM_CONTENTION;
+            snprintf(p.corunners[0], sizeof p.corunners[0], "co%d", i);
+            snprintf(p.corunners[1], sizeof p.corunners[1], "other");
+            p.n_corunners = 2;
+            p.temperature_c = 40.0 + i / 7.0;
+        } else {
+            snprintf(p.after, sizeof p.after, "e%d", i);
+            snprintf(p.cache, sizeof p.cache, "cold");
+            p.traffic_bytes = 1048576.0 * (i + 1);
+        }
+        p.static_power_w = 10;
+        p.time_s = 1.0 + i / 3.0;
+        p.dynamic_energy_j = 5.0 + i / 7.0;
+        p.time_var_s2 = 1e-4 * (i + 1) / 3.0;
+        p.energy_var_j2 = 0.1 * (i + 1) / 7.0; /* ≥ s²·var(T) (Axiom M1) */
+        p.runs = (unsigned)(i + 2);
+        if (erg_context_signature_add(cs, &p, &d) != ERG_OK)
+            fail_msg("add %d: %s", i, d.detail);
+        assert_int_equal(cs->n_points, (size_t)i + 1);
+        assert_true(cs->capacity >= cs->n_points);
+    }
+    assert_int_equal(cs->capacity, 64); /* 8, 16, 32, 64 */
+    /* replace p3 by name: the count stays, the values change in place */
+    erg_context_point r = cs->points[3];
+    r.dynamic_energy_j = 9.0 / 7.0;
+    assert_int_equal(erg_context_signature_add(cs, &r, &d), ERG_OK);
+    assert_int_equal(cs->n_points, N);
+    assert_true(cs->points[3].dynamic_energy_j == 9.0 / 7.0);
+    char out[512];
+    snprintf(out, sizeof out, "%s/many.json", tmpdir);
+    assert_int_equal(erg_context_signature_write_file(out, cs, &d), ERG_OK);
+    erg_context_signature *back = calloc(1, sizeof *back);
+    if (erg_context_signature_read_file(out, back, &d) != ERG_OK)
+        fail_msg("read back: %s", d.detail);
+    assert_int_equal(back->n_points, N);
+    assert_true(back->capacity >= N);
+    for (int i = 0; i < N; i++) {
+        const erg_context_point *a = &cs->points[i], *b = &back->points[i];
+        assert_string_equal(a->name, b->name);
+        assert_int_equal(a->mechanism, b->mechanism);
+        assert_string_equal(a->after, b->after);
+        assert_string_equal(a->cache, b->cache);
+        assert_int_equal(a->n_corunners, b->n_corunners);
+        for (size_t k = 0; k < a->n_corunners; k++)
+            assert_string_equal(a->corunners[k], b->corunners[k]);
+        assert_true(isnan(a->traffic_bytes) ? isnan(b->traffic_bytes)
+                                            : a->traffic_bytes == b->traffic_bytes);
+        assert_true(isnan(a->temperature_c) ? isnan(b->temperature_c)
+                                            : a->temperature_c == b->temperature_c);
+        assert_true(a->static_power_w == b->static_power_w);
+        assert_true(a->time_s == b->time_s);
+        assert_true(a->dynamic_energy_j == b->dynamic_energy_j);
+        assert_true(a->time_var_s2 == b->time_var_s2);
+        assert_true(a->energy_var_j2 == b->energy_var_j2);
+        assert_int_equal(a->runs, b->runs);
+    }
+    /* the 17th point and the last, found by their contexts */
+    const char *with16[] = {"other", "co17"};
+    assert_int_equal(erg_context_signature_find(back, "", with16, 2), 17);
+    assert_int_equal(erg_context_signature_find(back, "e38", NULL, 0), 38);
+    assert_true(back->points[39].time_s == 1.0 + 39 / 3.0);
+    /* a copy owns its storage: changing the original leaves it as it was */
+    erg_context_signature *cp = malloc(sizeof *cp);
+    assert_int_equal(erg_context_signature_copy(cp, back), ERG_OK);
+    assert_true(cp->points != back->points);
+    back->points[20].time_s = 99;
+    erg_context_signature_release(back);
+    assert_null(back->points);
+    assert_int_equal(back->n_points, 0);
+    assert_int_equal(cp->n_points, N);
+    assert_true(cp->points[20].time_s == 1.0 + 20 / 3.0);
+    assert_int_equal(erg_context_signature_copy(cp, cp), ERG_EINVAL);
+    cs_free(cp);
+    cs_free(back);
+    cs_free(cs);
+    erg_context_signature_release(NULL); /* NULL-safe */
 }
 
 static void bad_points(void **state)
@@ -172,11 +275,11 @@ static void bad_points(void **state)
                  "1, \"dynamic_energy_j\": 5, \"contexts\": [%s]}",
                  cases[i].point);
         const char *f = put("bad.json", text);
-        erg_context_signature *cs = malloc(sizeof *cs);
+        erg_context_signature *cs = calloc(1, sizeof *cs); /* zeroed: empty */
         erg_diag d;
         erg_diag_clear(&d);
         int rc = erg_context_signature_read_file(f, cs, &d);
-        free(cs);
+        cs_free(cs);
         if (rc == ERG_OK || !strstr(d.detail, cases[i].needle))
             fail_msg("case %zu: rc %d, detail '%s', expected '%s'", i, rc, d.detail,
                      cases[i].needle);
@@ -189,11 +292,11 @@ static void bad_points(void **state)
                         "1, \"dynamic_energy_j\": 1},"
                         "{\"name\": \"a\", \"mechanism\": \"cache\", \"after\": \"y\", \"time_s\": "
                         "1, \"dynamic_energy_j\": 1}]}");
-    erg_context_signature *cs = malloc(sizeof *cs);
+    erg_context_signature *cs = calloc(1, sizeof *cs); /* zeroed: empty */
     erg_diag d;
     assert_int_equal(erg_context_signature_read_file(f, cs, &d), ERG_EPARSE);
     assert_non_null(strstr(d.detail, "duplicate point \"a\""));
-    free(cs);
+    cs_free(cs);
 }
 
 /* ------------------------------------------------------------------ insensitivity ----------- */
@@ -321,9 +424,9 @@ static void insensitivity_over_sets(void **state)
     assert_int_equal(erg_interaction_graph_write_file(path, &g, 0.95, &d), ERG_OK);
     erg_interaction_graph_free(&g);
     erg_interaction_graph_free(&g);
-    free(a);
-    free(b);
-    free(c);
+    cs_free(a);
+    cs_free(b);
+    cs_free(c);
 }
 
 /* ------------------------------------------------------------------ composition ------------- */
@@ -405,8 +508,8 @@ static void sequential_does_not_commute(void **state)
     erg_assert_near(r.report.energy_j, 27.0, 1e-9);
     erg_context_report_free(&r);
     erg_schedule_free(s);
-    free(a);
-    free(b);
+    cs_free(a);
+    cs_free(b);
 }
 
 /* Section 5.1.5: replacing e1 by e1', no cheaper in any component (s equal, T 1.1 ≥ 1,
@@ -445,9 +548,9 @@ static void monotonicity_counterexample(void **state)
     erg_report_free(&r2);
     erg_schedule_free(s1);
     erg_schedule_free(s2);
-    free(e1);
-    free(e1p);
-    free(e2);
+    cs_free(e1);
+    cs_free(e1p);
+    cs_free(e2);
 }
 
 /* Co-running A and B on cpu (no edges, both start at 0).
@@ -478,8 +581,8 @@ static void corun_at_runtime_context(void **state)
     erg_assert_near(r.report.bias_bound_j, 0.0, 0);
     erg_assert_near(r.report.time_s, 1.5, 1e-12);
     erg_context_report_free(&r);
-    free(a);
-    free(b);
+    cs_free(a);
+    cs_free(b);
 }
 
 /* Appendix F.1: σ²(A ⊗ B) = σ²_A + σ²_B + 2·Cov = 0.01 + 0.25 + 2·0.5·0.1·0.5 = 0.31 J², checked
@@ -535,8 +638,8 @@ static void correlated_noise(void **state)
                          ERG_EINVAL);
         erg_schedule_free(s);
     }
-    free(a);
-    free(b);
+    cs_free(a);
+    cs_free(b);
 }
 
 /* Ranking: A → B twice (B has an entry point elsewhere: |ΔE| = 17.5 − 15 = 2.5 J per
@@ -584,10 +687,10 @@ static void refine_candidates_ranked(void **state)
     assert_int_equal(erg_refine_candidates(&r, all, 4, -10.0, cand, 2, &n, &d), ERG_OK);
     assert_int_equal(n, 2);
     erg_context_report_free(&r);
-    free(a);
-    free(b);
-    free(c);
-    free(dd);
+    cs_free(a);
+    cs_free(b);
+    cs_free(c);
+    cs_free(dd);
 }
 
 /* Eq. 24: parts E = 27 J, σ = sqrt(0.26), bias 0.98 J. Coarse E = 30 J, σ 0.5:
@@ -642,6 +745,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(file_round_trip),
+        cmocka_unit_test(many_points_round_trip),
         cmocka_unit_test(bad_points),
         cmocka_unit_test(insensitivity_over_sets),
         cmocka_unit_test(sequential_does_not_commute),
