@@ -313,6 +313,17 @@ struct request {
     double prefill_energy_j, decode_energy_j, energy_j, energy_sd_j;
 };
 
+/* erg predict model's exit after a prediction failed: the message (placed at the config when the
+ * library gave no place), the predictor freed; a bad input's status, never "no meter". */
+static int model_failed(const struct common *c, erg_predictor *p, erg_diag *diag, int rc)
+{
+    if (!diag->where[0])
+        snprintf(diag->where, sizeof diag->where, "%s", c->config);
+    erg_predictor_free(p);
+    int st = erg_cli_fail(diag, rc);
+    return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+}
+
 /* Sum the decode steps of c's request onto the prefill prediction pre. The steps share one
  * model's error (the same estimators on nearly the same work), so their sds add up linearly;
  * that sum and the prefill's sd add in quadrature. Errors: erg_predict_model's. */
@@ -440,11 +451,7 @@ int erg_cli_predict_model(int argc, char **argv)
         erg_phase_spec spec = phase_of(&c, (erg_phase)ph);
         int rc = erg_predict_model(p, &a, &spec, &m[nm], &diag);
         if (rc != ERG_OK) {
-            if (!diag.where[0])
-                snprintf(diag.where, sizeof diag.where, "%s", c.config);
-            erg_predictor_free(p);
-            st = erg_cli_fail(&diag, rc);
-            return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+            return model_failed(&c, p, &diag, rc);
         }
         nm++;
     }
@@ -452,11 +459,7 @@ int erg_cli_predict_model(int argc, char **argv)
     if (c.output > 0) {
         int rc = predict_request(&c, p, &a, &m[0], &req, &diag);
         if (rc != ERG_OK) {
-            if (!diag.where[0])
-                snprintf(diag.where, sizeof diag.where, "%s", c.config);
-            erg_predictor_free(p);
-            st = erg_cli_fail(&diag, rc);
-            return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
+            return model_failed(&c, p, &diag, rc);
         }
     }
     if (c.schedule) {
