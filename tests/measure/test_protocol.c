@@ -40,12 +40,7 @@ static int teardown(void **state)
 
 static erg_meter *open_meter(void)
 {
-    erg_meter_options o;
-    fake_options(&o, root, "rapl-sysfs");
-    erg_meter *m = NULL;
-    erg_diag d;
-    if (erg_meter_open(&o, &m, &d) != ERG_OK)
-        fail_msg("erg_meter_open: %s: %s", d.where, d.detail);
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     return m;
 }
 

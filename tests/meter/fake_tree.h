@@ -41,6 +41,9 @@ void fake_io_reset(void);
 
 /* Standard options for a fake root with the fake seam (sampler not started). */
 void fake_options(erg_meter_options *o, const char *root, const char *backends);
+/* erg_meter_open with fake_options(root, backends); when the meter does not open, the diagnostic
+ * goes to stderr and the process aborts (the running test fails). */
+erg_meter *fake_open(const char *root, const char *backends);
 
 /* A two-socket powercap tree: package-0 (core, uncore, dram), package-1 (dram), psys, with
  * max_energy_range_uj 262143328850 and the given starting values. */

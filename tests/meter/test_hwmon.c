@@ -88,12 +88,7 @@ static void board(int a, int b, int c, int d)
 
 static erg_meter *open_meter(void)
 {
-    erg_meter_options o;
-    fake_options(&o, root, "hwmon");
-    erg_meter *m = NULL;
-    erg_diag dg;
-    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
-        fail_msg("open: %s %s", dg.where, dg.detail);
+    erg_meter *m = fake_open(root, "hwmon");
     return m;
 }
 
@@ -266,12 +261,7 @@ static void desktop_temperatures_are_the_dies(void **state)
     fake_write(root, "sys/class/thermal/thermal_zone1/type", "iwlwifi_1\n");
     fake_write(root, "sys/class/thermal/thermal_zone1/temp", "61000\n");
     fake_proc_stat(root, 1000, 9000); /* no energy counter here: the estimator is the channel */
-    erg_meter_options o;
-    fake_options(&o, root, "hwmon,estimator");
-    erg_meter *m = NULL;
-    erg_diag dg;
-    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
-        fail_msg("open: %s %s", dg.where, dg.detail);
+    erg_meter *m = fake_open(root, "hwmon,estimator");
     erg_temperature t[16];
     size_t n = 0;
     erg_assert_ok(erg_meter_temperatures(m, t, 16, &n));
@@ -294,8 +284,7 @@ static void desktop_temperatures_are_the_dies(void **state)
         T("hwmon4", k, label, 44000 + 1000 * (k % 3));
     }
 #undef T
-    if (erg_meter_open(&o, &m, &dg) != ERG_OK)
-        fail_msg("open: %s %s", dg.where, dg.detail);
+    m = fake_open(root, "hwmon,estimator");
     erg_assert_ok(erg_meter_temperatures(m, t, 16, &n));
     assert_int_equal(n, 3);
     int seen = 0;
@@ -643,12 +632,7 @@ static void amd_apu_socket_power_is_not_added_to_the_package(void **state)
             fake_io_reset();
         }
         amd_apu_tree(apu);
-        erg_meter_options o;
-        fake_options(&o, root, "rapl-sysfs,hwmon");
-        erg_meter *m = NULL;
-        erg_diag dg;
-        if (erg_meter_open(&o, &m, &dg) != ERG_OK)
-            fail_msg("open: %s %s", dg.where, dg.detail);
+        erg_meter *m = fake_open(root, "rapl-sysfs,hwmon");
         erg_channel_info c;
         int pkg = fake_find(m, "rapl-sysfs:package-0");
         int core = fake_find(m, "rapl-sysfs:package-0/core");
