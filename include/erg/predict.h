@@ -835,7 +835,8 @@ typedef struct erg_model_work {
  * attention_sliding × the sliding ones (the window in the spec); ffn × the dense layers, moe ×
  * the MoE layers; lm_head ×1 over batch · prompt tokens (prefill with logits_all), else batch.
  * Errors: ERG_EINVAL (erg_arch_check, or a phase without batch, prompt (prefill) or kv
- * (decode) ≥ 1), diag naming the field.
+ * (decode) ≥ 1), ERG_ERANGE (batch · prompt or batch · kv above 2^40 tokens), diag naming the
+ * field.
  */
 ERG_API ERG_NODISCARD int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p,
                                                erg_model_work *out, erg_diag *diag);
