@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,7 @@ static int run(int argc, char **argv)
     erg_compose_options_init(&o);
     o.confidence = conf;
     erg_report plain;
+    bool plain_set = false; /* plain holds a composed report to free, whatever happens after */
     erg_context_report cr;
     memset(&cr, 0, sizeof cr);
     const erg_report *parts = NULL;
@@ -85,6 +87,7 @@ static int run(int argc, char **argv)
         parts = &cr.report;
     } else {
         rc = erg_schedule_compose(s, &o, &plain, &d);
+        plain_set = rc == ERG_OK;
         parts = &plain;
     }
     erg_granularity g;
@@ -111,7 +114,7 @@ static int run(int argc, char **argv)
         }
     }
     erg_context_report_free(&cr);
-    if (parts == &plain && rc == ERG_OK)
+    if (plain_set)
         erg_report_free(&plain);
     erg_context_set_free(&set);
     erg_schedule_free(s);
