@@ -26,14 +26,52 @@ static void make_point(erg_context_point *p, int i)
     p->dynamic_energy_j = 2.0 + i / 7.0;
 }
 
+/* An empty signature "x" (s = 10 W, T = 1 s). */
+static void empty_x(erg_context_signature *cs)
+{
+    erg_context_signature_init(cs);
+    snprintf(cs->null_context.name, sizeof cs->null_context.name, "x");
+    cs->null_context.static_power_w = 10;
+    cs->null_context.time_s = 1;
+}
+
+/* Read f once with every allocation allowed, then with each of those allocations failed in turn:
+ * every read gives ERG_OK and a signature that passes check, or ERG_ENOMEM with *out untouched
+ * (never a signature short of points). Returns how many reads failed. */
+static size_t read_each_failed(const char *f, void (*check)(const erg_context_signature *))
+{
+    erg_context_signature cs;
+    erg_diag d;
+    erg_failalloc_arm(0, 0);
+    memset(&cs, 0, sizeof cs);
+    assert_int_equal(erg_context_signature_read_file(f, &cs, &d), ERG_OK);
+    unsigned long calls = erg_failalloc_calls();
+    check(&cs);
+    erg_context_signature_release(&cs);
+    size_t failures = 0;
+    for (unsigned long n = 1; n <= calls; n++) {
+        memset(&cs, 0, sizeof cs);
+        erg_failalloc_arm(n, 0);
+        int rc = erg_context_signature_read_file(f, &cs, &d);
+        erg_failalloc_arm(0, 0);
+        if (rc == ERG_OK) {
+            check(&cs);
+            erg_context_signature_release(&cs);
+        } else {
+            assert_int_equal(rc, ERG_ENOMEM);
+            assert_int_equal(cs.n_points, 0);
+            assert_null(cs.points);
+            failures++;
+        }
+    }
+    return failures;
+}
+
 static void add_enomem_leaves_unchanged(void **state)
 {
     (void)state;
     erg_context_signature cs;
-    erg_context_signature_init(&cs);
-    snprintf(cs.null_context.name, sizeof cs.null_context.name, "x");
-    cs.null_context.static_power_w = 10;
-    cs.null_context.time_s = 1;
+    empty_x(&cs);
     erg_diag d;
     erg_context_point p;
     /* the first add allocates: failing it leaves the empty signature empty */
@@ -93,6 +131,12 @@ static void add_enomem_leaves_unchanged(void **state)
     erg_context_signature_release(&cs);
 }
 
+static void check_20(const erg_context_signature *cs)
+{
+    assert_int_equal(cs->n_points, 20);
+    assert_true(cs->points[19].time_s == 20.0);
+}
+
 static void read_whole_or_enomem(void **state)
 {
     (void)state;
@@ -109,31 +153,7 @@ static void read_whole_or_enomem(void **state)
                               i ? ", " : "", i, i, i + 1);
     snprintf(text + k, sizeof text - k, "]}");
     const char *f = erg_tmp_put(dir, "x.json", text);
-    erg_context_signature cs;
-    erg_diag d;
-    erg_failalloc_arm(0, 0);
-    memset(&cs, 0, sizeof cs);
-    assert_int_equal(erg_context_signature_read_file(f, &cs, &d), ERG_OK);
-    unsigned long calls = erg_failalloc_calls();
-    assert_int_equal(cs.n_points, 20);
-    erg_context_signature_release(&cs);
-    size_t failures = 0;
-    for (unsigned long n = 1; n <= calls; n++) {
-        memset(&cs, 0, sizeof cs);
-        erg_failalloc_arm(n, 0);
-        int rc = erg_context_signature_read_file(f, &cs, &d);
-        erg_failalloc_arm(0, 0);
-        if (rc == ERG_OK) {
-            assert_int_equal(cs.n_points, 20);
-            assert_true(cs.points[19].time_s == 20.0);
-            erg_context_signature_release(&cs);
-        } else {
-            assert_int_equal(rc, ERG_ENOMEM);
-            assert_int_equal(cs.n_points, 0);
-            assert_null(cs.points);
-            failures++;
-        }
-    }
+    size_t failures = read_each_failed(f, check_20);
     assert_true(failures >= 3); /* the growths to 8, 16 and 32 points at least */
     assert_int_equal(erg_tmp_free(dir), 0);
 }
@@ -181,10 +201,7 @@ static void corunners_enomem(void **state)
 {
     (void)state;
     erg_context_signature cs;
-    erg_context_signature_init(&cs);
-    snprintf(cs.null_context.name, sizeof cs.null_context.name, "x");
-    cs.null_context.static_power_w = 10;
-    cs.null_context.time_s = 1;
+    empty_x(&cs);
     erg_diag d;
     char buf[NCO][320];
     const char *np[NCO];
@@ -242,6 +259,13 @@ static void corunners_enomem(void **state)
     erg_context_signature_release(&dst);
 }
 
+static void check_co12(const erg_context_signature *cs)
+{
+    assert_int_equal(cs->n_points, 12);
+    for (int i = 0; i < 12; i++)
+        assert_co_point(&cs->points[i], i, i + 1.0);
+}
+
 static void read_corunners_whole_or_enomem(void **state)
 {
     (void)state;
@@ -265,34 +289,7 @@ static void read_corunners_whole_or_enomem(void **state)
     }
     snprintf(text + k, sizeof text - k, "]}");
     const char *f = erg_tmp_put(dir, "x.json", text);
-    erg_context_signature cs;
-    erg_diag d;
-    erg_failalloc_arm(0, 0);
-    memset(&cs, 0, sizeof cs);
-    assert_int_equal(erg_context_signature_read_file(f, &cs, &d), ERG_OK);
-    unsigned long calls = erg_failalloc_calls();
-    assert_int_equal(cs.n_points, 12);
-    for (int i = 0; i < 12; i++)
-        assert_co_point(&cs.points[i], i, i + 1.0);
-    erg_context_signature_release(&cs);
-    size_t failures = 0;
-    for (unsigned long n = 1; n <= calls; n++) {
-        memset(&cs, 0, sizeof cs);
-        erg_failalloc_arm(n, 0);
-        int rc = erg_context_signature_read_file(f, &cs, &d);
-        erg_failalloc_arm(0, 0);
-        if (rc == ERG_OK) {
-            assert_int_equal(cs.n_points, 12);
-            for (int i = 0; i < 12; i++)
-                assert_co_point(&cs.points[i], i, i + 1.0);
-            erg_context_signature_release(&cs);
-        } else {
-            assert_int_equal(rc, ERG_ENOMEM);
-            assert_int_equal(cs.n_points, 0);
-            assert_null(cs.points);
-            failures++;
-        }
-    }
+    size_t failures = read_each_failed(f, check_co12);
     assert_true(failures >= 12 + 2); /* per point its names' view and block; the growths */
     assert_int_equal(erg_tmp_free(dir), 0);
 }
