@@ -469,10 +469,15 @@ int erg_context_signature_read_file(const char *path, erg_context_signature *out
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_signature_read_file: NULL");
     json_t *root;
     const char *name;
-    int rc = erg__signature_file_load(path, &root, &name, diag);
+    char *text;
+    size_t len;
+    int rc = erg__signature_file_load(path, &root, &name, &text, &len, diag);
     if (rc != ERG_OK)
         return rc;
     rc = erg__context_signature_from_json(root, NAN, name, "signature", out, diag);
+    if (rc != ERG_OK)
+        erg__json_diag_locate(diag, text, len, name, "signature");
+    free(text);
     json_decref(root);
     return rc;
 }

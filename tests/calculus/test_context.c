@@ -351,6 +351,30 @@ static void bad_points(void **state)
     assert_int_equal(erg_context_signature_read_file(f, cs, &d), ERG_EPARSE);
     assert_non_null(strstr(d.detail, "duplicate point \"a\""));
     cs_free(cs);
+    /* a bad value is placed by line and column (hand-counted: on line 6, 3 spaces, "corunners":
+     * at 4-15, '[' at 17, "a" 18-20, "b\"]" 23-28, 7 at 31) */
+    f = put("pos.json", "{\"erg\": \"signature/1\", \"name\": \"b\", \"device\": \"cpu\",\n"
+                        " \"static_power_w\": 10, \"time_s\": 1, \"dynamic_energy_j\": 5,\n"
+                        " \"contexts\": [\n"
+                        "  {\"name\": \"after:a\", \"mechanism\": \"cache\", \"after\": \"a\", "
+                        "\"time_s\": 1.2, \"dynamic_energy_j\": 5.5},\n"
+                        "  {\"name\": \"with:[x]\", \"mechanism\": \"contention\",\n"
+                        "   \"corunners\": [\"a\", \"b\\\"]\", 7],\n"
+                        "   \"time_s\": 1.05, \"dynamic_energy_j\": 5.2}]}\n");
+    cs = calloc(1, sizeof *cs);
+    assert_int_equal(erg_context_signature_read_file(f, cs, &d), ERG_EPARSE);
+    char want[600];
+    snprintf(want, sizeof want, "%s:6:31", f);
+    assert_string_equal(d.where, want);
+    assert_string_equal(d.detail, "signature.contexts[1].corunners[2]: expected a non-empty name");
+    cs_free(cs);
+    /* the plain reader places the null context's values the same way (line 2, column 34) */
+    erg_signature plain;
+    f = put("pos2.json", "{\"erg\": \"signature/1\", \"name\": \"b\", \"device\": \"cpu\",\n"
+                         " \"static_power_w\": 10, \"time_s\": -1, \"dynamic_energy_j\": 5}\n");
+    assert_int_equal(erg_signature_read_file(f, &plain, &d), ERG_EPARSE);
+    snprintf(want, sizeof want, "%s:2:34", f);
+    assert_string_equal(d.where, want);
 }
 
 /* ------------------------------------------------------------------ insensitivity ----------- */
