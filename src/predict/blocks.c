@@ -228,8 +228,11 @@ int erg__predict_blocks(const erg_op_model *l1, const erg_block_model *l2, const
         double c = (double)b->count;
         out->blocks_time_s += c * b->each.time_s;
         out->blocks_energy_j += c * b->each.energy_j;
-        vt += c * b->each.time_var_s2;
-        ve += c * b->each.energy_var_j2;
+        /* the instances of one block kind are the same work predicted by the same estimators:
+         * they share one error, so their sds add (variance count^2 x instance); different kinds
+         * are independent, as different ops inside a block are (erg_block_level1) */
+        vt += c * c * b->each.time_var_s2;
+        ve += c * c * b->each.energy_var_j2;
     }
     out->total.time_s = out->blocks_time_s;
     out->total.energy_j = out->blocks_energy_j;
