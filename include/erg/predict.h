@@ -1639,6 +1639,56 @@ erg_model_prediction_write_json(const char *path, const erg_model_report *r, erg
 ERG_API int erg_model_prediction_first_blocks(const erg_model_prediction *m,
                                               erg_estimate *attention, erg_estimate *ffn);
 
+/** Most swept values of a sweep (erg_predict_sweep) and most points (their product). */
+#define ERG_SWEEP_MAX_KEYS 16
+#define ERG_SWEEP_MAX_POINTS 10000000
+
+/**
+ * Whether a phase's tokens fit the sizes erg computes with: batch × prompt (the prefill's
+ * tokens, phases bit 0), batch × kv (the decode's cached tokens, bit 1) and, with output > 0,
+ * batch × (prompt + output) (a whole request, erg_predict_request) at most 2^40. ERG_OK, or
+ * ERG_EINVAL with why (size bytes) naming the sizes as `erg predict` spells them ("--batch 2 x
+ * --kv 1099511627776 is more than 2^40 cached tokens"); batch, prompt or kv below 1, or output
+ * below 0, are ERG_EINVAL too. Beyond 2^40 the work overflows (as a --prompt alone may not pass
+ * 2^40).
+ */
+ERG_API ERG_NODISCARD int erg_phase_tokens_check(int phases, int64_t batch, int64_t prompt,
+                                                 int64_t kv, int64_t output, char *why,
+                                                 size_t size);
+
+/** One swept value: key from lo to hi by step (positive integers; one value: lo = hi). key is an
+ *  erg_arch_set key (d_model, n_heads, ..., and heads: n_heads = n_kv_heads, head_dim = d_model
+ *  / heads) or batch, prompt, kv. */
+typedef struct erg_sweep_range {
+    char key[32];
+    int64_t lo, hi, step;
+} erg_sweep_range;
+
+/** A predicted point and phase of a sweep: values holds the swept values in the ranges' order.
+ *  Return ERG_OK to go on; any other status stops the sweep, which returns it. */
+typedef int (*erg_sweep_row_fn)(void *ctx, const int64_t *values, const erg_model_prediction *m);
+/** A point the sweep could not predict (reason: erg_arch_set's, erg_arch_check's,
+ *  erg_phase_tokens_check's or erg_predict_model's detail). Return as erg_sweep_row_fn. */
+typedef int (*erg_sweep_skip_fn)(void *ctx, const int64_t *values, const char *reason);
+
+/**
+ * A design-space sweep (HYMELL Section 4; `erg predict sweep`): every combination of the n
+ * ranges r (the last varying fastest, as an odometer), each the architecture base with the
+ * swept keys set and spec's batch, prompt and kv replaced by swept ones (a swept prompt also
+ * sets kv unless kv_set), then for each phase of phases (bit 0 prefill: spec's batch × prompt;
+ * bit 1 decode: against kv; logits_all as spec's) erg_predict_model on p, handed to row. A point
+ * whose keys the architecture cannot have (heads not dividing d_model, ...), whose tokens pass
+ * 2^40 (erg_phase_tokens_check) or whose prediction fails goes to skip (may be NULL) with the
+ * reason, after the rows of its phases that were predicted. *rows (may be NULL): the rows
+ * handed to row. Errors: ERG_EINVAL (NULL, n outside 1-16, no phase, a range not 0 < lo <= hi
+ * with step > 0, more than 10^7 points), or what a callback returned.
+ */
+ERG_API ERG_NODISCARD int erg_predict_sweep(const erg_predictor *p, const erg_arch *base,
+                                            const erg_phase_spec *spec, int phases, int kv_set,
+                                            const erg_sweep_range *r, size_t n,
+                                            erg_sweep_row_fn row, erg_sweep_skip_fn skip, void *ctx,
+                                            size_t *rows, erg_diag *diag);
+
 /** A model-sweep/1 document being written (erg_model_sweep_open). */
 typedef struct erg_model_sweep_writer erg_model_sweep_writer;
 

@@ -90,29 +90,11 @@ struct common {
     int n_sets;
 };
 
-/* batch x prompt (the prefill's tokens) and batch x kv (the decode's cached tokens) at most
- * 2^40: beyond that the work overflows the sizes erg computes with (as --prompt alone may not
- * pass 2^40). 0, or -1 with why[] filled. */
+/* batch x prompt, batch x kv and batch x (prompt + output) at most 2^40
+ * (erg_phase_tokens_check): ERG_OK, or ERG_EINVAL with why[] filled. */
 static int tokens_check(const struct common *c, char *why, size_t size)
 {
-    const int64_t max = (int64_t)1 << 40;
-    if ((c->phases & 1) && c->batch > max / c->prompt) {
-        snprintf(why, size, "--batch %lld x --prompt %lld is more than 2^40 tokens",
-                 (long long)c->batch, (long long)c->prompt);
-        return -1;
-    }
-    if ((c->phases & 2) && c->batch > max / c->kv) {
-        snprintf(why, size, "--batch %lld x --kv %lld is more than 2^40 cached tokens",
-                 (long long)c->batch, (long long)c->kv);
-        return -1;
-    }
-    if (c->output > 0 && c->batch > max / (c->prompt + c->output)) {
-        snprintf(why, size,
-                 "--batch %lld x (--prompt %lld + --output %lld) is more than 2^40 tokens",
-                 (long long)c->batch, (long long)c->prompt, (long long)c->output);
-        return -1;
-    }
-    return 0;
+    return erg_phase_tokens_check(c->phases, c->batch, c->prompt, c->kv, c->output, why, size);
 }
 
 static int parse_common(const char *cmd, int argc, char **argv, struct common *c, int sweep)
@@ -489,12 +471,7 @@ int erg_cli_predict_model(int argc, char **argv)
 
 /* ---------------------------------------------------------------- sweep */
 
-struct range {
-    char key[32];
-    int64_t lo, hi, step;
-};
-
-static int parse_set(const char *text, struct range *r)
+static int parse_set(const char *text, erg_sweep_range *r)
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text || (size_t)(eq - text) >= sizeof r->key)
@@ -543,7 +520,7 @@ static int parse_set(const char *text, struct range *r)
 
 /* erg predict sweep's header: the JSON document up to its rows (w), or the table's (CSV's)
  * column names. ERG_OK, or the status of erg_model_sweep_open with diag set. */
-static int sweep_head(const struct common *c, const struct range *r, const erg_predictor *p,
+static int sweep_head(const struct common *c, const erg_sweep_range *r, const erg_predictor *p,
                       erg_model_sweep_writer **w, erg_diag *diag)
 {
     const char *sep = c->csv ? "," : " ";
@@ -564,6 +541,56 @@ static int sweep_head(const struct common *c, const struct range *r, const erg_p
     return ERG_OK;
 }
 
+/* What erg predict sweep prints as erg_predict_sweep hands it the points. */
+struct sweep_out {
+    const struct common *c;
+    const erg_sweep_range *r;
+    const erg_predictor *p;
+    erg_model_sweep_writer *w; /* --json */
+    int have_head;             /* the header is printed before the first row */
+};
+
+/* A row: the table's or CSV's line, or the document's row (the first block of each kind). */
+static int sweep_row(void *ctx, const int64_t *cur, const erg_model_prediction *m)
+{
+    struct sweep_out *o = ctx;
+    const struct common *c = o->c;
+    if (!o->have_head && !c->json)
+        (void)sweep_head(c, o->r, o->p, NULL, NULL);
+    o->have_head = 1;
+    if (c->json)
+        return erg_model_sweep_row(o->w, cur, m);
+    const char *sep = c->csv ? "," : " ";
+    erg_estimate at, ffn;
+    (void)erg_model_prediction_first_blocks(m, &at, &ffn);
+    for (int i = 0; i < c->n_sets; i++)
+        printf(c->csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
+    /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
+    char te[32], ea[32], ef[32];
+    const double ev[3] = {m->total.energy_j, at.energy_j, ffn.energy_j};
+    char *es[3] = {te, ea, ef};
+    for (int k = 0; k < 3; k++) {
+        if (isfinite(ev[k]))
+            snprintf(es[k], 32, "%.6g", ev[k]);
+        else
+            snprintf(es[k], 32, "%s", c->csv ? "" : "-");
+    }
+    printf(c->csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%s\n" : "%8s %12.5g %12s %17.5g %19s %12.5g %13s\n",
+           erg_phase_name(m->phase.phase), m->total.time_s, te, at.time_s, ea, ffn.time_s, ef);
+    return ERG_OK;
+}
+
+/* A skipped point: on stderr, and in the document's "skipped". */
+static int sweep_skip(void *ctx, const int64_t *cur, const char *reason)
+{
+    struct sweep_out *o = ctx;
+    fprintf(stderr, "erg: skipped");
+    for (int i = 0; i < o->c->n_sets; i++)
+        fprintf(stderr, " %s=%lld", o->r[i].key, (long long)cur[i]);
+    fprintf(stderr, ": %s\n", reason);
+    return o->c->json ? erg_model_sweep_skip(o->w, cur, reason) : ERG_OK;
+}
+
 int erg_cli_predict_sweep(int argc, char **argv)
 {
     struct common c;
@@ -572,7 +599,7 @@ int erg_cli_predict_sweep(int argc, char **argv)
         return st < 0 ? ERG_EXIT_OK : st;
     if (c.n_sets == 0)
         return erg_cli_usage("predict sweep", "sweep needs at least one --set KEY=A:B:STEP");
-    struct range r[16];
+    erg_sweep_range r[ERG_SWEEP_MAX_KEYS];
     size_t points = 1;
     for (int i = 0; i < c.n_sets; i++) {
         if ((st = parse_set(c.sets[i], &r[i])))
@@ -583,7 +610,7 @@ int erg_cli_predict_sweep(int argc, char **argv)
                                      "--set %s is given twice (one range per key: A:B:STEP)",
                                      r[i].key);
         points *= (size_t)((r[i].hi - r[i].lo) / r[i].step + 1);
-        if (points > 10000000)
+        if (points > ERG_SWEEP_MAX_POINTS)
             return erg_cli_usage("predict sweep", "the sweep has more than 10^7 points");
     }
     erg_arch base;
@@ -593,108 +620,29 @@ int erg_cli_predict_sweep(int argc, char **argv)
     char qw[512];
     if (quant_warning(&base, qw, sizeof qw))
         fprintf(stderr, "erg: warning: %s\n", qw);
-    const char *sep = c.csv ? "," : " ";
     /* the header is printed before the first row: none when nothing is (--json: the document
      * is buffered until its first rows and abandoned when there are none) */
-    int have_head = 0;
-    erg_model_sweep_writer *w = NULL;
+    struct sweep_out so = {&c, r, p, NULL, 0};
     if (c.json) {
         erg_diag hd;
         erg_diag_clear(&hd);
-        if ((st = sweep_head(&c, r, p, &w, &hd)) != ERG_OK) {
+        if ((st = sweep_head(&c, r, p, &so.w, &hd)) != ERG_OK) {
             erg_predictor_free(p);
             return erg_cli_fail(&hd, st);
         }
     }
-    int64_t cur[16];
-    for (int i = 0; i < c.n_sets; i++)
-        cur[i] = r[i].lo;
-    size_t skipped = 0;
-    for (size_t pt = 0; pt < points; pt++) {
-        erg_arch a = base;
-        struct common cc = c;
-        erg_diag diag;
-        erg_diag_clear(&diag);
-        int bad = 0;
-        for (int i = 0; i < c.n_sets && !bad; i++) {
-            if (strcmp(r[i].key, "batch") == 0)
-                cc.batch = cur[i];
-            else if (strcmp(r[i].key, "prompt") == 0) {
-                cc.prompt = cur[i];
-                if (!c.have_kv)
-                    cc.kv = cur[i];
-            } else if (strcmp(r[i].key, "kv") == 0)
-                cc.kv = cur[i];
-            else
-                bad = erg_arch_set(&a, r[i].key, cur[i], &diag) != ERG_OK;
-        }
-        if (!bad && tokens_check(&cc, diag.detail, sizeof diag.detail))
-            bad = 1;
-        if (!bad)
-            bad = erg_arch_check(&a, &diag) != ERG_OK;
-        for (int ph = 0; ph < 2 && !bad; ph++) {
-            if (!(c.phases & (1 << ph)))
-                continue;
-            erg_phase_spec spec = phase_of(&cc, (erg_phase)ph);
-            erg_model_prediction m;
-            if (erg_predict_model(p, &a, &spec, &m, &diag) != ERG_OK) {
-                bad = 1;
-                break;
-            }
-            /* the first attention block and the first FFN or MoE block */
-            erg_estimate at, ffn;
-            (void)erg_model_prediction_first_blocks(&m, &at, &ffn);
-            if (!have_head && !c.json)
-                (void)sweep_head(&c, r, p, NULL, NULL);
-            have_head = 1;
-            if (c.json) {
-                int rc = erg_model_sweep_row(w, cur, &m);
-                if (rc != ERG_OK) {
-                    erg_model_sweep_abort(w);
-                    erg_predictor_free(p);
-                    return erg_cli_fail(NULL, rc);
-                }
-                continue;
-            }
-            for (int i = 0; i < c.n_sets; i++)
-                printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
-            /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
-            char te[32], ea[32], ef[32];
-            const double ev[3] = {m.total.energy_j, at.energy_j, ffn.energy_j};
-            char *es[3] = {te, ea, ef};
-            for (int k = 0; k < 3; k++) {
-                if (isfinite(ev[k]))
-                    snprintf(es[k], 32, "%.6g", ev[k]);
-                else
-                    snprintf(es[k], 32, "%s", c.csv ? "" : "-");
-            }
-            printf(c.csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%s\n"
-                         : "%8s %12.5g %12s %17.5g %19s %12.5g %13s\n",
-                   erg_phase_name((erg_phase)ph), m.total.time_s, te, at.time_s, ea, ffn.time_s,
-                   ef);
-        }
-        if (bad) {
-            skipped++;
-            fprintf(stderr, "erg: skipped");
-            for (int i = 0; i < c.n_sets; i++)
-                fprintf(stderr, " %s=%lld", r[i].key, (long long)cur[i]);
-            fprintf(stderr, ": %s\n", diag.detail);
-            if (c.json && erg_model_sweep_skip(w, cur, diag.detail) != ERG_OK) {
-                erg_model_sweep_abort(w);
-                erg_predictor_free(p);
-                return erg_cli_fail(NULL, ERG_ENOMEM);
-            }
-        }
-        for (int i = c.n_sets - 1; i >= 0; i--) { /* odometer */
-            cur[i] += r[i].step;
-            if (cur[i] <= r[i].hi)
-                break;
-            cur[i] = r[i].lo;
-        }
-    }
+    erg_phase_spec spec = {ERG_PHASE_PREFILL, c.batch, c.prompt, c.kv, !c.last_logits};
+    erg_diag sd;
+    erg_diag_clear(&sd);
+    int rc = erg_predict_sweep(p, &base, &spec, c.phases, c.have_kv, r, (size_t)c.n_sets, sweep_row,
+                               sweep_skip, &so, NULL, &sd);
     erg_predictor_free(p);
-    if (!have_head) { /* every point skipped: nothing predicted, nothing on stdout */
-        erg_model_sweep_abort(w);
+    if (rc != ERG_OK) {
+        erg_model_sweep_abort(so.w);
+        return erg_cli_fail(NULL, rc);
+    }
+    if (!so.have_head) { /* every point skipped: nothing predicted, nothing on stdout */
+        erg_model_sweep_abort(so.w);
         fprintf(stderr,
                 "erg predict sweep: every point (%zu) was skipped: nothing predicted; the "
                 "reasons are above\n",
@@ -704,7 +652,7 @@ int erg_cli_predict_sweep(int argc, char **argv)
     if (c.json) {
         erg_diag d;
         erg_diag_clear(&d);
-        int rc = erg_model_sweep_close(w, &d);
+        rc = erg_model_sweep_close(so.w, &d);
         if (rc != ERG_OK)
             return erg_cli_fail(&d, rc);
     }

@@ -2,7 +2,8 @@
 /*
  * The documents of the CLI's reports, written by the library: fit-report/1
  * (erg_fit_report_write_json), model-prediction/1 (erg_model_prediction_write_json) and the whole
- * request it reports (erg_predict_request), model-sweep/1 (erg_model_sweep_*) and eval/1
+ * request it reports (erg_predict_request), model-sweep/1 (erg_model_sweep_*) and the sweep
+ * (erg_predict_sweep, erg_phase_tokens_check), and eval/1
  * (erg_eval_write_json, erg_eval_summary). Figures are hand-computed from hand-made inputs or
  * read from the committed fixture; the sweep's text is compared byte for byte; bad paths (a
  * folder, a missing folder) write nothing, a symlink is followed and a FIFO written into.
@@ -327,6 +328,104 @@ static void sweep_document_is_streamed_whole(void **state)
     assert_int_equal(erg_model_sweep_close(NULL, &d), ERG_EINVAL);
 }
 
+/* ---------------------------------------------------------------- the sweep itself */
+
+static void tokens_check_at_two_to_the_forty(void **state)
+{
+    (void)state;
+    char why[160];
+    erg_assert_ok(erg_phase_tokens_check(3, 1024, (int64_t)1 << 30, 1, 0, why, sizeof why));
+    assert_int_equal(erg_phase_tokens_check(1, 1024, ((int64_t)1 << 30) + 1, 1, 0, why, sizeof why),
+                     ERG_EINVAL);
+    assert_string_equal(why, "--batch 1024 x --prompt 1073741825 is more than 2^40 tokens");
+    assert_int_equal(erg_phase_tokens_check(2, 2, 1, (int64_t)1 << 40, 0, why, sizeof why),
+                     ERG_EINVAL);
+    assert_string_equal(why, "--batch 2 x --kv 1099511627776 is more than 2^40 cached tokens");
+    /* the decode's cache is not the prefill's business */
+    erg_assert_ok(erg_phase_tokens_check(1, 2, 1, (int64_t)1 << 40, 0, why, sizeof why));
+    /* a request: batch x (prompt + output) */
+    assert_int_equal(erg_phase_tokens_check(3, 1024, (int64_t)1 << 30, 1, 1, why, sizeof why),
+                     ERG_EINVAL);
+    assert_int_equal(erg_phase_tokens_check(3, 0, 1, 1, 0, why, sizeof why), ERG_EINVAL);
+}
+
+struct sweep_seen {
+    int64_t heads[16], batch[16];
+    erg_phase phase[16];
+    double time_s[16];
+    size_t n, skips, stop_at;
+    char reason[200];
+};
+
+static int seen_row(void *ctx, const int64_t *v, const erg_model_prediction *m)
+{
+    struct sweep_seen *s = ctx;
+    if (s->n == s->stop_at)
+        return ERG_EIO;
+    assert_true(s->n < 16);
+    s->heads[s->n] = v[0];
+    s->batch[s->n] = v[1];
+    s->phase[s->n] = m->phase.phase;
+    s->time_s[s->n++] = m->total.time_s;
+    return ERG_OK;
+}
+
+static int seen_skip(void *ctx, const int64_t *v, const char *reason)
+{
+    struct sweep_seen *s = ctx;
+    assert_true(v[0] == 6); /* 6 heads do not divide d_model 256 */
+    s->skips++;
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+    return ERG_OK;
+}
+
+static void sweep_predicts_every_point_it_can(void **state)
+{
+    (void)state;
+    erg_arch a;
+    erg_predictor *p = NULL;
+    erg_diag d;
+    erg_assert_ok(erg_arch_from_hf_config(TINY_LLAMA, &a, &d));
+    erg_assert_ok(erg_predictor_open(CPU_TARGET, &p, &d));
+    erg_sweep_range r[2] = {{"heads", 2, 8, 2}, {"batch", 1, 2, 1}};
+    erg_phase_spec spec = {ERG_PHASE_PREFILL, 1, 16, 32, 1};
+    struct sweep_seen s;
+    memset(&s, 0, sizeof s);
+    s.stop_at = 99;
+    size_t rows = 0;
+    erg_assert_ok(erg_predict_sweep(p, &a, &spec, 3, 1, r, 2, seen_row, seen_skip, &s, &rows, &d));
+    /* heads 2, 4, 8 (6 skipped, twice) x batch 1, 2 x both phases, the last range fastest */
+    assert_int_equal(rows, 12);
+    assert_int_equal(s.n, 12);
+    assert_int_equal(s.skips, 2);
+    assert_non_null(strstr(s.reason, "divide"));
+    static const int64_t heads[6] = {2, 2, 4, 4, 8, 8}, batch[6] = {1, 2, 1, 2, 1, 2};
+    for (size_t i = 0; i < 12; i++) {
+        assert_true(s.heads[i] == heads[i / 2] && s.batch[i] == batch[i / 2]);
+        assert_true(s.phase[i] == (i % 2 ? ERG_PHASE_DECODE : ERG_PHASE_PREFILL));
+        /* the same figure as predicting the point alone */
+        erg_arch b = a;
+        erg_assert_ok(erg_arch_set(&b, "heads", heads[i / 2], &d));
+        erg_phase_spec one = {s.phase[i], batch[i / 2], i % 2 ? 0 : 16, i % 2 ? 32 : 0, 1};
+        erg_model_prediction m;
+        erg_assert_ok(erg_predict_model(p, &b, &one, &m, &d));
+        assert_true(m.total.time_s == s.time_s[i]);
+    }
+    /* a callback's status stops the sweep */
+    memset(&s, 0, sizeof s);
+    s.stop_at = 2;
+    assert_int_equal(erg_predict_sweep(p, &a, &spec, 3, 1, r, 2, seen_row, NULL, &s, &rows, &d),
+                     ERG_EIO);
+    assert_int_equal(rows, 2);
+    /* bad ranges */
+    erg_sweep_range bad = {"heads", 8, 2, 1};
+    assert_int_equal(erg_predict_sweep(p, &a, &spec, 3, 1, &bad, 1, seen_row, NULL, &s, &rows, &d),
+                     ERG_EINVAL);
+    assert_int_equal(erg_predict_sweep(p, &a, &spec, 0, 1, r, 2, seen_row, NULL, &s, &rows, &d),
+                     ERG_EINVAL);
+    erg_predictor_free(p);
+}
+
 /* ---------------------------------------------------------------- eval/1 */
 
 static void eval_summary_and_document(void **state)
@@ -455,6 +554,8 @@ int main(void)
         cmocka_unit_test(model_prediction_document_has_the_figures),
         cmocka_unit_test(request_sums_the_decode_steps),
         cmocka_unit_test(sweep_document_is_streamed_whole),
+        cmocka_unit_test(tokens_check_at_two_to_the_forty),
+        cmocka_unit_test(sweep_predicts_every_point_it_can),
         cmocka_unit_test(eval_summary_and_document),
         cmocka_unit_test(writers_follow_symlinks_and_write_into_fifos),
     };
