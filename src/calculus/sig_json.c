@@ -227,7 +227,7 @@ json_t *erg__signature_to_json(const erg_signature *sig)
 }
 
 int erg__signature_file_load(const char *path, json_t **root_out, const char **name_out,
-                             erg_diag *diag)
+                             char **text, size_t *text_len, erg_diag *diag)
 {
     char *buf;
     size_t len;
@@ -254,15 +254,18 @@ int erg__signature_file_load(const char *path, json_t **root_out, const char **n
             rc = erg_diag_set(diag, ERG_EPARSE, name,
                               "a Chrome/Kineto trace, not a signature/1 file: " ERG__TRACE_HINT);
     }
-    free(buf);
     if (rc == ERG_OK)
         rc = erg__signature_check_members(root, 1, name, "signature", diag);
     if (rc != ERG_OK) {
+        erg__json_diag_locate(diag, buf, len, name, "signature");
+        free(buf);
         json_decref(root);
         return rc;
     }
     *root_out = root;
     *name_out = name;
+    *text = buf;
+    *text_len = len;
     return ERG_OK;
 }
 
@@ -272,10 +275,15 @@ int erg_signature_read_file(const char *path, erg_signature *out, erg_diag *diag
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_signature_read_file: NULL argument");
     json_t *root;
     const char *name;
-    int rc = erg__signature_file_load(path, &root, &name, diag);
+    char *text;
+    size_t len;
+    int rc = erg__signature_file_load(path, &root, &name, &text, &len, diag);
     if (rc != ERG_OK)
         return rc;
     rc = erg__signature_from_json(root, NAN, name, "signature", out, diag);
+    if (rc != ERG_OK)
+        erg__json_diag_locate(diag, text, len, name, "signature");
+    free(text);
     json_decref(root);
     return rc;
 }

@@ -50,9 +50,12 @@ json_t *erg__signature_to_json(const erg_signature *sig);
 /* The one reader of signature/1 files (erg_signature_read_file, erg_context_signature_read_file):
  * read path ("-" is stdin), refuse a gzip file or a Chrome/Kineto trace by name, parse, check the
  * tag (signature/1) and that every member is a signature key. On ERG_OK *root is the new object
- * (the caller decrefs it) and *name the file's name for messages ("<stdin>" for "-"; path
- * otherwise). Errors: as erg__read_file, ERG_EPARSE, ERG_EVERSION. */
-int erg__signature_file_load(const char *path, json_t **root, const char **name, erg_diag *diag);
+ * (the caller decrefs it), *name the file's name for messages ("<stdin>" for "-"; path
+ * otherwise) and *text, *len the file's text (the caller frees it), for erg__json_diag_locate
+ * when a later check fails. Errors: as erg__read_file, ERG_EPARSE (a member's with its
+ * file:line:col), ERG_EVERSION. */
+int erg__signature_file_load(const char *path, json_t **root, const char **name, char **text,
+                             size_t *len, erg_diag *diag);
 
 /* The one writer of signature/1 files: o (an encoded signature, no tag; this takes it over, NULL
  * meaning out of memory) under {"erg": "signature/1"}, whole or not at all ("-" is stdout).

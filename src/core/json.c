@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/json.h"
+#include "core/diag.h"
 #include "core/file.h"
 #include "erg/stats.h"
 
@@ -220,4 +221,133 @@ int erg__json_dump_file(const json_t *root, const char *path, size_t flags, erg_
 int erg__json_set_number(json_t *obj, const char *key, double v)
 {
     return json_object_set_new(obj, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+/* ---------------------------------------------- positions of decoded values (erg__json_locate) */
+
+static size_t loc_ws(const char *t, size_t n, size_t i)
+{
+    while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The index just past the string that starts at t[i] == '"' (n when it does not end). */
+static size_t loc_string_end(const char *t, size_t n, size_t i)
+{
+    for (i++; i < n; i++) {
+        if (t[i] == '\\')
+            i++;
+        else if (t[i] == '"')
+            return i + 1;
+    }
+    return n;
+}
+
+/* The index just past the value that starts at t[i] (n when it does not end). */
+static size_t loc_value_end(const char *t, size_t n, size_t i)
+{
+    if (i >= n)
+        return n;
+    if (t[i] == '"')
+        return loc_string_end(t, n, i);
+    if (t[i] == '{' || t[i] == '[') {
+        size_t depth = 0;
+        while (i < n) {
+            if (t[i] == '"') {
+                i = loc_string_end(t, n, i);
+                continue;
+            }
+            if (t[i] == '{' || t[i] == '[')
+                depth++;
+            else if ((t[i] == '}' || t[i] == ']') && --depth == 0)
+                return i + 1;
+            i++;
+        }
+        return n;
+    }
+    while (i < n && !strchr(",]} \t\r\n", t[i]))
+        i++;
+    return i;
+}
+
+int erg__json_locate(const char *text, size_t len, const char *path, size_t *line, size_t *col)
+{
+    size_t i = loc_ws(text, len, 0);
+    const char *p = path;
+    while (*p) {
+        if (*p == '.')
+            p++;
+        if (*p == '[') {
+            char *end;
+            unsigned long long want = strtoull(p + 1, &end, 10);
+            if (end == p + 1 || *end != ']' || i >= len || text[i] != '[')
+                return 0;
+            p = end + 1;
+            i = loc_ws(text, len, i + 1);
+            for (unsigned long long k = 0; k < want; k++) {
+                i = loc_ws(text, len, loc_value_end(text, len, i));
+                if (i >= len || text[i] != ',')
+                    return 0;
+                i = loc_ws(text, len, i + 1);
+            }
+            if (i >= len || text[i] == ']')
+                return 0;
+            continue;
+        }
+        size_t klen = strcspn(p, ".[");
+        if (!klen || i >= len || text[i] != '{')
+            return 0;
+        i = loc_ws(text, len, i + 1);
+        for (;;) {
+            if (i >= len || text[i] != '"')
+                return 0;
+            size_t kend = loc_string_end(text, len, i);
+            int match = kend - i == klen + 2 && memcmp(text + i + 1, p, klen) == 0;
+            i = loc_ws(text, len, kend);
+            if (i >= len || text[i] != ':')
+                return 0;
+            i = loc_ws(text, len, i + 1);
+            if (match)
+                break;
+            i = loc_ws(text, len, loc_value_end(text, len, i));
+            if (i >= len || text[i] != ',')
+                return 0;
+            i = loc_ws(text, len, i + 1);
+        }
+        p += klen;
+    }
+    if (i >= len)
+        return 0;
+    size_t ln = 1, start = 0;
+    for (size_t k = 0; k < i; k++)
+        if (text[k] == '\n') {
+            ln++;
+            start = k + 1;
+        }
+    *line = ln;
+    *col = i - start + 1;
+    return 1;
+}
+
+void erg__json_diag_locate(erg_diag *diag, const char *text, size_t len, const char *name,
+                           const char *root)
+{
+    size_t rl = strlen(root);
+    if (!diag || diag->status != ERG_EPARSE || strcmp(diag->where, name) != 0 ||
+        strncmp(diag->detail, root, rl) != 0 || !strchr(".[:", diag->detail[rl]))
+        return;
+    const char *rest = diag->detail + rl, *colon = strstr(rest, ": ");
+    char path[sizeof diag->detail];
+    size_t pl = colon ? (size_t)(colon - rest) : 0;
+    if (!colon || pl >= sizeof path)
+        return;
+    memcpy(path, rest, pl);
+    path[pl] = '\0';
+    size_t line, col;
+    if (!erg__json_locate(text, len, path, &line, &col))
+        return;
+    char detail[sizeof diag->detail];
+    memcpy(detail, diag->detail, sizeof detail);
+    erg__diag_at(diag, ERG_EPARSE, name, line, col, "%s", detail);
 }

@@ -3,7 +3,8 @@
  * Private JSON helpers over jansson, shared by every module that reads or writes erg files.
  * Every reader reports problems as "<file>:<line>:<col>" in erg_diag.where. jansson keeps no
  * position for decoded values, so checks after parsing name the file and the JSON path
- * ("signatures.attn.time_s") instead.
+ * ("signatures.attn.time_s"); a reader that still holds the text turns that into the value's
+ * line and column with erg__json_diag_locate (the signature/1 readers do).
  */
 #ifndef ERG_CORE_JSON_H
 #define ERG_CORE_JSON_H
@@ -60,6 +61,20 @@ int erg__json_string(const json_t *obj, const char *key, int flags, char *buf, s
 /* Write a JSON document to path whole or not at all (temporary file + rename). path "-" writes
  * stdout. flags are jansson's dump flags; a trailing newline is added. */
 int erg__json_dump_file(const json_t *root, const char *path, size_t flags, erg_diag *diag);
+
+/* Where the value at path lies in the JSON text, which jansson does not keep for decoded values:
+ * path is member names and [i] indices ("contexts[2].corunners[1]"; "" the root value); *line
+ * and *col (1-based, the column in bytes) are its first character's. Returns 1 when found, 0
+ * when not (no such value, or the text is not well-formed where the walk goes). Reads the text
+ * only; meant for the error path, after a check on the decoded value failed. */
+int erg__json_locate(const char *text, size_t len, const char *path, size_t *line, size_t *col);
+
+/* A reader's check failed with diag = ERG_EPARSE, where = name (no position yet) and detail
+ * "<root><path>: what is wrong" (root: the label the reader gave the document, e.g. "signature",
+ * followed by '.', '[' or ':'): set where to "name:line:col" of that value in text, the detail
+ * kept. Nothing changes when the value is not found or diag is another error. */
+void erg__json_diag_locate(erg_diag *diag, const char *text, size_t len, const char *name,
+                           const char *root);
 
 /* Add a number member, writing non-finite values as null (JSON has no NaN). Returns 0/-1. */
 int erg__json_set_number(json_t *obj, const char *key, double v);

@@ -122,7 +122,7 @@ grep -q 'bound 0.003084 J <= tolerance' "$tmp/out" || fail "insensitive bound: $
 grep -q '"insensitive": false' "$tmp/out" || fail "insensitive --json"
 printf '{"erg": "signature/1", "static_power_w": 1, "time_s": 1, "dynamic_energy_j": -2}\n' > "$tmp/neg.json"
 "$erg" insensitive "$i/softmax-null.json" "$tmp/neg.json" 2> "$tmp/err"; [ $? -eq 2 ] || fail "insensitive bad input"
-grep -q "^erg: $tmp/neg.json: signature.dynamic_energy_j: must not be negative" "$tmp/err" || fail "insensitive message: $(cat "$tmp/err")"
+grep -q "^erg: $tmp/neg.json:1:78: signature.dynamic_energy_j: must not be negative" "$tmp/err" || fail "insensitive message: $(cat "$tmp/err")"
 
 # A file of another kind is named by its "erg" tag first; a trace, plain or gzip, gets the remedy.
 wrongkind() { # expected message (grep -F), command and arguments...
@@ -160,11 +160,11 @@ wrongkind "erg: $tmp/ty4.json:" compose "$tmp/ty4.json"
 wrongkind "ty4.json:14:19: signatures.allreduce.time_var_s: unknown member of a signature" compose "$tmp/ty4.json"
 printf '{"erg": "signature/1", "static_power_w": 20, "time_s": 1, "dynamic_energy_j": 2,\n "time_var_s": 1e-6}\n' > "$tmp/sigtypo.json"
 printf '{"erg": "signature/1", "static_power_w": 20, "time_s": 1, "dynamic_energy_j": 2,\n "flags": [], "channels": ["rapl:0"]}\n' > "$tmp/sigok.json"
-wrongkind "erg: $tmp/sigtypo.json: signature.time_var_s: unknown member of a signature" insensitive "$tmp/sigtypo.json" "$tmp/sigok.json"
-wrongkind "$tmp/sigtypo.json: signature.time_var_s: unknown member of a signature" store --store "$tmp/s.db" put "$tmp/sigtypo.json"
+wrongkind "erg: $tmp/sigtypo.json:2:16: signature.time_var_s: unknown member of a signature" insensitive "$tmp/sigtypo.json" "$tmp/sigok.json"
+wrongkind "$tmp/sigtypo.json:2:16: signature.time_var_s: unknown member of a signature" store --store "$tmp/s.db" put "$tmp/sigtypo.json"
 "$erg" insensitive "$tmp/sigok.json" "$tmp/sigok.json" > /dev/null || fail "flags/channels refused in a signature/1 file"
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": "sigtypo.json"}, "expr": "mm"}\n' > "$tmp/bypath.json"
-wrongkind "erg: $tmp/bypath.json: signatures.mm: $tmp/sigtypo.json: signature.time_var_s: unknown member" compose "$tmp/bypath.json"
+wrongkind "erg: $tmp/bypath.json: signatures.mm: $tmp/sigtypo.json:2:16: signature.time_var_s: unknown member" compose "$tmp/bypath.json"
 # Trial 2, finding 3: a signature's static power disagreeing with its device's is refused (Axiom
 # P2), naming both figures and the fix; scripts/main.sh's way (the device copies s from the file)
 # still composes, as does a signature that states no static power.

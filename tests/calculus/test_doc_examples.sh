@@ -88,7 +88,7 @@ bad compose v2.json; has 'unknown format version' err version
 bad compose softmax.json
 has 'softmax.json:1:2: format tag "erg" is "signature/1", expected "schedule/1"' err tag
 sed 's/"time_var_s2"/"time_var_s"/' "$T/softmax.json" > "$T/k.json"
-bad insensitive k.json k.json; has 'k.json: signature.time_var_s: unknown member of a signature' err member
+bad insensitive k.json k.json; has 'k.json:2:61: signature.time_var_s: unknown member of a signature' err member
 printf '{"erg": "schedule/1", "devices": {"d": {"static_power_w": 1}},\n "signatures": {"x": {"device": "d", "time_s": 1,\n "dynamic_energy_j": 1, "time_var_s": 1}}, "expr": "x"}\n' > "$T/sched.json"
 bad compose sched.json; has 'sched.json:3:' err inline; has 'signatures.x.time_var_s: unknown member of a signature' err inline
 printf '{"traceEvents": []}\n' > "$T/tr.json"

@@ -324,7 +324,7 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
               "\"dynamic_energy_j\": 1}},\n \"expr\": \"x\"}",
          ERG_EPARSE, ":2:23", "signatures.x.static_power: unknown member of a signature"},
         {"sig-file-typo.json", HEAD " \"signatures\": {\"x\": \"typo-sig.json\"}, \"expr\": \"x\"}",
-         ERG_EPARSE, "", "typo-sig.json: signature.time_var_s: unknown member of a signature"},
+         ERG_EPARSE, "", "typo-sig.json:2:39: signature.time_var_s: unknown member of a signature"},
         /* trial 2, finding 4: an operating set is the frontier's, and said so */
         {"points.json",
          HEAD " \"signatures\": {\"attn\": {\"device\": \"g\", \"points\": [{\"time_s\": 1, "

@@ -318,7 +318,9 @@ static void flags_in_signature_files(void **state)
         erg_diag d;
         erg_diag_clear(&d);
         assert_int_equal(erg_signature_read_file(path, &r, &d), ERG_EPARSE);
-        assert_string_equal(d.where, path);
+        char where[sizeof d.where + 8];
+        snprintf(where, sizeof where, "%s:1:", path); /* the line and column of the bad value */
+        assert_memory_equal(d.where, where, strlen(where));
         assert_memory_equal(d.detail, bad[i].want, strlen(bad[i].want));
     }
     f = fopen(path, "w");
