@@ -10,7 +10,8 @@ erg.instrument and erg.run write, and FECoM's two checks (Rajput et al., Section
   quantisation error the records state (erg._records).
 - RQ2 (Section 3.2.2): energy per call against argument size (bytes) per API: the least-squares
   line E = a + b·bytes and Pearson's r over the API's records that have a figure (one point per
-  distinct call site and argument shapes); r is given from 3 points with distinct sizes.
+  distinct call site and argument shapes); the line and r from 3 distinct sizes (a line through
+  two sizes fits them exactly, whatever the noise).
 
 Records without a figure (state below_resolution and others) count in calls and time but add no
 energy: the table says how many calls had none. Exit status: 0; 2 bad input (a missing file, a
@@ -185,7 +186,8 @@ def rq2(recs):
         n = len(p)
         fit = {"api": api, "points": [[x, y] for x, y in p], "n": n, "slope_j_per_byte": None,
                "intercept_j": None, "r": None}
-        if n >= 2 and len(set(xs)) >= 2:
+        # a line through two sizes fits them exactly whatever the noise: from 3 sizes, as r
+        if len(set(xs)) >= 3:
             mx, my = sum(xs) / n, sum(ys) / n
             sxx = sum((x - mx) ** 2 for x in xs)
             sxy = sum((x - mx) * (y - my) for x, y in p)
@@ -193,7 +195,7 @@ def rq2(recs):
             b = sxy / sxx
             fit["slope_j_per_byte"] = b
             fit["intercept_j"] = my - b * mx
-            if len(set(xs)) >= 3 and syy > 0:
+            if syy > 0:
                 fit["r"] = sxy / math.sqrt(sxx * syy)
         out.append(fit)
     return out

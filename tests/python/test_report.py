@@ -140,6 +140,20 @@ class Report(unittest.TestCase):
         self.assertEqual(svg.count("<circle"), 4)
         self.assertIn("r = 0.9827", svg)
 
+    def test_rq2_needs_three_sizes(self):
+        # two sizes: any line fits them exactly (it used to print "E = -3.823 J + 1.099e-06 J/B
+        # x bytes, 2 points" for torch.nn.functional.linear); the points stay in the JSON
+        pts = [(100, 0.9), (200, 0.5), (200, 0.7)]
+        recs = [rec("torch.mm", e, nbytes=b, site="s.py:%d" % i) for i, (b, e) in enumerate(pts)]
+        p = self.write(recs + [rec("<project>", 100.0)])
+        r = run([ERG, "report", p])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("RQ2", r.stdout)
+        f = [x for x in self.report(p)["rq2"] if x["api"] == "torch.mm"][0]
+        self.assertEqual((f["n"], f["slope_j_per_byte"], f["intercept_j"], f["r"]),
+                         (3, None, None, None))
+        self.assertEqual(f["points"], [[100.0, 0.9], [200.0, 0.5], [200.0, 0.7]])
+
     def test_rq2_negative_slope_is_written_with_its_sign(self):
         # E per call falls with the size: 1.0 - 0.001 x bytes (points on the line); the text
         # and the plot used to say "E = 1.1 J + -0.001 J/B x bytes"
