@@ -24,13 +24,11 @@ import atexit
 import ctypes
 import json
 import math
-import os
-import stat
 import sys
 import threading
 import time
 
-from . import _lib
+from . import _lib, _out
 from ._core import flag_names, grade_name, state_name
 from ._lib import lib
 
@@ -333,27 +331,17 @@ class Recorder:
 
 
 def append_records(path, text):
-    """Append text to path, a regular file (created when missing, never through a symlink);
+    """Append text to path under erg's output rule (erg._out: a regular file, created when
+    missing; a symlink's target, never the link; a FIFO or character device written into);
     False, with one line on stderr, when that cannot be done."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as e:
-        sys.stderr.write("erg: %s: records not written: %s\n" % (path, e.strerror))
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            sys.stderr.write("erg: %s: not a regular file; records not written\n" % path)
-            return False
-        data = text.encode()
-        while data:
-            n = os.write(fd, data)
-            data = data[n:]
+        _out.append(path, text)
         return True
+    except _out.OutputError as e:
+        sys.stderr.write("erg: %s; records not written\n" % e)
     except OSError as e:
         sys.stderr.write("erg: %s: records not written: %s\n" % (path, e.strerror))
-        return False
-    finally:
-        os.close(fd)
+    return False
 
 
 def install(out, **kw):

@@ -29,8 +29,9 @@ import io
 import json
 import os
 import sys
-import tempfile
 import tokenize
+
+from . import _out
 
 HEADER = "import erg._rt as __erg_rt; __erg_call__ = __erg_rt.call; __erg_rt.start(%r%s); "
 SOURCE_COMPILED = ("script", "trace", "trace_module", "compile", "script_method")
@@ -426,27 +427,12 @@ def patch(source, filename="<script>", library="torch", project_only=False):
 
 
 def _write(path, text, src_path):
-    if os.path.lexists(path):
-        st = os.lstat(path)
-        import stat
-        if not stat.S_ISREG(st.st_mode):
-            raise BadInput("%s: not a regular file (a device, FIFO, symlink or folder); not "
-                           "replaced" % path)
-        if os.path.samefile(path, src_path):
-            raise BadInput("%s: the output is the input script; choose another -o" % path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".erg-instrument-", suffix=".tmp", dir=d)
+    if os.path.exists(path) and os.path.samefile(path, src_path):
+        raise BadInput("%s: the output is the input script; choose another -o" % path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        _out.write_whole(path, text, ".erg-instrument-")
+    except _out.OutputError as e:
+        raise BadInput("%s; not written" % e) from None
 
 
 def _help_formatter():

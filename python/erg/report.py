@@ -23,7 +23,8 @@ import json
 import math
 import os
 import sys
-import tempfile
+
+from . import _out
 
 KEYS = ("api", "site", "calls", "time_s", "energy_j", "net_energy_j", "grade", "flags",
         "arg_bytes")
@@ -265,14 +266,10 @@ def _esc(s):
 
 
 def _write(path, text):
-    d = os.path.dirname(os.path.abspath(path))
-    if os.path.lexists(path) and not os.path.isfile(path) or os.path.islink(path):
-        raise BadInput("%s: not a regular file; not replaced" % path)
-    fd, tmp = tempfile.mkstemp(prefix=".erg-report-", suffix=".tmp", dir=d)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    try:
+        _out.write_whole(path, text, ".erg-report-")
+    except _out.OutputError as e:
+        raise BadInput("%s; not written" % e) from None
 
 
 def svg_rq1(rows, rq1):

@@ -36,6 +36,8 @@ import tempfile
 import time
 import traceback
 
+from . import _out
+
 _ERG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -269,10 +271,12 @@ def main(argv=None):
                          "python3-torch and run /usr/bin/python3 -m erg.run, or set "
                          "$ERG_PYTHON for erg instrument\n" % (sys.executable, e))
         return 2
-    if os.path.lexists(out) and not os.path.isfile(out) or os.path.islink(out):
-        sys.stderr.write("erg run: %s: not a regular file; not written\n" % out)
+    try:
+        real, _ = _out.target(out)
+    except _out.OutputError as e:
+        sys.stderr.write("erg run: %s; nothing run\n" % e)
         return 2
-    folder = os.path.dirname(os.path.abspath(out))
+    folder = os.path.dirname(os.path.abspath(real))
     if not os.path.isdir(folder):
         sys.stderr.write("erg run: %s: no folder %s; nothing run\n" % (out, folder))
         return 2
