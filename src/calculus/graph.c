@@ -91,16 +91,19 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
             pw[--poff[b]] = a;
         }
     }
-    /* Kahn's algorithm. */
+    /* Kahn's algorithm. A successor is written at the queue's tail whether or not its last
+     * predecessor has gone, and the tail moves past it only when it has: no branch on the
+     * in-degree, which the data make unpredictable (the tail stays below n while a node is being
+     * taken, and order has n + 1 entries). */
     {
         const uint32_t *restrict soff = g->succ_off, *restrict succ = g->succ;
         uint32_t *restrict order = g->order, *restrict deg = indeg;
         while (head < tail) {
             uint32_t v = order[head++];
             for (uint32_t k = soff[v], end = soff[v + 1]; k < end; k++) {
-                uint32_t w = succ[k];
-                if (--deg[w] == 0)
-                    order[tail++] = w;
+                uint32_t w = succ[k], d = --deg[w];
+                order[tail] = w;
+                tail += d == 0;
             }
         }
     }

@@ -478,12 +478,14 @@ struct dag {
     uint64_t *hkeys;
     uint32_t *hnode, *stamp;
     size_t hcap, hn;
-    uint32_t gen;   /* the current stamp */
-    uint32_t *byst; /* nodes by start time */
-    double end;     /* the makespan's point end, s */
-    double tol;     /* overlap tolerance, s */
-    double vd;      /* Σ σ²_d, J² */
-    int general;    /* take the general paths only (erg__compose_probe) */
+    uint32_t gen;    /* the current stamp */
+    uint32_t *byst;  /* nodes by start time */
+    uint32_t *phash; /* per node: a commutative hash of its predecessor set (set_hash; 0 for a
+                      * node with fewer than two), written in the forward pass */
+    double end;      /* the makespan's point end, s */
+    double tol;      /* overlap tolerance, s */
+    double vd;       /* Σ σ²_d, J² */
+    int general;     /* take the general paths only (erg__compose_probe) */
     unsigned long n_fast_keys, n_general_keys, n_bucket_sorts, n_radix_sorts;
     erg_grade grade; /* the weakest grade */
     unsigned flags;  /* the union of the nodes' measurement flags */
@@ -638,6 +640,7 @@ static void dag_free(struct dag *g)
     free(g->hnode);
     free(g->stamp);
     free(g->byst);
+    free(g->phash);
 }
 
 /* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
@@ -790,7 +793,8 @@ static int alloc_dag(struct dag *g)
     g->anchor = erg__graph_alloc(n * sizeof *g->anchor, 0);
     g->svar = erg__graph_alloc(n * sizeof *g->svar, 0);
     g->tev = erg__graph_alloc((2 * n + 1) * sizeof *g->tev, 0);
-    if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev)
+    g->phash = erg__graph_alloc(n * sizeof *g->phash, 0);
+    if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev || !g->phash)
         return ERG_ENOMEM;
     for (size_t i = 0; i < s->n_sigs; i++) {
         const erg_signature *sg = &s->sigs[i];
@@ -817,15 +821,6 @@ static double node_s(const struct dag *g, uint32_t v)
     struct nodec c = g->nc[v];
     double w = g->cs[c.sig].static_power_w;
     return isnan(w) ? g->s->devices[NODEC_DEV(c)].static_power_w : w;
-}
-
-/* σ²_d of a node: σ²_E − s²·σ²_T with its static power, at least 0, J². */
-static double node_vd(const struct dag *g, uint32_t v)
-{
-    const struct csig *c = csig_of(g, v);
-    double w = node_s(g, v);
-    double x = c->energy_var_j2 - w * w * c->time_var_s2;
-    return x > 0.0 ? x : 0.0;
 }
 
 /* Axiom M1 once the static power is known: var_E ≥ s²·var_T. */
@@ -1258,9 +1253,10 @@ static uint64_t mix64(uint64_t x)
  *   3. dag_forward       point start and finish of every node and the variance of every finish
  *                        (joins: join, identical joins: dag_twin);
  *   4. dag_makespan      the join of every sink;
- *   5. dag_devices       per device: busy union at the elements' static power, gaps as idle
- *                        elements at the device's idle power, held for the makespan;
- *   6. dag_bias          the Reduction Theorem's bias bound (Eq. 13) and the totals.
+ *   5. dag_devices       one sweep in start order: per device, busy union at the elements'
+ *                        static power, gaps as idle elements at the device's idle power, held
+ *                        for the makespan; the Reduction Theorem's bias bound (Eq. 13); the
+ *                        totals.
  * Messages name nodes; their labels are formatted only on an error.
  */
 
@@ -1441,10 +1437,10 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
         for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
             uint32_t u = g->succ[q];
             /* u != v, composed, and a join that may share its start: k >= 2 operands, all of them
-             * predecessors (k of them, no fixed start); evaluated whole,
-             * one branch rather than four that the data make hard to predict */
+             * predecessors (k of them, no fixed start), with v's hash of the set; evaluated whole,
+             * one branch rather than five, which the hash makes nearly always "no" */
             int cand = (u != v) & !(g->svar[u] < 0.0) & (g->pred_off[u + 1] - g->pred_off[u] == k) &
-                       !(g->nc[u].dev & NODEC_FIXED);
+                       !(g->nc[u].dev & NODEC_FIXED) & (g->phash[u] == g->phash[v]);
             if (!cand)
                 continue;
             int same = same_preds(g, u, v, k);
@@ -1480,6 +1476,17 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
     return NONE;
 }
 
+/* A node's term in the hash of a predecessor set (a sum of these, so the order of the edges does
+ * not matter): a 32-bit mix of the node index (murmur3's finaliser). */
+static uint32_t set_hash(uint32_t p)
+{
+    p ^= p >> 16;
+    p *= 0x85ebca6bu;
+    p ^= p >> 13;
+    p *= 0xc2b2ae35u;
+    return p ^ (p >> 16);
+}
+
 /* Phase 3: forward pass in topological order. */
 static int dag_forward(struct dag *g, erg_diag *diag)
 {
@@ -1491,22 +1498,25 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         uint32_t v = g->order[oi];
         int fixed = (g->nc[v].dev & NODEC_FIXED) != 0;
         size_t k = 0;
-        double latest = -HUGE_VAL;
-        uint32_t latest_p = NONE;
+        uint32_t ph = 0;
         for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++) {
             uint32_t p = g->pred[q];
-            double f = fin_of(g, p);
-            jb->m[k] = f;
+            jb->m[k] = fin_of(g, p);
             jb->b[k] = pos_of(g, p);
             jb->tot[k] = vt_node(g, p);
-            if (f > latest) {
-                latest = f;
-                latest_p = p;
-            }
+            ph += set_hash(p);
             k++;
         }
+        g->phash[v] = ph;
         if (fixed) {
             const struct erg__node *nd = &s->nodes[v];
+            double latest = -HUGE_VAL;
+            uint32_t latest_p = NONE;
+            for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
+                if (jb->m[q - g->pred_off[v]] > latest) {
+                    latest = jb->m[q - g->pred_off[v]];
+                    latest_p = g->pred[q];
+                }
             if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s))
                 return erg_diag_set(
                     diag, ERG_EINVAL, NULL,
@@ -1591,94 +1601,117 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
     return ERG_OK;
 }
 
-/* Phase 5: nodes by device, then by start; busy union at the elements' static power, gaps as
- * idle elements at the device's idle power; every device held for the makespan. */
+/* A device's running state in the sweep of dag_devices. */
+struct devrun {
+    double cur_end, busy, stat, run_s, ddyn;
+    uint32_t run_node;        /* the node whose static power the current busy run has */
+    uint32_t clash, clash_at; /* the first pair that breaks Axiom P2 (clash NONE: none) */
+};
+
+/* Phase 5 and 6: one sweep of the nodes in start order. Per device: busy union at the elements'
+ * static power, gaps as idle elements at the device's idle power, every device held for the
+ * makespan; a device's nodes come in start order, as a sweep of that device alone would take
+ * them, so its figures are that sweep's. Σ σ²_d is summed in start order (the last bits of σ_E
+ * depend on that order). The bias bound (Eq. 13): m_i counts an entry-state substitution,
+ * dropped for elements that start with the composition at the null context, plus an isolation
+ * substitution for elements that co-run with another (their intervals overlap, on any device). */
 static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    size_t n = g->n;
-    /* bydev in the successor offsets' n + 1 entries, byst in the anchors' n, the sort's working
-     * arrays in the tree of events' (2 n + 1) * 8 bytes: no new pages to touch */
-    uint32_t *bydev = g->gr.succ_off;
+    size_t n = g->n, nd = s->n_devices;
+    /* byst in the anchors' n entries, the sort's working arrays in the tree of events'
+     * (2 n + 1) * 8 bytes: no new pages to touch */
+    free(g->gr.succ_off);
     g->gr.succ_off = g->succ_off = NULL;
     g->byst = g->anchor;
     g->anchor = NULL;
-    size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    int src = dcount ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
+    struct devrun *dr = malloc((nd + 1) * sizeof *dr);
+    int src = dr ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
     free(g->tev);
     g->tev = NULL;
     if (src != ERG_OK) {
-        free(bydev);
-        free(dcount);
+        free(dr);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        dcount[NODEC_DEV(g->nc[i]) + 1]++;
-    for (size_t d = 0; d < s->n_devices; d++)
-        dcount[d + 1] += dcount[d];
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = g->byst[i];
-        bydev[dcount[NODEC_DEV(g->nc[v])]++] = v;
-    }
+    for (size_t d = 0; d < nd; d++)
+        dr[d] = (struct devrun){g->origin, 0.0, 0.0, 0.0, 0.0, NONE, NONE, NONE};
     g->tol = 1e-12 * fmax(1.0, fabs(g->end));
-    double tol = g->tol;
-    int rc = ERG_OK;
-    g->vd = 0.0;
-    g->grade = ERG_GRADE_HW_SHUNT;
-    size_t pos = 0;
-    for (size_t d = 0; d < s->n_devices && rc == ERG_OK; d++) {
-        size_t stop = dcount[d];
-        if (pos == stop)
-            continue;
-        o->dev_used[d] = 1;
-        double cur_end = g->origin, busy = 0.0, stat = 0.0, run_s = 0.0, ddyn = 0.0;
-        uint32_t run_node = NONE;
-        for (; pos < stop; pos++) {
-            uint32_t v = bydev[pos];
-            const struct csig *cs = csig_of(g, v);
-            double w = node_s(g, v), st = g->start[v], en = st + cs->time_s;
-            if (st >= cur_end - tol) {
-                double a = st > cur_end ? st : cur_end;
-                run_s = w;
-                run_node = v;
-                if (en > a) {
-                    busy += en - a;
-                    stat += run_s * (en - a);
-                    cur_end = en;
-                }
-            } else {
-                if (w != run_s && fabs(w - run_s) > 1e-9 * (run_s > 1.0 ? run_s : 1.0)) {
-                    rc = erg_diag_set(
-                        diag, ERG_EINVAL, NULL,
-                        "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
-                        "static power (%g W and %g W); a device has a single static power (Axiom "
-                        "P2)",
-                        erg__node_id(s, run_node), erg__node_id(s, v), s->devices[d].id, run_s, w);
-                    break;
-                }
-                if (en > cur_end) {
-                    busy += en - cur_end;
-                    stat += run_s * (en - cur_end);
-                    cur_end = en;
-                }
+    const uint32_t *byst = g->byst;
+    double tol = g->tol, vd = 0.0, pmax = -INFINITY, bias = 0.0, mc = g->c;
+    double first_m = g->opts->warm_start ? 1.0 : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = byst[i];
+        struct nodec c = g->nc[v];
+        const struct csig *cs = &g->cs[c.sig];
+        struct devrun *r = &dr[NODEC_DEV(c)];
+        double w = isnan(cs->static_power_w) ? s->devices[NODEC_DEV(c)].static_power_w
+                                             : cs->static_power_w;
+        double st = g->start[v], en = st + cs->time_s;
+        if (st >= r->cur_end - tol) {
+            double a0 = st > r->cur_end ? st : r->cur_end;
+            r->run_s = w;
+            r->run_node = v;
+            if (en > a0) {
+                r->busy += en - a0;
+                r->stat += r->run_s * (en - a0);
+                r->cur_end = en;
             }
-            ddyn += cs->dynamic_energy_j;
-            g->vd += node_vd(g, v);
+        } else {
+            if (w != r->run_s && fabs(w - r->run_s) > 1e-9 * (r->run_s > 1.0 ? r->run_s : 1.0) &&
+                r->clash == NONE) {
+                r->clash = r->run_node;
+                r->clash_at = v;
+            }
+            if (en > r->cur_end) {
+                r->busy += en - r->cur_end;
+                r->stat += r->run_s * (en - r->cur_end);
+                r->cur_end = en;
+            }
         }
-        double idle = fmax(0.0, o->time_s - busy);
-        stat += s->devices[d].idle_power_w * idle;
+        r->ddyn += cs->dynamic_energy_j;
+        double x = cs->energy_var_j2 - w * w * cs->time_var_s2; /* σ²_d = σ²_E − s²·σ²_T, >= 0 */
+        vd += x > 0.0 ? x : 0.0;
+        /* co-runs: an earlier start ends after v starts, or the next start is before v ends */
+        int corun = (pmax > st + tol) || (i + 1 < n && g->start[byst[i + 1]] < en - tol);
+        if (en > pmax)
+            pmax = en;
+        int first = g->pred_off[v + 1] == g->pred_off[v] && st <= g->origin + tol;
+        double m = (first ? first_m : 1.0) + corun;
+        bias += m * mc * cs->sd_e_j;
+    }
+    int rc = ERG_OK;
+    for (size_t d = 0; d < nd; d++) /* the first device, in declaration order, that breaks P2 */
+        if (dr[d].clash != NONE) {
+            rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                              "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
+                              "static power (%g W and %g W); a device has a single static power "
+                              "(Axiom P2)",
+                              erg__node_id(s, dr[d].clash), erg__node_id(s, dr[d].clash_at),
+                              s->devices[d].id, node_s(g, dr[d].clash), node_s(g, dr[d].clash_at));
+            break;
+        }
+    for (size_t i = 0; i < n && rc == ERG_OK; i++)
+        o->dev_used[NODEC_DEV(g->nc[i])] = 1;
+    for (size_t d = 0; d < nd && rc == ERG_OK; d++) {
+        if (!o->dev_used[d])
+            continue;
+        double idle = fmax(0.0, o->time_s - dr[d].busy);
+        double stat = dr[d].stat + s->devices[d].idle_power_w * idle;
         o->dev_static[d] = stat;
-        o->dev_dynamic[d] = ddyn;
-        o->dev_busy[d] = busy;
+        o->dev_dynamic[d] = dr[d].ddyn;
+        o->dev_busy[d] = dr[d].busy;
         o->dev_held[d] = o->time_s;
         o->static_j += stat;
-        o->dynamic_j += ddyn;
+        o->dynamic_j += dr[d].ddyn;
     }
+    free(dr);
+    g->vd = vd;
+    g->grade = ERG_GRADE_HW_SHUNT;
     /* The weakest grade and the union of the flags: over the signatures the nodes use. */
-    unsigned char *used = calloc(s->n_sigs + 1, 1);
-    if (!used) {
-        rc = rc == ERG_OK ? erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory") : rc;
-    } else {
+    unsigned char *used = rc == ERG_OK ? calloc(s->n_sigs + 1, 1) : NULL;
+    if (rc == ERG_OK && !used)
+        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    if (rc == ERG_OK) {
         for (size_t i = 0; i < n; i++)
             used[g->nc[i].sig] = 1;
         for (size_t i = 0; i < s->n_sigs; i++)
@@ -1686,37 +1719,15 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
                 g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
                 g->flags |= s->sigs[i].flags;
             }
+        o->energy_j = o->static_j + o->dynamic_j;
+        o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
+        o->var_e = g->vd + o->s_w * o->s_w * o->var_t;
+        o->bias_j = bias;
+        o->grade = g->grade;
+        o->n_elements = n;
     }
     free(used);
-    free(bydev);
-    free(dcount);
     return rc;
-}
-
-/* Phase 6. Bias bound (Eq. 13): m_i counts an entry-state substitution, dropped for elements
- * that start with the composition at the null context, plus an isolation substitution for
- * elements that co-run with another (their intervals overlap, on any device). */
-static void dag_bias(const struct dag *g, struct outcome *o)
-{
-    const uint32_t *byst = g->byst;
-    size_t n = g->n;
-    double pmax = -INFINITY, bias = 0.0, tol = g->tol;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = byst[i];
-        double fv = fin_of(g, v);
-        int corun = (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < fv - tol);
-        if (fv > pmax)
-            pmax = fv;
-        int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
-        int m = (first && !g->opts->warm_start ? 0 : 1) + corun;
-        bias += m * g->c * csig_of(g, v)->sd_e_j;
-    }
-    o->energy_j = o->static_j + o->dynamic_j;
-    o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
-    o->var_e = g->vd + o->s_w * o->s_w * o->var_t;
-    o->bias_j = bias;
-    o->grade = g->grade;
-    o->n_elements = n;
 }
 
 struct erg__compose_probe *erg__compose_probe;
@@ -1729,9 +1740,8 @@ static int compose_dag(struct dag *g, struct outcome *o, erg_diag *diag)
     g->general = probe && probe->general;
     int rc;
     if ((rc = dag_prepare(g, diag)) == ERG_OK && (rc = dag_build(g, diag)) == ERG_OK &&
-        (rc = dag_forward(g, diag)) == ERG_OK && (rc = dag_makespan(g, o, diag)) == ERG_OK &&
-        (rc = dag_devices(g, o, diag)) == ERG_OK)
-        dag_bias(g, o);
+        (rc = dag_forward(g, diag)) == ERG_OK && (rc = dag_makespan(g, o, diag)) == ERG_OK)
+        rc = dag_devices(g, o, diag);
     if (probe) {
         probe->fast_keys += g->n_fast_keys;
         probe->general_keys += g->n_general_keys;
