@@ -527,7 +527,9 @@ static uint32_t depth_of(const struct dag *g, uint32_t b)
 /* The tree position of a finish as a join operand: the fork's own event, else its anchor. */
 static uint32_t pos_of(const struct dag *g, uint32_t p)
 {
-    return g->nc[p].dev & NODEC_FORK ? p : g->anchor[p];
+    /* a mask rather than a branch: whether a node is a fork follows no pattern */
+    uint32_t fork = 0u - ((g->nc[p].dev & NODEC_FORK) != 0), anc = g->anchor[p];
+    return (p & fork) | (anc & ~fork);
 }
 
 static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
@@ -548,25 +550,28 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
  * event *l, giving up as lca does (more than LCA_WALK_MAX + 1 moves in all), with *ca and *cb
  * the last events on each side before it (NONE for a side that is *l itself). The deeper side
  * climbs to the other's depth, then both climb in step: depth(parent) = depth - 1, so a move is
- * one load, and the two sides' loads are independent. 0, or -1 when the walk gives up or meets
- * only at the root (the caller then takes the general path).
+ * one load, and the two sides' loads are independent. The sides are swapped with masks so that
+ * a is the deeper (one climbing loop, no branch on which side is deeper), and swapped back at
+ * the end. 0, or -1 when the walk gives up or meets only at the root (the caller then takes the
+ * general path).
  */
 static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, uint32_t *ca,
                      uint32_t *cb)
 {
-    uint32_t da = depth_of(g, a), db = depth_of(g, b), pa = NONE, pb = NONE, moves = 0;
-    if ((da > db ? da - db : db - da) > LCA_WALK_MAX + 1)
+    uint32_t da = depth_of(g, a), db = depth_of(g, b), pa = NONE, pb = NONE;
+    uint32_t sw = 0u - (uint32_t)(da < db); /* all ones: swap */
+    uint32_t x = (a ^ b) & sw, y = (da ^ db) & sw;
+    a ^= x;
+    b ^= x;
+    da ^= y;
+    db ^= y;
+    uint32_t moves = da - db;
+    if (moves > LCA_WALK_MAX + 1)
         return -1; /* the climb to equal depths alone would give up */
-    for (; da > db; da--, moves++) {
+    for (uint32_t gap = moves; gap > 0; gap--) {
         pa = a;
         a = g->tev[a].parent;
     }
-    for (; db > da; db--, moves++) {
-        pb = b;
-        b = g->tev[b].parent;
-    }
-    if (moves > LCA_WALK_MAX + 1)
-        return -1;
     while (a != b) {
         if ((moves += 2) > LCA_WALK_MAX + 1)
             return -1;
@@ -577,9 +582,10 @@ static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, u
     }
     if (a == NONE)
         return -1;
+    uint32_t z = (pa ^ pb) & sw;
     *l = a;
-    *ca = pa;
-    *cb = pb;
+    *ca = pa ^ z;
+    *cb = pb ^ z;
     return 0;
 }
 
@@ -616,9 +622,11 @@ static int keys_fast(const struct dag *g, struct opnd *op, size_t k, uint32_t *l
         l = nl;
     }
     uint32_t dl = depth_of(g, l);
-    for (size_t i = 0; i < k; i++)
-        if (op[i].key != NONE && depth_of(g, op[i].pos) - dl - 1 > LCA_WALK_MAX)
-            op[i].key = NONE;
+    for (size_t i = 0; i < k; i++) { /* with a mask: whether an operand is l follows no pattern */
+        uint32_t far = depth_of(g, op[i].pos) - dl - 1 > LCA_WALK_MAX; /* (wraps for l itself) */
+        uint32_t keep = 0u - (uint32_t)((op[i].key != NONE) & !far);
+        op[i].key = (op[i].key & keep) | (NONE & ~keep);
+    }
     *l_out = l;
     return 0;
 }
@@ -703,14 +711,17 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out, uint32_t *c
             cnt[b + 1] += cnt[b];
         for (size_t i = 0; i < n; i++)
             out[cnt[bk[i]]++] = (uint32_t)i; /* index order within a bucket */
-        for (size_t b = 0, from = 0; b <= n; from = cnt[b], b++)
-            for (size_t i = from + 1; i < cnt[b]; i++) {
-                uint32_t v = out[i];
-                size_t j = i;
-                for (; j > from && key[out[j - 1]] > key[v]; j--)
-                    out[j] = out[j - 1];
-                out[j] = v;
-            }
+        /* One insertion sort over the whole array: a key never moves past its bucket's start,
+         * as every key of an earlier bucket is smaller (the bucket index grows with the key),
+         * so this sorts each bucket as a sort per bucket would, without a loop per bucket. */
+        for (size_t i = 1; i < n; i++) {
+            uint32_t v = out[i];
+            uint64_t kv = key[v];
+            size_t j = i;
+            for (; j > 0 && key[out[j - 1]] > kv; j--)
+                out[j] = out[j - 1];
+            out[j] = v;
+        }
     }
     return rc;
 }
@@ -1171,13 +1182,23 @@ static int join3(struct dag *g, uint32_t v, const double *m, const double *tot, 
     uint32_t l;
     if (g->general || keys_fast(g, op, 3, &l) != 0)
         return 1;
-    for (size_t i = 1; i < 3; i++) /* max_rec's insertion sort */
-        for (size_t j = i; j > 0 && op[j - 1].key > op[j].key; j--) {
-            struct opnd t = op[j];
-            op[j] = op[j - 1];
-            op[j - 1] = t;
+    { /* max_rec's insertion sort, as the network (0,1) (1,2) (0,1) of exchanges when the first
+       * key is greater (the same order, stable), on indexes with masks rather than branches */
+        uint32_t ix[3] = {0, 1, 2}, ky[3] = {op[0].key, op[1].key, op[2].key};
+        static const int pair[3][2] = {{0, 1}, {1, 2}, {0, 1}};
+        for (int e = 0; e < 3; e++) {
+            int x = pair[e][0], y = pair[e][1];
+            uint32_t sw = 0u - (uint32_t)(ky[x] > ky[y]);
+            uint32_t dk = (ky[x] ^ ky[y]) & sw, di = (ix[x] ^ ix[y]) & sw;
+            ky[x] ^= dk;
+            ky[y] ^= dk;
+            ix[x] ^= di;
+            ix[y] ^= di;
         }
-    double gm[3], gv[3], gtot[3];
+        struct opnd so[3] = {op[ix[0]], op[ix[1]], op[ix[2]]};
+        memcpy(op, so, sizeof so);
+    }
+    double gm[3] = {0.0, 0.0, 0.0}, gv[3], gtot[3];
     size_t gidx[3];
     uint32_t ganc[3];
     long gsingle[3];
@@ -1206,8 +1227,7 @@ static int join3(struct dag *g, uint32_t v, const double *m, const double *tot, 
     for (size_t i = 0; i < ng; i++)
         if (gm[i] > pt)
             pt = gm[i];
-    for (size_t i = 0; i < ng; i++)
-        mcopy[i] = gm[i];
+    memcpy(mcopy, gm, sizeof mcopy); /* all three: no loop on ng */
     long surv;
     if ((ng == 2 ? var_of_max2(mcopy, gv, &vt, &surv)
                  : var_of_max(mcopy, gv, gidx, ng, &vt, &surv)) != ERG_OK) {
@@ -1420,11 +1440,9 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
     const uint32_t *pv = g->pred + g->pred_off[v];
     uint32_t p = pv[0], np = NODEC_NSUCC(g->nc[p]);
     for (size_t i = 1; i < k; i++) { /* the node records' capped counts settle most cases */
-        uint32_t ni = NODEC_NSUCC(g->nc[pv[i]]);
-        if (ni < np) {
-            p = pv[i];
-            np = ni;
-        }
+        uint32_t ni = NODEC_NSUCC(g->nc[pv[i]]), lt = 0u - (uint32_t)(ni < np); /* masks */
+        p = (pv[i] & lt) | (p & ~lt);
+        np = (ni & lt) | (np & ~lt);
     }
     *insert = 0;
     if (np == 1)
