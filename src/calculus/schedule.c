@@ -817,13 +817,7 @@ static int alloc_dag(struct dag *g)
         c->static_power_w = sg->static_power_w;
         c->sd_e_j = sqrt(sg->energy_var_j2);
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct erg__node *nd = &s->nodes[i];
-        g->nc[i].sig = nd->sig;
-        g->nc[i].dev = nd->device | (isnan(nd->start_s) ? 0u : NODEC_FIXED);
-        g->svar[i] = -1.0; /* not composed yet */
-    }
-    return ERG_OK;
+    return ERG_OK; /* the node records: dag_prepare, with Axiom M1 */
 }
 
 /* Static power of a node: its signature's, or its device's when the signature has none. */
@@ -1302,7 +1296,11 @@ static int dag_prepare(struct dag *g, erg_diag *diag)
         c->m1_ok = (!isnan(c->static_power_w) || (wmono && c->time_var_s2 >= 0.0)) &&
                    !(c->energy_var_j2 < w * w * c->time_var_s2 * (1.0 - 1e-9) - 1e-300);
     }
-    for (size_t i = 0; i < g->n; i++) {
+    for (size_t i = 0; i < g->n; i++) { /* the node records, checked as they are written */
+        const struct erg__node *nd = &s->nodes[i];
+        g->nc[i].sig = nd->sig;
+        g->nc[i].dev = nd->device | (isnan(nd->start_s) ? 0u : NODEC_FIXED);
+        g->svar[i] = -1.0; /* not composed yet */
         const struct csig *c = csig_of(g, (uint32_t)i);
         if (c->m1_ok)
             continue;
@@ -1495,13 +1493,11 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
 }
 
 /* A node's term in the hash of a predecessor set (a sum of these, so the order of the edges does
- * not matter): a 32-bit mix of the node index (murmur3's finaliser). */
+ * not matter): a multiplicative hash of the node index with its high half folded in (not linear,
+ * so that sets with equal sums of indexes differ). A filter only: sets are compared exactly. */
 static uint32_t set_hash(uint32_t p)
 {
-    p ^= p >> 16;
-    p *= 0x85ebca6bu;
-    p ^= p >> 13;
-    p *= 0xc2b2ae35u;
+    p *= 0x9e3779b1u;
     return p ^ (p >> 16);
 }
 
@@ -1644,11 +1640,13 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
     g->byst = g->anchor;
     g->anchor = NULL;
     struct devrun *dr = malloc((nd + 1) * sizeof *dr);
-    int src = dr ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
+    unsigned char *used = calloc(s->n_sigs + 1, 1); /* the signatures the nodes use */
+    int src = dr && used ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
     free(g->tev);
     g->tev = NULL;
     if (src != ERG_OK) {
         free(dr);
+        free(used);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t d = 0; d < nd; d++)
@@ -1662,6 +1660,8 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
         struct nodec c = g->nc[v];
         const struct csig *cs = &g->cs[c.sig];
         struct devrun *r = &dr[NODEC_DEV(c)];
+        used[c.sig] = 1;
+        o->dev_used[NODEC_DEV(c)] = 1;
         double w = isnan(cs->static_power_w) ? s->devices[NODEC_DEV(c)].static_power_w
                                              : cs->static_power_w;
         double st = g->start[v], en = st + cs->time_s;
@@ -1708,8 +1708,6 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
                               s->devices[d].id, node_s(g, dr[d].clash), node_s(g, dr[d].clash_at));
             break;
         }
-    for (size_t i = 0; i < n && rc == ERG_OK; i++)
-        o->dev_used[NODEC_DEV(g->nc[i])] = 1;
     for (size_t d = 0; d < nd && rc == ERG_OK; d++) {
         if (!o->dev_used[d])
             continue;
@@ -1726,12 +1724,7 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
     g->vd = vd;
     g->grade = ERG_GRADE_HW_SHUNT;
     /* The weakest grade and the union of the flags: over the signatures the nodes use. */
-    unsigned char *used = rc == ERG_OK ? calloc(s->n_sigs + 1, 1) : NULL;
-    if (rc == ERG_OK && !used)
-        rc = erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (rc == ERG_OK) {
-        for (size_t i = 0; i < n; i++)
-            used[g->nc[i].sig] = 1;
         for (size_t i = 0; i < s->n_sigs; i++)
             if (used[i]) {
                 g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
