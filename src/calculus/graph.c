@@ -36,6 +36,7 @@ void erg__graph_free(erg__graph *g)
     free(g->pred_off);
     free(g->pred);
     free(g->order);
+    free(g->indeg);
     memset(g, 0, sizeof *g);
 }
 
@@ -49,11 +50,9 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
     g->succ = erg__graph_alloc((m + 1) * sizeof *g->succ, 0);
     g->pred = erg__graph_alloc((m + 1) * sizeof *g->pred, 0);
     g->order = erg__graph_alloc(((size_t)n + 1) * sizeof *g->order, 0);
-    uint32_t *indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *indeg, 0);
-    if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !indeg) {
-        free(indeg);
+    uint32_t *indeg = g->indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *indeg, 0);
+    if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !indeg)
         return ERG_ENOMEM;
-    }
     /* Local restrict pointers, each block its own: every array here holds uint32_t, and
      * without them each store would make the compiler reload the others. */
     const uint32_t(*restrict ed)[2] = edges;
@@ -107,7 +106,7 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
             }
         }
     }
-    free(indeg);
+    indeg[n] = 0;
     g->n_ordered = tail;
     return tail == n ? ERG_OK : ERG_ECYCLE;
 }

@@ -484,8 +484,8 @@ struct dag {
     size_t hcap, hn;
     uint32_t gen;    /* the current stamp */
     uint32_t *byst;  /* nodes by start time */
-    uint32_t *phash; /* per node: a commutative hash of its predecessor set (set_hash; 0 for a
-                      * node with fewer than two), written in the forward pass */
+    uint32_t *phash; /* per node: a commutative hash of its predecessor set (set_hash), written
+                      * in the forward pass (in the graph layer's in-degrees, all 0 by then) */
     double end;      /* the makespan's point end, s */
     double tol;      /* overlap tolerance, s */
     double vd;       /* Σ σ²_d, J² */
@@ -809,8 +809,7 @@ static int alloc_dag(struct dag *g)
     g->anchor = erg__graph_alloc(n * sizeof *g->anchor, 0);
     g->svar = erg__graph_alloc(n * sizeof *g->svar, 0);
     g->tev = erg__graph_alloc((2 * n + 1) * sizeof *g->tev, 0);
-    g->phash = erg__graph_alloc(n * sizeof *g->phash, 0);
-    if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev || !g->phash)
+    if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev)
         return ERG_ENOMEM;
     for (size_t i = 0; i < s->n_sigs; i++) {
         const erg_signature *sg = &s->sigs[i];
@@ -1335,6 +1334,8 @@ static int dag_build(struct dag *g, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
+    g->phash = g->gr.indeg; /* zeroed by Kahn's algorithm: no new pages */
+    g->gr.indeg = NULL;
     size_t maxk = 1, sinks = 0;
     for (size_t v = 0; v < n; v++) {
         size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
