@@ -51,4 +51,29 @@ if [ -s "$T/violations" ]; then
     sort -u "$T/violations" >&2
     exit 1
 fi
-echo "layering: ok ($(echo $mods | wc -w) modules)"
+# Inside a module the files form a DAG too: a file uses the symbols of another, never both ways
+# round (a shared lower-level helper goes into a file of its own). tsort names the files of a loop.
+command -v tsort > /dev/null || { echo "layering: no tsort"; exit 77; }
+for m in $mods; do
+    ls "$objdir/src/$m"/*.o > /dev/null 2>&1 || continue
+    : > "$T/fdefs"
+    for o in "$objdir/src/$m"/*.o; do
+        nm -g --defined-only "$o" 2>/dev/null | awk -v f="${o##*/}" 'NF == 3 { print $3, f }' >> "$T/fdefs"
+    done
+    sort "$T/fdefs" > "$T/fdefs.sorted"
+    : > "$T/fedges"
+    for o in "$objdir/src/$m"/*.o; do
+        nm -u "$o" 2>/dev/null | awk 'NF == 2 { print $2 }' | sort -u | join - "$T/fdefs.sorted" |
+            awk -v f="${o##*/}" '$2 != f { print f, $2, $1 }' >> "$T/fedges"
+    done
+    if ! cut -d' ' -f1,2 "$T/fedges" | sort -u | tsort > /dev/null 2> "$T/loop"; then
+        echo "FAIL: files of src/$m use each other (a cycle; file -> file: symbol):" >&2
+        sed -n 's/^tsort: \([^ ]*\.o\)$/\1/p' "$T/loop" > "$T/loopfiles"
+        awk 'NR == FNR { in_loop[$1] = 1; next } ($1 in in_loop) && ($2 in in_loop) {
+                 sub(/\.c\.o$/, ".c", $1); sub(/\.c\.o$/, ".c", $2); print $1 " -> " $2 ": " $3 }' \
+            "$T/loopfiles" "$T/fedges" >&2
+        bad=1
+    fi
+done
+[ "$bad" = 0 ] || exit 1
+echo "layering: ok ($(echo $mods | wc -w) modules, no file cycle inside one)"

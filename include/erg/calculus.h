@@ -186,6 +186,49 @@ ERG_API ERG_NODISCARD int erg_report_compare(const erg_report *a, const erg_repo
  */
 #define ERG_ROUNDING_REL 1e-9
 
+/** How the difference E_a − E_b of two compared reports reads (erg compare). */
+typedef enum erg_difference_kind {
+    ERG_DIFFERENCE_ROUNDING = 0, /**< |E_a − E_b| ≤ ERG_ROUNDING_REL·max(|E_a|, |E_b|): 0 J */
+    ERG_DIFFERENCE_NOISE = 1,    /**< under 1 % of the combined sd: 0 J within noise */
+    ERG_DIFFERENCE_REAL = 2      /**< a difference worth its digits */
+} erg_difference_kind;
+
+/** Outcome of erg_report_comparison (paper Section 5.2.2). */
+typedef struct erg_comparison {
+    int verdict;              /**< erg_report_compare(a, b): −1 a less, +1 b less, 0 overlap */
+    double difference_j;      /**< E_a − E_b, J; exactly 0 when kind is ERG_DIFFERENCE_ROUNDING */
+    double combined_sd_j;     /**< sqrt(σ²_E_a + σ²_E_b), J (the two taken as independent) */
+    double rounding_j;        /**< ERG_ROUNDING_REL·max(|E_a|, |E_b|), J */
+    erg_difference_kind kind; /**< how difference_j reads */
+    int digits; /**< significant digits difference_j carries, 2 to 6: two past the leading digit
+                     of combined_sd_j, capped where the rounding tolerance begins (6 unless REAL) */
+} erg_comparison;
+
+/**
+ * Compare two composed reports (paper Section 5.2.2, what `erg compare` prints): the verdict of
+ * erg_report_compare, and how the difference E_a − E_b reads. A difference at or below the
+ * rounding tolerance ERG_ROUNDING_REL·max(|E_a|, |E_b|) is rounding (difference_j set to 0); one
+ * under 1 % of the combined sd sqrt(σ²_E_a + σ²_E_b) is noise; any other is real, with digits =
+ * floor(log10 |Δ|) − floor(log10 sd) + 3 (no cap from the sd when it is 0), at most
+ * floor(log10 |Δ|) − floor(log10 tolerance), clamped to [2, 6]. Errors: ERG_EINVAL (NULL).
+ */
+ERG_API ERG_NODISCARD int erg_report_comparison(const erg_report *a, const erg_report *b,
+                                                erg_comparison *out);
+
+/**
+ * Write the compare/1 document of the comparison c of reports a and b (composed from the files
+ * named a_file and b_file at confidence) to path ("-": standard output), whole or not at all (what
+ * `erg compare --json` prints; docs/formats.md): {"erg": "compare/1", "a" and "b" (each {"file",
+ * "energy_j", "energy_sd_j", "interval_j": [lo, hi], "time_s", "grade"}), "confidence",
+ * "difference_j", "combined_sd_j", "verdict": "a_less", "b_less" or "indistinguishable"}, J and
+ * s; a non-finite number is null. Errors: ERG_EINVAL (NULL), ERG_ENOMEM, ERG_EIO (nothing
+ * half-written; a device, FIFO or symlink at path is never replaced).
+ */
+ERG_API ERG_NODISCARD int erg_comparison_write_json(const char *path, const char *a_file,
+                                                    const erg_report *a, const char *b_file,
+                                                    const erg_report *b, const erg_comparison *c,
+                                                    double confidence, erg_diag *diag);
+
 /**
  * Write a report as JSON (keys in docs/formats.md: energy_j, energy_sd_j, time_s, time_sd_s,
  * static_energy_j, dynamic_energy_j, interval_j, confidence, bias_bound_j, grade, flags, devices,
@@ -437,6 +480,20 @@ ERG_API ERG_NODISCARD int erg_granularity_check(const erg_signature *coarse,
                                                 const erg_report *parts, erg_granularity *out,
                                                 erg_diag *diag);
 
+/**
+ * Write the granularity/1 document of the check g of coarse against the composition parts, at
+ * confidence, to path ("-": standard output), whole or not at all (what `erg check-granularity
+ * --json` prints; paper Eq. 24): {"erg": "granularity/1", "coarse_energy_j" (E of coarse),
+ * "coarse_energy_sd_j" (sqrt of its energy_var_j2), "parts_energy_j", "parts_energy_sd_j",
+ * "difference_j", "bias_j", "random_j", "bound_j" (J, as in erg_granularity), "confidence",
+ * "consistent"}; a non-finite number is null. Errors: ERG_EINVAL (NULL), ERG_ENOMEM, ERG_EIO
+ * (nothing half-written; a device, FIFO or symlink at path is never replaced).
+ */
+ERG_API ERG_NODISCARD int erg_granularity_write_json(const char *path, const erg_signature *coarse,
+                                                     const erg_report *parts,
+                                                     const erg_granularity *g, double confidence,
+                                                     erg_diag *diag);
+
 /** The context signatures and correlation groups of a schedule/1 file (erg refine). */
 typedef struct erg_context_set {
     size_t n;                    /**< signatures, one per schedule signature */
@@ -463,6 +520,59 @@ ERG_API void erg_context_set_free(erg_context_set *set);
 
 /** The context signature named name in set, or NULL. */
 ERG_API erg_context_signature *erg_context_set_find(const erg_context_set *set, const char *name);
+
+/**
+ * The `erg characterize` command line that characterizes candidate c (what `erg refine` prints):
+ * "erg characterize --name B --after A='CMD_A' -o B.json -- sh -c 'CMD_B'" (--with for a co-run),
+ * the commands of A and B taken from their context signatures in set (each single-quoted for a
+ * POSIX shell, a ' written '\''), "CMD_OF_A" / "CMD_OF_B" where set is NULL or the signature is
+ * absent or names no command. Written into buf of *size bytes (libuv's rule, as erg's
+ * default-path functions): ERG_OK and *size = the length; ERG_ERANGE when it does not fit, buf
+ * untouched and *size = the bytes needed (NUL included; never more than ERG_REFINE_COMMAND_MAX).
+ * Errors: ERG_EINVAL (NULL c, buf or size).
+ */
+ERG_API ERG_NODISCARD int erg_refine_command(const erg_refine_candidate *c,
+                                             const erg_context_set *set, char *buf, size_t *size);
+
+/** Bytes that always hold an erg_refine_command line (names, commands quoted, NUL). */
+#define ERG_REFINE_COMMAND_MAX (4 * ERG_SIG_NAME_MAX + 8 * ERG_SIG_META_MAX + 64)
+
+/** One context point `erg refine --characterize` measured (a "characterized" entry of refine/1). */
+typedef struct erg_refine_point {
+    char signature[ERG_SIG_NAME_MAX]; /**< the element characterized (the candidate's b) */
+    char point[ERG_SIG_NAME_MAX];     /**< the new point's name ("after:A", "with:A") */
+    double time_s;                    /**< T at the point, s */
+    double energy_j;                  /**< E = s·T + d at the point, J */
+    double null_energy_j;             /**< E of the element at the null context, J */
+} erg_refine_point;
+
+/** What one `erg refine` run found and did (the content of a refine/1 document). */
+typedef struct erg_refine_outcome {
+    const erg_context_report *before;       /**< composed with its deviation (Eq. 23) */
+    const erg_refine_candidate *candidates; /**< erg_refine_candidates, best first */
+    size_t n_candidates;
+    const erg_context_set *set;            /**< names the commands (erg_refine_command); may be
+                                                NULL */
+    const erg_refine_point *characterized; /**< points measured (may be NULL when none) */
+    size_t n_characterized;
+    const erg_context_report *after; /**< composed again with its deviation; NULL: not run */
+} erg_refine_outcome;
+
+/**
+ * Write the refine/1 document of o to path ("-": standard output), whole or not at all (what
+ * `erg refine --json` prints; paper Section 4.4 and Eq. 23): {"erg": "refine/1", "before",
+ * "candidates", "characterized", "after" (only when o->after)}. A report is {"energy_j",
+ * "energy_sd_j", "interval_j": [lo, hi], "time_s", "bias_bound_j", "null_bias_bound_j",
+ * "covariance_j2", "characterized_nodes", "nodes", "grade", "deviation" (when tested:
+ * {"measured_j", "measured_sd_j", "difference_j" = measured − composed, "z", "detected"})}; a
+ * candidate {"kind": "entry" or "runtime", "a", "b", "occurrences", "per_occurrence_j",
+ * "explain_j", "estimated_from_points", "command"}; a characterized point {"signature", "point",
+ * "time_s", "energy_j", "null_energy_j"}; J, J², s; a non-finite number is null. Errors:
+ * ERG_EINVAL (NULL path, o or o->before; candidates or points missing for their counts),
+ * ERG_ENOMEM, ERG_EIO (nothing half-written; a device, FIFO or symlink at path is never replaced).
+ */
+ERG_API ERG_NODISCARD int erg_refine_write_json(const char *path, const erg_refine_outcome *o,
+                                                erg_diag *diag);
 
 /** Number of DAG nodes of a schedule (0 for the expression form). */
 ERG_API size_t erg_schedule_node_count(const erg_schedule *sched);

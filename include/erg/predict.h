@@ -835,7 +835,8 @@ typedef struct erg_model_work {
  * attention_sliding × the sliding ones (the window in the spec); ffn × the dense layers, moe ×
  * the MoE layers; lm_head ×1 over batch · prompt tokens (prefill with logits_all), else batch.
  * Errors: ERG_EINVAL (erg_arch_check, or a phase without batch, prompt (prefill) or kv
- * (decode) ≥ 1), diag naming the field.
+ * (decode) ≥ 1), ERG_ERANGE (batch · prompt or batch · kv above 2^40 tokens), diag naming the
+ * field.
  */
 ERG_API ERG_NODISCARD int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p,
                                                erg_model_work *out, erg_diag *diag);
@@ -1150,7 +1151,8 @@ typedef struct erg_model_prediction {
     double time_factor, energy_factor;     /**< level 3's correction exp(ŷ) (1 without) */
     double model_time_var_s2, model_energy_var_j2; /**< level 3's own uncertainty of the
                                                         total, (σ₃·T)², beside the blocks' */
-    erg_estimate total; /**< Σ count · each, variances Σ count · var + the model's */
+    erg_estimate total; /**< Σ count · each; variances Σ count² · var (the instances of one
+                             block kind share one error, kinds are independent) + the model's */
     erg_grade grade;    /**< the level-1 model's energy grade */
 } erg_model_prediction;
 
@@ -1168,10 +1170,12 @@ ERG_API ERG_NODISCARD int erg_predict_model(const erg_predictor *p, const erg_ar
 /**
  * Write whole-model predictions (n phases, in order) as a schedule/1 for the energy calculus:
  * one device "target" of static power static_power_w (W); per phase a signature per block kind
- * (T = the block's time, d = E - s·T, the block's variances, σ²_E raised to s²·σ²_T (Axiom M1))
- * and, when level 3 answered, a "model_error" element of zero time carrying the level-3
- * variance; the expression is ⊗ of the phases, each ⊗ of embedding, the layers (each ⊗ of its
- * norms, attention and FFN or MoE blocks), the final norm, the LM head and the model error, so
+ * (T = the block's time, d = E - s·T, the block's variances, σ²_E raised to s²·σ²_T (Axiom M1)),
+ * a "shared_error" element of zero time carrying Σ (count² − count) · var (the error that the
+ * instances of a block kind share, which the calculus would add as independent) and, when
+ * level 3 answered, a "model_error" element of zero time carrying the level-3 variance; the
+ * expression is ⊗ of the phases, each ⊗ of embedding, the layers (each ⊗ of its norms,
+ * attention and FFN or MoE blocks), the final norm, the LM head and the two error elements, so
  * that `erg compose` gives the predictions' summed time, energy and variances. name (may be
  * NULL) titles it. Written whole or not at all. Errors: ERG_EINVAL (no energy, s·T above a
  * block's energy, bad arguments), ERG_EIO, ERG_ENOMEM; diag->where names path.

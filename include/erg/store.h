@@ -137,6 +137,29 @@ ERG_API ERG_NODISCARD int erg_store_history_each(erg_store *store, const char *n
                                                            double stored_unix_s),
                                                  void *ud, erg_diag *diag);
 
+/**
+ * Write the store-list/1 document of every current signature in store, ordered by name, to path
+ * ("-": standard output), whole or not at all (what `erg store list --json` prints;
+ * docs/store.md): {"erg": "store-list/1", "signatures": [{"name", "device", "energy_j" (E =
+ * s·T + d), "time_s", "static_power_w", "dynamic_energy_j", "grade", "runs", "flags" (names as
+ * erg_flag_name gives them)}...]}, J, s, W; a non-finite number is null. Errors: ERG_EINVAL
+ * (NULL), ERG_EIO (reading the store, or writing: nothing half-written; a device, FIFO or
+ * symlink at path is never replaced), ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_store_write_list_json(const char *path, erg_store *store,
+                                                    erg_diag *diag);
+
+/**
+ * Write the store-list/1 document of the earlier versions of name, newest first (what `erg store
+ * history NAME --json` prints) to path ("-": standard output), whole or not at all: {"erg":
+ * "store-list/1", "name", "signatures": [...]}, each entry as in erg_store_write_list_json plus
+ * "version" (1 = the version replaced last) and "stored_unix_s" (s since the Unix epoch); an
+ * empty list when name has no history. Errors: ERG_EINVAL (NULL), ERG_ENOENT (no current
+ * signature named name; nothing written), ERG_EIO, ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_store_write_history_json(const char *path, erg_store *store,
+                                                       const char *name, erg_diag *diag);
+
 /* ---- Signatures with context points (docs/context.md; paper Section 4.4, step 5 "Reuse") ---- */
 
 /**

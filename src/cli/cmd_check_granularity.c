@@ -4,10 +4,8 @@
 #include "cli.h"
 #include "cmd_calculus.h"
 #include "erg/calculus.h"
-#include "meter_cli.h"
 
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,20 +94,9 @@ static int run(int argc, char **argv)
     if (rc == ERG_OK) {
         double ec = erg_signature_energy_j(&coarse);
         if (json) {
-            json_t *r = json_object();
-            json_object_set_new(r, "erg", json_string("granularity/1"));
-            json_object_set_new(r, "coarse_energy_j", erg_cli_num(ec));
-            json_object_set_new(r, "coarse_energy_sd_j", erg_cli_num(sqrt(coarse.energy_var_j2)));
-            json_object_set_new(r, "parts_energy_j", erg_cli_num(parts->energy_j));
-            json_object_set_new(r, "parts_energy_sd_j", erg_cli_num(parts->energy_sd_j));
-            json_object_set_new(r, "difference_j", erg_cli_num(g.difference_j));
-            json_object_set_new(r, "bias_j", erg_cli_num(g.bias_j));
-            json_object_set_new(r, "random_j", erg_cli_num(g.random_j));
-            json_object_set_new(r, "bound_j", erg_cli_num(g.bound_j));
-            json_object_set_new(r, "confidence", erg_cli_num(conf));
-            json_object_set_new(r, "consistent", json_boolean(g.consistent));
-            if (erg_cli_print_json(r))
-                ex = ERG_EXIT_USAGE;
+            int wr = erg_granularity_write_json("-", &coarse, parts, &g, conf, &d);
+            if (wr != ERG_OK)
+                ex = erg_cli_fail(&d, wr);
         } else {
             char a[48], b[48], df[48], bi[48], ra[48];
             erg_cli_si(a, sizeof a, ec, "J");

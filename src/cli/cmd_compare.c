@@ -27,42 +27,6 @@ static const char compare_help[] =
     "is 0.\n\n"
     "Exit status: 0 one is confidently lower, 1 they cannot be told apart, 2 bad input or usage.\n";
 
-/* How A - B reads (new-user trial finding 11: "A - B = -4.441e-07 nJ"). sd_j is the combined sd
- * sqrt(sd_A^2 + sd_B^2) (the two compositions taken as independent); tol_j the rounding tolerance
- * ERG_ROUNDING_REL * max(|E_A|, |E_B|). A difference at or below tol_j is rounding (printed 0, and
- * 0 in JSON); one below 1% of sd_j is noise (printed as 0 within noise, no digits); any other is
- * printed to two digits past the leading digit of sd_j (2 to 6 significant digits). */
-struct difference {
-    double diff_j, sd_j, tol_j;
-    enum { DIFF_ROUNDING, DIFF_NOISE, DIFF_REAL } kind;
-    int digits;
-};
-
-static struct difference difference(const erg_report *a, const erg_report *b)
-{
-    struct difference d;
-    d.diff_j = a->energy_j - b->energy_j;
-    d.sd_j = hypot(a->energy_sd_j, b->energy_sd_j);
-    d.tol_j = ERG_ROUNDING_REL * fmax(fabs(a->energy_j), fabs(b->energy_j));
-    double mag = fabs(d.diff_j);
-    d.digits = 6;
-    if (mag <= d.tol_j) {
-        d.kind = DIFF_ROUNDING;
-        d.diff_j = 0.0;
-    } else if (mag < 0.01 * d.sd_j) {
-        d.kind = DIFF_NOISE;
-    } else {
-        d.kind = DIFF_REAL;
-        int lead = (int)floor(log10(mag));
-        if (d.sd_j > 0.0)
-            d.digits = lead - (int)floor(log10(d.sd_j)) + 3;
-        if (d.tol_j > 0.0 && d.digits > lead - (int)floor(log10(d.tol_j)))
-            d.digits = lead - (int)floor(log10(d.tol_j));
-        d.digits = d.digits < 2 ? 2 : d.digits > 6 ? 6 : d.digits;
-    }
-    return d;
-}
-
 /* One side of the comparison: a schedule/1 file, or one element: a signature/1 file or a
  * measurement/1 file (erg measure --json / --export-json), composed as a one-node schedule. */
 static int load_side(const char *path, const erg_compose_options *co, erg_report *r)
@@ -100,13 +64,6 @@ static int load_side(const char *path, const erg_compose_options *co, erg_report
         return erg_cli_fail(&d, rc);
     }
     return 0;
-}
-
-static json_t *side(const char *path, const erg_report *r)
-{
-    return json_pack("{s:s,s:f,s:f,s:[f,f],s:f,s:s}", "file", path, "energy_j", r->energy_j,
-                     "energy_sd_j", r->energy_sd_j, "interval_j", r->interval_j[0],
-                     r->interval_j[1], "time_s", r->time_s, "grade", erg_grade_name(r->grade));
 }
 
 static int run_compare(int argc, char **argv)
@@ -151,25 +108,23 @@ static int run_compare(int argc, char **argv)
         erg_report_free(&a);
         return st;
     }
-    int v = erg_report_compare(&a, &b);
-    struct difference dd = difference(&a, &b);
-    const char *verdict = v < 0 ? "a_less" : v > 0 ? "b_less" : "indistinguishable";
+    /* the verdict and how A - B reads (trial finding 11: "A - B = -4.441e-07 nJ") */
+    erg_comparison dd;
+    if (erg_report_comparison(&a, &b, &dd) != ERG_OK) { /* cannot fail: a and b are set */
+        erg_report_free(&a);
+        erg_report_free(&b);
+        return erg_cli_fail(NULL, ERG_EINVAL);
+    }
+    int v = dd.verdict;
     if (json) {
-        json_t *o =
-            json_pack("{s:s,s:o,s:o,s:f,s:f,s:f,s:s}", "erg", "compare/1", "a", side(pa, &a), "b",
-                      side(pb, &b), "confidence", co.confidence, "difference_j", dd.diff_j,
-                      "combined_sd_j", dd.sd_j, "verdict", verdict);
-        if (!o ||
-            erg_cli_json_dumpf(
-                o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) != 0) {
-            json_decref(o);
+        erg_diag d;
+        erg_diag_clear(&d);
+        int rc = erg_comparison_write_json("-", pa, &a, pb, &b, &dd, co.confidence, &d);
+        if (rc != ERG_OK) {
             erg_report_free(&a);
             erg_report_free(&b);
-            fprintf(stderr, "erg: cannot write the comparison\n");
-            return ERG_EXIT_USAGE;
+            return erg_cli_fail(&d, rc);
         }
-        fputc('\n', stdout);
-        json_decref(o);
     } else {
         char x[64], y[64], z[64], w[64];
         printf("A %s\n  E %s +- %s, %.3g%% interval [%s, %s]\n", pa,
@@ -182,18 +137,18 @@ static int run_compare(int argc, char **argv)
                erg_cli_si(y, sizeof y, b.energy_sd_j, "J"), 100 * co.confidence,
                erg_cli_si(z, sizeof z, b.interval_j[0], "J"),
                erg_cli_si(w, sizeof w, b.interval_j[1], "J"));
-        erg_cli_si(y, sizeof y, dd.sd_j, "J");
-        if (dd.kind == DIFF_ROUNDING)
+        erg_cli_si(y, sizeof y, dd.combined_sd_j, "J");
+        if (dd.kind == ERG_DIFFERENCE_ROUNDING)
             printf("A - B = 0 J (equal to within rounding): ");
-        else if (dd.kind == DIFF_NOISE)
+        else if (dd.kind == ERG_DIFFERENCE_NOISE)
             printf("A - B = 0 J within noise (under 1%% of the combined sd %s): ", y);
         else if (b.energy_j != 0.0)
             printf("A - B = %s (%+.3g%% of B; combined sd %s): ",
-                   erg_cli_si_digits(x, sizeof x, dd.diff_j, "J", dd.digits),
-                   100.0 * dd.diff_j / fabs(b.energy_j), y);
+                   erg_cli_si_digits(x, sizeof x, dd.difference_j, "J", dd.digits),
+                   100.0 * dd.difference_j / fabs(b.energy_j), y);
         else
             printf("A - B = %s (combined sd %s): ",
-                   erg_cli_si_digits(x, sizeof x, dd.diff_j, "J", dd.digits), y);
+                   erg_cli_si_digits(x, sizeof x, dd.difference_j, "J", dd.digits), y);
         if (v < 0)
             printf("A confidently uses less energy than B\n");
         else if (v > 0)

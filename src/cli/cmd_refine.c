@@ -10,7 +10,6 @@
 #include "erg/measure.h"
 #include "erg/signature.h"
 #include "erg/stats.h"
-#include "meter_cli.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -42,11 +41,6 @@ static const char refine_help[] =
     "                    --static-power W, --backends LIST (as erg characterize)\n\n"
     "Exit status: 0 no deviation (after refinement, when it ran), 1 a deviation remains, 2 bad\n"
     "input or usage, 3 no usable meter.\n";
-
-static void json_set_num(json_t *o, const char *key, double v)
-{
-    json_object_set_new(o, key, erg_cli_num(v));
-}
 
 struct measured {
     double energy_j, sd_j;
@@ -92,32 +86,6 @@ static int read_measured(const char *path, struct measured *m, erg_diag *d)
                         "measurement/1 (erg measure --json)");
 }
 
-static json_t *report_json(const erg_context_report *r)
-{
-    const erg_report *p = &r->report;
-    json_t *o = json_object();
-    json_set_num(o, "energy_j", p->energy_j);
-    json_set_num(o, "energy_sd_j", p->energy_sd_j);
-    json_object_set_new(o, "interval_j", json_pack("[f,f]", p->interval_j[0], p->interval_j[1]));
-    json_set_num(o, "time_s", p->time_s);
-    json_set_num(o, "bias_bound_j", p->bias_bound_j);
-    json_set_num(o, "null_bias_bound_j", r->null_bias_bound_j);
-    json_set_num(o, "covariance_j2", r->covariance_j2);
-    json_object_set_new(o, "characterized_nodes", json_integer((json_int_t)r->n_characterized));
-    json_object_set_new(o, "nodes", json_integer((json_int_t)r->n_nodes));
-    json_object_set_new(o, "grade", json_string(erg_grade_name(p->grade)));
-    if (p->has_deviation) {
-        json_t *dv = json_object();
-        json_set_num(dv, "measured_j", p->measured_j);
-        json_set_num(dv, "measured_sd_j", p->measured_sd_j);
-        json_set_num(dv, "difference_j", p->measured_j - p->energy_j);
-        json_set_num(dv, "z", p->deviation_z);
-        json_object_set_new(dv, "detected", json_boolean(p->deviation_detected));
-        json_object_set_new(o, "deviation", dv);
-    }
-    return o;
-}
-
 static void print_report(const char *title, const erg_context_report *r)
 {
     const erg_report *p = &r->report;
@@ -158,24 +126,6 @@ static int compose(const erg_schedule *s, const erg_context_set *set, double con
     if (rc == ERG_OK)
         rc = erg_report_deviation(&r->report, m->energy_j, m->sd_j, d);
     return rc;
-}
-
-static void quote(const char *cmd, char *buf, size_t size)
-{
-    size_t k = 0;
-    if (k < size)
-        buf[k++] = '\'';
-    for (const char *p = cmd; *p && k + 5 < size; p++) {
-        if (*p == '\'') {
-            memcpy(buf + k, "'\\''", 4);
-            k += 4;
-        } else {
-            buf[k++] = *p;
-        }
-    }
-    if (k + 1 < size)
-        buf[k++] = '\'';
-    buf[k < size ? k : size - 1] = '\0';
 }
 
 static int run(int argc, char **argv)
@@ -302,7 +252,8 @@ static int run(int argc, char **argv)
     }
     erg_context_report before, after;
     memset(&after, 0, sizeof after);
-    json_t *root = NULL, *jc = NULL, *jdone = NULL;
+    erg_refine_point *done = NULL; /* the points measured, for refine/1 */
+    size_t n_done = 0;
     if ((rc = compose(s, &set, conf, &m, &before, &d)) != ERG_OK) {
         erg_schedule_free(s);
         erg_context_set_free(&set);
@@ -320,8 +271,6 @@ static int run(int argc, char **argv)
         ex = erg_cli_fail(&d, d.status ? d.status : ERG_ENOMEM);
         goto out;
     }
-    root = json ? json_object() : NULL;
-    jc = json ? json_array() : NULL;
     if (!json) {
         print_report("composed", &before);
         if (nc)
@@ -330,22 +279,11 @@ static int run(int argc, char **argv)
     }
     for (size_t i = 0; i < nc; i++) {
         const erg_refine_candidate *c = &cand[i];
-        const erg_context_signature *a = erg_context_set_find(&set, c->a),
-                                    *b = erg_context_set_find(&set, c->b);
-        char qa[600], qb[600], qcmd[2048];
-        quote(a && a->command[0] ? a->command : "CMD_OF_A", qa, sizeof qa);
-        quote(b && b->command[0] ? b->command : "CMD_OF_B", qb, sizeof qb);
-        snprintf(qcmd, sizeof qcmd, "erg characterize --name %s %s %s=%s -o %s.json -- sh -c %s",
-                 c->b, c->runtime ? "--with" : "--after", c->a, qa, c->b, qb);
-        if (json) {
-            json_t *o = json_pack("{s:s,s:s,s:s,s:I}", "kind", c->runtime ? "runtime" : "entry",
-                                  "a", c->a, "b", c->b, "occurrences", (json_int_t)c->occurrences);
-            json_set_num(o, "per_occurrence_j", c->per_occurrence_j);
-            json_set_num(o, "explain_j", c->explain_j);
-            json_object_set_new(o, "estimated_from_points", json_boolean(c->estimated_from_points));
-            json_object_set_new(o, "command", json_string(qcmd));
-            json_array_append_new(jc, o);
-        } else {
+        if (!json) {
+            char qcmd[ERG_REFINE_COMMAND_MAX];
+            size_t qn = sizeof qcmd;
+            if (erg_refine_command(c, &set, qcmd, &qn) != ERG_OK) /* cannot: the size holds any */
+                qcmd[0] = '\0';
             char ex_j[48], per[48];
             erg_cli_si(ex_j, sizeof ex_j, c->explain_j, "J");
             erg_cli_si(per, sizeof per, c->per_occurrence_j, "J");
@@ -358,8 +296,12 @@ static int run(int argc, char **argv)
                    ex_j, qcmd);
         }
     }
-    jdone = json ? json_array() : NULL;
     if (do_char && before.report.deviation_detected && nc) {
+        done = calloc(nc, sizeof *done);
+        if (!done) {
+            ex = erg_cli_fail(NULL, ERG_ENOMEM);
+            goto out;
+        }
         if ((ex = erg_cli_char_open(&ch, backends)) != 0)
             goto out;
         for (size_t i = 0; i < nc && !ex; i++) {
@@ -399,16 +341,16 @@ static int run(int argc, char **argv)
                 ex = erg_cli_fail(&d, rc);
                 break;
             }
-            if (json) {
-                json_t *o = json_pack("{s:s,s:s}", "signature", c->b, "point", pb.name);
-                json_set_num(o, "time_s", pb.time_s);
-                json_set_num(o, "energy_j", pb.static_power_w * pb.time_s + pb.dynamic_energy_j);
-                json_set_num(o, "null_energy_j", erg_signature_energy_j(&b->null_context));
-                json_array_append_new(jdone, o);
-            } else {
+            erg_refine_point *rp = &done[n_done++];
+            snprintf(rp->signature, sizeof rp->signature, "%s", c->b);
+            snprintf(rp->point, sizeof rp->point, "%s", pb.name);
+            rp->time_s = pb.time_s;
+            rp->energy_j = pb.static_power_w * pb.time_s + pb.dynamic_energy_j;
+            rp->null_energy_j = erg_signature_energy_j(&b->null_context);
+            if (!json) {
                 char e1[48], e0[48];
-                erg_cli_si(e1, sizeof e1, pb.static_power_w * pb.time_s + pb.dynamic_energy_j, "J");
-                erg_cli_si(e0, sizeof e0, erg_signature_energy_j(&b->null_context), "J");
+                erg_cli_si(e1, sizeof e1, rp->energy_j, "J");
+                erg_cli_si(e0, sizeof e0, rp->null_energy_j, "J");
                 printf("characterized %s at %s: E = %s (null context %s), %u runs\n", c->b, pb.name,
                        e1, e0, pb.runs);
             }
@@ -447,23 +389,17 @@ static int run(int argc, char **argv)
     if (!ex) {
         const erg_context_report *last = after.report.has_deviation ? &after : &before;
         if (json) {
-            json_object_set_new(root, "erg", json_string("refine/1"));
-            json_object_set_new(root, "before", report_json(&before));
-            json_object_set_new(root, "candidates", jc);
-            jc = NULL;
-            json_object_set_new(root, "characterized", jdone);
-            jdone = NULL;
-            if (after.report.has_deviation)
-                json_object_set_new(root, "after", report_json(&after));
-            erg_cli_print_json(root);
-            root = NULL;
+            erg_refine_outcome ro = {
+                &before, cand, nc, &set, done, n_done, after.report.has_deviation ? &after : NULL};
+            if ((rc = erg_refine_write_json("-", &ro, &d)) != ERG_OK) {
+                ex = erg_cli_fail(&d, rc);
+                goto out;
+            }
         }
         ex = last->report.deviation_detected ? ERG_EXIT_CHECK : ERG_EXIT_OK;
     }
 out:
-    json_decref(root);
-    json_decref(jc);
-    json_decref(jdone);
+    free(done);
     free(ptrs);
     erg_context_report_free(&before);
     erg_context_report_free(&after);

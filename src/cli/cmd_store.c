@@ -5,7 +5,6 @@
 #include "erg/store.h"
 
 #include <getopt.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,29 +29,10 @@ static const char store_help[] =
     "Exit status: 0 success, 2 bad input, unknown name or unreadable store.\n";
 
 struct list_ctx {
-    int json;
-    json_t *arr;
     unsigned long want; /* history: the version to take out (0: list them all) */
     unsigned long seen;
     erg_signature found;
-    int nomem; /* an entry of the --json list could not be made: fail, never print it short */
 };
-
-static json_t *list_entry(const erg_signature *s)
-{
-    json_t *fl = json_array();
-    for (unsigned b = 0; fl && b < ERG_FLAG_COUNT; b++)
-        if ((s->flags & (1u << b)) && json_array_append_new(fl, json_string(erg_flag_name(b)))) {
-            json_decref(fl);
-            fl = NULL;
-        }
-    if (!fl)
-        return NULL;
-    return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "name", s->name, "device", s->device,
-                     "energy_j", erg_signature_energy_j(s), "time_s", s->time_s, "static_power_w",
-                     s->static_power_w, "dynamic_energy_j", s->dynamic_energy_j, "grade",
-                     erg_grade_name(s->grade), "runs", (int)s->runs, "flags", fl);
-}
 
 /* " flags: a,b" after a text row, or "" */
 static const char *flags_suffix(const erg_signature *s, char *buf, size_t size)
@@ -76,42 +56,20 @@ static int history_one(void *ud, const erg_signature *s, double stored_unix_s)
         }
         return 0;
     }
-    if (c->json) {
-        json_t *e = list_entry(s);
-        if (!e || json_object_set_new(e, "version", json_integer((json_int_t)c->seen)) ||
-            json_object_set_new(e, "stored_unix_s", json_real(stored_unix_s))) {
-            json_decref(e);
-            c->nomem = 1;
-            return ERG_ENOMEM;
-        }
-        if (json_array_append_new(c->arr, e)) { /* takes e, even when it fails */
-            c->nomem = 1;
-            return ERG_ENOMEM;
-        }
-    } else {
-        char fl[600];
-        printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s%s\n", c->seen, stored_unix_s,
-               erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade),
-               flags_suffix(s, fl, sizeof fl));
-    }
+    char fl[600];
+    printf("%-8lu %14.0f %12.6g %12.6g %12.6g  %s%s\n", c->seen, stored_unix_s,
+           erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade),
+           flags_suffix(s, fl, sizeof fl));
     return 0;
 }
 
 static int list_one(void *ud, const erg_signature *s)
 {
-    struct list_ctx *c = ud;
-    if (c->json) {
-        json_t *e = list_entry(s);
-        if (!e || json_array_append_new(c->arr, e)) {
-            c->nomem = 1;
-            return ERG_ENOMEM;
-        }
-    } else {
-        char fl[600];
-        printf("%-32s %-12s %12.6g %12.6g %12.6g  %s%s\n", s->name, s->device[0] ? s->device : "-",
-               erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade),
-               flags_suffix(s, fl, sizeof fl));
-    }
+    (void)ud;
+    char fl[600];
+    printf("%-32s %-12s %12.6g %12.6g %12.6g  %s%s\n", s->name, s->device[0] ? s->device : "-",
+           erg_signature_energy_j(s), s->time_s, s->static_power_w, erg_grade_name(s->grade),
+           flags_suffix(s, fl, sizeof fl));
     return 0;
 }
 
@@ -251,56 +209,27 @@ static int run_store(int argc, char **argv)
             erg_context_signature_release(cs);
         }
         free(cs);
+    } else if (!strcmp(action, "history") && json) {
+        rc = erg_store_write_history_json("-", st, argv[optind], &d);
     } else if (!strcmp(action, "history")) {
         erg_signature cur;
         if ((rc = erg_store_get(st, argv[optind], &cur, &d)) == ERG_OK) {
             struct list_ctx ctx;
             memset(&ctx, 0, sizeof ctx);
-            ctx.json = json;
-            ctx.arr = json ? json_array() : NULL;
-            if (!json)
-                printf("%-8s %14s %12s %12s %12s  %s\n", "version", "stored_unix_s", "energy_j",
-                       "time_s", "static_w", "grade");
+            printf("%-8s %14s %12s %12s %12s  %s\n", "version", "stored_unix_s", "energy_j",
+                   "time_s", "static_w", "grade");
             rc = erg_store_history_each(st, argv[optind], history_one, &ctx, &d);
-            if (json) {
-                json_t *root = json_pack("{s:s,s:s,s:o}", "erg", "store-list/1", "name",
-                                         argv[optind], "signatures", ctx.arr);
-                if (rc == ERG_OK && !ctx.nomem && root &&
-                    erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0)
-                    putchar('\n');
-                else if (rc == ERG_OK || ctx.nomem)
-                    rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
-                json_decref(root);
-            } else if (rc == ERG_OK && ctx.seen == 0) {
+            if (rc == ERG_OK && ctx.seen == 0)
                 printf("(no earlier versions)\n");
-            }
         }
     } else if (!strcmp(action, "rm")) {
         rc = erg_store_remove(st, argv[optind], &d);
+    } else if (json) {
+        rc = erg_store_write_list_json("-", st, &d);
     } else {
-        struct list_ctx ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.json = json;
-        ctx.arr = json ? json_array() : NULL;
-        if (!json)
-            printf("%-32s %-12s %12s %12s %12s  %s\n", "name", "device", "energy_j", "time_s",
-                   "static_w", "grade");
-        rc = erg_store_each(st, list_one, &ctx, &d);
-        if (json) {
-            if (rc == ERG_OK && !ctx.nomem) {
-                json_t *root = json_pack("{s:s,s:o}", "erg", "store-list/1", "signatures", ctx.arr);
-                if (root &&
-                    erg_cli_json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0)
-                    putchar('\n');
-                else
-                    rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
-                json_decref(root);
-            } else {
-                json_decref(ctx.arr);
-                if (ctx.nomem)
-                    rc = erg_diag_set(&d, ERG_ENOMEM, NULL, "out of memory");
-            }
-        }
+        printf("%-32s %-12s %12s %12s %12s  %s\n", "name", "device", "energy_j", "time_s",
+               "static_w", "grade");
+        rc = erg_store_each(st, list_one, NULL, &d);
     }
     erg_store_close(st);
     return rc == ERG_OK ? ERG_EXIT_OK : erg_cli_fail(&d, rc);

@@ -844,17 +844,30 @@ static int eval_file(struct eval *e, int fi, const erg_public_table *t, const st
             const erg_public_row *r = &t->rows[i];
             erg_phase_spec ph = {.phase = ERG_PHASE_PREFILL, .batch = 1, .prompt = r->isl};
             erg_model_prediction mp;
-            if (r->isl > 0 && r->prefill_s > 0 &&
-                erg_predict_model(p, &a, &ph, &mp, &diag) == ERG_OK)
+            /* a request that is not compared says why: a skipped line per phase */
+            if (!(r->isl > 0) || !(r->prefill_s > 0))
+                rc = add_skip(e, fi, r->line, "prefill: %s",
+                              r->isl > 0 ? "no time_in_model_prefill (0 s)" : "no prompt tokens");
+            else if (erg_predict_model(p, &a, &ph, &mp, &diag) == ERG_OK)
                 rc = add_cmp(e, fi, r->line, level, "prefill", "time_s", r->prefill_s,
                              mp.total.time_s);
-            if (rc || r->tokens < 2 || !(r->decode_s > 0))
+            else
+                rc = add_skip(e, fi, r->line, "prefill: %.180s", diag.detail);
+            if (rc)
+                break;
+            if (r->tokens < 2 || !(r->decode_s > 0)) {
+                rc = add_skip(e, fi, r->line, "decode: %s",
+                              r->tokens < 2 ? "fewer than 2 completion tokens (no decode step)"
+                                            : "no time_in_model_decode (0 s)");
                 continue;
+            }
             erg_phase_spec pd = {
                 .phase = ERG_PHASE_DECODE, .batch = 1, .kv = r->isl + r->tokens / 2};
             if (erg_predict_model(p, &a, &pd, &mp, &diag) == ERG_OK)
                 rc = add_cmp(e, fi, r->line, level, "decode", "itl_s",
                              r->decode_s / (double)(r->tokens - 1), mp.total.time_s);
+            else
+                rc = add_skip(e, fi, r->line, "decode: %.180s", diag.detail);
         }
         erg_predictor_free(p);
         return rc;

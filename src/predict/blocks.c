@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* HYMELL level 2 (Sections 3.4-3.5): per block kind, an MLP correction of the level-1 sum. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,46 @@ int erg_block_model_predict(const erg_block_model *m, const erg_op_model *l1,
     double se = m->energy[s->block] ? c->sigma[1] : c->sigma[0];
     out->energy_var_j2 = isfinite(e) ? (se * e) * (se * e) : (double)NAN;
     out->level = 2;
+    return ERG_OK;
+}
+
+int erg__predict_blocks(const erg_op_model *l1, const erg_block_model *l2, const erg_arch *a,
+                        const erg_phase_spec *ph, erg_model_prediction *out, erg_diag *diag)
+{
+    erg_model_work w;
+    int rc = erg_model_work_build(a, ph, &w, diag);
+    if (rc != ERG_OK)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->phase = *ph;
+    out->time_factor = out->energy_factor = 1;
+    out->grade = erg_op_model_grade(l1);
+    double vt = 0, ve = 0;
+    int level = 2;
+    for (size_t i = 0; i < w.n_blocks; i++) {
+        erg_model_block_estimate *b = &out->blocks[out->n_blocks++];
+        snprintf(b->name, sizeof b->name, "%s", w.blocks[i].name);
+        b->spec = w.blocks[i].spec;
+        b->count = w.blocks[i].count;
+        rc = erg_block_model_predict(l2, l1, &b->spec, &b->each, diag);
+        if (rc != ERG_OK)
+            return rc;
+        if (b->each.level < level)
+            level = b->each.level;
+        double c = (double)b->count;
+        out->blocks_time_s += c * b->each.time_s;
+        out->blocks_energy_j += c * b->each.energy_j;
+        /* the instances of one block kind are the same work predicted by the same estimators:
+         * they share one error, so their sds add (variance count^2 x instance); different kinds
+         * are independent, as different ops inside a block are (erg_block_level1) */
+        vt += c * c * b->each.time_var_s2;
+        ve += c * c * b->each.energy_var_j2;
+    }
+    out->total.time_s = out->blocks_time_s;
+    out->total.energy_j = out->blocks_energy_j;
+    out->total.time_var_s2 = vt;
+    out->total.energy_var_j2 = ve;
+    out->total.level = level;
     return ERG_OK;
 }
 

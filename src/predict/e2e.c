@@ -127,8 +127,9 @@ void erg__e2e_apply(const erg_e2e_model *m, const erg_arch *a, erg_model_predict
         e->time_var_s2 *= ft * ft;
         e->energy_var_j2 *= fe * fe;
         e->level = 3;
-        vt += (double)p->blocks[i].count * e->time_var_s2;
-        ve += (double)p->blocks[i].count * e->energy_var_j2;
+        double cnt = (double)p->blocks[i].count; /* shared by the instances (predictor.c) */
+        vt += cnt * cnt * e->time_var_s2;
+        ve += cnt * cnt * e->energy_var_j2;
     }
     p->total.time_s = p->blocks_time_s * ft;
     p->total.energy_j = p->blocks_energy_j * fe;

@@ -76,8 +76,9 @@ struct erg_op_model {
     struct erg__gemm_map *gemm_map;
 };
 
-/* The measured-shape GEMM map (gemm_map.c): cells of (log2 m, log2 n, log2 k) / step, sorted,
- * each the median measured / estimator time ratio and median power (NaN: none). */
+/* The measured-shape GEMM map (gemm_map.c; built by gemm_map_build.c): cells of
+ * (log2 m, log2 n, log2 k) / step, sorted, each the median measured / estimator time ratio and
+ * median power (NaN: none). */
 struct erg__gemm_map {
     double step;
     size_t n;
@@ -85,6 +86,10 @@ struct erg__gemm_map {
     double *ratio, *power_w;
 };
 void erg__gemm_map_free(struct erg__gemm_map *g);
+/* The cell index of a dimension v >= 1: round(log2 v / step). */
+int32_t erg__gemm_map_cell(int64_t v, double step);
+/* Order of two cell keys (3 indices), lexicographic: <0, 0, >0. */
+int erg__gemm_map_key_cmp(const int32_t *a, const int32_t *b);
 /* 1 and the cell's ratio and power when d (a GEMM) falls in a cell, else 0. */
 int erg__gemm_map_lookup(const struct erg__gemm_map *g, const erg_op_dims *d, double *ratio,
                          double *power_w);

@@ -87,6 +87,23 @@ static int phase(int *bad, const erg_arch *a, const erg_model_prediction *m, dou
     }
     push(bad, seq, ref(ph, "norm"));
     push(bad, seq, ref(ph, "lm_head"));
+    /* The calculus adds the variances of the elements above as independent (count x instance);
+     * the prediction shares one error among the instances of a block kind (count^2 x instance):
+     * the difference is one element of zero time, so that compose gives the prediction's sd. */
+    double shared_t = 0, shared_e = 0;
+    for (size_t i = 0; i < m->n_blocks; i++) {
+        double c = (double)m->blocks[i].count;
+        shared_t += (c * c - c) * m->blocks[i].each.time_var_s2;
+        shared_e += (c * c - c) * m->blocks[i].each.energy_var_j2;
+    }
+    if (shared_t > 0 || shared_e > 0) {
+        erg_estimate e = {0, 0, shared_t, shared_e, m->total.level};
+        snprintf(name, sizeof name, "%s.shared_error", ph);
+        int rc = add_sig(bad, sigs, name, &e, s, m->grade, diag);
+        if (rc != ERG_OK)
+            return rc;
+        push(bad, seq, json_string(name));
+    }
     if (m->model_time_var_s2 > 0 || m->model_energy_var_j2 > 0) {
         erg_estimate e = {0, 0, m->model_time_var_s2, m->model_energy_var_j2, 3};
         snprintf(name, sizeof name, "%s.model_error", ph);

@@ -139,43 +139,6 @@ int erg_predictor_open(const char *target, erg_predictor **out, erg_diag *diag)
     return ERG_OK;
 }
 
-int erg__predict_blocks(const erg_op_model *l1, const erg_block_model *l2, const erg_arch *a,
-                        const erg_phase_spec *ph, erg_model_prediction *out, erg_diag *diag)
-{
-    erg_model_work w;
-    int rc = erg_model_work_build(a, ph, &w, diag);
-    if (rc != ERG_OK)
-        return rc;
-    memset(out, 0, sizeof *out);
-    out->phase = *ph;
-    out->time_factor = out->energy_factor = 1;
-    out->grade = erg_op_model_grade(l1);
-    double vt = 0, ve = 0;
-    int level = 2;
-    for (size_t i = 0; i < w.n_blocks; i++) {
-        erg_model_block_estimate *b = &out->blocks[out->n_blocks++];
-        snprintf(b->name, sizeof b->name, "%s", w.blocks[i].name);
-        b->spec = w.blocks[i].spec;
-        b->count = w.blocks[i].count;
-        rc = erg_block_model_predict(l2, l1, &b->spec, &b->each, diag);
-        if (rc != ERG_OK)
-            return rc;
-        if (b->each.level < level)
-            level = b->each.level;
-        double c = (double)b->count;
-        out->blocks_time_s += c * b->each.time_s;
-        out->blocks_energy_j += c * b->each.energy_j;
-        vt += c * b->each.time_var_s2;
-        ve += c * b->each.energy_var_j2;
-    }
-    out->total.time_s = out->blocks_time_s;
-    out->total.energy_j = out->blocks_energy_j;
-    out->total.time_var_s2 = vt;
-    out->total.energy_var_j2 = ve;
-    out->total.level = level;
-    return ERG_OK;
-}
-
 int erg_predict_model(const erg_predictor *p, const erg_arch *a, const erg_phase_spec *ph,
                       erg_model_prediction *out, erg_diag *diag)
 {

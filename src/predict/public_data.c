@@ -738,6 +738,18 @@ static int blis_line(json_t *root, const char *path, size_t line, erg_public_tab
                                    line, diag)) ||
                     (rc = attr_num(attrs, "gen_ai.latency.e2e", &row.time_s, path, line, diag)))
                     return rc;
+                /* token counts: whole numbers erg can size work with (a double beyond 2^63
+                 * would not even convert) */
+                if (!(p >= 0 && p <= 0x1p53 && p == floor(p)))
+                    return bad(diag, path, line,
+                               "gen_ai.usage.prompt_tokens: %g is not a token count (a whole "
+                               "number from 0 to 2^53)",
+                               p);
+                if (!(c >= 0 && c <= 0x1p53 && c == floor(c)))
+                    return bad(diag, path, line,
+                               "gen_ai.usage.completion_tokens: %g is not a token count (a whole "
+                               "number from 0 to 2^53)",
+                               c);
                 row.isl = (int64_t)p;
                 row.tokens = (int64_t)c;
                 if ((rc = push_row(t, cap, &row, diag)))

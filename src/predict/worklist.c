@@ -323,6 +323,14 @@ int erg_model_work_build(const erg_arch *a, const erg_phase_spec *p, erg_model_w
         return erg_diag_set(diag, ERG_EINVAL, NULL,
                             "kv: decode needs a positive KV-cache length (got %lld)",
                             (long long)p->kv);
+    /* beyond 2^40 tokens the work overflows the sizes computed below (the CLI refuses it too) */
+    const int64_t max = (int64_t)1 << 40;
+    int64_t len = p->phase == ERG_PHASE_PREFILL ? p->prompt : p->kv;
+    if (p->batch > max / len)
+        return erg_diag_set(diag, ERG_ERANGE, NULL,
+                            "batch %lld x %s %lld is more than 2^40 %stokens", (long long)p->batch,
+                            p->phase == ERG_PHASE_PREFILL ? "prompt" : "kv", (long long)len,
+                            p->phase == ERG_PHASE_PREFILL ? "" : "cached ");
     erg_model_work *w = out;
     memset(w, 0, sizeof *w);
     w->arch = *a;

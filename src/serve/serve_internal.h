@@ -7,7 +7,7 @@
 
 #include "erg/serve.h"
 
-/* A growable text buffer; failed sticks once an allocation failed. */
+/* A growable text buffer (sbuf.c); failed sticks once an allocation failed. */
 typedef struct erg__sbuf {
     char *buf;
     size_t len, cap;
@@ -25,7 +25,8 @@ int erg__exporter_rerender(erg_exporter *e);
  * privilege (secure_getenv), else "" (the host's). Written without a trailing slash. */
 void erg__serve_root(const char *explicit_root, char *buf, size_t size);
 
-/* Per-process / per-cgroup attribution of CPU-side energy by CPU time (Scaphandre's model). */
+/* Per-process / per-cgroup attribution of CPU-side energy by CPU time (Scaphandre's model;
+ * attrib.c). */
 struct erg__attrib;
 int erg__attrib_new(const char *root, erg_attribute kind, size_t top, struct erg__attrib **out);
 /* One interval: cpu_j is the interval's CPU-side energy (J; NaN when no figure). */

@@ -122,6 +122,12 @@ grep -q "INCONSISTENT" "$T/out" || fail "granularity message"
 grep -q "DEVIATION (Eq. 23)" "$T/out" || fail "deviation reported"
 grep -q "1. a -> b: 1 occurrence" "$T/out" || fail "a -> b ranked first (b's 2 J explains the whole 1 J)"
 grep -q "erg characterize --name b --after a=" "$T/out" || fail "command printed"
+# refine/1 and granularity/1 (written by the library): a failed write is exit 2 with the reason,
+# whatever the check's own status
+"$erg" refine "$T/sched.json" --measured "$T/measured.json" --json > /dev/full 2> "$T/err"; [ $? = 2 ] || fail "refine --json > /dev/full: exit 2"
+grep -q "write error" "$T/err" || fail "refine --json > /dev/full: message"
+"$erg" check-granularity "$T/measured.json" "$T/sched.json" --json > /dev/full 2> "$T/err"; [ $? = 2 ] || fail "check-granularity --json > /dev/full: exit 2"
+grep -q "write error" "$T/err" || fail "check-granularity --json > /dev/full: message"
 # --- refine --characterize: the pairs are characterized on the fake meter and the deviation closes
 "$erg" refine "$T/sched.json" --measured "$T/measured.json" --characterize --in-place $CR --reset "$RESET" --graph "$T/graph.json" --json > "$T/out" 2> "$T/err" || fail "refine closes"
 f=$(flat "$T/out")

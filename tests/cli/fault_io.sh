@@ -28,7 +28,8 @@ cfg=$src/tests/predict/configs/tiny-llama.json
 for c in "compose $sched" "compose --json $sched" "frontier $opsched" "frontier --csv $opsched" \
     "trace report $trace" "trace report --json $trace" "trace import -o - $trace" \
     "predict model $cfg --target $src/models/cpu" "insensitive $sig $sig2" "store list" \
-    "store list --json" "store get softmax" "meters --no-probe --backends estimator" "--help" \
+    "store list --json" "store history softmax --json" "compare --json $sched $sched" \
+    "store get softmax" "meters --no-probe --backends estimator" "--help" \
     "--version" "compose --help"; do
     # shellcheck disable=SC2086
     "$erg" $c > /dev/full 2> "$T/err"

@@ -457,17 +457,24 @@ static void level3_and_the_predictor_compose(void **state)
     assert_int_equal(erg_predictor_level(p), 3);
     erg_model_prediction mp;
     assert_int_equal(erg_predict_model(p, &s[5].model, &s[5].phase, &mp, &d), ERG_OK);
-    /* the blocks, corrected by the level-3 factor, sum to the total; variances compose */
-    double t = 0, en = 0, vt = 0;
+    /* the blocks, corrected by the level-3 factor, sum to the total; variances compose: the
+     * instances of one block kind share one error (sd count x instance), kinds add in
+     * quadrature, so no block kind's layers alone have a larger sd than the total */
+    double t = 0, en = 0, vt = 0, vt_indep = 0, layers_sd = 0;
     for (size_t i = 0; i < mp.n_blocks; i++) {
-        t += (double)mp.blocks[i].count * mp.blocks[i].each.time_s;
-        en += (double)mp.blocks[i].count * mp.blocks[i].each.energy_j;
-        vt += (double)mp.blocks[i].count * mp.blocks[i].each.time_var_s2;
+        double c = (double)mp.blocks[i].count;
+        t += c * mp.blocks[i].each.time_s;
+        en += c * mp.blocks[i].each.energy_j;
+        vt += c * c * mp.blocks[i].each.time_var_s2;
+        vt_indep += c * mp.blocks[i].each.time_var_s2;
+        layers_sd = fmax(layers_sd, c * sqrt(mp.blocks[i].each.time_var_s2));
         assert_int_equal(mp.blocks[i].each.level, 3);
     }
     erg_assert_rel(t, mp.total.time_s, 1e-12);
     erg_assert_rel(en, mp.total.energy_j, 1e-12);
     erg_assert_rel(vt + mp.model_time_var_s2, mp.total.time_var_s2, 1e-12);
+    assert_true(layers_sd <= sqrt(mp.total.time_var_s2) * (1 + 1e-12));
+    assert_true(vt > vt_indep); /* s[5] has 2 or more layers: shared, not independent */
     erg_assert_rel(mp.total.time_s, mp.blocks_time_s * mp.time_factor, 1e-12);
     erg_assert_rel(mp.time_factor, f[5], 0.05);
     erg_predictor_free(p);

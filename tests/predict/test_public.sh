@@ -171,7 +171,15 @@ check "fit-serving needs pairs" 2 "expected MLENERGY.json=CONFIG.json" -- \
 
 # BLIS traces: two requests on one line are rows 1 and 2; prefill and decode per token compared
 span() { printf '{"name":"llm_request","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.latency.time_in_model_prefill","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_model_decode","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_queue","value":{"doubleValue":0.0}},{"key":"gen_ai.latency.time_to_first_token","value":{"doubleValue":%s}},{"key":"gen_ai.latency.e2e","value":{"doubleValue":1.0}}]}' "$@"; }
-printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s,%s]}]}]}\n' "$(span 512 101 0.05 1.0 0.05)" "$(span 1024 1 0.09 0 0.09)" > "$tmp/blis2.json"
+# a token count that is not a whole number is refused, naming the file and line
+printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}\n{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}\n' "$(span 5 3 0.5 0.2 0.5)" "$(span 51.5 3 0.5 0.2 0.5)" > "$tmp/blis-frac.json"
+check "BLIS fractional prompt tokens" 2 "blis-frac.json:2: gen_ai.usage.prompt_tokens: 51.5 is not a token count" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis-frac.json"
+printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}\n' "$(span 5 -1 0.5 0.2 0.5)" > "$tmp/blis-neg.json"
+check "BLIS negative completion tokens" 2 "blis-neg.json:1: attribute 'gen_ai.usage.completion_tokens' must be a non-negative number" -- \
+    "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis-neg.json"
+# request 3's prompt (2^41 tokens) cannot be predicted: both phases skipped with the reason
+printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s,%s,%s]}]}]}\n' "$(span 512 101 0.05 1.0 0.05)" "$(span 1024 1 0.09 0 0.09)" "$(span 2199023255552 3 0.5 0.2 0.5)" > "$tmp/blis2.json"
 "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis2.json" --json > "$tmp/b.json"
 /usr/bin/python3 - "$tmp/b.json" <<'PY' && echo "ok   eval BLIS rows" || { echo "FAIL eval BLIS"; cat "$tmp/b.json"; fails=$((fails + 1)); }
 import json, sys
@@ -179,6 +187,12 @@ d = json.load(open(sys.argv[1]))
 rows = [(r["row"], r["phase"], r["quantity"], r["measured"]) for r in d["rows"]]
 # request 2 has one completion token: no decode row; request 1: 1.0 s over 100 tokens
 assert rows == [(1, "prefill", "time_s", 0.05), (1, "decode", "itl_s", 0.01), (2, "prefill", "time_s", 0.09)], rows
+# every request not compared is listed: request 2's decode, request 3's two phases
+sk = [(x["row"], x["reason"]) for x in d["skipped"]]
+assert [r for r, _ in sk] == [2, 3, 3], sk
+assert sk[0][1] == "decode: fewer than 2 completion tokens (no decode step)", sk
+assert sk[1][1].startswith("prefill: ") and "2^40" in sk[1][1], sk
+assert sk[2][1].startswith("decode: ") and "2^40" in sk[2][1], sk
 assert any("one sequence per forward" in a for a in d["assumptions"])
 PY
 
