@@ -275,6 +275,9 @@ typedef struct erg_trace_device {
     char id[ERG_SIG_DEVICE_MAX]; /**< "rank<R>/gpu<D>" */
     char name[ERG_SIG_NAME_MAX]; /**< from deviceProperties; "" when absent */
     double static_power_w;       /**< from the rules */
+    int default_rules;   /**< 1 when no device entry of the rules matches name (an AMD GPU, an
+                              unnamed device under the built-in A100/H100 rules): the rules'
+                              default_device figures apply */
     double idle_power_w; /**< its draw over idle gaps (the static power when the rules give none) */
     size_t activities;
     double busy_s;               /**< union of its activity intervals */

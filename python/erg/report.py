@@ -35,6 +35,10 @@ class BadInput(Exception):
     pass
 
 
+def _finite(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def load(paths):
     recs = []
     for p in paths:
@@ -56,12 +60,19 @@ def load(paths):
                     if k not in r:
                         raise BadInput("%s:%d: record lacks \"%s\" (keys: %s)"
                                        % (p, i, k, ", ".join(KEYS)))
+                # json reads NaN, Infinity and 1e309 as floats and true as an int: none is a figure
                 for k in ("calls", "time_s", "arg_bytes"):
-                    if not isinstance(r[k], (int, float)) or r[k] < 0:
-                        raise BadInput("%s:%d: \"%s\" must be a number >= 0" % (p, i, k))
+                    if not _finite(r[k]) or r[k] < 0:
+                        raise BadInput("%s:%d: \"%s\" must be a finite number >= 0 (got %s)"
+                                       % (p, i, k, json.dumps(r[k])))
+                for k in ("calls", "arg_bytes"):
+                    if r[k] != int(r[k]):
+                        raise BadInput("%s:%d: \"%s\" must be a whole number (got %s)"
+                                       % (p, i, k, json.dumps(r[k])))
                 for k in ("energy_j", "net_energy_j"):
-                    if r[k] is not None and not isinstance(r[k], (int, float)):
-                        raise BadInput("%s:%d: \"%s\" must be a number or null" % (p, i, k))
+                    if r[k] is not None and not _finite(r[k]):
+                        raise BadInput("%s:%d: \"%s\" must be a finite number or null (got %s)"
+                                       % (p, i, k, json.dumps(r[k])))
                 recs.append(r)
     if not recs:
         raise BadInput("%s: no records" % ", ".join(paths))

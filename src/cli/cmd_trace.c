@@ -229,6 +229,14 @@ static void print_table(const erg_trace_report *r, const erg_trace *trace, const
                d->name[0] ? d->name : "-", d->busy_s, d->idle_s, d->static_energy_j,
                d->idle_static_energy_j, d->dynamic_energy_j);
     }
+    for (size_t k = 0; k < r->n_devices; k++) {
+        const erg_trace_device *d = &r->devices[k];
+        if (d->default_rules)
+            printf("note: %s (%s) matches no device entry of the rules: it takes their "
+                   "default_device figures (static %.6g W)%s\n",
+                   d->id, d->name[0] ? d->name : "no deviceProperties", d->static_power_w,
+                   rules ? "" : ", the A100's: give --rules with this device's figures");
+    }
     printf("\n%-12s %8s %12s %12s\n", "category", "count", "time_s", "dynamic_J");
     for (int c = 0; c < ERG_TRACE_CAT_COUNT; c++)
         printf("%-12s %8zu %12.6g %12.6g\n", r->categories[c].name, r->categories[c].count,

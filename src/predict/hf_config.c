@@ -592,11 +592,24 @@ static int key_position(const char *text, size_t len, const char *key, size_t *l
 }
 
 /* A config error that names a field first ("hidden_size: ...") gets that field's position in the
- * text: "config.json:3:5: hidden_size: ...". Errors about absent fields keep the file alone. */
+ * text: "config.json:3:5: hidden_size: ...". An absent field gets the position of the object that
+ * lacks it, the document's (config.json is one object): "config.json:1:1: missing required ...". */
 static void locate_field(const char *text, size_t len, const char *file, int rc, erg_diag *diag)
 {
     if (!diag)
         return;
+    if (strncmp(diag->detail, "missing required field ", 23) == 0) {
+        size_t line = 1, line_start = 0, i = 0;
+        for (; i < len && text[i] != '{'; i++)
+            if (text[i] == '\n')
+                line++, line_start = i + 1;
+        if (i == len)
+            return;
+        char detail[sizeof diag->detail];
+        memcpy(detail, diag->detail, sizeof detail);
+        (void)erg__diag_at(diag, rc, file, line, i - line_start + 1, "%s", detail);
+        return;
+    }
     size_t n = strcspn(diag->detail, ": \"");
     char key[128];
     if (n == 0 || n >= sizeof key || diag->detail[n] != ':')

@@ -826,6 +826,8 @@ static int fill_accounting(const erg_trace *t, const prep *p, size_t top_n, erg_
         snprintf(rd->id, sizeof rd->id, "%s", t->devs[d].id);
         snprintf(rd->name, sizeof rd->name, "%s", t->devs[d].name);
         rd->static_power_w = p->static_w[d];
+        rd->default_rules =
+            erg__rules_device(p->rules, t->devs[d].name) == erg__rules_device(p->rules, NULL);
         rd->activities = k - from;
         int64_t busy = union_ns(t, p, v, from, k, 0xfu);
         int64_t uc = union_ns(t, p, v, from, k, compute);
@@ -1060,6 +1062,7 @@ int erg_trace_report_json(const erg_trace *trace, const erg_trace_report *r, cha
         bad |= json_object_set_new(o, "name", json_string(d->name)) ? 1 : 0;
         bad |= num(o, "static_power_w", d->static_power_w);
         bad |= num(o, "idle_power_w", d->idle_power_w);
+        bad |= json_object_set_new(o, "default_rules", json_boolean(d->default_rules)) ? 1 : 0;
         bad |= cnt(o, "activities", d->activities);
         bad |= num(o, "busy_s", d->busy_s);
         bad |= num(o, "idle_s", d->idle_s);

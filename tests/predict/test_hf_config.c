@@ -188,10 +188,13 @@ static void expect(const char *json, int status, const char *field)
     if (rc == ERG_OK)
         return;
     /* a message that starts with a field present in the text is placed at its name (these
-     * documents are one line: column = offset + 1); one about an absent field names the file */
+     * documents are one line: column = offset + 1); one about an absent field names the object
+     * that lacks it (the document's opening brace) */
     char want[300] = "cfg.json", key[130];
     size_t n = strcspn(d.detail, ": \"");
-    if (n > 0 && n < 128 && d.detail[n] == ':') {
+    if (strncmp(d.detail, "missing required field ", 23) == 0) {
+        snprintf(want, sizeof want, "cfg.json:1:%zu", (size_t)(strchr(json, '{') - json) + 1);
+    } else if (n > 0 && n < 128 && d.detail[n] == ':') {
         snprintf(key, sizeof key, "\"%.*s\"", (int)n, d.detail);
         const char *at = strstr(json, key);
         if (at)
@@ -323,13 +326,21 @@ static void bad_fields_are_placed_at_their_line_and_column(void **state)
     assert_int_equal(erg_arch_from_hf_json(text, strlen(text), "config.json", &a, &d), ERG_EPARSE);
     assert_string_equal(d.where, "config.json:5:3");
     assert_string_equal(d.detail, "tie_word_embeddings: must be true or false (got a string)");
-    /* an absent required field has no position: the file alone */
+    /* an absent required field is named at the object that lacks it (the document's) */
     static const char absent[] = "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64\n}\n";
     erg_diag_clear(&d);
     assert_int_equal(erg_arch_from_hf_json(absent, strlen(absent), "config.json", &a, &d),
                      ERG_EPARSE);
-    assert_string_equal(d.where, "config.json");
-    assert_non_null(strstr(d.detail, "missing required field"));
+    assert_string_equal(d.where, "config.json:1:1");
+    assert_string_equal(d.detail, "missing required field num_attention_heads");
+    static const char indented[] = "\n\n  {\"model_type\": \"llama\", \"num_hidden_layers\": 2, "
+                                   "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+                                   "\"vocab_size\": 10}";
+    erg_diag_clear(&d);
+    assert_int_equal(erg_arch_from_hf_json(indented, strlen(indented), "config.json", &a, &d),
+                     ERG_EPARSE);
+    assert_string_equal(d.where, "config.json:3:3");
+    assert_string_equal(d.detail, "missing required field intermediate_size");
 }
 
 /* The dtype names HF writes, and quantized weights: kept, so that erg can say it models them in

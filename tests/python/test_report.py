@@ -181,8 +181,21 @@ class Report(unittest.TestCase):
             (["{\"api\": \"x\"}"], "calls.jsonl:1: record lacks \"site\""),
             ([json.dumps(rec("a", 1.0)), "{not json"], "calls.jsonl:2:2: not JSON"),
             (["[1, 2]"], "calls.jsonl:1: a record must be a JSON object"),
-            ([json.dumps(dict(rec("a", 1.0), calls=-1))], "\"calls\" must be a number >= 0"),
-            ([json.dumps(dict(rec("a", 1.0), energy_j="3"))], "\"energy_j\" must be a number"),
+            ([json.dumps(dict(rec("a", 1.0), calls=-1))],
+             "calls.jsonl:1: \"calls\" must be a finite number >= 0 (got -1)"),
+            ([json.dumps(dict(rec("a", 1.0), energy_j="3"))], "\"energy_j\" must be a finite number"),
+            # json reads these as numbers; they used to print inf J and a nan% share, exit 0
+            ([json.dumps(rec("a", 1.0)), json.dumps(dict(rec("b", 1.0), net_energy_j=float("inf")))],
+             "calls.jsonl:2: \"net_energy_j\" must be a finite number or null (got Infinity)"),
+            ([json.dumps(dict(rec("a", 1.0), time_s=float("nan")))],
+             "calls.jsonl:1: \"time_s\" must be a finite number >= 0 (got NaN)"),
+            (['{"api": "a", "site": "s", "calls": 1, "time_s": 1, "energy_j": 1e309, '
+              '"net_energy_j": 1, "grade": "estimator", "flags": [], "arg_bytes": 0}'],
+             "calls.jsonl:1: \"energy_j\" must be a finite number or null (got Infinity)"),
+            ([json.dumps(dict(rec("a", 1.0), calls=2.5))],
+             "calls.jsonl:1: \"calls\" must be a whole number (got 2.5)"),
+            ([json.dumps(dict(rec("a", 1.0), calls=True))],
+             "calls.jsonl:1: \"calls\" must be a finite number >= 0 (got true)"),
             ([""], "no records"),
         ]
         for lines, msg in cases:

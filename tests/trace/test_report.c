@@ -449,6 +449,11 @@ static void default_rules_give_estimator_figures(void **state)
     double dyn = 290 * 100e-6 + 185 * 300e-6 + 60 * 80e-6 + 50 * 60e-6;
     erg_assert_rel(rep.dynamic_energy_j, dyn, 1e-9);
     erg_assert_rel(rep.static_energy_j, 2 * 60 * 350e-6, 1e-9);
+    /* the A100 matches the rules' A100 entry; a device without a name takes the default */
+    for (size_t k = 0; k < rep.n_devices; k++)
+        assert_int_equal(rep.devices[k].default_rules,
+                         strcmp(rep.devices[k].name, "NVIDIA A100-SXM4-80GB") != 0);
+    assert_int_equal(rep.n_devices, 2);
     double var = pow(50 * 100e-6, 2) + pow(60 * 100e-6, 2) + pow(60 * 200e-6, 2) +
                  pow(30 * 80e-6, 2) + pow(25 * 50e-6, 2) + pow(25 * 10e-6, 2);
     erg_assert_rel(rep.energy_sd_j, sqrt(var), 1e-9);
@@ -629,7 +634,23 @@ static void rocm_agent_ids_map_to_device_properties(void **state)
         assert_string_equal(rep.devices[g0].id, "rank0/gpu0");
         assert_string_equal(rep.devices[g0].name, "AMD Radeon Graphics");
         erg_assert_near(rep.devices[g0].static_power_w, 90, 0);
+        assert_int_equal(rep.devices[g0].default_rules, 0); /* the rules name this GPU */
         assert_int_equal(rep.unmatched, 0);
+        if (!variant) {
+            /* the built-in rules name no AMD GPU: the device takes the default (the A100's
+             * 60 W) and says so, where it used to pass for a device the rules describe */
+            erg_rules *dr = NULL;
+            assert_int_equal(erg_rules_default(&dr, &d), ERG_OK);
+            erg_trace_report rd;
+            if (erg_trace_report_make(t, dr, NULL, &rd, &d) != ERG_OK)
+                fail_msg("%s: %s", d.where, d.detail);
+            assert_int_equal(rd.n_devices, 1);
+            assert_int_equal(rd.devices[0].default_rules, 1);
+            erg_assert_near(rd.devices[0].static_power_w, 60, 0);
+            erg_assert_rel(rd.static_energy_j, 60 * 400e-6, 1e-9);
+            erg_trace_report_free(&rd);
+            erg_rules_free(dr);
+        }
         if (!variant) {
             /* dynamic 300 W × 300 µs + 40 W × 100 µs; static 90 W × 400 µs */
             erg_assert_rel(rep.dynamic_energy_j, 0.09 + 0.004, 1e-9);
