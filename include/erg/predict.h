@@ -1528,6 +1528,312 @@ ERG_API ERG_NODISCARD int erg_gpu_target_load(const char *path, erg_gpu_kernels 
                                               erg_serving_model *m, int *has_serving,
                                               erg_diag *diag);
 
+/* ---------------------------------------------------------------- documents of the CLI's reports
+ * The JSON documents `erg fit --json`, `erg predict model --json`, `erg predict sweep --json` and
+ * `erg predict eval --json` print (docs/formats.md): written by the library, the CLI only parses
+ * its options and prints. Each writer writes to path ("-": standard output) whole or not at all
+ * (a temporary beside the file, renamed into place; a symlink is followed, a device or FIFO
+ * written into, never replaced). */
+
+/** Mean of the held-out accuracies of the n rows whose n is not 0 (HYMELL Tables 4-6's
+ *  "Average"), each figure over the rows where it is finite (NaN when none); avg->n is the sum
+ *  of the rows' n. Never fails (a NULL rows with n 0 gives NaN figures). */
+ERG_API void erg_accuracy_average(const erg_accuracy *rows, size_t n, erg_accuracy *avg);
+
+/** What a fit-report/1 document reports (erg_fit_report_write_json): the fit of one level. */
+typedef struct erg_fit_report {
+    int level;                         /**< 1 (ops), 2 (blocks) or 3 (end to end) */
+    const char *model_path;            /**< where the fitted model was saved ("model") */
+    const erg_op_model *ops;           /**< level 1: the fitted model */
+    const erg_block_model *blocks;     /**< level 2: the fitted model */
+    const erg_e2e_model *e2e;          /**< level 3: the fitted model */
+    size_t rows;                       /**< levels 2 and 3: the profile rows fitted on */
+    int blocks_level;                  /**< level 3: 2 when a level-2 model corrected the blocks,
+                                            else 1 */
+    const erg_nested_accuracy *nested; /**< level 3: nested accuracy, or NULL when not run */
+} erg_fit_report;
+
+/**
+ * Write the fit-report/1 document of r (what `erg fit ops|blocks|model ... --json` prints;
+ * docs/predict.md). Level 1, indented by 2: {"erg": "fit-report/1", "model", "target", "grade"
+ * (null: no op has energy), "ops": {OP: {REGIME or "Average": {"n_train", "n_test",
+ * "time_mape_pct", "time_r2", "energy_mape_pct", "energy_r2", "roofline_time_mape_pct",
+ * "roofline_time_r2", "roofline_energy_mape_pct", "roofline_energy_r2", "fallback"}}}, "notes"}
+ * (erg_op_model_validation; HYMELL Tables 1-3). Level 2, on one line: {"erg", "level": 2,
+ * "model", "rows", "heldout": {BLOCK: {"prefill"|"decode"|"all": ACC}}} for each fitted block
+ * kind and phase with rows (erg_block_model_accuracy; Tables 4-5). Level 3, on one line: {"erg",
+ * "level": 3, "model", "rows", "blocks_level", "heldout": {"Prefill (Dense)", "Decode (Dense)",
+ * "Prefill (MoE)", "Decode (MoE)" (those with rows), "Average": ACC} (erg_e2e_model_accuracy,
+ * erg_accuracy_average; Table 6), "nested" (only with r->nested): {"folds", "blocks": {BLOCK:
+ * {PHASE: ACC}}, "e2e": {... as "heldout"}}}. ACC is {"n", "time_mape_pct", "time_r2",
+ * "energy_mape_pct", "energy_r2", "base_time_mape_pct", "base_energy_mape_pct"} (MAPE in %, R²
+ * unitless, null where not computable). Reals with 6 significant digits.
+ * Errors: ERG_EINVAL (NULL, a level other than 1-3, its model NULL), ERG_ENOMEM, ERG_EIO
+ * (nothing half-written).
+ */
+ERG_API ERG_NODISCARD int erg_fit_report_write_json(const char *path, const erg_fit_report *r,
+                                                    erg_diag *diag);
+
+/** A whole request (erg_predict_request): the prefill of batch sequences of prompt tokens, then
+ *  the output - 1 decode steps that generate the other output tokens. Seconds and joules;
+ *  energy NaN on a time-only target. */
+typedef struct erg_model_request {
+    int64_t batch, prompt, output; /**< sequences, prompt tokens, output tokens per sequence */
+    int64_t steps;                 /**< decode steps: output - 1 */
+    double prefill_time_s, decode_time_s, time_s, time_sd_s;
+    double prefill_energy_j, decode_energy_j, energy_j, energy_sd_j;
+    erg_grade grade; /**< the prefill's energy grade */
+} erg_model_request;
+
+/**
+ * Predict a whole request (what `erg predict model --output N` reports): the prefill prediction
+ * prefill (erg_predict_model of an ERG_PHASE_PREFILL spec: its batch, prompt and logits_all are
+ * the request's), then decode step i = 1 .. output - 1 against KV length prompt + i, each with
+ * erg_predict_model. Time and energy add up; the steps share one model's error (the same
+ * estimators on nearly the same work), so their standard deviations add linearly, and that sum
+ * and the prefill's add in quadrature. output at least 1 (1: the prefill alone, no step).
+ * Errors: ERG_EINVAL (NULL, not a prefill, output < 1), erg_predict_model's, ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_predict_request(const erg_predictor *p, const erg_arch *a,
+                                              const erg_model_prediction *prefill, int64_t output,
+                                              erg_model_request *out, erg_diag *diag);
+
+/** What a model-prediction/1 document reports (erg_model_prediction_write_json). */
+typedef struct erg_model_report {
+    const char *config;                 /**< the HF config.json path, as given */
+    const erg_arch *arch;               /**< read from it */
+    const erg_predictor *target;        /**< the target predicted on */
+    const erg_model_prediction *phases; /**< n_phases predictions, in order */
+    size_t n_phases;
+    int has_serving; /**< the target's serving level 3 answered the decode step */
+    double serving_itl_s, serving_energy_per_token_j; /**< its figures (s, J per token) */
+    const erg_model_request *request;                 /**< --output's request, or NULL */
+    const char *const *warnings;                      /**< n_warnings lines */
+    size_t n_warnings;
+    const char *schedule; /**< the schedule/1 written beside it, or NULL */
+} erg_model_report;
+
+/**
+ * Write the model-prediction/1 document of r (what `erg predict model --json` prints;
+ * docs/predict.md): {"erg": "model-prediction/1", "config", "arch", "family", "params",
+ * "active_params" (erg_arch_params), "target" (its folder), "target_level", "phases": [{"phase",
+ * "batch", "prompt", "kv", "time_s", "energy_j", "time_sd_s", "energy_sd_j", "level",
+ * "blocks_time_s", "blocks_energy_j", "time_factor", "energy_factor", "grade" (null without
+ * energy), "blocks": [{"name", "block", "count", "level", "time_s_each", "energy_j_each",
+ * "time_s", "energy_j"}], decode only: "serving": {"itl_s", "energy_per_token_j"} or null}],
+ * "request" (only with r->request): {"batch", "prompt", "output", "decode_steps", "time_s",
+ * "time_sd_s", "energy_j", "energy_sd_j", "prefill_time_s", "decode_time_s",
+ * "prefill_energy_j", "decode_energy_j", "time_per_output_token_s" (null without a step),
+ * "energy_per_output_token_j", "grade"}, "warnings": [...], "schedule" (only with r->schedule)}.
+ * Seconds, joules; a figure that is not finite (no energy) is null. On one line, reals with 9
+ * significant digits (HYMELL Sections 3.4-3.6). Errors: ERG_EINVAL (NULL arguments), ERG_ENOMEM,
+ * ERG_EIO (nothing half-written).
+ */
+ERG_API ERG_NODISCARD int
+erg_model_prediction_write_json(const char *path, const erg_model_report *r, erg_diag *diag);
+
+/** The first attention block and the first FFN or MoE block of m, one instance each (what a
+ *  design-space sweep reports beside the total, HYMELL Section 4). Returns a bit set: 1 when m
+ *  has an attention block, 2 when it has an FFN or MoE block; an absent one is zeroed (time 0,
+ *  energy 0). Either out pointer may be NULL. Never fails (NULL m: 0). */
+ERG_API int erg_model_prediction_first_blocks(const erg_model_prediction *m,
+                                              erg_estimate *attention, erg_estimate *ffn);
+
+/** Most swept values of a sweep (erg_predict_sweep) and most points (their product). */
+#define ERG_SWEEP_MAX_KEYS 16
+#define ERG_SWEEP_MAX_POINTS 10000000
+
+/**
+ * Whether a phase's tokens fit the sizes erg computes with: batch × prompt (the prefill's
+ * tokens, phases bit 0), batch × kv (the decode's cached tokens, bit 1) and, with output > 0,
+ * batch × (prompt + output) (a whole request, erg_predict_request) at most 2^40. ERG_OK, or
+ * ERG_EINVAL with why (size bytes) naming the sizes as `erg predict` spells them ("--batch 2 x
+ * --kv 1099511627776 is more than 2^40 cached tokens"); batch, prompt or kv below 1, or output
+ * below 0, are ERG_EINVAL too. Beyond 2^40 the work overflows (as a --prompt alone may not pass
+ * 2^40).
+ */
+ERG_API ERG_NODISCARD int erg_phase_tokens_check(int phases, int64_t batch, int64_t prompt,
+                                                 int64_t kv, int64_t output, char *why,
+                                                 size_t size);
+
+/** One swept value: key from lo to hi by step (positive integers; one value: lo = hi). key is an
+ *  erg_arch_set key (d_model, n_heads, ..., and heads: n_heads = n_kv_heads, head_dim = d_model
+ *  / heads) or batch, prompt, kv. */
+typedef struct erg_sweep_range {
+    char key[32];
+    int64_t lo, hi, step;
+} erg_sweep_range;
+
+/** A predicted point and phase of a sweep: values holds the swept values in the ranges' order.
+ *  Return ERG_OK to go on; any other status stops the sweep, which returns it. */
+typedef int (*erg_sweep_row_fn)(void *ctx, const int64_t *values, const erg_model_prediction *m);
+/** A point the sweep could not predict (reason: erg_arch_set's, erg_arch_check's,
+ *  erg_phase_tokens_check's or erg_predict_model's detail). Return as erg_sweep_row_fn. */
+typedef int (*erg_sweep_skip_fn)(void *ctx, const int64_t *values, const char *reason);
+
+/**
+ * A design-space sweep (HYMELL Section 4; `erg predict sweep`): every combination of the n
+ * ranges r (the last varying fastest, as an odometer), each the architecture base with the
+ * swept keys set and spec's batch, prompt and kv replaced by swept ones (a swept prompt also
+ * sets kv unless kv_set), then for each phase of phases (bit 0 prefill: spec's batch × prompt;
+ * bit 1 decode: against kv; logits_all as spec's) erg_predict_model on p, handed to row. A point
+ * whose keys the architecture cannot have (heads not dividing d_model, ...), whose tokens pass
+ * 2^40 (erg_phase_tokens_check) or whose prediction fails goes to skip (may be NULL) with the
+ * reason, after the rows of its phases that were predicted. *rows (may be NULL): the rows
+ * handed to row. Errors: ERG_EINVAL (NULL, n outside 1-16, no phase, a range not 0 < lo <= hi
+ * with step > 0, more than 10^7 points), or what a callback returned.
+ */
+ERG_API ERG_NODISCARD int erg_predict_sweep(const erg_predictor *p, const erg_arch *base,
+                                            const erg_phase_spec *spec, int phases, int kv_set,
+                                            const erg_sweep_range *r, size_t n,
+                                            erg_sweep_row_fn row, erg_sweep_skip_fn skip, void *ctx,
+                                            size_t *rows, erg_diag *diag);
+
+/** A model-sweep/1 document being written (erg_model_sweep_open). */
+typedef struct erg_model_sweep_writer erg_model_sweep_writer;
+
+/**
+ * Start the model-sweep/1 document of a design-space sweep (what `erg predict sweep --json`
+ * prints; HYMELL Section 4) at path ("-": standard output): {"erg": "model-sweep/1", "config",
+ * "target", "keys": [...], "rows": [ROW...], "skipped": [SKIP...]} on one line, rows streamed as
+ * they come (a sweep may have 10^7 points), the skipped points kept until erg_model_sweep_close.
+ * keys: n_keys (1-16) names of the swept values (--set's KEYs). A file appears whole at
+ * erg_model_sweep_close or not at all; nothing reaches path (standard output included) before
+ * the first row, so a sweep abandoned without rows (erg_model_sweep_abort) writes nothing. Errors:
+ * ERG_EINVAL (NULL, n_keys outside 1-16), ERG_ENOMEM, ERG_EIO (the path cannot be written: a
+ * folder, no such folder, no permission).
+ */
+ERG_API ERG_NODISCARD int erg_model_sweep_open(const char *path, const char *config,
+                                               const char *target, const char *const *keys,
+                                               size_t n_keys, erg_model_sweep_writer **out,
+                                               erg_diag *diag);
+/** Append the row of one point (values: the n_keys swept values, in keys' order) and phase of
+ *  prediction m: {KEY..., "phase", "time_s", "energy_j", "attention_time_s",
+ *  "attention_energy_j", "ffn_time_s", "ffn_energy_j"} (erg_model_prediction_first_blocks; null
+ *  without such a block or without energy), reals with 9 significant digits. Errors: ERG_EINVAL
+ *  (NULL), ERG_ENOMEM, ERG_EIO (a failed write, kept for erg_model_sweep_close). */
+ERG_API ERG_NODISCARD int erg_model_sweep_row(erg_model_sweep_writer *w, const int64_t *values,
+                                              const erg_model_prediction *m);
+/** Record a skipped point: {KEY..., "reason"}. Errors: ERG_EINVAL (NULL), ERG_ENOMEM. */
+ERG_API ERG_NODISCARD int erg_model_sweep_skip(erg_model_sweep_writer *w, const int64_t *values,
+                                               const char *reason);
+/** End the document (the skipped points, the closing brace, a line break), put the file in
+ *  place and free w. Errors: ERG_ENOMEM, ERG_EIO (this or an earlier write failed: the file is
+ *  not written). NULL w: ERG_EINVAL. */
+ERG_API ERG_NODISCARD int erg_model_sweep_close(erg_model_sweep_writer *w, erg_diag *diag);
+/** Abandon the document: a file is not written (what was already streamed to standard output,
+ *  a device or FIFO stays there); frees w. NULL-safe. */
+ERG_API void erg_model_sweep_abort(erg_model_sweep_writer *w);
+
+/* ---------------------------------------------------------------- evaluation against public data
+ */
+
+/**
+ * The serving sample of ML.ENERGY v3 row r of table t (erg_public_read) on a GPU target: the
+ * decode step's terms (erg_serving_step of ops and k for architecture a at batch avg_batch_size,
+ * KV length prompt_tokens + avg_output_len / 2, tensor parallelism tp) beside the row's measured
+ * ITL (s), energy per output token (J), power (W) and throughput (tokens/s). Returns 0 with *out
+ * filled, or 1 with why (why_size bytes) saying why erg cannot model the row: another GPU than
+ * k->device names, weights other than bf16, expert or data parallelism, or the step's own error.
+ * Never fails otherwise.
+ */
+ERG_API int erg_serving_sample_of_row(const erg_public_table *t, const erg_public_row *r,
+                                      const erg_serving_arch *a, const erg_op_model *ops,
+                                      const erg_gpu_kernels *k, double prompt_tokens,
+                                      erg_serving_sample *out, char *why, size_t why_size);
+
+/** A target as `erg predict eval` compares it: its folder and the models read from it. */
+typedef struct erg_eval_target {
+    const char *dir;                  /**< the folder (erg_predictor_open reads it for traces) */
+    const erg_op_model *ops;          /**< ops.json: level 1 (required) */
+    const erg_gpu_kernels *kernels;   /**< gpu.json's kernel models, or NULL */
+    const erg_serving_model *serving; /**< gpu.json's serving model (level 3), or NULL */
+} erg_eval_target;
+
+/** One comparison of a measured figure with the target's prediction. */
+typedef struct erg_eval_row {
+    size_t file;       /**< index of the file among those compared */
+    size_t row;        /**< the row in that file (1-based, as erg_public_row.line) */
+    const char *level; /**< which model predicted it ("level 1 (GEMM estimator)", ...; static) */
+    const char *phase; /**< "prefill", "decode", or NULL where a row has no phase (static) */
+    char quantity[40]; /**< "time_s", "itl_s", "energy_per_token_j", "up_proj.time_s", ... */
+    double measured, predicted; /**< in the quantity's unit (s, J) */
+} erg_eval_row;
+
+/** A row (row >= 1) or a whole file (row 0) that could not be compared, and why. */
+typedef struct erg_eval_skip {
+    size_t file, row;
+    char reason[200];
+} erg_eval_skip;
+
+#define ERG_EVAL_MAX_ASSUMPTIONS 8
+
+/** The comparisons of `erg predict eval`: rows and skips in the order made, and the assumptions
+ *  made (each once). Zero it before the first erg_eval_file; erg_eval_release frees it. */
+typedef struct erg_eval {
+    erg_eval_row *rows;
+    size_t n_rows, cap_rows;
+    erg_eval_skip *skipped;
+    size_t n_skipped, cap_skipped;
+    char assumptions[ERG_EVAL_MAX_ASSUMPTIONS][240];
+    size_t n_assumptions;
+} erg_eval;
+
+/**
+ * Compare the target's predictions with public measured table t, file number file, appending
+ * to e (docs/predict.md, "erg predict eval"): aiconfigurator gemm_perf (time_s, and energy_j
+ * where the table has power: the level-1 GEMM estimator), generation_attention, context_attention
+ * and moe_perf (time_s and energy_j of the kernel models), Vidur mlp.csv (time_s of the
+ * projection GEMMs and RMSNorms, at tensor parallelism 1), ML.ENERGY v3 with arch (decode itl_s
+ * and energy_per_token_j of the serving model, erg_serving_sample_of_row, erg_serving_predict),
+ * BLIS traces with config (the HF config.json path: per request prefill time_s and decode
+ * itl_s of erg_predict_model on the target's folder, one sequence per forward). Rows or files
+ * erg cannot model are appended to e->skipped with the reason; the assumptions made to
+ * e->assumptions. arch and config may be NULL (those files are then skipped).
+ * Errors: ERG_EINVAL (NULL e, t or tg), ERG_ENOMEM (e keeps what was appended).
+ */
+ERG_API ERG_NODISCARD int erg_eval_file(erg_eval *e, size_t file, const erg_public_table *t,
+                                        const erg_eval_target *tg, const erg_serving_arch *arch,
+                                        const char *config, erg_diag *diag);
+/** Free what e holds and zero it. NULL-safe. */
+ERG_API void erg_eval_release(erg_eval *e);
+
+#define ERG_EVAL_MAX_WORST 16
+
+/** One summary line of a file: the comparisons of one level, phase and quantity. */
+typedef struct erg_eval_group {
+    const erg_eval_row *first; /**< its first comparison: level, phase, quantity */
+    size_t n;                  /**< comparisons */
+    double mape_pct;           /**< mean |predicted - measured| / measured x 100 */
+    double r2;                 /**< 1 - SSE / SST of the measured values; NaN: n < 2 or SST 0 */
+    const erg_eval_row *worst[ERG_EVAL_MAX_WORST]; /**< largest relative error first */
+    size_t n_worst;
+} erg_eval_group;
+
+/**
+ * The summary of file number file in e: one group per level, phase and quantity, in the order
+ * of their first comparison, each with n, MAPE (%), R² and its worst rows (at most worst,
+ * 0-16; ties keep the earlier row first). *out (malloc'd, free it) holds *n groups; NULL and 0
+ * when the file has no comparison. Errors: ERG_EINVAL (NULL, worst above 16), ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_eval_summary(const erg_eval *e, size_t file, unsigned worst,
+                                           erg_eval_group **out, size_t *n);
+
+/**
+ * Write the eval/1 document of e (what `erg predict eval --json` prints; docs/predict.md):
+ * {"erg": "eval/1", "target": target_dir, "rows": [{"file", "row", "phase" (null: none),
+ * "quantity", "measured", "predicted"}...], "summary": [{"file", "level", "phase", "quantity",
+ * "n", "mape_pct", "r2" (null: not computable), "worst": [{"row", "measured", "predicted"}]}...]
+ * (erg_eval_summary of each file in turn, worst rows each), "skipped": [{"file", "row" (0: the
+ * whole file), "reason"}...], "assumptions": [...]}; files[i] names file i (n_files of them).
+ * Indented by 1, reals with 9 significant digits, a figure that is not finite null.
+ * Errors: ERG_EINVAL (NULL, a file index of e not below n_files, worst above 16), ERG_ENOMEM,
+ * ERG_EIO (nothing half-written).
+ */
+ERG_API ERG_NODISCARD int erg_eval_write_json(const char *path, const erg_eval *e,
+                                              const char *target_dir, const char *const *files,
+                                              size_t n_files, unsigned worst, erg_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

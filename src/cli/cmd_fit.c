@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* erg fit ops: fit HYMELL's level-1 estimators to ops.csv and report Tables 1-3. */
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,59 +112,6 @@ static void print_tables(const erg_op_model *m)
         printf("notes (* = regime falls back):\n%s", notes);
 }
 
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static void print_json(const erg_op_model *m, const char *model_path)
-{
-    json_t *root = json_object();
-    json_object_set_new(root, "erg", json_string("fit-report/1"));
-    json_object_set_new(root, "model", json_string(model_path));
-    json_object_set_new(root, "target", json_string(erg_op_model_target(m)));
-    int energy = 0;
-    for (unsigned op = 0; op < ERG_OP_COUNT; op++)
-        energy |= erg_op_model_has(m, (erg_op)op) == 2;
-    json_object_set_new(root, "grade",
-                        energy ? json_string(erg_grade_name(erg_op_model_grade(m))) : json_null());
-    json_t *ops = json_object();
-    for (unsigned op = 0; op < ERG_OP_COUNT; op++) {
-        if (!erg_op_model_has(m, (erg_op)op))
-            continue;
-        json_t *rows = json_object();
-        unsigned nreg = erg_op_regime_count((erg_op)op);
-        for (unsigned r = 0; r <= nreg; r++) {
-            unsigned rr = r == nreg ? ERG_OP_MAX_REGIMES : r;
-            erg_op_validation v;
-            if (erg_op_model_validation(m, (erg_op)op, rr, &v) != ERG_OK)
-                continue; /* rr is one of op's regimes or the average: cannot fail */
-            json_t *o = json_object();
-            json_object_set_new(o, "n_train", json_integer(v.n_train));
-            json_object_set_new(o, "n_test", json_integer(v.n_test));
-            json_object_set_new(o, "time_mape_pct", num(v.time_mape_pct));
-            json_object_set_new(o, "time_r2", num(v.time_r2));
-            json_object_set_new(o, "energy_mape_pct", num(v.energy_mape_pct));
-            json_object_set_new(o, "energy_r2", num(v.energy_r2));
-            json_object_set_new(o, "roofline_time_mape_pct", num(v.roof_time_mape_pct));
-            json_object_set_new(o, "roofline_time_r2", num(v.roof_time_r2));
-            json_object_set_new(o, "roofline_energy_mape_pct", num(v.roof_energy_mape_pct));
-            json_object_set_new(o, "roofline_energy_r2", num(v.roof_energy_r2));
-            json_object_set_new(o, "fallback", json_boolean(r < nreg && v.fallback));
-            json_object_set_new(rows, erg_op_regime_name((erg_op)op, rr), o);
-        }
-        json_object_set_new(ops, erg_op_name((erg_op)op), rows);
-    }
-    json_object_set_new(root, "ops", ops);
-    json_object_set_new(root, "notes", json_string(erg_op_model_notes(m)));
-    char *s = erg_json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-    erg_json_shorten_reals(s);
-    if (s)
-        printf("%s\n", s);
-    free(s);
-    json_decref(root);
-}
-
 static int run(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -265,11 +211,14 @@ static int run(int argc, char **argv)
         erg_op_model_free(m);
         return erg_cli_fail(&diag, rc);
     }
-    if (json)
-        print_json(m, out_path);
-    else
+    if (json) {
+        erg_fit_report r = {.level = 1, .model_path = out_path, .ops = m};
+        rc = erg_fit_report_write_json("-", &r, &diag);
+    } else
         print_tables(m);
     erg_op_model_free(m);
+    if (rc != ERG_OK)
+        return erg_cli_fail(&diag, rc);
     return ERG_EXIT_OK;
 }
 

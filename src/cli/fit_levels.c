@@ -3,7 +3,6 @@
  * accuracy in the layout of the paper's Tables 4-6 beside its numbers. */
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,45 +198,6 @@ static void header(const char *title, const char *base)
            "time %", "energy %", "time %", "R2", "energy %", "R2");
 }
 
-static void average(const erg_accuracy *rows, int n, erg_accuracy *avg)
-{
-    double *f[6] = {&avg->time_mape_pct,      &avg->time_r2,
-                    &avg->energy_mape_pct,    &avg->energy_r2,
-                    &avg->base_time_mape_pct, &avg->base_energy_mape_pct};
-    memset(avg, 0, sizeof *avg);
-    for (int k = 0; k < 6; k++) {
-        double s = 0;
-        int m = 0;
-        for (int i = 0; i < n; i++) {
-            const double *src[6] = {&rows[i].time_mape_pct,      &rows[i].time_r2,
-                                    &rows[i].energy_mape_pct,    &rows[i].energy_r2,
-                                    &rows[i].base_time_mape_pct, &rows[i].base_energy_mape_pct};
-            if (rows[i].n && isfinite(*src[k])) {
-                s += *src[k];
-                m++;
-            }
-        }
-        *f[k] = m ? s / m : (double)NAN;
-    }
-    for (int i = 0; i < n; i++)
-        avg->n += rows[i].n;
-}
-
-static json_t *acc_json(const erg_accuracy *a)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "n", json_integer((json_int_t)a->n));
-#define NUM(k) json_object_set_new(o, #k, isfinite(a->k) ? json_real(a->k) : json_null())
-    NUM(time_mape_pct);
-    NUM(time_r2);
-    NUM(energy_mape_pct);
-    NUM(energy_r2);
-    NUM(base_time_mape_pct);
-    NUM(base_energy_mape_pct);
-#undef NUM
-    return o;
-}
-
 /* Held-out accuracy of block b in phase, or an empty row (n = 0) when b was not fitted. */
 static erg_accuracy accuracy_or_empty(const erg_block_model *m, erg_block b, int phase)
 {
@@ -302,29 +262,8 @@ int erg_cli_fit_blocks(int argc, char **argv)
     ffn[0] = accuracy_or_empty(m, ERG_BLOCK_FFN, -1);
     ffn[1] = accuracy_or_empty(m, ERG_BLOCK_MOE, -1);
     if (o.json) {
-        json_t *r = json_object(), *b = json_object();
-        json_object_set_new(r, "erg", json_string("fit-report/1"));
-        json_object_set_new(r, "level", json_integer(2));
-        json_object_set_new(r, "model", json_string(o.out));
-        json_object_set_new(r, "rows", json_integer((json_int_t)n));
-        for (int k = 0; k < ERG_BLOCK_COUNT; k++) {
-            if (!erg_block_model_has(m, (erg_block)k))
-                continue;
-            json_t *bo = json_object();
-            erg_accuracy a;
-            static const char *const ph[3] = {"prefill", "decode", "all"};
-            for (int p = -1; p < 2; p++)
-                if (erg_block_model_accuracy(m, (erg_block)k, p, &a) == ERG_OK && a.n)
-                    json_object_set_new(bo, ph[p < 0 ? 2 : p], acc_json(&a));
-            json_object_set_new(b, erg_block_name((erg_block)k), bo);
-        }
-        json_object_set_new(r, "heldout", b);
-        char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
-        erg_json_shorten_reals(text);
-        if (text)
-            printf("%s\n", text);
-        free(text);
-        json_decref(r);
+        erg_fit_report r = {.level = 2, .model_path = o.out, .blocks = m, .rows = n};
+        rc = erg_fit_report_write_json("-", &r, &diag);
     } else {
         printf("level 2 on %s (%zu rows), level 1 %s; held out: leave-one-architecture-out\n\n",
                csv, n, ops);
@@ -332,7 +271,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
             header("Attention block estimator (Table 4 layout)", "level 1");
             row("Prefill", &att[0], t4[0]);
             row("Decode", &att[1], t4[1]);
-            average(att, 2, &avg);
+            erg_accuracy_average(att, 2, &avg);
             row("Average", &avg, t4[2]);
             printf("\n");
         }
@@ -340,7 +279,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
             header("FFN block estimator (Table 5 layout)", "level 1");
             row("Dense FFN", &ffn[0], t5[0]);
             row("MoE FFN", &ffn[1], t5[1]);
-            average(ffn, 2, &avg);
+            erg_accuracy_average(ffn, 2, &avg);
             row("Average", &avg, t5[2]);
             printf("\n");
         }
@@ -377,7 +316,7 @@ int erg_cli_fit_blocks(int argc, char **argv)
     free(s);
     erg_op_model_free(l1);
     erg_block_model_free(m);
-    return ERG_EXIT_OK;
+    return rc == ERG_OK ? ERG_EXIT_OK : erg_cli_fail(&diag, rc);
 }
 
 /* HYMELL Table 7: per sequence length, batch 1, one architecture: |error| of time and energy. */
@@ -465,38 +404,10 @@ static void nested_print(const erg_nested_accuracy *acc, const char *const *name
     erg_accuracy a[4], avg;
     for (int i = 0; i < 4; i++)
         a[i] = acc->e2e[i % 2][i / 2];
-    average(a, 4, &avg);
+    erg_accuracy_average(a, 4, &avg);
     for (int i = 0; i < 4; i++)
         row(names[i], &a[i], NULL);
     row("Average", &avg, NULL);
-}
-
-static json_t *nested_json(const erg_nested_accuracy *acc, const char *const *names)
-{
-    json_t *j = json_object(), *blocks = json_object(), *e2e = json_object();
-    static const char *const ph[2] = {"prefill", "decode"};
-    json_object_set_new(j, "folds", json_integer((json_int_t)acc->n_folds));
-    for (int b = 0; b < ERG_BLOCK_COUNT; b++) {
-        json_t *k = json_object();
-        for (int p = 0; p < 2; p++)
-            if (acc->blocks[b][p].n)
-                json_object_set_new(k, ph[p], acc_json(&acc->blocks[b][p]));
-        if (json_object_size(k))
-            json_object_set_new(blocks, erg_block_name((erg_block)b), k);
-        else
-            json_decref(k);
-    }
-    erg_accuracy a[4], avg;
-    for (int i = 0; i < 4; i++) {
-        a[i] = acc->e2e[i % 2][i / 2];
-        if (a[i].n)
-            json_object_set_new(e2e, names[i], acc_json(&a[i]));
-    }
-    average(a, 4, &avg);
-    json_object_set_new(e2e, "Average", acc_json(&avg));
-    json_object_set_new(j, "blocks", blocks);
-    json_object_set_new(j, "e2e", e2e);
-    return j;
 }
 
 int erg_cli_fit_model(int argc, char **argv)
@@ -557,27 +468,15 @@ int erg_cli_fit_model(int argc, char **argv)
     for (int i = 0; i < 4; i++)
         if (erg_e2e_model_accuracy(m, i % 2, i / 2, &a[i]) != ERG_OK)
             memset(&a[i], 0, sizeof a[i]);
-    average(a, 4, &avg);
+    erg_accuracy_average(a, 4, &avg);
     if (o.json) {
-        json_t *r = json_object(), *rows = json_object();
-        json_object_set_new(r, "erg", json_string("fit-report/1"));
-        json_object_set_new(r, "level", json_integer(3));
-        json_object_set_new(r, "model", json_string(o.out));
-        json_object_set_new(r, "rows", json_integer((json_int_t)n));
-        json_object_set_new(r, "blocks_level", json_integer(l2 ? 2 : 1));
-        for (int i = 0; i < 4; i++)
-            if (a[i].n)
-                json_object_set_new(rows, names[i], acc_json(&a[i]));
-        json_object_set_new(rows, "Average", acc_json(&avg));
-        json_object_set_new(r, "heldout", rows);
-        if (o.nested)
-            json_object_set_new(r, "nested", nested_json(&nacc, names));
-        char *text = erg_json_dumps(r, JSON_REAL_PRECISION(6));
-        erg_json_shorten_reals(text);
-        if (text)
-            printf("%s\n", text);
-        free(text);
-        json_decref(r);
+        erg_fit_report r = {.level = 3,
+                            .model_path = o.out,
+                            .e2e = m,
+                            .rows = n,
+                            .blocks_level = l2 ? 2 : 1,
+                            .nested = o.nested ? &nacc : NULL};
+        rc = erg_fit_report_write_json("-", &r, &diag);
     } else {
         printf("level 3 on %s (%zu rows), blocks at level %d from %s; held out: "
                "leave-one-architecture-out\n\n",
@@ -605,5 +504,5 @@ int erg_cli_fit_model(int argc, char **argv)
     erg_op_model_free(l1);
     erg_block_model_free(l2);
     erg_e2e_model_free(m);
-    return ERG_EXIT_OK;
+    return rc == ERG_OK ? ERG_EXIT_OK : erg_cli_fail(&diag, rc);
 }

@@ -3,7 +3,6 @@
  * (HYMELL levels 1-3, Sections 3.4-3.6 and 4). */
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,29 +90,11 @@ struct common {
     int n_sets;
 };
 
-/* batch x prompt (the prefill's tokens) and batch x kv (the decode's cached tokens) at most
- * 2^40: beyond that the work overflows the sizes erg computes with (as --prompt alone may not
- * pass 2^40). 0, or -1 with why[] filled. */
+/* batch x prompt, batch x kv and batch x (prompt + output) at most 2^40
+ * (erg_phase_tokens_check): ERG_OK, or ERG_EINVAL with why[] filled. */
 static int tokens_check(const struct common *c, char *why, size_t size)
 {
-    const int64_t max = (int64_t)1 << 40;
-    if ((c->phases & 1) && c->batch > max / c->prompt) {
-        snprintf(why, size, "--batch %lld x --prompt %lld is more than 2^40 tokens",
-                 (long long)c->batch, (long long)c->prompt);
-        return -1;
-    }
-    if ((c->phases & 2) && c->batch > max / c->kv) {
-        snprintf(why, size, "--batch %lld x --kv %lld is more than 2^40 cached tokens",
-                 (long long)c->batch, (long long)c->kv);
-        return -1;
-    }
-    if (c->output > 0 && c->batch > max / (c->prompt + c->output)) {
-        snprintf(why, size,
-                 "--batch %lld x (--prompt %lld + --output %lld) is more than 2^40 tokens",
-                 (long long)c->batch, (long long)c->prompt, (long long)c->output);
-        return -1;
-    }
-    return 0;
+    return erg_phase_tokens_check(c->phases, c->batch, c->prompt, c->kv, c->output, why, size);
 }
 
 static int parse_common(const char *cmd, int argc, char **argv, struct common *c, int sweep)
@@ -305,14 +286,6 @@ static int serving_decode(const struct common *c, const erg_predictor *p, double
     return isfinite(*itl_s) && isfinite(*ept_j);
 }
 
-/* A whole request (--output N): the prefill, then the N - 1 decode steps that generate the other
- * output tokens, step i against KV length prompt + i. */
-struct request {
-    int64_t output, steps;
-    double prefill_time_s, decode_time_s, time_s, time_sd_s;
-    double prefill_energy_j, decode_energy_j, energy_j, energy_sd_j;
-};
-
 /* erg predict model's exit after a prediction failed: the message (placed at the config when the
  * library gave no place), the predictor freed; a bad input's status, never "no meter". */
 static int model_failed(const struct common *c, erg_predictor *p, erg_diag *diag, int rc)
@@ -322,83 +295,6 @@ static int model_failed(const struct common *c, erg_predictor *p, erg_diag *diag
     erg_predictor_free(p);
     int st = erg_cli_fail(diag, rc);
     return st == ERG_EXIT_NOMETER ? ERG_EXIT_USAGE : st;
-}
-
-/* Sum the decode steps of c's request onto the prefill prediction pre. The steps share one
- * model's error (the same estimators on nearly the same work), so their sds add up linearly;
- * that sum and the prefill's sd add in quadrature. Errors: erg_predict_model's. */
-static int predict_request(const struct common *c, const erg_predictor *p, const erg_arch *a,
-                           const erg_model_prediction *pre, struct request *r, erg_diag *diag)
-{
-    erg_model_prediction *m = malloc(sizeof *m);
-    if (!m)
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    memset(r, 0, sizeof *r);
-    r->output = c->output;
-    r->steps = c->output - 1;
-    double sd_t = 0, sd_e = 0;
-    for (int64_t i = 1; i < c->output; i++) {
-        erg_phase_spec s = {ERG_PHASE_DECODE, c->batch, 0, c->prompt + i, !c->last_logits};
-        int rc = erg_predict_model(p, a, &s, m, diag);
-        if (rc != ERG_OK) {
-            free(m);
-            return rc;
-        }
-        r->decode_time_s += m->total.time_s;
-        r->decode_energy_j += m->total.energy_j;
-        sd_t += sqrt(m->total.time_var_s2);
-        sd_e += sqrt(m->total.energy_var_j2);
-    }
-    free(m);
-    r->prefill_time_s = pre->total.time_s;
-    r->prefill_energy_j = pre->total.energy_j;
-    r->time_s = r->prefill_time_s + r->decode_time_s;
-    r->energy_j = r->prefill_energy_j + r->decode_energy_j;
-    r->time_sd_s = sqrt(pre->total.time_var_s2 + sd_t * sd_t);
-    r->energy_sd_j = sqrt(pre->total.energy_var_j2 + sd_e * sd_e);
-    return ERG_OK;
-}
-
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *phase_json(const erg_model_prediction *m)
-{
-    json_t *o = json_object(), *blocks = json_array();
-    json_object_set_new(o, "phase", json_string(erg_phase_name(m->phase.phase)));
-    json_object_set_new(o, "batch", json_integer(m->phase.batch));
-    json_object_set_new(o, "prompt", json_integer(m->phase.prompt));
-    json_object_set_new(o, "kv", json_integer(m->phase.kv));
-    json_object_set_new(o, "time_s", num(m->total.time_s));
-    json_object_set_new(o, "energy_j", num(m->total.energy_j));
-    json_object_set_new(o, "time_sd_s", num(sqrt(m->total.time_var_s2)));
-    json_object_set_new(o, "energy_sd_j", num(sqrt(m->total.energy_var_j2)));
-    json_object_set_new(o, "level", json_integer(m->total.level));
-    json_object_set_new(o, "blocks_time_s", num(m->blocks_time_s));
-    json_object_set_new(o, "blocks_energy_j", num(m->blocks_energy_j));
-    json_object_set_new(o, "time_factor", num(m->time_factor));
-    json_object_set_new(o, "energy_factor", num(m->energy_factor));
-    /* a time-only target has no energy, so no energy grade (null, as time-only models/1 say) */
-    json_object_set_new(o, "grade",
-                        isfinite(m->total.energy_j) ? json_string(erg_grade_name(m->grade))
-                                                    : json_null());
-    for (size_t i = 0; i < m->n_blocks; i++) {
-        const erg_model_block_estimate *b = &m->blocks[i];
-        json_t *bo = json_object();
-        json_object_set_new(bo, "name", json_string(b->name));
-        json_object_set_new(bo, "block", json_string(erg_block_name(b->spec.block)));
-        json_object_set_new(bo, "count", json_integer(b->count));
-        json_object_set_new(bo, "level", json_integer(b->each.level));
-        json_object_set_new(bo, "time_s_each", num(b->each.time_s));
-        json_object_set_new(bo, "energy_j_each", num(b->each.energy_j));
-        json_object_set_new(bo, "time_s", num((double)b->count * b->each.time_s));
-        json_object_set_new(bo, "energy_j", num((double)b->count * b->each.energy_j));
-        json_array_append_new(blocks, bo);
-    }
-    json_object_set_new(o, "blocks", blocks);
-    return o;
 }
 
 static void print_phase(const erg_model_prediction *m)
@@ -455,9 +351,9 @@ int erg_cli_predict_model(int argc, char **argv)
         }
         nm++;
     }
-    struct request req;
+    erg_model_request req;
     if (c.output > 0) {
-        int rc = predict_request(&c, p, &a, &m[0], &req, &diag);
+        int rc = erg_predict_request(p, &a, &m[0], c.output, &req, &diag);
         if (rc != ERG_OK) {
             return model_failed(&c, p, &diag, rc);
         }
@@ -514,65 +410,27 @@ int erg_cli_predict_model(int argc, char **argv)
     for (int i = 0; i < nw; i++)
         fprintf(stderr, "erg: warning: %s\n", warnings[i]);
     if (c.json) {
-        json_t *o = json_object(), *phases = json_array();
-        json_object_set_new(o, "erg", json_string("model-prediction/1"));
-        json_object_set_new(o, "config", json_string(c.config));
-        json_object_set_new(o, "arch", json_string(a.name));
-        json_object_set_new(o, "family", json_string(a.family));
-        json_object_set_new(o, "params", json_real(params));
-        json_object_set_new(o, "active_params", json_real(active));
-        json_object_set_new(o, "target", json_string(erg_predictor_dir(p)));
-        json_object_set_new(o, "target_level", json_integer(erg_predictor_level(p)));
-        for (int i = 0; i < nm; i++) {
-            json_t *ph = phase_json(&m[i]);
-            if (m[i].phase.phase == ERG_PHASE_DECODE) {
-                json_t *sv = json_null();
-                if (srv) {
-                    sv = json_object();
-                    json_object_set_new(sv, "itl_s", num(srv_itl));
-                    json_object_set_new(sv, "energy_per_token_j", num(srv_ept));
-                }
-                json_object_set_new(ph, "serving", sv);
-            }
-            json_array_append_new(phases, ph);
-        }
-        json_object_set_new(o, "phases", phases);
-        if (c.output > 0) {
-            json_t *rq = json_object();
-            json_object_set_new(rq, "batch", json_integer(c.batch));
-            json_object_set_new(rq, "prompt", json_integer(c.prompt));
-            json_object_set_new(rq, "output", json_integer(req.output));
-            json_object_set_new(rq, "decode_steps", json_integer(req.steps));
-            json_object_set_new(rq, "time_s", num(req.time_s));
-            json_object_set_new(rq, "time_sd_s", num(req.time_sd_s));
-            json_object_set_new(rq, "energy_j", num(req.energy_j));
-            json_object_set_new(rq, "energy_sd_j", num(req.energy_sd_j));
-            json_object_set_new(rq, "prefill_time_s", num(req.prefill_time_s));
-            json_object_set_new(rq, "decode_time_s", num(req.decode_time_s));
-            json_object_set_new(rq, "prefill_energy_j", num(req.prefill_energy_j));
-            json_object_set_new(rq, "decode_energy_j", num(req.decode_energy_j));
-            json_object_set_new(rq, "time_per_output_token_s",
-                                req.steps > 0 ? num(req.decode_time_s / (double)req.steps)
-                                              : json_null());
-            json_object_set_new(rq, "energy_per_output_token_j",
-                                num(req.energy_j / ((double)c.batch * (double)req.output)));
-            json_object_set_new(rq, "grade",
-                                isfinite(req.energy_j) ? json_string(erg_grade_name(m[0].grade))
-                                                       : json_null());
-            json_object_set_new(o, "request", rq);
-        }
-        json_t *wa = json_array();
+        const char *wl[3];
         for (int i = 0; i < nw; i++)
-            json_array_append_new(wa, json_string(warnings[i]));
-        json_object_set_new(o, "warnings", wa);
-        if (c.schedule)
-            json_object_set_new(o, "schedule", json_string(c.schedule));
-        char *s = erg_json_dumps(o, JSON_REAL_PRECISION(9));
-        erg_json_shorten_reals(s);
-        if (s)
-            printf("%s\n", s);
-        free(s);
-        json_decref(o);
+            wl[i] = warnings[i];
+        erg_model_report r = {.config = c.config,
+                              .arch = &a,
+                              .target = p,
+                              .phases = m,
+                              .n_phases = (size_t)nm,
+                              .has_serving = srv,
+                              .serving_itl_s = srv_itl,
+                              .serving_energy_per_token_j = srv_ept,
+                              .request = c.output > 0 ? &req : NULL,
+                              .warnings = wl,
+                              .n_warnings = (size_t)nw,
+                              .schedule = c.schedule};
+        erg_diag_clear(&diag);
+        int rc = erg_model_prediction_write_json("-", &r, &diag);
+        if (rc != ERG_OK) {
+            erg_predictor_free(p);
+            return erg_cli_fail(&diag, rc);
+        }
     } else {
         int top = erg_predictor_level(p);
         char lv[32];
@@ -600,7 +458,7 @@ int erg_cli_predict_model(int argc, char **argv)
             if (isfinite(req.energy_j))
                 printf("%.4g J +- %.2g J (%.4g J per output token, grade %s)\n", req.energy_j,
                        req.energy_sd_j, req.energy_j / ((double)c.batch * (double)req.output),
-                       erg_grade_name(m[0].grade));
+                       erg_grade_name(req.grade));
             else
                 printf("- (the target has no energy)\n");
         }
@@ -613,12 +471,7 @@ int erg_cli_predict_model(int argc, char **argv)
 
 /* ---------------------------------------------------------------- sweep */
 
-struct range {
-    char key[32];
-    int64_t lo, hi, step;
-};
-
-static int parse_set(const char *text, struct range *r)
+static int parse_set(const char *text, erg_sweep_range *r)
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text || (size_t)(eq - text) >= sizeof r->key)
@@ -665,29 +518,18 @@ static int parse_set(const char *text, struct range *r)
     return 0;
 }
 
-/* erg predict sweep's header: the JSON document up to its rows, or the table's (CSV's) column
- * names. ERG_OK or ERG_ENOMEM. */
-static int sweep_head(const struct common *c, const struct range *r, const erg_predictor *p)
+/* erg predict sweep's header: the JSON document up to its rows (w), or the table's (CSV's)
+ * column names. ERG_OK, or the status of erg_model_sweep_open with diag set. */
+static int sweep_head(const struct common *c, const erg_sweep_range *r, const erg_predictor *p,
+                      erg_model_sweep_writer **w, erg_diag *diag)
 {
     const char *sep = c->csv ? "," : " ";
     if (c->json) {
-        json_t *jo = json_object();
-        json_t *keys = json_array();
+        const char *keys[16];
         for (int i = 0; i < c->n_sets; i++)
-            json_array_append_new(keys, json_string(r[i].key));
-        json_object_set_new(jo, "erg", json_string("model-sweep/1"));
-        json_object_set_new(jo, "config", json_string(c->config));
-        json_object_set_new(jo, "target", json_string(erg_predictor_dir(p)));
-        json_object_set_new(jo, "keys", keys);
-        /* the rows are streamed (a sweep may have 10^7 points): the header, then each row */
-        char *head = erg_json_dumps(jo, JSON_REAL_PRECISION(9));
-        json_decref(jo);
-        if (!head)
-            return ERG_ENOMEM;
-        head[strlen(head) - 1] = '\0'; /* the closing brace */
-        printf("%s, \"rows\": [", head);
-        free(head);
-        return ERG_OK;
+            keys[i] = r[i].key;
+        return erg_model_sweep_open("-", c->config, erg_predictor_dir(p), keys, (size_t)c->n_sets,
+                                    w, diag);
     }
     for (int i = 0; i < c->n_sets; i++)
         printf(c->csv ? "%s%s" : "%10s%s", r[i].key, sep);
@@ -699,13 +541,54 @@ static int sweep_head(const struct common *c, const struct range *r, const erg_p
     return ERG_OK;
 }
 
-/* {"KEY": value, ...} of one sweep point */
-static json_t *point_json(const struct range *r, const int64_t *cur, int n)
+/* What erg predict sweep prints as erg_predict_sweep hands it the points. */
+struct sweep_out {
+    const struct common *c;
+    const erg_sweep_range *r;
+    const erg_predictor *p;
+    erg_model_sweep_writer *w; /* --json */
+    int have_head;             /* the header is printed before the first row */
+};
+
+/* A row: the table's or CSV's line, or the document's row (the first block of each kind). */
+static int sweep_row(void *ctx, const int64_t *cur, const erg_model_prediction *m)
 {
-    json_t *o = json_object();
-    for (int i = 0; i < n; i++)
-        json_object_set_new(o, r[i].key, json_integer((json_int_t)cur[i]));
-    return o;
+    struct sweep_out *o = ctx;
+    const struct common *c = o->c;
+    if (!o->have_head && !c->json)
+        (void)sweep_head(c, o->r, o->p, NULL, NULL);
+    o->have_head = 1;
+    if (c->json)
+        return erg_model_sweep_row(o->w, cur, m);
+    const char *sep = c->csv ? "," : " ";
+    erg_estimate at, ffn;
+    (void)erg_model_prediction_first_blocks(m, &at, &ffn);
+    for (int i = 0; i < c->n_sets; i++)
+        printf(c->csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
+    /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
+    char te[32], ea[32], ef[32];
+    const double ev[3] = {m->total.energy_j, at.energy_j, ffn.energy_j};
+    char *es[3] = {te, ea, ef};
+    for (int k = 0; k < 3; k++) {
+        if (isfinite(ev[k]))
+            snprintf(es[k], 32, "%.6g", ev[k]);
+        else
+            snprintf(es[k], 32, "%s", c->csv ? "" : "-");
+    }
+    printf(c->csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%s\n" : "%8s %12.5g %12s %17.5g %19s %12.5g %13s\n",
+           erg_phase_name(m->phase.phase), m->total.time_s, te, at.time_s, ea, ffn.time_s, ef);
+    return ERG_OK;
+}
+
+/* A skipped point: on stderr, and in the document's "skipped". */
+static int sweep_skip(void *ctx, const int64_t *cur, const char *reason)
+{
+    struct sweep_out *o = ctx;
+    fprintf(stderr, "erg: skipped");
+    for (int i = 0; i < o->c->n_sets; i++)
+        fprintf(stderr, " %s=%lld", o->r[i].key, (long long)cur[i]);
+    fprintf(stderr, ": %s\n", reason);
+    return o->c->json ? erg_model_sweep_skip(o->w, cur, reason) : ERG_OK;
 }
 
 int erg_cli_predict_sweep(int argc, char **argv)
@@ -716,7 +599,7 @@ int erg_cli_predict_sweep(int argc, char **argv)
         return st < 0 ? ERG_EXIT_OK : st;
     if (c.n_sets == 0)
         return erg_cli_usage("predict sweep", "sweep needs at least one --set KEY=A:B:STEP");
-    struct range r[16];
+    erg_sweep_range r[ERG_SWEEP_MAX_KEYS];
     size_t points = 1;
     for (int i = 0; i < c.n_sets; i++) {
         if ((st = parse_set(c.sets[i], &r[i])))
@@ -727,7 +610,7 @@ int erg_cli_predict_sweep(int argc, char **argv)
                                      "--set %s is given twice (one range per key: A:B:STEP)",
                                      r[i].key);
         points *= (size_t)((r[i].hi - r[i].lo) / r[i].step + 1);
-        if (points > 10000000)
+        if (points > ERG_SWEEP_MAX_POINTS)
             return erg_cli_usage("predict sweep", "the sweep has more than 10^7 points");
     }
     erg_arch base;
@@ -737,126 +620,29 @@ int erg_cli_predict_sweep(int argc, char **argv)
     char qw[512];
     if (quant_warning(&base, qw, sizeof qw))
         fprintf(stderr, "erg: warning: %s\n", qw);
-    const char *sep = c.csv ? "," : " ";
-    json_t *jskipped = NULL;
-    size_t n_rows = 0;
-    int have_head = 0; /* the header is printed before the first row: none when nothing is */
-    if (c.json && !(jskipped = json_array())) {
-        erg_predictor_free(p);
-        return erg_cli_fail(NULL, ERG_ENOMEM);
-    }
-    int64_t cur[16];
-    for (int i = 0; i < c.n_sets; i++)
-        cur[i] = r[i].lo;
-    size_t skipped = 0;
-    for (size_t pt = 0; pt < points; pt++) {
-        erg_arch a = base;
-        struct common cc = c;
-        erg_diag diag;
-        erg_diag_clear(&diag);
-        int bad = 0;
-        for (int i = 0; i < c.n_sets && !bad; i++) {
-            if (strcmp(r[i].key, "batch") == 0)
-                cc.batch = cur[i];
-            else if (strcmp(r[i].key, "prompt") == 0) {
-                cc.prompt = cur[i];
-                if (!c.have_kv)
-                    cc.kv = cur[i];
-            } else if (strcmp(r[i].key, "kv") == 0)
-                cc.kv = cur[i];
-            else
-                bad = erg_arch_set(&a, r[i].key, cur[i], &diag) != ERG_OK;
-        }
-        if (!bad && tokens_check(&cc, diag.detail, sizeof diag.detail))
-            bad = 1;
-        if (!bad)
-            bad = erg_arch_check(&a, &diag) != ERG_OK;
-        for (int ph = 0; ph < 2 && !bad; ph++) {
-            if (!(c.phases & (1 << ph)))
-                continue;
-            erg_phase_spec spec = phase_of(&cc, (erg_phase)ph);
-            erg_model_prediction m;
-            if (erg_predict_model(p, &a, &spec, &m, &diag) != ERG_OK) {
-                bad = 1;
-                break;
-            }
-            /* the first attention block and the first FFN or MoE block */
-            double at = 0, ae = 0, ft = 0, fe = 0;
-            int have_attn = 0, have_ffn = 0;
-            for (size_t b = 0; b < m.n_blocks; b++) {
-                const erg_model_block_estimate *e = &m.blocks[b];
-                if (e->spec.block == ERG_BLOCK_ATTENTION && !have_attn) {
-                    at = e->each.time_s, ae = e->each.energy_j;
-                    have_attn = 1;
-                }
-                if ((e->spec.block == ERG_BLOCK_FFN || e->spec.block == ERG_BLOCK_MOE) &&
-                    !have_ffn) {
-                    ft = e->each.time_s, fe = e->each.energy_j;
-                    have_ffn = 1;
-                }
-            }
-            if (!have_head) {
-                if (sweep_head(&c, r, p) != ERG_OK) {
-                    json_decref(jskipped);
-                    erg_predictor_free(p);
-                    return erg_cli_fail(NULL, ERG_ENOMEM);
-                }
-                have_head = 1;
-            }
-            if (c.json) {
-                json_t *row = point_json(r, cur, c.n_sets);
-                json_object_set_new(row, "phase", json_string(erg_phase_name((erg_phase)ph)));
-                json_object_set_new(row, "time_s", num(m.total.time_s));
-                json_object_set_new(row, "energy_j", num(m.total.energy_j));
-                json_object_set_new(row, "attention_time_s", have_attn ? num(at) : json_null());
-                json_object_set_new(row, "attention_energy_j", have_attn ? num(ae) : json_null());
-                json_object_set_new(row, "ffn_time_s", have_ffn ? num(ft) : json_null());
-                json_object_set_new(row, "ffn_energy_j", have_ffn ? num(fe) : json_null());
-                char *t = json_dumps(row, JSON_REAL_PRECISION(9));
-                json_decref(row);
-                erg_json_shorten_reals(t);
-                printf("%s%s", n_rows++ ? ", " : "", t ? t : "null");
-                free(t);
-                continue;
-            }
-            for (int i = 0; i < c.n_sets; i++)
-                printf(c.csv ? "%lld%s" : "%10lld%s", (long long)cur[i], sep);
-            /* energy without a figure (a time-only target): an empty CSV cell, "-" in the table */
-            char te[32], ea[32], ef[32];
-            const double ev[3] = {m.total.energy_j, ae, fe};
-            char *es[3] = {te, ea, ef};
-            for (int k = 0; k < 3; k++) {
-                if (isfinite(ev[k]))
-                    snprintf(es[k], 32, "%.6g", ev[k]);
-                else
-                    snprintf(es[k], 32, "%s", c.csv ? "" : "-");
-            }
-            printf(c.csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%s\n"
-                         : "%8s %12.5g %12s %17.5g %19s %12.5g %13s\n",
-                   erg_phase_name((erg_phase)ph), m.total.time_s, te, at, ea, ft, ef);
-        }
-        if (bad) {
-            skipped++;
-            fprintf(stderr, "erg: skipped");
-            for (int i = 0; i < c.n_sets; i++)
-                fprintf(stderr, " %s=%lld", r[i].key, (long long)cur[i]);
-            fprintf(stderr, ": %s\n", diag.detail);
-            if (c.json) {
-                json_t *sk = point_json(r, cur, c.n_sets);
-                json_object_set_new(sk, "reason", json_string(diag.detail));
-                json_array_append_new(jskipped, sk);
-            }
-        }
-        for (int i = c.n_sets - 1; i >= 0; i--) { /* odometer */
-            cur[i] += r[i].step;
-            if (cur[i] <= r[i].hi)
-                break;
-            cur[i] = r[i].lo;
+    /* the header is printed before the first row: none when nothing is (--json: the document
+     * is buffered until its first rows and abandoned when there are none) */
+    struct sweep_out so = {&c, r, p, NULL, 0};
+    if (c.json) {
+        erg_diag hd;
+        erg_diag_clear(&hd);
+        if ((st = sweep_head(&c, r, p, &so.w, &hd)) != ERG_OK) {
+            erg_predictor_free(p);
+            return erg_cli_fail(&hd, st);
         }
     }
+    erg_phase_spec spec = {ERG_PHASE_PREFILL, c.batch, c.prompt, c.kv, !c.last_logits};
+    erg_diag sd;
+    erg_diag_clear(&sd);
+    int rc = erg_predict_sweep(p, &base, &spec, c.phases, c.have_kv, r, (size_t)c.n_sets, sweep_row,
+                               sweep_skip, &so, NULL, &sd);
     erg_predictor_free(p);
-    if (!have_head) { /* every point skipped: nothing predicted, nothing on stdout */
-        json_decref(jskipped);
+    if (rc != ERG_OK) {
+        erg_model_sweep_abort(so.w);
+        return erg_cli_fail(NULL, rc);
+    }
+    if (!so.have_head) { /* every point skipped: nothing predicted, nothing on stdout */
+        erg_model_sweep_abort(so.w);
         fprintf(stderr,
                 "erg predict sweep: every point (%zu) was skipped: nothing predicted; the "
                 "reasons are above\n",
@@ -864,12 +650,11 @@ int erg_cli_predict_sweep(int argc, char **argv)
         return ERG_EXIT_USAGE;
     }
     if (c.json) {
-        char *t = erg_json_dumps(jskipped, JSON_REAL_PRECISION(9));
-        json_decref(jskipped);
-        if (!t)
-            return erg_cli_fail(NULL, ERG_ENOMEM);
-        printf("], \"skipped\": %s}\n", t);
-        free(t);
+        erg_diag d;
+        erg_diag_clear(&d);
+        rc = erg_model_sweep_close(so.w, &d);
+        if (rc != ERG_OK)
+            return erg_cli_fail(&d, rc);
     }
     return ERG_EXIT_OK;
 }

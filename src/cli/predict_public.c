@@ -3,7 +3,6 @@
  * erg predict eval: compare a target's predictions with public measured files. */
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -263,60 +262,6 @@ int erg_cli_predict_import(int argc, char **argv)
 
 /* ------------------------------------------------------------------ serving (ML.ENERGY) */
 
-/* Does the ML.ENERGY GPU name (e.g. "H100") name the kernels' device ("NVIDIA H100 80GB HBM3")? */
-static int same_gpu(const char *mle, const char *device)
-{
-    if (!mle[0] || !device[0])
-        return 0;
-    const char *p = strstr(device, mle);
-    if (!p)
-        return 0;
-    char next = p[strlen(mle)];
-    return next == '\0' || next == ' ' || next == '-';
-}
-
-/* The sample of configuration r, or a reason (returns 1) why erg cannot model it. */
-static int serving_row(const erg_public_table *t, const erg_public_row *r,
-                       const erg_serving_arch *a, const erg_op_model *ops, const erg_gpu_kernels *k,
-                       double prompt, erg_serving_sample *out, char *why, size_t why_size)
-{
-    if (!same_gpu(r->device, k->device)) {
-        snprintf(why, why_size,
-                 "%s x%lld: the target's kernel data are of %s (no kernel data "
-                 "for this GPU)",
-                 r->device, (long long)r->gpus, k->device[0] ? k->device : "?");
-        return 1;
-    }
-    if (strcmp(t->rows[0].dtype, "bfloat16") != 0) {
-        snprintf(why, why_size, "%s weights: the kernel tables and the level-1 model are bf16",
-                 r->dtype);
-        return 1;
-    }
-    if (r->ep > 1 || (r->tp > 0 && r->gpus > r->tp)) {
-        snprintf(why, why_size,
-                 "%lld GPUs with expert parallelism %lld / data parallelism: no "
-                 "all-to-all tables",
-                 (long long)r->gpus, (long long)r->ep);
-        return 1;
-    }
-    double kv = prompt + (isfinite(r->avg_output_len) ? r->avg_output_len / 2.0 : 0.0);
-    erg_diag diag;
-    erg_diag_clear(&diag);
-    memset(out, 0, sizeof *out);
-    if (erg_serving_step(ops, k, a, r->avg_batch, kv, (int)(r->tp > 0 ? r->tp : 1), &out->terms,
-                         &diag) != ERG_OK) {
-        snprintf(why, why_size, "%.250s", diag.detail);
-        return 1;
-    }
-    out->batch = r->avg_batch;
-    out->gpus = (double)r->gpus;
-    out->itl_s = r->time_s;
-    out->energy_per_token_j = r->energy_j;
-    out->power_w = r->power_w;
-    out->throughput_tok_s = r->throughput_tok_s;
-    return 0;
-}
-
 struct target {
     char dir[1024];
     erg_op_model *ops;
@@ -464,7 +409,8 @@ int erg_cli_predict_fit_serving(int argc, char **argv)
         for (size_t j = 0; j < t->n; j++) {
             erg_serving_sample x;
             char why[256];
-            if (serving_row(t, &t->rows[j], &a, tg.ops, &tg.k, prompt, &x, why, sizeof why))
+            if (erg_serving_sample_of_row(t, &t->rows[j], &a, tg.ops, &tg.k, prompt, &x, why,
+                                          sizeof why))
                 continue;
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -537,474 +483,69 @@ static void eval_help(FILE *out)
         "on stderr, nothing on stdout).\n");
 }
 
-struct cmp {
-    int file;
-    size_t row;
-    const char *level; /* which model predicted it: "level 1 (GEMM estimator)", ... */
-    const char *phase; /* "prefill", "decode", or NULL where a row has no phase */
-    char quantity[40];
-    double measured, predicted;
-};
-
-struct skip {
-    int file;
-    size_t row; /* 0: the whole file */
-    char reason[200];
-};
-
-struct eval {
-    struct cmp *c;
-    size_t n, cap;
-    struct skip *s;
-    size_t ns, scap;
-    char assumptions[8][240];
-    int na;
-};
-
-static int add_cmp(struct eval *e, int file, size_t row, const char *level, const char *phase,
-                   const char *q, double measured, double predicted)
+/* The summary lines of file fi (erg_eval_summary): per level, phase and quantity, n, MAPE, R²
+ * and the worst rows. 0, or -1 on out of memory. */
+static int summarise(const erg_eval *e, size_t fi, unsigned worst)
 {
-    if (e->n == e->cap) {
-        size_t nc = e->cap ? e->cap * 2 : 1024;
-        struct cmp *p = realloc(e->c, nc * sizeof *p);
-        if (!p)
-            return -1;
-        e->c = p;
-        e->cap = nc;
-    }
-    struct cmp *x = &e->c[e->n++];
-    x->file = file;
-    x->row = row;
-    x->level = level;
-    x->phase = phase;
-    snprintf(x->quantity, sizeof x->quantity, "%s", q);
-    x->measured = measured;
-    x->predicted = predicted;
-    return 0;
-}
-
-static int add_skip(struct eval *e, int file, size_t row, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int add_skip(struct eval *e, int file, size_t row, const char *fmt, ...)
-{
-    if (e->ns == e->scap) {
-        size_t nc = e->scap ? e->scap * 2 : 64;
-        struct skip *p = realloc(e->s, nc * sizeof *p);
-        if (!p)
-            return -1;
-        e->s = p;
-        e->scap = nc;
-    }
-    struct skip *x = &e->s[e->ns++];
-    x->file = file;
-    x->row = row;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(x->reason, sizeof x->reason, fmt, ap);
-    va_end(ap);
-    return 0;
-}
-
-static void add_assumption(struct eval *e, const char *text)
-{
-    for (int i = 0; i < e->na; i++)
-        if (strcmp(e->assumptions[i], text) == 0)
-            return;
-    if (e->na < 8)
-        snprintf(e->assumptions[e->na++], sizeof e->assumptions[0], "%s", text);
-}
-
-#define LEVEL_GEMM "level 1 (GEMM estimator)"
-
-static int gemm_row(struct eval *e, int fi, const erg_op_model *m, erg_dtype dt, int64_t mm,
-                    int64_t nn, int64_t kk, size_t line, const char *q, double meas_t,
-                    double meas_e)
-{
-    erg_op_dims d = {.op = ERG_OP_GEMM, .dtype = dt, .m = mm, .n = nn, .k = kk};
-    erg_op_prediction p;
-    erg_diag diag;
-    erg_diag_clear(&diag);
-    if (erg_op_model_predict(m, &d, &p, &diag) != ERG_OK)
-        return add_skip(e, fi, line, "%s", diag.detail);
-    char qn[40];
-    snprintf(qn, sizeof qn, "%s%stime_s", q, q[0] ? "." : "");
-    if (add_cmp(e, fi, line, LEVEL_GEMM, NULL, qn, meas_t, p.time_s))
+    erg_eval_group *g = NULL;
+    size_t ng = 0;
+    if (erg_eval_summary(e, fi, worst, &g, &ng) != ERG_OK)
         return -1;
-    if (isfinite(meas_e) && isfinite(p.energy_j)) {
-        snprintf(qn, sizeof qn, "%s%senergy_j", q, q[0] ? "." : "");
-        return add_cmp(e, fi, line, LEVEL_GEMM, NULL, qn, meas_e, p.energy_j);
-    }
-    return 0;
-}
-
-/* Level-1 comparisons of one file. Returns 0, or -1 on out of memory. */
-static int eval_file(struct eval *e, int fi, const erg_public_table *t, const struct target *tg,
-                     const erg_serving_arch *arch, const char *config)
-{
-    const erg_op_model *m = tg->ops;
-    if (t->format == ERG_PUBLIC_MLENERGY_V3) {
-        if (!tg->has_serving)
-            return add_skip(e, fi, 0,
-                            "the target has no serving model (gpu.json: erg predict "
-                            "fit-serving)");
-        if (!arch)
-            return add_skip(e, fi, 0,
-                            "no --config: the architecture of %s is needed (give its "
-                            "HuggingFace config.json with --config)",
-                            t->model_id[0] ? t->model_id : "this file");
-        char as[240];
-        snprintf(as, sizeof as,
-                 "steady-state decode step: KV length = %g assumed prompt tokens + half the "
-                 "configuration's avg_output_len; batch = avg_batch_size",
-                 tg->m.prompt_tokens);
-        add_assumption(e, as);
-        add_assumption(e, "energy per output token = predicted per-GPU power x GPUs x ITL / "
-                          "(batch x phi); power linear in the step's bytes/ITL and FLOPs/ITL, "
-                          "capped at the highest trained power; phi(batch) = fitted throughput "
-                          "/ (batch / ITL), linear in ln batch");
-        for (size_t i = 0; i < t->n; i++) {
-            const erg_public_row *r = &t->rows[i];
-            erg_serving_sample x;
-            char why[256];
-            if (serving_row(t, r, arch, m, &tg->k, tg->m.prompt_tokens, &x, why, sizeof why)) {
-                if (add_skip(e, fi, r->line, "%s", why))
-                    return -1;
-                continue;
-            }
-            double itl, ept;
-            erg_serving_predict(&tg->m, &x.terms, x.batch, x.gpus, &itl, &ept);
-            if (add_cmp(e, fi, r->line, "level 3 (serving)", "decode", "itl_s", r->time_s, itl) ||
-                add_cmp(e, fi, r->line, "level 3 (serving)", "decode", "energy_per_token_j",
-                        r->energy_j, ept))
-                return -1;
-        }
-        return 0;
-    }
-    if (t->format == ERG_PUBLIC_AIC_GENERATION_ATTENTION || t->format == ERG_PUBLIC_AIC_MOE ||
-        t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION) {
-        int attn = t->format != ERG_PUBLIC_AIC_MOE;
-        int pre = t->format == ERG_PUBLIC_AIC_CONTEXT_ATTENTION;
-        const char *level = pre    ? "level 1 (prefill-attention kernel)"
-                            : attn ? "level 1 (decode-attention kernel)"
-                                   : "level 1 (fused-MoE kernel)";
-        if (!tg->has_gpu || !(pre ? tg->k.has_attn_prefill : attn ? tg->k.has_attn : tg->k.has_moe))
-            return add_skip(e, fi, 0, "the target has no %s kernel model (gpu.json)",
-                            pre    ? "prefill-attention"
-                            : attn ? "decode-attention"
-                                   : "fused-MoE");
-        size_t other = 0;
-        for (size_t i = 0; i < t->n; i++) {
-            const erg_public_row *r = &t->rows[i];
-            double p;
-            if (attn) {
-                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, "bfloat16") || r->window) {
-                    other++;
-                    continue;
-                }
-                if (pre)
-                    p = erg_gpu_attn_prefill_s(&tg->k, (double)r->batch, (double)r->isl, r->heads,
-                                               r->kv_heads, r->head_dim, 0);
-                else
-                    p = erg_gpu_attn_decode_s(&tg->k, (double)r->batch, (double)r->kv, r->heads,
-                                              r->kv_heads, r->head_dim);
-                if (r->energy_j > 0 && tg->k.has_energy[pre]) {
-                    double pe = erg_gpu_attn_energy_j(
-                        &tg->k, pre ? ERG_PHASE_PREFILL : ERG_PHASE_DECODE, (double)r->batch,
-                        pre ? (double)r->isl : (double)r->kv, r->heads, r->kv_heads, r->head_dim,
-                        0);
-                    if (add_cmp(e, fi, r->line, level, pre ? "prefill" : "decode", "energy_j",
-                                r->energy_j, pe))
-                        return -1;
-                }
-            } else {
-                if (strcmp(r->dtype, "bfloat16") || strcmp(r->variant, ERG_GPU_MOE_ROUTING) ||
-                    r->ep != 1) {
-                    other++;
-                    continue;
-                }
-                p = erg_gpu_moe_s(&tg->k, (double)r->tokens, r->hidden, r->inter, r->topk,
-                                  r->experts, r->tp);
-                if (r->energy_j > 0 && tg->k.has_energy[2] &&
-                    add_cmp(e, fi, r->line, level, NULL, "energy_j", r->energy_j,
-                            erg_gpu_moe_energy_j(&tg->k, (double)r->tokens, r->hidden, r->inter,
-                                                 r->topk, r->experts, r->tp)))
-                    return -1;
-            }
-            if (add_cmp(e, fi, r->line, level,
-                        pre    ? "prefill"
-                        : attn ? "decode"
-                               : NULL,
-                        "time_s", r->time_s, p))
-                return -1;
-        }
-        if (other)
-            return add_skip(e, fi, 0, "%zu rows outside the kernel model (not bf16, %s)", other,
-                            attn ? "fp8 KV cache or a sliding window"
-                                 : "routing other than " ERG_GPU_MOE_ROUTING
-                                   " or expert parallelism");
-        return 0;
-    }
-    if (t->format == ERG_PUBLIC_AIC_GEMM) {
-        if (!erg_op_model_has(m, ERG_OP_GEMM))
-            return add_skip(e, fi, 0, "the target's level-1 model has no GEMM estimator");
-        erg_op_prediction probe;
-        erg_op_dims d1 = {.op = ERG_OP_GEMM, .dtype = ERG_DTYPE_BF16, .m = 64, .n = 64, .k = 64};
-        erg_dtype want = ERG_DTYPE_BF16;
-        if (erg_op_model_predict(m, &d1, &probe, NULL) != ERG_OK)
-            want = ERG_DTYPE_FP16;
-        size_t other = 0;
-        for (size_t i = 0; i < t->n; i++) {
-            const erg_public_row *r = &t->rows[i];
-            int ok = (want == ERG_DTYPE_BF16 && strcmp(r->dtype, "bfloat16") == 0) ||
-                     (want == ERG_DTYPE_FP16 && strcmp(r->dtype, "float16") == 0);
-            if (!ok) {
-                other++;
-                continue;
-            }
-            if (gemm_row(e, fi, m, want, r->m, r->n, r->k, r->line, "", r->time_s, r->energy_j))
-                return -1;
-        }
-        if (other)
-            return add_skip(e, fi, 0, "%zu rows of another dtype than the model's %s", other,
-                            erg_dtype_name(want));
-        return 0;
-    }
-    if (t->format == ERG_PUBLIC_VIDUR_MLP) {
-        size_t tp = 0;
-        for (size_t i = 0; i < t->n; i++) {
-            const erg_public_row *r = &t->rows[i];
-            if (r->tp != 1) {
-                tp++;
-                continue;
-            }
-            int64_t d = r->hidden, hd = r->head_dim;
-            struct {
-                erg_vidur_op op;
-                int64_t mm, nn, kk;
-            } g[4] = {{ERG_VIDUR_ATTN_PRE_PROJ, r->tokens, (r->heads + 2 * r->kv_heads) * hd, d},
-                      {ERG_VIDUR_ATTN_POST_PROJ, r->tokens, d, r->heads * hd},
-                      {ERG_VIDUR_MLP_UP_PROJ, r->tokens, (r->gated ? 2 : 1) * r->inter, d},
-                      {ERG_VIDUR_MLP_DOWN_PROJ, r->tokens, d, r->inter}};
-            erg_dtype dt = ERG_DTYPE_BF16; /* fp16 and bf16 move the same bytes */
-            erg_op_prediction probe;
-            erg_op_dims d1 = {.op = ERG_OP_GEMM, .dtype = dt, .m = 64, .n = 64, .k = 64};
-            if (erg_op_model_predict(m, &d1, &probe, NULL) != ERG_OK)
-                dt = ERG_DTYPE_FP16;
-            for (int j = 0; j < 4; j++)
-                if (r->op_time_s[g[j].op] > 0 &&
-                    gemm_row(e, fi, m, dt, g[j].mm, g[j].nn, g[j].kk, r->line,
-                             erg_vidur_op_name(g[j].op), r->op_time_s[g[j].op], NAN))
-                    return -1;
-            if (r->gated && erg_op_model_has(m, ERG_OP_RMSNORM) &&
-                r->op_time_s[ERG_VIDUR_INPUT_LAYERNORM] > 0) {
-                erg_op_dims dn = {.op = ERG_OP_RMSNORM,
-                                  .dtype = ERG_DTYPE_FP16,
-                                  .tokens = r->tokens,
-                                  .d_model = d};
-                erg_op_prediction p;
-                if (erg_op_model_predict(m, &dn, &p, NULL) == ERG_OK &&
-                    add_cmp(e, fi, r->line, "level 1 (RMSNorm estimator)", NULL,
-                            "input_layernorm.time_s", r->op_time_s[ERG_VIDUR_INPUT_LAYERNORM],
-                            p.time_s))
-                    return -1;
-            }
-        }
-        if (tp && add_skip(e, fi, 0,
-                           "%zu rows with tensor parallelism > 1 (Vidur emulates the per-GPU "
-                           "shard; level-1 rows are taken at TP 1)",
-                           tp))
-            return -1;
-        add_assumption(e, "Vidur profiles fp16 and aiconfigurator bf16: the same bytes per "
-                          "element, compared as one dtype");
-        return 0;
-    }
-    if (t->format == ERG_PUBLIC_BLIS_TRACES) {
-        if (!config)
-            return add_skip(e, fi, 0,
-                            "no --config: the architecture of the traced model is "
-                            "needed (give its HuggingFace config.json with --config)");
-        erg_diag diag;
-        erg_diag_clear(&diag);
-        erg_arch a;
-        erg_predictor *p = NULL;
-        if (erg_arch_from_hf_config(config, &a, &diag) != ERG_OK ||
-            erg_predictor_open(tg->dir, &p, &diag) != ERG_OK) {
-            erg_predictor_free(p);
-            return add_skip(e, fi, 0, "%.180s", diag.detail);
-        }
-        add_assumption(e, "BLIS requests: one sequence per forward (the server's concurrent "
-                          "batch is not in the trace); decode KV = prompt + completion / 2; "
-                          "decode time per token = time_in_model_decode / (completion - 1)");
-        static const char *const whole[3] = {"level 1 (whole model)", "levels 1-2 (whole model)",
-                                             "levels 1-3 (whole model)"};
-        int lv = erg_predictor_level(p);
-        const char *level = whole[lv >= 1 && lv <= 3 ? lv - 1 : 0];
-        int rc = 0;
-        for (size_t i = 0; i < t->n && !rc; i++) {
-            const erg_public_row *r = &t->rows[i];
-            erg_phase_spec ph = {.phase = ERG_PHASE_PREFILL, .batch = 1, .prompt = r->isl};
-            erg_model_prediction mp;
-            /* a request that is not compared says why: a skipped line per phase */
-            if (!(r->isl > 0) || !(r->prefill_s > 0))
-                rc = add_skip(e, fi, r->line, "prefill: %s",
-                              r->isl > 0 ? "no time_in_model_prefill (0 s)" : "no prompt tokens");
-            else if (erg_predict_model(p, &a, &ph, &mp, &diag) == ERG_OK)
-                rc = add_cmp(e, fi, r->line, level, "prefill", "time_s", r->prefill_s,
-                             mp.total.time_s);
-            else
-                rc = add_skip(e, fi, r->line, "prefill: %.180s", diag.detail);
-            if (rc)
-                break;
-            if (r->tokens < 2 || !(r->decode_s > 0)) {
-                rc = add_skip(e, fi, r->line, "decode: %s",
-                              r->tokens < 2 ? "fewer than 2 completion tokens (no decode step)"
-                                            : "no time_in_model_decode (0 s)");
-                continue;
-            }
-            erg_phase_spec pd = {
-                .phase = ERG_PHASE_DECODE, .batch = 1, .kv = r->isl + r->tokens / 2};
-            if (erg_predict_model(p, &a, &pd, &mp, &diag) == ERG_OK)
-                rc = add_cmp(e, fi, r->line, level, "decode", "itl_s",
-                             r->decode_s / (double)(r->tokens - 1), mp.total.time_s);
-            else
-                rc = add_skip(e, fi, r->line, "decode: %.180s", diag.detail);
-        }
-        erg_predictor_free(p);
-        return rc;
-    }
-    return add_skip(e, fi, 0,
-                    "%s: not a file erg predict eval compares (collective tables feed the "
-                    "all-reduce kernel models: erg predict import --kernels)",
-                    erg_public_format_name(t->format));
-}
-
-struct stat_acc {
-    size_t n;
-    double ape, sy, syy, sse;
-};
-
-/* Two comparisons of one file belong to one summary line: same level, phase and quantity. */
-static int same_group(const struct cmp *a, const struct cmp *b)
-{
-    if (a->file != b->file || strcmp(a->level, b->level) || strcmp(a->quantity, b->quantity))
-        return 0;
-    if (!a->phase || !b->phase)
-        return !a->phase && !b->phase;
-    return strcmp(a->phase, b->phase) == 0;
-}
-
-static double rel_err(const struct cmp *x)
-{
-    return fabs(x->predicted - x->measured) / x->measured;
-}
-
-/* Per level, phase and quantity of file fi: n, MAPE, R² and the worst rows; as JSON objects
- * appended to arr, or as text lines. */
-static void summarise(const struct eval *e, int fi, const char *file, int json_out, int worst,
-                      json_t *arr)
-{
-    for (size_t i = 0; i < e->n; i++) {
-        const struct cmp *c = &e->c[i];
-        if (c->file != fi)
-            continue;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = same_group(&e->c[j], c);
-        if (seen)
-            continue;
-        struct stat_acc a = {0};
-        size_t idx[16];
-        int nw = 0;
-        for (size_t j = i; j < e->n; j++) {
-            const struct cmp *x = &e->c[j];
-            if (!same_group(x, c))
-                continue;
-            a.n++;
-            a.ape += rel_err(x);
-            a.sy += x->measured;
-            a.syy += x->measured * x->measured;
-            a.sse += (x->predicted - x->measured) * (x->predicted - x->measured);
-            /* the worst rows by relative error, largest first */
-            int pos = nw;
-            while (pos > 0 && rel_err(&e->c[idx[pos - 1]]) < rel_err(x))
-                pos--;
-            if (pos >= worst)
-                continue;
-            if (nw < worst)
-                nw++;
-            for (int q = nw - 1; q > pos; q--)
-                idx[q] = idx[q - 1];
-            idx[pos] = j;
-        }
-        double mape = 100.0 * a.ape / (double)a.n;
-        double sst = a.syy - a.sy * a.sy / (double)a.n;
-        double r2 = a.n >= 2 && sst > 0 ? 1.0 - a.sse / sst : (double)NAN;
-        if (json_out) {
-            json_t *w = json_array();
-            for (int q = 0; q < nw; q++) {
-                const struct cmp *x = &e->c[idx[q]];
-                json_array_append_new(w, json_pack("{s:I,s:f,s:f}", "row", (json_int_t)x->row,
-                                                   "measured", x->measured, "predicted",
-                                                   x->predicted));
-            }
-            json_t *o = json_pack("{s:s,s:s,s:o,s:s,s:I,s:o,s:o,s:o}", "file", file, "level",
-                                  c->level, "phase", c->phase ? json_string(c->phase) : json_null(),
-                                  "quantity", c->quantity, "n", (json_int_t)a.n, "mape_pct",
-                                  isfinite(mape) ? json_real(mape) : json_null(), "r2",
-                                  isfinite(r2) ? json_real(r2) : json_null(), "worst", w);
-            json_array_append_new(arr, o);
-            continue;
-        }
+    for (size_t i = 0; i < ng; i++) {
+        const erg_eval_row *c = g[i].first;
         char ph[32] = "";
         if (c->phase)
             snprintf(ph, sizeof ph, "phase %s", c->phase);
-        printf("  %-34s %-13s  %-28s n %6zu  MAPE %7.3f %%  R2 ", c->level, ph, c->quantity, a.n,
-               mape);
-        if (isfinite(r2))
-            printf("%.4f\n", r2);
+        printf("  %-34s %-13s  %-28s n %6zu  MAPE %7.3f %%  R2 ", c->level, ph, c->quantity, g[i].n,
+               g[i].mape_pct);
+        if (isfinite(g[i].r2))
+            printf("%.4f\n", g[i].r2);
         else
             printf("-\n");
-        for (int q = 0; q < nw; q++) {
-            const struct cmp *x = &e->c[idx[q]];
+        for (size_t q = 0; q < g[i].n_worst; q++) {
+            const erg_eval_row *x = g[i].worst[q];
             printf("    worst: row %zu measured %.6g predicted %.6g (%+.1f %%)\n", x->row,
                    x->measured, x->predicted, 100.0 * (x->predicted - x->measured) / x->measured);
         }
     }
+    free(g);
+    return 0;
 }
 
 /* The skipped rows and files of file fi, one line per run of consecutive rows skipped for one
  * reason: "<lead><file>[ rows a-b]: <mid><reason>" (file NULL: "<lead>[ rows a-b]: ..."). */
-static void print_skips(FILE *out, const struct eval *e, int fi, const char *file, const char *lead,
+static void print_skips(FILE *out, const erg_eval *e, size_t fi, const char *file, const char *lead,
                         const char *mid)
 {
     const char *sp = " ";
     if (!file)
         file = "";
-    for (size_t i = 0; i < e->ns; i++) {
-        if (e->s[i].file != fi)
+    for (size_t i = 0; i < e->n_skipped; i++) {
+        if (e->skipped[i].file != fi)
             continue;
         size_t j = i;
-        while (e->s[i].row && j + 1 < e->ns && e->s[j + 1].file == fi &&
-               e->s[j + 1].row == e->s[j].row + 1 &&
-               strcmp(e->s[j + 1].reason, e->s[i].reason) == 0)
+        while (e->skipped[i].row && j + 1 < e->n_skipped && e->skipped[j + 1].file == fi &&
+               e->skipped[j + 1].row == e->skipped[j].row + 1 &&
+               strcmp(e->skipped[j + 1].reason, e->skipped[i].reason) == 0)
             j++;
         if (j > i)
-            fprintf(out, "%s%s%srows %zu-%zu: %s%s\n", lead, file, sp, e->s[i].row, e->s[j].row,
-                    mid, e->s[i].reason);
-        else if (e->s[i].row)
-            fprintf(out, "%s%s%srow %zu: %s%s\n", lead, file, sp, e->s[i].row, mid, e->s[i].reason);
+            fprintf(out, "%s%s%srows %zu-%zu: %s%s\n", lead, file, sp, e->skipped[i].row,
+                    e->skipped[j].row, mid, e->skipped[i].reason);
+        else if (e->skipped[i].row)
+            fprintf(out, "%s%s%srow %zu: %s%s\n", lead, file, sp, e->skipped[i].row, mid,
+                    e->skipped[i].reason);
         else
-            fprintf(out, "%s%s: %s%s\n", lead, file, mid, e->s[i].reason);
+            fprintf(out, "%s%s: %s%s\n", lead, file, mid, e->skipped[i].reason);
         i = j;
     }
 }
 
-static size_t compared_rows(const struct eval *e, int fi)
+static size_t compared_rows(const erg_eval *e, size_t fi)
 {
     size_t n = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (e->c[i].file == fi &&
-            (i == 0 || e->c[i - 1].file != fi || e->c[i - 1].row != e->c[i].row))
+    for (size_t i = 0; i < e->n_rows; i++)
+        if (e->rows[i].file == fi &&
+            (i == 0 || e->rows[i - 1].file != fi || e->rows[i - 1].row != e->rows[i].row))
             n++;
     return n;
 }
@@ -1082,62 +623,40 @@ int erg_cli_predict_eval(int argc, char **argv)
     char *const *files = argv + optind;
     /* read every file first: a bad file is an error before anything is printed */
     erg_public_table **tabs = NULL;
-    struct eval e;
+    erg_eval e;
     memset(&e, 0, sizeof e);
+    erg_eval_target et = {tg.dir, tg.ops, tg.has_gpu ? &tg.k : NULL, tg.has_serving ? &tg.m : NULL};
     status = read_all(nfiles, argv + optind, &tabs);
     if (status) {
         erg_op_model_free(m);
         return status;
     }
-    for (int i = 0; i < nfiles && status == ERG_EXIT_OK; i++)
-        if (eval_file(&e, i, tabs[i], &tg, has_arch ? &arch : NULL, config))
-            status = erg_cli_fail(NULL, ERG_ENOMEM);
-    if (status == ERG_EXIT_OK && e.n == 0) {
+    for (int i = 0; i < nfiles && status == ERG_EXIT_OK; i++) {
+        int rc = erg_eval_file(&e, (size_t)i, tabs[i], &et, has_arch ? &arch : NULL, config, &diag);
+        if (rc != ERG_OK)
+            status = erg_cli_fail(&diag, rc);
+    }
+    if (status == ERG_EXIT_OK && e.n_rows == 0) {
         /* nothing compared: an error (exit 2), with every reason, and nothing on stdout */
         fprintf(stderr,
                 "erg: predict eval: nothing compared: every row of the %d file%s given was "
                 "skipped (target %s):\n",
                 nfiles, nfiles > 1 ? "s" : "", dir);
         for (int i = 0; i < nfiles; i++)
-            print_skips(stderr, &e, i, files[i], "erg: ", "skipped: ");
+            print_skips(stderr, &e, (size_t)i, files[i], "erg: ", "skipped: ");
         status = ERG_EXIT_USAGE;
     } else if (status == ERG_EXIT_OK && json_out) {
-        json_t *root = json_object();
-        json_t *rows = json_array();
-        for (size_t i = 0; i < e.n; i++) {
-            const struct cmp *x = &e.c[i];
-            json_array_append_new(
-                rows, json_pack("{s:s,s:I,s:o,s:s,s:f,s:f}", "file", files[x->file], "row",
-                                (json_int_t)x->row, "phase",
-                                x->phase ? json_string(x->phase) : json_null(), "quantity",
-                                x->quantity, "measured", x->measured, "predicted", x->predicted));
-        }
-        json_object_set_new(root, "erg", json_string("eval/1"));
-        json_object_set_new(root, "target", json_string(dir));
-        json_object_set_new(root, "rows", rows);
-        json_t *sum = json_array();
-        for (int i = 0; i < nfiles; i++)
-            summarise(&e, i, files[i], 1, (int)worst, sum);
-        json_object_set_new(root, "summary", sum);
-        json_t *sk = json_array();
-        for (size_t i = 0; i < e.ns; i++)
-            json_array_append_new(sk, json_pack("{s:s,s:I,s:s}", "file", files[e.s[i].file], "row",
-                                                (json_int_t)e.s[i].row, "reason", e.s[i].reason));
-        json_object_set_new(root, "skipped", sk);
-        json_t *as = json_array();
-        for (int i = 0; i < e.na; i++)
-            json_array_append_new(as, json_string(e.assumptions[i]));
-        json_object_set_new(root, "assumptions", as);
-        erg_cli_json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
-        printf("\n");
-        json_decref(root);
+        int rc = erg_eval_write_json("-", &e, dir, (const char *const *)files, (size_t)nfiles,
+                                     (unsigned)worst, &diag);
+        if (rc != ERG_OK)
+            status = erg_cli_fail(&diag, rc);
     } else if (status == ERG_EXIT_OK) {
         char head[1400];
         describe_target(&tg, target, head, sizeof head);
         printf("%s\n", head);
         int skipped_files = 0;
         for (int i = 0; i < nfiles; i++) {
-            size_t n = compared_rows(&e, i);
+            size_t n = compared_rows(&e, (size_t)i);
             printf("file %s (%s, %zu rows): ", files[i], erg_public_format_name(tabs[i]->format),
                    tabs[i]->n);
             if (n)
@@ -1146,18 +665,20 @@ int erg_cli_predict_eval(int argc, char **argv)
                 printf("nothing compared\n");
                 skipped_files++;
             }
-            summarise(&e, i, files[i], 0, (int)worst, NULL);
-            print_skips(stdout, &e, i, NULL, "  skipped", "");
+            if (summarise(&e, (size_t)i, (unsigned)worst)) {
+                status = erg_cli_fail(NULL, ERG_ENOMEM);
+                break;
+            }
+            print_skips(stdout, &e, (size_t)i, NULL, "  skipped", "");
         }
-        if (skipped_files)
+        if (status == ERG_EXIT_OK && skipped_files)
             printf("nothing compared in %d of %d files (the reasons above)\n", skipped_files,
                    nfiles);
-        for (int i = 0; i < e.na; i++)
+        for (size_t i = 0; status == ERG_EXIT_OK && i < e.n_assumptions; i++)
             printf("assumption: %s\n", e.assumptions[i]);
     }
     free_all(nfiles, tabs);
-    free(e.c);
-    free(e.s);
+    erg_eval_release(&e);
     erg_op_model_free(m);
     return status;
 }

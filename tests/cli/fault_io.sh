@@ -27,7 +27,9 @@ cfg=$src/tests/predict/configs/tiny-llama.json
 # --- standard output on a full disk: exit 2 and say so (they used to exit 0 with nothing written)
 for c in "compose $sched" "compose --json $sched" "frontier $opsched" "frontier --csv $opsched" \
     "trace report $trace" "trace report --json $trace" "trace import -o - $trace" \
-    "predict model $cfg --target $src/models/cpu" "insensitive $sig $sig2" "store list" \
+    "predict model $cfg --target $src/models/cpu" "predict model $cfg --target $src/models/cpu --json" \
+    "predict sweep $cfg --target $src/models/cpu --set heads=4:8:4 --json" \
+    "fit ops $src/models/cpu/profile/ops.csv -o $T/fit.json --json" "insensitive $sig $sig2" "store list" \
     "store list --json" "store history softmax --json" "compare --json $sched $sched" \
     "store get softmax" "meters --no-probe --backends estimator" "--help" \
     "--version" "compose --help"; do

@@ -131,6 +131,9 @@ check "eval groups skipped rows" 0 "^  skipped rows 2-3: B200 x1: the target's k
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8b.json"
 [ "$(grep -c 'skipped' "$tmp/out")" = 1 ] && echo "ok   one skipped line" || { echo "FAIL skipped lines:"; cat "$tmp/out"; fails=$((fails + 1)); }
 "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json" --json > "$tmp/e.json"
+# eval/1 is the library's (erg_eval_write_json): a failed write is exit 2, named
+check "eval --json on a full disk" 2 "<stdout>: write error" -- \
+    sh -c "'$erg' predict eval --target h100 --config '$tmp/l8cfg.json' '$tmp/l8.json' --json > /dev/full"
 /usr/bin/python3 - "$tmp/e.json" <<'PY' && echo "ok   eval --json rows" || { echo "FAIL eval --json"; fails=$((fails + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))
