@@ -380,6 +380,10 @@ typedef struct erg_correlation {
     double covariance_j2; /**< ... the group is a pair with this Cov(E_1, E_2), J² */
 } erg_correlation;
 
+/** Co-runner signatures an erg_context_node lists (the first ones; n_corunners counts all): a
+ *  report's summary, not a limit on matching (a point with any number of co-runners is found). */
+#define ERG_CONTEXT_NODE_CORUNNERS 4
+
 /** How one DAG node was evaluated by erg_schedule_compose_context. */
 typedef struct erg_context_node {
     char id[ERG_SIG_NAME_MAX];
@@ -388,8 +392,8 @@ typedef struct erg_context_node {
     char after[ERG_SIG_NAME_MAX]; /**< predecessor's signature on the same device ("" none) */
     char point[ERG_SIG_NAME_MAX]; /**< the characterized point used ("" null context) */
     size_t n_corunners;           /**< nodes overlapping it (any device) */
-    char corunners[ERG_CONTEXT_MAX_CORUNNERS]
-                  [ERG_SIG_NAME_MAX]; /**< their signatures (first few) */
+    char corunners[ERG_CONTEXT_NODE_CORUNNERS][ERG_SIG_NAME_MAX]; /**< their signatures (the first
+                                                                     ERG_CONTEXT_NODE_CORUNNERS) */
     int m_entry;     /**< 1: uncharacterized entry-state substitution counted in the bias bound */
     int m_isolation; /**< 1: uncharacterized isolation substitution counted */
     double start_s, finish_s, energy_j, energy_sd_j;

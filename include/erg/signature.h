@@ -196,8 +196,6 @@ ERG_API const char *erg_mechanism_name(erg_mechanism mechanism);
 /** Parse a mechanism name. Returns ERG_OK or ERG_EINVAL. */
 ERG_API ERG_NODISCARD int erg_mechanism_parse(const char *name, erg_mechanism *out);
 
-/** Most co-runners of one runtime context point. */
-#define ERG_CONTEXT_MAX_CORUNNERS 4
 /** Size of a cache-state word ("cold", "warm"), with the NUL. */
 #define ERG_CONTEXT_CACHE_MAX 16
 
@@ -211,9 +209,13 @@ ERG_API ERG_NODISCARD int erg_mechanism_parse(const char *name, erg_mechanism *o
  * - cache: "cold", "warm" or "" (not stated); traffic_bytes: intervening memory traffic between
  *   `after` and the element, bytes (NAN unknown); temperature_c: device temperature observed at
  *   the element's start, °C (NAN unknown).
- * - corunners: runtime context: the other elements running concurrently (ρ minus the element
- *   itself); none for an entry-context point. A point with both `after` and co-runners is a
- *   co-run at that entry context (Section 4.1.3).
+ * - corunners: runtime context: the names of the n_corunners other elements running
+ *   concurrently (ρ minus the element itself, a set: order and repeats carry no meaning); none
+ *   for an entry-context point. ρ has no size limit in the paper (Section 3.1), nor here: any
+ *   number of names of any length. A point with both `after` and co-runners is a co-run at that
+ *   entry context (Section 4.1.3). In a point of an erg_context_signature the names are owned by
+ *   the signature (released with it); a point a caller fills for erg_context_signature_add points
+ *   corunners at names of its own, which add copies.
  * - static_power_w, time_s, dynamic_energy_j, time_var_s2, energy_var_j2, runs: as in
  *   erg_signature, measured at this context (the same constraints: ≥ 0, Axiom M1).
  */
@@ -225,7 +227,7 @@ typedef struct erg_context_point {
     double traffic_bytes;
     double temperature_c;
     size_t n_corunners;
-    char corunners[ERG_CONTEXT_MAX_CORUNNERS][ERG_SIG_NAME_MAX];
+    const char *const *corunners; /**< n_corunners NUL-terminated names (NULL when none) */
     double static_power_w;
     double time_s;
     double dynamic_energy_j;
@@ -243,12 +245,12 @@ typedef struct erg_context_point {
  * that the signature owns (NULL when capacity is 0). There is no point limit in the ABI: a
  * signature takes as many points as memory allows (an element characterized after and beside
  * many others keeps every point), and the struct itself is a few kilobytes whatever it holds.
- * Each point's co-runners stay a fixed array (ERG_CONTEXT_MAX_CORUNNERS names of
- * ERG_SIG_NAME_MAX bytes). Lifetime, as erg_measurement's (erg/meter.h): a zeroed
- * erg_context_signature is valid and empty, and so is one after erg_context_signature_init;
- * erg_context_signature_add grows the storage; erg_context_signature_read_file and
- * erg_store_get_context fill a new one; a plain struct assignment shares the storage (copy with
- * erg_context_signature_copy); erg_context_signature_release frees it.
+ * Each point's co-runner names are sized at run time too, owned by the signature. Lifetime, as
+ * erg_measurement's (erg/meter.h): a zeroed erg_context_signature is valid and empty, and so is one
+ * after erg_context_signature_init; erg_context_signature_add grows the storage;
+ * erg_context_signature_read_file and erg_store_get_context fill a new one; a plain struct
+ * assignment shares the storage (copy with erg_context_signature_copy);
+ * erg_context_signature_release frees it.
  */
 typedef struct erg_context_signature {
     erg_signature null_context;
@@ -262,14 +264,15 @@ typedef struct erg_context_signature {
  *  storage. cs's former content is not read nor freed (release a filled one first). */
 ERG_API void erg_context_signature_init(erg_context_signature *cs);
 
-/** Free cs's points and make it empty as erg_context_signature_init does (reusable). NULL-safe;
- *  a zeroed or initialised signature is released as a no-op. */
+/** Free cs's points (their co-runner names included) and make it empty as
+ * erg_context_signature_init does (reusable). NULL-safe; a zeroed or initialised signature is
+ * released as a no-op. */
 ERG_API void erg_context_signature_release(erg_context_signature *cs);
 
 /**
- * Copy src into dst, points included, in new storage that dst owns. dst's former content is not
- * read nor freed (release a filled one first); dst must not be src. Errors: ERG_EINVAL (NULL
- * argument, dst == src), ERG_ENOMEM (dst unchanged).
+ * Copy src into dst, points and their co-runner names included, in new storage that dst owns. dst's
+ * former content is not read nor freed (release a filled one first); dst must not be src. Errors:
+ * ERG_EINVAL (NULL argument, dst == src), ERG_ENOMEM (dst unchanged).
  */
 ERG_API ERG_NODISCARD int erg_context_signature_copy(erg_context_signature *dst,
                                                      const erg_context_signature *src);
@@ -280,10 +283,11 @@ ERG_API void erg_context_point_init(erg_context_point *pt);
 
 /**
  * Add (or replace, by name) a point, copied into cs's storage, which grows (doubling, from 8
- * points) when full. The point's values must pass erg_signature_check, its name must be
- * non-empty, and co-runner names non-empty (at most ERG_CONTEXT_MAX_CORUNNERS). Errors:
- * ERG_EINVAL (NULL argument, bad point), ERG_ENOMEM (the storage could not grow; cs unchanged).
- * On any error cs is unchanged.
+ * points) when full; its co-runner names are copied too (pt's stay the caller's). The point's
+ * values must pass erg_signature_check, its name must be non-empty, and its n_corunners names
+ * non-NULL and non-empty (as many and as long as memory allows). Errors: ERG_EINVAL (NULL
+ * argument, bad point), ERG_ENOMEM (the storage or the names could not be allocated; cs
+ * unchanged). On any error cs is unchanged.
  */
 ERG_API ERG_NODISCARD int erg_context_signature_add(erg_context_signature *cs,
                                                     const erg_context_point *pt, erg_diag *diag);

@@ -45,10 +45,49 @@ void erg_context_signature_init(erg_context_signature *cs)
     erg_signature_init(&cs->null_context);
 }
 
+/* A copy of names[0..n) in one block that names_free releases: the n pointers, then the
+ * strings. *out is NULL when n is 0. Errors: ERG_ENOMEM (*out NULL). */
+static int names_dup(const char *const *names, size_t n, const char *const **out)
+{
+    *out = NULL;
+    if (!n)
+        return ERG_OK;
+    if (n > SIZE_MAX / sizeof(char *))
+        return ERG_ENOMEM;
+    size_t bytes = n * sizeof(char *);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = strlen(names[k]) + 1;
+        if (bytes > SIZE_MAX - len)
+            return ERG_ENOMEM;
+        bytes += len;
+    }
+    char **blk = malloc(bytes);
+    if (!blk)
+        return ERG_ENOMEM;
+    char *text = (char *)(blk + n);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = strlen(names[k]) + 1;
+        memcpy(text, names[k], len);
+        blk[k] = text;
+        text += len;
+    }
+    *out = (const char *const *)blk;
+    return ERG_OK;
+}
+
+/* Free a names_dup block (a point's names are const to its readers; the cast goes through
+ * uintptr_t, as erg__json_mut's, so that -Wcast-qual stays quiet). */
+static void names_free(const char *const *names)
+{
+    free((void *)(uintptr_t)names);
+}
+
 void erg_context_signature_release(erg_context_signature *cs)
 {
     if (!cs)
         return;
+    for (size_t i = 0; i < cs->n_points; i++)
+        names_free(cs->points[i].corunners);
     free(cs->points);
     erg_context_signature_init(cs);
 }
@@ -63,6 +102,14 @@ int erg_context_signature_copy(erg_context_signature *dst, const erg_context_sig
         if (!pts)
             return ERG_ENOMEM;
         memcpy(pts, src->points, src->n_points * sizeof *pts);
+        for (size_t i = 0; i < src->n_points; i++)
+            if (names_dup(src->points[i].corunners, src->points[i].n_corunners,
+                          &pts[i].corunners) != ERG_OK) {
+                while (i-- > 0)
+                    names_free(pts[i].corunners);
+                free(pts);
+                return ERG_ENOMEM;
+            }
     }
     *dst = *src;
     dst->points = pts;
@@ -90,21 +137,19 @@ int erg_context_point_signature(const erg_context_signature *cs, size_t i, erg_s
     return ERG_OK;
 }
 
-int erg_context_signature_add(erg_context_signature *cs, const erg_context_point *pt,
-                              erg_diag *diag)
+/* The checks of erg_context_signature_add. */
+static int point_check(const erg_context_signature *cs, const erg_context_point *pt, erg_diag *diag)
 {
-    if (!cs || !pt)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_signature_add: NULL argument");
     if (!pt->name[0])
         return erg_diag_set(diag, ERG_EINVAL, NULL, "a context point needs a name");
     if (!erg_mechanism_name(pt->mechanism))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "context point %s: unknown mechanism",
                             pt->name);
-    if (pt->n_corunners > ERG_CONTEXT_MAX_CORUNNERS)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "context point %s: more than %d co-runners",
-                            pt->name, ERG_CONTEXT_MAX_CORUNNERS);
+    if (pt->n_corunners && !pt->corunners)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "context point %s: %zu co-runners, no names",
+                            pt->name, pt->n_corunners);
     for (size_t k = 0; k < pt->n_corunners; k++)
-        if (!pt->corunners[k][0])
+        if (!pt->corunners[k] || !pt->corunners[k][0])
             return erg_diag_set(diag, ERG_EINVAL, NULL, "context point %s: empty co-runner name",
                                 pt->name);
     if (!(isnan(pt->traffic_bytes) || (isfinite(pt->traffic_bytes) && pt->traffic_bytes >= 0)))
@@ -122,8 +167,16 @@ int erg_context_signature_add(erg_context_signature *cs, const erg_context_point
     erg_diag_clear(&sub);
     if (erg_signature_check(&sig, &sub) != ERG_OK)
         return erg_diag_set(diag, ERG_EINVAL, NULL, "context point %s: %s", pt->name, sub.detail);
+    return ERG_OK;
+}
+
+/* Put pt, a checked point whose co-runner names the signature is to own, into cs (replacing the
+ * point of its name). Errors: ERG_ENOMEM (cs unchanged; pt's names stay the caller's). */
+static int point_insert(erg_context_signature *cs, const erg_context_point *pt, erg_diag *diag)
+{
     for (size_t i = 0; i < cs->n_points; i++)
         if (strcmp(cs->points[i].name, pt->name) == 0) {
+            names_free(cs->points[i].corunners);
             cs->points[i] = *pt;
             return ERG_OK;
         }
@@ -142,6 +195,23 @@ int erg_context_signature_add(erg_context_signature *cs, const erg_context_point
     }
     cs->points[cs->n_points++] = *pt;
     return ERG_OK;
+}
+
+int erg_context_signature_add(erg_context_signature *cs, const erg_context_point *pt,
+                              erg_diag *diag)
+{
+    if (!cs || !pt)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_context_signature_add: NULL argument");
+    int rc = point_check(cs, pt, diag);
+    if (rc != ERG_OK)
+        return rc;
+    erg_context_point own = *pt;
+    if (names_dup(pt->corunners, pt->n_corunners, &own.corunners) != ERG_OK)
+        return erg_diag_set(diag, ERG_ENOMEM, NULL, "context point %s: out of memory", pt->name);
+    rc = point_insert(cs, &own, diag);
+    if (rc != ERG_OK)
+        names_free(own.corunners);
+    return rc;
 }
 
 static int in_list(const char *name, const char *const *list, size_t n)
@@ -164,9 +234,7 @@ int erg_context_signature_find(const erg_context_signature *cs, const char *afte
         if (strcmp(p->after, after) != 0)
             continue;
         int same = 1;
-        const char *pc[ERG_CONTEXT_MAX_CORUNNERS];
-        for (size_t k = 0; k < p->n_corunners; k++)
-            pc[k] = p->corunners[k];
+        const char *const *pc = p->corunners;
         for (size_t k = 0; same && k < p->n_corunners; k++)
             same = in_list(pc[k], corunners, n);
         for (size_t k = 0; same && k < n; k++)
@@ -247,20 +315,28 @@ static int point_from_json(const json_t *o, const erg_signature *null_ctx, const
         if (!json_is_array(cr))
             return erg_diag_set(diag, ERG_EPARSE, file, "%s.corunners: expected an array of names",
                                 path);
-        if (json_array_size(cr) > ERG_CONTEXT_MAX_CORUNNERS)
-            return erg_diag_set(diag, ERG_EPARSE, file, "%s.corunners: more than %d co-runners",
-                                path, ERG_CONTEXT_MAX_CORUNNERS);
-        size_t k;
+        size_t k, n = json_array_size(cr);
         json_t *e;
         json_array_foreach(cr, k, e)
         {
             const char *s = json_string_value(e);
-            if (!s || !s[0] || strlen(s) >= ERG_SIG_NAME_MAX)
+            if (!s || !s[0])
                 return erg_diag_set(diag, ERG_EPARSE, file,
                                     "%s.corunners[%zu]: expected a non-empty name", path, k);
-            snprintf(pt->corunners[k], sizeof pt->corunners[k], "%s", s);
         }
-        pt->n_corunners = json_array_size(cr);
+        if (n) {
+            /* the names as jansson holds them, then one owned copy (names_dup) */
+            const char **view = malloc(n * sizeof *view);
+            if (!view)
+                return erg_diag_set(diag, ERG_ENOMEM, file, "%s.corunners: out of memory", path);
+            for (k = 0; k < n; k++)
+                view[k] = json_string_value(json_array_get(cr, k));
+            rc = names_dup(view, n, &pt->corunners);
+            free(view);
+            if (rc != ERG_OK)
+                return erg_diag_set(diag, ERG_ENOMEM, file, "%s.corunners: out of memory", path);
+            pt->n_corunners = n;
+        }
     }
     if (!pt->after[0] && !pt->n_corunners && !pt->cache[0] && isnan(pt->temperature_c))
         return erg_diag_set(diag, ERG_EPARSE, file,
@@ -298,6 +374,7 @@ int erg__context_signature_from_json(const json_t *obj, double default_static_w,
             char p[256];
             snprintf(p, sizeof p, "%s.contexts[%zu]", path, i);
             erg_context_point pt;
+            erg_context_point_init(&pt);
             rc = point_from_json(e, &cs->null_context, file, p, &pt, diag);
             if (rc == ERG_OK) {
                 for (size_t k = 0; k < cs->n_points; k++)
@@ -306,12 +383,16 @@ int erg__context_signature_from_json(const json_t *obj, double default_static_w,
                                           p, pt.name);
             }
             if (rc == ERG_OK) {
+                /* the signature takes pt's co-runner names (no second copy) */
                 erg_diag sub;
                 erg_diag_clear(&sub);
-                if (erg_context_signature_add(cs, &pt, &sub) != ERG_OK)
+                if (point_check(cs, &pt, &sub) != ERG_OK || point_insert(cs, &pt, &sub) != ERG_OK)
                     rc = erg_diag_set(diag, sub.status == ERG_ENOMEM ? ERG_ENOMEM : ERG_EINVAL,
                                       file, "%s: %s", p, sub.detail);
+                else
+                    pt.corunners = NULL;
             }
+            names_free(pt.corunners);
         }
     }
     if (rc == ERG_OK)

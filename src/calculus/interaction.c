@@ -295,13 +295,20 @@ struct cctx {
     uint32_t *order;                    /* topological order */
     uint32_t *off, *adj;                /* CSR successors */
     double *start, *fin, *tim;
-    int *point;             /* chosen point per node, -1 null */
-    int *entry_ch, *run_ch; /* characterized substitutions */
-    uint32_t *pred;         /* device predecessor or UINT32_MAX */
-    uint32_t *byfin;        /* node indices sorted by (device, finish) */
-    uint32_t *bystart;      /* node indices sorted by start */
-    size_t *ncor;
-    uint32_t (*cor)[ERG_CONTEXT_MAX_CORUNNERS]; /* first co-runners */
+    int *point;                                  /* chosen point per node, -1 null */
+    int *entry_ch, *run_ch;                      /* characterized substitutions */
+    uint32_t *pred;                              /* device predecessor or UINT32_MAX */
+    uint32_t *byfin;                             /* node indices sorted by (device, finish) */
+    uint32_t *bystart;                           /* node indices sorted by start */
+    size_t *ncor;                                /* nodes overlapping each node */
+    uint32_t (*cor)[ERG_CONTEXT_NODE_CORUNNERS]; /* the first of them, for the report */
+    /* The realized runtime context as a set of signatures: per node up to kmax overlapping nodes
+     * of distinct signatures (dist[v * kmax ...]), kmax the most co-runners of any point of the
+     * context signatures; ndist[v] = kmax + 1 when there are more, which no point can equal. */
+    size_t kmax;
+    uint32_t *dist;
+    size_t *ndist;
+    const char **names; /* kmax names: choose's scratch */
 };
 
 static const struct cctx *sort_ctx;
@@ -400,6 +407,27 @@ static void times(struct cctx *c)
     }
 }
 
+/* u overlaps v: count it, list it among v's first ones, add its signature to v's set. */
+static void add_corunner(struct cctx *c, uint32_t v, uint32_t u)
+{
+    if (c->ncor[v] < ERG_CONTEXT_NODE_CORUNNERS)
+        c->cor[v][c->ncor[v]] = u;
+    c->ncor[v]++;
+    if (c->ndist[v] > c->kmax)
+        return;
+    if (!c->kmax) { /* no point has co-runners: any co-runner is more than a point can equal */
+        c->ndist[v] = 1;
+        return;
+    }
+    uint32_t *d = c->dist + (size_t)v * c->kmax, sig = c->s->nodes[u].sig;
+    for (size_t k = 0; k < c->ndist[v]; k++)
+        if (c->s->nodes[d[k]].sig == sig)
+            return;
+    if (c->ndist[v] < c->kmax)
+        d[c->ndist[v]] = u;
+    c->ndist[v]++;
+}
+
 /* Realized contexts: device predecessor and co-runners of every node. */
 static void contexts(struct cctx *c, double eps)
 {
@@ -407,6 +435,7 @@ static void contexts(struct cctx *c, double eps)
     for (size_t v = 0; v < n; v++) {
         c->byfin[v] = c->bystart[v] = (uint32_t)v;
         c->ncor[v] = 0;
+        c->ndist[v] = 0;
         c->pred[v] = UINT32_MAX;
     }
     sort_ctx = c;
@@ -445,12 +474,8 @@ static void contexts(struct cctx *c, double eps)
                 break;
             if (c->fin[u] - c->start[u] <= eps || c->fin[v] - c->start[v] <= eps)
                 continue;
-            if (c->ncor[v] < ERG_CONTEXT_MAX_CORUNNERS)
-                c->cor[v][c->ncor[v]] = u;
-            c->ncor[v]++;
-            if (c->ncor[u] < ERG_CONTEXT_MAX_CORUNNERS)
-                c->cor[u][c->ncor[u]] = v;
-            c->ncor[u]++;
+            add_corunner(c, v, u);
+            add_corunner(c, u, v);
         }
     }
 }
@@ -464,15 +489,16 @@ static size_t choose(struct cctx *c)
         int pt = -1, ech = 0, rch = c->ncor[v] == 0;
         if (cs) {
             const char *after = c->pred[v] != UINT32_MAX ? node_sig(c, c->pred[v])->name : "";
-            const char *names[ERG_CONTEXT_MAX_CORUNNERS];
-            size_t nc = c->ncor[v];
-            if (nc <= ERG_CONTEXT_MAX_CORUNNERS)
+            /* the set of co-runner signatures (find ignores order and repeats) */
+            const char **names = c->names;
+            size_t nc = c->ndist[v];
+            if (nc <= c->kmax)
                 for (size_t k = 0; k < nc; k++)
-                    names[k] = node_sig(c, c->cor[v][k])->name;
+                    names[k] = node_sig(c, c->dist[v * c->kmax + k])->name;
             if (nc == 0) {
                 if (after[0] && (pt = erg_context_signature_find(cs, after, NULL, 0)) >= 0)
                     ech = 1;
-            } else if (nc <= ERG_CONTEXT_MAX_CORUNNERS) {
+            } else if (nc <= c->kmax) {
                 if ((pt = erg_context_signature_find(cs, after, names, nc)) >= 0) {
                     rch = 1;
                     ech = after[0] != 0;
@@ -511,6 +537,9 @@ static void cctx_free(struct cctx *c)
     free(c->bystart);
     free(c->ncor);
     free(c->cor);
+    free(c->dist);
+    free(c->ndist);
+    free(c->names);
 }
 
 /* The substituted signature of node v: the point's values with the device's static power; a point
@@ -633,9 +662,11 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
     c.bystart = calloc(n, sizeof *c.bystart);
     c.ncor = calloc(n, sizeof *c.ncor);
     c.cor = calloc(n, sizeof *c.cor);
+    c.ndist = calloc(n, sizeof *c.ndist);
     out->nodes = calloc(n, sizeof *out->nodes);
     if (!c.csig || !c.start || !c.fin || !c.point || !c.entry_ch || !c.run_ch || !c.pred ||
-        !c.byfin || !c.bystart || !c.ncor || !c.cor || !out->nodes || build_topo(&c) != 0) {
+        !c.byfin || !c.bystart || !c.ncor || !c.cor || !c.ndist || !out->nodes ||
+        build_topo(&c) != 0) {
         cctx_free(&c);
         erg_context_report_free(out);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -644,6 +675,20 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
         for (size_t k = 0; k < n_sigs; k++)
             if (sigs[k] && strcmp(sigs[k]->null_context.name, s->sigs[i].name) == 0)
                 c.csig[i] = sigs[k];
+    for (size_t i = 0; i < s->n_sigs; i++)
+        for (size_t k = 0; c.csig[i] && k < c.csig[i]->n_points; k++)
+            if (c.csig[i]->points[k].n_corunners > c.kmax)
+                c.kmax = c.csig[i]->points[k].n_corunners;
+    if (c.kmax) {
+        c.dist =
+            c.kmax <= SIZE_MAX / sizeof *c.dist / n ? malloc(n * c.kmax * sizeof *c.dist) : NULL;
+        c.names = malloc(c.kmax * sizeof *c.names);
+        if (!c.dist || !c.names) {
+            cctx_free(&c);
+            erg_context_report_free(out);
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        }
+    }
     for (size_t v = 0; v < c.n; v++)
         c.point[v] = -1;
     /* fixed point: contexts from times, points from contexts, times from points */
@@ -706,7 +751,7 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
         if (c.pred[v] != UINT32_MAX)
             snprintf(nd->after, sizeof nd->after, "%s", node_sig(&c, c.pred[v])->name);
         nd->n_corunners = c.ncor[v];
-        for (size_t k = 0; k < c.ncor[v] && k < ERG_CONTEXT_MAX_CORUNNERS; k++)
+        for (size_t k = 0; k < c.ncor[v] && k < ERG_CONTEXT_NODE_CORUNNERS; k++)
             snprintf(nd->corunners[k], sizeof nd->corunners[k], "%s",
                      node_sig(&c, c.cor[v][k])->name);
         int at_origin = c.start[v] <= t0 + eps && !opts.warm_start;
@@ -799,7 +844,7 @@ int erg_refine_candidates(const erg_context_report *r, const erg_context_signatu
 {
     if (!r || (!sigs && n_sigs) || (!out && max) || !n_out || !isfinite(deviation_j))
         return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_refine_candidates: bad argument");
-    size_t cap = 2 * r->n_nodes * (1 + ERG_CONTEXT_MAX_CORUNNERS) + 1, n = 0;
+    size_t cap = 2 * r->n_nodes * (1 + ERG_CONTEXT_NODE_CORUNNERS) + 1, n = 0;
     erg_refine_candidate *all = calloc(cap, sizeof *all);
     if (!all)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
@@ -809,8 +854,8 @@ int erg_refine_candidates(const erg_context_report *r, const erg_context_signatu
         for (int kind = 0; kind < 2; kind++) {
             size_t na = kind == 0 ? (nd->m_entry && nd->after[0] ? 1 : 0)
                                   : (nd->m_isolation ? nd->n_corunners : 0);
-            if (na > ERG_CONTEXT_MAX_CORUNNERS)
-                na = ERG_CONTEXT_MAX_CORUNNERS;
+            if (na > ERG_CONTEXT_NODE_CORUNNERS)
+                na = ERG_CONTEXT_NODE_CORUNNERS;
             double spread = point_spread(cs, kind);
             for (size_t k = 0; k < na; k++) {
                 const char *a = kind == 0 ? nd->after : nd->corunners[k];

@@ -689,6 +689,7 @@ static int run(int argc, char **argv)
     erg_context_signature_init(co);
     for (size_t i = 0; !ex && i < nreq; i++) {
         const struct ctx_req *r = &req[i];
+        const char *r_name = r->name;
         erg_context_point p;
         erg_context_point_init(&p);
         erg_context_point_init(&pc);
@@ -718,10 +719,10 @@ static int run(int argc, char **argv)
         default:
             p.mechanism = pc.mechanism = ERG_MECHANISM_CONTENTION;
             snprintf(p.name, sizeof p.name, "with:%s", r->name);
-            snprintf(p.corunners[0], sizeof p.corunners[0], "%s", r->name);
+            p.corunners = &r_name; /* erg_context_signature_add copies the names */
             p.n_corunners = 1;
             snprintf(pc.name, sizeof pc.name, "with:%s", name);
-            snprintf(pc.corunners[0], sizeof pc.corunners[0], "%s", name);
+            pc.corunners = &name;
             pc.n_corunners = 1;
             if (co_out) {
                 snprintf(co->null_context.name, sizeof co->null_context.name, "%s", r->name);

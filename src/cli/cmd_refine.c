@@ -314,6 +314,7 @@ static int run(int argc, char **argv)
                         !b || !b->command[0] ? c->b : c->a);
                 continue;
             }
+            const char *ca = c->a, *cb = c->b;
             erg_context_point pb, pa;
             erg_context_point_init(&pb);
             erg_context_point_init(&pa);
@@ -324,10 +325,10 @@ static int run(int argc, char **argv)
             if (c->runtime) {
                 pb.mechanism = pa.mechanism = ERG_MECHANISM_CONTENTION;
                 snprintf(pb.name, sizeof pb.name, "with:%s", c->a);
-                snprintf(pb.corunners[0], sizeof pb.corunners[0], "%s", c->a);
+                pb.corunners = &ca; /* erg_context_signature_add copies the names */
                 pb.n_corunners = 1;
                 snprintf(pa.name, sizeof pa.name, "with:%s", c->b);
-                snprintf(pa.corunners[0], sizeof pa.corunners[0], "%s", c->b);
+                pa.corunners = &cb;
                 pa.n_corunners = 1;
             } else {
                 snprintf(pb.name, sizeof pb.name, "after:%s", c->a);

@@ -143,6 +143,24 @@ flat "$T/out" | grep -q '"difference_j":0.0,.*"consistent":true' || fail "granul
 "$erg" store put "$T/b.json" > /dev/null 2> "$T/err" || fail "store put"
 "$erg" store get b -o "$T/got.json" 2> "$T/err" || fail "store get"
 flat "$T/got.json" | grep -q '"name":"after:a"' || fail "store keeps the points"
+# a point with 9 co-runners, one name 300 bytes long (a point once held 4 of 127 bytes): the
+# store gives the list back whole and in order
+python3 - "$T/b.json" "$T/b9.json" <<'PY' || fail "b9.json"
+import json, sys
+s = json.load(open(sys.argv[1]))
+names = ["c%d" % i for i in range(8)] + ["long-" + "x" * 295]
+s["contexts"].append({"name": "with:nine", "mechanism": "contention", "corunners": names,
+                      "time_s": 1.5, "dynamic_energy_j": 2.0})
+json.dump(s, open(sys.argv[2], "w"))
+PY
+"$erg" store put "$T/b9.json" > /dev/null 2> "$T/err" || fail "store put, 9 co-runners"
+"$erg" store get b -o "$T/got9.json" 2> "$T/err" || fail "store get, 9 co-runners"
+python3 - "$T/got9.json" <<'PY' || fail "9 co-runners kept whole"
+import json, sys
+p = [q for q in json.load(open(sys.argv[1]))["contexts"] if q["name"] == "with:nine"][0]
+assert p["corunners"] == ["c%d" % i for i in range(8)] + ["long-" + "x" * 295], p["corunners"]
+PY
+"$erg" store put "$T/b.json" > /dev/null 2> "$T/err" || fail "store put again"
 
 # --- correlations in a schedule: accepted by compose, used by refine
 sed 's/"edges"/"correlations": [{"signatures": ["a", "b"], "rho": 0.5}], "edges"/' "$T/sched.json" > "$T/corr.json"
@@ -172,6 +190,9 @@ sed 's/"mechanism":"cache"/"mechanism":"magic"/' "$T/b.json" > /dev/null
 python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s['contexts'][0]['mechanism']='magic'; json.dump(s, open(sys.argv[2],'w'))" "$T/b.json" "$T/bad.json"
 "$erg" store put "$T/bad.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "bad point"
 grep -q 'signature.contexts\[0\].mechanism: expected "thermal", "cache", "power_delivery" or "contention" (got "magic")' "$T/err" || fail "bad point message"
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s['contexts'][0]['corunners']=['a', 7]; json.dump(s, open(sys.argv[2],'w'))" "$T/b.json" "$T/bad.json"
+"$erg" store put "$T/bad.json" > "$T/out" 2> "$T/err"; [ $? = 2 ] || fail "a co-runner that is not a name"
+grep -q 'signature.contexts\[0\].corunners\[1\]: expected a non-empty name' "$T/err" || fail "co-runner message"
 # --- the pair verdict of Section 4.1.3 (hand-computed: B after A: 0.2·10 + 0.5 = 2.5 J > 1.96·0.5;
 #     A with B: 0.3 J > 1.96·0.1 = 0.196 J)
 cat > "$T/pa.json" <<'J'

@@ -67,7 +67,7 @@ static void point(erg_context_signature *cs, const char *name, const char *after
         snprintf(p.after, sizeof p.after, "%s", after);
     if (corunner) {
         p.mechanism = ERG_MECHANISM_CONTENTION;
-        snprintf(p.corunners[0], sizeof p.corunners[0], "%s", corunner);
+        p.corunners = &corunner; /* add copies the names */
         p.n_corunners = 1;
     }
     p.static_power_w = 10;
@@ -149,10 +149,35 @@ static void file_round_trip(void **state)
  * writer and the reader with every value exact (jansson writes doubles with 17 significant
  * digits, which round-trip), in order; adding by an existing name replaces in place; a copy owns
  * its own storage. Values are thirds and sevenths, not representable in short decimal form. */
+/* Co-runner k of odd point i: "co<i>", "other", then names of 150 to 400 bytes, well past the
+ * 128 bytes (ERG_SIG_NAME_MAX) a name had when co-runners were fixed arrays. */
+static void corunner_name(char *buf, size_t size, int i, size_t k)
+{
+    if (k == 0)
+        snprintf(buf, size, "co%d", i);
+    else if (k == 1)
+        snprintf(buf, size, "other");
+    else {
+        size_t len = 150 + (size_t)(i * 37 + (int)k * 53) % 251, n = 0;
+        n += (size_t)snprintf(buf, size, "long-%d-%zu-", i, k);
+        for (; n < len && n + 1 < size; n++)
+            buf[n] = (char)('a' + (n + k) % 26);
+        buf[n] = '\0';
+    }
+}
+
+/* Odd point i has 2 + i % 9 co-runners: up to 10, more than the 4 a point once held. */
+static size_t corunner_count(int i)
+{
+    return 2 + (size_t)(i % 9);
+}
+
 static void many_points_round_trip(void **state)
 {
     (void)state;
-    enum { N = 40 };
+    enum { N = 40, MAXC = 10 };
+    static char names[MAXC][512];
+    const char *np[MAXC];
     erg_context_signature *cs = malloc(sizeof *cs);
     element(cs, "many", 1, 5, 0.5);
     assert_null(cs->points);
@@ -164,9 +189,12 @@ static void many_points_round_trip(void **state)
         snprintf(p.name, sizeof p.name, "p%d", i);
         if (i % 2) {
             p.mechanism = ERG_MECHANISM_CONTENTION;
-            snprintf(p.corunners[0], sizeof p.corunners[0], "co%d", i);
-            snprintf(p.corunners[1], sizeof p.corunners[1], "other");
-            p.n_corunners = 2;
+            p.n_corunners = corunner_count(i);
+            for (size_t k = 0; k < p.n_corunners; k++) {
+                corunner_name(names[k], sizeof names[k], i, k);
+                np[k] = names[k];
+            }
+            p.corunners = np; /* add copies them: names[] is reused for the next point */
             p.temperature_c = 40.0 + i / 7.0;
         } else {
             snprintf(p.after, sizeof p.after, "e%d", i);
@@ -206,8 +234,13 @@ static void many_points_round_trip(void **state)
         assert_string_equal(a->after, b->after);
         assert_string_equal(a->cache, b->cache);
         assert_int_equal(a->n_corunners, b->n_corunners);
-        for (size_t k = 0; k < a->n_corunners; k++)
-            assert_string_equal(a->corunners[k], b->corunners[k]);
+        assert_int_equal(b->n_corunners, i % 2 ? corunner_count(i) : 0);
+        for (size_t k = 0; k < a->n_corunners; k++) {
+            char want[512];
+            corunner_name(want, sizeof want, i, k);
+            assert_string_equal(a->corunners[k], want);
+            assert_string_equal(b->corunners[k], want);
+        }
         assert_true(isnan(a->traffic_bytes) ? isnan(b->traffic_bytes)
                                             : a->traffic_bytes == b->traffic_bytes);
         assert_true(isnan(a->temperature_c) ? isnan(b->temperature_c)
@@ -219,17 +252,32 @@ static void many_points_round_trip(void **state)
         assert_true(a->energy_var_j2 == b->energy_var_j2);
         assert_int_equal(a->runs, b->runs);
     }
-    /* the 17th point and the last, found by their contexts */
-    const char *with16[] = {"other", "co17"};
-    assert_int_equal(erg_context_signature_find(back, "", with16, 2), 17);
+    /* the longest co-runner list (point 17: 10 names, 8 of them 150-400 bytes) came back whole */
+    assert_int_equal(back->points[17].n_corunners, 10);
+    size_t longest = 0;
+    for (size_t k = 0; k < 10; k++)
+        if (strlen(back->points[17].corunners[k]) > longest)
+            longest = strlen(back->points[17].corunners[k]);
+    assert_true(longest > 300);
+    /* the 17th point and the last, found by their contexts (a set: order does not matter) */
+    const char *with16[MAXC];
+    for (size_t k = 0; k < 10; k++)
+        with16[9 - k] = back->points[17].corunners[k];
+    assert_int_equal(erg_context_signature_find(back, "", with16, 10), 17);
+    assert_int_equal(erg_context_signature_find(back, "", with16, 9), -1);
     assert_int_equal(erg_context_signature_find(back, "e38", NULL, 0), 38);
     assert_true(back->points[39].time_s == 1.0 + 39 / 3.0);
     /* a copy owns its storage: changing the original leaves it as it was */
     erg_context_signature *cp = malloc(sizeof *cp);
     assert_int_equal(erg_context_signature_copy(cp, back), ERG_OK);
     assert_true(cp->points != back->points);
+    assert_true(cp->points[17].corunners != back->points[17].corunners);
+    assert_string_equal(cp->points[17].corunners[9], back->points[17].corunners[9]);
     back->points[20].time_s = 99;
     erg_context_signature_release(back);
+    char want9[512];
+    corunner_name(want9, sizeof want9, 17, 9);
+    assert_string_equal(cp->points[17].corunners[9], want9);
     assert_null(back->points);
     assert_int_equal(back->n_points, 0);
     assert_int_equal(cp->n_points, N);
@@ -267,6 +315,12 @@ static void bad_points(void **state)
         {"{\"name\": \"a\", \"mechanism\": \"contention\", \"corunners\": [\"\"], \"time_s\": 1, "
          "\"dynamic_energy_j\": 1}",
          "corunners[0]: expected a non-empty name"},
+        {"{\"name\": \"a\", \"mechanism\": \"contention\", \"corunners\": [\"x\", 3], "
+         "\"time_s\": 1, \"dynamic_energy_j\": 1}",
+         "signature.contexts[0].corunners[1]: expected a non-empty name"},
+        {"{\"name\": \"a\", \"mechanism\": \"contention\", \"corunners\": \"x\", \"time_s\": 1, "
+         "\"dynamic_energy_j\": 1}",
+         "signature.contexts[0].corunners: expected an array of names"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024];
@@ -585,6 +639,68 @@ static void corun_at_runtime_context(void **state)
     cs_free(b);
 }
 
+/* A runtime context of any size (paper Section 3.1: ρ is a set of elements, with no bound). X
+ * (T 1, d 2) co-runs with C1..C6 (each T 1, d 1), all on cpu from 0 (s = 10 W, makespan 1 s):
+ *   null context: E = 10·1 + 2 + 6·1 = 18 J;
+ *   X characterized with all six ("with:all": T 1, d 9): E = 10 + 9 + 6 = 25 J;
+ *   X beside C1, C2, C1, C2, C1, C2 (six nodes, the set {C1, C2}; "with:two": T 1, d 7):
+ *   E = 10 + 7 + 6 = 23 J (until co-runner names were sized at run time, a node overlapping more
+ *   than 4 nodes was never matched, whatever their signatures);
+ *   X beside C1..C5 only: no point has that set, so the null context: E = 10 + 2 + 5 = 17 J. */
+static void corun_many_corunners(void **state)
+{
+    (void)state;
+    enum { NC = 6 };
+    erg_context_signature *sig[1 + NC];
+    const char *cn[NC] = {"C1", "C2", "C3", "C4", "C5", "C6"};
+    for (size_t i = 0; i <= NC; i++) {
+        sig[i] = malloc(sizeof *sig[i]);
+        element(sig[i], i ? cn[i - 1] : "X", 1, i ? 1 : 2, 0.1);
+    }
+    erg_context_point p;
+    erg_context_point_init(&p);
+    snprintf(p.name, sizeof p.name, "with:all");
+    p.mechanism = ERG_MECHANISM_CONTENTION;
+    const char *rev[NC] = {"C6", "C5", "C4", "C3", "C2", "C1"};
+    p.corunners = rev;
+    p.n_corunners = NC;
+    p.static_power_w = 10;
+    p.time_s = 1;
+    p.dynamic_energy_j = 9;
+    erg_diag d;
+    assert_int_equal(erg_context_signature_add(sig[0], &p, &d), ERG_OK);
+    snprintf(p.name, sizeof p.name, "with:two");
+    const char *two[] = {"C2", "C1"};
+    p.corunners = two;
+    p.n_corunners = 2;
+    p.dynamic_energy_j = 7;
+    assert_int_equal(erg_context_signature_add(sig[0], &p, &d), ERG_OK);
+    const erg_context_signature *all[1 + NC];
+    for (size_t i = 0; i <= NC; i++)
+        all[i] = sig[i];
+    erg_context_report r;
+    const char *o_all[] = {"X", "C1", "C2", "C3", "C4", "C5", "C6"};
+    erg_assert_near(compose_e(all, 1 + NC, o_all, 7, 0, &r), 25.0, 1e-9);
+    assert_string_equal(r.nodes[0].point, "with:all");
+    assert_int_equal(r.nodes[0].n_corunners, 6);
+    assert_int_equal(r.nodes[0].m_isolation, 0);
+    assert_string_equal(r.nodes[0].corunners[ERG_CONTEXT_NODE_CORUNNERS - 1], "C4");
+    assert_int_equal(r.n_characterized, 1);
+    erg_context_report_free(&r);
+    const char *o_two[] = {"X", "C1", "C2", "C1", "C2", "C1", "C2"};
+    erg_assert_near(compose_e(all, 1 + NC, o_two, 7, 0, &r), 23.0, 1e-9);
+    assert_string_equal(r.nodes[0].point, "with:two");
+    assert_int_equal(r.nodes[0].n_corunners, 6);
+    erg_context_report_free(&r);
+    const char *o_five[] = {"X", "C1", "C2", "C3", "C4", "C5"};
+    erg_assert_near(compose_e(all, 1 + NC, o_five, 6, 0, &r), 17.0, 1e-9);
+    assert_string_equal(r.nodes[0].point, "");
+    assert_int_equal(r.nodes[0].m_isolation, 1);
+    erg_context_report_free(&r);
+    for (size_t i = 0; i <= NC; i++)
+        cs_free(sig[i]);
+}
+
 /* Appendix F.1: σ²(A ⊗ B) = σ²_A + σ²_B + 2·Cov = 0.01 + 0.25 + 2·0.5·0.1·0.5 = 0.31 J², checked
  * against Monte Carlo draws of correlated (E_A, E_B). F.2: co-running with zero time variance,
  * σ² = σ²_dA + σ²_dB + 2·Cov(d_A, d_B) = 0.31 J² as well. */
@@ -751,6 +867,7 @@ int main(void)
         cmocka_unit_test(sequential_does_not_commute),
         cmocka_unit_test(monotonicity_counterexample),
         cmocka_unit_test(corun_at_runtime_context),
+        cmocka_unit_test(corun_many_corunners),
         cmocka_unit_test(correlated_noise),
         cmocka_unit_test(refine_candidates_ranked),
         cmocka_unit_test(granularity),
