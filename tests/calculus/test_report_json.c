@@ -28,27 +28,6 @@ static int teardown(void **state)
     return erg_tmp_free(tmpdir);
 }
 
-static const char *path_of(const char *name)
-{
-    static char p[8][512]; /* eight at a time */
-    static unsigned k;
-    char *q = p[k++ % 8];
-    snprintf(q, sizeof p[0], "%s/%s", tmpdir, name);
-    return q;
-}
-
-/* The whole text of a file (static buffer), "" when it cannot be read. */
-static const char *slurp(const char *path)
-{
-    static char buf[16384];
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
 static erg_report report(double e, double sd, double lo, double hi, double t, erg_grade g)
 {
     erg_report r;
@@ -129,44 +108,44 @@ static void compare_document(void **state)
     erg_report a = report(3.0, 0.3, 2.4, 3.6, 1.5, ERG_GRADE_HW_SHUNT),
                b = report(2.0, 0.4, 1.2, 2.8, 2.5, ERG_GRADE_ESTIMATOR);
     assert_int_equal(erg_report_comparison(&a, &b, &c), ERG_OK);
-    const char *p = path_of("compare.json");
+    const char *p = erg_tmp_path(tmpdir, "compare.json");
     assert_int_equal(erg_comparison_write_json(p, "A.json", &a, "B.json", &b, &c, 0.9545, &d),
                      ERG_OK);
-    assert_string_equal(slurp(p), "{\n"
-                                  "  \"erg\": \"compare/1\",\n"
-                                  "  \"a\": {\n"
-                                  "    \"file\": \"A.json\",\n"
-                                  "    \"energy_j\": 3.0,\n"
-                                  "    \"energy_sd_j\": 0.3,\n"
-                                  "    \"interval_j\": [\n"
-                                  "      2.4,\n"
-                                  "      3.6\n"
-                                  "    ],\n"
-                                  "    \"time_s\": 1.5,\n"
-                                  "    \"grade\": \"hw_shunt\"\n"
-                                  "  },\n"
-                                  "  \"b\": {\n"
-                                  "    \"file\": \"B.json\",\n"
-                                  "    \"energy_j\": 2.0,\n"
-                                  "    \"energy_sd_j\": 0.4,\n"
-                                  "    \"interval_j\": [\n"
-                                  "      1.2,\n"
-                                  "      2.8\n"
-                                  "    ],\n"
-                                  "    \"time_s\": 2.5,\n"
-                                  "    \"grade\": \"estimator\"\n"
-                                  "  },\n"
-                                  "  \"confidence\": 0.9545,\n"
-                                  "  \"difference_j\": 1.0,\n"
-                                  "  \"combined_sd_j\": 0.5,\n"
-                                  "  \"verdict\": \"indistinguishable\"\n"
-                                  "}\n");
+    assert_string_equal(erg_tmp_slurp(p), "{\n"
+                                          "  \"erg\": \"compare/1\",\n"
+                                          "  \"a\": {\n"
+                                          "    \"file\": \"A.json\",\n"
+                                          "    \"energy_j\": 3.0,\n"
+                                          "    \"energy_sd_j\": 0.3,\n"
+                                          "    \"interval_j\": [\n"
+                                          "      2.4,\n"
+                                          "      3.6\n"
+                                          "    ],\n"
+                                          "    \"time_s\": 1.5,\n"
+                                          "    \"grade\": \"hw_shunt\"\n"
+                                          "  },\n"
+                                          "  \"b\": {\n"
+                                          "    \"file\": \"B.json\",\n"
+                                          "    \"energy_j\": 2.0,\n"
+                                          "    \"energy_sd_j\": 0.4,\n"
+                                          "    \"interval_j\": [\n"
+                                          "      1.2,\n"
+                                          "      2.8\n"
+                                          "    ],\n"
+                                          "    \"time_s\": 2.5,\n"
+                                          "    \"grade\": \"estimator\"\n"
+                                          "  },\n"
+                                          "  \"confidence\": 0.9545,\n"
+                                          "  \"difference_j\": 1.0,\n"
+                                          "  \"combined_sd_j\": 0.5,\n"
+                                          "  \"verdict\": \"indistinguishable\"\n"
+                                          "}\n");
     /* the verdicts by name; a non-finite figure is null (JSON has no NaN) */
     erg_report lo = report(1.0, 0.01, 0.98, 1.02, 1, ERG_GRADE_HW_SHUNT),
                hi = report(2.0, 0.01, 1.98, 2.02, (double)NAN, ERG_GRADE_HW_SHUNT);
     assert_int_equal(erg_report_comparison(&lo, &hi, &c), ERG_OK);
     assert_int_equal(erg_comparison_write_json(p, "lo", &lo, "hi", &hi, &c, 0.95, &d), ERG_OK);
-    const char *t = slurp(p);
+    const char *t = erg_tmp_slurp(p);
     assert_non_null(strstr(t, "\"verdict\": \"a_less\"\n}\n"));
     assert_non_null(strstr(t, "\"difference_j\": -1.0,"));
     /* 0.01·√2 = 0.014142135623730951 to 12 significant digits */
@@ -174,14 +153,14 @@ static void compare_document(void **state)
     assert_non_null(strstr(t, "\"time_s\": null,"));
     assert_int_equal(erg_report_comparison(&hi, &lo, &c), ERG_OK);
     assert_int_equal(erg_comparison_write_json(p, "hi", &hi, "lo", &lo, &c, 0.95, &d), ERG_OK);
-    assert_non_null(strstr(slurp(p), "\"verdict\": \"b_less\"\n}\n"));
+    assert_non_null(strstr(erg_tmp_slurp(p), "\"verdict\": \"b_less\"\n}\n"));
     /* bad arguments and paths: nothing written */
     assert_int_equal(erg_comparison_write_json(p, NULL, &a, "B", &b, &c, 0.95, &d), ERG_EINVAL);
     assert_int_equal(erg_comparison_write_json(p, "A", &a, "B", &b, NULL, 0.95, &d), ERG_EINVAL);
-    assert_int_equal(
-        erg_comparison_write_json(path_of("nodir/x.json"), "A", &a, "B", &b, &c, 0.95, &d),
-        ERG_ENOENT);
-    assert_int_equal(access(path_of("nodir"), F_OK), -1);
+    assert_int_equal(erg_comparison_write_json(erg_tmp_path(tmpdir, "nodir/x.json"), "A", &a, "B",
+                                               &b, &c, 0.95, &d),
+                     ERG_ENOENT);
+    assert_int_equal(access(erg_tmp_path(tmpdir, "nodir"), F_OK), -1);
     assert_int_equal(erg_comparison_write_json(tmpdir, "A", &a, "B", &b, &c, 0.95, &d), ERG_EINVAL);
     assert_non_null(strstr(d.detail, "is a folder"));
     if (access("/dev/full", W_OK) == 0)
@@ -208,33 +187,33 @@ static void granularity_document(void **state)
     parts.bias_bound_j = 0.2;
     erg_granularity g;
     assert_int_equal(erg_granularity_check(&coarse, &parts, &g, &d), ERG_OK);
-    const char *p = path_of("gran.json");
+    const char *p = erg_tmp_path(tmpdir, "gran.json");
     assert_int_equal(erg_granularity_write_json(p, &coarse, &parts, &g, 0.95, &d), ERG_OK);
     /* 10 significant digits */
-    assert_string_equal(slurp(p), "{\n"
-                                  "  \"erg\": \"granularity/1\",\n"
-                                  "  \"coarse_energy_j\": 12.0,\n"
-                                  "  \"coarse_energy_sd_j\": 0.3,\n"
-                                  "  \"parts_energy_j\": 11.0,\n"
-                                  "  \"parts_energy_sd_j\": 0.4,\n"
-                                  "  \"difference_j\": 1.0,\n"
-                                  "  \"bias_j\": 0.2,\n"
-                                  "  \"random_j\": 0.9799819923,\n"
-                                  "  \"bound_j\": 1.179981992,\n"
-                                  "  \"confidence\": 0.95,\n"
-                                  "  \"consistent\": true\n"
-                                  "}\n");
+    assert_string_equal(erg_tmp_slurp(p), "{\n"
+                                          "  \"erg\": \"granularity/1\",\n"
+                                          "  \"coarse_energy_j\": 12.0,\n"
+                                          "  \"coarse_energy_sd_j\": 0.3,\n"
+                                          "  \"parts_energy_j\": 11.0,\n"
+                                          "  \"parts_energy_sd_j\": 0.4,\n"
+                                          "  \"difference_j\": 1.0,\n"
+                                          "  \"bias_j\": 0.2,\n"
+                                          "  \"random_j\": 0.9799819923,\n"
+                                          "  \"bound_j\": 1.179981992,\n"
+                                          "  \"confidence\": 0.95,\n"
+                                          "  \"consistent\": true\n"
+                                          "}\n");
     /* 13 J coarse: |Δ| = 2 J > 1.18 J: inconsistent */
     coarse.dynamic_energy_j = 3;
     assert_int_equal(erg_granularity_check(&coarse, &parts, &g, &d), ERG_OK);
     assert_int_equal(erg_granularity_write_json(p, &coarse, &parts, &g, 0.95, &d), ERG_OK);
-    assert_non_null(strstr(slurp(p), "\"difference_j\": 2.0,"));
-    assert_non_null(strstr(slurp(p), "\"consistent\": false\n}\n"));
+    assert_non_null(strstr(erg_tmp_slurp(p), "\"difference_j\": 2.0,"));
+    assert_non_null(strstr(erg_tmp_slurp(p), "\"consistent\": false\n}\n"));
     assert_int_equal(erg_granularity_write_json(p, &coarse, NULL, &g, 0.95, &d), ERG_EINVAL);
     assert_int_equal(erg_granularity_write_json(NULL, &coarse, &parts, &g, 0.95, &d), ERG_EINVAL);
-    assert_int_equal(
-        erg_granularity_write_json(path_of("nodir/g.json"), &coarse, &parts, &g, 0.95, &d),
-        ERG_ENOENT);
+    assert_int_equal(erg_granularity_write_json(erg_tmp_path(tmpdir, "nodir/g.json"), &coarse,
+                                                &parts, &g, 0.95, &d),
+                     ERG_ENOENT);
 }
 
 /* A context report: E, sd, bias, tested against measured ± msd when msd ≥ 0. */
@@ -345,9 +324,9 @@ static void refine_document(void **state)
     done[0].energy_j = 3;
     done[0].null_energy_j = 2;
     erg_refine_outcome o = {&before, cand, 1, NULL, done, 1, NULL};
-    const char *p = path_of("refine.json");
+    const char *p = erg_tmp_path(tmpdir, "refine.json");
     assert_int_equal(erg_refine_write_json(p, &o, &d), ERG_OK);
-    assert_string_equal(slurp(p),
+    assert_string_equal(erg_tmp_slurp(p),
                         "{\n"
                         "  \"erg\": \"refine/1\",\n"
                         "  \"before\": {\n"
@@ -400,7 +379,7 @@ static void refine_document(void **state)
     cand[0] = candidate(1, "a", "b");
     erg_refine_outcome o2 = {&before, cand, 1, NULL, NULL, 0, &after};
     assert_int_equal(erg_refine_write_json(p, &o2, &d), ERG_OK);
-    const char *t = slurp(p);
+    const char *t = erg_tmp_slurp(p);
     assert_non_null(strstr(t, "\"kind\": \"runtime\","));
     assert_non_null(strstr(t, "\"estimated_from_points\": true,"));
     assert_non_null(strstr(t, "\"characterized\": [],\n"));
@@ -409,7 +388,7 @@ static void refine_document(void **state)
     /* no candidates: an empty list */
     erg_refine_outcome o3 = {&before, NULL, 0, NULL, NULL, 0, NULL};
     assert_int_equal(erg_refine_write_json(p, &o3, &d), ERG_OK);
-    assert_non_null(strstr(slurp(p), "\"candidates\": [],\n  \"characterized\": []\n}\n"));
+    assert_non_null(strstr(erg_tmp_slurp(p), "\"candidates\": [],\n  \"characterized\": []\n}\n"));
     /* bad arguments: counts without arrays, no before, NULL; bad paths */
     erg_refine_outcome bad = {&before, NULL, 1, NULL, NULL, 0, NULL};
     assert_int_equal(erg_refine_write_json(p, &bad, &d), ERG_EINVAL);
@@ -418,20 +397,21 @@ static void refine_document(void **state)
     bad = (erg_refine_outcome){NULL, cand, 1, NULL, NULL, 0, NULL};
     assert_int_equal(erg_refine_write_json(p, &bad, &d), ERG_EINVAL);
     assert_int_equal(erg_refine_write_json(p, NULL, &d), ERG_EINVAL);
-    assert_int_equal(erg_refine_write_json(path_of("nodir/r.json"), &o, &d), ERG_ENOENT);
+    assert_int_equal(erg_refine_write_json(erg_tmp_path(tmpdir, "nodir/r.json"), &o, &d),
+                     ERG_ENOENT);
     /* a symlink to nothing is not written through; one to a file stays a link, the file it
      * names is written */
     char target[512];
-    snprintf(target, sizeof target, "%s", path_of("target.json"));
-    assert_int_equal(symlink(target, path_of("link.json")), 0);
-    assert_int_equal(erg_refine_write_json(path_of("link.json"), &o3, &d), ERG_ENOENT);
+    snprintf(target, sizeof target, "%s", erg_tmp_path(tmpdir, "target.json"));
+    assert_int_equal(symlink(target, erg_tmp_path(tmpdir, "link.json")), 0);
+    assert_int_equal(erg_refine_write_json(erg_tmp_path(tmpdir, "link.json"), &o3, &d), ERG_ENOENT);
     assert_int_equal(access(target, F_OK), -1);
     assert_non_null(erg_tmp_put(tmpdir, "target.json", "old\n"));
-    assert_int_equal(erg_refine_write_json(path_of("link.json"), &o3, &d), ERG_OK);
+    assert_int_equal(erg_refine_write_json(erg_tmp_path(tmpdir, "link.json"), &o3, &d), ERG_OK);
     struct stat st;
-    assert_int_equal(lstat(path_of("link.json"), &st), 0);
+    assert_int_equal(lstat(erg_tmp_path(tmpdir, "link.json"), &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    assert_non_null(strstr(slurp(target), "\"erg\": \"refine/1\""));
+    assert_non_null(strstr(erg_tmp_slurp(target), "\"erg\": \"refine/1\""));
 }
 
 int main(void)

@@ -46,17 +46,6 @@ static const char *tpath(const char *name)
     return p;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
 /* only the names given are in tdir (no temporary left behind) */
 static size_t entries(void)
 {
@@ -106,7 +95,7 @@ static void fit_report_level1_has_the_fixture_validation(void **state)
     erg_assert_ok(erg_op_model_load(FIXTURE_OPS, &m, &d));
     erg_fit_report r = {.level = 1, .model_path = "ops.json", .ops = m};
     erg_assert_ok(erg_fit_report_write_json(tpath("fit1.json"), &r, &d));
-    const char *text = slurp(tpath("fit1.json"));
+    const char *text = erg_tmp_slurp(tpath("fit1.json"));
     /* indented by 2, members in order */
     assert_non_null(strstr(text, "{\n  \"erg\": \"fit-report/1\",\n  \"model\": \"ops.json\",\n"));
     json_t *doc = json_loads(text, 0, NULL);
@@ -197,7 +186,7 @@ static void model_prediction_document_has_the_figures(void **state)
                           .n_warnings = 1,
                           .schedule = "s.json"};
     erg_assert_ok(erg_model_prediction_write_json(tpath("m.json"), &r, &d));
-    const char *text = slurp(tpath("m.json"));
+    const char *text = erg_tmp_slurp(tpath("m.json"));
     assert_non_null(strstr(text, "{\"erg\": \"model-prediction/1\", \"config\": \"c.json\""));
     assert_int_equal(strchr(text, '\n') - text, (long)strlen(text) - 1); /* one line */
     json_t *doc = json_loads(text, 0, NULL);
@@ -233,7 +222,7 @@ static void model_prediction_document_has_the_figures(void **state)
     r.schedule = NULL;
     r.n_warnings = 0;
     erg_assert_ok(erg_model_prediction_write_json(tpath("m.json"), &r, &d));
-    doc = json_loads(slurp(tpath("m.json")), 0, NULL);
+    doc = json_loads(erg_tmp_slurp(tpath("m.json")), 0, NULL);
     ph = json_array_get(json_object_get(doc, "phases"), 0);
     assert_true(json_is_null(json_object_get(ph, "energy_j")));
     assert_true(json_is_null(json_object_get(ph, "grade")));
@@ -301,7 +290,7 @@ static void sweep_document_is_streamed_whole(void **state)
     assert_int_equal(access(tpath("s.json"), F_OK), -1); /* not in place before the close */
     erg_assert_ok(erg_model_sweep_close(w, &d));
     assert_string_equal(
-        slurp(tpath("s.json")),
+        erg_tmp_slurp(tpath("s.json")),
         "{\"erg\": \"model-sweep/1\", \"config\": \"c.json\", \"target\": \"models/t\", \"keys\": "
         "[\"d_model\", \"heads\"], \"rows\": [{\"d_model\": 4096, \"heads\": 8, \"phase\": "
         "\"prefill\", \"time_s\": 3.0, \"energy_j\": 16.0, \"attention_time_s\": 0.5, "
@@ -469,7 +458,7 @@ static void eval_summary_and_document(void **state)
     const char *files[2] = {"a.csv", "b.csv"};
     erg_diag d;
     erg_assert_ok(erg_eval_write_json(tpath("e.json"), &e, "models/h100", files, 2, 1, &d));
-    const char *text = slurp(tpath("e.json"));
+    const char *text = erg_tmp_slurp(tpath("e.json"));
     assert_non_null(strstr(text, "{\n \"erg\": \"eval/1\",\n \"target\": \"models/h100\",\n"));
     json_t *doc = json_loads(text, 0, NULL);
     assert_non_null(doc);
@@ -523,7 +512,7 @@ static void writers_follow_symlinks_and_write_into_fifos(void **state)
     static const char want[] = "{\n \"erg\": \"eval/1\",\n \"target\": \"t\",\n \"rows\": "
                                "[],\n \"summary\": [],\n \"skipped\": [],\n "
                                "\"assumptions\": []\n}\n";
-    assert_string_equal(slurp(target), want);
+    assert_string_equal(erg_tmp_slurp(target), want);
     /* a FIFO is written into, never replaced: a reader gets the document */
     assert_int_equal(mkfifo(tpath("fifo"), 0600), 0);
     pid_t pid = fork();
@@ -542,7 +531,7 @@ static void writers_follow_symlinks_and_write_into_fifos(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_int_equal(lstat(tpath("fifo"), &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
-    assert_string_equal(slurp(tpath("got.json")), want);
+    assert_string_equal(erg_tmp_slurp(tpath("got.json")), want);
     assert_int_equal(entries(), 4); /* link, real, fifo, got: no temporary */
 }
 

@@ -31,26 +31,6 @@ static int teardown(void **state)
     return erg_tmp_free(dir);
 }
 
-static const char *path_of(const char *name)
-{
-    static char p[8][256]; /* eight at a time */
-    static unsigned k;
-    char *q = p[k++ % 8];
-    snprintf(q, sizeof p[0], "%s/%s", dir, name);
-    return q;
-}
-
-static const char *slurp(const char *path)
-{
-    static char buf[8192];
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
 /* s = 60 W, T = t, d = 2.5 J: E = 60·t + 2.5 J */
 static erg_signature mk(const char *name, const char *device, double t, unsigned flags)
 {
@@ -75,9 +55,10 @@ static void list_and_history(void **state)
     erg_store *st;
     assert_int_equal(erg_store_open(db, ERG_STORE_CREATE, &st, &d), ERG_OK);
     /* the empty store: an empty list */
-    const char *p = path_of("list.json");
+    const char *p = erg_tmp_path(dir, "list.json");
     assert_int_equal(erg_store_write_list_json(p, st, &d), ERG_OK);
-    assert_string_equal(slurp(p), "{\n  \"erg\": \"store-list/1\",\n  \"signatures\": []\n}\n");
+    assert_string_equal(erg_tmp_slurp(p),
+                        "{\n  \"erg\": \"store-list/1\",\n  \"signatures\": []\n}\n");
     /* zeta (0.5 s: E = 32.5 J, flags 1 and 4: wrap_corrected, backwards), alpha (0.25 s: 17.5
      * J), then alpha again at 0.125 s (10 J) and 0.0625 s (6.25 J): two earlier versions */
     erg_signature z = mk("zeta", "gpu0", 0.5, ERG_FLAG_WRAP_CORRECTED | ERG_FLAG_BACKWARDS);
@@ -90,38 +71,38 @@ static void list_and_history(void **state)
     assert_int_equal(erg_store_put(st, &a3, &d), ERG_OK);
     double t1 = (double)time(NULL) + 1;
     assert_int_equal(erg_store_write_list_json(p, st, &d), ERG_OK);
-    assert_string_equal(slurp(p), "{\n"
-                                  "  \"erg\": \"store-list/1\",\n"
-                                  "  \"signatures\": [\n"
-                                  "    {\n"
-                                  "      \"name\": \"alpha\",\n"
-                                  "      \"device\": \"\",\n"
-                                  "      \"energy_j\": 6.25,\n"
-                                  "      \"time_s\": 0.0625,\n"
-                                  "      \"static_power_w\": 60.0,\n"
-                                  "      \"dynamic_energy_j\": 2.5,\n"
-                                  "      \"grade\": \"model_based\",\n"
-                                  "      \"runs\": 5,\n"
-                                  "      \"flags\": []\n"
-                                  "    },\n"
-                                  "    {\n"
-                                  "      \"name\": \"zeta\",\n"
-                                  "      \"device\": \"gpu0\",\n"
-                                  "      \"energy_j\": 32.5,\n"
-                                  "      \"time_s\": 0.5,\n"
-                                  "      \"static_power_w\": 60.0,\n"
-                                  "      \"dynamic_energy_j\": 2.5,\n"
-                                  "      \"grade\": \"model_based\",\n"
-                                  "      \"runs\": 5,\n"
-                                  "      \"flags\": [\n"
-                                  "        \"wrap_corrected\",\n"
-                                  "        \"backwards\"\n"
-                                  "      ]\n"
-                                  "    }\n"
-                                  "  ]\n"
-                                  "}\n");
+    assert_string_equal(erg_tmp_slurp(p), "{\n"
+                                          "  \"erg\": \"store-list/1\",\n"
+                                          "  \"signatures\": [\n"
+                                          "    {\n"
+                                          "      \"name\": \"alpha\",\n"
+                                          "      \"device\": \"\",\n"
+                                          "      \"energy_j\": 6.25,\n"
+                                          "      \"time_s\": 0.0625,\n"
+                                          "      \"static_power_w\": 60.0,\n"
+                                          "      \"dynamic_energy_j\": 2.5,\n"
+                                          "      \"grade\": \"model_based\",\n"
+                                          "      \"runs\": 5,\n"
+                                          "      \"flags\": []\n"
+                                          "    },\n"
+                                          "    {\n"
+                                          "      \"name\": \"zeta\",\n"
+                                          "      \"device\": \"gpu0\",\n"
+                                          "      \"energy_j\": 32.5,\n"
+                                          "      \"time_s\": 0.5,\n"
+                                          "      \"static_power_w\": 60.0,\n"
+                                          "      \"dynamic_energy_j\": 2.5,\n"
+                                          "      \"grade\": \"model_based\",\n"
+                                          "      \"runs\": 5,\n"
+                                          "      \"flags\": [\n"
+                                          "        \"wrap_corrected\",\n"
+                                          "        \"backwards\"\n"
+                                          "      ]\n"
+                                          "    }\n"
+                                          "  ]\n"
+                                          "}\n");
     /* history of alpha, newest first: 0.125 s (version 1), 0.25 s (version 2) */
-    const char *h = path_of("history.json");
+    const char *h = erg_tmp_path(dir, "history.json");
     assert_int_equal(erg_store_write_history_json(h, st, "alpha", &d), ERG_OK);
     json_t *doc = json_load_file(h, 0, NULL);
     assert_non_null(doc);
@@ -139,28 +120,29 @@ static void list_and_history(void **state)
         assert_true(when >= t0 - 1 && when <= t1);
     }
     /* the keys in order: the list's, then version and stored_unix_s */
-    const char *t = slurp(h);
+    const char *t = erg_tmp_slurp(h);
     assert_non_null(strstr(t, "  \"name\": \"alpha\",\n  \"signatures\": [\n"));
     assert_non_null(strstr(t, "\"flags\": [],\n      \"version\": 1,\n      \"stored_unix_s\": "));
     json_decref(doc);
     /* zeta has no history: an empty list; an unknown name is refused, nothing written */
     assert_int_equal(erg_store_write_history_json(h, st, "zeta", &d), ERG_OK);
-    assert_string_equal(slurp(h), "{\n  \"erg\": \"store-list/1\",\n  \"name\": \"zeta\",\n"
-                                  "  \"signatures\": []\n}\n");
-    const char *u = path_of("unknown.json");
+    assert_string_equal(erg_tmp_slurp(h), "{\n  \"erg\": \"store-list/1\",\n  \"name\": \"zeta\",\n"
+                                          "  \"signatures\": []\n}\n");
+    const char *u = erg_tmp_path(dir, "unknown.json");
     assert_int_equal(erg_store_write_history_json(u, st, "nosuch", &d), ERG_ENOENT);
     assert_int_equal(access(u, F_OK), -1);
     /* bad arguments and paths */
     assert_int_equal(erg_store_write_list_json(NULL, st, &d), ERG_EINVAL);
     assert_int_equal(erg_store_write_list_json(p, NULL, &d), ERG_EINVAL);
     assert_int_equal(erg_store_write_history_json(h, st, NULL, &d), ERG_EINVAL);
-    assert_int_equal(erg_store_write_list_json(path_of("nodir/l.json"), st, &d), ERG_ENOENT);
-    assert_int_equal(access(path_of("nodir"), F_OK), -1);
+    assert_int_equal(erg_store_write_list_json(erg_tmp_path(dir, "nodir/l.json"), st, &d),
+                     ERG_ENOENT);
+    assert_int_equal(access(erg_tmp_path(dir, "nodir"), F_OK), -1);
     assert_int_equal(erg_store_write_list_json(dir, st, &d), ERG_EINVAL);
     /* a failed write leaves the former document as it was */
     if (access("/dev/full", W_OK) == 0)
         assert_int_equal(erg_store_write_list_json("/dev/full", st, &d), ERG_EIO);
-    assert_non_null(strstr(slurp(p), "\"name\": \"zeta\""));
+    assert_non_null(strstr(erg_tmp_slurp(p), "\"name\": \"zeta\""));
     erg_store_close(st);
 }
 

@@ -43,4 +43,30 @@ static inline const char *erg_tmp_put(const char *dir, const char *name, const c
     return path;
 }
 
+/* dir/name in one of eight static buffers (so up to eight paths can be held at once). */
+static inline const char *erg_tmp_path(const char *dir, const char *name)
+{
+    static char p[8][512];
+    static unsigned k;
+    char *q = p[k++ % 8];
+    snprintf(q, sizeof p[0], "%s/%s", dir, name);
+    return q;
+}
+
+/* The whole text of the file at path, in a static 64 KiB buffer valid until the next call; the
+ * test fails when the file cannot be read or does not fit. */
+static inline char *erg_tmp_slurp(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: cannot be read", path);
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    if (n == sizeof buf)
+        fail_msg("%s: longer than the test's %zu-byte buffer", path, sizeof buf - 1);
+    buf[n] = '\0';
+    return buf;
+}
+
 #endif

@@ -52,24 +52,12 @@ static int erg(const char *args)
     return WEXITSTATUS(rc);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static json_t *stdout_json(void)
 {
     json_error_t e;
     json_t *j = json_load_file(out_path, 0, &e);
     if (!j)
-        fail_msg("stdout is not JSON: %s (%s)", e.text, slurp(out_path));
+        fail_msg("stdout is not JSON: %s (%s)", e.text, erg_tmp_slurp(out_path));
     return j;
 }
 
@@ -95,7 +83,7 @@ static void check_roundtrip(const char *inputs)
     snprintf(args, sizeof args, "compose '%s' --json", sched_path);
     int rc = erg(args);
     if (rc != 0)
-        fail_msg("erg compose exited %d: %s", rc, slurp(err_path));
+        fail_msg("erg compose exited %d: %s", rc, erg_tmp_slurp(err_path));
     json_t *comp = stdout_json();
     static const char *const keys[] = {"energy_j", "energy_sd_j", "time_s", "static_energy_j",
                                        "dynamic_energy_j"};
@@ -141,12 +129,12 @@ static void report_table_and_json(void **state)
              "trace import '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' -o '%s'",
              sched_path);
     assert_int_equal(erg(args), 0);
-    assert_non_null(strstr(slurp(err_path), "1 GPU activities match no rule"));
-    assert_non_null(strstr(slurp(err_path), "unknown categories were ignored"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "1 GPU activities match no rule"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "unknown categories were ignored"));
     assert_int_equal(
         erg("trace report '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json' --top 3"),
         0);
-    char *o = slurp(out_path);
+    char *o = erg_tmp_slurp(out_path);
     assert_non_null(strstr(o, "rank0/gpu0"));
     assert_non_null(strstr(o, "NVIDIA A100-SXM4-80GB"));
     assert_non_null(strstr(o, "top 3 by dynamic energy"));
@@ -179,13 +167,13 @@ static void report_table_and_json(void **state)
     fclose(f);
     snprintf(args2, sizeof args2, "trace report '" DATA "two_gpus.json' '%s' --json", far);
     assert_int_equal(erg(args2), 0);
-    assert_non_null(strstr(slurp(err_path), "try --align first-kernel"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "try --align first-kernel"));
     snprintf(args2, sizeof args2,
              "trace report '" DATA "two_gpus.json' '%s' --align first-kernel --jobs 2", far);
     assert_int_equal(erg(args2), 0);
-    assert_null(strstr(slurp(err_path), "--align"));
+    assert_null(strstr(erg_tmp_slurp(err_path), "--align"));
     assert_int_equal(erg("trace --help"), 0);
-    assert_non_null(strstr(slurp(out_path), "erg trace import"));
+    assert_non_null(strstr(erg_tmp_slurp(out_path), "erg trace import"));
 }
 
 /* Kineto on ROCm before July 2023 logged barrier packets as kernels named "Marker" (docs/trace.md,
@@ -200,7 +188,7 @@ static void report_counts_rocm_barrier_markers(void **state)
     (void)state;
     assert_int_equal(
         erg("trace report '" DATA "rocm54_markers.json' --rules '" DATA "rocm54_rules.json'"), 0);
-    char *o = slurp(out_path);
+    char *o = erg_tmp_slurp(out_path);
     assert_non_null(strstr(o, "4 GPU activities from 1 file on 1 device"));
     assert_non_null(
         strstr(o, "ignored: 2 host/metadata events, 0 of unknown categories, 2 ROCm barrier "
@@ -221,7 +209,7 @@ static void report_counts_rocm_barrier_markers(void **state)
     /* a trace without markers does not print the clause */
     assert_int_equal(
         erg("trace report '" DATA "two_gpus.json' --rules '" DATA "two_gpus_rules.json'"), 0);
-    assert_null(strstr(slurp(out_path), "ROCm barrier markers"));
+    assert_null(strstr(erg_tmp_slurp(out_path), "ROCm barrier markers"));
 }
 
 /* Exit 2, one line "erg: <where>: ..." containing needle, and the output file untouched. */
@@ -234,13 +222,13 @@ static void expect_fail(const char *file_args, const char *needle)
     char args[2048];
     snprintf(args, sizeof args, "trace import %s -o '%s'", file_args, sched_path);
     assert_int_equal(erg(args), 2);
-    char *e = slurp(err_path);
+    char *e = erg_tmp_slurp(err_path);
     if (strncmp(e, "erg", 3) != 0 || !strstr(e, needle))
         fail_msg("stderr \"%s\" lacks \"%s\"", e, needle);
-    assert_string_equal(slurp(sched_path), "keep");
+    assert_string_equal(erg_tmp_slurp(sched_path), "keep");
     snprintf(args, sizeof args, "trace report %s", file_args);
     assert_int_equal(erg(args), 2);
-    assert_string_equal(slurp(out_path), "");
+    assert_string_equal(erg_tmp_slurp(out_path), "");
 }
 
 /* rocprof (v1) writes its timeline as results.json (rocprofiler's bin/tblextr.py and sqlitedb.py):
@@ -255,9 +243,10 @@ static void rocprof_v1_results_json_is_refused(void **state)
     expect_fail("'" DATA "rocprof_v1_results.json'",
                 "rocprof_v1_results.json:6:2: a rocprof (v1) results.json, which erg trace does "
                 "not read");
-    assert_non_null(strstr(slurp(err_path), "trace the run with PyTorch's profiler"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "trace the run with PyTorch's profiler"));
     assert_int_equal(erg("trace report - < '" DATA "rocprof_v1_results.json'"), 2);
-    assert_non_null(strstr(slurp(err_path), "erg: <stdin>, event 6: a rocprof (v1) results.json"));
+    assert_non_null(
+        strstr(erg_tmp_slurp(err_path), "erg: <stdin>, event 6: a rocprof (v1) results.json"));
     char p[600], args[700];
     snprintf(p, sizeof p, "%s/stray.json", dir);
     FILE *f = fopen(p, "w");
@@ -351,16 +340,17 @@ static void bad_input_exits_2_and_writes_nothing(void **state)
     /* Usage errors. */
     assert_int_equal(erg("trace report"), 2);
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' --align sideways"), 2);
-    assert_non_null(strstr(slurp(err_path), "--align"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "--align"));
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' --top many"), 2);
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' --frobnicate"), 2);
-    assert_non_null(strstr(slurp(err_path), "erg trace report: unknown option '--frobnicate'"));
+    assert_non_null(
+        strstr(erg_tmp_slurp(err_path), "erg trace report: unknown option '--frobnicate'"));
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' --top"), 2);
-    assert_non_null(strstr(slurp(err_path), "'--top' needs a value"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "'--top' needs a value"));
     assert_int_equal(erg("trace report '" DATA "two_gpus.json' -x"), 2);
-    assert_non_null(strstr(slurp(err_path), "unknown option '-x'"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "unknown option '-x'"));
     assert_int_equal(erg("trace import '" DATA "two_gpus.json'"), 2);
-    assert_non_null(strstr(slurp(err_path), "-o"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "-o"));
     assert_int_equal(erg("trace export x"), 2);
 }
 
@@ -402,7 +392,7 @@ static void import_output_keeps_links_fifos_and_devices(void **state)
     snprintf(copy, sizeof copy, "%s/copy.json", dir);
     snprintf(args, sizeof args, "trace import '" DATA "two_gpus.json' -o '%s'", plain);
     assert_int_equal(erg(args), 0);
-    char *want = strdup(slurp(plain));
+    char *want = strdup(erg_tmp_slurp(plain));
     assert_non_null(want);
     assert_non_null(strstr(want, "\"erg\": \"schedule/1\""));
 
@@ -416,7 +406,7 @@ static void import_output_keeps_links_fifos_and_devices(void **state)
     struct stat st;
     assert_int_equal(lstat(link, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    assert_string_equal(slurp(target), want);
+    assert_string_equal(erg_tmp_slurp(target), want);
 
     assert_int_equal(mkfifo(fifo, 0600), 0);
     pid_t pid = fork();
@@ -438,14 +428,14 @@ static void import_output_keeps_links_fifos_and_devices(void **state)
     assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
     assert_int_equal(lstat(fifo, &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
-    assert_string_equal(slurp(copy), want);
+    assert_string_equal(erg_tmp_slurp(copy), want);
 
     assert_int_equal(erg("trace import '" DATA "two_gpus.json' -o /dev/null"), 0);
     assert_int_equal(stat("/dev/null", &st), 0);
     assert_true(S_ISCHR(st.st_mode));
     snprintf(args, sizeof args, "trace import '" DATA "two_gpus.json' -o '%s'", dir);
     assert_int_equal(erg(args), 2);
-    assert_non_null(strstr(slurp(err_path), "is a folder"));
+    assert_non_null(strstr(erg_tmp_slurp(err_path), "is a folder"));
 
     DIR *dp = opendir(dir);
     assert_non_null(dp);
