@@ -549,75 +549,24 @@ static void stem(const char *path, char *buf, size_t size)
     snprintf(buf, size, "%.*s", (int)n, base);
 }
 
-/* The line and column (1-based; the column in bytes) of the member name key of the document's
- * top-level object in text: a scan that skips strings (escapes included) and nested values, as
- * jansson keeps no positions. 1 when found, 0 when not (a name written with escapes is not). */
-static int key_position(const char *text, size_t len, const char *key, size_t *line, size_t *col)
-{
-    size_t klen = strlen(key), ln = 1, line_start = 0;
-    int depth = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = text[i];
-        if (c == '\n') {
-            ln++;
-            line_start = i + 1;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            depth--;
-        } else if (c == '"') {
-            size_t start = i++;
-            while (i < len && text[i] != '"') {
-                if (text[i] == '\\')
-                    i++;
-                else if (text[i] == '\n') /* not valid JSON; keep the count right anyway */
-                    ln++, line_start = i + 1;
-                i++;
-            }
-            if (depth != 1 || i >= len || i - start - 1 != klen ||
-                memcmp(text + start + 1, key, klen) != 0)
-                continue;
-            size_t j = i + 1;
-            while (j < len &&
-                   (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
-                j++;
-            if (j < len && text[j] == ':') { /* a member name, not a value */
-                *line = ln;
-                *col = start - line_start + 1;
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* A config error that names a field first ("hidden_size: ...") gets that field's position in the
- * text: "config.json:3:5: hidden_size: ...". An absent field gets the position of the object that
- * lacks it, the document's (config.json is one object): "config.json:1:1: missing required ...". */
+/* A config error that names a field first ("hidden_size: ...") gets that value's position in the
+ * text (erg__json_locate, as jansson keeps no positions): "config.json:3:20: hidden_size: ...". An
+ * absent field gets the position of the object that lacks it, the document's (config.json is one
+ * object): "config.json:1:1: missing required ...". */
 static void locate_field(const char *text, size_t len, const char *file, int rc, erg_diag *diag)
 {
     if (!diag)
         return;
-    if (strncmp(diag->detail, "missing required field ", 23) == 0) {
-        size_t line = 1, line_start = 0, i = 0;
-        for (; i < len && text[i] != '{'; i++)
-            if (text[i] == '\n')
-                line++, line_start = i + 1;
-        if (i == len)
+    char path[128] = ""; /* "": the document */
+    if (strncmp(diag->detail, "missing required field ", 23) != 0) {
+        size_t n = strcspn(diag->detail, ": \"");
+        if (n == 0 || n >= sizeof path || diag->detail[n] != ':')
             return;
-        char detail[sizeof diag->detail];
-        memcpy(detail, diag->detail, sizeof detail);
-        (void)erg__diag_at(diag, rc, file, line, i - line_start + 1, "%s", detail);
-        return;
+        memcpy(path, diag->detail, n);
+        path[n] = '\0';
     }
-    size_t n = strcspn(diag->detail, ": \"");
-    char key[128];
-    if (n == 0 || n >= sizeof key || diag->detail[n] != ':')
-        return;
-    memcpy(key, diag->detail, n);
-    key[n] = '\0';
     size_t line, col;
-    if (!key_position(text, len, key, &line, &col))
+    if (!erg__json_locate(text, len, path, &line, &col))
         return;
     char detail[sizeof diag->detail];
     memcpy(detail, diag->detail, sizeof detail);

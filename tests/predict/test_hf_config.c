@@ -187,7 +187,7 @@ static void expect(const char *json, int status, const char *field)
         fail_msg("status %d, expected %d for %s (%s)", rc, status, json, d.detail);
     if (rc == ERG_OK)
         return;
-    /* a message that starts with a field present in the text is placed at its name (these
+    /* a message that starts with a field present in the text is placed at its value (these
      * documents are one line: column = offset + 1); one about an absent field names the object
      * that lacks it (the document's opening brace) */
     char want[300] = "cfg.json", key[130];
@@ -197,8 +197,13 @@ static void expect(const char *json, int status, const char *field)
     } else if (n > 0 && n < 128 && d.detail[n] == ':') {
         snprintf(key, sizeof key, "\"%.*s\"", (int)n, d.detail);
         const char *at = strstr(json, key);
-        if (at)
+        if (at) { /* the value: past the name, the colon and the blanks around it */
+            at += strlen(key);
+            at += strspn(at, " ");
+            if (*at == ':')
+                at += 1 + strspn(at + 1, " ");
             snprintf(want, sizeof want, "cfg.json:1:%zu", (size_t)(at - json) + 1);
+        }
     }
     assert_string_equal(d.where, want);
     if (!strstr(d.detail, field))
@@ -307,8 +312,9 @@ static void bad_configs_name_the_field(void **state)
 #undef DENSE
 }
 
-/* The position of a bad field, hand-counted: line 5, column 3 of a pretty-printed config; the
- * same name earlier as a string value and inside a nested object is not taken for it. */
+/* The position of a bad field's value, hand-counted: line 5, column 26 of a pretty-printed config
+ * (the name at 3-23, ':' at 24); the same name earlier as a string value and inside a nested
+ * object is not taken for it. */
 static void bad_fields_are_placed_at_their_line_and_column(void **state)
 {
     (void)state;
@@ -324,7 +330,7 @@ static void bad_fields_are_placed_at_their_line_and_column(void **state)
     erg_diag d;
     erg_diag_clear(&d);
     assert_int_equal(erg_arch_from_hf_json(text, strlen(text), "config.json", &a, &d), ERG_EPARSE);
-    assert_string_equal(d.where, "config.json:5:3");
+    assert_string_equal(d.where, "config.json:5:26");
     assert_string_equal(d.detail, "tie_word_embeddings: must be true or false (got a string)");
     /* an absent required field is named at the object that lacks it (the document's) */
     static const char absent[] = "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64\n}\n";
