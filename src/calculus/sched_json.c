@@ -4,7 +4,6 @@
 #include "calculus/schedule_impl.h"
 #include "calculus/sig_json.h"
 #include "calculus/sniff.h"
-#include "core/diag.h"
 #include "core/file.h"
 #include "core/json.h"
 
@@ -1272,34 +1271,12 @@ static int finish(struct st *t)
 static int place(struct st *t, int rc)
 {
     erg_diag *d = t->r->diag;
-    if (rc == ERG_OK || rc == ERG_ENOMEM || !d || d->status != rc ||
-        strcmp(d->where, t->r->file) != 0)
-        return rc;
-    const char *colon = strstr(d->detail, ": ");
-    char path[sizeof d->detail];
-    size_t pl = colon ? (size_t)(colon - d->detail) : 0;
-    if (!pl || pl >= sizeof path)
-        return rc;
-    memcpy(path, d->detail, pl);
-    path[pl] = '\0';
-    size_t len, line, col;
-    const char *text = whole(t, &len);
-    if (!text)
-        return rc;
-    for (;;) {
-        if (erg__json_locate(text, len, path, &line, &col))
-            break;
-        char *cut = NULL;
-        for (char *c = path; *c; c++)
-            if (*c == '.' || *c == '[')
-                cut = c;
-        if (!cut || cut == path)
-            return rc;
-        *cut = '\0';
+    if (rc != ERG_OK && d && d->status == rc && strcmp(d->where, t->r->file) == 0) {
+        size_t len;
+        const char *text = whole(t, &len);
+        erg__json_diag_place(d, text, len, t->r->file);
     }
-    char detail[sizeof d->detail];
-    memcpy(detail, d->detail, sizeof detail);
-    return erg__diag_at(d, rc, t->r->file, line, col, "%s", detail);
+    return rc;
 }
 
 /* The streaming parse failed with status rc. Unless the file declared "erg": "schedule/1" before
