@@ -36,6 +36,7 @@ void erg__graph_free(erg__graph *g)
     free(g->pred_off);
     free(g->pred);
     free(g->order);
+    free(g->indeg);
     memset(g, 0, sizeof *g);
 }
 
@@ -49,11 +50,9 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
     g->succ = erg__graph_alloc((m + 1) * sizeof *g->succ, 0);
     g->pred = erg__graph_alloc((m + 1) * sizeof *g->pred, 0);
     g->order = erg__graph_alloc(((size_t)n + 1) * sizeof *g->order, 0);
-    uint32_t *indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *indeg, 0);
-    if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !indeg) {
-        free(indeg);
+    uint32_t *indeg = g->indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *indeg, 0);
+    if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !indeg)
         return ERG_ENOMEM;
-    }
     /* Local restrict pointers, each block its own: every array here holds uint32_t, and
      * without them each store would make the compiler reload the others. */
     const uint32_t(*restrict ed)[2] = edges;
@@ -91,20 +90,23 @@ int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)
             pw[--poff[b]] = a;
         }
     }
-    /* Kahn's algorithm. */
+    /* Kahn's algorithm. A successor is written at the queue's tail whether or not its last
+     * predecessor has gone, and the tail moves past it only when it has: no branch on the
+     * in-degree, which the data make unpredictable (the tail stays below n while a node is being
+     * taken, and order has n + 1 entries). */
     {
         const uint32_t *restrict soff = g->succ_off, *restrict succ = g->succ;
         uint32_t *restrict order = g->order, *restrict deg = indeg;
         while (head < tail) {
             uint32_t v = order[head++];
             for (uint32_t k = soff[v], end = soff[v + 1]; k < end; k++) {
-                uint32_t w = succ[k];
-                if (--deg[w] == 0)
-                    order[tail++] = w;
+                uint32_t w = succ[k], d = --deg[w];
+                order[tail] = w;
+                tail += d == 0;
             }
         }
     }
-    free(indeg);
+    indeg[n] = 0;
     g->n_ordered = tail;
     return tail == n ? ERG_OK : ERG_ECYCLE;
 }

@@ -22,6 +22,8 @@ typedef struct erg__graph {
     uint32_t *pred_off, *pred; /* predecessors, likewise */
     uint32_t *order;           /* topological order: order[0 .. n_ordered) */
     uint32_t n_ordered;        /* = n when the graph is acyclic */
+    uint32_t *indeg;           /* Kahn's in-degrees (n + 1 entries): all 0 when the graph is
+                                * acyclic, so a zeroed array the owner may take (and free) */
 } erg__graph;
 
 /* Build the adjacency and the topological order of n nodes and m edges (edges[k] = {from, to},

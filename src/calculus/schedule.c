@@ -19,6 +19,10 @@
  * joins is capped so that composition stays linear (past the cap, operands count as independent).
  */
 #define LCA_WALK_MAX 64
+
+/* Small functions of the joins' hot path, inlined into every caller (gcc at -O2 left them as
+ * calls). */
+#define HOT static inline __attribute__((always_inline))
 /* Joins with more operands than this (after pruning) fold Clark's pairwise form instead of
  * integrating numerically. */
 #define MAXN_INTEGRATE_MAX 64
@@ -380,7 +384,7 @@ static int var_of_max(double *m, double *v, size_t *idx, size_t k, double *var_o
 
 /* var_of_max for two operands (m, v are left as they are): the same tests and the same figures,
  * without the compaction. */
-static int var_of_max2(const double *m, const double *v, double *var_out, long *survivor)
+HOT int var_of_max2(const double *m, const double *v, double *var_out, long *survivor)
 {
     double s0 = sqrt(v[0]), s1 = sqrt(v[1]), hi = -INFINITY;
     if (m[0] - 10.0 * s0 > hi)
@@ -478,12 +482,14 @@ struct dag {
     uint64_t *hkeys;
     uint32_t *hnode, *stamp;
     size_t hcap, hn;
-    uint32_t gen;   /* the current stamp */
-    uint32_t *byst; /* nodes by start time */
-    double end;     /* the makespan's point end, s */
-    double tol;     /* overlap tolerance, s */
-    double vd;      /* Σ σ²_d, J² */
-    int general;    /* take the general paths only (erg__compose_probe) */
+    uint32_t gen;    /* the current stamp */
+    uint32_t *byst;  /* nodes by start time */
+    uint32_t *phash; /* per node: a commutative hash of its predecessor set (set_hash), written
+                      * in the forward pass (in the graph layer's in-degrees, all 0 by then) */
+    double end;      /* the makespan's point end, s */
+    double tol;      /* overlap tolerance, s */
+    double vd;       /* Σ σ²_d, J² */
+    int general;     /* take the general paths only (erg__compose_probe) */
     unsigned long n_fast_keys, n_general_keys, n_bucket_sorts, n_radix_sorts;
     erg_grade grade; /* the weakest grade */
     unsigned flags;  /* the union of the nodes' measurement flags */
@@ -508,7 +514,7 @@ static double vt_node(const struct dag *g, uint32_t v)
 
 /* The variance of tree event b: a fork's finish (b < n) is its Var(finish); a join's start (n + v)
  * is Var(start) of its node, which the join set; the makespan's is kept apart. */
-static double vt_of(const struct dag *g, uint32_t b)
+HOT double vt_of(const struct dag *g, uint32_t b)
 {
     if (b == NONE)
         return 0.0;
@@ -525,7 +531,9 @@ static uint32_t depth_of(const struct dag *g, uint32_t b)
 /* The tree position of a finish as a join operand: the fork's own event, else its anchor. */
 static uint32_t pos_of(const struct dag *g, uint32_t p)
 {
-    return g->nc[p].dev & NODEC_FORK ? p : g->anchor[p];
+    /* a mask rather than a branch: whether a node is a fork follows no pattern */
+    uint32_t fork = 0u - ((g->nc[p].dev & NODEC_FORK) != 0), anc = g->anchor[p];
+    return (p & fork) | (anc & ~fork);
 }
 
 static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
@@ -546,25 +554,29 @@ static uint32_t lca(const struct dag *g, uint32_t a, uint32_t b)
  * event *l, giving up as lca does (more than LCA_WALK_MAX + 1 moves in all), with *ca and *cb
  * the last events on each side before it (NONE for a side that is *l itself). The deeper side
  * climbs to the other's depth, then both climb in step: depth(parent) = depth - 1, so a move is
- * one load, and the two sides' loads are independent. 0, or -1 when the walk gives up or meets
- * only at the root (the caller then takes the general path).
+ * one load, and the two sides' loads are independent. The sides are swapped with masks so that
+ * a is the deeper (one climbing loop, no branch on which side is deeper), and swapped back at
+ * the end. 0, or -1 when the walk gives up or meets only at the root (the caller then takes the
+ * general path). Inlined into its three callers (a call cost a tenth of its instructions and
+ * sent its three results through memory).
  */
-static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, uint32_t *ca,
-                     uint32_t *cb)
+HOT int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, uint32_t *ca,
+                  uint32_t *cb)
 {
-    uint32_t da = depth_of(g, a), db = depth_of(g, b), pa = NONE, pb = NONE, moves = 0;
-    if ((da > db ? da - db : db - da) > LCA_WALK_MAX + 1)
+    uint32_t da = depth_of(g, a), db = depth_of(g, b), pa = NONE, pb = NONE;
+    uint32_t sw = 0u - (uint32_t)(da < db); /* all ones: swap */
+    uint32_t x = (a ^ b) & sw, y = (da ^ db) & sw;
+    a ^= x;
+    b ^= x;
+    da ^= y;
+    db ^= y;
+    uint32_t moves = da - db;
+    if (moves > LCA_WALK_MAX + 1)
         return -1; /* the climb to equal depths alone would give up */
-    for (; da > db; da--, moves++) {
+    for (uint32_t gap = moves; gap > 0; gap--) {
         pa = a;
         a = g->tev[a].parent;
     }
-    for (; db > da; db--, moves++) {
-        pb = b;
-        b = g->tev[b].parent;
-    }
-    if (moves > LCA_WALK_MAX + 1)
-        return -1;
     while (a != b) {
         if ((moves += 2) > LCA_WALK_MAX + 1)
             return -1;
@@ -575,9 +587,10 @@ static int lca_below(const struct dag *g, uint32_t a, uint32_t b, uint32_t *l, u
     }
     if (a == NONE)
         return -1;
+    uint32_t z = (pa ^ pb) & sw;
     *l = a;
-    *ca = pa;
-    *cb = pb;
+    *ca = pa ^ z;
+    *cb = pb ^ z;
     return 0;
 }
 
@@ -614,9 +627,11 @@ static int keys_fast(const struct dag *g, struct opnd *op, size_t k, uint32_t *l
         l = nl;
     }
     uint32_t dl = depth_of(g, l);
-    for (size_t i = 0; i < k; i++)
-        if (op[i].key != NONE && depth_of(g, op[i].pos) - dl - 1 > LCA_WALK_MAX)
-            op[i].key = NONE;
+    for (size_t i = 0; i < k; i++) { /* with a mask: whether an operand is l follows no pattern */
+        uint32_t far = depth_of(g, op[i].pos) - dl - 1 > LCA_WALK_MAX; /* (wraps for l itself) */
+        uint32_t keep = 0u - (uint32_t)((op[i].key != NONE) & !far);
+        op[i].key = (op[i].key & keep) | (NONE & ~keep);
+    }
     *l_out = l;
     return 0;
 }
@@ -638,6 +653,7 @@ static void dag_free(struct dag *g)
     free(g->hnode);
     free(g->stamp);
     free(g->byst);
+    free(g->phash);
 }
 
 /* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
@@ -700,14 +716,17 @@ static int bucket_sort(const uint64_t *key, size_t n, uint32_t *out, uint32_t *c
             cnt[b + 1] += cnt[b];
         for (size_t i = 0; i < n; i++)
             out[cnt[bk[i]]++] = (uint32_t)i; /* index order within a bucket */
-        for (size_t b = 0, from = 0; b <= n; from = cnt[b], b++)
-            for (size_t i = from + 1; i < cnt[b]; i++) {
-                uint32_t v = out[i];
-                size_t j = i;
-                for (; j > from && key[out[j - 1]] > key[v]; j--)
-                    out[j] = out[j - 1];
-                out[j] = v;
-            }
+        /* One insertion sort over the whole array: a key never moves past its bucket's start,
+         * as every key of an earlier bucket is smaller (the bucket index grows with the key),
+         * so this sorts each bucket as a sort per bucket would, without a loop per bucket. */
+        for (size_t i = 1; i < n; i++) {
+            uint32_t v = out[i];
+            uint64_t kv = key[v];
+            size_t j = i;
+            for (; j > 0 && key[out[j - 1]] > kv; j--)
+                out[j] = out[j - 1];
+            out[j] = v;
+        }
     }
     return rc;
 }
@@ -802,13 +821,7 @@ static int alloc_dag(struct dag *g)
         c->static_power_w = sg->static_power_w;
         c->sd_e_j = sqrt(sg->energy_var_j2);
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct erg__node *nd = &s->nodes[i];
-        g->nc[i].sig = nd->sig;
-        g->nc[i].dev = nd->device | (isnan(nd->start_s) ? 0u : NODEC_FIXED);
-        g->svar[i] = -1.0; /* not composed yet */
-    }
-    return ERG_OK;
+    return ERG_OK; /* the node records: dag_prepare, with Axiom M1 */
 }
 
 /* Static power of a node: its signature's, or its device's when the signature has none. */
@@ -817,15 +830,6 @@ static double node_s(const struct dag *g, uint32_t v)
     struct nodec c = g->nc[v];
     double w = g->cs[c.sig].static_power_w;
     return isnan(w) ? g->s->devices[NODEC_DEV(c)].static_power_w : w;
-}
-
-/* σ²_d of a node: σ²_E − s²·σ²_T with its static power, at least 0, J². */
-static double node_vd(const struct dag *g, uint32_t v)
-{
-    const struct csig *c = csig_of(g, v);
-    double w = node_s(g, v);
-    double x = c->energy_var_j2 - w * w * c->time_var_s2;
-    return x > 0.0 ? x : 0.0;
 }
 
 /* Axiom M1 once the static power is known: var_E ≥ s²·var_T. */
@@ -1176,13 +1180,23 @@ static int join3(struct dag *g, uint32_t v, const double *m, const double *tot, 
     uint32_t l;
     if (g->general || keys_fast(g, op, 3, &l) != 0)
         return 1;
-    for (size_t i = 1; i < 3; i++) /* max_rec's insertion sort */
-        for (size_t j = i; j > 0 && op[j - 1].key > op[j].key; j--) {
-            struct opnd t = op[j];
-            op[j] = op[j - 1];
-            op[j - 1] = t;
+    { /* max_rec's insertion sort, as the network (0,1) (1,2) (0,1) of exchanges when the first
+       * key is greater (the same order, stable), on indexes with masks rather than branches */
+        uint32_t ix[3] = {0, 1, 2}, ky[3] = {op[0].key, op[1].key, op[2].key};
+        static const int pair[3][2] = {{0, 1}, {1, 2}, {0, 1}};
+        for (int e = 0; e < 3; e++) {
+            int x = pair[e][0], y = pair[e][1];
+            uint32_t sw = 0u - (uint32_t)(ky[x] > ky[y]);
+            uint32_t dk = (ky[x] ^ ky[y]) & sw, di = (ix[x] ^ ix[y]) & sw;
+            ky[x] ^= dk;
+            ky[y] ^= dk;
+            ix[x] ^= di;
+            ix[y] ^= di;
         }
-    double gm[3], gv[3], gtot[3];
+        struct opnd so[3] = {op[ix[0]], op[ix[1]], op[ix[2]]};
+        memcpy(op, so, sizeof so);
+    }
+    double gm[3] = {0.0, 0.0, 0.0}, gv[3], gtot[3];
     size_t gidx[3];
     uint32_t ganc[3];
     long gsingle[3];
@@ -1211,8 +1225,7 @@ static int join3(struct dag *g, uint32_t v, const double *m, const double *tot, 
     for (size_t i = 0; i < ng; i++)
         if (gm[i] > pt)
             pt = gm[i];
-    for (size_t i = 0; i < ng; i++)
-        mcopy[i] = gm[i];
+    memcpy(mcopy, gm, sizeof mcopy); /* all three: no loop on ng */
     long surv;
     if ((ng == 2 ? var_of_max2(mcopy, gv, &vt, &surv)
                  : var_of_max(mcopy, gv, gidx, ng, &vt, &surv)) != ERG_OK) {
@@ -1258,9 +1271,10 @@ static uint64_t mix64(uint64_t x)
  *   3. dag_forward       point start and finish of every node and the variance of every finish
  *                        (joins: join, identical joins: dag_twin);
  *   4. dag_makespan      the join of every sink;
- *   5. dag_devices       per device: busy union at the elements' static power, gaps as idle
- *                        elements at the device's idle power, held for the makespan;
- *   6. dag_bias          the Reduction Theorem's bias bound (Eq. 13) and the totals.
+ *   5. dag_devices       one sweep in start order: per device, busy union at the elements'
+ *                        static power, gaps as idle elements at the device's idle power, held
+ *                        for the makespan; the Reduction Theorem's bias bound (Eq. 13); the
+ *                        totals.
  * Messages name nodes; their labels are formatted only on an error.
  */
 
@@ -1286,7 +1300,11 @@ static int dag_prepare(struct dag *g, erg_diag *diag)
         c->m1_ok = (!isnan(c->static_power_w) || (wmono && c->time_var_s2 >= 0.0)) &&
                    !(c->energy_var_j2 < w * w * c->time_var_s2 * (1.0 - 1e-9) - 1e-300);
     }
-    for (size_t i = 0; i < g->n; i++) {
+    for (size_t i = 0; i < g->n; i++) { /* the node records, checked as they are written */
+        const struct erg__node *nd = &s->nodes[i];
+        g->nc[i].sig = nd->sig;
+        g->nc[i].dev = nd->device | (isnan(nd->start_s) ? 0u : NODEC_FIXED);
+        g->svar[i] = -1.0; /* not composed yet */
         const struct csig *c = csig_of(g, (uint32_t)i);
         if (c->m1_ok)
             continue;
@@ -1316,6 +1334,8 @@ static int dag_build(struct dag *g, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
+    g->phash = g->gr.indeg; /* zeroed by Kahn's algorithm: no new pages */
+    g->gr.indeg = NULL;
     size_t maxk = 1, sinks = 0;
     for (size_t v = 0; v < n; v++) {
         size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
@@ -1424,11 +1444,9 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
     const uint32_t *pv = g->pred + g->pred_off[v];
     uint32_t p = pv[0], np = NODEC_NSUCC(g->nc[p]);
     for (size_t i = 1; i < k; i++) { /* the node records' capped counts settle most cases */
-        uint32_t ni = NODEC_NSUCC(g->nc[pv[i]]);
-        if (ni < np) {
-            p = pv[i];
-            np = ni;
-        }
+        uint32_t ni = NODEC_NSUCC(g->nc[pv[i]]), lt = 0u - (uint32_t)(ni < np); /* masks */
+        p = (pv[i] & lt) | (p & ~lt);
+        np = (ni & lt) | (np & ~lt);
     }
     *insert = 0;
     if (np == 1)
@@ -1441,10 +1459,10 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
         for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
             uint32_t u = g->succ[q];
             /* u != v, composed, and a join that may share its start: k >= 2 operands, all of them
-             * predecessors (k of them, no fixed start); evaluated whole,
-             * one branch rather than four that the data make hard to predict */
+             * predecessors (k of them, no fixed start), with v's hash of the set; evaluated whole,
+             * one branch rather than five, which the hash makes nearly always "no" */
             int cand = (u != v) & !(g->svar[u] < 0.0) & (g->pred_off[u + 1] - g->pred_off[u] == k) &
-                       !(g->nc[u].dev & NODEC_FIXED);
+                       !(g->nc[u].dev & NODEC_FIXED) & (g->phash[u] == g->phash[v]);
             if (!cand)
                 continue;
             int same = same_preds(g, u, v, k);
@@ -1480,6 +1498,15 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
     return NONE;
 }
 
+/* A node's term in the hash of a predecessor set (a sum of these, so the order of the edges does
+ * not matter): a multiplicative hash of the node index with its high half folded in (not linear,
+ * so that sets with equal sums of indexes differ). A filter only: sets are compared exactly. */
+static uint32_t set_hash(uint32_t p)
+{
+    p *= 0x9e3779b1u;
+    return p ^ (p >> 16);
+}
+
 /* Phase 3: forward pass in topological order. */
 static int dag_forward(struct dag *g, erg_diag *diag)
 {
@@ -1491,22 +1518,25 @@ static int dag_forward(struct dag *g, erg_diag *diag)
         uint32_t v = g->order[oi];
         int fixed = (g->nc[v].dev & NODEC_FIXED) != 0;
         size_t k = 0;
-        double latest = -HUGE_VAL;
-        uint32_t latest_p = NONE;
+        uint32_t ph = 0;
         for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++) {
             uint32_t p = g->pred[q];
-            double f = fin_of(g, p);
-            jb->m[k] = f;
+            jb->m[k] = fin_of(g, p);
             jb->b[k] = pos_of(g, p);
             jb->tot[k] = vt_node(g, p);
-            if (f > latest) {
-                latest = f;
-                latest_p = p;
-            }
+            ph += set_hash(p);
             k++;
         }
+        g->phash[v] = ph;
         if (fixed) {
             const struct erg__node *nd = &s->nodes[v];
+            double latest = -HUGE_VAL;
+            uint32_t latest_p = NONE;
+            for (uint32_t q = g->pred_off[v]; q < g->pred_off[v + 1]; q++)
+                if (jb->m[q - g->pred_off[v]] > latest) {
+                    latest = jb->m[q - g->pred_off[v]];
+                    latest_p = g->pred[q];
+                }
             if (k > 0 && latest > nd->start_s + 1e-9 * fmax(1.0, nd->start_s))
                 return erg_diag_set(
                     diag, ERG_EINVAL, NULL,
@@ -1591,132 +1621,130 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
     return ERG_OK;
 }
 
-/* Phase 5: nodes by device, then by start; busy union at the elements' static power, gaps as
- * idle elements at the device's idle power; every device held for the makespan. */
+/* A device's running state in the sweep of dag_devices. */
+struct devrun {
+    double cur_end, busy, stat, run_s, ddyn;
+    uint32_t run_node;        /* the node whose static power the current busy run has */
+    uint32_t clash, clash_at; /* the first pair that breaks Axiom P2 (clash NONE: none) */
+};
+
+/* Phase 5 and 6: one sweep of the nodes in start order. Per device: busy union at the elements'
+ * static power, gaps as idle elements at the device's idle power, every device held for the
+ * makespan; a device's nodes come in start order, as a sweep of that device alone would take
+ * them, so its figures are that sweep's. Σ σ²_d is summed in start order (the last bits of σ_E
+ * depend on that order). The bias bound (Eq. 13): m_i counts an entry-state substitution,
+ * dropped for elements that start with the composition at the null context, plus an isolation
+ * substitution for elements that co-run with another (their intervals overlap, on any device). */
 static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    size_t n = g->n;
-    /* bydev in the successor offsets' n + 1 entries, byst in the anchors' n, the sort's working
-     * arrays in the tree of events' (2 n + 1) * 8 bytes: no new pages to touch */
-    uint32_t *bydev = g->gr.succ_off;
+    size_t n = g->n, nd = s->n_devices;
+    /* byst in the anchors' n entries, the sort's working arrays in the tree of events'
+     * (2 n + 1) * 8 bytes: no new pages to touch */
+    free(g->gr.succ_off);
     g->gr.succ_off = g->succ_off = NULL;
     g->byst = g->anchor;
     g->anchor = NULL;
-    size_t *dcount = calloc(s->n_devices + 1, sizeof *dcount);
-    int src = dcount ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
+    struct devrun *dr = malloc((nd + 1) * sizeof *dr);
+    unsigned char *used = calloc(s->n_sigs + 1, 1); /* the signatures the nodes use */
+    int src = dr && used ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
     free(g->tev);
     g->tev = NULL;
     if (src != ERG_OK) {
-        free(bydev);
-        free(dcount);
+        free(dr);
+        free(used);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        dcount[NODEC_DEV(g->nc[i]) + 1]++;
-    for (size_t d = 0; d < s->n_devices; d++)
-        dcount[d + 1] += dcount[d];
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = g->byst[i];
-        bydev[dcount[NODEC_DEV(g->nc[v])]++] = v;
-    }
+    for (size_t d = 0; d < nd; d++)
+        dr[d] = (struct devrun){g->origin, 0.0, 0.0, 0.0, 0.0, NONE, NONE, NONE};
     g->tol = 1e-12 * fmax(1.0, fabs(g->end));
-    double tol = g->tol;
-    int rc = ERG_OK;
-    g->vd = 0.0;
-    g->grade = ERG_GRADE_HW_SHUNT;
-    size_t pos = 0;
-    for (size_t d = 0; d < s->n_devices && rc == ERG_OK; d++) {
-        size_t stop = dcount[d];
-        if (pos == stop)
-            continue;
-        o->dev_used[d] = 1;
-        double cur_end = g->origin, busy = 0.0, stat = 0.0, run_s = 0.0, ddyn = 0.0;
-        uint32_t run_node = NONE;
-        for (; pos < stop; pos++) {
-            uint32_t v = bydev[pos];
-            const struct csig *cs = csig_of(g, v);
-            double w = node_s(g, v), st = g->start[v], en = st + cs->time_s;
-            if (st >= cur_end - tol) {
-                double a = st > cur_end ? st : cur_end;
-                run_s = w;
-                run_node = v;
-                if (en > a) {
-                    busy += en - a;
-                    stat += run_s * (en - a);
-                    cur_end = en;
-                }
-            } else {
-                if (w != run_s && fabs(w - run_s) > 1e-9 * (run_s > 1.0 ? run_s : 1.0)) {
-                    rc = erg_diag_set(
-                        diag, ERG_EINVAL, NULL,
-                        "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
-                        "static power (%g W and %g W); a device has a single static power (Axiom "
-                        "P2)",
-                        erg__node_id(s, run_node), erg__node_id(s, v), s->devices[d].id, run_s, w);
-                    break;
-                }
-                if (en > cur_end) {
-                    busy += en - cur_end;
-                    stat += run_s * (en - cur_end);
-                    cur_end = en;
-                }
+    const uint32_t *byst = g->byst;
+    double tol = g->tol, vd = 0.0, pmax = -INFINITY, bias = 0.0, mc = g->c;
+    double first_m = g->opts->warm_start ? 1.0 : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = byst[i];
+        struct nodec c = g->nc[v];
+        const struct csig *cs = &g->cs[c.sig];
+        struct devrun *r = &dr[NODEC_DEV(c)];
+        used[c.sig] = 1;
+        o->dev_used[NODEC_DEV(c)] = 1;
+        double w = isnan(cs->static_power_w) ? s->devices[NODEC_DEV(c)].static_power_w
+                                             : cs->static_power_w;
+        double st = g->start[v], en = st + cs->time_s;
+        if (st >= r->cur_end - tol) {
+            double a0 = st > r->cur_end ? st : r->cur_end;
+            r->run_s = w;
+            r->run_node = v;
+            if (en > a0) {
+                r->busy += en - a0;
+                r->stat += r->run_s * (en - a0);
+                r->cur_end = en;
             }
-            ddyn += cs->dynamic_energy_j;
-            g->vd += node_vd(g, v);
+        } else {
+            if (w != r->run_s && fabs(w - r->run_s) > 1e-9 * (r->run_s > 1.0 ? r->run_s : 1.0) &&
+                r->clash == NONE) {
+                r->clash = r->run_node;
+                r->clash_at = v;
+            }
+            if (en > r->cur_end) {
+                r->busy += en - r->cur_end;
+                r->stat += r->run_s * (en - r->cur_end);
+                r->cur_end = en;
+            }
         }
-        double idle = fmax(0.0, o->time_s - busy);
-        stat += s->devices[d].idle_power_w * idle;
+        r->ddyn += cs->dynamic_energy_j;
+        double x = cs->energy_var_j2 - w * w * cs->time_var_s2; /* σ²_d = σ²_E − s²·σ²_T, >= 0 */
+        vd += x > 0.0 ? x : 0.0;
+        /* co-runs: an earlier start ends after v starts, or the next start is before v ends */
+        int corun = (pmax > st + tol) || (i + 1 < n && g->start[byst[i + 1]] < en - tol);
+        if (en > pmax)
+            pmax = en;
+        int first = g->pred_off[v + 1] == g->pred_off[v] && st <= g->origin + tol;
+        double m = (first ? first_m : 1.0) + corun;
+        bias += m * mc * cs->sd_e_j;
+    }
+    int rc = ERG_OK;
+    for (size_t d = 0; d < nd; d++) /* the first device, in declaration order, that breaks P2 */
+        if (dr[d].clash != NONE) {
+            rc = erg_diag_set(diag, ERG_EINVAL, NULL,
+                              "nodes \"%s\" and \"%s\" overlap on device \"%s\" but have different "
+                              "static power (%g W and %g W); a device has a single static power "
+                              "(Axiom P2)",
+                              erg__node_id(s, dr[d].clash), erg__node_id(s, dr[d].clash_at),
+                              s->devices[d].id, node_s(g, dr[d].clash), node_s(g, dr[d].clash_at));
+            break;
+        }
+    for (size_t d = 0; d < nd && rc == ERG_OK; d++) {
+        if (!o->dev_used[d])
+            continue;
+        double idle = fmax(0.0, o->time_s - dr[d].busy);
+        double stat = dr[d].stat + s->devices[d].idle_power_w * idle;
         o->dev_static[d] = stat;
-        o->dev_dynamic[d] = ddyn;
-        o->dev_busy[d] = busy;
+        o->dev_dynamic[d] = dr[d].ddyn;
+        o->dev_busy[d] = dr[d].busy;
         o->dev_held[d] = o->time_s;
         o->static_j += stat;
-        o->dynamic_j += ddyn;
+        o->dynamic_j += dr[d].ddyn;
     }
+    free(dr);
+    g->vd = vd;
+    g->grade = ERG_GRADE_HW_SHUNT;
     /* The weakest grade and the union of the flags: over the signatures the nodes use. */
-    unsigned char *used = calloc(s->n_sigs + 1, 1);
-    if (!used) {
-        rc = rc == ERG_OK ? erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory") : rc;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            used[g->nc[i].sig] = 1;
+    if (rc == ERG_OK) {
         for (size_t i = 0; i < s->n_sigs; i++)
             if (used[i]) {
                 g->grade = erg_grade_weakest(g->grade, s->sigs[i].grade);
                 g->flags |= s->sigs[i].flags;
             }
+        o->energy_j = o->static_j + o->dynamic_j;
+        o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
+        o->var_e = g->vd + o->s_w * o->s_w * o->var_t;
+        o->bias_j = bias;
+        o->grade = g->grade;
+        o->n_elements = n;
     }
     free(used);
-    free(bydev);
-    free(dcount);
     return rc;
-}
-
-/* Phase 6. Bias bound (Eq. 13): m_i counts an entry-state substitution, dropped for elements
- * that start with the composition at the null context, plus an isolation substitution for
- * elements that co-run with another (their intervals overlap, on any device). */
-static void dag_bias(const struct dag *g, struct outcome *o)
-{
-    const uint32_t *byst = g->byst;
-    size_t n = g->n;
-    double pmax = -INFINITY, bias = 0.0, tol = g->tol;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = byst[i];
-        double fv = fin_of(g, v);
-        int corun = (pmax > g->start[v] + tol) || (i + 1 < n && g->start[byst[i + 1]] < fv - tol);
-        if (fv > pmax)
-            pmax = fv;
-        int first = g->pred_off[v + 1] == g->pred_off[v] && g->start[v] <= g->origin + tol;
-        int m = (first && !g->opts->warm_start ? 0 : 1) + corun;
-        bias += m * g->c * csig_of(g, v)->sd_e_j;
-    }
-    o->energy_j = o->static_j + o->dynamic_j;
-    o->s_w = o->time_s > 0.0 ? o->static_j / o->time_s : 0.0;
-    o->var_e = g->vd + o->s_w * o->s_w * o->var_t;
-    o->bias_j = bias;
-    o->grade = g->grade;
-    o->n_elements = n;
 }
 
 struct erg__compose_probe *erg__compose_probe;
@@ -1729,9 +1757,8 @@ static int compose_dag(struct dag *g, struct outcome *o, erg_diag *diag)
     g->general = probe && probe->general;
     int rc;
     if ((rc = dag_prepare(g, diag)) == ERG_OK && (rc = dag_build(g, diag)) == ERG_OK &&
-        (rc = dag_forward(g, diag)) == ERG_OK && (rc = dag_makespan(g, o, diag)) == ERG_OK &&
-        (rc = dag_devices(g, o, diag)) == ERG_OK)
-        dag_bias(g, o);
+        (rc = dag_forward(g, diag)) == ERG_OK && (rc = dag_makespan(g, o, diag)) == ERG_OK)
+        rc = dag_devices(g, o, diag);
     if (probe) {
         probe->fast_keys += g->n_fast_keys;
         probe->general_keys += g->n_general_keys;
