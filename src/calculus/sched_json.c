@@ -1262,6 +1262,23 @@ static int finish(struct st *t)
     return finish_graph(t);
 }
 
+/* A check on a decoded member (devices, signatures, transitions, expr) or on the whole schedule
+ * failed with where = the file and detail "<JSON path>: what is wrong": put the line and column
+ * of the value the path names into where, the detail kept (jansson keeps no positions, so
+ * erg__json_locate walks the text again: only the error path pays). A path that names no value
+ * in the text (a missing key, a name holding '.', a member of a signature file named by path)
+ * gives the position of its nearest enclosing value. Other diagnostics are left as they are. */
+static int place(struct st *t, int rc)
+{
+    erg_diag *d = t->r->diag;
+    if (rc != ERG_OK && d && d->status == rc && strcmp(d->where, t->r->file) == 0) {
+        size_t len;
+        const char *text = whole(t, &len);
+        erg__json_diag_place(d, text, len, t->r->file);
+    }
+    return rc;
+}
+
 /* The streaming parse failed with status rc. Unless the file declared "erg": "schedule/1" before
  * the failure, look at the whole text: a file of another kind (a signature, a model, a
  * calibration) is reported by its format tag, a Chrome/Kineto trace with the command that
@@ -1398,7 +1415,7 @@ int erg__sched_read(const char *path, const struct erg__sched_builder *b, erg_di
     } else if (t.depth != 0 || t.len == 0) {
         rc = erg_diag_set(diag, ERG_EPARSE, name, "malformed JSON: the document ends early");
     } else {
-        rc = finish(&t);
+        rc = place(&t, finish(&t));
     }
 done:
     yajl_free(t.h);

@@ -351,3 +351,45 @@ void erg__json_diag_locate(erg_diag *diag, const char *text, size_t len, const c
     memcpy(detail, diag->detail, sizeof detail);
     erg__diag_at(diag, ERG_EPARSE, name, line, col, "%s", detail);
 }
+
+void erg__json_diag_place(erg_diag *diag, const char *text, size_t len, const char *name)
+{
+    if (!diag || diag->status == ERG_OK || diag->status == ERG_ENOMEM || !text ||
+        strcmp(diag->where, name) != 0)
+        return;
+    const char *colon = strstr(diag->detail, ": ");
+    char path[sizeof diag->detail];
+    size_t pl = colon ? (size_t)(colon - diag->detail) : 0;
+    if (!pl || pl >= sizeof path)
+        return;
+    memcpy(path, diag->detail, pl);
+    path[pl] = '\0';
+    size_t line, col;
+    while (!erg__json_locate(text, len, path, &line, &col)) {
+        char *cut = NULL;
+        for (char *c = path; *c; c++)
+            if (*c == '.' || *c == '[')
+                cut = c;
+        if (!cut || cut == path)
+            return;
+        *cut = '\0';
+    }
+    char detail[sizeof diag->detail];
+    memcpy(detail, diag->detail, sizeof detail);
+    erg__diag_at(diag, diag->status, name, line, col, "%s", detail);
+}
+
+void erg__json_diag_place_file(erg_diag *diag, const char *path)
+{
+    if (!diag || diag->status == ERG_OK || !path || strcmp(path, "-") == 0 ||
+        strcmp(diag->where, path) != 0)
+        return;
+    char *buf;
+    size_t len;
+    erg_diag d;
+    erg_diag_clear(&d);
+    if (erg__read_file(path, &buf, &len, &d) != ERG_OK)
+        return;
+    erg__json_diag_place(diag, buf, len, path);
+    free(buf);
+}

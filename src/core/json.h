@@ -76,6 +76,18 @@ int erg__json_locate(const char *text, size_t len, const char *path, size_t *lin
 void erg__json_diag_locate(erg_diag *diag, const char *text, size_t len, const char *name,
                            const char *root);
 
+/* A reader's check failed with where = name (no position yet) and detail "<path>: what is wrong",
+ * path from the document's root ("ops.gemm.fit[2]"): set where to "name:line:col" of the value
+ * path names in text, or of its nearest enclosing value when it names none (a missing member, a
+ * key holding '.'), the detail kept. Nothing changes when no part of the path is found, or diag
+ * is out of memory or already has a position. For the error path only. */
+void erg__json_diag_place(erg_diag *diag, const char *text, size_t len, const char *name);
+
+/* erg__json_diag_place on the file at path, read again (readers that keep no text: the good
+ * file's reading is unchanged). Standard input ("-", gone by now) and unreadable files are left
+ * without a position. */
+void erg__json_diag_place_file(erg_diag *diag, const char *path);
+
 /* Add a number member, writing non-finite values as null (JSON has no NaN). Returns 0/-1. */
 int erg__json_set_number(json_t *obj, const char *key, double v);
 

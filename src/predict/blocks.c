@@ -343,6 +343,7 @@ int erg__model_kind_load(const char *path, const char *kind, json_t **root, erg_
     if (rc != ERG_OK) {
         json_decref(*root);
         *root = NULL;
+        erg__json_diag_place_file(diag, path);
     }
     return rc;
 }
@@ -439,6 +440,7 @@ int erg_block_model_load(const char *path, erg_block_model **out, erg_diag *diag
         }
     json_decref(root);
     if (rc != ERG_OK) {
+        erg__json_diag_place_file(diag, path);
         erg_block_model_free(m);
         return rc;
     }

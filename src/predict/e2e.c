@@ -375,6 +375,7 @@ int erg_e2e_model_load(const char *path, erg_e2e_model **out, erg_diag *diag)
         }
     json_decref(root);
     if (rc != ERG_OK) {
+        erg__json_diag_place_file(diag, path);
         erg_e2e_model_free(m);
         return rc;
     }

@@ -128,6 +128,7 @@ int erg__gemm_map_load(const char *path, erg_dtype dtype, struct erg__gemm_map *
     return ERG_OK;
 fail:
     json_decref(root);
+    erg__json_diag_place_file(diag, path);
     erg__gemm_map_free(g);
     return rc;
 }

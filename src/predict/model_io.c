@@ -613,6 +613,7 @@ int erg_op_model_load(const char *path, erg_op_model **out, erg_diag *diag)
     return ERG_OK;
 fail:
     json_decref(root);
+    erg__json_diag_place_file(diag, path);
 fail_model:
     erg_op_model_free(m);
     return rc;

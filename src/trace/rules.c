@@ -469,6 +469,8 @@ int erg_rules_read_buffer_resolving(const char *buf, size_t len, const char *nam
     const struct resolver rs = {resolve, ud};
     st = from_json(root, name ? name : "(rules)", base_dir ? base_dir : ".", &rs, out, diag);
     json_decref(root);
+    if (st != ERG_OK) /* the error path only: the line and column of the value a check names */
+        erg__json_diag_place(diag, buf, len, name ? name : "(rules)");
     return st;
 }
 
@@ -493,6 +495,8 @@ int erg_rules_read_file_resolving(const char *path, erg_signature_resolver resol
     const struct resolver rs = {resolve, ud};
     st = from_json(root, path, dir, &rs, out, diag);
     json_decref(root);
+    if (st != ERG_OK) /* the error path only: the file is read again to place the value */
+        erg__json_diag_place_file(diag, path);
     return st;
 }
 

@@ -164,7 +164,7 @@ wrongkind "erg: $tmp/sigtypo.json:2:16: signature.time_var_s: unknown member of 
 wrongkind "$tmp/sigtypo.json:2:16: signature.time_var_s: unknown member of a signature" store --store "$tmp/s.db" put "$tmp/sigtypo.json"
 "$erg" insensitive "$tmp/sigok.json" "$tmp/sigok.json" > /dev/null || fail "flags/channels refused in a signature/1 file"
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": "sigtypo.json"}, "expr": "mm"}\n' > "$tmp/bypath.json"
-wrongkind "erg: $tmp/bypath.json: signatures.mm: $tmp/sigtypo.json:2:16: signature.time_var_s: unknown member" compose "$tmp/bypath.json"
+wrongkind "erg: $tmp/bypath.json:2:23: signatures.mm: $tmp/sigtypo.json:2:16: signature.time_var_s: unknown member" compose "$tmp/bypath.json"
 # Trial 2, finding 3: a signature's static power disagreeing with its device's is refused (Axiom
 # P2), naming both figures and the fix; scripts/main.sh's way (the device copies s from the file)
 # still composes, as does a signature that states no static power.
@@ -182,7 +182,7 @@ cat > "$tmp/mm.json" <<'J'
 }
 J
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": "mm.json"}, "expr": {"seq": ["mm", "mm"]}}\n' > "$tmp/p2.json"
-wrongkind "erg: $tmp/p2.json: signatures.mm.static_power_w (in mm.json): signature \"mm\" has 36.77123457 W but its device \"cpu\" declares 20 W; a device has one static power (Axiom P2): drop one of them" compose "$tmp/p2.json"
+wrongkind "erg: $tmp/p2.json:2:23: signatures.mm.static_power_w (in mm.json): signature \"mm\" has 36.77123457 W but its device \"cpu\" declares 20 W; a device has one static power (Axiom P2): drop one of them" compose "$tmp/p2.json"
 wrongkind "devices.cpu.static_power_w to 36.77123457)" compare "$ex/attention-layer.json" "$tmp/p2.json"
 s_w=$(sed -n 's/^ *"static_power_w": \([0-9.eE+-]*\),*$/\1/p' "$tmp/mm.json")
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": %s}},\n "signatures": {"mm": "mm.json"}, "expr": {"seq": ["mm", "mm"]}}\n' "$s_w" > "$tmp/p2ok.json"
@@ -191,7 +191,7 @@ grep -q '"static_energy_j": 36.7712345' "$tmp/json" || fail "static energy 2 x 0
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": {"device": "cpu", "time_s": 0.5, "dynamic_energy_j": 4}}, "expr": {"seq": ["mm", "mm"]}}\n' > "$tmp/p2dev.json"
 "$erg" compose --json "$tmp/p2dev.json" | grep -q '"static_energy_j": 20.0,' || fail "a signature without static_power_w takes the device's"
 printf '{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 20}},\n "signatures": {"mm": {"device": "cpu", "static_power_w": 21, "time_s": 0.5, "dynamic_energy_j": 4}}, "expr": "mm"}\n' > "$tmp/p2inline.json"
-wrongkind "erg: $tmp/p2inline.json: signatures.mm.static_power_w: signature \"mm\" has 21 W but its device \"cpu\" declares 20 W" compose "$tmp/p2inline.json"
+wrongkind "erg: $tmp/p2inline.json:2:59: signatures.mm.static_power_w: signature \"mm\" has 21 W but its device \"cpu\" declares 20 W" compose "$tmp/p2inline.json"
 # Trial 2, finding 4: a frontier schedule (operating sets, transitions) is sent to erg frontier.
 cat > "$tmp/fr.json" <<'J'
 {"erg": "schedule/1",

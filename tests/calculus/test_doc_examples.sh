@@ -82,7 +82,7 @@ has 'A - B = -332.4 mJ (-9.1% of B; combined sd 27.38 mJ)' out "compare"
 bad() { run "$@"; [ "$rc" -eq 2 ] || fail "'$*' exit $rc, expected 2";
     [ "$(wc -l < "$T/err")" -eq 1 ] || fail "'$*': not one line: $(cat "$T/err")"; }
 sed 's/"time_s": 0.00155/"time_s": -1/' "$T/att.json" > "$T/sched.json"
-bad compose sched.json; has 'sched.json: signatures.prefix.time_s: must not be negative (got -1)' err neg
+bad compose sched.json; has 'sched.json:4:48: signatures.prefix.time_s: must not be negative (got -1)' err neg
 sed 's|"schedule/1"|"schedule/2"|' "$T/att.json" > "$T/v2.json"
 bad compose v2.json; has 'unknown format version' err version
 bad compose softmax.json

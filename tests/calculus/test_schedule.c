@@ -371,6 +371,83 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
     }
 }
 
+/* A check on a decoded member (devices, a signature's fields, expr) names the line and column of
+ * the value its JSON path names, found in the text on the error path (jansson keeps no positions);
+ * a path naming no value (a missing key, a name holding '.', a member of a signature file given by
+ * path) gives its nearest enclosing value. Positions hand-counted in pretty-printed documents. */
+static void member_errors_name_line_and_column(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text, *message;
+    } cases[] = {
+        {"neg.json",
+         "{\"erg\": \"schedule/1\",\n"
+         " \"devices\": {\n"
+         "   \"cpu0\": {\"static_power_w\": 20},\n"
+         "   \"gpu0\": {\"static_power_w\": -5}},\n"
+         " \"signatures\": {\"a\": {\"device\": \"cpu0\", \"time_s\": 1, \"dynamic_energy_j\": "
+         "2}},\n"
+         " \"expr\": \"a\"}\n",
+         "neg.json:4:31: devices.gpu0.static_power_w: must not be negative (got -5)"},
+        {"missing.json",
+         "{\"erg\": \"schedule/1\",\n"
+         " \"devices\": {\n"
+         "   \"cpu0\": {\"static_power_w\": 20},\n"
+         "   \"gpu0\": {\"idle_power_w\": 1}},\n"
+         " \"signatures\": {\"a\": {\"device\": \"cpu0\", \"time_s\": 1, \"dynamic_energy_j\": "
+         "2}},\n"
+         " \"expr\": \"a\"}\n",
+         "missing.json:4:12: devices.gpu0.static_power_w: required number is missing"},
+        {"flag.json",
+         "{\"erg\": \"schedule/1\",\n"
+         " \"devices\": {\"cpu0\": {\"static_power_w\": 20}},\n"
+         " \"signatures\": {\n"
+         "   \"a\": {\"device\": \"cpu0\", \"time_s\": 1, \"dynamic_energy_j\": 2,\n"
+         "         \"flags\": [\"stale\", \"saturated\"]}},\n"
+         " \"expr\": \"a\"}\n",
+         "flag.json:5:29: signatures.a.flags[1]: unknown flag \"saturated\""},
+        {"idle.json",
+         "{\"erg\": \"schedule/1\",\n"
+         " \"devices\": {\"cpu0\": {\"static_power_w\": 20}},\n"
+         " \"signatures\": {\"a\": {\"device\": \"cpu0\", \"time_s\": 1, \"dynamic_energy_j\": "
+         "2}},\n"
+         " \"expr\": {\"seq\": [\"a\",\n"
+         "                   {\"idle\": {\"device\": \"q\", \"time_s\": 1}}]}}\n",
+         "idle.json:5:40: expr.seq[1].idle.device: undeclared device \"q\""},
+        {"leaf.json",
+         "{\"erg\": \"schedule/1\",\n"
+         " \"devices\": {\"cpu0\": {\"static_power_w\": 20}},\n"
+         " \"signatures\": {\"a\": {\"device\": \"cpu0\", \"time_s\": 1, \"dynamic_energy_j\": "
+         "2}},\n"
+         " \"expr\": {\"par\": [\"a\",\n"
+         "  \"a.b\"]}}\n",
+         "leaf.json:5:3: expr.par[1]: unknown signature \"a.b\""},
+        {"dotted.json",
+         "{\"erg\": \"schedule/1\",\n"
+         " \"devices\": {\"cpu0\": {\"static_power_w\": 20}},\n"
+         " \"signatures\": {\n"
+         "   \"a.b\": {\"device\": \"cpu0\", \"time_s\": -1, \"dynamic_energy_j\": 2}},\n"
+         " \"expr\": \"a.b\"}\n",
+         "dotted.json:3:16: signatures.a.b.time_s: must not be negative (got -1)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *p = put(cases[i].name, cases[i].text);
+        erg_schedule *s = NULL;
+        erg_diag d;
+        erg_diag_clear(&d);
+        int rc = erg_schedule_read_file(p, &s, &d);
+        char line[1024], want[1024];
+        erg_diag_format(&d, line, sizeof line);
+        snprintf(want, sizeof want, "%s/%s", tmpdir, cases[i].message);
+        assert_null(s);
+        assert_int_not_equal(rc, ERG_OK);
+        if (strncmp(line, want, strlen(want)) != 0)
+            fail_msg("%s: message \"%s\", expected it to start with \"%s\"", cases[i].name, line,
+                     want);
+    }
+}
+
 /* A file of another kind is named by its format tag before anything else (trial finding 6): the
  * streaming reader would otherwise stop at the first member a schedule does not have. A
  * Chrome/Kineto trace (object or array form, plain or gzip) gets the command that converts it. */
@@ -977,6 +1054,7 @@ int main(void)
         cmocka_unit_test(wrong_kind_files_are_named_by_their_tag),
         cmocka_unit_test(bare_expr_and_rounding_in_compare),
         cmocka_unit_test(bad_inputs_are_rejected_with_a_location),
+        cmocka_unit_test(member_errors_name_line_and_column),
         cmocka_unit_test(cycles_are_named),
         cmocka_unit_test(overflow_is_refused_and_named),
         cmocka_unit_test(signature_paths_are_relative_to_the_file),

@@ -87,11 +87,41 @@ static void locate_diag(void **state)
     assert_string_equal(d.where, "f.json");
 }
 
+/* erg__json_diag_place: the path from the root; a path naming no value gives its nearest
+ * enclosing value; EINVAL is placed too (undeclared names), ENOMEM and placed ones are not. */
+static void place_diag(void **state)
+{
+    (void)state;
+    static const char t[] = "{\n \"a\": {\"b\": 1},\n \"c\": [true,\n  {\"d.e\": 2}]}";
+    erg_diag d;
+    erg_diag_set(&d, ERG_EPARSE, "f.json", "a.b: must not be 1");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json:2:13");
+    assert_string_equal(d.detail, "a.b: must not be 1");
+    erg_diag_set(&d, ERG_EPARSE, "f.json", "a.x: required number is missing");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json:2:7");
+    erg_diag_set(&d, ERG_EINVAL, "f.json", "c[1].d.e: undeclared device");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json:4:3");
+    assert_int_equal(d.status, ERG_EINVAL);
+    erg_diag_set(&d, ERG_EPARSE, "f.json", "z.b: bad");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json");
+    erg_diag_set(&d, ERG_ENOMEM, "f.json", "a.b: out of memory");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json");
+    erg_diag_set(&d, ERG_EPARSE, "f.json:1:1", "a.b: bad");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json:1:1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(locate_values),
         cmocka_unit_test(locate_diag),
+        cmocka_unit_test(place_diag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

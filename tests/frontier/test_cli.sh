@@ -52,7 +52,7 @@ grep -q "below the least energy 55 J" "$T/err" || fail "budget message: $(cat "$
 printf '{"erg": "schedule/1", "signatures": {"a": {"device": "g", "points": []}}, "expr": "a"}' > "$T/empty.json"
 "$ERG_BIN" frontier "$T/empty.json" 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "empty rc $rc"
-grep -q "^erg: .*empty.json: signatures.a.points: empty operating set" "$T/err" || fail "empty message: $(cat "$T/err")"
+grep -q "^erg: .*empty.json:1:69: signatures.a.points: empty operating set" "$T/err" || fail "empty message: $(cat "$T/err")"
 
 # A time that overflows once selected no point and printed garbage indices with exit 0.
 printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 0}}, "signatures": {"a": {"device": "g", "points": [{"time_s": 1e308, "dynamic_energy_j": 1}, {"time_s": 1, "dynamic_energy_j": 5}]}, "b": {"device": "g", "time_s": 1e308, "dynamic_energy_j": 1}}, "expr": {"multi": [{"seq": ["a", "b"]}, "b"]}}' > "$T/big.json"

@@ -368,15 +368,19 @@ static void gemm_map_corrects_measured_cells(void **state)
     /* a map that is not one: loading the target names it */
     FILE *f = fopen(mapp, "w");
     assert_non_null(f);
-    fputs("{\"erg\": \"gemm-map/1\", \"dtype\": \"bf16\", \"step_log2\": 0.5, "
-          "\"cells\": [[1, 2, 3, -1, null, 1]]}\n",
+    fputs("{\"erg\": \"gemm-map/1\", \"dtype\": \"bf16\", \"step_log2\": 0.5,\n"
+          " \"cells\": [[1, 2, 3, 1.5, null, 1],\n"
+          "           [1, 2, 3, -1, null, 1]]}\n",
           f);
     fclose(f);
     erg_diag diag;
     erg_diag_clear(&diag);
     assert_int_equal(erg_op_model_load(opsp, &mapped, &diag), ERG_EPARSE);
-    assert_non_null(strstr(diag.where, "gemm-map.json"));
-    assert_non_null(strstr(diag.detail, "cells[0]"));
+    /* the file, then the line and column of the bad cell (hand-counted) */
+    size_t wl = strlen(diag.where);
+    assert_true(wl > 19 && strcmp(diag.where + wl - 19, "/gemm-map.json:3:12") == 0);
+    assert_string_equal(diag.detail,
+                        "cells[1]: expected [i, j, l, ratio > 0, power > 0 or null, n]");
     erg_public_table_free(t);
     erg_op_model_free(ops);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The committed models load and reproduce the data they were fitted on. */
 #include "support/erg_test.h"
+#include "support/erg_tmp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -312,10 +313,82 @@ static void signatures_carry_only_the_ops_own_dimensions(void **state)
     erg_op_model_free(m);
 }
 
+/* A model/1 file's errors name the line and column of the bad value (jansson keeps no positions:
+ * the file is read again on the error path), or of the object that lacks a member.
+ * Positions hand-counted. */
+static void model_errors_name_line_and_column(void **state)
+{
+    (void)state;
+#define HEAD                                                                                       \
+    "{\"erg\": \"model/1\",\n"                                                                     \
+    " \"kind\": \"hymell-level1-ops\",\n"                                                          \
+    " \"target\": {\"kind\": \"cpu\"},\n"
+    static const struct {
+        const char *text, *message;
+    } cases[] = {
+        {HEAD " \"thresholds\": {\"rms_nd\": 128, \"softmax_n\": 16, \"gemm_f\": 8e6,\n"
+              "                \"gemm_ai\": [81.92, \"x\", 288.91]},\n"
+              " \"ops\": {}}\n",
+         ":5:36: thresholds.gemm_ai[1]: expected a number"},
+        {HEAD " \"thresholds\": {\"rms_nd\": 128, \"softmax_n\": -16, \"gemm_f\": 8e6,\n"
+              "                \"gemm_ai\": [81.92, 166.05, 288.91]},\n"
+              " \"ops\": {}}\n",
+         ":4:45: thresholds.softmax_n: must not be negative (got -16)"},
+        {HEAD " \"thresholds\": {\"rms_nd\": 128, \"softmax_n\": 16,\n"
+              "                \"gemm_ai\": [81.92, 166.05, 288.91]},\n"
+              " \"ops\": {}}\n",
+         ":4:16: thresholds.gemm_f: required number is missing"},
+        {HEAD " \"thresholds\": {\"rms_nd\": 128, \"softmax_n\": 16, \"gemm_f\": 8e6,\n"
+              "                \"gemm_ai\": [81.92, 166.05, 288.91]},\n"
+              " \"ops\": {\n"
+              "  \"conv2d\": {\"dtype\": \"fp32\"}}}\n",
+         ":7:13: ops.conv2d: unknown op (expected rmsnorm, softmax or gemm)"},
+    };
+#undef HEAD
+    char dir[256], path[512], line[1024], want[1024];
+    assert_int_equal(erg_tmp_new(dir, sizeof dir, "model-pos"), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s", erg_tmp_put(dir, "ops.json", cases[i].text));
+        erg_op_model *m = NULL;
+        erg_diag diag;
+        erg_diag_clear(&diag);
+        assert_int_equal(erg_op_model_load(path, &m, &diag), ERG_EPARSE);
+        assert_null(m);
+        erg_diag_format(&diag, line, sizeof line);
+        snprintf(want, sizeof want, "%s%s", path, cases[i].message);
+        if (strcmp(line, want) != 0)
+            fail_msg("case %zu: \"%s\", expected \"%s\"", i, line, want);
+    }
+    /* level-3 (e2e.json): the kind and feature checks place their value the same way */
+    static const struct {
+        const char *text, *message;
+    } e2e[] = {
+        {"{\"erg\": \"model/1\",\n \"kind\": \"hymell-level1-ops\",\n \"target\": \"a100\"}\n",
+         ":2:10: kind: expected \"hymell-level3-e2e\", got \"hymell-level1-ops\""},
+        {"{\"erg\": \"model/1\",\n \"kind\": \"hymell-level3-e2e\",\n \"target\": \"a100\",\n"
+         " \"features\": [\"a\",\n              \"b\"]}\n",
+         ":4:14: features: expected erg's 15 features"},
+    };
+    for (size_t i = 0; i < sizeof e2e / sizeof e2e[0]; i++) {
+        snprintf(path, sizeof path, "%s", erg_tmp_put(dir, "e2e.json", e2e[i].text));
+        erg_e2e_model *m = NULL;
+        erg_diag diag;
+        erg_diag_clear(&diag);
+        assert_int_equal(erg_e2e_model_load(path, &m, &diag), ERG_EPARSE);
+        assert_null(m);
+        erg_diag_format(&diag, line, sizeof line);
+        snprintf(want, sizeof want, "%s%s", path, e2e[i].message);
+        if (strcmp(line, want) != 0)
+            fail_msg("e2e case %zu: \"%s\", expected \"%s\"", i, line, want);
+    }
+    assert_int_equal(erg_tmp_free(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_model_reproduces_its_profile),
+        cmocka_unit_test(model_errors_name_line_and_column),
         cmocka_unit_test(a100_model_predicts_llmcompass_gemm),
         cmocka_unit_test(predictions_are_physical_across_and_beyond_the_range),
         cmocka_unit_test(softmax_range_names_what_was_trained),

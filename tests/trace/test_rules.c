@@ -276,6 +276,19 @@ static void bad_rules_files_are_rejected_with_their_place(void **state)
                "\"idle_power_w\": -2}, \"rules\": []}",
                ERG_EPARSE, "default_device.idle_power_w");
     expect_bad("{\"erg\": \"rules/1\",\n \"rules\": [}", ERG_EPARSE, "r.json:2:");
+    /* a check on a decoded value names its line and column (hand-counted), found in the text on
+     * the error path; a missing member: the object that lacks it */
+#define TWO "{\"erg\": \"rules/1\",\n \"rules\": [\n  {\"name\": \"a\", \"dynamic_power_w\": 1},\n"
+    expect_bad(TWO "  {\"regex\": \"(\", \"dynamic_power_w\": 1}]}", ERG_EINVAL,
+               "r.json:4:13: rules[1].regex: bad regular expression");
+    expect_bad(TWO "  {\"name\": \"b\", \"dynamic_powr_w\": 100}]}", ERG_EPARSE,
+               "r.json:4:35: rules[1].dynamic_powr_w: unknown member");
+    expect_bad(TWO "  {\"name\": \"b\"}]}", ERG_EPARSE,
+               "r.json:4:3: rules[1]: give exactly one of dynamic_power_w and signature");
+#undef TWO
+    expect_bad("{\"erg\": \"rules/1\",\n \"devices\": [\n   {\"static_power_w\": 60}],\n"
+               " \"rules\": []}",
+               ERG_EPARSE, "r.json:3:4: devices[0].match: required string is missing");
 }
 
 static void default_rules_cover_a100_and_h100(void **state)
