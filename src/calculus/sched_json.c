@@ -1265,7 +1265,7 @@ static int finish(struct st *t)
 /* A check on a decoded member (devices, signatures, transitions, expr) or on the whole schedule
  * failed with where = the file and detail "<JSON path>: what is wrong": put the line and column
  * of the value the path names into where, the detail kept (jansson keeps no positions, so
- * erg__json_locate walks the text again: only the error path pays). A path that names no value
+ * erg__json_diag_place walks the text again: only the error path pays). A path that names no value
  * in the text (a missing key, a name holding '.', a member of a signature file named by path)
  * gives the position of its nearest enclosing value. Other diagnostics are left as they are. */
 static int place(struct st *t, int rc)
