@@ -230,6 +230,18 @@ struct bad_case {
     const char *where, *needle;
 };
 
+/* Write text to the temporary folder as name and read it as a schedule, which must fail and
+ * leave no schedule: the status, with *d and its formatted message in line (size bytes). */
+static int read_bad(const char *name, const char *text, erg_diag *d, char *line, size_t size)
+{
+    erg_schedule *s = NULL;
+    erg_diag_clear(d);
+    int rc = erg_schedule_read_file(put(name, text), &s, d);
+    erg_diag_format(d, line, size);
+    assert_null(s);
+    return rc;
+}
+
 static void bad_inputs_are_rejected_with_a_location(void **state)
 {
     (void)state;
@@ -356,18 +368,13 @@ static void bad_inputs_are_rejected_with_a_location(void **state)
     put("typo-sig.json", "{\"erg\": \"signature/1\", \"static_power_w\": 10, \"time_s\": 1,\n"
                          " \"dynamic_energy_j\": 1, \"time_var_s\": 1e-9}");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *p = put(cases[i].name, cases[i].text);
-        erg_schedule *s = NULL;
         erg_diag d;
-        erg_diag_clear(&d);
-        int rc = erg_schedule_read_file(p, &s, &d);
         char line[1024];
-        erg_diag_format(&d, line, sizeof line);
+        int rc = read_bad(cases[i].name, cases[i].text, &d, line, sizeof line);
         if (rc != cases[i].status || !strstr(d.where, cases[i].name) ||
             !strstr(d.where, cases[i].where) || !strstr(line, cases[i].needle))
             fail_msg("%s: status %s, message \"%s\"; expected %s and \"%s\"", cases[i].name,
                      erg_status_name(rc), line, erg_status_name(cases[i].status), cases[i].needle);
-        assert_null(s);
     }
 }
 
@@ -432,15 +439,10 @@ static void member_errors_name_line_and_column(void **state)
          "dotted.json:3:16: signatures.a.b.time_s: must not be negative (got -1)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *p = put(cases[i].name, cases[i].text);
-        erg_schedule *s = NULL;
         erg_diag d;
-        erg_diag_clear(&d);
-        int rc = erg_schedule_read_file(p, &s, &d);
         char line[1024], want[1024];
-        erg_diag_format(&d, line, sizeof line);
+        int rc = read_bad(cases[i].name, cases[i].text, &d, line, sizeof line);
         snprintf(want, sizeof want, "%s/%s", tmpdir, cases[i].message);
-        assert_null(s);
         assert_int_not_equal(rc, ERG_OK);
         if (strncmp(line, want, strlen(want)) != 0)
             fail_msg("%s: message \"%s\", expected it to start with \"%s\"", cases[i].name, line,

@@ -46,6 +46,15 @@ static const char *tpath(const char *name)
     return p;
 }
 
+/* The tiny Llama's architecture into *a and the CPU target's predictor (the caller closes it). */
+static erg_predictor *open_tiny(erg_arch *a, erg_diag *d)
+{
+    erg_predictor *p = NULL;
+    erg_assert_ok(erg_arch_from_hf_config(TINY_LLAMA, a, d));
+    erg_assert_ok(erg_predictor_open(CPU_TARGET, &p, d));
+    return p;
+}
+
 /* only the names given are in tdir (no temporary left behind) */
 static size_t entries(void)
 {
@@ -161,10 +170,8 @@ static void model_prediction_document_has_the_figures(void **state)
 {
     (void)state;
     erg_arch a;
-    erg_predictor *p = NULL;
     erg_diag d;
-    erg_assert_ok(erg_arch_from_hf_config(TINY_LLAMA, &a, &d));
-    erg_assert_ok(erg_predictor_open(CPU_TARGET, &p, &d));
+    erg_predictor *p = open_tiny(&a, &d);
     erg_model_prediction m[2] = {hand_prediction(1), hand_prediction(1)};
     m[1].phase = (erg_phase_spec){ERG_PHASE_DECODE, 2, 0, 64, 1};
     /* a request of 2 x (8 + 5) tokens: 4 decode steps of 3 s; 10 J in all */
@@ -244,10 +251,8 @@ static void request_sums_the_decode_steps(void **state)
 {
     (void)state;
     erg_arch a;
-    erg_predictor *p = NULL;
     erg_diag d;
-    erg_assert_ok(erg_arch_from_hf_config(TINY_LLAMA, &a, &d));
-    erg_assert_ok(erg_predictor_open(CPU_TARGET, &p, &d));
+    erg_predictor *p = open_tiny(&a, &d);
     erg_phase_spec ps = {ERG_PHASE_PREFILL, 2, 16, 0, 0};
     erg_model_prediction pre, s1, s2;
     erg_assert_ok(erg_predict_model(p, &a, &ps, &pre, &d));
@@ -372,10 +377,8 @@ static void sweep_predicts_every_point_it_can(void **state)
 {
     (void)state;
     erg_arch a;
-    erg_predictor *p = NULL;
     erg_diag d;
-    erg_assert_ok(erg_arch_from_hf_config(TINY_LLAMA, &a, &d));
-    erg_assert_ok(erg_predictor_open(CPU_TARGET, &p, &d));
+    erg_predictor *p = open_tiny(&a, &d);
     erg_sweep_range r[2] = {{"heads", 2, 8, 2}, {"batch", 1, 2, 1}};
     erg_phase_spec spec = {ERG_PHASE_PREFILL, 1, 16, 32, 1};
     struct sweep_seen s;
