@@ -6,9 +6,11 @@
  *   cold      erg_schedule_compose (point values, makespan variance, per-device accounting, bias
  *             bound) without a workspace: every call allocates its working arrays, and the kernel
  *             hands it fresh pages; elements per second of thread CPU time (best of 3);
- *   warm      the same calls in one erg_compose_workspace that an earlier call has sized: the
- *             working arrays are reused, their pages already touched, as the loop's are (best of
- *             3, after one call that fills the workspace);
+ *   warm      the same calls in one erg_compose_workspace that an earlier call has filled: the
+ *             working arrays are reused, their pages already touched, and so are the adjacency
+ *             and topological order of the DAG (the workspace keeps them, with a copy of the
+ *             edges it compares exactly), as the loop is handed its arrays and adjacency ready
+ *             (best of 3, after that first call);
  *   loop      a plain C loop doing the same arithmetic on the same DAG (arrays prepared beforehand,
  *             nodes in index order, which is topological here): start = max of the predecessors'
  *             finishes, Var(start) by Clark's pairwise max (erg_max2_normal) at every join,

@@ -470,12 +470,17 @@ enum ws_slot {
     WS_JB_TOT,
     WS_JB_B,
     WS_JB_OP,
+    WS_EDGES,
     WS_SLOTS
 };
 
 struct erg_compose_workspace {
     void *p[WS_SLOTS];
     size_t cap[WS_SLOTS]; /* bytes */
+    /* The adjacency and topological order in the WS_SUCC_OFF .. WS_INDEG slots, kept for the
+     * next call when gr_n > 0: a DAG of gr_n nodes whose gr.m edges are copied in WS_EDGES. */
+    erg__graph gr;
+    size_t gr_n;
 };
 
 erg_compose_workspace *erg_compose_workspace_new(void)
@@ -499,6 +504,7 @@ static void ws_release(erg_compose_workspace *ws)
         ws->p[i] = NULL;
         ws->cap[i] = 0;
     }
+    ws->gr_n = 0;
 }
 
 void erg_compose_workspace_free(erg_compose_workspace *ws)
@@ -525,6 +531,7 @@ static void *ws_take(erg_compose_workspace *ws, enum ws_slot i, size_t bytes)
 struct dag {
     const erg_schedule *s;
     erg_compose_workspace *ws; /* where the working arrays live (the caller's or a call's own) */
+    int keep_graph;            /* keep the adjacency in ws for the next call (the caller's ws) */
     size_t n;
     struct csig *cs;           /* per signature */
     struct nodec *nc;          /* per node */
@@ -1387,15 +1394,32 @@ static int dag_build(struct dag *g, erg_diag *diag)
     erg_compose_workspace *ws = g->ws;
     size_t n = g->n, m = s->n_edges;
     erg__graph *gr = &g->gr;
-    gr->succ_off = ws_take(ws, WS_SUCC_OFF, (n + 1) * sizeof *gr->succ_off);
-    gr->pred_off = ws_take(ws, WS_PRED_OFF, (n + 1) * sizeof *gr->pred_off);
-    gr->succ = ws_take(ws, WS_SUCC, (m + 1) * sizeof *gr->succ);
-    gr->pred = ws_take(ws, WS_PRED, (m + 1) * sizeof *gr->pred);
-    gr->order = ws_take(ws, WS_ORDER, (n + 1) * sizeof *gr->order);
-    gr->indeg = ws_take(ws, WS_INDEG, (n + 1) * sizeof *gr->indeg);
-    if (!gr->succ_off || !gr->pred_off || !gr->succ || !gr->pred || !gr->order || !gr->indeg)
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
-    int rc = erg__graph_build(gr, (uint32_t)n, m, (const uint32_t(*)[2])s->edges);
+    int rc = ERG_OK;
+    if (ws->gr_n == n && ws->gr.m == m &&
+        (m == 0 || memcmp(ws->p[WS_EDGES], s->edges, m * sizeof *s->edges) == 0)) {
+        *gr = ws->gr; /* the DAG the workspace last composed: its adjacency and order as they are
+                       * (the in-degrees hold that call's hashes: see dag_twin) */
+    } else {
+        ws->gr_n = 0;
+        gr->succ_off = ws_take(ws, WS_SUCC_OFF, (n + 1) * sizeof *gr->succ_off);
+        gr->pred_off = ws_take(ws, WS_PRED_OFF, (n + 1) * sizeof *gr->pred_off);
+        gr->succ = ws_take(ws, WS_SUCC, (m + 1) * sizeof *gr->succ);
+        gr->pred = ws_take(ws, WS_PRED, (m + 1) * sizeof *gr->pred);
+        gr->order = ws_take(ws, WS_ORDER, (n + 1) * sizeof *gr->order);
+        gr->indeg = ws_take(ws, WS_INDEG, (n + 1) * sizeof *gr->indeg);
+        if (!gr->succ_off || !gr->pred_off || !gr->succ || !gr->pred || !gr->order || !gr->indeg)
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        rc = erg__graph_build(gr, (uint32_t)n, m, (const uint32_t(*)[2])s->edges);
+        /* kept for the next call in a caller's workspace (a failed copy only keeps nothing) */
+        if (rc == ERG_OK && g->keep_graph && m > 0) {
+            void *e = ws_take(ws, WS_EDGES, m * sizeof *s->edges);
+            if (e) {
+                memcpy(e, s->edges, m * sizeof *s->edges);
+                ws->gr = *gr;
+                ws->gr_n = n;
+            }
+        }
+    }
     g->pred_off = gr->pred_off;
     g->pred = gr->pred;
     g->succ_off = gr->succ_off;
@@ -1403,7 +1427,7 @@ static int dag_build(struct dag *g, erg_diag *diag)
     g->order = gr->order;
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
-    g->phash = gr->indeg; /* zeroed by Kahn's algorithm */
+    g->phash = gr->indeg; /* zeroed by Kahn's algorithm (a kept graph's: the last call's hashes) */
     size_t maxk = 1, sinks = 0;
     for (size_t v = 0; v < n; v++) {
         size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
@@ -2348,6 +2372,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
     erg_compose_workspace own; /* the call's own working memory when the caller gives none */
     memset(&own, 0, sizeof own);
     g.ws = opts.workspace ? opts.workspace : &own;
+    g.keep_graph = opts.workspace != NULL;
     struct ectx x;
     memset(&x, 0, sizeof x);
     unsigned flags = 0; /* the union of the composed elements' measurement flags */

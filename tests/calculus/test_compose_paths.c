@@ -330,6 +330,60 @@ static void workspace_agrees(void **state)
     erg_compose_workspace_free(NULL);
 }
 
+/* n nodes of window_dag's kind, one predecessor each among the previous 8 (n - 1 edges), the
+ * edges added first to last or last to first: the same nodes and edge set, listed in another
+ * order (another adjacency order, hence another topological order). */
+static erg_schedule *ordered_dag(uint64_t seed, size_t n, int reversed)
+{
+    uint64_t st = seed;
+    erg_schedule *s = new_schedule(&st);
+    for (size_t i = 0; i < n; i++)
+        add_node(s, &st, i, NAN);
+    size_t *from = malloc(n * sizeof *from);
+    assert_non_null(from);
+    for (size_t i = 1; i < n; i++)
+        from[i] = i - 1 - (size_t)(erg__splitmix64(&st) % (i < 8 ? i : 8));
+    for (size_t j = 1; j < n; j++) {
+        size_t i = reversed ? n - j : j;
+        add_edge(s, from[i], i);
+    }
+    free(from);
+    return s;
+}
+
+/* A workspace keeps the adjacency and order of the DAG it last composed and reuses them for a
+ * DAG with the same edges (compared exactly): composing one schedule again and again in it, and
+ * switching between schedules of the same size whose edges differ only in their order (or not at
+ * all), gives each one's own report, bit for bit, every time. */
+static void workspace_reuses_graph(void **state)
+{
+    (void)state;
+    erg_compose_workspace *ws = erg_compose_workspace_new();
+    assert_non_null(ws);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    o.mc_samples = 12;
+    erg_schedule *fwd = ordered_dag(7, 900, 0), *rev = ordered_dag(7, 900, 1);
+    erg_schedule *win = window_dag(8, 900, 16, 3, 0), *win2 = window_dag(8, 900, 16, 3, 0);
+    const erg_schedule *seq[] = {fwd, fwd, rev, fwd, rev, rev, win, win, win2, win, fwd};
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++)
+        assert_int_equal(compose_both(seq[i], o, ws), ERG_OK);
+    erg_report a, b;
+    erg_diag d;
+    o.workspace = NULL;
+    assert_int_equal(erg_schedule_compose(fwd, &o, &a, &d), ERG_OK);
+    assert_int_equal(erg_schedule_compose(rev, &o, &b, &d), ERG_OK);
+    /* the premise: the two orders are told apart (Monte Carlo draws in topological order) */
+    assert_false(same_bits(a.mc_energy_j, b.mc_energy_j));
+    erg_report_free(&a);
+    erg_report_free(&b);
+    erg_schedule_free(fwd);
+    erg_schedule_free(rev);
+    erg_schedule_free(win);
+    erg_schedule_free(win2);
+    erg_compose_workspace_free(ws);
+}
+
 /* An expression schedule does not use the workspace: the same report, and the workspace holds
  * what it held. */
 static void workspace_expression(void **state)
@@ -359,6 +413,7 @@ int main(void)
         cmocka_unit_test(walks_at_the_cap_agree),
         cmocka_unit_test(coinciding_starts_agree),
         cmocka_unit_test(workspace_agrees),
+        cmocka_unit_test(workspace_reuses_graph),
         cmocka_unit_test(workspace_expression),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
