@@ -100,9 +100,10 @@ ERG_API ERG_NODISCARD int erg_schedule_add_edge(erg_schedule *sched, const char 
  * touches no new memory. It also keeps the adjacency and topological order of the DAG it last
  * composed, with a copy of its edges (8·m bytes more): a later DAG with the same node count and
  * the same edges in the same order (compared exactly; its signatures, devices and starts may
- * differ) skips building them. The figures are the same bit for bit with or without one. A workspace
- * serves one call at a time: give each thread its own (erg_schedule_compose itself may still run
- * concurrently on one schedule). Expression schedules do not use it. No formula: memory only.
+ * differ) skips building them. The figures are the same bit for bit with or without one. A
+ * workspace serves one call at a time: give each thread its own (erg_schedule_compose itself may
+ * still run concurrently on one schedule). Expression schedules do not use it. No formula: memory
+ * only.
  */
 typedef struct erg_compose_workspace erg_compose_workspace;
 
