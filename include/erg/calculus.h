@@ -460,9 +460,10 @@ ERG_API void erg_context_report_free(erg_context_report *r);
  * context; isolation: for overlapping nodes without a runtime point). Correlation groups add
  * Σ_{i<j} 2·Cov(E_i, E_j) over the nodes running their signatures (Appendix F.1-F.2; Cov =
  * ρ·σ_i·σ_j or the pair's covariance). sigs may hold signatures the schedule does not use; a
- * schedule signature without a context signature is evaluated at the null context. Errors: those of
- * erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a correlation naming
- * fewer than two signatures or ρ outside [-1, 1]).
+ * schedule signature without a context signature is evaluated at the null context. Its two
+ * compositions of the DAG share opts->workspace, or a workspace of the call's own when NULL.
+ * Errors: those of erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a
+ * correlation naming fewer than two signatures or ρ outside [-1, 1]).
  */
 ERG_API ERG_NODISCARD int erg_schedule_compose_context(const erg_schedule *sched,
                                                        const erg_context_signature *const *sigs,
