@@ -186,9 +186,12 @@ static void quantized_weights_warn_first_and_alone_for_a_sweep(void **state)
     (void)state;
     erg_arch a;
     erg_predictor *p = NULL;
-    load(tiny_config("q.json", ", \"max_position_embeddings\": 512, \"quantization_config\": "
-                               "{\"quant_method\": \"fp8\"}"),
-         small_target("0.016"), &a, &p);
+    /* erg_tmp_put's path is one static buffer, which small_target overwrites: copy it first */
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "%s",
+             tiny_config("q.json", ", \"max_position_embeddings\": 512, \"quantization_config\": "
+                                   "{\"quant_method\": \"fp8\"}"));
+    load(cfg, small_target("0.016"), &a, &p);
     erg_model_warning w[ERG_MODEL_WARNINGS_MAX];
     size_t n;
     erg_diag d;
