@@ -278,7 +278,10 @@ ERG_API void erg_frontier_options_init(erg_frontier_options *opts);
  * above enum_limit, transitions with ERG_DAG_RELAX or above enum_limit), ERG_ECYCLE (a cycle, or
  * edges contradicting a device's declared node order when transitions apply), ERG_ERANGE (a point's
  * or a composed time or energy is not finite: it overflows a double; the element, the operator's
- * JSON path or the DAG node is named), ERG_ENOMEM, ERG_EIO (GLPK failure).
+ * JSON path or the DAG node is named), ERG_ENOMEM, ERG_EIO (GLPK failure). For a schedule read by
+ * erg_opsched_read_file, an error about an expression or a node has diag->where "file:line:col"
+ * of that expression or of the node's entry in "nodes" (the file is read again on the error path
+ * only); other errors leave where empty.
  */
 ERG_API ERG_NODISCARD int erg_opsched_frontier(const erg_opsched *os,
                                                const erg_frontier_options *opts, erg_frontier *out,

@@ -1281,9 +1281,12 @@ typedef struct erg_public_table {
  * Columns are found by name, so their order does not matter; a column the format needs and the
  * file lacks, a cell that is not a number where one is needed, or a negative size is an error.
  * Errors: ERG_ENOENT, ERG_EACCES, ERG_EIO (the file); ERG_EPARSE with diag->where
- * "path:line" (CSV: the line; ML.ENERGY: "configurations[i]") naming the column or member and
- * what is wrong, or "not a known public format" naming what the file looked like;
- * ERG_ENOMEM. *out is NULL on error.
+ * "path:line:col" and the detail naming the column or member and what is wrong: a CSV cell's
+ * line and column ("gemm.csv:2:57: column 'n': must not be negative, got '-4096'"; the header
+ * and a short row: "path:line"), the value an ML.ENERGY JSON path names (a missing member: the
+ * object that lacks it; "mle.json:5:21: configurations[0].median_itl_ms: must be positive (got
+ * 0)"), a BLIS attribute's value in its line ("traces.json:2:136: ..."); or "not a known public
+ * format" naming what the file looked like; ERG_ENOMEM. *out is NULL on error.
  */
 ERG_API ERG_NODISCARD int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag);
 

@@ -15,8 +15,8 @@ erg.instrument and erg.run write, and FECoM's two checks (Rajput et al., Section
 
 Records without a figure (state below_resolution and others) count in calls and time but add no
 energy: the table says how many calls had none. Exit status: 0; 2 bad input (a missing file, a
-line that is not a JSON object or lacks a key, with file and line; no records; a plot folder that is
-a file).
+line that is not a JSON object or lacks a key, or a bad figure, with file, line and the byte column
+of the value (of the record when a key is missing); no records; a plot folder that is a file).
 """
 import argparse
 import json
@@ -41,6 +41,46 @@ def _finite(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+_WS = " \t\r\n"
+
+
+def _col(line, key=None):
+    """1-based byte column of the record in line, or of its member key's value (the record's
+    when it has no such member): json keeps no positions, so the line is walked again, on the
+    error path only."""
+    i = len(line) - len(line.lstrip(_WS))
+    at = i
+    if key is not None and line[i:i + 1] == "{":
+        dec = json.JSONDecoder()
+        i += 1
+        try:
+            while True:
+                while line[i] in _WS:
+                    i += 1
+                if line[i] != '"':
+                    break
+                k, i = json.decoder.scanstring(line, i + 1)
+                while line[i] in _WS:
+                    i += 1
+                if line[i] != ":":
+                    break
+                i += 1
+                while line[i] in _WS:
+                    i += 1
+                if k == key:
+                    at = i
+                    break
+                i = dec.raw_decode(line, i)[1]
+                while line[i] in _WS:
+                    i += 1
+                if line[i] != ",":
+                    break
+                i += 1
+        except (IndexError, ValueError):
+            pass
+    return len(line[:at].encode("utf-8")) + 1
+
+
 def load(paths):
     recs = []
     for p in paths:
@@ -57,24 +97,25 @@ def load(paths):
                 except json.JSONDecodeError as e:
                     raise BadInput("%s:%d:%d: not JSON: %s" % (p, i, e.colno, e.msg)) from None
                 if not isinstance(r, dict):
-                    raise BadInput("%s:%d: a record must be a JSON object" % (p, i))
+                    raise BadInput("%s:%d:%d: a record must be a JSON object"
+                                   % (p, i, _col(line)))
                 for k in KEYS:
                     if k not in r:
-                        raise BadInput("%s:%d: record lacks \"%s\" (keys: %s)"
-                                       % (p, i, k, ", ".join(KEYS)))
+                        raise BadInput("%s:%d:%d: record lacks \"%s\" (keys: %s)"
+                                       % (p, i, _col(line), k, ", ".join(KEYS)))
                 # json reads NaN, Infinity and 1e309 as floats and true as an int: none is a figure
                 for k in ("calls", "time_s", "arg_bytes"):
                     if not _finite(r[k]) or r[k] < 0:
-                        raise BadInput("%s:%d: \"%s\" must be a finite number >= 0 (got %s)"
-                                       % (p, i, k, json.dumps(r[k])))
+                        raise BadInput("%s:%d:%d: \"%s\" must be a finite number >= 0 (got %s)"
+                                       % (p, i, _col(line, k), k, json.dumps(r[k])))
                 for k in ("calls", "arg_bytes"):
                     if r[k] != int(r[k]):
-                        raise BadInput("%s:%d: \"%s\" must be a whole number (got %s)"
-                                       % (p, i, k, json.dumps(r[k])))
+                        raise BadInput("%s:%d:%d: \"%s\" must be a whole number (got %s)"
+                                       % (p, i, _col(line, k), k, json.dumps(r[k])))
                 for k in ("energy_j", "net_energy_j"):
                     if r[k] is not None and not _finite(r[k]):
-                        raise BadInput("%s:%d: \"%s\" must be a finite number or null (got %s)"
-                                       % (p, i, k, json.dumps(r[k])))
+                        raise BadInput("%s:%d:%d: \"%s\" must be a finite number or null (got %s)"
+                                       % (p, i, _col(line, k), k, json.dumps(r[k])))
                 recs.append(r)
     if not recs:
         raise BadInput("%s: no records" % ", ".join(paths))

@@ -61,6 +61,7 @@ void erg_opsched_free(erg_opsched *os)
     free(os->node_dev);
     erg__strmap_free(&os->node_dev_map);
     free(os->edge);
+    free(os->source);
     free(os);
 }
 

@@ -79,6 +79,8 @@ struct erg_opsched {
      * (device, ω_dev) groups, transitions by (from, to), the first element on each device, and
      * node_dev. */
     erg__strmap elem_map, dev_map, node_map, group_map, tr_map, elemdev_map, node_dev_map;
+    char *source; /* the schedule/1 file it was read from (erg_opsched_read_file), else NULL:
+                     frontier errors about an expression or a node are placed in it */
 };
 
 /* Grow *arr (element size sz) so that it holds at least need; ERG_OK or ERG_ENOMEM. */

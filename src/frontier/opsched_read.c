@@ -369,6 +369,8 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
                                          fr_edges};
     int rc = erg__sched_read(path, &b, diag);
     free(r.known);
+    if (rc == ERG_OK && strcmp(path, "-") != 0 && !(r.os->source = strdup(path)))
+        rc = erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     if (rc != ERG_OK) {
         erg_opsched_free(r.os);
         return rc;

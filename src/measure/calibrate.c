@@ -418,6 +418,7 @@ int erg_calibration_read_file(const char *path, erg_calibration **out, erg_diag 
     cal->flags |= top_flags;
     json_decref(root);
     if (rc != ERG_OK) {
+        erg__json_diag_place_file(diag, path); /* the error path only: the file read again */
         erg_calibration_free(cal);
         return rc;
     }

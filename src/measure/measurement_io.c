@@ -336,7 +336,7 @@ static int read_stat(const json_t *o, const char *key, double *mean, double *sd,
 {
     const json_t *v = json_object_get(o, key);
     char sub[128];
-    snprintf(sub, sizeof sub, "%s.%s", jp, key);
+    snprintf(sub, sizeof sub, "%s%s%s", jp, jp[0] ? "." : "", key);
     if (!json_is_object(v))
         return erg_diag_set(diag, ERG_EPARSE, path, "%s: missing or not an object", sub);
     const json_t *m = json_object_get(v, "mean");
@@ -403,5 +403,7 @@ int erg_measurement_read_signature(const char *path, erg_signature *out, erg_dia
         rc = erg_signature_check(out, diag);
     }
     json_decref(root);
+    if (rc != ERG_OK) /* the error path only: the file is read again to place the value */
+        erg__json_diag_place_file(diag, path);
     return rc;
 }

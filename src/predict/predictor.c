@@ -61,10 +61,12 @@ static int memory_load(erg_predictor *p, erg_diag *diag)
     json_t *m = json_object_get(root, "memory_gib");
     double gib = json_is_number(m) ? json_number_value(m) : (double)NAN;
     if (m && !(gib > 0 && isfinite(gib)))
-        rc = erg_diag_set(diag, ERG_EPARSE, path, "memory_gib must be a positive number (GiB)");
+        rc = erg_diag_set(diag, ERG_EPARSE, path, "memory_gib: must be a positive number (GiB)");
     else if (m)
         p->memory_bytes = gib * 1073741824.0;
     json_decref(root);
+    if (rc != ERG_OK) /* the error path only: the file is read again to place the value */
+        erg__json_diag_place_file(diag, path);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "core/csv.h"
 #include "core/diag.h"
 #include "core/file.h"
+#include "core/json.h"
 
 static const char *const format_names[ERG_PUBLIC_FORMAT_COUNT] = {"aic-gemm",
                                                                   "aic-context-attention",
@@ -118,14 +119,25 @@ static int next_line(struct lines *l, const char *path, erg_diag *diag)
 
 #define MAX_COLS 128
 
-/* Split at commas in place with erg's one CSV splitter (core/csv.h: blanks trimmed); cells[i]
- * the NUL-terminated cell i. More than MAX_COLS: the count, only MAX_COLS stored. */
-static size_t split(char *s, char **cells)
+/* One line of a CSV file split into cells: cell[i] the NUL-terminated cell i, col[i] the 1-based
+ * byte column where it starts (errors name it: "file:line:col: column 'm': ..."). */
+struct csv_line {
+    char *cell[MAX_COLS + 1];
+    size_t col[MAX_COLS + 1];
+    const char *path;
+    size_t line;
+};
+
+/* Split at commas in place with erg's one CSV splitter (core/csv.h: blanks trimmed). More than
+ * MAX_COLS: the count, only MAX_COLS stored. */
+static size_t split(char *s, struct csv_line *L)
 {
     struct erg__csv_cell c[MAX_COLS];
     size_t n = erg__csv_split_inplace(s, c, MAX_COLS);
-    for (size_t i = 0; i < n && i < MAX_COLS; i++)
-        cells[i] = s + (c[i].s - s); /* the cell, inside the writable line */
+    for (size_t i = 0; i < n && i < MAX_COLS; i++) {
+        L->cell[i] = s + (c[i].s - s); /* the cell, inside the writable line */
+        L->col[i] = c[i].col;
+    }
     return n;
 }
 
@@ -238,7 +250,7 @@ struct csv_map {
     size_t ncols;
 };
 
-static int find_col(char **cells, size_t n, const char *name)
+static int find_col(char *const *cells, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(cells[i], name) == 0)
@@ -247,7 +259,7 @@ static int find_col(char **cells, size_t n, const char *name)
 }
 
 /* Recognise the format from the header cells; -1 when unknown. */
-static int csv_format(char **cells, size_t n)
+static int csv_format(char *const *cells, size_t n)
 {
     if (find_col(cells, n, "time_stats.mlp_up_proj.median") >= 0 &&
         find_col(cells, n, "num_tokens") >= 0)
@@ -277,122 +289,154 @@ static int bad(erg_diag *diag, const char *path, size_t line, const char *fmt, .
     return erg__diag_at(diag, ERG_EPARSE, path, line, 0, "%s", what);
 }
 
-static int cell_int(char **cells, const struct csv_map *m, enum field f, int64_t *out,
-                    const char *path, size_t line, erg_diag *diag)
+/* An error at cell c of the line: "file:line:col: column 'NAME': ...". */
+static int bad_at(erg_diag *diag, const struct csv_line *L, int c, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int bad_at(erg_diag *diag, const struct csv_line *L, int c, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return erg__diag_at(diag, ERG_EPARSE, L->path, L->line, L->col[c], "%s", what);
+}
+
+static int cell_int(const struct csv_line *L, const struct csv_map *m, enum field f, int64_t *out,
+                    erg_diag *diag)
 {
     if (m->col[f] < 0) {
         *out = 0;
         return ERG_OK;
     }
-    const char *s = cells[m->col[f]];
+    const char *s = L->cell[m->col[f]];
     char *end;
     errno = 0;
     double v = strtod(s, &end); /* "4096" and "4096.0" alike */
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v != floor(v) ||
         fabs(v) > 9.0e15)
-        return bad(diag, path, line, "column '%s': expected an integer, got '%s'", field_names[f],
-                   s);
+        return bad_at(diag, L, m->col[f], "column '%s': expected an integer, got '%s'",
+                      field_names[f], s);
     if (v < 0)
-        return bad(diag, path, line, "column '%s': must not be negative, got '%s'", field_names[f],
-                   s);
+        return bad_at(diag, L, m->col[f], "column '%s': must not be negative, got '%s'",
+                      field_names[f], s);
     *out = (int64_t)v;
     return ERG_OK;
 }
 
-static int parse_pos(const char *s, double *out, const char *name, const char *path, size_t line,
-                     int allow_zero, erg_diag *diag)
+/* The first of fields (F_COUNT ends the list) whose integer in r is 0: an error naming it, or
+ * ERG_OK when none is. */
+static int need_positive(const struct csv_line *L, const struct csv_map *m, const enum field *f,
+                         const int64_t *const *v, erg_diag *diag)
 {
+    for (size_t i = 0; f[i] != F_COUNT; i++)
+        if (*v[i] == 0)
+            return bad_at(diag, L, m->col[f[i]] >= 0 ? m->col[f[i]] : 0,
+                          "column '%s': must be positive, got '%s'", field_names[f[i]],
+                          m->col[f[i]] >= 0 ? L->cell[m->col[f[i]]] : "");
+    return ERG_OK;
+}
+
+static int parse_pos(const struct csv_line *L, int c, double *out, const char *name, int allow_zero,
+                     erg_diag *diag)
+{
+    const char *s = L->cell[c];
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return bad(diag, path, line, "column '%s': expected a number, got '%s'", name, s);
+        return bad_at(diag, L, c, "column '%s': expected a number, got '%s'", name, s);
     if (v < 0 || (!allow_zero && v == 0))
-        return bad(diag, path, line, "column '%s': must be %s, got '%s'", name,
-                   allow_zero ? "non-negative" : "positive", s);
+        return bad_at(diag, L, c, "column '%s': must be %s, got '%s'", name,
+                      allow_zero ? "non-negative" : "positive", s);
     *out = v;
     return ERG_OK;
 }
 
-static void cell_str(char **cells, const struct csv_map *m, enum field f, char *dst, size_t size)
+static void cell_str(const struct csv_line *L, const struct csv_map *m, enum field f, char *dst,
+                     size_t size)
 {
-    snprintf(dst, size, "%s", m->col[f] >= 0 ? cells[m->col[f]] : "");
+    snprintf(dst, size, "%s", m->col[f] >= 0 ? L->cell[m->col[f]] : "");
 }
 
-static int parse_aic_row(erg_public_format fmt, char **cells, const struct csv_map *m,
-                         const char *path, size_t line, erg_public_row *r, erg_diag *diag)
+static int parse_aic_row(erg_public_format fmt, const struct csv_line *L, const struct csv_map *m,
+                         erg_public_row *r, erg_diag *diag)
 {
     int rc;
     row_init(r);
-    r->line = line;
-    cell_str(cells, m, F_OP_NAME, r->op, sizeof r->op);
-    cell_str(cells, m, F_DEVICE, r->device, sizeof r->device);
+    r->line = L->line;
+    cell_str(L, m, F_OP_NAME, r->op, sizeof r->op);
+    cell_str(L, m, F_DEVICE, r->device, sizeof r->device);
     double lat_ms;
-    if ((rc = parse_pos(cells[m->col[F_LATENCY]], &lat_ms, "latency", path, line, 0, diag)))
+    if ((rc = parse_pos(L, m->col[F_LATENCY], &lat_ms, "latency", 0, diag)))
         return rc;
     r->time_s = lat_ms * 1e-3;
     if (m->col[F_POWER] >= 0) {
-        if ((rc = parse_pos(cells[m->col[F_POWER]], &r->power_w, "power", path, line, 0, diag)))
+        if ((rc = parse_pos(L, m->col[F_POWER], &r->power_w, "power", 0, diag)))
             return rc;
         r->energy_j = r->power_w * r->time_s;
     }
     switch (fmt) {
-    case ERG_PUBLIC_AIC_GEMM:
-        cell_str(cells, m, F_GEMM_DTYPE, r->dtype, sizeof r->dtype);
-        cell_str(cells, m, F_KERNEL_SOURCE, r->variant, sizeof r->variant);
-        if ((rc = cell_int(cells, m, F_M, &r->m, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_N, &r->n, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_K, &r->k, path, line, diag)))
+    case ERG_PUBLIC_AIC_GEMM: {
+        cell_str(L, m, F_GEMM_DTYPE, r->dtype, sizeof r->dtype);
+        cell_str(L, m, F_KERNEL_SOURCE, r->variant, sizeof r->variant);
+        if ((rc = cell_int(L, m, F_M, &r->m, diag)) || (rc = cell_int(L, m, F_N, &r->n, diag)) ||
+            (rc = cell_int(L, m, F_K, &r->k, diag)))
             return rc;
-        if (!r->m || !r->n || !r->k)
-            return bad(diag, path, line, "columns 'm', 'n', 'k': a GEMM needs positive sizes");
+        static const enum field pos[] = {F_M, F_N, F_K, F_COUNT};
+        const int64_t *v[] = {&r->m, &r->n, &r->k};
+        if ((rc = need_positive(L, m, pos, v, diag))) /* a GEMM needs positive sizes */
+            return rc;
         break;
+    }
     case ERG_PUBLIC_AIC_CONTEXT_ATTENTION:
-    case ERG_PUBLIC_AIC_GENERATION_ATTENTION:
-        cell_str(cells, m, F_ATTN_DTYPE, r->dtype, sizeof r->dtype);
-        cell_str(cells, m, F_KV_DTYPE, r->variant, sizeof r->variant);
-        if ((rc = cell_int(cells, m, F_BATCH, &r->batch, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_ISL, &r->isl, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_HEADS, &r->heads, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_KV_HEADS, &r->kv_heads, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_HEAD_DIM, &r->head_dim, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_STEP, &r->kv, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_WINDOW, &r->window, path, line, diag)))
+    case ERG_PUBLIC_AIC_GENERATION_ATTENTION: {
+        cell_str(L, m, F_ATTN_DTYPE, r->dtype, sizeof r->dtype);
+        cell_str(L, m, F_KV_DTYPE, r->variant, sizeof r->variant);
+        if ((rc = cell_int(L, m, F_BATCH, &r->batch, diag)) ||
+            (rc = cell_int(L, m, F_ISL, &r->isl, diag)) ||
+            (rc = cell_int(L, m, F_HEADS, &r->heads, diag)) ||
+            (rc = cell_int(L, m, F_KV_HEADS, &r->kv_heads, diag)) ||
+            (rc = cell_int(L, m, F_HEAD_DIM, &r->head_dim, diag)) ||
+            (rc = cell_int(L, m, F_STEP, &r->kv, diag)) ||
+            (rc = cell_int(L, m, F_WINDOW, &r->window, diag)))
             return rc;
-        if (!r->batch || !r->isl || !r->heads || !r->kv_heads || !r->head_dim)
-            return bad(diag, path, line,
-                       "batch_size, isl, num_heads, num_key_value_heads and head_dim must be "
-                       "positive");
+        static const enum field pos[] = {F_BATCH, F_ISL, F_HEADS, F_KV_HEADS, F_HEAD_DIM, F_COUNT};
+        const int64_t *v[] = {&r->batch, &r->isl, &r->heads, &r->kv_heads, &r->head_dim};
+        if ((rc = need_positive(L, m, pos, v, diag)))
+            return rc;
         if (r->heads % r->kv_heads)
-            return bad(diag, path, line, "num_key_value_heads %lld does not divide num_heads %lld",
-                       (long long)r->kv_heads, (long long)r->heads);
+            return bad_at(diag, L, m->col[F_KV_HEADS],
+                          "column 'num_key_value_heads': %lld does not divide num_heads %lld",
+                          (long long)r->kv_heads, (long long)r->heads);
         break;
+    }
     case ERG_PUBLIC_AIC_MOE:
-        cell_str(cells, m, F_MOE_DTYPE, r->dtype, sizeof r->dtype);
-        cell_str(cells, m, F_DISTRIBUTION, r->variant, sizeof r->variant);
-        if ((rc = cell_int(cells, m, F_TOKENS, &r->tokens, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_HIDDEN, &r->hidden, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_INTER, &r->inter, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_TOPK, &r->topk, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_EXPERTS, &r->experts, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_MOE_TP, &r->tp, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_MOE_EP, &r->ep, path, line, diag)))
+        cell_str(L, m, F_MOE_DTYPE, r->dtype, sizeof r->dtype);
+        cell_str(L, m, F_DISTRIBUTION, r->variant, sizeof r->variant);
+        if ((rc = cell_int(L, m, F_TOKENS, &r->tokens, diag)) ||
+            (rc = cell_int(L, m, F_HIDDEN, &r->hidden, diag)) ||
+            (rc = cell_int(L, m, F_INTER, &r->inter, diag)) ||
+            (rc = cell_int(L, m, F_TOPK, &r->topk, diag)) ||
+            (rc = cell_int(L, m, F_EXPERTS, &r->experts, diag)) ||
+            (rc = cell_int(L, m, F_MOE_TP, &r->tp, diag)) ||
+            (rc = cell_int(L, m, F_MOE_EP, &r->ep, diag)))
             return rc;
         if (r->topk > r->experts)
-            return bad(diag, path, line, "column 'topk': %lld is above num_experts %lld",
-                       (long long)r->topk, (long long)r->experts);
+            return bad_at(diag, L, m->col[F_TOPK], "column 'topk': %lld is above num_experts %lld",
+                          (long long)r->topk, (long long)r->experts);
         break;
     case ERG_PUBLIC_AIC_COLLECTIVE:
         if (m->col[F_NCCL_DTYPE] >= 0)
-            cell_str(cells, m, F_NCCL_DTYPE, r->dtype, sizeof r->dtype);
+            cell_str(L, m, F_NCCL_DTYPE, r->dtype, sizeof r->dtype);
         else
-            cell_str(cells, m, F_AR_DTYPE, r->dtype, sizeof r->dtype);
+            cell_str(L, m, F_AR_DTYPE, r->dtype, sizeof r->dtype);
         if (m->col[F_BACKEND] >= 0)
-            cell_str(cells, m, F_BACKEND, r->variant, sizeof r->variant);
+            cell_str(L, m, F_BACKEND, r->variant, sizeof r->variant);
         else
-            cell_str(cells, m, F_KERNEL_SOURCE, r->variant, sizeof r->variant);
-        if ((rc = cell_int(cells, m, F_GPUS, &r->gpus, path, line, diag)) ||
-            (rc = cell_int(cells, m, F_MSG, &r->message_bytes, path, line, diag)))
+            cell_str(L, m, F_KERNEL_SOURCE, r->variant, sizeof r->variant);
+        if ((rc = cell_int(L, m, F_GPUS, &r->gpus, diag)) ||
+            (rc = cell_int(L, m, F_MSG, &r->message_bytes, diag)))
             return rc;
         break;
     default:
@@ -401,37 +445,43 @@ static int parse_aic_row(erg_public_format fmt, char **cells, const struct csv_m
     return ERG_OK;
 }
 
-static int parse_vidur_row(char **cells, const struct csv_map *m, const char *path, size_t line,
-                           erg_public_row *r, erg_diag *diag)
+static int parse_vidur_row(const struct csv_line *L, const struct csv_map *m, erg_public_row *r,
+                           erg_diag *diag)
 {
     int rc;
     row_init(r);
-    r->line = line;
+    r->line = L->line;
     snprintf(r->op, sizeof r->op, "layer");
     snprintf(r->dtype, sizeof r->dtype, "float16");
-    if ((rc = cell_int(cells, m, F_V_HEAD, &r->heads, path, line, diag)) ||
-        (rc = cell_int(cells, m, F_V_KV_HEAD, &r->kv_heads, path, line, diag)) ||
-        (rc = cell_int(cells, m, F_V_EMBD, &r->hidden, path, line, diag)) ||
-        (rc = cell_int(cells, m, F_V_EXPANDED, &r->inter, path, line, diag)) ||
-        (rc = cell_int(cells, m, F_V_VOCAB, &r->vocab, path, line, diag)) ||
-        (rc = cell_int(cells, m, F_V_TOKENS, &r->tokens, path, line, diag)) ||
-        (rc = cell_int(cells, m, F_V_TP, &r->tp, path, line, diag)))
+    if ((rc = cell_int(L, m, F_V_HEAD, &r->heads, diag)) ||
+        (rc = cell_int(L, m, F_V_KV_HEAD, &r->kv_heads, diag)) ||
+        (rc = cell_int(L, m, F_V_EMBD, &r->hidden, diag)) ||
+        (rc = cell_int(L, m, F_V_EXPANDED, &r->inter, diag)) ||
+        (rc = cell_int(L, m, F_V_VOCAB, &r->vocab, diag)) ||
+        (rc = cell_int(L, m, F_V_TOKENS, &r->tokens, diag)) ||
+        (rc = cell_int(L, m, F_V_TP, &r->tp, diag)))
         return rc;
-    const char *g = cells[m->col[F_V_GATED]];
+    const char *g = L->cell[m->col[F_V_GATED]];
     if (strcmp(g, "True") == 0 || strcmp(g, "true") == 0 || strcmp(g, "1") == 0)
         r->gated = 1;
     else if (strcmp(g, "False") == 0 || strcmp(g, "false") == 0 || strcmp(g, "0") == 0)
         r->gated = 0;
     else
-        return bad(diag, path, line, "column 'use_gated_mlp': expected True or False, got '%s'", g);
-    if (!r->heads || !r->kv_heads || !r->hidden || !r->inter || !r->tokens || !r->tp)
-        return bad(diag, path, line,
-                   "n_head, n_kv_head, n_embd, n_expanded_embd, num_tokens and "
-                   "num_tensor_parallel_workers must be positive");
-    if (r->heads % r->kv_heads || r->hidden % r->heads)
-        return bad(diag, path, line,
-                   "n_kv_head %lld must divide n_head %lld, which must divide n_embd %lld",
-                   (long long)r->kv_heads, (long long)r->heads, (long long)r->hidden);
+        return bad_at(diag, L, m->col[F_V_GATED],
+                      "column 'use_gated_mlp': expected True or False, got '%s'", g);
+    static const enum field pos[] = {F_V_HEAD,   F_V_KV_HEAD, F_V_EMBD, F_V_EXPANDED,
+                                     F_V_TOKENS, F_V_TP,      F_COUNT};
+    const int64_t *v[] = {&r->heads, &r->kv_heads, &r->hidden, &r->inter, &r->tokens, &r->tp};
+    if ((rc = need_positive(L, m, pos, v, diag)))
+        return rc;
+    if (r->heads % r->kv_heads)
+        return bad_at(diag, L, m->col[F_V_KV_HEAD],
+                      "column 'n_kv_head': %lld does not divide n_head %lld",
+                      (long long)r->kv_heads, (long long)r->heads);
+    if (r->hidden % r->heads)
+        return bad_at(diag, L, m->col[F_V_HEAD],
+                      "column 'n_head': %lld does not divide n_embd %lld", (long long)r->heads,
+                      (long long)r->hidden);
     r->head_dim = r->hidden / r->heads;
     double sum = 0;
     for (int i = 0; i < ERG_VIDUR_OP_COUNT; i++) {
@@ -440,7 +490,7 @@ static int parse_vidur_row(char **cells, const struct csv_map *m, const char *pa
         char name[96];
         snprintf(name, sizeof name, "time_stats.%s.median", vidur_names[i]);
         double ms;
-        if ((rc = parse_pos(cells[m->vidur_median[i]], &ms, name, path, line, 1, diag)))
+        if ((rc = parse_pos(L, m->vidur_median[i], &ms, name, 1, diag)))
             return rc;
         r->op_time_s[i] = ms * 1e-3;
         sum += r->op_time_s[i];
@@ -451,15 +501,15 @@ static int parse_vidur_row(char **cells, const struct csv_map *m, const char *pa
 
 static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_diag *diag)
 {
-    char *cells[MAX_COLS + 1];
+    struct csv_line L = {.path = path, .line = 1};
     int rc; /* the header is in l->buf already */
-    size_t nh = split(l->buf, cells);
+    size_t nh = split(l->buf, &L);
     if (nh > MAX_COLS)
         return bad(diag, path, 1, "more than %d columns: not a known public format", MAX_COLS);
-    int fmt = csv_format(cells, nh);
+    int fmt = csv_format(L.cell, nh);
     if (fmt == -1) {
         char first[64];
-        snprintf(first, sizeof first, "%s", cells[0]);
+        snprintf(first, sizeof first, "%s", L.cell[0]);
         return bad(diag, path, 1,
                    "not a known public format (a CSV header starting '%s'; expected an "
                    "aiconfigurator table with op_name,...,latency or a Vidur mlp.csv)",
@@ -472,11 +522,11 @@ static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_
     const enum field *req;
     int vidur = fmt == ERG_PUBLIC_VIDUR_MLP;
     for (int f = vidur ? F_V_HEAD : 0; f < (vidur ? F_COUNT : F_V_HEAD); f++)
-        map.col[f] = find_col(cells, nh, field_names[f]);
+        map.col[f] = find_col(L.cell, nh, field_names[f]);
     for (int i = 0; i < ERG_VIDUR_OP_COUNT; i++) {
         char name[96];
         snprintf(name, sizeof name, "time_stats.%s.median", vidur_names[i]);
-        map.vidur_median[i] = vidur ? find_col(cells, nh, name) : -1;
+        map.vidur_median[i] = vidur ? find_col(L.cell, nh, name) : -1;
     }
     switch (fmt) {
     case ERG_PUBLIC_AIC_GEMM:
@@ -513,14 +563,15 @@ static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_
     while ((rc = next_line(l, path, diag)) > 0) {
         if (l->buf[0] == '\0' || l->buf[0] == '#')
             continue;
-        size_t nc = split(l->buf, cells);
+        L.line = l->line;
+        size_t nc = split(l->buf, &L);
         if (nc != nh)
             return bad(diag, path, l->line, "%zu cells where the header has %zu columns", nc, nh);
         erg_public_row r;
         if (vidur)
-            rc = parse_vidur_row(cells, &map, path, l->line, &r, diag);
+            rc = parse_vidur_row(&L, &map, &r, diag);
         else
-            rc = parse_aic_row(t->format, cells, &map, path, l->line, &r, diag);
+            rc = parse_aic_row(t->format, &L, &map, &r, diag);
         if (rc)
             return rc;
         if (fmt == -2) {
@@ -530,16 +581,16 @@ static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_
             else if (strcmp(r.op, "generation_attention") == 0)
                 rf = ERG_PUBLIC_AIC_GENERATION_ATTENTION;
             else
-                return bad(diag, path, l->line,
-                           "column 'op_name': '%s' is not context_attention or "
-                           "generation_attention",
-                           r.op);
+                return bad_at(diag, &L, map.col[F_OP_NAME],
+                              "column 'op_name': '%s' is not context_attention or "
+                              "generation_attention",
+                              r.op);
             if (t->n == 0)
                 t->format = rf;
             else if (rf != t->format)
-                return bad(diag, path, l->line,
-                           "column 'op_name': '%s' in a %s table (one kind per file)", r.op,
-                           erg_public_format_name(t->format));
+                return bad_at(diag, &L, map.col[F_OP_NAME],
+                              "column 'op_name': '%s' in a %s table (one kind per file)", r.op,
+                              erg_public_format_name(t->format));
         }
         if ((rc = push_row(t, &cap, &r, diag)))
             return rc;
@@ -553,59 +604,68 @@ static int read_csv(struct lines *l, const char *path, erg_public_table *t, erg_
 
 /* ------------------------------------------------------------------ JSON formats */
 
-static int jnum(json_t *o, const char *key, double *out, int required, const char *path,
+/* A member that is a non-negative number (absent or null: NAN, an error when required). Errors
+ * name the JSON path, which erg_public_read turns into the value's line and column. */
+static int jnum(const json_t *o, const char *key, double *out, int required, const char *path,
                 const char *ctx, erg_diag *diag)
 {
-    json_t *v = json_object_get(o, key);
+    const json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v)) {
         *out = NAN;
         if (!required)
             return ERG_OK;
-        char where[600];
-        snprintf(where, sizeof where, "%s:%s", path, ctx);
-        return erg_diag_set(diag, ERG_EPARSE, where, "member '%s' is missing", key);
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: required number is missing", ctx, key);
     }
-    if (!json_is_number(v) || json_number_value(v) < 0 || !isfinite(json_number_value(v))) {
-        char where[600];
-        snprintf(where, sizeof where, "%s:%s", path, ctx);
-        return erg_diag_set(diag, ERG_EPARSE, where, "member '%s' must be a non-negative number",
-                            key);
-    }
+    if (!json_is_number(v))
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: expected a number", ctx, key);
+    if (!(json_number_value(v) >= 0))
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: must not be negative (got %g)", ctx,
+                            key, json_number_value(v));
     *out = json_number_value(v);
     return ERG_OK;
 }
 
-static int read_mlenergy(json_t *root, const char *path, erg_public_table *t, erg_diag *diag)
+/* v must be above lo (at least 1 when lo is 1: a GPU count), else an error naming ctx.key. */
+static int jpositive(double v, double lo, const char *key, const char *path, const char *ctx,
+                     erg_diag *diag)
+{
+    if (lo >= 1 ? v >= lo : v > lo)
+        return ERG_OK;
+    return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: must be %s (got %g)", ctx, key,
+                        lo >= 1 ? "at least 1" : "positive", v);
+}
+
+static int read_mlenergy(const json_t *root, const char *path, erg_public_table *t, erg_diag *diag)
 {
     t->format = ERG_PUBLIC_MLENERGY_V3;
-    json_t *id = json_object_get(root, "model_id");
+    const json_t *id = json_object_get(root, "model_id");
     snprintf(t->model_id, sizeof t->model_id, "%s",
              json_is_string(id) ? json_string_value(id) : "");
-    json_t *prec = json_object_get(root, "weight_precision");
-    json_t *cfgs = json_object_get(root, "configurations");
+    const json_t *prec = json_object_get(root, "weight_precision");
+    const json_t *cfgs = json_object_get(root, "configurations");
     if (!json_is_array(cfgs) || json_array_size(cfgs) == 0)
         return erg_diag_set(diag, ERG_EPARSE, path,
-                            "ML.ENERGY file: 'configurations' must be a non-empty array");
+                            "configurations: expected a non-empty array (an ML.ENERGY file)");
     size_t cap = 0, i;
-    json_t *c;
-    json_array_foreach(cfgs, i, c)
+    const json_t *c;
+    json_array_foreach(erg__json_mut(cfgs), i, c)
     {
         char ctx[64];
         snprintf(ctx, sizeof ctx, "configurations[%zu]", i);
         if (!json_is_object(c))
-            return erg_diag_set(diag, ERG_EPARSE, path, "%s is not an object", ctx);
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s: expected an object", ctx);
         erg_public_row r;
         row_init(&r);
         r.line = i + 1;
         snprintf(r.op, sizeof r.op, "serving");
         snprintf(r.dtype, sizeof r.dtype, "%s",
                  json_is_string(prec) ? json_string_value(prec) : "");
-        json_t *g = json_object_get(c, "gpu_model");
-        if (!json_is_string(g)) {
-            char where[600];
-            snprintf(where, sizeof where, "%s:%s", path, ctx);
-            return erg_diag_set(diag, ERG_EPARSE, where, "member 'gpu_model' must be a string");
-        }
+        const json_t *g = json_object_get(c, "gpu_model");
+        if (!g)
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s.gpu_model: required string is missing",
+                                ctx);
+        if (!json_is_string(g))
+            return erg_diag_set(diag, ERG_EPARSE, path, "%s.gpu_model: expected a string", ctx);
         snprintf(r.device, sizeof r.device, "%s", json_string_value(g));
         double gpus, seqs, itl, ept, pw, tp = 1, ep = 1;
         int rc;
@@ -619,7 +679,7 @@ static int read_mlenergy(json_t *root, const char *path, erg_public_table *t, er
             (rc = jnum(c, "output_throughput_tokens_per_sec", &r.throughput_tok_s, 0, path, ctx,
                        diag)))
             return rc;
-        json_t *par = json_object_get(c, "parallelization");
+        const json_t *par = json_object_get(c, "parallelization");
         if (json_is_object(par)) {
             char pctx[96];
             snprintf(pctx, sizeof pctx, "%s.parallelization", ctx);
@@ -633,13 +693,11 @@ static int read_mlenergy(json_t *root, const char *path, erg_public_table *t, er
             if (isfinite(v))
                 ep = v;
         }
-        if (gpus < 1 || itl <= 0 || ept <= 0 || r.avg_batch <= 0) {
-            char where[600];
-            snprintf(where, sizeof where, "%s:%s", path, ctx);
-            return erg_diag_set(diag, ERG_EPARSE, where,
-                                "num_gpus, avg_batch_size, median_itl_ms and "
-                                "energy_per_token_joules must be positive");
-        }
+        if ((rc = jpositive(gpus, 1, "num_gpus", path, ctx, diag)) ||
+            (rc = jpositive(r.avg_batch, 0, "avg_batch_size", path, ctx, diag)) ||
+            (rc = jpositive(itl, 0, "median_itl_ms", path, ctx, diag)) ||
+            (rc = jpositive(ept, 0, "energy_per_token_joules", path, ctx, diag)))
+            return rc;
         r.gpus = (int64_t)gpus;
         r.tp = (int64_t)tp;
         r.ep = (int64_t)ep;
@@ -653,33 +711,66 @@ static int read_mlenergy(json_t *root, const char *path, erg_public_table *t, er
     return ERG_OK;
 }
 
-static json_t *attr_value(json_t *attrs, const char *key)
+/* One line of BLIS traces: its text (the error path finds a value's column in it, as jansson
+ * keeps no positions), the file and the line number. */
+struct blis_at {
+    const char *text;
+    size_t len;
+    const char *path;
+    size_t line;
+};
+
+/* An error at the value jpath names in the line ("file:line:col"; the line alone when the walk
+ * does not find it). */
+static int blis_bad(erg_diag *diag, const struct blis_at *at, const char *jpath, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
+static int blis_bad(erg_diag *diag, const struct blis_at *at, const char *jpath, const char *fmt,
+                    ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    size_t ln, col;
+    if (!erg__json_locate(at->text, at->len, jpath, &ln, &col) || ln != 1)
+        col = 0;
+    return erg__diag_at(diag, ERG_EPARSE, at->path, at->line, col, "%s", what);
+}
+
+/* The value of the attribute named key (doubleValue, else intValue) and its JSON path below the
+ * span's (vpath); NULL when absent. */
+static const json_t *attr_value(const json_t *attrs, const char *key, const char *span, char *vpath,
+                                size_t vsize)
 {
     size_t i;
-    json_t *a;
-    json_array_foreach(attrs, i, a)
+    const json_t *a;
+    json_array_foreach(erg__json_mut(attrs), i, a)
     {
-        json_t *k = json_object_get(a, "key");
+        const json_t *k = json_object_get(a, "key");
         if (json_is_string(k) && strcmp(json_string_value(k), key) == 0) {
-            json_t *v = json_object_get(a, "value");
+            const json_t *v = json_object_get(a, "value");
+            snprintf(vpath, vsize, "%s.attributes[%zu].value", span, i);
             if (!json_is_object(v))
                 return NULL;
-            json_t *d = json_object_get(v, "doubleValue");
-            if (d)
-                return d;
-            return json_object_get(v, "intValue");
+            const json_t *d = json_object_get(v, "doubleValue");
+            snprintf(vpath, vsize, "%s.attributes[%zu].value.%s", span, i,
+                     d ? "doubleValue" : "intValue");
+            return d ? d : json_object_get(v, "intValue");
         }
     }
+    snprintf(vpath, vsize, "%s.attributes", span);
     return NULL;
 }
 
-/* OTLP numbers: doubleValue is a number, intValue a decimal string (or a number). */
-static int attr_num(json_t *attrs, const char *key, double *out, const char *path, size_t line,
-                    erg_diag *diag)
+/* OTLP numbers: doubleValue is a number, intValue a decimal string (or a number). vpath: the
+ * value's JSON path in the line, for the checks that follow. */
+static int attr_num(const json_t *attrs, const char *key, double *out, const char *span,
+                    char *vpath, size_t vsize, const struct blis_at *at, erg_diag *diag)
 {
-    json_t *v = attr_value(attrs, key);
+    const json_t *v = attr_value(attrs, key, span, vpath, vsize);
     if (!v)
-        return bad(diag, path, line, "llm_request span: attribute '%s' is missing", key);
+        return blis_bad(diag, at, vpath, "llm_request span: attribute '%s' is missing", key);
     double x;
     if (json_is_number(v))
         x = json_number_value(v);
@@ -687,69 +778,77 @@ static int attr_num(json_t *attrs, const char *key, double *out, const char *pat
         char *end;
         x = strtod(json_string_value(v), &end);
         if (end == json_string_value(v) || *end)
-            return bad(diag, path, line, "attribute '%s': expected a number, got '%s'", key,
-                       json_string_value(v));
+            return blis_bad(diag, at, vpath, "attribute '%s': expected a number, got '%s'", key,
+                            json_string_value(v));
     } else
-        return bad(diag, path, line, "attribute '%s': expected a number", key);
+        return blis_bad(diag, at, vpath, "attribute '%s': expected a number", key);
     if (!isfinite(x) || x < 0)
-        return bad(diag, path, line, "attribute '%s' must be a non-negative number", key);
+        return blis_bad(diag, at, vpath, "attribute '%s' must be a non-negative number", key);
     *out = x;
     return ERG_OK;
 }
 
-static int blis_line(json_t *root, const char *path, size_t line, erg_public_table *t, size_t *cap,
+static int blis_line(const json_t *root, const struct blis_at *at, erg_public_table *t, size_t *cap,
                      erg_diag *diag)
 {
-    json_t *rs = json_object_get(root, "resourceSpans");
+    const json_t *rs = json_object_get(root, "resourceSpans");
     if (!json_is_array(rs))
-        return bad(diag, path, line, "BLIS traces: 'resourceSpans' must be an array");
+        return blis_bad(diag, at, rs ? "resourceSpans" : "",
+                        "BLIS traces: 'resourceSpans' must be an array");
     size_t i, j, k;
-    json_t *r, *ss, *sp;
-    json_array_foreach(rs, i, r)
+    const json_t *r, *ss, *sp;
+    json_array_foreach(erg__json_mut(rs), i, r)
     {
-        json_t *scopes = json_object_get(r, "scopeSpans");
-        json_array_foreach(scopes, j, ss)
+        const json_t *scopes = json_object_get(r, "scopeSpans");
+        json_array_foreach(erg__json_mut(scopes), j, ss)
         {
-            json_t *spans = json_object_get(ss, "spans");
-            json_array_foreach(spans, k, sp)
+            const json_t *spans = json_object_get(ss, "spans");
+            json_array_foreach(erg__json_mut(spans), k, sp)
             {
-                json_t *name = json_object_get(sp, "name");
+                const json_t *name = json_object_get(sp, "name");
                 if (!json_is_string(name) || strcmp(json_string_value(name), "llm_request"))
                     continue;
-                json_t *attrs = json_object_get(sp, "attributes");
+                char span[128], vp[224], vc[224];
+                snprintf(span, sizeof span, "resourceSpans[%zu].scopeSpans[%zu].spans[%zu]", i, j,
+                         k);
+                const json_t *attrs = json_object_get(sp, "attributes");
                 if (!json_is_array(attrs))
-                    return bad(diag, path, line, "llm_request span without 'attributes'");
+                    return blis_bad(diag, at, span, "llm_request span without 'attributes'");
                 erg_public_row row;
                 row_init(&row);
                 row.line = t->n + 1; /* the request's index: a line may hold several spans */
                 snprintf(row.op, sizeof row.op, "request");
                 double p, c;
                 int rc;
-                if ((rc = attr_num(attrs, "gen_ai.usage.prompt_tokens", &p, path, line, diag)) ||
-                    (rc =
-                         attr_num(attrs, "gen_ai.usage.completion_tokens", &c, path, line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.time_in_model_prefill", &row.prefill_s,
-                                   path, line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.time_in_model_decode", &row.decode_s,
-                                   path, line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.time_in_queue", &row.queue_s, path, line,
+                if ((rc = attr_num(attrs, "gen_ai.usage.prompt_tokens", &p, span, vp, sizeof vp, at,
                                    diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.time_to_first_token", &row.ttft_s, path,
-                                   line, diag)) ||
-                    (rc = attr_num(attrs, "gen_ai.latency.e2e", &row.time_s, path, line, diag)))
+                    (rc = attr_num(attrs, "gen_ai.usage.completion_tokens", &c, span, vc, sizeof vc,
+                                   at, diag)))
                     return rc;
                 /* token counts: whole numbers erg can size work with (a double beyond 2^63
                  * would not even convert) */
                 if (!(p >= 0 && p <= 0x1p53 && p == floor(p)))
-                    return bad(diag, path, line,
-                               "gen_ai.usage.prompt_tokens: %g is not a token count (a whole "
-                               "number from 0 to 2^53)",
-                               p);
+                    return blis_bad(diag, at, vp,
+                                    "gen_ai.usage.prompt_tokens: %g is not a token count (a "
+                                    "whole number from 0 to 2^53)",
+                                    p);
                 if (!(c >= 0 && c <= 0x1p53 && c == floor(c)))
-                    return bad(diag, path, line,
-                               "gen_ai.usage.completion_tokens: %g is not a token count (a whole "
-                               "number from 0 to 2^53)",
-                               c);
+                    return blis_bad(diag, at, vc,
+                                    "gen_ai.usage.completion_tokens: %g is not a token count (a "
+                                    "whole number from 0 to 2^53)",
+                                    c);
+                char ap[224];
+                if ((rc = attr_num(attrs, "gen_ai.latency.time_in_model_prefill", &row.prefill_s,
+                                   span, ap, sizeof ap, at, diag)) ||
+                    (rc = attr_num(attrs, "gen_ai.latency.time_in_model_decode", &row.decode_s,
+                                   span, ap, sizeof ap, at, diag)) ||
+                    (rc = attr_num(attrs, "gen_ai.latency.time_in_queue", &row.queue_s, span, ap,
+                                   sizeof ap, at, diag)) ||
+                    (rc = attr_num(attrs, "gen_ai.latency.time_to_first_token", &row.ttft_s, span,
+                                   ap, sizeof ap, at, diag)) ||
+                    (rc = attr_num(attrs, "gen_ai.latency.e2e", &row.time_s, span, ap, sizeof ap,
+                                   at, diag)))
+                    return rc;
                 row.isl = (int64_t)p;
                 row.tokens = (int64_t)c;
                 if ((rc = push_row(t, cap, &row, diag)))
@@ -773,7 +872,8 @@ static int read_blis(struct lines *l, const char *path, erg_public_table *t, erg
         if (!root)
             return erg__diag_at(diag, ERG_EPARSE, path, l->line,
                                 je.column > 0 ? (size_t)je.column : 0, "not JSON: %s", je.text);
-        rc = blis_line(root, path, l->line, t, &cap, diag);
+        const struct blis_at at = {l->buf, strlen(l->buf), path, l->line};
+        rc = blis_line(root, &at, t, &cap, diag);
         json_decref(root);
         if (rc)
             return rc;
@@ -835,16 +935,18 @@ int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag)
             goto out;
         json_error_t je;
         json_t *root = json_loadb(text, len, 0, &je);
-        free(text);
         if (!root) {
+            free(text);
             rc = erg__diag_at(diag, ERG_EPARSE, path, je.line > 0 ? (size_t)je.line : 1,
                               je.column > 0 ? (size_t)je.column : 0, "not JSON: %s", je.text);
             goto out;
         }
         if (json_is_object(root) && json_object_get(root, "configurations") &&
-            json_object_get(root, "model_id"))
+            json_object_get(root, "model_id")) {
             rc = read_mlenergy(root, path, t, diag);
-        else {
+            if (rc) /* the error path only: the value's line and column in the text */
+                erg__json_diag_place(diag, text, len, path);
+        } else {
             json_t *tag = json_is_object(root) ? json_object_get(root, "erg") : NULL;
             rc = bad(diag, path, 1,
                      "not a known public format: JSON%s%s%s (expected an ML.ENERGY v3 model "
@@ -853,6 +955,7 @@ int erg_public_read(const char *path, erg_public_table **out, erg_diag *diag)
                      tag && json_is_string(tag) ? json_string_value(tag) : "",
                      tag && json_is_string(tag) ? "\")" : "");
         }
+        free(text);
         json_decref(root);
     } else {
         rc = read_csv(&l, path, t, diag);

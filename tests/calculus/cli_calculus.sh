@@ -297,7 +297,8 @@ wrongkind "erg: $tmp/msyn.json:1:2: format tag \"erg\" is \"measurement/1\", exp
 printf '{"erg": "measurement/2", "runs": 1}\n' > "$tmp/mv2.json"
 wrongkind "erg: $tmp/mv2.json: unknown format version \"measurement/2\" (this erg reads measurement/1)" compare "$tmp/mv2.json" "$tmp/ma.json"
 sed 's/"mean": 7.0/"mean": -7.0/' "$tmp/ma.json" > "$tmp/mneg.json"
-wrongkind "erg: $tmp/mneg.json: total.energy_j.mean: must not be negative (got -7)" compare "$tmp/ma.json" "$tmp/mneg.json"
+# placed at the value: line 2 ` "total": {"energy_j": {"mean": -7.0, ...`: '{' at 24, -7.0 at 33
+wrongkind "erg: $tmp/mneg.json:2:33: total.energy_j.mean: must not be negative (got -7)" compare "$tmp/ma.json" "$tmp/mneg.json"
 # refine --measured: the schedule c -> c (E 2 x 3.25 J) against the measurement of 7 J
 cat > "$tmp/c.json" <<'J'
 {"erg": "signature/1", "name": "c", "device": "cpu", "static_power_w": 1.0, "time_s": 0.25,

@@ -58,7 +58,9 @@ grep -q "^erg: .*empty.json:1:69: signatures.a.points: empty operating set" "$T/
 printf '{"erg": "schedule/1", "devices": {"g": {"static_power_w": 0}}, "signatures": {"a": {"device": "g", "points": [{"time_s": 1e308, "dynamic_energy_j": 1}, {"time_s": 1, "dynamic_energy_j": 5}]}, "b": {"device": "g", "time_s": 1e308, "dynamic_energy_j": 1}}, "expr": {"multi": [{"seq": ["a", "b"]}, "b"]}}' > "$T/big.json"
 "$ERG_BIN" frontier "$T/big.json" > "$T/out" 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "overflow rc $rc: $(cat "$T/out")"
-grep -q "^erg: .*big.json: expr.multi\[0\]: the seq's time or energy is not finite" "$T/err" || fail "overflow message: $(cat "$T/err")"
+# placed at the seq it names: 22 + 41 + 15 + 32 + 42 + 40 + 63 + 19 bytes before it (the tag,
+# devices, "signatures": {, a's head and two points, b, "expr": {"multi": [): column 275
+grep -q "^erg: .*big.json:1:275: expr.multi\[0\]: the seq's time or energy is not finite" "$T/err" || fail "overflow message: $(cat "$T/err")"
 [ -s "$T/out" ] && fail "overflow printed a frontier: $(cat "$T/out")"
 "$ERG_BIN" compose "$T/big.json" 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "compose of an operating set rc $rc"

@@ -58,7 +58,8 @@ rc=$?
 [ "$rc" -eq 2 ] || fail "bad.json exit $rc, expected 2"
 [ ! -s "$T/bad.out" ] || fail "bad.json wrote to stdout"
 [ "$(wc -l < "$T/bad.err")" -eq 1 ] || fail "not one line: $(cat "$T/bad.err")"
-for want in 'erg: bad.json: expr: ⊕ operands share no device operating point (ω_dev): ' \
+# placed at the ⊕ expression: line 17 ` "expr": {"par": ["attn", "mlp"]}}`, its '{' at 10
+for want in 'erg: bad.json:17:10: expr: ⊕ operands share no device operating point (ω_dev): ' \
     '"attn" (expr.par[0]) at {"sm_mhz":1410} on gpu0, {"sm_mhz":1200} on gpu0; ' \
     '"mlp" (expr.par[1]) at no ω_dev (no omega.device) on gpu0; give every operand the same '; do
     grep -qF "$want" "$T/bad.err" || fail "error lacks '$want': $(cat "$T/bad.err")"

@@ -293,6 +293,74 @@ static void rejects_bad_operating_sets(void **state)
         "ω_dev (no omega.device) on g; \"c\" (expr.seq[1].par[2]) at {\"mhz\":2} on g;");
 }
 
+/* Frontier errors about a schedule read from a file are placed at the expression or the node they
+ * name (hand-counted on these lines; columns are 1-based bytes). */
+static void expect_at(const char *text, int status, const char *line_col, const char *detail)
+{
+    erg_frontier f;
+    erg_diag d;
+    int rc = read_frontier(text, &f, &d);
+    if (rc == ERG_OK)
+        erg_frontier_free(&f);
+    char want[600];
+    snprintf(want, sizeof want, "%s/s.json%s", dir, line_col);
+    if (rc != status)
+        fail_msg("status %d, expected %d (%s: %s)", rc, status, d.where, d.detail);
+    assert_string_equal(d.where, want);
+    if (strncmp(d.detail, detail, strlen(detail)) != 0)
+        fail_msg("detail \"%s\" does not start \"%s\"", d.detail, detail);
+}
+
+#define TWO_GPUS                                                                                   \
+    "{\"erg\": \"schedule/1\",\n" /* 1 */                                                          \
+    " \"signatures\": {\n"        /* 2 */                                                          \
+    "  \"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": "   \
+    "1},\n"                                                                                        \
+    "  \"b\": {\"device\": \"g1\", \"static_power_w\": 1, \"time_s\": 1, \"dynamic_energy_j\": "   \
+    "1}},\n"
+
+static void errors_name_the_expression_or_node(void **state)
+{
+    (void)state;
+    /* line 5 ` "expr": {"par": ["a", "b"]}}`: the par object at 10 */
+    expect_at(TWO_GPUS " \"expr\": {\"par\": [\"a\", \"b\"]}}\n", ERG_EINVAL, ":5:10",
+              "expr: ⊕ operands share no device operating point (ω_dev): \"a\" (expr.par[0])");
+    /* nested: line 6 `   {"par": ["a", "b"]}]}}`: seq[1] at 4 */
+    expect_at(TWO_GPUS " \"expr\": {\"seq\": [\"a\",\n   {\"par\": [\"a\", \"b\"]}]}}\n",
+              ERG_EINVAL, ":6:4",
+              "expr.seq[1]: ⊕ operands share no device operating point (ω_dev): \"a\" "
+              "(expr.seq[1].par[0])");
+    /* a leaf whose energy overflows: line 5 ` "expr": {"par": ["a", "c"]}}`, "c" at 24 */
+    expect_at("{\"erg\": \"schedule/1\",\n \"signatures\": {\n"
+              "  \"a\": {\"device\": \"g0\", \"static_power_w\": 1, \"time_s\": 1, "
+              "\"dynamic_energy_j\": 1},\n"
+              "  \"c\": {\"device\": \"g0\", \"static_power_w\": 1e10, \"time_s\": 1e300, "
+              "\"dynamic_energy_j\": 1}},\n"
+              " \"expr\": {\"par\": [\"a\", \"c\"]}}\n",
+              ERG_ERANGE, ":5:24", "expr.par[1]: element \"c\": a point's energy is not finite");
+    /* a DAG node: line 4 `   {"id": "y", "signature": "a"}],`: nodes[1] at 4 */
+    expect_at("{\"erg\": \"schedule/1\", \"devices\": {\"g\": {\"static_power_w\": 10}},\n"
+              " \"signatures\": {\"a\": {\"device\": \"g\", \"time_s\": 1e307, "
+              "\"dynamic_energy_j\": 1}},\n"
+              " \"nodes\": [{\"id\": \"x\", \"signature\": \"a\"},\n"
+              "   {\"id\": \"y\", \"signature\": \"a\"}],\n"
+              " \"edges\": [[\"x\", \"y\"]]}\n",
+              ERG_ERANGE, ":4:4", "node y: the schedule's time or energy up to this node");
+    /* an error about no expression or node keeps the file alone: epsilon out of range */
+    erg_opsched *os = NULL;
+    erg_diag d;
+    erg_diag_clear(&d);
+    const char *p = write_tmp("s.json", TWO_GPUS " \"expr\": \"a\"}\n");
+    assert_int_equal(erg_opsched_read_file(p, &os, &d), ERG_OK);
+    erg_frontier_options o;
+    erg_frontier_options_init(&o);
+    o.epsilon = 11;
+    erg_frontier f;
+    assert_int_equal(erg_opsched_frontier(os, &o, &f, &d), ERG_EINVAL);
+    assert_string_equal(d.where, "");
+    erg_opsched_free(os);
+}
+
 static void plans_for_deadline_and_budget(void **state)
 {
     (void)state;
@@ -454,6 +522,7 @@ int main(void)
         cmocka_unit_test(single_point_schedules_match_the_calculus),
         cmocka_unit_test(dag_gaps_are_charged_at_idle_power),
         cmocka_unit_test(rejects_bad_operating_sets),
+        cmocka_unit_test(errors_name_the_expression_or_node),
         cmocka_unit_test(plans_for_deadline_and_budget),
         cmocka_unit_test(reads_reference_csv_by_column_name),
         cmocka_unit_test(rejects_bad_reference_csv),

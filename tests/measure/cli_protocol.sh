@@ -99,6 +99,21 @@ adv3=$(echo "$adv" | sed 's/500000/1000000/')
 "$erg" compare "$T/a.json" "$T/c.json" > "$T/out" 2> "$T/err" || fail "compare 1.5 J with 3 J: confident"
 grep -q "A confidently uses less energy than B" "$T/out" || fail "compare 1.5 J < 3 J"
 
+# --- bad input files name file:line:col and the member, exit 2, nothing measured or written:
+# calibration/1 (line 2 ` "channels": [{"id": "rapl-sysfs:psys", "idle_power_w": "2", ...`: '{'
+# at 15, "idle_power_w" 41-54, the value at 57) and measurement/1 (line 4 `  "static_power_w": -1,
+# ...`: -1 at 21)
+printf '{"erg": "calibration/1", "duration_s": 1, "window_s": 0.01, "idle_power_w": 2.0,\n "channels": [{"id": "rapl-sysfs:psys", "idle_power_w": "2", "cv": 0.1}]}\n' > "$T/calbad.json"
+"$erg" measure -r 2 --calibration "$T/calbad.json" --signature "$T/sigbad.json" --backends rapl-sysfs -- sh -c "$adv" "$P" "$R/proc/stat" > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "bad calibration: exit 2"
+grep -q '^erg: .*calbad.json:2:57: channels\[0\].idle_power_w: expected a number$' "$T/err" || fail "bad calibration: placed: $(cat "$T/err")"
+[ ! -e "$T/sigbad.json" ] || fail "bad calibration: nothing written"
+printf '{"erg": "measurement/1", "runs": 3,\n "time_s": {"mean": 0.1, "sd": 0},\n "total": {"energy_j": {"mean": 5, "sd": 0},\n  "static_power_w": -1, "grade": "hw_shunt"}}\n' > "$T/mbad.json"
+"$erg" compare "$T/mbad.json" "$T/a.json" > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "bad measurement: exit 2"
+grep -q '^erg: .*mbad.json:4:21: total.static_power_w: must not be negative (got -1)$' "$T/err" || fail "bad measurement: placed: $(cat "$T/err")"
+[ ! -s "$T/out" ] || fail "bad measurement: nothing on stdout"
+
 # --- short work repeated inside one window, said
 "$erg" measure -r 1 --min-window 0.2 --baseline none --json --backends rapl-sysfs -- sh -c 'sleep 0.05; read w < "$0"; printf "%020d\n" $(expr "$w" + 100000) 1<> "$0"' "$P" > "$T/out" 2> "$T/err" || fail "min-window"
 tr -d ' \n' < "$T/out" > "$T/flat"

@@ -82,6 +82,54 @@ static int work_stop(void *ud)
     return w->stop_after && w->calls >= w->stop_after;
 }
 
+/* A hand-made measurement/1 document; positions below are hand-counted on its lines. */
+static const char meas_doc[] = "{\"erg\": \"measurement/1\", \"runs\": 3,\n"            /* 1 */
+                               " \"time_s\": {\"mean\": 0.1, \"sd\": 0},\n"             /* 2 */
+                               " \"total\": {\"energy_j\": {\"mean\": 5, \"sd\": 0},\n" /* 3 */
+                               "  \"static_power_w\": 10, \"grade\": \"hw_shunt\"}}\n"; /* 4 */
+
+/* meas_doc with the first `from` replaced by `to`, read: ERG_EPARSE at where_tail, detail. */
+static void meas_bad(const char *from, const char *to, const char *where_tail, const char *detail)
+{
+    char text[512], path[512];
+    const char *at = strstr(meas_doc, from);
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - meas_doc), meas_doc, to, at + strlen(from));
+    fake_write(root, "mbad.json", "%s", text);
+    snprintf(path, sizeof path, "%s/mbad.json", root);
+    erg_signature s;
+    erg_diag d;
+    erg_diag_clear(&d);
+    assert_int_equal(erg_measurement_read_signature(path, &s, &d), ERG_EPARSE);
+    char want[600];
+    snprintf(want, sizeof want, "%s%s", path, where_tail);
+    assert_string_equal(d.where, want);
+    if (strncmp(d.detail, detail, strlen(detail)) != 0)
+        fail_msg("detail '%s' does not start '%s'", d.detail, detail);
+}
+
+static void measurement_errors_are_placed(void)
+{
+    char path[512];
+    fake_write(root, "mgood.json", "%s", meas_doc);
+    snprintf(path, sizeof path, "%s/mgood.json", root);
+    erg_signature s;
+    assert_int_equal(erg_measurement_read_signature(path, &s, NULL), ERG_OK);
+    erg_assert_near(s.dynamic_energy_j, 4.0, 1e-12); /* 5 J − 10 W × 0.1 s */
+    /* wrong type: line 2 ` "time_s": {"mean": "0.1", ...`: '{' at 12, the value at 21 */
+    meas_bad("0.1", "\"0.1\"", ":2:21", "time_s.mean: expected a number");
+    /* out of range: line 4 `  "static_power_w": -1, ...`: -1 at 21 */
+    meas_bad("10,", "-1,", ":4:21", "total.static_power_w: must not be negative (got -1)");
+    /* missing: runs (the document, 1:1), total.grade (the total object, line 3 column 11) */
+    meas_bad(" \"runs\": 3,", "", ":1:1", "runs: required number is missing");
+    meas_bad(", \"grade\": \"hw_shunt\"", "", ":3:11", "total.grade: missing or not a grade");
+    meas_bad("\"time_s\": {\"mean\": 0.1, \"sd\": 0},", "\"time\": 1,", ":1:1",
+             "time_s: missing or not an object");
+    /* truncated after line 3: jansson's place, line 4 before its first byte (column 0) */
+    meas_bad("  \"static_power_w\": 10, \"grade\": \"hw_shunt\"}}\n", "", ":4:0",
+             "malformed JSON: ");
+}
+
 static void protocol_runs_summarises_and_attributes(void **state)
 {
     (void)state;
@@ -152,6 +200,7 @@ static void protocol_runs_summarises_and_attributes(void **state)
     erg_assert_near(back.dynamic_energy_j, 4.0, 1e-9);
     erg_assert_rel(back.energy_var_j2, sig.energy_var_j2, 1e-6);
     assert_int_equal(back.runs, 3);
+    measurement_errors_are_placed();
     /* CSV: header, one row per channel, the total */
     snprintf(path, sizeof path, "%s/m.csv", root);
     assert_int_equal(erg_protocol_write_csv(path, r, &d), ERG_OK);

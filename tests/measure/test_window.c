@@ -11,6 +11,14 @@
 
 static const char *const root = fake_root;
 
+/* d->where ends with "/" + tail (the file in the test's folder, then its line and column). */
+static void cal_where(const erg_diag *d, const char *tail)
+{
+    size_t lw = strlen(d->where), lt = strlen(tail);
+    if (lw <= lt || strcmp(d->where + lw - lt, tail) != 0 || d->where[lw - lt - 1] != '/')
+        fail_msg("where '%s', expected .../%s (%s)", d->where, tail, d->detail);
+}
+
 static void pkg(uint64_t uj)
 {
     fake_write_u64(root, "sys/class/powercap/intel-rapl:0/energy_uj", uj);
@@ -379,6 +387,8 @@ static void calibration_file_round_trip_and_errors(void **state)
     assert_int_equal(erg_calibration_read_file(path, &back, &d0), ERG_EPARSE);
     if (!strstr(d0.detail, "channels[0].flags[0]: not a string"))
         fail_msg("detail: %s", d0.detail);
+    /* wrong type, at the value: "flags" 98-104, '[' at 107, the 1 at 108 */
+    cal_where(&d0, "fl2.json:1:108");
     fake_write(root, "fl3.json",
                "{\"erg\": \"calibration/1\", \"idle_power_w\": 1, \"flags\": \"busy\", "
                "\"channels\": []}\n");
@@ -396,7 +406,23 @@ static void calibration_file_round_trip_and_errors(void **state)
     snprintf(path, sizeof path, "%s/bad.json", root);
     erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
-    assert_non_null(strstr(d.where, "bad.json"));
+    /* out of range, at the value: line 2 ` "channels": [{"id": "x", "idle_power_w": -3, ...`,
+     * '[' at 14, '{' at 15, "idle_power_w" 27-40, -3 at 43 */
+    cal_where(&d, "bad.json:2:43");
+    assert_string_equal(d.detail, "channels[0].idle_power_w: must not be negative (got -3)");
+    /* missing: at the object that lacks it, channels[0] (line 2, column 15), or the document */
+    fake_write(root, "nocv.json",
+               "{\"erg\": \"calibration/1\", \"idle_power_w\": 1,\n \"channels\": [{\"id\": \"x\", "
+               "\"idle_power_w\": 1}]}\n");
+    snprintf(path, sizeof path, "%s/nocv.json", root);
+    assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
+    cal_where(&d, "nocv.json:2:15");
+    assert_string_equal(d.detail, "channels[0].cv: required number is missing");
+    fake_write(root, "noidle.json", "\n {\"erg\": \"calibration/1\", \"channels\": []}\n");
+    snprintf(path, sizeof path, "%s/noidle.json", root);
+    assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
+    cal_where(&d, "noidle.json:2:2");
+    assert_string_equal(d.detail, "idle_power_w: required number is missing");
     fake_write(root, "v2.json", "{\"erg\": \"calibration/2\"}\n");
     snprintf(path, sizeof path, "%s/v2.json", root);
     erg_calibration_free(back);
@@ -405,7 +431,8 @@ static void calibration_file_round_trip_and_errors(void **state)
     snprintf(path, sizeof path, "%s/syntax.json", root);
     erg_calibration_free(back);
     assert_int_equal(erg_calibration_read_file(path, &back, &d), ERG_EPARSE);
-    assert_non_null(strstr(d.where, "syntax.json:"));
+    /* truncated: jansson's place, the end of the text (line 2, before its first byte: column 0) */
+    cal_where(&d, "syntax.json:2:0");
     assert_null(back);
 }
 

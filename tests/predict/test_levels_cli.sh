@@ -293,7 +293,8 @@ check "memory warning --json" 0 '"warnings": \["the weights' -- "$erg" predict m
 check "below the memory: no warning" 0 '"warnings": \[\]' -- "$erg" predict model "$tiny" --target "$m" --phase decode --kv 1000 --batch 1 --json
 grep -q warning "$tmp/err" && fail "warning below the memory: $(cat "$tmp/err")"
 printf '{"erg": "gpu-target/1", "memory_gib": -1}\n' > "$m/gpu.json"
-check "bad memory_gib" 2 "gpu.json: memory_gib must be a positive number" -- "$erg" predict model "$tiny" --target "$m"
+# placed at the value: `{"erg": "gpu-target/1", "memory_gib": -1}`, -1 at 39
+check "bad memory_gib" 2 "gpu.json:1:39: memory_gib: must be a positive number (GiB)$" -- "$erg" predict model "$tiny" --target "$m"
 check "MLA refused" 2 "kv_lora_rank" -- "$erg" predict model "$src/tests/predict/configs/mla.json" --target "$t"
 check "bad kv heads" 2 "num_key_value_heads: 3 KV heads do not divide 8" -- "$erg" predict model "$src/tests/predict/configs/bad-kv-heads.json" --target "$t"
 check "bad prompt" 2 "--prompt expects a positive integer" -- "$erg" predict model "$cfg" --target "$t" --prompt 0

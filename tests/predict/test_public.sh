@@ -56,6 +56,22 @@ for want in 'gemm,vidur-attn_pre_proj,4096,12288,4096,,,fp16,20,0.0005' \
     grep -q "^$want,,,,$" "$tmp/v.csv" || { echo "FAIL vidur row $want missing:"; cat "$tmp/v.csv"; fails=$((fails + 1)); }
 done
 
+# bad Vidur rows, at the cell: row 2's cells start at 1, 5, 10, 14, 19, 23, 28, 32, 37, 42 (the
+# medians), 47 n_head, 50 n_kv_head, 53 n_embd, 58, 64, 70 use_gated_mlp, 75 num_tokens, 80 TP
+sed '2s/,True,/,Maybe,/' "$tmp/mlp.csv" > "$tmp/mlpg.csv"
+check "Vidur wrong type" 2 "mlpg.csv:2:70: column 'use_gated_mlp': expected True or False, got 'Maybe'$" -- \
+    "$erg" predict import "$tmp/mlpg.csv" --ops "$tmp/o4.csv"
+sed '2s/,32,32,4096,/,32,5,4096,/' "$tmp/mlp.csv" > "$tmp/mlpk.csv"
+check "Vidur KV heads" 2 "mlpk.csv:2:50: column 'n_kv_head': 5 does not divide n_head 32$" -- \
+    "$erg" predict import "$tmp/mlpk.csv" --ops "$tmp/o4.csv"
+sed '2s/,4096,1$/,4096,0/' "$tmp/mlp.csv" > "$tmp/mlpt.csv"
+check "Vidur out of range" 2 "mlpt.csv:2:80: column 'num_tensor_parallel_workers': must be positive, got '0'$" -- \
+    "$erg" predict import "$tmp/mlpt.csv" --ops "$tmp/o4.csv"
+sed '2s/^0.1,0.05,0.5,/0.1,0.05,-0.5,/' "$tmp/mlp.csv" > "$tmp/mlpm.csv"
+check "Vidur negative median" 2 "mlpm.csv:2:10: column 'time_stats.attn_pre_proj.median': must be non-negative, got '-0.5'$" -- \
+    "$erg" predict import "$tmp/mlpm.csv" --ops "$tmp/o4.csv"
+[ ! -e "$tmp/o4.csv" ] && echo "ok   nothing written on bad Vidur rows" || { echo "FAIL o4.csv written"; fails=$((fails + 1)); }
+
 # blocks.csv from Vidur (+ an aiconfigurator attention row of the same shape): hand sums
 printf 'framework,device,op_name,batch_size,isl,num_heads,num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,step,window_size,latency\nVLLM,H100,context_attention,1,4096,32,32,128,bfloat16,bfloat16,0,0,1.25\nVLLM,H100,context_attention,1,4096,32,8,128,bfloat16,bfloat16,0,0,0.5\n' > "$tmp/ctx.csv"
 cp "$tmp/mlp.csv" "$tmp/vidur_h100_tiny-llama_mlp.csv"
@@ -72,12 +88,19 @@ done
 check "--blocks without Vidur" 2 "no Vidur mlp.csv row at TP 1" -- \
     "$erg" predict import --blocks "$tmp/b2.csv" "$tmp/ctx.csv"
 
-# bad inputs: file:line and the column, exit 2, nothing written
+# bad inputs: file:line:col of the cell and the column, exit 2, nothing written. Row 2
+# `VLLM,0.22.0,NVIDIA H200,gemm,vllm_default,bfloat16,4096,-4096,...`: the cells end at 5, 12, 24,
+# 29, 42, 51, 56, so n starts at 57
 sed '2s/,4096,4096,4096,0.25/,4096,-4096,4096,0.25/' "$tmp/gemm.csv" > "$tmp/neg.csv"
-check "negative size" 2 "neg.csv:2: column 'n': must not be negative" -- \
+check "negative size" 2 "neg.csv:2:57: column 'n': must not be negative, got '-4096'$" -- \
     "$erg" predict import "$tmp/neg.csv" --ops "$tmp/o3.csv"
+# row 3 `...,vllm_default,fp8_block,4096,4096,0,0.15,...`: fp8_block 43-51, m 53-56, n 58-61, k at 63
+sed '3s/,4096,4096,4096,0.15/,4096,4096,0,0.15/' "$tmp/gemm.csv" > "$tmp/zero.csv"
+check "zero size" 2 "zero.csv:3:63: column 'k': must be positive, got '0'$" -- \
+    "$erg" predict import "$tmp/zero.csv" --ops "$tmp/o3.csv"
+# row 4 `...,bfloat16,1,4096,4096,fast,...`: m 52, n 54-57, k 59-62, latency at 64
 sed '4s/0.02,200/fast,200/' "$tmp/gemm.csv" > "$tmp/nan.csv"
-check "not a number" 2 "nan.csv:4: column 'latency': expected a number, got 'fast'" -- \
+check "not a number" 2 "nan.csv:4:64: column 'latency': expected a number, got 'fast'" -- \
     "$erg" predict import "$tmp/nan.csv" --ops "$tmp/o3.csv"
 sed '1s/,k,/,kk,/' "$tmp/gemm.csv" > "$tmp/nok.csv"
 check "missing column" 2 "nok.csv:1: header: column 'k' is missing" -- \
@@ -91,20 +114,50 @@ check "unknown CSV" 2 "other.csv:1: not a known public format" -- \
 check "unknown JSON" 2 'not a known public format: JSON ("erg": "schedule/1")' -- \
     "$erg" predict import "$src/examples/attention-layer.json" --ops "$tmp/o3.csv"
 printf 'framework,device,op_name,batch_size,isl,num_heads,num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,step,latency\nVLLM,H100,context_attention,1,128,32,5,128,bfloat16,bfloat16,0,0.1\n' > "$tmp/att.csv"
-check "kv heads do not divide heads" 2 "att.csv:2: num_key_value_heads 5 does not divide num_heads 32" -- \
+# `VLLM,H100,context_attention,1,128,32,5,...`: cells end at 5, 10, 28, 30, 34, 37; 5 at 38
+check "kv heads do not divide heads" 2 "att.csv:2:38: column 'num_key_value_heads': 5 does not divide num_heads 32" -- \
     "$erg" predict import "$tmp/att.csv" --ops "$tmp/o3.csv"
 printf 'device,op_name,moe_dtype,num_tokens,hidden_size,inter_size,topk,num_experts,moe_tp_size,moe_ep_size,distribution,latency\nH100,moe,bfloat16,8,4096,14336,9,8,1,1,balanced,0.3\n' > "$tmp/moe.csv"
-check "top-k above experts" 2 "moe.csv:2: column 'topk': 9 is above num_experts 8" -- \
+# `H100,moe,bfloat16,8,4096,14336,9,...`: cells end at 5, 9, 18, 20, 25, 31; topk at 32
+check "top-k above experts" 2 "moe.csv:2:32: column 'topk': 9 is above num_experts 8" -- \
     "$erg" predict import "$tmp/moe.csv" --ops "$tmp/o3.csv"
 printf '{"model_id": "x/y", "configurations": [{"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 7.5, "median_itl_ms": 10, "energy_per_token_joules": 0.5}, {"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 7.5, "energy_per_token_joules": 0.5}]}\n' > "$tmp/mle.json"
-check "ML.ENERGY missing member" 2 "mle.json:configurations\[1\]: member 'median_itl_ms' is missing" -- \
+# configurations[0] spans columns 40-170 (`{"gpu_model": "H100", ... "energy_per_token_joules":
+# 0.5}`, 131 bytes), ", " follows: configurations[1], which lacks median_itl_ms, at 173
+check "ML.ENERGY missing member" 2 "mle.json:1:173: configurations\[1\].median_itl_ms: required number is missing$" -- \
     "$erg" predict import "$tmp/mle.json" --ops "$tmp/o3.csv"
+# pretty-printed: line 4 `   "num_gpus": "1", ...`: the value at 16; line 5 `   "median_itl_ms": 0,`: 0 at 21;
+# line 3 `  {"gpu_model": ...`: configurations[0] at 3; cut after line 4: jansson stops at line 5
+printf '{"model_id": "x/y",\n "configurations": [\n  {"gpu_model": "H100",\n   "num_gpus": 1, "max_num_seqs": 8, "avg_batch_size": 7.5,\n   "median_itl_ms": 10, "energy_per_token_joules": 0.5}]}\n' > "$tmp/mlp3.json"
+sed '4s/"num_gpus": 1/"num_gpus": "1"/' "$tmp/mlp3.json" > "$tmp/mlt.json"
+check "ML.ENERGY wrong type" 2 "mlt.json:4:16: configurations\[0\].num_gpus: expected a number$" -- \
+    "$erg" predict import "$tmp/mlt.json" --ops "$tmp/o3.csv"
+sed '5s/"median_itl_ms": 10/"median_itl_ms": 0/' "$tmp/mlp3.json" > "$tmp/mlz.json"
+check "ML.ENERGY out of range" 2 "mlz.json:5:21: configurations\[0\].median_itl_ms: must be positive (got 0)$" -- \
+    "$erg" predict import "$tmp/mlz.json" --ops "$tmp/o3.csv"
+sed '3s/"gpu_model": "H100",/"gpu": "H100",/' "$tmp/mlp3.json" > "$tmp/mlg.json"
+check "ML.ENERGY missing gpu_model" 2 "mlg.json:3:3: configurations\[0\].gpu_model: required string is missing$" -- \
+    "$erg" predict import "$tmp/mlg.json" --ops "$tmp/o3.csv"
+head -n 4 "$tmp/mlp3.json" > "$tmp/mlcut.json"
+check "ML.ENERGY truncated" 2 "mlcut.json:5: not JSON: " -- \
+    "$erg" predict import "$tmp/mlcut.json" --ops "$tmp/o3.csv"
 sed 's/"max_num_seqs": 8, "avg_batch_size": 7.5, "energy/"max_num_seqs": 8, "avg_batch_size": 7.5, "median_itl_ms": 9, "energy/' "$tmp/mle.json" > "$tmp/mle2.json"
 check "ML.ENERGY has no level-1 rows" 2 "format mlenergy-v3 has no level-1 op rows" -- \
     "$erg" predict import "$tmp/mle2.json" --ops "$tmp/o3.csv"
 printf '{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"12"}}]}]}]}]}\n' > "$tmp/blis.json"
-check "BLIS missing attribute" 2 "blis.json:1: llm_request span: attribute 'gen_ai.usage.completion_tokens' is missing" -- \
+# `{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","attributes":[`: the span at
+# 44, its attributes array (which lacks the attribute) at 79
+check "BLIS missing attribute" 2 "blis.json:1:79: llm_request span: attribute 'gen_ai.usage.completion_tokens' is missing$" -- \
     "$erg" predict import "$tmp/blis.json" --ops "$tmp/o3.csv"
+# attributes[0] at 80: `{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"12"}}`, its
+# intValue ("12") at 136
+sed 's/"intValue":"12"/"intValue":"twelve"/' "$tmp/blis.json" > "$tmp/blist.json"
+check "BLIS wrong type" 2 "blist.json:1:136: attribute 'gen_ai.usage.prompt_tokens': expected a number, got 'twelve'$" -- \
+    "$erg" predict import "$tmp/blist.json" --ops "$tmp/o3.csv"
+# cut inside the line (100 bytes, no newline): jansson stops at its last byte, 100
+head -c 100 "$tmp/blis.json" > "$tmp/bliscut.json"
+check "BLIS truncated line" 2 "bliscut.json:1:100: not JSON: " -- \
+    "$erg" predict import "$tmp/bliscut.json" --ops "$tmp/o3.csv"
 check "no such file" 2 "cannot open" -- "$erg" predict import "$tmp/nope.csv" --ops "$tmp/o3.csv"
 [ ! -e "$tmp/o3.csv" ] && echo "ok   nothing written on errors" || { echo "FAIL o3.csv written"; fails=$((fails + 1)); }
 check "import needs --ops" 2 "expected --ops" -- "$erg" predict import "$tmp/gemm.csv"
@@ -199,10 +252,14 @@ check "fit-serving config missing field" 2 "^erg: .*cfg1.json:1:1: intermediate_
 span() { printf '{"name":"llm_request","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.latency.time_in_model_prefill","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_model_decode","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_queue","value":{"doubleValue":0.0}},{"key":"gen_ai.latency.time_to_first_token","value":{"doubleValue":%s}},{"key":"gen_ai.latency.e2e","value":{"doubleValue":1.0}}]}' "$@"; }
 # a token count that is not a whole number is refused, naming the file and line
 printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}\n{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}\n' "$(span 5 3 0.5 0.2 0.5)" "$(span 51.5 3 0.5 0.2 0.5)" > "$tmp/blis-frac.json"
-check "BLIS fractional prompt tokens" 2 "blis-frac.json:2: gen_ai.usage.prompt_tokens: 51.5 is not a token count" -- \
+# line 2's span: attributes at 79, attributes[0] at 80, its intValue ("51.5") at 136
+check "BLIS fractional prompt tokens" 2 "blis-frac.json:2:136: gen_ai.usage.prompt_tokens: 51.5 is not a token count" -- \
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis-frac.json"
 printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}\n' "$(span 5 -1 0.5 0.2 0.5)" > "$tmp/blis-neg.json"
-check "BLIS negative completion tokens" 2 "blis-neg.json:1: attribute 'gen_ai.usage.completion_tokens' must be a non-negative number" -- \
+# attributes[0] spans 80-140 (`{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"5"}}`),
+# attributes[1] at 142: "key" 143-147, its name 149-180, "value" 182-188, "intValue" 191-200,
+# "-1" at 202
+check "BLIS negative completion tokens" 2 "blis-neg.json:1:202: attribute 'gen_ai.usage.completion_tokens' must be a non-negative number" -- \
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis-neg.json"
 # request 3's prompt (2^41 tokens) cannot be predicted: both phases skipped with the reason
 printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s,%s,%s]}]}]}\n' "$(span 512 101 0.05 1.0 0.05)" "$(span 1024 1 0.09 0 0.09)" "$(span 2199023255552 3 0.5 0.2 0.5)" > "$tmp/blis2.json"

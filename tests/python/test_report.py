@@ -191,25 +191,36 @@ class Report(unittest.TestCase):
             self.assertIn(phrase, line[0])
 
     def test_bad_input(self):
+        # file:line:col, the byte column of the value (hand-counted on json.dumps of rec: `{"api":
+        # "a", "site": "s.py:1", "calls": 1, "time_s": 1.0, "energy_j": 1.0, "net_energy_j": ...`:
+        # "s.py:1" at 22-29, the values of calls at 41, time_s at 54, energy_j at 71, net_energy_j
+        # at 92); a missing key or a record that is no object: the record's first byte
         cases = [
-            (["{\"api\": \"x\"}"], "calls.jsonl:1: record lacks \"site\""),
+            (["{\"api\": \"x\"}"], "calls.jsonl:1:1: record lacks \"site\""),
+            (["  {\"api\": \"x\"}"], "calls.jsonl:1:3: record lacks \"site\""),
             ([json.dumps(rec("a", 1.0)), "{not json"], "calls.jsonl:2:2: not JSON"),
-            (["[1, 2]"], "calls.jsonl:1: a record must be a JSON object"),
+            (["[1, 2]"], "calls.jsonl:1:1: a record must be a JSON object"),
             ([json.dumps(dict(rec("a", 1.0), calls=-1))],
-             "calls.jsonl:1: \"calls\" must be a finite number >= 0 (got -1)"),
-            ([json.dumps(dict(rec("a", 1.0), energy_j="3"))], "\"energy_j\" must be a finite number"),
+             "calls.jsonl:1:41: \"calls\" must be a finite number >= 0 (got -1)"),
+            ([json.dumps(dict(rec("a", 1.0), energy_j="3"))],
+             "calls.jsonl:1:71: \"energy_j\" must be a finite number"),
+            # a key holding a multi-byte character before the value: columns count bytes (api
+            # "é" is 2 bytes, so calls at 42)
+            ([json.dumps(dict(rec("\u00e9", 1.0), calls=-1), ensure_ascii=False)],
+             "calls.jsonl:1:42: \"calls\" must be a finite number >= 0 (got -1)"),
             # json reads these as numbers; they used to print inf J and a nan% share, exit 0
             ([json.dumps(rec("a", 1.0)), json.dumps(dict(rec("b", 1.0), net_energy_j=float("inf")))],
-             "calls.jsonl:2: \"net_energy_j\" must be a finite number or null (got Infinity)"),
+             "calls.jsonl:2:92: \"net_energy_j\" must be a finite number or null (got Infinity)"),
             ([json.dumps(dict(rec("a", 1.0), time_s=float("nan")))],
-             "calls.jsonl:1: \"time_s\" must be a finite number >= 0 (got NaN)"),
+             "calls.jsonl:1:54: \"time_s\" must be a finite number >= 0 (got NaN)"),
+            # `{"api": "a", "site": "s", "calls": 1, "time_s": 1, "energy_j": 1e309`: 1e309 at 64
             (['{"api": "a", "site": "s", "calls": 1, "time_s": 1, "energy_j": 1e309, '
               '"net_energy_j": 1, "grade": "estimator", "flags": [], "arg_bytes": 0}'],
-             "calls.jsonl:1: \"energy_j\" must be a finite number or null (got Infinity)"),
+             "calls.jsonl:1:64: \"energy_j\" must be a finite number or null (got Infinity)"),
             ([json.dumps(dict(rec("a", 1.0), calls=2.5))],
-             "calls.jsonl:1: \"calls\" must be a whole number (got 2.5)"),
+             "calls.jsonl:1:41: \"calls\" must be a whole number (got 2.5)"),
             ([json.dumps(dict(rec("a", 1.0), calls=True))],
-             "calls.jsonl:1: \"calls\" must be a finite number >= 0 (got true)"),
+             "calls.jsonl:1:41: \"calls\" must be a finite number >= 0 (got true)"),
             ([""], "no records"),
         ]
         for lines, msg in cases:
