@@ -1425,8 +1425,10 @@ typedef struct erg_serving_arch {
  *  experts_per_token, moe_intermediate_size (default intermediate_size),
  *  shared_expert_intermediate_size (one shared expert, Qwen-MoE) | n_shared_experts (as wide as
  *  a routed expert, DeepSeek)). Errors: ERG_ENOENT,
- *  ERG_EIO, ERG_EPARSE naming the file and field (missing, not a positive integer, KV heads
- *  that do not divide heads, top-k above the experts), ERG_ENOMEM. */
+ *  ERG_EIO, ERG_EPARSE naming the file, the line and column of the field and the field (not a
+ *  positive integer, KV heads that do not divide heads, top-k above the experts; a missing one
+ *  at the document: "config.json:1:1: num_hidden_layers: required field is missing"),
+ *  ERG_ENOMEM. */
 ERG_API ERG_NODISCARD int erg_serving_arch_read(const char *path, erg_serving_arch *out,
                                                 erg_diag *diag);
 
@@ -1523,7 +1525,10 @@ ERG_API ERG_NODISCARD int erg_gemm_map_write(const char *out, const char *ops_pa
 ERG_API ERG_NODISCARD int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k,
                                               const erg_serving_model *m, erg_diag *diag);
 /** Load a "gpu-target/1" file; *has_serving says whether it holds a serving model. Errors:
- *  ERG_ENOENT, ERG_EIO, ERG_EPARSE (file and member), ERG_EVERSION. */
+ *  ERG_ENOENT, ERG_EIO, ERG_EPARSE, ERG_EVERSION, with where "file:line:col" of the bad value
+ *  (a missing member: of the object that lacks it) and detail its JSON path and what is wrong
+ *  ("gpu.json:12:7: serving.power_max_w: must be positive (got -3)"); on error *k and *m are
+ *  zeroed. */
 ERG_API ERG_NODISCARD int erg_gpu_target_load(const char *path, erg_gpu_kernels *k,
                                               erg_serving_model *m, int *has_serving,
                                               erg_diag *diag);

@@ -365,14 +365,27 @@ void erg__json_diag_place(erg_diag *diag, const char *text, size_t len, const ch
     memcpy(path, diag->detail, pl);
     path[pl] = '\0';
     size_t line, col;
+    int cuts = 0;
     while (!erg__json_locate(text, len, path, &line, &col)) {
         char *cut = NULL;
         for (char *c = path; *c; c++)
             if (*c == '.' || *c == '[')
                 cut = c;
-        if (!cut || cut == path)
+        if (cut == path)
             return;
+        if (!cut) {
+            if (cuts)
+                return;
+            /* one member name that the root object lacks: the root is the object that lacks
+             * it (a name with other bytes, "gpu-target/2", is not taken for a member) */
+            if (path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                  "0123456789_-")] != '\0' ||
+                !erg__json_locate(text, len, "", &line, &col) || text[loc_ws(text, len, 0)] != '{')
+                return;
+            break;
+        }
         *cut = '\0';
+        cuts++;
     }
     char detail[sizeof diag->detail];
     memcpy(detail, diag->detail, sizeof detail);

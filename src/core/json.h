@@ -79,8 +79,10 @@ void erg__json_diag_locate(erg_diag *diag, const char *text, size_t len, const c
 /* A reader's check failed with where = name (no position yet) and detail "<path>: what is wrong",
  * path from the document's root ("ops.gemm.fit[2]"): set where to "name:line:col" of the value
  * path names in text, or of its nearest enclosing value when it names none (a missing member, a
- * key holding '.'), the detail kept. Nothing changes when no part of the path is found, or diag
- * is out of memory or already has a position. For the error path only. */
+ * key holding '.'; a missing member of the root, "hidden_size: ...", gives the root object). The
+ * detail is kept. Nothing changes when no part of the path is found ("z.b" with no "z"), the
+ * first part is not a member name (letters, digits, '_', '-'), or diag is out of memory or
+ * already has a position. For the error path only. */
 void erg__json_diag_place(erg_diag *diag, const char *text, size_t len, const char *name);
 
 /* erg__json_diag_place on the file at path, read again (readers that keep no text: the good

@@ -556,37 +556,35 @@ double erg_gpu_allreduce_s(const erg_gpu_kernels *k, int gpus, double bytes)
 
 /* ------------------------------------------------------------------ config and step */
 
-static int cfg_int(json_t *root, const char *const *keys, int64_t def, int64_t *out,
-                   const char *path, erg_diag *diag)
+/* The first of keys present in root into *out (absent: def, or an error when def < 0); *used
+ * the key read (keys[0] when none was). Errors name the key first ("hidden_size: ..."), which
+ * erg__json_diag_place turns into the file's line and column (an absent one: the document's). */
+static int cfg_int(const json_t *root, const char *const *keys, int64_t def, int64_t *out,
+                   const char **used, const char *path, erg_diag *diag)
 {
+    *used = keys[0];
     for (const char *const *k = keys; *k; k++) {
-        json_t *v = json_object_get(root, *k);
+        const json_t *v = json_object_get(root, *k);
         if (!v || json_is_null(v))
             continue;
+        *used = *k;
         if (!json_is_integer(v) || json_integer_value(v) <= 0)
             return erg_diag_set(diag, ERG_EPARSE, path, "%s: must be a positive integer", *k);
         *out = (int64_t)json_integer_value(v);
         return ERG_OK;
     }
     if (def < 0)
-        return erg_diag_set(diag, ERG_EPARSE, path, "missing required field %s", keys[0]);
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s: required field is missing%s%s%s", keys[0],
+                            keys[1] ? " (or " : "", keys[1] ? keys[1] : "", keys[1] ? ")" : "");
     *out = def;
     return ERG_OK;
 }
 
-int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag)
+static int serving_arch_parse(const json_t *root, const char *path, erg_serving_arch *out,
+                              erg_diag *diag)
 {
-    if (!path || !out)
-        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_serving_arch_read: NULL argument");
-    memset(out, 0, sizeof *out);
-    json_t *root;
-    int rc = erg__json_load_file(path, &root, diag);
-    if (rc)
-        return rc;
-    if (!json_is_object(root)) {
-        json_decref(root);
+    if (!json_is_object(root))
         return erg_diag_set(diag, ERG_EPARSE, path, "not a JSON object (a config.json)");
-    }
     static const char *const k_d[] = {"hidden_size", "n_embd", "d_model", NULL};
     static const char *const k_h[] = {"num_attention_heads", "n_head", NULL};
     static const char *const k_l[] = {"num_hidden_layers", "n_layer", NULL};
@@ -599,52 +597,61 @@ int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *dia
     static const char *const k_fe[] = {"moe_intermediate_size", NULL};
     static const char *const k_sh[] = {"shared_expert_intermediate_size", NULL};
     static const char *const k_nsh[] = {"n_shared_experts", NULL};
-    if ((rc = cfg_int(root, k_d, -1, &out->d_model, path, diag)) ||
-        (rc = cfg_int(root, k_h, -1, &out->n_heads, path, diag)) ||
-        (rc = cfg_int(root, k_l, -1, &out->layers, path, diag)) ||
-        (rc = cfg_int(root, k_v, -1, &out->vocab, path, diag)) ||
-        (rc = cfg_int(root, k_ff, -1, &out->d_ff, path, diag)) ||
-        (rc = cfg_int(root, k_kv, out->n_heads, &out->n_kv_heads, path, diag)))
-        goto out;
-    if (out->d_model % out->n_heads && !json_object_get(root, "head_dim")) {
-        rc = erg_diag_set(diag, ERG_EPARSE, path,
-                          "num_attention_heads %lld does not divide hidden_size %lld",
-                          (long long)out->n_heads, (long long)out->d_model);
-        goto out;
-    }
-    if ((rc = cfg_int(root, k_hd, out->d_model / out->n_heads, &out->head_dim, path, diag)) ||
-        (rc = cfg_int(root, k_e, 0, &out->n_experts, path, diag)) ||
-        (rc = cfg_int(root, k_k, 0, &out->top_k, path, diag)) ||
-        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, path, diag)) ||
-        (rc = cfg_int(root, k_sh, 0, &out->d_ff_shared, path, diag)) ||
-        (rc = cfg_int(root, k_nsh, 0, &out->n_shared, path, diag)))
-        goto out;
+    const char *u_d, *u_h, *u_kv, *u_k, *u;
+    int rc;
+    if ((rc = cfg_int(root, k_d, -1, &out->d_model, &u_d, path, diag)) ||
+        (rc = cfg_int(root, k_h, -1, &out->n_heads, &u_h, path, diag)) ||
+        (rc = cfg_int(root, k_l, -1, &out->layers, &u, path, diag)) ||
+        (rc = cfg_int(root, k_v, -1, &out->vocab, &u, path, diag)) ||
+        (rc = cfg_int(root, k_ff, -1, &out->d_ff, &u, path, diag)) ||
+        (rc = cfg_int(root, k_kv, out->n_heads, &out->n_kv_heads, &u_kv, path, diag)))
+        return rc;
+    if (out->d_model % out->n_heads && !json_object_get(root, "head_dim"))
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s: %lld does not divide %s %lld", u_h,
+                            (long long)out->n_heads, u_d, (long long)out->d_model);
+    if ((rc = cfg_int(root, k_hd, out->d_model / out->n_heads, &out->head_dim, &u, path, diag)) ||
+        (rc = cfg_int(root, k_e, 0, &out->n_experts, &u, path, diag)) ||
+        (rc = cfg_int(root, k_k, 0, &out->top_k, &u_k, path, diag)) ||
+        (rc = cfg_int(root, k_fe, out->d_ff, &out->d_ff_expert, &u, path, diag)) ||
+        (rc = cfg_int(root, k_sh, 0, &out->d_ff_shared, &u, path, diag)) ||
+        (rc = cfg_int(root, k_nsh, 0, &out->n_shared, &u, path, diag)))
+        return rc;
     if (out->n_experts == 0)
         out->n_shared = out->d_ff_shared = 0;
     else if (out->d_ff_shared > 0 && out->n_shared == 0)
         out->n_shared = 1; /* Qwen-MoE: one shared expert of shared_expert_intermediate_size */
     else if (out->n_shared > 0 && out->d_ff_shared == 0)
         out->d_ff_shared = out->d_ff_expert; /* DeepSeek: shared experts as wide as routed ones */
-    if (out->n_heads % out->n_kv_heads) {
-        rc = erg_diag_set(diag, ERG_EPARSE, path,
-                          "num_key_value_heads %lld does not divide num_attention_heads %lld",
-                          (long long)out->n_kv_heads, (long long)out->n_heads);
-        goto out;
-    }
-    if (out->top_k > out->n_experts) {
-        rc = erg_diag_set(diag, ERG_EPARSE, path,
-                          "num_experts_per_tok: top-k %lld is above the %lld experts",
-                          (long long)out->top_k, (long long)out->n_experts);
-        goto out;
+    if (out->n_heads % out->n_kv_heads)
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s: %lld does not divide %s %lld", u_kv,
+                            (long long)out->n_kv_heads, u_h, (long long)out->n_heads);
+    if (out->top_k > out->n_experts)
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s: top-k %lld is above the %lld experts", u_k,
+                            (long long)out->top_k, (long long)out->n_experts);
+    return ERG_OK;
+}
+
+int erg_serving_arch_read(const char *path, erg_serving_arch *out, erg_diag *diag)
+{
+    if (!path || !out)
+        return erg_diag_set(diag, ERG_EINVAL, NULL, "erg_serving_arch_read: NULL argument");
+    memset(out, 0, sizeof *out);
+    json_t *root;
+    int rc = erg__json_load_file(path, &root, diag);
+    if (rc)
+        return rc;
+    rc = serving_arch_parse(root, path, out, diag);
+    json_decref(root);
+    if (rc) { /* the error path only: the file is read again to place the value */
+        erg__json_diag_place_file(diag, path);
+        return rc;
     }
     const char *base = strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", base ? base + 1 : path);
     char *dot = strrchr(out->name, '.');
     if (dot)
         *dot = '\0';
-out:
-    json_decref(root);
-    return rc;
+    return ERG_OK;
 }
 
 static int gemm_s(const erg_op_model *ops, int64_t m, int64_t n, int64_t k, double *t,
@@ -996,15 +1003,20 @@ int erg_gpu_target_save(const char *path, const erg_gpu_kernels *k, const erg_se
     return rc;
 }
 
-static int get_arr(json_t *o, const char *key, double *v, size_t n, const char *path,
+/* An array of n numbers at ctx.key (ctx the object's path from the root): messages name that
+ * path, and erg__json_diag_place puts them at the value (a missing array: at ctx's object). */
+static int get_arr(const json_t *o, const char *key, double *v, size_t n, const char *path,
                    const char *ctx, erg_diag *diag)
 {
-    json_t *a = json_object_get(o, key);
+    const json_t *a = json_object_get(o, key);
+    if (!a)
+        return erg_diag_set(diag, ERG_EPARSE, path,
+                            "%s.%s: required array of %zu numbers is missing", ctx, key, n);
     if (!json_is_array(a) || json_array_size(a) != n)
         return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s: expected an array of %zu numbers", ctx,
                             key, n);
     for (size_t i = 0; i < n; i++) {
-        json_t *x = json_array_get(a, i);
+        const json_t *x = json_array_get(a, i);
         if (!json_is_number(x))
             return erg_diag_set(diag, ERG_EPARSE, path, "%s.%s[%zu]: expected a number", ctx, key,
                                 i);
@@ -1013,10 +1025,154 @@ static int get_arr(json_t *o, const char *key, double *v, size_t n, const char *
     return ERG_OK;
 }
 
-static double get_num(json_t *o, const char *key)
+/* An optional figure (null: not known, NAN); another type is an error naming ctx.key. */
+static int get_num(const json_t *o, const char *key, double *out, const char *path, const char *ctx,
+                   erg_diag *diag)
 {
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : (double)NAN;
+    *out = NAN;
+    return erg__json_number(o, key, 0, out, path, ctx, diag);
+}
+
+/* A member that must be an object when present (null: absent). */
+static int get_obj(const json_t *o, const char *key, const json_t **out, const char *path,
+                   const char *ctx, erg_diag *diag)
+{
+    const json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return ERG_OK;
+    if (!json_is_object(v))
+        return erg_diag_set(diag, ERG_EPARSE, path, "%s%s%s: expected an object", ctx,
+                            ctx[0] ? "." : "", key);
+    *out = v;
+    return ERG_OK;
+}
+
+/* The members of gpu-target/1; a check that fails names the JSON path of the value, which
+ * erg_gpu_target_load turns into the file's line and column. */
+static int target_read(const json_t *root, const char *path, erg_gpu_kernels *k,
+                       erg_serving_model *m, int *has_serving, erg_diag *diag)
+{
+    int rc;
+    const json_t *tag = json_object_get(root, "erg");
+    if (!json_is_object(root))
+        return erg_diag_set(diag, ERG_EPARSE, path, "not a gpu-target file (not a JSON object)");
+    if (!tag)
+        return erg_diag_set(diag, ERG_EPARSE, path,
+                            "erg: not a gpu-target file (no \"erg\": \"gpu-target/1\" member)");
+    if (!json_is_string(tag) || strncmp(json_string_value(tag), "gpu-target/", 11) != 0)
+        return erg_diag_set(diag, ERG_EPARSE, path,
+                            "erg: not a gpu-target file (expected \"gpu-target/1\")");
+    if (strcmp(json_string_value(tag), "gpu-target/1") != 0)
+        return erg_diag_set(diag, ERG_EVERSION, path, "erg: \"%s\": this erg reads gpu-target/1",
+                            json_string_value(tag));
+    k->attn_mape_pct = k->moe_mape_pct = k->attn_prefill_mape_pct = NAN;
+    k->attn_prefill_min_s = NAN;
+    for (int g = 0; g < 3; g++) {
+        k->energy_mape_pct[g] = NAN;
+        k->power_w[g][0] = k->power_w[g][1] = NAN;
+        k->allreduce_mape_pct[g] = NAN;
+    }
+    const json_t *ko, *a;
+    if ((rc = get_obj(root, "kernels", &ko, path, "", diag)))
+        return rc;
+    if (ko) {
+        if ((rc = erg__json_string(ko, "device", 0, k->device, sizeof k->device, path, "kernels",
+                                   diag)))
+            return rc;
+        if ((rc = get_obj(ko, "attention_decode", &a, path, "kernels", diag)))
+            return rc;
+        if (a) {
+            if ((rc =
+                     get_arr(a, "coef", k->attn, ATTN_P, path, "kernels.attention_decode", diag)) ||
+                (rc = get_num(a, "held_out_mape_pct", &k->attn_mape_pct, path,
+                              "kernels.attention_decode", diag)))
+                return rc;
+            k->has_attn = 1;
+        }
+        if ((rc = get_obj(ko, "attention_prefill", &a, path, "kernels", diag)))
+            return rc;
+        if (a) {
+            if ((rc = get_arr(a, "coef", k->attn_prefill, ATTN_P, path, "kernels.attention_prefill",
+                              diag)) ||
+                (rc = get_num(a, "held_out_mape_pct", &k->attn_prefill_mape_pct, path,
+                              "kernels.attention_prefill", diag)) ||
+                (rc = get_num(a, "min_time_s", &k->attn_prefill_min_s, path,
+                              "kernels.attention_prefill", diag)))
+                return rc;
+            k->has_attn_prefill = 1;
+        }
+        if (json_object_get(ko, "energy_j"))
+            return erg_diag_set(diag, ERG_EPARSE, path,
+                                "kernels.energy_j: the former energy form (energy linear in the "
+                                "time features); refit with erg predict import --kernels");
+        const json_t *eo;
+        if ((rc = get_obj(ko, "energy", &eo, path, "kernels", diag)))
+            return rc;
+        static const char *const ek[3] = {"attention_decode", "attention_prefill", "moe"};
+        double *ec[3] = {k->attn_e, k->attn_prefill_e, k->moe_e};
+        for (int g = 0; g < 3 && eo; g++) {
+            const json_t *x;
+            char ctx[64];
+            snprintf(ctx, sizeof ctx, "kernels.energy.%s", ek[g]);
+            if ((rc = get_obj(eo, ek[g], &x, path, "kernels.energy", diag)))
+                return rc;
+            if (!x)
+                continue;
+            if ((rc = get_arr(x, "power_coef", ec[g], POWER_P, path, ctx, diag)) ||
+                (rc = get_arr(x, "power_w", k->power_w[g], 2, path, ctx, diag)) ||
+                (rc = get_num(x, "held_out_mape_pct", &k->energy_mape_pct[g], path, ctx, diag)))
+                return rc;
+            k->has_energy[g] = 1;
+        }
+        if ((rc = get_obj(ko, "moe", &a, path, "kernels", diag)))
+            return rc;
+        if (a) {
+            if ((rc = get_arr(a, "coef", k->moe, MOE_P, path, "kernels.moe", diag)) ||
+                (rc = get_num(a, "held_out_mape_pct", &k->moe_mape_pct, path, "kernels.moe", diag)))
+                return rc;
+            k->has_moe = 1;
+        }
+        const json_t *ar;
+        if ((rc = get_obj(ko, "allreduce", &ar, path, "kernels", diag)))
+            return rc;
+        static const char *const gn[3] = {"2", "4", "8"};
+        for (int g = 0; g < 3 && ar; g++) {
+            const json_t *x;
+            char ctx[64];
+            snprintf(ctx, sizeof ctx, "kernels.allreduce.%s", gn[g]);
+            if ((rc = get_obj(ar, gn[g], &x, path, "kernels.allreduce", diag)))
+                return rc;
+            if (!x)
+                continue;
+            if ((rc = get_arr(x, "coef", k->allreduce[g], 2, path, ctx, diag)) ||
+                (rc = get_num(x, "held_out_mape_pct", &k->allreduce_mape_pct[g], path, ctx, diag)))
+                return rc;
+            k->has_allreduce[g] = 1;
+        }
+    }
+    const json_t *so;
+    if ((rc = get_obj(root, "serving", &so, path, "", diag)))
+        return rc;
+    if (so) {
+        /* a count: a double cast to size_t was undefined from 2^64 on */
+        json_int_t nt = 0;
+        if ((rc = get_arr(so, "itl", m->itl, 5, path, "serving", diag)) ||
+            (rc = get_arr(so, "power", m->power, 3, path, "serving", diag)) ||
+            (rc = get_arr(so, "phi", m->phi, 2, path, "serving", diag)) ||
+            (rc = erg__json_number(so, "power_max_w", ERG_JSON_REQUIRED | ERG_JSON_POSITIVE,
+                                   &m->power_max_w, path, "serving", diag)) ||
+            (rc = erg__json_number(so, "prompt_tokens", ERG_JSON_REQUIRED | ERG_JSON_NONNEG,
+                                   &m->prompt_tokens, path, "serving", diag)) ||
+            (rc = get_num(so, "itl_mape_pct", &m->itl_mape_pct, path, "serving", diag)) ||
+            (rc = get_num(so, "energy_mape_pct", &m->energy_mape_pct, path, "serving", diag)) ||
+            (rc = erg__json_count(so, "n_train", 0, LLONG_MAX, &nt, path, "serving", diag)))
+            return rc;
+        m->n_train = (size_t)nt; /* non-negative: checked */
+        if (has_serving)
+            *has_serving = 1;
+    }
+    return ERG_OK;
 }
 
 int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model *m,
@@ -1032,108 +1188,14 @@ int erg_gpu_target_load(const char *path, erg_gpu_kernels *k, erg_serving_model 
     int rc = erg__json_load_file(path, &root, diag);
     if (rc)
         return rc;
-    json_t *tag = json_object_get(root, "erg");
-    if (!json_is_string(tag) || strncmp(json_string_value(tag), "gpu-target/", 11) != 0) {
-        json_decref(root);
-        return erg_diag_set(diag, ERG_EPARSE, path, "not a gpu-target file (\"erg\" member)");
-    }
-    if (strcmp(json_string_value(tag), "gpu-target/1") != 0) {
-        rc = erg_diag_set(diag, ERG_EVERSION, path, "%s: this erg reads gpu-target/1",
-                          json_string_value(tag));
-        json_decref(root);
-        return rc;
-    }
-    k->attn_mape_pct = k->moe_mape_pct = k->attn_prefill_mape_pct = NAN;
-    k->attn_prefill_min_s = NAN;
-    for (int g = 0; g < 3; g++) {
-        k->energy_mape_pct[g] = NAN;
-        k->power_w[g][0] = k->power_w[g][1] = NAN;
-    }
-    json_t *ko = json_object_get(root, "kernels");
-    if (json_is_object(ko)) {
-        json_t *dev = json_object_get(ko, "device");
-        snprintf(k->device, sizeof k->device, "%s",
-                 json_is_string(dev) ? json_string_value(dev) : "");
-        json_t *a = json_object_get(ko, "attention_decode");
-        if (a) {
-            if ((rc = get_arr(a, "coef", k->attn, ATTN_P, path, "kernels.attention_decode", diag)))
-                goto out;
-            k->has_attn = 1;
-            k->attn_mape_pct = get_num(a, "held_out_mape_pct");
-        }
-        a = json_object_get(ko, "attention_prefill");
-        if (a) {
-            if ((rc = get_arr(a, "coef", k->attn_prefill, ATTN_P, path, "kernels.attention_prefill",
-                              diag)))
-                goto out;
-            k->has_attn_prefill = 1;
-            k->attn_prefill_mape_pct = get_num(a, "held_out_mape_pct");
-            k->attn_prefill_min_s = get_num(a, "min_time_s");
-        }
-        if (json_object_get(ko, "energy_j")) {
-            rc = erg_diag_set(diag, ERG_EPARSE, path,
-                              "kernels.energy_j: the former energy form (energy linear in the "
-                              "time features); refit with erg predict import --kernels");
-            goto out;
-        }
-        json_t *eo = json_object_get(ko, "energy");
-        static const char *const ek[3] = {"attention_decode", "attention_prefill", "moe"};
-        double *ec[3] = {k->attn_e, k->attn_prefill_e, k->moe_e};
-        for (int g = 0; g < 3; g++) {
-            json_t *x = json_is_object(eo) ? json_object_get(eo, ek[g]) : NULL;
-            if (!x)
-                continue;
-            if ((rc = get_arr(x, "power_coef", ec[g], POWER_P, path, "kernels.energy", diag)) ||
-                (rc = get_arr(x, "power_w", k->power_w[g], 2, path, "kernels.energy", diag)))
-                goto out;
-            k->has_energy[g] = 1;
-            k->energy_mape_pct[g] = get_num(x, "held_out_mape_pct");
-        }
-        a = json_object_get(ko, "moe");
-        if (a) {
-            if ((rc = get_arr(a, "coef", k->moe, MOE_P, path, "kernels.moe", diag)))
-                goto out;
-            k->has_moe = 1;
-            k->moe_mape_pct = get_num(a, "held_out_mape_pct");
-        }
-        json_t *ar = json_object_get(ko, "allreduce");
-        static const char *const gn[3] = {"2", "4", "8"};
-        for (int g = 0; g < 3; g++) {
-            k->allreduce_mape_pct[g] = NAN;
-            json_t *x = json_is_object(ar) ? json_object_get(ar, gn[g]) : NULL;
-            if (!x)
-                continue;
-            if ((rc = get_arr(x, "coef", k->allreduce[g], 2, path, "kernels.allreduce", diag)))
-                goto out;
-            k->has_allreduce[g] = 1;
-            k->allreduce_mape_pct[g] = get_num(x, "held_out_mape_pct");
-        }
-    }
-    json_t *so = json_object_get(root, "serving");
-    if (json_is_object(so)) {
-        if ((rc = get_arr(so, "itl", m->itl, 5, path, "serving", diag)) ||
-            (rc = get_arr(so, "power", m->power, 3, path, "serving", diag)) ||
-            (rc = get_arr(so, "phi", m->phi, 2, path, "serving", diag)))
-            goto out;
-        m->power_max_w = get_num(so, "power_max_w");
-        m->prompt_tokens = get_num(so, "prompt_tokens");
-        m->itl_mape_pct = get_num(so, "itl_mape_pct");
-        m->energy_mape_pct = get_num(so, "energy_mape_pct");
-        /* a count: a double cast to size_t was undefined from 2^64 on */
-        json_int_t nt = 0;
-        if ((rc = erg__json_count(so, "n_train", 0, LLONG_MAX, &nt, path, "serving", diag)))
-            goto out;
-        m->n_train = (size_t)nt; /* non-negative: checked */
-        if (!(m->power_max_w > 0) || !(m->prompt_tokens >= 0)) {
-            rc = erg_diag_set(diag, ERG_EPARSE, path,
-                              "serving: power_max_w must be positive and prompt_tokens "
-                              "non-negative");
-            goto out;
-        }
-        if (has_serving)
-            *has_serving = 1;
-    }
-out:
+    rc = target_read(root, path, k, m, has_serving, diag);
     json_decref(root);
+    if (rc) { /* the error path only: the file is read again to place the value */
+        erg__json_diag_place_file(diag, path);
+        memset(k, 0, sizeof *k);
+        memset(m, 0, sizeof *m);
+        if (has_serving)
+            *has_serving = 0;
+    }
     return rc;
 }

@@ -108,6 +108,21 @@ static void place_diag(void **state)
     erg_diag_set(&d, ERG_EPARSE, "f.json", "z.b: bad");
     erg__json_diag_place(&d, t, strlen(t), "f.json");
     assert_string_equal(d.where, "f.json");
+    /* a member the root object lacks: the root object; not a member name, or a root that is no
+     * object: unchanged */
+    erg_diag_set(&d, ERG_EPARSE, "f.json", "hidden_size: required field is missing");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json:1:1");
+    static const char sp[] = "\n  {\"a\": 1}";
+    erg_diag_set(&d, ERG_EPARSE, "f.json", "b: required field is missing");
+    erg__json_diag_place(&d, sp, strlen(sp), "f.json");
+    assert_string_equal(d.where, "f.json:2:3");
+    erg_diag_set(&d, ERG_EVERSION, "f.json", "gpu-target/2: this erg reads gpu-target/1");
+    erg__json_diag_place(&d, t, strlen(t), "f.json");
+    assert_string_equal(d.where, "f.json");
+    erg_diag_set(&d, ERG_EPARSE, "f.json", "b: required field is missing");
+    erg__json_diag_place(&d, "[1]", 3, "f.json");
+    assert_string_equal(d.where, "f.json");
     erg_diag_set(&d, ERG_ENOMEM, "f.json", "a.b: out of memory");
     erg__json_diag_place(&d, t, strlen(t), "f.json");
     assert_string_equal(d.where, "f.json");

@@ -9,27 +9,7 @@
 
 #include "erg/measure.h"
 
-static char root[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_io_reset();
-    return fake_root_new(root, sizeof root);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fake_root_free(root);
-    return 0;
-}
-
-static erg_meter *open_meter(const char *backends)
-{
-    erg_meter *m = fake_open(root, backends);
-    return m;
-}
+static const char *const root = fake_root;
 
 static void pkg(uint64_t uj)
 {
@@ -51,7 +31,7 @@ static void windows_nest_and_overlap(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
     pkg(0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     erg_monitor *mon;
     assert_int_equal(erg_monitor_open(m, &mon, NULL), ERG_OK);
     erg_measurement a = {0}, b = {0}, c = {0};
@@ -92,7 +72,7 @@ static void estimator_is_the_labelled_last_resort(void **state)
 {
     (void)state;
     fake_proc_stat(root, 1000, 1000);
-    erg_meter *m = open_meter(NULL); /* every backend: only the estimator finds anything */
+    erg_meter *m = fake_open(root, NULL); /* every backend: only the estimator finds anything */
     erg_monitor *mon;
     erg_assert_ok(erg_monitor_open(m, &mon, NULL));
     fake_proc_stat(root, 1100, 1100);
@@ -120,7 +100,7 @@ static void estimator_yields_to_a_live_counter(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
     pkg(0);
-    erg_meter *m = open_meter("rapl-sysfs,estimator");
+    erg_meter *m = fake_open(root, "rapl-sysfs,estimator");
     erg_monitor *mon;
     erg_assert_ok(erg_monitor_open(m, &mon, NULL));
     erg_assert_ok(erg_window_begin(mon, "w", NULL));
@@ -432,14 +412,19 @@ static void calibration_file_round_trip_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(windows_nest_and_overlap, setup, teardown),
-        cmocka_unit_test_setup_teardown(estimator_is_the_labelled_last_resort, setup, teardown),
-        cmocka_unit_test_setup_teardown(estimator_yields_to_a_live_counter, setup, teardown),
-        cmocka_unit_test_setup_teardown(summary_gross_baseline_net_and_signature, setup, teardown),
-        cmocka_unit_test_setup_teardown(unknown_backend_refused_absent_one_explained, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(negative_net_is_flagged_not_clamped, setup, teardown),
-        cmocka_unit_test_setup_teardown(calibration_file_round_trip_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(windows_nest_and_overlap, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(estimator_is_the_labelled_last_resort, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(estimator_yields_to_a_live_counter, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(summary_gross_baseline_net_and_signature, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(unknown_backend_refused_absent_one_explained, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(negative_net_is_flagged_not_clamped, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(calibration_file_round_trip_and_errors, fake_setup,
+                                        fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

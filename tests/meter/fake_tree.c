@@ -97,6 +97,29 @@ void fake_root_free(const char *root)
     nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+char fake_root[256];
+
+int fake_setup(void **state)
+{
+    (void)state;
+    fake_io_reset();
+    return fake_root_new(fake_root, sizeof fake_root);
+}
+
+int fake_teardown(void **state)
+{
+    (void)state;
+    fake_root_free(fake_root);
+    return 0;
+}
+
+void fake_root_renew(void)
+{
+    fake_root_free(fake_root);
+    if (fake_root_new(fake_root, sizeof fake_root) != 0)
+        abort();
+}
+
 void fake_mkdir(const char *root, const char *rel)
 {
     char p[1024];

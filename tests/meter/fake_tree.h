@@ -13,6 +13,13 @@
 int fake_root_new(char *buf, size_t size);
 /* Remove a root recursively. */
 void fake_root_free(const char *root);
+/* The root of the common cmocka fixture: fake_setup resets the seam (fake_io_reset) and makes a
+ * fresh root here; fake_teardown removes it. Returns 0 or -1, as cmocka wants. */
+extern char fake_root[256];
+int fake_setup(void **state);
+int fake_teardown(void **state);
+/* Replace fake_root by a fresh, empty root (the seam is left as it is); aborts when it cannot. */
+void fake_root_renew(void);
 /* Write text to root/rel in place (mkdir -p; O_TRUNC, so open descriptors see the change). */
 void fake_write(const char *root, const char *rel, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -11,21 +11,7 @@
 
 #include "erg/meter.h"
 
-static char root[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_io_reset();
-    return fake_root_new(root, sizeof root);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fake_root_free(root);
-    return 0;
-}
+static const char *const root = fake_root;
 
 static void link_device(const char *dir, const char *target)
 {
@@ -130,8 +116,7 @@ static void devices_found_by_name_link_and_label(void **state)
     }
     erg_meter_close(m);
     /* renumbered hwmonN folders (another boot): the same channels, in the same order */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     board(0, 5, 2, 9);
     m = open_meter();
     assert_int_equal(erg_meter_channel_count(m), n1);
@@ -469,8 +454,7 @@ static void hwmon_channels_are_unique_complete_and_enabled(void **state)
     erg_measurement_release(r);
     free(r);
     erg_meter_close(m);
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     /* an ina3221 with a disabled channel (ina3221 driver: inN_enable) */
     wr("sys/class/hwmon/hwmon3/name", "%s\n", "ina3221");
     wr("sys/class/hwmon/hwmon3/in1_label", "%s\n", "VDD_IN");
@@ -627,8 +611,7 @@ static void amd_apu_socket_power_is_not_added_to_the_package(void **state)
     (void)state;
     for (int apu = 1; apu >= 0; apu--) {
         if (apu == 0) {
-            fake_root_free(root);
-            fake_root_new(root, sizeof root);
+            fake_root_renew();
             fake_io_reset();
         }
         amd_apu_tree(apu);
@@ -697,8 +680,7 @@ static void amd_fam15h_power_and_zenpower_scopes(void **state)
     (void)state;
     for (int avg = 0; avg < 2; avg++) {
         if (avg) {
-            fake_root_free(root);
-            fake_root_new(root, sizeof root);
+            fake_root_renew();
             fake_io_reset();
         }
         fake_write(root, "sys/class/hwmon/hwmon0/name", "fam15h_power\n");
@@ -729,8 +711,7 @@ static void amd_fam15h_power_and_zenpower_scopes(void **state)
         free(r);
         erg_meter_close(m);
     }
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     fake_io_reset();
     fake_write(root, "sys/class/hwmon/hwmon2/name", "zenpower\n");
     fake_write(root, "sys/class/hwmon/hwmon2/power1_input", "30000000\n");
@@ -769,20 +750,27 @@ static void amd_fam15h_power_and_zenpower_scopes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(devices_found_by_name_link_and_label, setup, teardown),
-        cmocka_unit_test_setup_teardown(power_integrated_with_hold_semantics, setup, teardown),
-        cmocka_unit_test_setup_teardown(temperatures_for_the_stability_protocol, setup, teardown),
-        cmocka_unit_test_setup_teardown(desktop_temperatures_are_the_dies, setup, teardown),
-        cmocka_unit_test_setup_teardown(grace_hopper_module_holds_its_rails, setup, teardown),
-        cmocka_unit_test_setup_teardown(grace_superchip_sums_its_grace_meters, setup, teardown),
-        cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(jetson_jetpack4_iio_rails, setup, teardown),
-        cmocka_unit_test_setup_teardown(amd_fam15h_power_and_zenpower_scopes, setup, teardown),
-        cmocka_unit_test_setup_teardown(amd_apu_socket_power_is_not_added_to_the_package, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(denied_amd_energy_socket_is_a_declined_package, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(devices_found_by_name_link_and_label, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(power_integrated_with_hold_semantics, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(temperatures_for_the_stability_protocol, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(desktop_temperatures_are_the_dies, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(grace_hopper_module_holds_its_rails, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(grace_superchip_sums_its_grace_meters, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(hwmon_channels_are_unique_complete_and_enabled, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(jetson_jetpack4_iio_rails, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(amd_fam15h_power_and_zenpower_scopes, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(amd_apu_socket_power_is_not_added_to_the_package,
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(denied_amd_energy_socket_is_a_declined_package, fake_setup,
+                                        fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,21 +12,7 @@
 
 #include "erg/meter.h"
 
-static char root[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_io_reset();
-    return fake_root_new(root, sizeof root);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fake_root_free(root);
-    return 0;
-}
+static const char *const root = fake_root;
 
 static void wrmsr(int cpu, unsigned addr, uint64_t v)
 {
@@ -54,12 +40,6 @@ static void topology(int cpu, int pkg)
     char rel[128];
     snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
     fake_write(root, rel, "%d\n", pkg);
-}
-
-static erg_meter *open_meter(const char *backends)
-{
-    erg_meter *m = fake_open(root, backends);
-    return m;
 }
 
 static double window(erg_meter *m, const char *id, void (*step)(void), erg_channel_reading *out)
@@ -111,7 +91,7 @@ static void units_quirks_and_32bit_wrap(void **state)
 {
     (void)state;
     skx();
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 4);
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c));
@@ -132,7 +112,7 @@ static void units_quirks_and_32bit_wrap(void **state)
 
     /* a plausible 32-bit wrap */
     wrmsr(2, 0x611, 0xFFFFF000u);
-    m = open_meter("rapl-msr");
+    m = fake_open(root, "rapl-msr");
     window(m, "rapl-msr:package-1", step_wrap, &r);
     assert_int_equal(r.state, ERG_READING_OK);
     assert_true(r.flags & ERG_FLAG_WRAP_CORRECTED);
@@ -150,7 +130,7 @@ static void client_parts_use_esu_for_dram(void **state)
     wrmsr(0, 0x641, 300); /* PP1 */
     wrmsr(0, 0x619, 400);
     wrmsr(0, 0x64D, 500); /* psys */
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 5);
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0/dram"), &c));
@@ -168,7 +148,7 @@ static void amd_registers(void **state)
     cpuinfo("AuthenticAMD", 25, 1);
     wrmsr(0, 0xC0010299u, 0xA1003); /* ESU = bits 12:8 = 0x10 = 16 */
     wrmsr(0, 0xC001029Bu, 1000);
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 1);
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, 0, &c));
@@ -228,7 +208,7 @@ static void amd_core_energy_summed_per_package(void **state)
 {
     (void)state;
     amd_two_packages();
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 4); /* 2 packages + 2 core sums, not 4 cores */
     erg_channel_info c;
     int c0 = fake_find(m, "rapl-msr:package-0/core"), c1 = fake_find(m, "rapl-msr:package-1/core");
@@ -264,7 +244,7 @@ static void amd_core_read_error_is_a_missing_sample(void **state)
     (void)state;
     amd_two_packages();
     fake_fail_pread_suffix = "cpu/3/msr"; /* marked at open; fails once a count is set */
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     int i = fake_find(m, "rapl-msr:package-1/core");
     /* a window whose end read fails on one core: no figure, never a partial sum */
     erg_channel_reading r;
@@ -300,7 +280,7 @@ static void amd_without_topology_reads_no_core_sum(void **state)
     wrmsr(0, 0xC0010299u, 0xA1003);
     wrmsr(0, 0xC001029Bu, 1000);
     wrmsr(0, 0xC001029Au, 500);
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 1); /* cpu0's core alone is not the package's */
     erg_meter_close(m);
 }
@@ -310,7 +290,7 @@ static void same_package_through_powercap_counted_once(void **state)
     (void)state;
     skx();
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs,rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-sysfs,rapl-msr");
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-msr:package-0"), &c));
     assert_int_equal(c.deduplicated, 1);
@@ -382,7 +362,7 @@ static void die_zones_and_msr_packages_counted_once(void **state)
 {
     (void)state;
     clx_ap();
-    erg_meter *m = open_meter("rapl-sysfs,rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-sysfs,rapl-msr");
     erg_channel_info c;
     const char *ids[] = {"rapl-msr:package-0", "rapl-msr:package-1", "rapl-msr:package-0/dram",
                          "rapl-msr:package-1/dram"};
@@ -408,7 +388,7 @@ static void permission_denied_and_missing_driver(void **state)
     skx();
     fake_proc_stat(root, 1, 1);
     fake_fail_open_suffix = "/msr";
-    erg_meter *m = open_meter("rapl-msr,estimator");
+    erg_meter *m = fake_open(root, "rapl-msr,estimator");
     erg_backend_info b;
     erg_assert_ok(erg_meter_backend_info(m, 1, &b));
     assert_string_equal(b.name, "rapl-msr");
@@ -418,7 +398,7 @@ static void permission_denied_and_missing_driver(void **state)
     fake_io_reset();
     fake_unlink(root, "dev/cpu/0/msr");
     fake_unlink(root, "dev/cpu/2/msr");
-    m = open_meter("rapl-msr,estimator");
+    m = fake_open(root, "rapl-msr,estimator");
     erg_assert_ok(erg_meter_backend_info(m, 1, &b));
     assert_string_equal(b.name, "rapl-msr");
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
@@ -447,7 +427,7 @@ static void offline_cpus_and_cpu0_are_skipped(void **state)
     wrmsr(1, 0x611, 0x1000);
     wrmsr(5, 0x606, 0xA0E03);
     wrmsr(5, 0x611, 0x9000);
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 2);
     erg_channel_reading r;
     double total = window(m, "rapl-msr:package-1", step_offline, &r);
@@ -456,13 +436,12 @@ static void offline_cpus_and_cpu0_are_skipped(void **state)
     erg_assert_near(total, 8.0, 1e-12);
     erg_meter_close(m);
     /* no topology at all and cpu0 offline: the package is read through the first online CPU */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     cpuinfo("GenuineIntel", 6, 0x8F);
     fake_write(root, "sys/devices/system/cpu/online", "2-3\n");
     wrmsr(2, 0x606, 0xA0E03);
     wrmsr(2, 0x611, 0x4000);
-    m = open_meter("rapl-msr");
+    m = fake_open(root, "rapl-msr");
     assert_int_equal(erg_meter_channel_count(m), 1);
     erg_meter_close(m);
 }
@@ -478,7 +457,7 @@ static void hygon_reads_amd_registers(void **state)
     topology(0, 0);
     wrmsr(0, 0xC0010299u, 0xA1003); /* ESU 16 */
     wrmsr(0, 0xC001029Bu, 70000);
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     int i = fake_find(m, "rapl-msr:package-0");
     assert_true(i >= 0);
     erg_channel_info c;
@@ -508,7 +487,7 @@ static void msr_mirror_decided_over_reads(void **state)
         wrmsr(cpu, 0x606, 0xA0E03);
         wrmsr(cpu, 0x611, 0x5000);
     }
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     erg_channel_info c;
     int i = fake_find(m, "rapl-msr:package-1");
     erg_assert_ok(erg_meter_channel_info(m, (size_t)i, &c));
@@ -536,7 +515,7 @@ static void one_unreadable_package_makes_the_total_incomplete(void **state)
     (void)state;
     skx();
     fake_fail_open_suffix = "cpu/2/msr";
-    erg_meter *m = open_meter("rapl-msr");
+    erg_meter *m = fake_open(root, "rapl-msr");
     int i = fake_find(m, "rapl-msr:package-1");
     assert_true(i >= 0);
     erg_channel_info c;
@@ -565,21 +544,27 @@ static void one_unreadable_package_makes_the_total_incomplete(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(units_quirks_and_32bit_wrap, setup, teardown),
-        cmocka_unit_test_setup_teardown(client_parts_use_esu_for_dram, setup, teardown),
-        cmocka_unit_test_setup_teardown(amd_registers, setup, teardown),
-        cmocka_unit_test_setup_teardown(amd_core_energy_summed_per_package, setup, teardown),
-        cmocka_unit_test_setup_teardown(amd_core_read_error_is_a_missing_sample, setup, teardown),
-        cmocka_unit_test_setup_teardown(amd_without_topology_reads_no_core_sum, setup, teardown),
-        cmocka_unit_test_setup_teardown(same_package_through_powercap_counted_once, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(die_zones_and_msr_packages_counted_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(permission_denied_and_missing_driver, setup, teardown),
-        cmocka_unit_test_setup_teardown(offline_cpus_and_cpu0_are_skipped, setup, teardown),
-        cmocka_unit_test_setup_teardown(hygon_reads_amd_registers, setup, teardown),
-        cmocka_unit_test_setup_teardown(msr_mirror_decided_over_reads, setup, teardown),
-        cmocka_unit_test_setup_teardown(one_unreadable_package_makes_the_total_incomplete, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(units_quirks_and_32bit_wrap, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(client_parts_use_esu_for_dram, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(amd_registers, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(amd_core_energy_summed_per_package, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(amd_core_read_error_is_a_missing_sample, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(amd_without_topology_reads_no_core_sum, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(same_package_through_powercap_counted_once, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(die_zones_and_msr_packages_counted_once, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(permission_denied_and_missing_driver, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(offline_cpus_and_cpu0_are_skipped, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(hygon_reads_amd_registers, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(msr_mirror_decided_over_reads, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(one_unreadable_package_makes_the_total_incomplete,
+                                        fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,27 +13,7 @@
 
 #include <jansson.h>
 
-static char root[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_io_reset();
-    return fake_root_new(root, sizeof root);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fake_root_free(root);
-    return 0;
-}
-
-static erg_meter *open_meter(const char *backends)
-{
-    erg_meter *m = fake_open(root, backends);
-    return m;
-}
+static const char *const root = fake_root;
 
 static void set_uj(const char *dir, uint64_t v)
 {
@@ -81,7 +61,7 @@ static void zones_are_identified_by_name_and_parent(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:10/max_energy_range_uj", "262143328850\n");
     fake_write(root, "sys/class/powercap/intel-rapl:10/energy_uj", "8000000\n");
     fake_write(root, "sys/class/powercap/intel-rapl/enabled", "1\n"); /* control type: ignored */
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     const char *want[] = {
         "rapl-sysfs:package-0",      "rapl-sysfs:package-0/core", "rapl-sysfs:package-0/uncore",
         "rapl-sysfs:package-0/dram", "rapl-sysfs:package-1",      "rapl-sysfs:package-1/dram",
@@ -117,7 +97,7 @@ static void totals_never_double_count(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 1);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     set_uj("intel-rapl:0", 1000000 + 10000000);  /* package-0 +10 J */
@@ -150,10 +130,9 @@ static void totals_never_double_count(void **state)
     erg_meter_close(m);
 
     /* without psys: packages + drams, never core/uncore */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     fake_powercap_2s(root, 0);
-    m = open_meter("rapl-sysfs");
+    m = fake_open(root, "rapl-sysfs");
     win_begin(m, &w);
     set_uj("intel-rapl:0", 1000000 + 10000000);
     set_uj("intel-rapl:0:0", 2000000 + 6000000);
@@ -184,7 +163,7 @@ static void per_socket_psys_zones(void **state)
     /* not a socket number: still an unknown zone */
     fake_write(root, "sys/class/powercap/intel-rapl:4/name", "psys-x\n");
     fake_write(root, "sys/class/powercap/intel-rapl:4/energy_uj", "1\n");
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     int p0 = fake_find(m, "rapl-sysfs:psys"), p1 = fake_find(m, "rapl-sysfs:psys-1");
     assert_true(p0 >= 0 && p1 >= 0);
     erg_channel_info c;
@@ -237,7 +216,7 @@ static void mmio_and_mirrored_dies_counted_once(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:4/name", "package-3-die-1\n");
     fake_write(root, "sys/class/powercap/intel-rapl:4/max_energy_range_uj", "262143328850\n");
     fake_write(root, "sys/class/powercap/intel-rapl:4/energy_uj", "987654321\n");
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     erg_channel_info c;
     int i = fake_find(m, "rapl-sysfs:mmio/package-0");
     assert_true(i >= 0);
@@ -284,7 +263,7 @@ static void wrap_at_max_energy_range_counts_forward(void **state)
     (void)state;
     fake_powercap_2s(root, 0);
     set_uj("intel-rapl:0", 262143000000ull);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     set_uj("intel-rapl:0", 500000); /* wrapped: modulus 262143328851 */
@@ -325,7 +304,7 @@ static void several_wraps_seen_by_polls_are_all_corrected(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "9999999\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     uint64_t v = 0;
@@ -368,7 +347,7 @@ static void unreadable_range_never_turns_a_decrease_into_energy(void **state)
     fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "5000000\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "garbage\n");
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_true(isnan(c.wrap_j)); /* unknown, never shown as 0 */
@@ -395,7 +374,7 @@ static void backwards_step_and_glitch_are_skipped_never_counted_twice(void **sta
     (void)state;
     fake_powercap_2s(root, 0);
     set_uj("intel-rapl:0", 100000000); /* 100 J */
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     advance(1.0);
@@ -425,7 +404,7 @@ static void counter_reset_rebaselines_after_confirmation(void **state)
     (void)state;
     fake_powercap_2s(root, 0);
     set_uj("intel-rapl:0", 100000000);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     advance(1.0);
@@ -447,7 +426,7 @@ static void implausible_rates_are_unit_suspect(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     uint64_t v = 1000000;
@@ -469,7 +448,7 @@ static void frozen_counter_is_not_live_in_a_busy_window(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     advance(1.0);
@@ -503,7 +482,7 @@ static void short_window_is_below_resolution(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     advance(0.0005);
@@ -521,7 +500,7 @@ static void permission_denied_names_file_and_remedy(void **state)
     (void)state;
     fake_powercap_2s(root, 0);
     fake_fail_open_suffix = "intel-rapl:0/energy_uj";
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.usable, 0);
@@ -542,7 +521,7 @@ static void permission_denied_names_file_and_remedy(void **state)
 
     /* every zone denied: the backend is "denied" */
     fake_fail_open_suffix = "energy_uj";
-    m = open_meter("rapl-sysfs,estimator");
+    m = fake_open(root, "rapl-sysfs,estimator");
     erg_backend_info b;
     erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     assert_string_equal(b.name, "rapl-sysfs");
@@ -556,7 +535,7 @@ static void empty_or_dangling_trees_are_declined_with_reason(void **state)
     (void)state;
     fake_mkdir(root, "sys/class/powercap");
     fake_proc_stat(root, 100, 100);
-    erg_meter *m = open_meter("rapl-sysfs,estimator");
+    erg_meter *m = fake_open(root, "rapl-sysfs,estimator");
     erg_backend_info b;
     erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
@@ -565,7 +544,7 @@ static void empty_or_dangling_trees_are_declined_with_reason(void **state)
     erg_meter_close(m);
 
     fake_mkdir(root, "sys/class/powercap/intel-rapl:0"); /* a zone with no files */
-    m = open_meter("rapl-sysfs");
+    m = fake_open(root, "rapl-sysfs");
     erg_channel_info c;
     erg_assert_ok(erg_meter_channel_info(m, 0, &c));
     assert_int_equal(c.usable, 0);
@@ -573,10 +552,9 @@ static void empty_or_dangling_trees_are_declined_with_reason(void **state)
     erg_meter_close(m);
 
     /* no powercap at all */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     fake_proc_stat(root, 100, 100);
-    m = open_meter("rapl-sysfs,estimator");
+    m = fake_open(root, "rapl-sysfs,estimator");
     erg_assert_ok(erg_meter_backend_info(m, 0, &b));
     assert_int_equal(b.state, ERG_BACKEND_ABSENT);
     assert_non_null(strstr(b.reason, "powercap"));
@@ -588,7 +566,7 @@ static void transient_read_error_is_a_missing_sample_not_zero(void **state)
     (void)state;
     fake_powercap_2s(root, 0);
     fake_fail_pread_suffix = "intel-rapl:0/energy_uj";
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     advance(1.0);
@@ -616,7 +594,7 @@ static void garbage_counter_text_is_not_a_reading(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     advance(1.0);
@@ -657,7 +635,7 @@ static void hexadecimal_zone_ids_are_all_read(void **state)
         fake_write(root, rel, "65712999613\n");
         set_uj(dir, 500000u * (k + 1) + 7);
     }
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     assert_int_equal(erg_meter_channel_count(m), 32);
     erg_channel_info c;
     /* numeric order: package-9 (intel-rapl:9) before package-10 (intel-rapl:a) */
@@ -687,8 +665,7 @@ static void hexadecimal_zone_ids_are_all_read(void **state)
     erg_measurement_release(&w.r);
     erg_meter_close(m);
     /* not hexadecimal, or upper case (the kernel writes lower case): not a zone */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     fake_write(root, "sys/class/powercap/intel-rapl:A/name", "package-10\n");
     fake_write(root, "sys/class/powercap/intel-rapl:A/energy_uj", "1\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0g/name", "package-0\n");
@@ -719,7 +696,7 @@ static void tpmi_zones_read_and_mirrors_counted_once(void **state)
         snprintf(rel, sizeof rel, "sys/class/powercap/%s/energy_uj", zones[k][0]);
         fake_write(root, rel, "%s\n", zones[k][2]);
     }
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     assert_int_equal(erg_meter_channel_count(m), 6);
     int i = fake_find(m, "rapl-sysfs:tpmi/package-0");
     assert_true(i >= 0);
@@ -755,7 +732,7 @@ static void equal_once_is_not_a_mirror(void **state)
     (void)state;
     fake_powercap_2s(root, 0);
     set_uj("intel-rapl:1", 1000000); /* package-1 reads what package-0 reads */
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     set_uj("intel-rapl:0", 1000000 + 3000000);
@@ -775,7 +752,7 @@ static void a_total_never_silently_leaves_out_a_package(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     set_uj("intel-rapl:0", 1000000 + 10000000);
@@ -794,11 +771,10 @@ static void a_total_never_silently_leaves_out_a_package(void **state)
     erg_meter_close(m);
 
     /* denied package-1, readable core and dram zones: no silent dram-only or core total */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     fake_powercap_2s(root, 0);
     fake_fail_open_suffix = "intel-rapl:0/energy_uj";
-    m = open_meter("rapl-sysfs");
+    m = fake_open(root, "rapl-sysfs");
     win_begin(m, &w);
     set_uj("intel-rapl:0:0", 2000000 + 6000000);
     set_uj("intel-rapl:1", 5000000 + 8000000);
@@ -811,14 +787,13 @@ static void a_total_never_silently_leaves_out_a_package(void **state)
 
     /* ... with the estimator present and no package readable at all, the labelled estimate
      * stands for the CPU (graded estimator), as before */
-    fake_root_free(root);
-    fake_root_new(root, sizeof root);
+    fake_root_renew();
     fake_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "1000\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0:0/name", "core\n");
     fake_write(root, "sys/class/powercap/intel-rapl:0:0/energy_uj", "1000\n");
     fake_proc_stat(root, 100, 900);
-    m = open_meter("rapl-sysfs,estimator");
+    m = fake_open(root, "rapl-sysfs,estimator");
     win_begin(m, &w);
     fake_proc_stat(root, 150, 950);
     set_uj("intel-rapl:0:0", 2001000);
@@ -839,7 +814,7 @@ static void an_implausible_jump_is_named_as_such(void **state)
 {
     (void)state;
     fake_powercap_2s(root, 0);
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     struct win w = {0};
     win_begin(m, &w);
     set_uj("intel-rapl:0", 1000000 + 200000000000ull); /* +200 kJ in 1 s */
@@ -876,7 +851,7 @@ static void many_zones_are_measured_without_truncation(void **state)
             set_uj(dir, 1000000 + j);
         }
     }
-    erg_meter *m = open_meter("rapl-sysfs");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
     assert_int_equal(erg_meter_channel_count(m), 4 * PKGS);
     erg_backend_info b;
     erg_assert_ok(erg_meter_backend_info(m, 0, &b));
@@ -927,7 +902,7 @@ static void meters_json_is_written_by_the_library(void **state)
     fake_powercap_2s(root, 0);
     fake_proc_stat(root, 100, 900);
     fake_fail_open_suffix = "intel-rapl:0/energy_uj";
-    erg_meter *m = open_meter("rapl-sysfs,estimator");
+    erg_meter *m = fake_open(root, "rapl-sysfs,estimator");
     assert_int_equal(erg_meter_has_hardware(m), 1);
     char buf[64];
     assert_int_equal(erg_meter_note(m, buf, sizeof buf), 0);
@@ -971,7 +946,7 @@ static void meters_json_is_written_by_the_library(void **state)
     assert_int_equal(erg_meter_write_json(path, NULL, &d), ERG_EINVAL);
     erg_meter_close(m);
 
-    m = open_meter("estimator");
+    m = fake_open(root, "estimator");
     assert_int_equal(erg_meter_has_hardware(m), 0);
     size_t n = erg_meter_note(m, buf, sizeof buf);
     assert_true(n > sizeof buf);
@@ -991,38 +966,49 @@ static void meters_json_is_written_by_the_library(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(zones_are_identified_by_name_and_parent, setup, teardown),
-        cmocka_unit_test_setup_teardown(totals_never_double_count, setup, teardown),
-        cmocka_unit_test_setup_teardown(per_socket_psys_zones, setup, teardown),
-        cmocka_unit_test_setup_teardown(mmio_and_mirrored_dies_counted_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(wrap_at_max_energy_range_counts_forward, setup, teardown),
-        cmocka_unit_test_setup_teardown(several_wraps_seen_by_polls_are_all_corrected, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(unreadable_range_never_turns_a_decrease_into_energy, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(zones_are_identified_by_name_and_parent, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(totals_never_double_count, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(per_socket_psys_zones, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(mmio_and_mirrored_dies_counted_once, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(wrap_at_max_energy_range_counts_forward, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(several_wraps_seen_by_polls_are_all_corrected, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(unreadable_range_never_turns_a_decrease_into_energy,
+                                        fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(backwards_step_and_glitch_are_skipped_never_counted_twice,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(counter_reset_rebaselines_after_confirmation, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(implausible_rates_are_unit_suspect, setup, teardown),
-        cmocka_unit_test_setup_teardown(frozen_counter_is_not_live_in_a_busy_window, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(short_window_is_below_resolution, setup, teardown),
-        cmocka_unit_test_setup_teardown(permission_denied_names_file_and_remedy, setup, teardown),
-        cmocka_unit_test_setup_teardown(empty_or_dangling_trees_are_declined_with_reason, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(transient_read_error_is_a_missing_sample_not_zero, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(garbage_counter_text_is_not_a_reading, setup, teardown),
-        cmocka_unit_test_setup_teardown(hexadecimal_zone_ids_are_all_read, setup, teardown),
-        cmocka_unit_test_setup_teardown(tpmi_zones_read_and_mirrors_counted_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(equal_once_is_not_a_mirror, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_total_never_silently_leaves_out_a_package, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(an_implausible_jump_is_named_as_such, setup, teardown),
-        cmocka_unit_test_setup_teardown(many_zones_are_measured_without_truncation, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(meters_json_is_written_by_the_library, setup, teardown),
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(counter_reset_rebaselines_after_confirmation, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(implausible_rates_are_unit_suspect, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(frozen_counter_is_not_live_in_a_busy_window, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(short_window_is_below_resolution, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(permission_denied_names_file_and_remedy, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(empty_or_dangling_trees_are_declined_with_reason,
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(transient_read_error_is_a_missing_sample_not_zero,
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(garbage_counter_text_is_not_a_reading, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(hexadecimal_zone_ids_are_all_read, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(tpmi_zones_read_and_mirrors_counted_once, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(equal_once_is_not_a_mirror, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(a_total_never_silently_leaves_out_a_package, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(an_implausible_jump_is_named_as_such, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(many_zones_are_measured_without_truncation, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(meters_json_is_written_by_the_library, fake_setup,
+                                        fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -579,7 +579,7 @@ static void bad_configs_are_refused(void **state)
     write_file("nolayers.json", "{\"hidden_size\": 64, \"num_attention_heads\": 4}", path,
                sizeof path);
     assert_int_equal(erg_serving_arch_read(path, &a, &diag), ERG_EPARSE);
-    assert_non_null(strstr(diag.detail, "missing required field num_hidden_layers"));
+    assert_non_null(strstr(diag.detail, "num_hidden_layers: required field is missing"));
     write_file("kv.json",
                "{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 3,"
                " \"num_hidden_layers\": 2, \"vocab_size\": 10, \"intermediate_size\": 128}",
@@ -605,6 +605,139 @@ static void bad_configs_are_refused(void **state)
     assert_int_equal(erg_gpu_target_load(path, &k, &m, NULL, &diag), ERG_EVERSION);
 }
 
+/* A pretty-printed gpu-target/1 file; positions below are hand-counted on these lines (columns
+ * are 1-based bytes). */
+static const char target_doc[] =
+    "{\"erg\": \"gpu-target/1\",\n"                                      /* 1 */
+    " \"kernels\": {\"device\": \"H100\",\n"                             /* 2 */
+    "  \"attention_decode\": {\"coef\": [1, 2, 3, 4, 5, 6]},\n"          /* 3 */
+    "  \"allreduce\": {\"2\": {\"coef\": [4e-6, 7e-12]}}},\n"            /* 4 */
+    " \"serving\": {\"itl\": [1, 1, 1, 1, 1], \"power\": [300, 0, 0],\n" /* 5 */
+    "  \"phi\": [1, 0], \"power_max_w\": 700,\n"                         /* 6 */
+    "  \"prompt_tokens\": 512, \"n_train\": 7}}\n";                      /* 7 */
+
+/* target_doc with the first `from` replaced by `to`, loaded: the status, where and detail. */
+static void target_bad(const char *from, const char *to, int status, const char *where,
+                       const char *detail)
+{
+    char text[2048], path[160];
+    const char *at = strstr(target_doc, from);
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - target_doc), target_doc, to,
+             at + strlen(from));
+    write_file("target.json", text, path, sizeof path);
+    erg_gpu_kernels k;
+    erg_serving_model m;
+    int has = 1;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_gpu_target_load(path, &k, &m, &has, &diag), status);
+    char want[300];
+    snprintf(want, sizeof want, "%s%s", path, where);
+    assert_string_equal(diag.where, want);
+    assert_string_equal(diag.detail, detail);
+    assert_int_equal(has, 0);
+    assert_int_equal(k.has_attn, 0);
+}
+
+static void target_errors_name_line_and_column(void **state)
+{
+    (void)state;
+    char path[160];
+    write_file("target.json", target_doc, path, sizeof path);
+    erg_gpu_kernels k;
+    erg_serving_model m;
+    int has = 0;
+    assert_int_equal(erg_gpu_target_load(path, &k, &m, &has, NULL), ERG_OK);
+    assert_int_equal(has, 1);
+    assert_int_equal(k.has_attn, 1);
+    assert_int_equal(k.has_allreduce[0], 1);
+    erg_assert_rel(k.allreduce[0][1], 7e-12, 1e-15);
+    erg_assert_rel(m.power_max_w, 700, 1e-15);
+    assert_int_equal(m.n_train, 7);
+    /* wrong type: line 3 `  "attention_decode": {"coef": [1, "2", ...`: '[' at 32, "2" at 36 */
+    target_bad("[1, 2,", "[1, \"2\",", ERG_EPARSE, ":3:36",
+               "kernels.attention_decode.coef[1]: expected a number");
+    /* line 2 ` "kernels": 3,`: the value at 13 */
+    target_bad("{\"device\": \"H100\",\n", "3, \"x\": {\n", ERG_EPARSE, ":2:13",
+               "kernels: expected an object");
+    /* line 4 `  "allreduce": {"2": {"coef": [4e-6]}}},`: '[' at 31 */
+    target_bad("[4e-6, 7e-12]", "[4e-6]", ERG_EPARSE, ":4:31",
+               "kernels.allreduce.2.coef: expected an array of 2 numbers");
+    /* out of range: line 6 `  "phi": [1, 0], "power_max_w": -3,`: -3 at 33 */
+    target_bad("700", "-3", ERG_EPARSE, ":6:33", "serving.power_max_w: must be positive (got -3)");
+    /* line 7 `  "prompt_tokens": 512, "n_train": -1}}`: -1 at 36 */
+    target_bad("\"n_train\": 7", "\"n_train\": -1", ERG_EPARSE, ":7:36",
+               "serving.n_train: expected a whole number in [0, 9223372036854775807]");
+    /* missing: serving lacks phi; the serving object, line 5 ` "serving": {`, '{' at 13 */
+    target_bad("\"phi\": [1, 0], ", "", ERG_EPARSE, ":5:13",
+               "serving.phi: required array of 2 numbers is missing");
+    /* the document lacks its tag: the document, 1:1 */
+    target_bad("\"erg\": \"gpu-target/1\",", "", ERG_EPARSE, ":1:1",
+               "erg: not a gpu-target file (no \"erg\": \"gpu-target/1\" member)");
+    /* another major version: the tag's value, line 1 `{"erg": "gpu-target/2",` at 9 */
+    target_bad("gpu-target/1", "gpu-target/2", ERG_EVERSION, ":1:9",
+               "erg: \"gpu-target/2\": this erg reads gpu-target/1");
+    /* truncated after line 6: jansson's place, the end of the text (line 7, before its first
+     * byte: jansson's column 0) */
+    target_bad("  \"prompt_tokens\": 512, \"n_train\": 7}}\n", "", ERG_EPARSE, ":7:0",
+               "malformed JSON: string or '}' expected near end of file");
+}
+
+/* A config.json for the serving level, pretty-printed; positions hand-counted on its lines. */
+static const char arch_doc[] = "{\n"                                                  /* 1 */
+                               "  \"hidden_size\": 64, \"num_attention_heads\": 4,\n" /* 2 */
+                               "  \"num_key_value_heads\": 2,\n"                      /* 3 */
+                               "  \"num_hidden_layers\": 2, \"vocab_size\": 10,\n"    /* 4 */
+                               "  \"intermediate_size\": 128\n"                       /* 5 */
+                               "}\n";                                                 /* 6 */
+
+static void arch_bad(const char *from, const char *to, const char *where, const char *detail)
+{
+    char text[1024], path[160];
+    const char *at = strstr(arch_doc, from);
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - arch_doc), arch_doc, to, at + strlen(from));
+    write_file("arch.json", text, path, sizeof path);
+    erg_serving_arch a;
+    erg_diag diag;
+    erg_diag_clear(&diag);
+    assert_int_equal(erg_serving_arch_read(path, &a, &diag), ERG_EPARSE);
+    char want[300];
+    snprintf(want, sizeof want, "%s%s", path, where);
+    assert_string_equal(diag.where, want);
+    assert_string_equal(diag.detail, detail);
+}
+
+static void arch_errors_name_line_and_column(void **state)
+{
+    (void)state;
+    char path[160];
+    write_file("arch.json", arch_doc, path, sizeof path);
+    erg_serving_arch a;
+    assert_int_equal(erg_serving_arch_read(path, &a, NULL), ERG_OK);
+    assert_int_equal(a.n_kv_heads, 2);
+    assert_int_equal(a.head_dim, 16);
+    /* wrong type: line 4 `  "num_hidden_layers": "2", ...`: the value at 24 */
+    arch_bad("\"num_hidden_layers\": 2", "\"num_hidden_layers\": \"2\"", ":4:24",
+             "num_hidden_layers: must be a positive integer");
+    /* out of range: line 2 `  "hidden_size": 0, ...`: 0 at 18 */
+    arch_bad("64", "0", ":2:18", "hidden_size: must be a positive integer");
+    /* line 3 `  "num_key_value_heads": 3,`: 3 at 26 */
+    arch_bad("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3", ":3:26",
+             "num_key_value_heads: 3 does not divide num_attention_heads 4");
+    /* the alias read is the one named: line 2 `  "hidden_size": 64, "n_head": 3,`: "n_head" at
+     * 22-29, 3 at 32 */
+    arch_bad("\"num_attention_heads\": 4", "\"n_head\": 3", ":2:32",
+             "n_head: 3 does not divide hidden_size 64");
+    /* missing: the document lacks it, 1:1 */
+    arch_bad("\"vocab_size\": 10,", "", ":1:1", "vocab_size: required field is missing");
+    arch_bad("\"num_hidden_layers\": 2, ", "", ":1:1",
+             "num_hidden_layers: required field is missing (or n_layer)");
+    /* invalid: line 3 `  "num_key_value_heads": _layers": 2, ...`: jansson's place, '_' at 26 */
+    arch_bad("2,\n  \"num_hidden", "", ":3:26", "malformed JSON: invalid token near '_'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +747,8 @@ int main(void)
         cmocka_unit_test(serving_fit_recovers_a_known_model),
         cmocka_unit_test(step_terms_are_the_hand_sums),
         cmocka_unit_test(bad_configs_are_refused),
+        cmocka_unit_test(target_errors_name_line_and_column),
+        cmocka_unit_test(arch_errors_name_line_and_column),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

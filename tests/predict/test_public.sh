@@ -171,6 +171,29 @@ check "eval unknown format" 2 "not a known public format" -- \
     "$erg" predict eval --target h100 "$tmp/other.csv"
 check "fit-serving needs pairs" 2 "expected MLENERGY.json=CONFIG.json" -- \
     "$erg" predict fit-serving --target h100 "$tmp/l8.json"
+# a target whose gpu.json (gpu-target/1) is bad: file:line:col and the member, exit 2, nothing
+# written (-o, or the target's own gpu.json in place); line 3 `  "phi": [1, 0], "power_max_w":
+# "700", ...`: the value at 33
+mkdir "$tmp/tgt"
+cp "$src/models/h100/ops.json" "$tmp/tgt/"
+printf '{"erg": "gpu-target/1",\n "serving": {"itl": [1, 1, 1, 1, 1], "power": [300, 0, 0],\n  "phi": [1, 0], "power_max_w": "700", "prompt_tokens": 512}}\n' > "$tmp/tgt/gpu.json"
+cp "$tmp/tgt/gpu.json" "$tmp/tgt-gpu.json"
+check "fit-serving bad gpu.json" 2 "^erg: .*tgt/gpu.json:3:33: serving.power_max_w: expected a number$" -- \
+    "$erg" predict fit-serving --target "$tmp/tgt" -o "$tmp/fs.json" "$tmp/l8.json=$tmp/l8cfg.json"
+check "fit-serving bad gpu.json in place" 2 "tgt/gpu.json:3:33: serving.power_max_w" -- \
+    "$erg" predict fit-serving --target "$tmp/tgt" "$tmp/l8.json=$tmp/l8cfg.json"
+check "eval bad gpu.json" 2 "^erg: .*tgt/gpu.json:3:33: serving.power_max_w: expected a number$" -- \
+    "$erg" predict eval --target "$tmp/tgt" "$tmp/gemm.csv"
+# the serving architecture's config: a missing field at the document, a bad one at its value
+# (line 2 `  "num_hidden_layers": 0}`: 0 at 24)
+printf '{"hidden_size": 4096, "num_attention_heads": 32,\n  "num_hidden_layers": 0}\n' > "$tmp/cfg0.json"
+check "fit-serving config out of range" 2 "^erg: .*cfg0.json:2:24: num_hidden_layers: must be a positive integer$" -- \
+    "$erg" predict fit-serving --target h100 -o "$tmp/fs.json" "$tmp/l8.json=$tmp/cfg0.json"
+printf '{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,\n "vocab_size": 128256}\n' > "$tmp/cfg1.json"
+check "fit-serving config missing field" 2 "^erg: .*cfg1.json:1:1: intermediate_size: required field is missing (or n_inner)$" -- \
+    "$erg" predict fit-serving --target h100 -o "$tmp/fs.json" "$tmp/l8.json=$tmp/cfg1.json"
+[ ! -e "$tmp/fs.json" ] && cmp -s "$tmp/tgt/gpu.json" "$tmp/tgt-gpu.json" \
+    && echo "ok   nothing written on a bad target or config" || { echo "FAIL fit-serving wrote"; fails=$((fails + 1)); }
 
 # BLIS traces: two requests on one line are rows 1 and 2; prefill and decode per token compared
 span() { printf '{"name":"llm_request","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"%s"}},{"key":"gen_ai.latency.time_in_model_prefill","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_model_decode","value":{"doubleValue":%s}},{"key":"gen_ai.latency.time_in_queue","value":{"doubleValue":0.0}},{"key":"gen_ai.latency.time_to_first_token","value":{"doubleValue":%s}},{"key":"gen_ai.latency.e2e","value":{"doubleValue":1.0}}]}' "$@"; }

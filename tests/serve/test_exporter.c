@@ -15,21 +15,7 @@
 #include "erg/meter.h"
 #include "erg/serve.h"
 
-static char root[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_io_reset();
-    return fake_root_new(root, sizeof root);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fake_root_free(root);
-    return 0;
-}
+static const char *const root = fake_root;
 
 #define RANGE_UJ 262143328850ull /* max_energy_range_uj of the fake zones */
 
@@ -363,13 +349,13 @@ static void bad_options_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(counters_accumulate_through_a_wrap_and_a_reset, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(psys_holds_the_packages, setup, teardown),
-        cmocka_unit_test_setup_teardown(attribution_splits_by_cpu_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(proc_symlink_out_of_the_root_is_not_followed, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(bad_options_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(counters_accumulate_through_a_wrap_and_a_reset, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(psys_holds_the_packages, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(attribution_splits_by_cpu_time, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(proc_symlink_out_of_the_root_is_not_followed, fake_setup,
+                                        fake_teardown),
+        cmocka_unit_test_setup_teardown(bad_options_are_refused, fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
