@@ -61,6 +61,11 @@ compare() { # file label
     events=$(awk '/^jobs/ {print $9}' <<<"$out")
     if [ -x "$simd" ]; then
         "$simd" -r "${ROUNDS:-5}" "$f" | sed 's/^/   /'
+        # simdjson picks its widest kernel (AVX-512 "icelake", AVX2 "haswell"); erg's scanner
+        # (src/trace/jscan.c) is 128-bit SSE2: the same comparison against simdjson's 128-bit
+        # kernel ("westmere", SSE4.2) says how much of the ratio is the vector width.
+        SIMDJSON_FORCE_IMPLEMENTATION=westmere "$simd" -r "${ROUNDS:-5}" "$f" |
+            sed -n 's/^/   /; /implementation\|MB\/s\|simdjson file/p'
     else
         echo "   simdjson comparison skipped: $simd not built (install libsimdjson-dev, scripts/deps.sh)"
     fi

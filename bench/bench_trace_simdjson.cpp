@@ -11,10 +11,13 @@
 //             args.stream and args["Collective name"]; deviceProperties[].{id,name} and
 //             distributedInfo.rank;
 //   erg buf   erg_trace_read_buffer on the same buffer (the reader, parse and keep);
-//   erg file  erg_trace_read_file on the file (what `erg trace` does: gzread in 256 KiB chunks).
-// It prints the median thread CPU time of each as MB/s of uncompressed JSON and the ratio erg /
-// simdjson of the medians (the goal of issue 13: at most 1.5). Small files get more rounds (at
-// least ROUNDS, and enough for about 50 MB per reader).
+//   erg file  erg_trace_read_file on the file (what `erg trace` does: gzread in 256 KiB chunks);
+//   simdjson file  the file read into memory (simdjson's padded_string::load; a .gz inflated with
+//             gzread) and parsed as above: the same work as erg file, reading included.
+// It prints the median thread CPU time of each as MB/s of uncompressed JSON and the ratios erg /
+// simdjson of the medians (the goal of issue 13: at most 1.5): erg buffer / simdjson, erg file /
+// simdjson (reading the file on erg's side only) and erg file / simdjson file. Small files get
+// more rounds (at least ROUNDS, and enough for about 50 MB per reader).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +61,25 @@ static bool load(const char *path, std::string &out)
     }
     gzclose(gz);
     return true;
+}
+
+// The file into json: plain files through simdjson's loader, gzip (magic 1f 8b) through load().
+static bool load_padded(const char *path, padded_string &json)
+{
+    unsigned char magic[2] = {0, 0};
+    FILE *f = std::fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = std::fread(magic, 1, 2, f);
+    std::fclose(f);
+    if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        std::string raw;
+        if (!load(path, raw))
+            return false;
+        json = padded_string(raw);
+        return true;
+    }
+    return padded_string::load(path).get(json) == SUCCESS;
 }
 
 // What the fields add up to: keeps the compiler from dropping the work, and is printed.
@@ -174,7 +196,7 @@ int main(int argc, char **argv)
         raw.shrink_to_fit();
         double mb = (double)json.size() / 1e6;
         ondemand::parser parser(json.size() + 64);
-        std::vector<double> ts, tb, tf;
+        std::vector<double> ts, tb, tf, tsf;
         touched tt;
         size_t acts = 0;
         int n_rounds = rounds;
@@ -208,11 +230,32 @@ int main(int argc, char **argv)
             }
             double t4 = now_s();
             erg_trace_free(tr);
+            double t5 = now_s();
+            try {
+                padded_string fj;
+                if (!load_padded(argv[f], fj)) {
+                    std::fprintf(stderr, "bench_trace_simdjson: cannot read %s\n", argv[f]);
+                    return 2;
+                }
+                touched tf2 = parse_simdjson(parser, fj);
+                if (tf2.events != tt.events) {
+                    std::fprintf(stderr,
+                                 "bench_trace_simdjson: %s: %zu events from the file, %zu "
+                                 "from the buffer\n",
+                                 argv[f], tf2.events, tt.events);
+                    return 2;
+                }
+            } catch (const simdjson_error &e) {
+                std::fprintf(stderr, "bench_trace_simdjson: %s: simdjson: %s\n", argv[f], e.what());
+                return 2;
+            }
+            double t6 = now_s();
+            tsf.push_back(t6 - t5);
             ts.push_back(t1 - t0);
             tb.push_back(t2 - t1);
             tf.push_back(t4 - t3);
         }
-        double ms = median(ts), mbuf = median(tb), mfile = median(tf);
+        double ms = median(ts), mbuf = median(tb), mfile = median(tf), msf = median(tsf);
         std::printf(
             "%s: %.1f MB of JSON, %zu events (%zu kernels), %zu GPU activities kept by erg; "
             "medians of %d rounds\n",
@@ -222,6 +265,8 @@ int main(int argc, char **argv)
                     mbuf / ms);
         std::printf("  erg file (gzread)   %8.1f MB/s  ratio to simdjson %.2f\n", mb / mfile,
                     mfile / ms);
+        std::printf("  simdjson file       %8.1f MB/s (read into memory, then parsed)\n", mb / msf);
+        std::printf("  erg file / simdjson file  %.2f\n", mfile / msf);
     }
     return 0;
 }

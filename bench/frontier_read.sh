@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Reading a schedule costs the same for erg frontier and erg compose (issue 13): CPU time (user +
-# system, median of 3) of both commands side by side on a 20,000-node random DAG, a 10^5-node
-# chain and a 10^5-element seq, and their ratio. With OLD=path/to/an/older/erg, the same commands
-# of that binary too (before/after). Usage: bench/frontier_read.sh [BUILD_DIR] (default build/gcc).
+# system, median of RUNS runs, default 5) of both whole commands side by side on a 20,000-node
+# random DAG, a 10^5-node chain and a 10^5-element seq, and their ratio. Whole commands: on the
+# chain most of `erg frontier` is the frontier itself, not the reading; bench/bench_sched_read
+# times the two readers alone. With OLD=path/to/an/older/erg, the same commands of that binary too
+# (before/after). Usage: [RUNS=N] bench/frontier_read.sh [BUILD_DIR] (default build/gcc).
 set -eu
 B=${1:-build/gcc}
 erg=$B/src/cli/erg
@@ -23,11 +25,11 @@ sigs = {"e%d" % i: {"device": "g", "time_s": 1.0 + 0.001 * (i % 7), "dynamic_ene
 json.dump({"erg": "schedule/1", "devices": dev, "signatures": sigs, "expr": {"seq": list(sigs)}},
           open(d + "/seq100k.json", "w"))
 PY
-cpu() { # median CPU seconds of 3 runs of "$@"
-    python3 - "$@" <<'PY'
-import resource, statistics, subprocess, sys
+cpu() { # median CPU seconds of RUNS runs of "$@"
+    RUNS=${RUNS:-5} python3 - "$@" <<'PY'
+import os, resource, statistics, subprocess, sys
 xs = []
-for _ in range(3):
+for _ in range(int(os.environ["RUNS"])):
     a = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=900)
     b = resource.getrusage(resource.RUSAGE_CHILDREN)

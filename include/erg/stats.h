@@ -119,7 +119,7 @@ struct json_t;
  * pressure it can return a corrupt text (a key's closing quote missing); here the first failed
  * allocation fails the whole dump. erg writes every JSON text through it.
  */
-ERG_API char *erg_json_dumps(const struct json_t *root, size_t flags);
+ERG_API ERG_NODISCARD char *erg_json_dumps(const struct json_t *root, size_t flags);
 
 #ifdef __cplusplus
 }

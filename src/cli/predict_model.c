@@ -42,7 +42,8 @@ static void help_model(FILE *out)
             "A prompt, KV length or request longer than the config's max_position_embeddings\n"
             "is predicted with a warning. Sizes are positive integers; batch x prompt and\n"
             "batch x kv (with --output, batch x (prompt + N)) at most 2^40 tokens, N at most\n"
-            "2^20. --kv with --phase prefill is refused (the prefill has no cache).\n"
+            "2^24 (each decode step is predicted: 2^24 steps take about a minute).\n"
+            "--kv with --phase prefill is refused (the prefill has no cache).\n"
             "Exit status: 0 predicted, 2 bad input (config, target, phase, sizes).\n");
 }
 
@@ -153,8 +154,8 @@ static int parse_common(const char *cmd, int argc, char **argv, struct common *c
                 return erg_cli_usage(cmd, "--output belongs to 'erg predict model'");
             if (int_opt(cmd, "--output", optarg, &c->output))
                 return ERG_EXIT_USAGE;
-            if (c->output > (int64_t)1 << 20)
-                return erg_cli_usage(cmd, "--output %lld: at most 2^20 output tokens",
+            if (c->output > (int64_t)1 << 24)
+                return erg_cli_usage(cmd, "--output %lld: at most 2^24 output tokens",
                                      (long long)c->output);
             break;
         case 'J':

@@ -145,7 +145,7 @@ check "--output with --phase" 2 "it takes neither --phase nor --kv" -- "$erg" pr
 check "--output with --kv" 2 "it takes neither --phase nor --kv" -- "$erg" predict model "$cfg" --target "$t" --output 4 --kv 9
 check "--output with --emit-schedule" 2 "not an --output request" -- "$erg" predict model "$cfg" --target "$t" --output 4 --emit-schedule "$tmp/no.json"
 [ -e "$tmp/no.json" ] && fail "a schedule was written on error"
-check "--output too large" 2 "at most 2^20 output tokens" -- "$erg" predict model "$cfg" --target "$t" --output 1048577
+check "--output too large" 2 "at most 2^24 output tokens" -- "$erg" predict model "$cfg" --target "$t" --output 16777217
 check "--output tokens above 2^40" 2 "x (--prompt 1024 + --output 1024) is more than 2^40 tokens" -- "$erg" predict model "$cfg" --target "$t" --batch 1073741824 --prompt 1024 --output 1024
 check "--output belongs to model" 2 "belongs to 'erg predict model'" -- "$erg" predict sweep "$cfg" --target "$t" --set heads=4 --output 3
 check "--kv with --phase prefill" 2 "--phase prefill has none" -- "$erg" predict model "$cfg" --target "$t" --phase prefill --kv 64
