@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Where the Python package's output goes: the rule every erg command follows (liberg's
-erg_output_check, docs/guarantees.md), so `erg run --out`, `erg report`, `erg instrument -o` and
+erg_output_check, docs/guarantees.md), so `python3 -m erg.run --out`, `erg report`, `erg instrument -o` and
 the records a patched script appends treat a path as `erg ... -o PATH` does.
 
 - A path that does not exist, or a regular file, is written whole (a temporary file in the same

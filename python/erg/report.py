@@ -116,6 +116,15 @@ def load(paths):
                     if r[k] is not None and not _finite(r[k]):
                         raise BadInput("%s:%d:%d: \"%s\" must be a finite number or null (got %s)"
                                        % (p, i, _col(line, k), k, json.dumps(r[k])))
+                # an API's record aggregates the calls it saw: at least one (the pseudo-records
+                # "<project>" and "<instrumentation>" may count none)
+                if r["api"] not in PSEUDO and r["calls"] < 1:
+                    raise BadInput("%s:%d:%d: \"calls\" of an API record must be at least 1 "
+                                   "(got %s)" % (p, i, _col(line, "calls"), json.dumps(r["calls"])))
+                if r["grade"] is not None and r["grade"] not in GRADES:
+                    raise BadInput("%s:%d:%d: \"grade\" must be one of %s or null (got %s)"
+                                   % (p, i, _col(line, "grade"), ", ".join(GRADES),
+                                      json.dumps(r["grade"])))
                 recs.append(r)
     if not recs:
         raise BadInput("%s: no records" % ", ".join(paths))

@@ -259,26 +259,26 @@ def main(argv=None):
     a = ap.parse_args(argv)
     out = a.out or os.environ.get("ERG_CALLS") or "erg-calls.jsonl"
     if not os.path.isfile(a.script):
-        sys.stderr.write("erg run: %s: no such file\n" % a.script)
+        sys.stderr.write("erg.run: %s: no such file\n" % a.script)
         return 2
     if a.runs < 1:
-        sys.stderr.write("erg run: -r must be at least 1\n")
+        sys.stderr.write("erg.run: -r must be at least 1\n")
         return 2
     try:
         import torch  # noqa: F401  (the calls recorded are torch's)
     except ImportError as e:
-        sys.stderr.write("erg run: this Python (%s) cannot import torch (%s): install Debian's "
+        sys.stderr.write("erg.run: this Python (%s) cannot import torch (%s): install Debian's "
                          "python3-torch and run /usr/bin/python3 -m erg.run, or set "
                          "$ERG_PYTHON for erg instrument\n" % (sys.executable, e))
         return 2
     try:
         real, _ = _out.target(out)
     except _out.OutputError as e:
-        sys.stderr.write("erg run: %s; nothing run\n" % e)
+        sys.stderr.write("erg.run: %s; nothing run\n" % e)
         return 2
     folder = os.path.dirname(os.path.abspath(real))
     if not os.path.isdir(folder):
-        sys.stderr.write("erg run: %s: no folder %s; nothing run\n" % (out, folder))
+        sys.stderr.write("erg.run: %s: no folder %s; nothing run\n" % (out, folder))
         return 2
     if a.runs == 1 and not a.stable:
         return run_once(a.script, a.args, out, a.calibration, not a.no_modules)

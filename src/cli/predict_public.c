@@ -512,31 +512,55 @@ static int summarise(const erg_eval *e, size_t fi, unsigned worst)
     return 0;
 }
 
-/* The skipped rows and files of file fi, one line per run of consecutive rows skipped for one
- * reason: "<lead><file>[ rows a-b]: <mid><reason>" (file NULL: "<lead>[ rows a-b]: ..."). */
+/* Whether skip k of file fi is a row skipped for the reason of skip i. */
+static int same_skip(const erg_eval *e, size_t fi, size_t i, size_t k)
+{
+    return e->skipped[k].file == fi && e->skipped[k].row &&
+           strcmp(e->skipped[k].reason, e->skipped[i].reason) == 0;
+}
+
+/* The skipped rows and files of file fi, one line per reason: the rows skipped for it as runs
+ * of consecutive rows, "<lead><file> rows a-b, c, d-e: <mid><reason>" (one row: "row a"; file
+ * NULL: "<lead> rows ..."; the first 24 runs, then how many rows in all); a whole file skipped
+ * (row 0): "<lead><file>: <mid><reason>". The rows are in the order they were skipped. */
 static void print_skips(FILE *out, const erg_eval *e, size_t fi, const char *file, const char *lead,
                         const char *mid)
 {
-    const char *sp = " ";
     if (!file)
         file = "";
     for (size_t i = 0; i < e->n_skipped; i++) {
         if (e->skipped[i].file != fi)
             continue;
-        size_t j = i;
-        while (e->skipped[i].row && j + 1 < e->n_skipped && e->skipped[j + 1].file == fi &&
-               e->skipped[j + 1].row == e->skipped[j].row + 1 &&
-               strcmp(e->skipped[j + 1].reason, e->skipped[i].reason) == 0)
-            j++;
-        if (j > i)
-            fprintf(out, "%s%s%srows %zu-%zu: %s%s\n", lead, file, sp, e->skipped[i].row,
-                    e->skipped[j].row, mid, e->skipped[i].reason);
-        else if (e->skipped[i].row)
-            fprintf(out, "%s%s%srow %zu: %s%s\n", lead, file, sp, e->skipped[i].row, mid,
-                    e->skipped[i].reason);
-        else
+        if (!e->skipped[i].row) {
             fprintf(out, "%s%s: %s%s\n", lead, file, mid, e->skipped[i].reason);
-        i = j;
+            continue;
+        }
+        int earlier = 0; /* printed with an earlier row of this reason */
+        for (size_t k = 0; k < i && !earlier; k++)
+            earlier = same_skip(e, fi, i, k);
+        if (earlier)
+            continue;
+        size_t rows = 0, runs = 0;
+        for (size_t k = i; k < e->n_skipped; k++)
+            rows += (size_t)same_skip(e, fi, i, k);
+        fprintf(out, "%s%s %s", lead, file, rows > 1 ? "rows" : "row");
+        for (size_t k = i; k < e->n_skipped; k++) {
+            if (!same_skip(e, fi, i, k))
+                continue;
+            size_t j = k; /* the run of consecutive rows from k */
+            while (j + 1 < e->n_skipped && same_skip(e, fi, i, j + 1) &&
+                   e->skipped[j + 1].row == e->skipped[j].row + 1)
+                j++;
+            if (runs++ == 24) {
+                fprintf(out, ", ... (%zu rows)", rows);
+                break;
+            }
+            fprintf(out, "%s%zu", runs > 1 ? ", " : " ", e->skipped[k].row);
+            if (j > k)
+                fprintf(out, "-%zu", e->skipped[j].row);
+            k = j;
+        }
+        fprintf(out, ": %s%s\n", mid, e->skipped[i].reason);
     }
 }
 

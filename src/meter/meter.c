@@ -380,6 +380,25 @@ static void mirror_check(erg_meter *m)
     }
 }
 
+/* The socket a device name states: "package-N" (also "package-N-die-M") and "psys-N" give N,
+ * "psys" 0 (the kernel's name for the first package's platform zone); -1 for any other. */
+static int socket_of(const char *device)
+{
+    const char *p = NULL;
+    if (strcmp(device, "psys") == 0)
+        return 0;
+    if (strncmp(device, "package-", 8) == 0)
+        p = device + 8;
+    else if (strncmp(device, "psys-", 5) == 0)
+        p = device + 5;
+    if (!p || *p < '0' || *p > '9')
+        return -1;
+    long v = 0;
+    for (; *p >= '0' && *p <= '9' && v < 1000000; p++)
+        v = v * 10 + (*p - '0');
+    return *p == '\0' || *p == '-' ? (int)v : -1;
+}
+
 /* Hierarchy by domain semantics, not by sysfs nesting: psys ⊃ package ⊃ core/uncore; dram is
  * beside package (a sysfs child of it, but not inside its energy), inside psys. */
 static void build_hierarchy(erg_meter *m)
@@ -403,12 +422,19 @@ static void build_hierarchy(erg_meter *m)
         default:
             continue;
         }
+        /* per-socket psys zones ("psys", "psys-1", ...): a package or dram's own socket's */
+        int sock = want == ERG_DOMAIN_PSYS ? socket_of(b->c->device) : -1, sock_match = 0;
+        for (size_t i = 0; sock >= 0 && i < m->n_ch; i++)
+            sock_match |= m->ch[i].c->domain == ERG_DOMAIN_PSYS && !m->ch[i].dedup &&
+                          socket_of(m->ch[i].c->device) == sock;
         for (int pass = 0; pass < 2 && b->parent < 0; pass++)
             for (size_t i = 0; i < m->n_ch; i++) {
                 struct chan *a = &m->ch[i];
                 if (i == j || a->c->domain != want || a->dedup)
                     continue;
                 if (pass == 0 && a->backend != b->backend)
+                    continue;
+                if (sock_match && socket_of(a->c->device) != sock)
                     continue;
                 if (same_device && strcmp(a->c->device, b->c->device) != 0)
                     continue;
@@ -1008,6 +1034,30 @@ static void select_total(const erg_meter *m, erg_measurement *out, const erg_met
             if (OK(i) && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE &&
                 (psys < 0 || r[i].grade < r[psys].grade))
                 psys = (int)i;
+                /* one psys per socket (powercap "psys", "psys-1", ...): whether each holds its
+                 * socket or the whole platform is not said, so none is taken for the total and the
+                 * parts are */
+#define PSYS_OK(i)                                                                                 \
+    (OK(i) && r[i].domain == ERG_DOMAIN_PSYS && m->ch[i].c->kind != ERG_KIND_ESTIMATE)
+        size_t n_psys = 0;
+        for (size_t i = 0; psys >= 0 && i < n; i++) {
+            int first = PSYS_OK(i);
+            for (size_t j = 0; j < i && first; j++)
+                if (PSYS_OK(j) && strcmp(r[j].device, r[i].device) == 0)
+                    first = 0;
+            n_psys += (size_t)first;
+        }
+#undef PSYS_OK
+        if (n_psys > 1) {
+            for (size_t i = 0; i < n; i++)
+                if (OK(i) && r[i].domain == ERG_DOMAIN_PSYS)
+                    erg__fmt(r[i].reason, sizeof r[i].reason,
+                             "one of %zu psys zones (one per socket; whether each holds its "
+                             "socket or the platform is not known): the packages and dram are "
+                             "summed instead",
+                             n_psys);
+            psys = -1;
+        }
         if (psys >= 0) {
             /* psys contains the packages and dram: if it reads less than they do, it is not the
              * container it claims to be here, and the parts are summed instead */

@@ -105,6 +105,19 @@ static int zone_cmp(const void *x, const void *y)
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
+/* "psys-N": the platform domain of socket N > 0 where every socket has one (the kernel's
+ * intel_rapl_common.c names the first package's "psys" and the others' "psys-%d" by physical
+ * package id) */
+static int is_psys_n(const char *name)
+{
+    if (strncmp(name, "psys-", 5) != 0 || name[5] == '\0')
+        return 0;
+    for (const char *p = name + 5; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
 static int domain_of(const char *name, erg_domain *d)
 {
     if (strncmp(name, "package-", 8) == 0)
@@ -115,7 +128,7 @@ static int domain_of(const char *name, erg_domain *d)
         *d = ERG_DOMAIN_UNCORE;
     else if (strcmp(name, "dram") == 0)
         *d = ERG_DOMAIN_DRAM;
-    else if (strcmp(name, "psys") == 0)
+    else if (strcmp(name, "psys") == 0 || is_psys_n(name))
         *d = ERG_DOMAIN_PSYS;
     else
         return -1;

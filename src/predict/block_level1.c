@@ -69,6 +69,48 @@ static int fused_attention(const erg_op_model *m, const erg_block_spec *s, doubl
     return ERG_OK;
 }
 
+/* The routed experts of a MoE block as the target's measured fused-MoE kernel (vLLM's
+ * fused_experts: gate and up, activation and gating, down with the routing weights, the sum of
+ * the k outputs; aiconfigurator's moe_perf rows, erg_gpu_moe_s / erg_gpu_moe_energy_j): adds
+ * its time, energy and variances, and takes the experts' element-wise work, which never leaves
+ * the kernel, out of w. The router GEMM, its softmax and top-k, the shared experts and the
+ * residual add stay. One GPU (TP 1). ERG_ENOTSUP when the target has no fused-MoE model or the
+ * experts are not gated (the kernel is a gated FFN's). */
+static int fused_moe(const erg_op_model *m, const erg_block_spec *s, double pw, erg_block_work *w,
+                     double *t, double *e, double *vt, double *ve)
+{
+    const erg_gpu_kernels *k = m->kernels;
+    if (!k->has_moe || !s->gated)
+        return ERG_ENOTSUP;
+    const double tokens = (double)erg_block_tokens(s);
+    double ti = erg_gpu_moe_s(k, tokens, s->d_model, s->d_ff, s->top_k, s->n_experts, 1);
+    if (!(ti > 0) || !isfinite(ti))
+        return ERG_ENOTSUP;
+    double ei = erg_gpu_moe_energy_j(k, tokens, s->d_model, s->d_ff, s->top_k, s->n_experts, 1);
+    double me = k->energy_mape_pct[2];
+    if (!isfinite(ei)) { /* time-only table: the target's mean power, as its roofline does */
+        ei = pw * ti;
+        me = k->moe_mape_pct;
+    }
+    /* the element-wise work erg_block_work_build counted for the routed experts: activation and
+     * gating of every active expert's tokens (its "expert_up" op: count experts of m tokens ×
+     * d_ff), and the weighted sum of each token's top_k outputs */
+    const double b = erg_dtype_bytes(s->dtype), routed = tokens * (double)s->top_k;
+    double elems = 0;
+    for (size_t i = 0; i < w->n_ops; i++)
+        if (!strcmp(w->ops[i].role, "expert_up"))
+            elems = w->ops[i].count * (double)w->ops[i].dims.m * (double)w->ops[i].dims.n;
+    w->elementwise_flops =
+        fmax(w->elementwise_flops - 9.0 * elems - 2.0 * routed * (double)s->d_model, 0.0);
+    w->elementwise_bytes =
+        fmax(w->elementwise_bytes - 3.0 * elems * b - 2.0 * routed * (double)s->d_model * b, 0.0);
+    *t += ti;
+    *e += ei;
+    *vt += (ti * rel_sd(k->moe_mape_pct)) * (ti * rel_sd(k->moe_mape_pct));
+    *ve += (ei * rel_sd(me)) * (ei * rel_sd(me));
+    return ERG_OK;
+}
+
 /* The cache-aware GEMM form's cost of a byte of a GEMM's weight matrix read from cache (hit)
  * and streamed from memory (miss), time and energy, and the cache size it was fitted with: the
  * target's measured memory rates. 0 when the GEMM estimator has another form. */
@@ -102,10 +144,13 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
     double peak, bw, pw;
     erg_op_model_roofline(m, &peak, &bw, &pw);
     double t = 0, e = 0, vt = 0, ve = 0;
-    int fused = 0;
+    int fused = 0, fused_experts = 0;
     if (s->block == ERG_BLOCK_ATTENTION && m->kernels &&
         (rc = fused_attention(m, s, pw, &w, &t, &e, &vt, &ve)) == ERG_OK)
         fused = 1;
+    if (s->block == ERG_BLOCK_MOE && m->kernels &&
+        fused_moe(m, s, pw, &w, &t, &e, &vt, &ve) == ERG_OK)
+        fused = fused_experts = 1;
     double cache_bytes = 0, bt[2] = {0, 0}, be[2] = {0, 0};
     int cache_form = gemm_byte_costs(m, &cache_bytes, bt, be);
     if (!fused && w.kv_copy_bytes > 0) {
@@ -131,6 +176,8 @@ int erg_block_level1(const erg_op_model *m, const erg_block_spec *s, erg_estimat
         const erg_work_op *o = &w.ops[i];
         if (fused &&
             (!strcmp(o->role, "qk") || !strcmp(o->role, "softmax") || !strcmp(o->role, "pv")))
+            continue;
+        if (fused_experts && !strncmp(o->role, "expert_", 7))
             continue;
         erg_op_prediction p;
         double ti, ei, rt = 0, re = 0;

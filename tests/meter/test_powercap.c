@@ -148,6 +148,60 @@ static void totals_never_double_count(void **state)
     erg_meter_close(m);
 }
 
+/* Two sockets, each with its own platform zone: the kernel (intel_rapl_common.c) names the first
+ * package's "psys" and the others' "psys-%d" by physical package id. Both are psys channels (the
+ * second used to be declined as an unknown zone name), each socket's package and dram sit in its
+ * own; whether each psys holds its socket or the platform is not said, so the total is the
+ * packages and dram, never a psys, and the psys readings say why. */
+static void per_socket_psys_zones(void **state)
+{
+    (void)state;
+    fake_powercap_2s(root, 1);
+    fake_write(root, "sys/class/powercap/intel-rapl:3/name", "psys-1\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:3/max_energy_range_uj", "262143328850\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:3/energy_uj", "9000000\n");
+    /* not a socket number: still an unknown zone */
+    fake_write(root, "sys/class/powercap/intel-rapl:4/name", "psys-x\n");
+    fake_write(root, "sys/class/powercap/intel-rapl:4/energy_uj", "1\n");
+    erg_meter *m = fake_open(root, "rapl-sysfs");
+    int p0 = fake_find(m, "rapl-sysfs:psys"), p1 = fake_find(m, "rapl-sysfs:psys-1");
+    assert_true(p0 >= 0 && p1 >= 0);
+    erg_channel_info c;
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)p1, &c));
+    assert_int_equal(c.domain, ERG_DOMAIN_PSYS);
+    assert_string_equal(c.device, "psys-1");
+    assert_true(c.usable);
+    assert_int_equal(c.parent, -1);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-sysfs:package-0"), &c));
+    assert_int_equal(c.parent, p0);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-sysfs:package-1"), &c));
+    assert_int_equal(c.parent, p1);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-sysfs:package-1/dram"), &c));
+    assert_int_equal(c.parent, p1);
+    erg_assert_ok(erg_meter_channel_info(m, (size_t)fake_find(m, "rapl-sysfs:intel-rapl:4"), &c));
+    assert_false(c.usable);
+    assert_non_null(strstr(c.reason, "unknown zone name 'psys-x'"));
+
+    struct win w = {0};
+    win_begin(m, &w);
+    set_uj("intel-rapl:0", 1000000 + 10000000);  /* package-0 +10 J */
+    set_uj("intel-rapl:0:2", 4000000 + 2000000); /* dram-0 +2 J */
+    set_uj("intel-rapl:1", 5000000 + 8000000);   /* package-1 +8 J */
+    set_uj("intel-rapl:1:0", 6000000 + 3000000); /* dram-1 +3 J */
+    set_uj("intel-rapl:2", 7000000 + 14000000);  /* psys +14 J */
+    set_uj("intel-rapl:3", 9000000 + 12000000);  /* psys-1 +12 J */
+    advance(1.0);
+    const erg_channel_reading *ps = win_end(m, &w, 0, "rapl-sysfs:psys-1");
+    erg_assert_near(ps->energy_j, 12.0, 1e-9);
+    assert_int_equal(ps->in_total, 0);
+    assert_non_null(strstr(ps->reason, "one of 2 psys zones"));
+    assert_int_equal(w.r.channels[p0].in_total, 0);
+    erg_assert_near(w.r.total_energy_j, 10.0 + 2.0 + 8.0 + 3.0, 1e-9);
+    assert_int_equal(w.r.n_total, 4);
+    erg_measurement_release(&w.r);
+    erg_meter_close(m);
+}
+
 static void mmio_and_mirrored_dies_counted_once(void **state)
 {
     (void)state;
@@ -915,6 +969,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(zones_are_identified_by_name_and_parent, fake_setup,
                                         fake_teardown),
         cmocka_unit_test_setup_teardown(totals_never_double_count, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(per_socket_psys_zones, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(mmio_and_mirrored_dies_counted_once, fake_setup,
                                         fake_teardown),
         cmocka_unit_test_setup_teardown(wrap_at_max_energy_range_counts_forward, fake_setup,

@@ -264,6 +264,58 @@ assert 2e-6 < f < 3e-6, f
 assert f <= norm["time_s_each"] <= 1.01 * f, (norm["time_s_each"], f)
 P
 
+# a MoE block's routed experts on a GPU target are the target's fused-MoE kernel model (vLLM's
+# fused_experts), not A per-expert GEMMs near their launch floor: Qwen3-30B-A3B's MoE shape
+# (d 2048, experts of 768, top-8 of 128), decode batch 8. The kernel by hand from gpu.json's
+# coefficients (features 1, A·3·d·f·2 bytes, 6·T·k·d·f FLOPs, A, T·k with A = E(1 - (1 - k/E)^T)
+# = 51.6); aiconfigurator measured 0.12652 ms on the H200 at this shape (power-law routing, the
+# rows the model was fitted on) and 0.18178 ms on the H100. The rest of the block (router GEMM,
+# its softmax and top-k, the residual) is a few microseconds and does not depend on the expert
+# width, so two widths differ by exactly the kernel's difference. The per-expert GEMMs gave
+# 596 us on the H200 and 301 us on the H100, an H200 step slower than the H100's.
+moecfg() { printf '{"model_type": "qwen3_moe", "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 2, "vocab_size": 1000, "intermediate_size": 6144, "moe_intermediate_size": %d, "num_experts": 128, "num_experts_per_tok": 8, "torch_dtype": "bfloat16"}\n' "$1" > "$2"; }
+moecfg 768 "$tmp/moe768.json"
+moecfg 1536 "$tmp/moe1536.json"
+for tg in h200 h100 a100; do
+    for f in 768 1536; do
+        "$erg" predict model "$tmp/moe$f.json" --target $tg --phase decode --batch 8 --kv 700 --json > "$tmp/moe-$tg-$f.json" 2>> "$tmp/moe.err" || fail "moe $tg $f: $(cat "$tmp/moe.err")"
+    done
+done
+$py - "$tmp" "$src/models" <<'P' || fail "MoE block is not the fused-MoE kernel"
+import json, math, sys
+tmp, models = sys.argv[1:]
+def kernel(tg, f, T=8, d=2048, k=8, E=128):
+    c = json.load(open(f"{models}/{tg}/gpu.json"))["kernels"]["moe"]["coef"]
+    A = E * (1 - (1 - k / E) ** T)
+    assert abs(A - 51.6) < 0.05, A
+    x = [1.0, A * 3 * d * f * 2, 6 * T * k * d * f, A, T * k]
+    return sum(ci * xi for ci, xi in zip(c, x))
+def block(tg, f):
+    ph = json.load(open(f"{tmp}/moe-{tg}-{f}.json"))["phases"][0]
+    return ph, [b for b in ph["blocks"] if b["block"] == "moe"][0]
+measured = {"h200": 0.12652e-3, "h100": 0.18178e-3}
+for tg in ("h200", "h100", "a100"):
+    kt = kernel(tg, 768)
+    ph, b = block(tg, 768)
+    rest = b["time_s_each"] - kt
+    assert 1e-6 < rest < 1e-5, (tg, b["time_s_each"], kt)
+    _, b2 = block(tg, 1536)
+    dk = kernel(tg, 1536) - kt
+    assert abs((b2["time_s_each"] - b["time_s_each"]) - dk) <= 1e-9 + 1e-6 * dk, (tg, b2, b, dk)
+    if tg in measured:
+        assert abs(kt / measured[tg] - 1) < 0.10, (tg, kt, measured[tg])
+    if tg == "h200":
+        # the kernel's NVML power model: energy per call within the measured power range
+        e = b["energy_j_each"] / b["time_s_each"]
+        assert 132 < e < 700, e
+    else:
+        assert b["energy_j_each"] is None
+t200 = block("h200", 768)[0]["time_s"]
+t100 = block("h100", 768)[0]["time_s"]
+t_a100 = block("a100", 768)[0]["time_s"]
+assert t200 < t100 < t_a100, (t200, t100, t_a100)
+P
+
 # bad input
 check "unknown target" 2 "unknown target" -- "$erg" predict model "$cfg" --target no-such-target-xyz
 check "unknown phase" 2 "unknown phase 'generate'" -- "$erg" predict model "$cfg" --target "$t" --phase generate

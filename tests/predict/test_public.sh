@@ -172,6 +172,11 @@ check "eval ML.ENERGY" 0 "row 2: B200 x1: the target's kernel data are of NVIDIA
     "$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/l8.json"
 grep -q "^  level 3 (serving)  *phase decode  *itl_s  *n      1  MAPE" "$tmp/out" && grep -q "assumption: steady-state decode step: KV length = 512" "$tmp/out" \
     && echo "ok   eval compares ITL, states the KV assumption" || { echo "FAIL eval output:"; cat "$tmp/out"; fails=$((fails + 1)); }
+# the serving level 3 was fitted on ML.ENERGY files: the report says its figures on them are
+# in-sample, with the count of its training configurations (gpu.json serving.n_train)
+n_train=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["serving"]["n_train"])' "$src/models/h100/gpu.json")
+grep -q "^assumption: in-sample: the serving level 3 was fitted on $n_train ML.ENERGY configurations" "$tmp/out" \
+    && echo "ok   eval says the serving figures are in-sample ($n_train configurations)" || { echo "FAIL eval in-sample:"; cat "$tmp/out"; fails=$((fails + 1)); }
 # the report names the target and what it holds once, each file with its format and what was
 # compared, and each line's level and phase (level, target and phase each labelled)
 grep -q "^target h100: .*models/h100; level 1 ops.json (fitted for h100), kernel models gpu.json (NVIDIA H100 80GB HBM3), level 3 serving model gpu.json$" "$tmp/out" \
@@ -278,6 +283,17 @@ assert sk[1][1].startswith("prefill: ") and "2^40" in sk[1][1], sk
 assert sk[2][1].startswith("decode: ") and "2^40" in sk[2][1], sk
 assert any("one sequence per forward" in a for a in d["assumptions"])
 PY
+# the rows skipped for one reason share a line, consecutive rows as a run: requests 2, 4, 5, 6
+# and 8 have one completion token (rows 2, 4-6, 8), request 7's prompt cannot be predicted
+printf '{"resourceSpans":[{"scopeSpans":[{"spans":[%s,%s,%s,%s,%s,%s,%s,%s]}]}]}\n' "$(span 512 101 0.05 1.0 0.05)" "$(span 64 1 0.01 0 0.01)" "$(span 512 11 0.05 0.1 0.05)" "$(span 64 1 0.01 0 0.01)" "$(span 64 1 0.01 0 0.01)" "$(span 64 1 0.01 0 0.01)" "$(span 2199023255552 3 0.5 0.2 0.5)" "$(span 64 1 0.01 0 0.01)" > "$tmp/blis3.json"
+"$erg" predict eval --target h100 --config "$tmp/l8cfg.json" "$tmp/blis3.json" > "$tmp/out" 2> "$tmp/err"
+if [ "$(grep -c skipped "$tmp/out")" = 3 ] &&
+    grep -q "^  skipped rows 2, 4-6, 8: decode: fewer than 2 completion tokens (no decode step)$" "$tmp/out" &&
+    grep -q "^  skipped row 7: prefill: .*2^40" "$tmp/out" && grep -q "^  skipped row 7: decode: .*2^40" "$tmp/out"; then
+    echo "ok   eval BLIS: one line per reason"
+else
+    echo "FAIL eval BLIS skipped lines:"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1))
+fi
 
 # The real files (../shared/data; skipped when absent): every public file reads, with the row
 # counts SOURCES.md gives (section 6: H200 GEMM 65268 rows of which 35742 bf16; H100 26040/9240;

@@ -221,6 +221,12 @@ class Report(unittest.TestCase):
              "calls.jsonl:1:41: \"calls\" must be a whole number (got 2.5)"),
             ([json.dumps(dict(rec("a", 1.0), calls=True))],
              "calls.jsonl:1:41: \"calls\" must be a finite number >= 0 (got true)"),
+            # an API record aggregates at least one call; a grade erg does not know is no grade
+            ([json.dumps(rec("a", 1.0)), json.dumps(dict(rec("b", 1.0), calls=0))],
+             "calls.jsonl:2:41: \"calls\" of an API record must be at least 1 (got 0)"),
+            ([json.dumps(dict(rec("a", 1.0), grade="superb"))],
+             "calls.jsonl:1:106: \"grade\" must be one of hw_shunt, model_based, estimator or null "
+             "(got \"superb\")"),
             ([""], "no records"),
         ]
         for lines, msg in cases:
