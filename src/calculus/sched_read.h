@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "erg/error.h"
+#include "erg/signature.h"
 
 enum erg__sched_op { ERG__SCHED_SEQ, ERG__SCHED_PAR, ERG__SCHED_MULTI };
 
@@ -57,6 +58,15 @@ struct erg__sched_builder {
      * node(); the array (malloc'd, room for cap pairs) is the builder's from then on, whether it
      * succeeds or not. Not called when there are no edges. */
     int (*edges)(void *ctx, uint32_t (*edges)[2], size_t n, size_t cap, erg_diag *sub);
+    /* Optional (NULL: every element goes through element()): signatures.<name> = an object the
+     * reader decoded while streaming, without a JSON tree, as erg__signature_from_json_opt does
+     * (static_power_w NAN when absent; not yet checked with erg_signature_check, which needs the
+     * device's static power). The reader calls it, in file order and in place of element(),
+     * only when every element of "signatures" is such an object that decodes cleanly; otherwise
+     * all of them go through element() as before, so that the messages are the same. Not used
+     * with ERG__SB_OPERATING_SETS. */
+    int (*signature)(void *ctx, const char *name, const erg_signature *sig, const char *file,
+                     const char *jpath, erg_diag *diag);
 };
 
 /* Read path ("-": standard input) into builder b. ERG_OK, or the first error (ERG_EPARSE,
