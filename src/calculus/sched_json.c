@@ -410,10 +410,12 @@ static int cal_edges(void *ctx, uint32_t (*e)[2], size_t n, size_t cap, erg_diag
  * and its start; an edge endpoint is hashed as it passes and looked up some endpoints later (its
  * hash slot loaded meanwhile), so that edges become index pairs without a second pass. An
  * endpoint not found (edges before nodes in the file, or an unknown id) waits with its text until
- * all nodes are known. "devices", "signatures", "expr" and "transitions" are re-emitted as small
- * JSON texts and decoded with jansson by the functions above. Errors name file:line:column: the
- * text up to the place is read again only then, and the place of the i-th node or edge found by
- * a second scan.
+ * all nodes are known. "signatures" is decoded as it passes, for a builder that takes decoded
+ * signatures (sf_* below; a file of many distinct signatures, as `erg trace import` writes,
+ * reads at the rate of one of few). "devices", "expr", "transitions" (and "signatures"
+ * otherwise) are re-emitted as small JSON texts and decoded with jansson by the functions above.
+ * Errors name file:line:column: the text up to the place is read again only then, and the place of
+ * the i-th node or edge found by a second scan.
  */
 enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES, M_SIGS };
 enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_TRANSITIONS, CAP_N };
@@ -511,6 +513,7 @@ struct st {
     size_t sf_pending;    /* offset of the name of the element being read */
     int sf_in;            /* inside an element's object */
     unsigned sf_seen;     /* the element's members seen (bits of erg__signature_keys) */
+    unsigned sf_set;      /* its numbers given (not null) */
     int sf_key;           /* the member being read */
     int sf_flags;         /* inside its "flags" array */
     erg_signature sf_cur; /* the element being read */
@@ -1037,6 +1040,7 @@ static int sf_member_scalar(struct st *t, int kind, const char *v, size_t n)
         double *f[] = {&g->static_power_w, &g->time_s, &g->dynamic_energy_j, &g->time_var_s2,
                        &g->energy_var_j2};
         *f[t->sf_key] = d;
+        t->sf_set |= 1u << t->sf_key;
         return 1;
     }
     case SF_NAME:
@@ -1128,6 +1132,7 @@ static int sf_open(struct st *t, int is_map)
         t->sf_cur.static_power_w = NAN;
         t->sf_in = 1;
         t->sf_seen = 0;
+        t->sf_set = 0;
         return 1;
     }
     if (t->depth == 3) {
@@ -1203,6 +1208,10 @@ static int sf_close(struct st *t)
     if (!t->sf_clean)
         return 1;
     if (t->depth == 2) { /* an element closed */
+        if (!(t->sf_set & (1u << SF_TIME)) || !(t->sf_set & (1u << SF_DYN))) {
+            sf_unclean(t); /* a required number is missing */
+            return 1;
+        }
         if (erg__grow((void **)&t->sf_sigs, &t->sf_cap, t->sf_n + 1, sizeof *t->sf_sigs))
             return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
         t->sf_sigs[t->sf_n++] = t->sf_cur;

@@ -2,14 +2,15 @@
 /*
  * Private: the one schedule/1 reader, shared by calculus (erg_schedule_read_file) and frontier
  * (erg_opsched_read_file). It streams the file (yajl): checks the format tag, takes "nodes" and
- * "edges" element by element (errors name file:line:column), decodes the small members
- * ("devices", "signatures", "expr", "transitions") with jansson, and hands every part to a
- * builder. The element payload (a signature, or an operating set of points) is the builder's:
- * the reader names it and resolves nothing inside it. Node ids are the reader's: it hashes each
- * once, refuses a repeated one ("nodes[i]: node \"a\" is defined twice") and an edge to an
- * unknown one ("edges[k]: edge [\"a\", \"b\"]: no node \"b\""), and hands the edges over as
- * node numbers. Order of the calls: devices, elements,
- * transitions, then the expression bottom-up (root last) or the nodes and then the edges.
+ * "edges" element by element (errors name file:line:column), decodes "signatures" as it streams
+ * when the builder takes decoded signatures (the signature hook; jansson otherwise, and for any
+ * member that would be refused), the other small members ("devices", "expr", "transitions")
+ * with jansson, and hands every part to a builder. The element payload (a signature, or an
+ * operating set of points) is the builder's: the reader names it and resolves nothing inside it.
+ * Node ids are the reader's: it hashes each once, refuses a repeated one ("nodes[i]: node \"a\" is
+ * defined twice") and an edge to an unknown one ("edges[k]: edge [\"a\", \"b\"]: no node \"b\""),
+ * and hands the edges over as node numbers. Order of the calls: devices, elements, transitions,
+ * then the expression bottom-up (root last) or the nodes and then the edges.
  */
 #ifndef ERG_CALCULUS_SCHED_READ_H
 #define ERG_CALCULUS_SCHED_READ_H
