@@ -90,6 +90,18 @@ ERG_API ERG_NODISCARD int erg_schedule_add_node(erg_schedule *sched, const char 
 ERG_API ERG_NODISCARD int erg_schedule_add_edge(erg_schedule *sched, const char *from,
                                                 const char *to, erg_diag *diag);
 
+/**
+ * A schedule of one element: sig's device (sig->device at sig->static_power_w, idle at the same
+ * power), the signature, and one DAG node "work" running it. Composed (erg_schedule_compose) it
+ * gives the element's own figures, E = s·T + d with σ²_E and T with σ²_T (paper Section 3.3: a
+ * schedule of one element is that element), so a signature/1 or measurement/1 file can stand
+ * where a schedule is compared (`erg compare`, erg_compose_file). *out is the caller's
+ * (erg_schedule_free); NULL on error. Errors: ERG_EINVAL (NULL argument; an invalid signature, as
+ * erg_schedule_add_signature says), ERG_ENOMEM.
+ */
+ERG_API ERG_NODISCARD int erg_schedule_of_signature(const erg_signature *sig, erg_schedule **out,
+                                                    erg_diag *diag);
+
 /** Options of erg_schedule_compose; initialise with erg_compose_options_init. */
 typedef struct erg_compose_options {
     double confidence;   /**< P for the interval E ± c·σ and the bias bound; default 0.95 */

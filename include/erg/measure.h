@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "erg/calculus.h"
 #include "erg/error.h"
 #include "erg/meter.h"
 #include "erg/signature.h"
@@ -620,6 +621,46 @@ ERG_API ERG_NODISCARD int erg_protocol_plot_timeline(const erg_protocol_result *
  */
 ERG_API ERG_NODISCARD int erg_measurement_read_signature(const char *path, erg_signature *out,
                                                          erg_diag *diag);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Work measured directly, as an operand: a signature/1 or measurement/1 file where the calculus
+ * expects a schedule (`erg compare`) or a measured energy (`erg refine --measured`). */
+
+/**
+ * Read the signature a file of work measured directly describes: a signature/1 (as
+ * erg_signature_read_file; `erg characterize`) or a measurement/1 (as
+ * erg_measurement_read_signature; `erg measure --json` or `--export-json`), told apart by its
+ * "erg" tag. Errors: ERG_ENOENT, ERG_EIO, ERG_EPARSE (a syntax error at file:line:col; a file
+ * that is neither: "expected a signature/1 ... or a measurement/1 ..."), and those of the two
+ * readers (ERG_EVERSION, ERG_EINVAL, ERG_EPARSE naming the member).
+ */
+ERG_API ERG_NODISCARD int erg_measured_read_signature(const char *path, erg_signature *out,
+                                                      erg_diag *diag);
+
+/** A whole piece of work measured directly, as the mean of its runs (erg_measured_read). */
+typedef struct erg_measured {
+    double energy_j;    /**< mean total energy E = s·T + d (J) */
+    double energy_sd_j; /**< sd of that mean, sqrt(σ²_E / runs) (J) */
+    unsigned long runs; /**< runs it is the mean of (a file that says 0: 1) */
+} erg_measured;
+
+/**
+ * Read the measured energy of a signature/1 or measurement/1 file (erg_measured_read_signature)
+ * as the mean of its runs and the sd of that mean, sd_E / sqrt(runs): the measured side of the
+ * deviation test (energy-calculus paper Eq. 23) that `erg refine --measured` runs. Errors: those
+ * of erg_measured_read_signature; ERG_EINVAL (NULL argument).
+ */
+ERG_API ERG_NODISCARD int erg_measured_read(const char *path, erg_measured *out, erg_diag *diag);
+
+/**
+ * Compose the file at path into *out (what `erg compare` does with each side): a schedule/1
+ * (erg_schedule_read_file, erg_schedule_compose), or a signature/1 or measurement/1 file
+ * (erg_measured_read_signature) as a schedule of that one element (erg_schedule_of_signature).
+ * opts may be NULL (defaults). On an error without a place of its own, diag->where is path.
+ * *out is freed with erg_report_free. Errors: those of the readers and of erg_schedule_compose.
+ */
+ERG_API ERG_NODISCARD int erg_compose_file(const char *path, const erg_compose_options *opts,
+                                           erg_report *out, erg_diag *diag);
 
 /* ------------------------------------------------------------------------------------------ */
 /* A command as the work (what `erg measure -- CMD` runs). */

@@ -1603,6 +1603,83 @@ ERG_API ERG_NODISCARD int erg_predict_request(const erg_predictor *p, const erg_
                                               const erg_model_prediction *prefill, int64_t output,
                                               erg_model_request *out, erg_diag *diag);
 
+/** The sizes of a model prediction (what `erg predict model` is asked): the phases predicted
+ *  (bit 0 prefill of batch × prompt tokens, bit 1 decode of one token per sequence against kv
+ *  cached tokens; 0: none, only the architecture's own warnings), and output > 0 for a whole
+ *  request of output tokens per sequence (erg_predict_request: prefill, then output − 1 decode
+ *  steps up to KV length prompt + output − 1), 0 otherwise. Tokens, per sequence. */
+typedef struct erg_model_query {
+    int phases;
+    int64_t batch, prompt, kv, output;
+} erg_model_query;
+
+/** What a warning of erg_model_warnings is about. */
+typedef enum erg_model_warning_kind {
+    /** quantization_config present: erg has no kernel data for quantized weights and models
+     *  them in the config's torch_dtype */
+    ERG_MODEL_WARNING_QUANTIZED = 1,
+    /** weights plus KV cache above the target's memory (gpu.json memory_gib) */
+    ERG_MODEL_WARNING_MEMORY = 2,
+    /** more cached tokens than the config's max_position_embeddings */
+    ERG_MODEL_WARNING_POSITIONS = 3
+} erg_model_warning_kind;
+
+/** Most warnings erg_model_warnings gives (one of each kind), and the size of their text. */
+#define ERG_MODEL_WARNINGS_MAX 3
+#define ERG_MODEL_WARNING_TEXT_MAX 512
+
+/** One warning about a model prediction: the prediction is still made (it assumes what the
+ *  warning says it cannot check); the figures it rests on, and its text. */
+typedef struct erg_model_warning {
+    erg_model_warning_kind kind;
+    /** MEMORY and POSITIONS: the cached tokens per sequence counted: the KV length (decode), the
+     *  prompt (prefill; both phases: the larger), prompt + output − 1 (a request) */
+    int64_t tokens;
+    /** POSITIONS: which of them ("the KV length", "the prompt", "prompt + output - 1");
+     *  static string, "" for the other kinds */
+    const char *tokens_what;
+    int64_t max_positions; /**< POSITIONS: the config's max_position_embeddings */
+    double weights_bytes;  /**< MEMORY: the weights (erg_arch_params × dtype bytes), bytes */
+    double kv_bytes;       /**< MEMORY: the KV cache of batch × tokens, bytes */
+    double memory_bytes;   /**< MEMORY: the target's memory (erg_predictor_memory_bytes) */
+    char text[ERG_MODEL_WARNING_TEXT_MAX]; /**< one line, as `erg predict model` prints it after
+                                            *   "erg: warning: " (--json: "warnings") */
+} erg_model_warning;
+
+/**
+ * The warnings of a model prediction of a on target p (may be NULL: no memory check) with the
+ * sizes of q, in this order, at most one of each kind: quantized weights (a->quant_method set;
+ * the only one with q->phases 0, as a sweep, whose sizes vary, prints); the weights plus the KV
+ * cache of q->batch sequences of the cached tokens (erg_arch_memory_bytes) above the target's
+ * memory (erg_predictor_memory_bytes, when the target gives one; GiB = 2^30 bytes in the text:
+ * Mixtral-8x7B on h100, batch 8, prompt 512, both phases: 86.99 GiB of bf16 weights and 0.5 GiB
+ * of KV cache need 87.49 GiB, more than 80 GiB); the cached tokens above a->max_positions (when
+ * the config gives it; RoPE scaling may stretch a model past it, erg cannot tell). out holds
+ * ERG_MODEL_WARNINGS_MAX records; *n is set to those written. The prediction itself is never
+ * refused for these (docs/predict.md, "Memory"). Errors: ERG_EINVAL (NULL a, q, out or n; a size
+ * below 1 for a phase of q->phases, output below 0). Thread-safe.
+ */
+ERG_API ERG_NODISCARD int erg_model_warnings(const erg_arch *a, const erg_predictor *p,
+                                             const erg_model_query *q, erg_model_warning *out,
+                                             size_t *n, erg_diag *diag);
+
+/**
+ * The decode step of batch sequences against kv cached tokens as served (`erg predict model`'s
+ * "as served" line; docs/predict.md, "As served"): the target's serving level 3 (gpu.json's
+ * serving model, fitted on ML.ENERGY's steady-state vLLM serving: the h100 target) on one GPU,
+ * erg_serving_step of the architecture read from the HF config at config (erg_serving_arch_read)
+ * with the target's level-1 ops, then erg_serving_predict: the median inter-token latency
+ * *itl_s (s) and the energy per output token *energy_per_token_j (J; ML.ENERGY's total energy
+ * over output tokens, so the served prompts' prefill chunks are in it: no figure to add to a
+ * prefill or to multiply into an isolated request's energy). Errors: ERG_ENOTSUP (the target has
+ * no gpu.json or no serving model, lacks a kernel or op the step needs, or the model gives no
+ * finite figure), those of erg_gpu_target_load and erg_serving_arch_read (ERG_ENOENT, ERG_EPARSE
+ * naming the file and field), ERG_EINVAL (NULL, batch or kv below 1). Thread-safe.
+ */
+ERG_API ERG_NODISCARD int erg_predict_serving_decode(const erg_predictor *p, const char *config,
+                                                     int64_t batch, int64_t kv, double *itl_s,
+                                                     double *energy_per_token_j, erg_diag *diag);
+
 /** What a model-prediction/1 document reports (erg_model_prediction_write_json). */
 typedef struct erg_model_report {
     const char *config;                 /**< the HF config.json path, as given */

@@ -5,7 +5,6 @@
 #include "erg/measure.h"
 
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,43 +26,15 @@ static const char compare_help[] =
     "is 0.\n\n"
     "Exit status: 0 one is confidently lower, 1 they cannot be told apart, 2 bad input or usage.\n";
 
-/* One side of the comparison: a schedule/1 file, or one element: a signature/1 file or a
- * measurement/1 file (erg measure --json / --export-json), composed as a one-node schedule. */
+/* One side of the comparison (erg_compose_file): a schedule/1 file, or one element: a
+ * signature/1 or a measurement/1 file, composed as a one-node schedule. 0, or the exit status
+ * after the message. */
 static int load_side(const char *path, const erg_compose_options *co, erg_report *r)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    const char *tag = root ? json_string_value(json_object_get(root, "erg")) : NULL;
-    int kind = !tag                                    ? 0
-               : strncmp(tag, "signature/", 10) == 0   ? 1
-               : strncmp(tag, "measurement/", 12) == 0 ? 2
-                                                       : 0;
-    json_decref(root);
-    if (kind == 0)
-        return erg_cli_compose_file(path, co, r);
     erg_diag d;
     erg_diag_clear(&d);
-    erg_signature sig;
-    int rc = kind == 1 ? erg_signature_read_file(path, &sig, &d)
-                       : erg_measurement_read_signature(path, &sig, &d);
-    erg_schedule *s = rc == ERG_OK ? erg_schedule_new() : NULL;
-    if (rc == ERG_OK && !s)
-        rc = erg_diag_set(&d, ERG_ENOMEM, path, "out of memory");
-    if (rc == ERG_OK)
-        rc = erg_schedule_add_device(s, sig.device, sig.static_power_w, (double)NAN, &d);
-    if (rc == ERG_OK)
-        rc = erg_schedule_add_signature(s, &sig, &d);
-    if (rc == ERG_OK)
-        rc = erg_schedule_add_node(s, "work", sig.name, NULL, (double)NAN, &d);
-    if (rc == ERG_OK)
-        rc = erg_schedule_compose(s, co, r, &d);
-    erg_schedule_free(s);
-    if (rc != ERG_OK) {
-        if (!d.where[0])
-            snprintf(d.where, sizeof d.where, "%s", path);
-        return erg_cli_fail(&d, rc);
-    }
-    return 0;
+    int rc = erg_compose_file(path, co, r, &d);
+    return rc == ERG_OK ? 0 : erg_cli_fail(&d, rc);
 }
 
 static int run_compare(int argc, char **argv)

@@ -12,7 +12,6 @@
 #include "erg/stats.h"
 
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,50 +41,6 @@ static const char refine_help[] =
     "Exit status: 0 no deviation (after refinement, when it ran), 1 a deviation remains, 2 bad\n"
     "input or usage, 3 no usable meter.\n";
 
-struct measured {
-    double energy_j, sd_j;
-    unsigned long runs;
-};
-
-static int read_measured(const char *path, struct measured *m, erg_diag *d)
-{
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err);
-    int rc;
-    if (!root) {
-        if (err.line < 1) /* no position: the file could not be opened or read */
-            return erg_diag_set(d, ERG_ENOENT, path, "%s", err.text);
-        char where[1200];
-        snprintf(where, sizeof where, "%s:%d:%d", path, err.line, err.column);
-        return erg_diag_set(d, ERG_EPARSE, where, "%s", err.text);
-    }
-    const char *tag = json_string_value(json_object_get(root, "erg"));
-    if (tag && !strncmp(tag, "signature/", 10)) {
-        json_decref(root);
-        erg_signature s;
-        if ((rc = erg_signature_read_file(path, &s, d)) != ERG_OK)
-            return rc;
-        m->runs = s.runs ? s.runs : 1;
-        m->energy_j = erg_signature_energy_j(&s);
-        m->sd_j = sqrt(s.energy_var_j2 / (double)m->runs);
-        return ERG_OK;
-    }
-    if (tag && !strncmp(tag, "measurement/", 12)) {
-        json_decref(root);
-        erg_signature s; /* the measure module's reading of measurement/1 */
-        if ((rc = erg_measurement_read_signature(path, &s, d)) != ERG_OK)
-            return rc;
-        m->runs = s.runs ? s.runs : 1;
-        m->energy_j = erg_signature_energy_j(&s);
-        m->sd_j = sqrt(s.energy_var_j2 / (double)m->runs);
-        return ERG_OK;
-    }
-    json_decref(root);
-    return erg_diag_set(d, ERG_EPARSE, path,
-                        "expected a signature/1 (erg characterize --schedule) or a "
-                        "measurement/1 (erg measure --json)");
-}
-
 static void print_report(const char *title, const erg_context_report *r)
 {
     const erg_report *p = &r->report;
@@ -111,7 +66,7 @@ static void print_report(const char *title, const erg_context_report *r)
 }
 
 static int compose(const erg_schedule *s, const erg_context_set *set, double conf,
-                   const struct measured *m, erg_context_report *r, erg_diag *d)
+                   const erg_measured *m, erg_context_report *r, erg_diag *d)
 {
     const erg_context_signature **ptrs = calloc(set->n + 1, sizeof *ptrs);
     if (!ptrs)
@@ -124,7 +79,7 @@ static int compose(const erg_schedule *s, const erg_context_set *set, double con
     int rc = erg_schedule_compose_context(s, ptrs, set->n, set->corr, set->n_corr, &o, r, d);
     free(ptrs);
     if (rc == ERG_OK)
-        rc = erg_report_deviation(&r->report, m->energy_j, m->sd_j, d);
+        rc = erg_report_deviation(&r->report, m->energy_j, m->energy_sd_j, d);
     return rc;
 }
 
@@ -241,11 +196,11 @@ static int run(int argc, char **argv)
     erg_schedule *s = NULL;
     erg_context_set set;
     memset(&set, 0, sizeof set);
-    struct measured m;
+    erg_measured m;
     int rc;
     if ((rc = erg_schedule_read_file(path, &s, &d)) != ERG_OK ||
         (rc = erg_context_set_read_schedule(path, &set, &d)) != ERG_OK ||
-        (rc = read_measured(measured_path, &m, &d)) != ERG_OK) {
+        (rc = erg_measured_read(measured_path, &m, &d)) != ERG_OK) {
         erg_schedule_free(s);
         erg_context_set_free(&set);
         return erg_cli_fail(&d, rc);

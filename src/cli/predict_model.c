@@ -249,44 +249,6 @@ static int load(const struct common *c, erg_arch *a, erg_predictor **p)
     return ERG_EXIT_OK;
 }
 
-/* Quantized weights (quantization_config): erg has no kernel data for them and models the
- * weights in the config's dtype; say so rather than mis-model silently. 1 when written. */
-static int quant_warning(const erg_arch *a, char *buf, size_t size)
-{
-    if (!a->quant_method[0])
-        return 0;
-    snprintf(buf, size,
-             "quantization_config: quant_method \"%s\": erg has no kernel data for quantized "
-             "weights and models them in %s, so time, energy and memory are those of %s weights",
-             a->quant_method, erg_dtype_name(a->dtype), erg_dtype_name(a->dtype));
-    return 1;
-}
-
-/* The target's serving level 3 (gpu.json's model fitted on ML.ENERGY: the H100 target) for a
- * decode step of c's batch against c's KV length on one GPU: its inter-token latency and energy
- * per output token (erg_serving_step, erg_serving_predict). 1 when the target has one and it
- * answers; 0 otherwise (no serving model, a kernel the target lacks, a config field it needs). */
-static int serving_decode(const struct common *c, const erg_predictor *p, double *itl_s,
-                          double *ept_j)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/gpu.json", erg_predictor_dir(p));
-    erg_gpu_kernels k;
-    erg_serving_model sm;
-    erg_serving_arch sa;
-    erg_serving_terms t;
-    int has = 0;
-    erg_diag d;
-    erg_diag_clear(&d);
-    if (erg_gpu_target_load(path, &k, &sm, &has, &d) != ERG_OK || !has ||
-        erg_serving_arch_read(c->config, &sa, &d) != ERG_OK ||
-        erg_serving_step(erg_predictor_ops(p), &k, &sa, (double)c->batch, (double)c->kv, 1, &t,
-                         &d) != ERG_OK)
-        return 0;
-    erg_serving_predict(&sm, &t, (double)c->batch, 1, itl_s, ept_j);
-    return isfinite(*itl_s) && isfinite(*ept_j);
-}
-
 /* erg predict model's exit after a prediction failed: the message (placed at the config when the
  * library gave no place), the predictor freed; a bad input's status, never "no meter". */
 static int model_failed(const struct common *c, erg_predictor *p, erg_diag *diag, int rc)
@@ -372,48 +334,25 @@ int erg_cli_predict_model(int argc, char **argv)
         }
     }
     double srv_itl = NAN, srv_ept = NAN;
-    int srv = (c.phases & 2) && serving_decode(&c, p, &srv_itl, &srv_ept);
+    erg_diag sd;
+    erg_diag_clear(&sd);
+    int srv = (c.phases & 2) && erg_predict_serving_decode(p, c.config, c.batch, c.kv, &srv_itl,
+                                                           &srv_ept, &sd) == ERG_OK;
     double params, active;
     params = erg_arch_params(&a, &active);
-    /* quantized weights and weights + KV cache against the target's memory: warn, never refuse */
-    char warnings[3][512];
-    int nw = 0;
-    if (quant_warning(&a, warnings[nw], sizeof warnings[nw]))
-        nw++;
-    char *warning = warnings[nw];
-    warning[0] = '\0';
-    double mem = erg_predictor_memory_bytes(p), kv_bytes;
-    int64_t cached = (c.phases & 2) ? c.kv : c.prompt;
-    if ((c.phases & 3) == 3 && c.prompt > cached)
-        cached = c.prompt;
-    if (c.output > 0)
-        cached = c.prompt + c.output - 1; /* the last step attends to every earlier token */
-    double need = erg_arch_memory_bytes(&a, c.batch, cached, &kv_bytes);
-    if (isfinite(mem) && need > mem)
-        snprintf(warning, sizeof warnings[0],
-                 "the weights (%.4g GiB, %s) and the KV cache (%.4g GiB, %lld x %lld tokens) "
-                 "need %.4g GiB, more than the target's %.4g GiB of memory: this prediction "
-                 "assumes they fit",
-                 (need - kv_bytes) / 1073741824.0, erg_dtype_name(a.dtype), kv_bytes / 1073741824.0,
-                 (long long)c.batch, (long long)cached, need / 1073741824.0, mem / 1073741824.0);
-    if (warning[0])
-        nw++;
-    /* longer than the model was trained for: RoPE scaling may stretch it, erg cannot tell */
-    if (a.max_positions > 0 && cached > a.max_positions)
-        snprintf(warnings[nw++], sizeof warnings[0],
-                 "%lld tokens (%s) are more than the config's max_position_embeddings %lld: the "
-                 "model was not trained for sequences this long; this prediction assumes it runs",
-                 (long long)cached,
-                 c.output > 0                       ? "prompt + output - 1"
-                 : (c.phases & 2) && cached == c.kv ? "the KV length"
-                                                    : "the prompt",
-                 (long long)a.max_positions);
-    for (int i = 0; i < nw; i++)
-        fprintf(stderr, "erg: warning: %s\n", warnings[i]);
+    /* quantized weights, weights + KV cache against the target's memory, sequences beyond the
+     * trained length: warn, never refuse */
+    erg_model_query q = {c.phases, c.batch, c.prompt, c.kv, c.output};
+    erg_model_warning warnings[ERG_MODEL_WARNINGS_MAX];
+    size_t nw = 0;
+    if (erg_model_warnings(&a, p, &q, warnings, &nw, &diag) != ERG_OK)
+        return model_failed(&c, p, &diag, diag.status);
+    for (size_t i = 0; i < nw; i++)
+        fprintf(stderr, "erg: warning: %s\n", warnings[i].text);
     if (c.json) {
-        const char *wl[3];
-        for (int i = 0; i < nw; i++)
-            wl[i] = warnings[i];
+        const char *wl[ERG_MODEL_WARNINGS_MAX];
+        for (size_t i = 0; i < nw; i++)
+            wl[i] = warnings[i].text;
         erg_model_report r = {.config = c.config,
                               .arch = &a,
                               .target = p,
@@ -424,7 +363,7 @@ int erg_cli_predict_model(int argc, char **argv)
                               .serving_energy_per_token_j = srv_ept,
                               .request = c.output > 0 ? &req : NULL,
                               .warnings = wl,
-                              .n_warnings = (size_t)nw,
+                              .n_warnings = nw,
                               .schedule = c.schedule};
         erg_diag_clear(&diag);
         int rc = erg_model_prediction_write_json("-", &r, &diag);
@@ -618,9 +557,18 @@ int erg_cli_predict_sweep(int argc, char **argv)
     erg_predictor *p = NULL;
     if ((st = load(&c, &base, &p)))
         return st;
-    char qw[512];
-    if (quant_warning(&base, qw, sizeof qw))
-        fprintf(stderr, "erg: warning: %s\n", qw);
+    /* the architecture's own warnings (quantized weights): the swept sizes vary */
+    erg_model_query q = {0, c.batch, c.prompt, c.kv, 0};
+    erg_model_warning qw[ERG_MODEL_WARNINGS_MAX];
+    size_t nq = 0;
+    erg_diag qd;
+    erg_diag_clear(&qd);
+    if (erg_model_warnings(&base, p, &q, qw, &nq, &qd) != ERG_OK) {
+        erg_predictor_free(p);
+        return erg_cli_fail(&qd, qd.status);
+    }
+    for (size_t i = 0; i < nq; i++)
+        fprintf(stderr, "erg: warning: %s\n", qw[i].text);
     /* the header is printed before the first row: none when nothing is (--json: the document
      * is buffered until its first rows and abandoned when there are none) */
     struct sweep_out so = {&c, r, p, NULL, 0};

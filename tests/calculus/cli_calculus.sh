@@ -275,4 +275,43 @@ sed 's/"stale"/"saturated"/' "$tmp/flags.json" > "$tmp/badflag.json"
 [ -s "$tmp/out" ] && fail "output written on an unknown flag"
 grep -q "^erg: $tmp/badflag.json.*signatures.c.flags\[0\]: unknown flag \"saturated\" (known: wrap_corrected, " "$tmp/err" ||
     fail "unknown flag message: $(cat "$tmp/err")"
+
+# compare and refine read measured work through the library (erg_compose_file, erg_measured_read):
+# a measurement/1 of 3 runs, E 7 J sd 0.2 J (s 2 W, T 0.5 s), against one of 1 run, 9 J (floor
+# 0.05 J): 7 + 1.96 x 0.2 = 7.392 < 9 - 1.96 x 0.05 = 8.902: A confidently lower.
+cat > "$tmp/ma.json" <<'J'
+{"erg": "measurement/1", "command": ["/bin/work"], "runs": 3, "time_s": {"mean": 0.5, "sd": 0.01},
+ "total": {"energy_j": {"mean": 7.0, "sd": 0.2}, "static_power_w": 2.0, "energy_floor_j": 0.01,
+  "time_floor_s": 0.001, "grade": "hw_shunt"}}
+J
+cat > "$tmp/mb.json" <<'J'
+{"erg": "measurement/1", "command": ["work2"], "runs": 1, "time_s": {"mean": 0.6, "sd": null},
+ "total": {"energy_j": {"mean": 9.0, "sd": null}, "static_power_w": 2.0, "energy_floor_j": 0.05,
+  "time_floor_s": 0.002, "grade": "model_based"}}
+J
+"$erg" compare "$tmp/ma.json" "$tmp/mb.json" > "$tmp/out" || fail "compare measurements exit $?"
+grep -q "^  E 7 J +- 200 mJ, 95% interval \[6.608 J, 7.392 J\]" "$tmp/out" || fail "compare A: $(cat "$tmp/out")"
+grep -q "A confidently uses less energy than B" "$tmp/out" || fail "compare measurements verdict"
+printf '{"erg": "measurement/1",\n "runs": 2,\n  "total": {,}\n}\n' > "$tmp/msyn.json"
+wrongkind "erg: $tmp/msyn.json:1:2: format tag \"erg\" is \"measurement/1\", expected \"schedule/1\"" compare "$ex/attention-layer.json" "$tmp/msyn.json"
+printf '{"erg": "measurement/2", "runs": 1}\n' > "$tmp/mv2.json"
+wrongkind "erg: $tmp/mv2.json: unknown format version \"measurement/2\" (this erg reads measurement/1)" compare "$tmp/mv2.json" "$tmp/ma.json"
+sed 's/"mean": 7.0/"mean": -7.0/' "$tmp/ma.json" > "$tmp/mneg.json"
+wrongkind "erg: $tmp/mneg.json: total.energy_j.mean: must not be negative (got -7)" compare "$tmp/ma.json" "$tmp/mneg.json"
+# refine --measured: the schedule c -> c (E 2 x 3.25 J) against the measurement of 7 J
+cat > "$tmp/c.json" <<'J'
+{"erg": "signature/1", "name": "c", "device": "cpu", "static_power_w": 1.0, "time_s": 0.25,
+ "dynamic_energy_j": 3.0, "time_var_s2": 0.0001, "energy_var_j2": 0.0016, "grade": "hw_shunt",
+ "runs": 4, "command": "true"}
+J
+cat > "$tmp/cc.json" <<'J'
+{"erg": "schedule/1", "devices": {"cpu": {"static_power_w": 1}}, "signatures": {"c": "c.json"},
+ "nodes": [{"id": "n0", "signature": "c"}, {"id": "n1", "signature": "c"}], "edges": [["n0", "n1"]]}
+J
+"$erg" refine "$tmp/cc.json" --measured "$tmp/ma.json" > "$tmp/out" 2> "$tmp/err"; [ $? -eq 1 ] || fail "refine 6.5 J vs 7 J: deviation, exit 1: $(cat "$tmp/err")"
+grep -q "measured 7 J (sd of the mean 115.5 mJ): measured - composed = 500 mJ" "$tmp/out" || fail "refine measured: $(cat "$tmp/out")"
+wrongkind "erg: $tmp/msyn.json:3:13: malformed JSON: string or '}' expected near ','" refine "$tmp/cc.json" --measured "$tmp/msyn.json"
+wrongkind "erg: $tmp/mv2.json: unknown format version \"measurement/2\"" refine "$tmp/cc.json" --measured "$tmp/mv2.json"
+wrongkind "erg: $tmp/cc.json: expected a signature/1 (erg characterize --schedule) or a measurement/1 (erg measure --json)" refine "$tmp/cc.json" --measured "$tmp/cc.json"
+wrongkind "erg: $tmp/none.json: cannot open: No such file or directory" refine "$tmp/cc.json" --measured "$tmp/none.json"
 echo "cli calculus: ok"
