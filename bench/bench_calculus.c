@@ -3,17 +3,24 @@
  * bench_calculus [MAX_ELEMENTS]: for random DAG schedules of 10^4, 10^5 and 10^6 elements (up to
  * MAX_ELEMENTS), side by side on this machine:
  *   parse     schedule/1 read throughput (MB/s of thread CPU time);
- *   compose   erg_schedule_compose (point values, makespan variance, per-device accounting, bias
- *             bound), elements per second of thread CPU time (best of 3);
+ *   cold      erg_schedule_compose (point values, makespan variance, per-device accounting, bias
+ *             bound) without a workspace: every call allocates its working arrays, and the kernel
+ *             hands it fresh pages; elements per second of thread CPU time (best of 3);
+ *   warm      the same calls in one erg_compose_workspace that an earlier call has filled: the
+ *             working arrays are reused, their pages already touched, and so are the adjacency
+ *             and topological order of the DAG (the workspace keeps them, with a copy of the
+ *             edges it compares exactly), as the loop is handed its arrays and adjacency ready
+ *             (best of 3, after that first call);
  *   loop      a plain C loop doing the same arithmetic on the same DAG (arrays prepared beforehand,
  *             nodes in index order, which is topological here): start = max of the predecessors'
  *             finishes, Var(start) by Clark's pairwise max (erg_max2_normal) at every join,
  *             Var(finish) = Var(start) + σ²_T, the makespan the same over the sinks, and the
  *             energy sums Σ s·T + d, Σ σ²_d (best of 3);
- *   ratio     compose time / loop time;
- *   B/el      bytes per element that composition adds at its peak: the process's resident
- *             high-water mark during the call (reset through /proc/self/clear_refs just before)
- *             minus its resident size before, divided by the elements;
+ *   ratio     compose time / loop time, cold and warm;
+ *   B/el      bytes per element that composition adds at its peak (a cold call): the process's
+ *             resident high-water mark during the call (reset through /proc/self/clear_refs just
+ *             before) minus its resident size before, divided by the elements;
+ *   ws        bytes per element the workspace holds (erg_compose_workspace_bytes);
  *   sched     bytes per element of the parsed schedule (resident size after minus before);
  *   + MC x10  the same composition with a 10-sample Monte Carlo replay, elements/s of the call.
  * Thread CPU time, not wall time: the figures hold on a loaded machine. Each size runs in a child
@@ -203,16 +210,32 @@ static int run_size(size_t n, const char *path)
     }
     double hwm = vm_bytes("VmHWM");
     erg_report_free(&r);
-    double t_comp = HUGE_VAL;
+    double t_comp = HUGE_VAL, t_warm = HUGE_VAL;
     for (int rep = 0; rep < 3; rep++) {
         double a = cpu_s();
         if (erg_schedule_compose(s, &o, &r, &d) != ERG_OK)
             return 1;
         double b = cpu_s();
         t_comp = fmin(t_comp, b - a);
-        if (rep < 2)
+        erg_report_free(&r);
+    }
+    erg_compose_workspace *ws = erg_compose_workspace_new();
+    if (!ws)
+        return 1;
+    o.workspace = ws;
+    for (int rep = 0; rep < 4; rep++) { /* the first call sizes the workspace */
+        double a = cpu_s();
+        if (erg_schedule_compose(s, &o, &r, &d) != ERG_OK)
+            return 1;
+        double b = cpu_s();
+        if (rep > 0)
+            t_warm = fmin(t_warm, b - a);
+        if (rep < 3)
             erg_report_free(&r);
     }
+    double ws_bytes = (double)erg_compose_workspace_bytes(ws);
+    o.workspace = NULL;
+    erg_compose_workspace_free(ws);
     struct ref rf;
     if (ref_init(&rf, s) != 0) {
         fprintf(stderr, "reference: out of memory or edges not in index order\n");
@@ -233,10 +256,11 @@ static int run_size(size_t n, const char *path)
         return 1;
     double t_mc = cpu_s() - t3;
     erg_report_free(&rm);
-    printf("%9zu  %7.1f MB  %7.1f MB/s  %9.3g el/s  %9.3g el/s  %6.2f x  %6.0f B  %6.0f B  %9.3g "
-           "el/s\n",
+    printf("%9zu  %7.1f MB  %7.1f MB/s  %9.3g el/s  %9.3g el/s  %9.3g el/s  %5.2f x  %5.2f x  "
+           "%4.0f B  %4.0f B  %4.0f B  %9.3g el/s\n",
            n, (double)st.st_size / 1e6, (double)st.st_size / 1e6 / t_parse, (double)n / t_comp,
-           (double)n / t_ref, t_comp / t_ref, (hwm - before) / (double)n, (rss1 - rss0) / (double)n,
+           (double)n / t_warm, (double)n / t_ref, t_comp / t_ref, t_warm / t_ref,
+           (hwm - before) / (double)n, ws_bytes / (double)n, (rss1 - rss0) / (double)n,
            (double)n / t_mc);
     printf("%9s  compose: E = %.9g J +- %.4g, T = %.9g s +- %.4g;  loop: sum E_i = %.9g J, sum "
            "var_d = %.4g J^2, T = %.9g s +- %.4g\n",
@@ -252,8 +276,11 @@ int main(int argc, char **argv)
     size_t max = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     printf("random DAG schedules: 8 devices, 1-3 edges per element from the previous 16; "
            "thread CPU time\n");
-    printf("%9s  %10s  %12s  %14s  %14s  %8s  %8s  %8s  %14s\n", "elements", "file", "parse",
-           "compose", "plain loop", "ratio", "B/el", "sched", "+ MC x10");
+    printf("compose cold: no workspace (fresh memory every call); warm: one reused "
+           "erg_compose_workspace\n");
+    printf("%9s  %10s  %12s  %14s  %14s  %14s  %7s  %7s  %6s  %6s  %6s  %14s\n", "elements", "file",
+           "parse", "compose cold", "compose warm", "plain loop", "cold/lp", "warm/lp", "B/el",
+           "ws", "sched", "+ MC x10");
     for (size_t n = 10000; n <= max; n *= 10) {
         char path[] = "/tmp/erg-bench-calculus.XXXXXX";
         int fd = mkstemp(path);

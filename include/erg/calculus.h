@@ -91,6 +91,33 @@ ERG_API ERG_NODISCARD int erg_schedule_add_edge(erg_schedule *sched, const char 
                                                 const char *to, erg_diag *diag);
 
 /**
+ * Working memory of DAG composition kept between calls (opaque). Composing a DAG of n nodes and m
+ * edges takes about 60·n + 8·m bytes of working arrays (adjacency, order, per-node start, variance
+ * and tree event); without a workspace erg_schedule_compose allocates them on every call, and the
+ * kernel hands out (and zeroes) fresh pages each time. A workspace given in
+ * erg_compose_options.workspace keeps them: it grows to the largest DAG composed with it and is
+ * reused as it is by later calls, so that composing many schedules (sweeps, benchmarks, a server)
+ * touches no new memory. It also keeps the adjacency and topological order of the DAG it last
+ * composed, with a copy of its edges (8·m bytes more): a later DAG with the same node count and
+ * the same edges in the same order (compared exactly; its signatures, devices and starts may
+ * differ) skips building them. The figures are the same bit for bit with or without one. A
+ * workspace serves one call at a time: give each thread its own (erg_schedule_compose itself may
+ * still run concurrently on one schedule). Expression schedules do not use it. No formula: memory
+ * only.
+ */
+typedef struct erg_compose_workspace erg_compose_workspace;
+
+/** A new, empty workspace (it holds no working memory until a composition uses it); NULL when out
+ * of memory. Free it with erg_compose_workspace_free. */
+ERG_API ERG_NODISCARD erg_compose_workspace *erg_compose_workspace_new(void);
+
+/** Bytes of working memory the workspace holds now (0 for a new one or NULL). */
+ERG_API size_t erg_compose_workspace_bytes(const erg_compose_workspace *ws);
+
+/** Free a workspace and the memory it holds; NULL-safe. No composition may be using it. */
+ERG_API void erg_compose_workspace_free(erg_compose_workspace *ws);
+
+/**
  * A schedule of one element: sig's device (sig->device at sig->static_power_w, idle at the same
  * power), the signature, and one DAG node "work" running it. Composed (erg_schedule_compose) it
  * gives the element's own figures, E = s·T + d with σ²_E and T with σ²_T (paper Section 3.3: a
@@ -108,9 +135,12 @@ typedef struct erg_compose_options {
     int warm_start;      /**< 1: the composition does not start at the null context (Eq. 13 m_i) */
     uint64_t mc_samples; /**< > 0: also run a Monte Carlo check with this many samples */
     uint64_t mc_seed;    /**< seed of the Monte Carlo generator */
+    /** NULL (the default): DAG composition allocates its working memory per call; else it takes
+     * it from this workspace (one call at a time; see erg_compose_workspace). Not owned. */
+    erg_compose_workspace *workspace;
 } erg_compose_options;
 
-/** Defaults: confidence 0.95, cold start (null context), no Monte Carlo, seed 1. */
+/** Defaults: confidence 0.95, cold start (null context), no Monte Carlo, seed 1, no workspace. */
 ERG_API void erg_compose_options_init(erg_compose_options *opts);
 
 /** Per-device figures of a composed schedule. */
@@ -166,7 +196,8 @@ ERG_API void erg_report_free(erg_report *report);
  * overlapping DAG nodes on one device with different static power, a start before a predecessor's
  * end, Axiom M1 with the device's static power, bad confidence), ERG_ECYCLE (the cycle is named),
  * ERG_ERANGE (a composed time, energy or variance is not finite: it overflows a double; the
- * expression path, element or DAG node where it stops being finite is named), ERG_ENOMEM.
+ * expression path, element or DAG node where it stops being finite is named), ERG_ENOMEM (also
+ * when opts->workspace cannot grow: it stays valid, with the memory it had or less).
  */
 ERG_API ERG_NODISCARD int erg_schedule_compose(const erg_schedule *sched,
                                                const erg_compose_options *opts, erg_report *out,
@@ -441,9 +472,10 @@ ERG_API void erg_context_report_free(erg_context_report *r);
  * context; isolation: for overlapping nodes without a runtime point). Correlation groups add
  * Σ_{i<j} 2·Cov(E_i, E_j) over the nodes running their signatures (Appendix F.1-F.2; Cov =
  * ρ·σ_i·σ_j or the pair's covariance). sigs may hold signatures the schedule does not use; a
- * schedule signature without a context signature is evaluated at the null context. Errors: those of
- * erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a correlation naming
- * fewer than two signatures or ρ outside [-1, 1]).
+ * schedule signature without a context signature is evaluated at the null context. Its two
+ * compositions of the DAG share opts->workspace, or a workspace of the call's own when NULL.
+ * Errors: those of erg_schedule_compose; ERG_EINVAL (expression form: use nodes and edges; a
+ * correlation naming fewer than two signatures or ρ outside [-1, 1]).
  */
 ERG_API ERG_NODISCARD int erg_schedule_compose_context(const erg_schedule *sched,
                                                        const erg_context_signature *const *sigs,

@@ -185,7 +185,7 @@ class ProtocolResult(ctypes.Structure):
 
 class ComposeOptions(ctypes.Structure):
     _fields_ = [("confidence", c_double), ("warm_start", c_int), ("mc_samples", c_uint64),
-                ("mc_seed", c_uint64)]
+                ("mc_seed", c_uint64), ("workspace", c_void_p)]
 
 
 class DeviceReport(ctypes.Structure):

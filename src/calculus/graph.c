@@ -43,16 +43,25 @@ void erg__graph_free(erg__graph *g)
 int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)[2])
 {
     memset(g, 0, sizeof *g);
-    g->n = n;
-    g->m = m;
-    g->succ_off = erg__graph_alloc(((size_t)n + 1) * sizeof *g->succ_off, 1);
-    g->pred_off = erg__graph_alloc(((size_t)n + 1) * sizeof *g->pred_off, 1);
+    g->succ_off = erg__graph_alloc(((size_t)n + 1) * sizeof *g->succ_off, 0);
+    g->pred_off = erg__graph_alloc(((size_t)n + 1) * sizeof *g->pred_off, 0);
     g->succ = erg__graph_alloc((m + 1) * sizeof *g->succ, 0);
     g->pred = erg__graph_alloc((m + 1) * sizeof *g->pred, 0);
     g->order = erg__graph_alloc(((size_t)n + 1) * sizeof *g->order, 0);
-    uint32_t *indeg = g->indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *indeg, 0);
-    if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !indeg)
+    g->indeg = erg__graph_alloc(((size_t)n + 1) * sizeof *g->indeg, 0);
+    if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->order || !g->indeg)
         return ERG_ENOMEM;
+    return erg__graph_build(g, n, m, edges);
+}
+
+int erg__graph_build(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)[2])
+{
+    g->n = n;
+    g->m = m;
+    g->n_ordered = 0;
+    uint32_t *indeg = g->indeg;
+    memset(g->succ_off, 0, ((size_t)n + 1) * sizeof *g->succ_off);
+    memset(g->pred_off, 0, ((size_t)n + 1) * sizeof *g->pred_off);
     /* Local restrict pointers, each block its own: every array here holds uint32_t, and
      * without them each store would make the compiler reload the others. */
     const uint32_t(*restrict ed)[2] = edges;

@@ -31,6 +31,11 @@ typedef struct erg__graph {
  * n_ordered < n: erg__graph_cycle names one), ERG_ENOMEM. Free with erg__graph_free either way. */
 int erg__graph_init(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)[2]);
 
+/* erg__graph_init in arrays the caller provides and keeps: g's succ_off, pred_off, order and indeg
+ * point at n + 1 entries each, succ and pred at m + 1 (their contents are overwritten). The same
+ * results and codes, without ERG_ENOMEM; g is not freed with erg__graph_free. */
+int erg__graph_build(erg__graph *g, uint32_t n, size_t m, const uint32_t (*edges)[2]);
+
 void erg__graph_free(erg__graph *g);
 
 /* A working array of a large graph (bytes; zeroed when zero): at 2 MiB and more, aligned to 2 MiB

@@ -637,12 +637,20 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
         opts = *opts_in;
     else
         erg_compose_options_init(&opts);
+    /* Both compositions below are of the same DAG (the second with the chosen points' figures):
+     * in one workspace, the second reuses the first's memory and adjacency. The caller's, or one
+     * of this call's own (without it, when even that is out of memory: each allocates its own). */
+    erg_compose_workspace *own_ws = opts.workspace ? NULL : erg_compose_workspace_new();
+    if (own_ws)
+        opts.workspace = own_ws;
     /* the context-independent composition first: it validates the schedule (cycles, Axiom P2)
      * and gives the null-context bias bound */
     erg_report base;
     int rc = erg_schedule_compose(s, &opts, &base, diag);
-    if (rc != ERG_OK)
+    if (rc != ERG_OK) {
+        erg_compose_workspace_free(own_ws);
         return rc;
+    }
     out->null_bias_bound_j = base.bias_bound_j;
     erg_report_free(&base);
 
@@ -669,6 +677,7 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
         build_topo(&c) != 0) {
         cctx_free(&c);
         erg_context_report_free(out);
+        erg_compose_workspace_free(own_ws);
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     }
     for (size_t i = 0; i < s->n_sigs; i++)
@@ -686,6 +695,7 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
         if (!c.dist || !c.names) {
             cctx_free(&c);
             erg_context_report_free(out);
+            erg_compose_workspace_free(own_ws);
             return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
         }
     }
@@ -717,6 +727,7 @@ int erg_schedule_compose_context(const erg_schedule *s, const erg_context_signat
     if (rc == ERG_OK)
         rc = erg_schedule_compose(t, &opts, &out->report, diag);
     erg_schedule_free(t);
+    erg_compose_workspace_free(own_ws);
     if (rc != ERG_OK) {
         cctx_free(&c);
         erg_context_report_free(out);

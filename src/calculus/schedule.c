@@ -451,8 +451,87 @@ struct nodec {
 #define NODEC_DEV_LIMIT (1u << NODEC_NSUCC_SHIFT) /* device indexes stay below */
 #define NODEC_DEV(c) ((c).dev & (NODEC_DEV_LIMIT - 1u))
 
+/* The working arrays of DAG composition, one slot each; a slot is replaced (not copied) when a
+ * call needs more than it holds. */
+enum ws_slot {
+    WS_CS,
+    WS_NC,
+    WS_START,
+    WS_ANCHOR,
+    WS_SVAR,
+    WS_TEV,
+    WS_SUCC_OFF,
+    WS_PRED_OFF,
+    WS_SUCC,
+    WS_PRED,
+    WS_ORDER,
+    WS_INDEG,
+    WS_JB_M,
+    WS_JB_TOT,
+    WS_JB_B,
+    WS_JB_OP,
+    WS_EDGES,
+    WS_SLOTS
+};
+
+struct erg_compose_workspace {
+    void *p[WS_SLOTS];
+    size_t cap[WS_SLOTS]; /* bytes */
+    /* The adjacency and topological order in the WS_SUCC_OFF .. WS_INDEG slots, kept for the
+     * next call when gr_n > 0: a DAG of gr_n nodes whose gr.m edges are copied in WS_EDGES. */
+    erg__graph gr;
+    size_t gr_n;
+};
+
+erg_compose_workspace *erg_compose_workspace_new(void)
+{
+    return calloc(1, sizeof(erg_compose_workspace));
+}
+
+size_t erg_compose_workspace_bytes(const erg_compose_workspace *ws)
+{
+    size_t b = 0;
+    for (int i = 0; ws && i < WS_SLOTS; i++)
+        b += ws->cap[i];
+    return b;
+}
+
+/* Free the arrays, keep the workspace (empty). */
+static void ws_release(erg_compose_workspace *ws)
+{
+    for (int i = 0; i < WS_SLOTS; i++) {
+        free(ws->p[i]);
+        ws->p[i] = NULL;
+        ws->cap[i] = 0;
+    }
+    ws->gr_n = 0;
+}
+
+void erg_compose_workspace_free(erg_compose_workspace *ws)
+{
+    if (!ws)
+        return;
+    ws_release(ws);
+    free(ws);
+}
+
+/* Slot i with room for at least `bytes` (contents undefined); NULL when out of memory (the slot
+ * is then empty). */
+static void *ws_take(erg_compose_workspace *ws, enum ws_slot i, size_t bytes)
+{
+    bytes = bytes ? bytes : 1;
+    if (bytes > ws->cap[i]) {
+        free(ws->p[i]);
+        ws->p[i] = erg__graph_alloc(bytes, 0);
+        ws->cap[i] = ws->p[i] ? bytes : 0;
+    }
+    return ws->p[i];
+}
+
 struct dag {
     const erg_schedule *s;
+    erg_compose_workspace *ws; /* where the working arrays live (the caller's or a call's own) */
+    int keep_graph;            /* keep the adjacency in ws for the next call (the caller's ws) */
     size_t n;
     struct csig *cs;           /* per signature */
     struct nodec *nc;          /* per node */
@@ -460,7 +539,7 @@ struct dag {
     double origin;             /* earliest start, s */
     erg__graph gr;             /* adjacency and order (calculus/graph.h) */
     uint32_t *pred_off, *pred; /* CSR of predecessors (gr's) */
-    uint32_t *succ_off, *succ; /* CSR of successors (gr's; freed after the makespan) */
+    uint32_t *succ_off, *succ; /* CSR of successors (gr's) */
     uint32_t *order;           /* topological order (gr's) */
     double *start;             /* point start, s; the finish is start + T (fin_of) */
     /* Variance propagation. Every finish F_v is expressed as E_a + X, with E_a an event of the
@@ -636,24 +715,12 @@ static int keys_fast(const struct dag *g, struct opnd *op, size_t k, uint32_t *l
     return 0;
 }
 
+/* Free what a composition allocated for itself (the working arrays stay in the workspace). */
 static void dag_free(struct dag *g)
 {
-    erg__graph_free(&g->gr);
-    free(g->cs);
-    free(g->nc);
-    free(g->start);
-    free(g->anchor);
-    free(g->tev);
-    free(g->svar);
-    free(g->jb.m);
-    free(g->jb.tot);
-    free(g->jb.b);
-    free(g->jb.op);
     free(g->hkeys);
     free(g->hnode);
     free(g->stamp);
-    free(g->byst);
-    free(g->phash);
 }
 
 /* Name a cycle among the nodes Kahn's algorithm could not order (the graph layer finds it). */
@@ -803,12 +870,13 @@ static int alloc_dag(struct dag *g)
 {
     const erg_schedule *s = g->s;
     size_t n = g->n;
-    g->cs = malloc((s->n_sigs + 1) * sizeof *g->cs);
-    g->nc = erg__graph_alloc((n + 1) * sizeof *g->nc, 0);
-    g->start = erg__graph_alloc(n * sizeof *g->start, 0);
-    g->anchor = erg__graph_alloc(n * sizeof *g->anchor, 0);
-    g->svar = erg__graph_alloc(n * sizeof *g->svar, 0);
-    g->tev = erg__graph_alloc((2 * n + 1) * sizeof *g->tev, 0);
+    erg_compose_workspace *ws = g->ws;
+    g->cs = ws_take(ws, WS_CS, (s->n_sigs + 1) * sizeof *g->cs);
+    g->nc = ws_take(ws, WS_NC, (n + 1) * sizeof *g->nc);
+    g->start = ws_take(ws, WS_START, n * sizeof *g->start);
+    g->anchor = ws_take(ws, WS_ANCHOR, n * sizeof *g->anchor);
+    g->svar = ws_take(ws, WS_SVAR, n * sizeof *g->svar);
+    g->tev = ws_take(ws, WS_TEV, (2 * n + 1) * sizeof *g->tev);
     if (!g->cs || !g->nc || !g->start || !g->anchor || !g->svar || !g->tev)
         return ERG_ENOMEM;
     for (size_t i = 0; i < s->n_sigs; i++) {
@@ -1323,19 +1391,43 @@ static int dag_prepare(struct dag *g, erg_diag *diag)
 static int dag_build(struct dag *g, erg_diag *diag)
 {
     const erg_schedule *s = g->s;
-    size_t n = g->n;
-    int rc = erg__graph_init(&g->gr, (uint32_t)n, s->n_edges, (const uint32_t(*)[2])s->edges);
-    g->pred_off = g->gr.pred_off;
-    g->pred = g->gr.pred;
-    g->succ_off = g->gr.succ_off;
-    g->succ = g->gr.succ;
-    g->order = g->gr.order;
-    if (rc == ERG_ENOMEM)
-        return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+    erg_compose_workspace *ws = g->ws;
+    size_t n = g->n, m = s->n_edges;
+    erg__graph *gr = &g->gr;
+    int rc = ERG_OK;
+    if (ws->gr_n == n && ws->gr.m == m &&
+        (m == 0 || memcmp(ws->p[WS_EDGES], s->edges, m * sizeof *s->edges) == 0)) {
+        *gr = ws->gr; /* the DAG the workspace last composed: its adjacency and order as they are
+                       * (the in-degrees hold that call's hashes: see dag_twin) */
+    } else {
+        ws->gr_n = 0;
+        gr->succ_off = ws_take(ws, WS_SUCC_OFF, (n + 1) * sizeof *gr->succ_off);
+        gr->pred_off = ws_take(ws, WS_PRED_OFF, (n + 1) * sizeof *gr->pred_off);
+        gr->succ = ws_take(ws, WS_SUCC, (m + 1) * sizeof *gr->succ);
+        gr->pred = ws_take(ws, WS_PRED, (m + 1) * sizeof *gr->pred);
+        gr->order = ws_take(ws, WS_ORDER, (n + 1) * sizeof *gr->order);
+        gr->indeg = ws_take(ws, WS_INDEG, (n + 1) * sizeof *gr->indeg);
+        if (!gr->succ_off || !gr->pred_off || !gr->succ || !gr->pred || !gr->order || !gr->indeg)
+            return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
+        rc = erg__graph_build(gr, (uint32_t)n, m, (const uint32_t(*)[2])s->edges);
+        /* kept for the next call in a caller's workspace (a failed copy only keeps nothing) */
+        if (rc == ERG_OK && g->keep_graph && m > 0) {
+            void *e = ws_take(ws, WS_EDGES, m * sizeof *s->edges);
+            if (e) {
+                memcpy(e, s->edges, m * sizeof *s->edges);
+                ws->gr = *gr;
+                ws->gr_n = n;
+            }
+        }
+    }
+    g->pred_off = gr->pred_off;
+    g->pred = gr->pred;
+    g->succ_off = gr->succ_off;
+    g->succ = gr->succ;
+    g->order = gr->order;
     if (rc == ERG_ECYCLE)
         return report_cycle(g, diag);
-    g->phash = g->gr.indeg; /* zeroed by Kahn's algorithm: no new pages */
-    g->gr.indeg = NULL;
+    g->phash = gr->indeg; /* zeroed by Kahn's algorithm (a kept graph's: the last call's hashes) */
     size_t maxk = 1, sinks = 0;
     for (size_t v = 0; v < n; v++) {
         size_t k = (size_t)(g->pred_off[v + 1] - g->pred_off[v]) + 1;
@@ -1347,10 +1439,10 @@ static int dag_build(struct dag *g, erg_diag *diag)
         g->nc[v].dev |= (ns < NODEC_NSUCC_CAP ? ns : NODEC_NSUCC_CAP) << NODEC_NSUCC_SHIFT;
     }
     g->maxk = maxk > sinks ? maxk : sinks;
-    g->jb.m = malloc(g->maxk * sizeof *g->jb.m);
-    g->jb.tot = malloc(g->maxk * sizeof *g->jb.tot);
-    g->jb.b = malloc(g->maxk * sizeof *g->jb.b);
-    g->jb.op = malloc(g->maxk * sizeof *g->jb.op);
+    g->jb.m = ws_take(ws, WS_JB_M, g->maxk * sizeof *g->jb.m);
+    g->jb.tot = ws_take(ws, WS_JB_TOT, g->maxk * sizeof *g->jb.tot);
+    g->jb.b = ws_take(ws, WS_JB_B, g->maxk * sizeof *g->jb.b);
+    g->jb.op = ws_take(ws, WS_JB_OP, g->maxk * sizeof *g->jb.op);
     if (!g->jb.m || !g->jb.tot || !g->jb.b || !g->jb.op)
         return erg_diag_set(diag, ERG_ENOMEM, NULL, "out of memory");
     return ERG_OK;
@@ -1456,14 +1548,16 @@ static uint32_t dag_twin(struct dag *g, uint32_t v, size_t k, int *insert, uint6
             if (g->succ_off[pv[i] + 1] - g->succ_off[pv[i]] < g->succ_off[p + 1] - g->succ_off[p])
                 p = pv[i];
     if (g->succ_off[p + 1] - g->succ_off[p] <= TWIN_SCAN_MAX) {
+        uint32_t ph = g->phash[v];
         for (uint32_t q = g->succ_off[p]; q < g->succ_off[p + 1]; q++) {
             uint32_t u = g->succ[q];
-            /* u != v, composed, and a join that may share its start: k >= 2 operands, all of them
-             * predecessors (k of them, no fixed start), with v's hash of the set; evaluated whole,
-             * one branch rather than five, which the hash makes nearly always "no" */
-            int cand = (u != v) & !(g->svar[u] < 0.0) & (g->pred_off[u + 1] - g->pred_off[u] == k) &
-                       !(g->nc[u].dev & NODEC_FIXED) & (g->phash[u] == g->phash[v]);
-            if (!cand)
+            /* u != v with v's hash of the set (nearly always "no": one branch, one load), then
+             * composed and a join that may share its start: k >= 2 operands, all of them
+             * predecessors (k of them, no fixed start) */
+            if ((g->phash[u] != ph) | (u == v))
+                continue;
+            if (g->svar[u] < 0.0 || g->pred_off[u + 1] - g->pred_off[u] != k ||
+                (g->nc[u].dev & NODEC_FIXED))
                 continue;
             int same = same_preds(g, u, v, k);
             if (same < 0) {
@@ -1609,15 +1703,8 @@ static int dag_makespan(struct dag *g, struct outcome *o, erg_diag *diag)
     if (rc != ERG_OK)
         return erg_diag_set(diag, rc, NULL, "variance of the makespan");
     o->time_s = g->end - g->origin;
-    free(g->gr.succ);
-    g->gr.succ = g->succ = NULL;
-    /* The successor offsets, the tree of events and the anchors are done with too (Var(start)
-     * stays: dag_not_finite); dag_devices takes their memory for its arrays. */
-    free(g->jb.m);
-    free(g->jb.tot);
-    free(g->jb.b);
-    free(g->jb.op);
-    memset(&g->jb, 0, sizeof g->jb);
+    /* The tree of events and the anchors are done with (Var(start) stays: dag_not_finite);
+     * dag_devices takes their memory for its arrays. */
     return ERG_OK;
 }
 
@@ -1641,14 +1728,11 @@ static int dag_devices(struct dag *g, struct outcome *o, erg_diag *diag)
     size_t n = g->n, nd = s->n_devices;
     /* byst in the anchors' n entries, the sort's working arrays in the tree of events'
      * (2 n + 1) * 8 bytes: no new pages to touch */
-    free(g->gr.succ_off);
-    g->gr.succ_off = g->succ_off = NULL;
     g->byst = g->anchor;
     g->anchor = NULL;
     struct devrun *dr = malloc((nd + 1) * sizeof *dr);
     unsigned char *used = calloc(s->n_sigs + 1, 1); /* the signatures the nodes use */
     int src = dr && used ? sort_by_start(g, g->start, n, g->byst, g->tev) : ERG_ENOMEM;
-    free(g->tev);
     g->tev = NULL;
     if (src != ERG_OK) {
         free(dr);
@@ -2285,6 +2369,10 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
     int rc;
     struct dag g;
     memset(&g, 0, sizeof g);
+    erg_compose_workspace own; /* the call's own working memory when the caller gives none */
+    memset(&own, 0, sizeof own);
+    g.ws = opts.workspace ? opts.workspace : &own;
+    g.keep_graph = opts.workspace != NULL;
     struct ectx x;
     memset(&x, 0, sizeof x);
     unsigned flags = 0; /* the union of the composed elements' measurement flags */
@@ -2411,6 +2499,7 @@ int erg_schedule_compose(const erg_schedule *s, const erg_compose_options *opts_
     if (rc != ERG_OK)
         erg_report_free(r);
     dag_free(&g);
+    ws_release(&own);
     free(x.s_w);
     free(x.he);
     free(x.end_dev);

@@ -5,7 +5,10 @@
  * fold and key walks, and the bucket sort of starts against the radix sort. The private probe
  * (calculus/schedule_impl.h) switches the fast paths off and counts which paths ran, so that each
  * shape below is known to reach the path it is meant for (walks cut off at the cap, joins wider
- * than the fast path takes, fixed starts, starts that all coincide).
+ * than the fast path takes, fixed starts, starts that all coincide). Also composition in a
+ * caller's workspace (erg_compose_workspace) against composition in a call's own memory, bit for
+ * bit, with one workspace reused across DAGs of growing and shrinking size, an expression
+ * schedule and a failing one.
  */
 #include "support/erg_test.h"
 #include "core/splitmix.h"
@@ -244,6 +247,164 @@ static void coinciding_starts_agree(void **state)
     assert_true(p.radix_sorts >= 1);
 }
 
+/* assert_same_report and the Monte Carlo figures. */
+static void assert_same_report_mc(const erg_report *a, const erg_report *b)
+{
+    assert_same_report(a, b);
+    assert_int_equal(a->has_mc, b->has_mc);
+    assert_true(same_bits(a->mc_energy_j, b->mc_energy_j));
+    assert_true(same_bits(a->mc_energy_sd_j, b->mc_energy_sd_j));
+    assert_true(same_bits(a->mc_time_s, b->mc_time_s));
+    assert_true(same_bits(a->mc_time_sd_s, b->mc_time_sd_s));
+}
+
+/* Compose s without a workspace and in ws (options o otherwise): the same status and, when it
+ * succeeds, the same report bit for bit. Returns the status. */
+static int compose_both(const erg_schedule *s, erg_compose_options o, erg_compose_workspace *ws)
+{
+    erg_report a, b;
+    erg_diag da, db;
+    o.workspace = NULL;
+    int rc = erg_schedule_compose(s, &o, &a, &da);
+    o.workspace = ws;
+    assert_int_equal(erg_schedule_compose(s, &o, &b, &db), rc);
+    if (rc == ERG_OK)
+        assert_same_report_mc(&a, &b);
+    else
+        assert_string_equal(da.detail, db.detail);
+    erg_report_free(&a);
+    erg_report_free(&b);
+    return rc;
+}
+
+/* One workspace through DAGs of 1500 to 4000 nodes and back (it grows to the largest and keeps
+ * it: at least the per-node and per-edge arrays, 60 bytes a node and 8 an edge), with and
+ * without Monte Carlo, a warm start, cut-off walks and coinciding starts: every report agrees
+ * bit for bit with composition in the call's own memory. A schedule with a cycle fails the same
+ * way in the workspace and leaves it usable. */
+static void workspace_agrees(void **state)
+{
+    (void)state;
+    erg_compose_workspace *ws = erg_compose_workspace_new();
+    assert_non_null(ws);
+    assert_int_equal(erg_compose_workspace_bytes(ws), 0);
+    assert_int_equal(erg_compose_workspace_bytes(NULL), 0);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    assert_null(o.workspace); /* the default: memory per call */
+    static const size_t sizes[] = {1500, 4000, 300, 2500, 4000, 1};
+    size_t prev = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        erg_schedule *s =
+            window_dag(40 + i, sizes[i], i % 2 ? 16 : 3, i == 3 ? 24 : 3, i == 2 ? 5 : 0);
+        o.mc_samples = i % 2 ? 25 : 0;
+        o.warm_start = i == 3;
+        assert_int_equal(compose_both(s, o, ws), ERG_OK);
+        size_t bytes = erg_compose_workspace_bytes(ws);
+        if (sizes[i] == 4000)
+            assert_true(bytes >= 60 * sizes[i] + 8 * (sizes[i] - 1));
+        assert_true(bytes >= prev); /* never shrinks */
+        if (i == 2)                 /* a smaller DAG fits in what the larger one left */
+            assert_int_equal(bytes, prev);
+        prev = bytes;
+        erg_schedule_free(s);
+    }
+    erg_compose_options_init(&o);
+    erg_schedule *c = chains_dag(5, 70, 3, 1); /* past the walk cap: the general path */
+    assert_int_equal(compose_both(c, o, ws), ERG_OK);
+    erg_schedule_free(c);
+    uint64_t st = 3;
+    erg_schedule *cyc = new_schedule(&st);
+    for (size_t i = 0; i < 4; i++)
+        add_node(cyc, &st, i, NAN);
+    add_edge(cyc, 0, 1);
+    add_edge(cyc, 1, 2);
+    add_edge(cyc, 2, 1);
+    add_edge(cyc, 2, 3);
+    assert_int_equal(compose_both(cyc, o, ws), ERG_ECYCLE);
+    erg_schedule_free(cyc);
+    erg_schedule *again = window_dag(41, 4000, 16, 3, 0);
+    assert_int_equal(compose_both(again, o, ws), ERG_OK);
+    erg_schedule_free(again);
+    erg_compose_workspace_free(ws);
+    erg_compose_workspace_free(NULL);
+}
+
+/* n nodes of window_dag's kind, one predecessor each among the previous 8 (n - 1 edges), the
+ * edges added first to last or last to first: the same nodes and edge set, listed in another
+ * order (another adjacency order, hence another topological order). */
+static erg_schedule *ordered_dag(uint64_t seed, size_t n, int reversed)
+{
+    uint64_t st = seed;
+    erg_schedule *s = new_schedule(&st);
+    for (size_t i = 0; i < n; i++)
+        add_node(s, &st, i, NAN);
+    size_t *from = malloc(n * sizeof *from);
+    assert_non_null(from);
+    for (size_t i = 1; i < n; i++)
+        from[i] = i - 1 - (size_t)(erg__splitmix64(&st) % (i < 8 ? i : 8));
+    for (size_t j = 1; j < n; j++) {
+        size_t i = reversed ? n - j : j;
+        add_edge(s, from[i], i);
+    }
+    free(from);
+    return s;
+}
+
+/* A workspace keeps the adjacency and order of the DAG it last composed and reuses them for a
+ * DAG with the same edges (compared exactly): composing one schedule again and again in it, and
+ * switching between schedules of the same size whose edges differ only in their order (or not at
+ * all), gives each one's own report, bit for bit, every time. */
+static void workspace_reuses_graph(void **state)
+{
+    (void)state;
+    erg_compose_workspace *ws = erg_compose_workspace_new();
+    assert_non_null(ws);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    o.mc_samples = 12;
+    erg_schedule *fwd = ordered_dag(7, 900, 0), *rev = ordered_dag(7, 900, 1);
+    erg_schedule *win = window_dag(8, 900, 16, 3, 0), *win2 = window_dag(8, 900, 16, 3, 0);
+    const erg_schedule *seq[] = {fwd, fwd, rev, fwd, rev, rev, win, win, win2, win, fwd};
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++)
+        assert_int_equal(compose_both(seq[i], o, ws), ERG_OK);
+    erg_report a, b;
+    erg_diag d;
+    o.workspace = NULL;
+    assert_int_equal(erg_schedule_compose(fwd, &o, &a, &d), ERG_OK);
+    assert_int_equal(erg_schedule_compose(rev, &o, &b, &d), ERG_OK);
+    /* the premise: the two orders are told apart (Monte Carlo draws in topological order) */
+    assert_false(same_bits(a.mc_energy_j, b.mc_energy_j));
+    erg_report_free(&a);
+    erg_report_free(&b);
+    erg_schedule_free(fwd);
+    erg_schedule_free(rev);
+    erg_schedule_free(win);
+    erg_schedule_free(win2);
+    erg_compose_workspace_free(ws);
+}
+
+/* An expression schedule does not use the workspace: the same report, and the workspace holds
+ * what it held. */
+static void workspace_expression(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/attention-layer.json", ERG_TEST_SOURCE_DIR);
+    erg_schedule *s = NULL;
+    erg_diag d;
+    assert_int_equal(erg_schedule_read_file(path, &s, &d), ERG_OK);
+    erg_compose_workspace *ws = erg_compose_workspace_new();
+    assert_non_null(ws);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    o.mc_samples = 10;
+    assert_int_equal(compose_both(s, o, ws), ERG_OK);
+    assert_int_equal(erg_compose_workspace_bytes(ws), 0);
+    erg_schedule_free(s);
+    erg_compose_workspace_free(ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +412,9 @@ int main(void)
         cmocka_unit_test(wide_joins_and_fixed_starts_agree),
         cmocka_unit_test(walks_at_the_cap_agree),
         cmocka_unit_test(coinciding_starts_agree),
+        cmocka_unit_test(workspace_agrees),
+        cmocka_unit_test(workspace_reuses_graph),
+        cmocka_unit_test(workspace_expression),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

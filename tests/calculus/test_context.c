@@ -585,6 +585,30 @@ static void sequential_does_not_commute(void **state)
     assert_int_equal(erg_schedule_compose_context(s, none, 0, NULL, 0, NULL, &r, &d), ERG_OK);
     erg_assert_near(r.report.energy_j, 27.0, 1e-9);
     erg_context_report_free(&r);
+    /* with the points, in a caller's composition workspace, twice (the second call reuses the
+     * first's adjacency): the report of a call in its own memory, exactly */
+    erg_context_report own, in_ws;
+    assert_int_equal(erg_schedule_compose_context(s, all, 2, NULL, 0, NULL, &own, &d), ERG_OK);
+    erg_assert_near(own.report.energy_j, 29.5, 1e-9);
+    erg_compose_workspace *ws = erg_compose_workspace_new();
+    assert_non_null(ws);
+    erg_compose_options o;
+    erg_compose_options_init(&o);
+    o.workspace = ws;
+    for (int rep = 0; rep < 2; rep++) {
+        assert_int_equal(erg_schedule_compose_context(s, all, 2, NULL, 0, &o, &in_ws, &d), ERG_OK);
+        assert_true(in_ws.report.energy_j == own.report.energy_j);
+        assert_true(in_ws.report.energy_sd_j == own.report.energy_sd_j);
+        assert_true(in_ws.report.time_s == own.report.time_s);
+        assert_true(in_ws.report.time_sd_s == own.report.time_sd_s);
+        assert_true(in_ws.report.bias_bound_j == own.report.bias_bound_j);
+        assert_true(in_ws.null_bias_bound_j == own.null_bias_bound_j);
+        assert_int_equal(in_ws.n_nodes, own.n_nodes);
+        erg_context_report_free(&in_ws);
+    }
+    assert_true(erg_compose_workspace_bytes(ws) > 0);
+    erg_compose_workspace_free(ws);
+    erg_context_report_free(&own);
     erg_schedule_free(s);
     cs_free(a);
     cs_free(b);

@@ -88,7 +88,8 @@ int main(void)
        F(erg_summary, static_power_w), F(erg_summary, n_total), F(erg_summary, energy_floor_j),
        F(erg_summary, time_floor_s), F(erg_summary, total_reason));
     ST(erg_compose_options, F(erg_compose_options, confidence), F(erg_compose_options, warm_start),
-       F(erg_compose_options, mc_samples), F(erg_compose_options, mc_seed));
+       F(erg_compose_options, mc_samples), F(erg_compose_options, mc_seed),
+       F(erg_compose_options, workspace));
     ST(erg_device_report, F(erg_device_report, id), F(erg_device_report, static_energy_j),
        F(erg_device_report, dynamic_energy_j), F(erg_device_report, busy_s),
        F(erg_device_report, idle_s));
