@@ -1407,6 +1407,10 @@ static int cb_start(struct st *t, int is_map)
     }
     switch (t->member) {
     case M_SIGS:
+        /* as deep as the capture re-emitted it (yajl_gen: YAJL_MAX_DEPTH from "signatures") */
+        if (t->depth >= 128)
+            return fail_at(t, here(t), ERG_EPARSE,
+                           "nested too deeply (an expression may nest 64 levels)");
         if (!sf_open(t, is_map))
             return 0;
         break;

@@ -238,15 +238,26 @@ static void bad_signatures_are_named_with_their_place(void **state)
     memcpy(strstr(text, "\"cpu\", \"time_s\": 1"), "\"cpx\"", 5);
     expect("order.json", text, ERG_EINVAL, "order.json:3:19",
            "signatures.a.device: undeclared device \"cpx\"");
+    /* nesting as deep as the re-emitted capture allowed: theta's '{' at col 54, "a": then the
+     * k-th '[' at col 59 + k; the 125th is at depth 128 (signatures 2, b 3, theta 4), refused
+     * once read (col 185) */
+    char deep[1024];
+    snprintf(deep, sizeof deep,
+             "{\"time_s\": 1, \"dynamic_energy_j\": 2, \"theta\": {\"a\": %.130s%.130s}}",
+             "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+             "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+             "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+             "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+    expect("deep.json", with_b(deep), ERG_EPARSE, "deep.json:4:185",
+           "nested too deeply (an expression may nest 64 levels)");
     /* an unknown member is refused as it streams */
     expect("unknown.json", with_b("{\"time_s\": 1, \"dynamic_energy_j\": 2, \"tau\": 1}"),
            ERG_EPARSE, "unknown.json:4:45", "signatures.b.tau: unknown member of a signature");
 }
 
-static void each_failed_allocation_fails_cleanly(void **state)
+/* f read with each allocation failed in turn: the same records, or ERG_ENOMEM and nothing. */
+static void fail_each_allocation(const char *f)
 {
-    (void)state;
-    const char *f = erg_tmp_put(tmpdir, "oom.json", schedule_text("{" RICH "}", NULLS));
     erg_schedule *s = NULL;
     erg_diag d;
     erg_failalloc_arm(0, 0);
@@ -275,6 +286,18 @@ static void each_failed_allocation_fails_cleanly(void **state)
         }
     }
     assert_true(failures > 0);
+}
+
+static void each_failed_allocation_fails_cleanly(void **state)
+{
+    (void)state;
+    /* streamed, then through jansson (a path beside it: "signatures" read again from the text) */
+    fail_each_allocation(erg_tmp_put(tmpdir, "oom.json", schedule_text("{" RICH "}", NULLS)));
+    erg_tmp_put(tmpdir, "z1.json",
+                "{\"erg\": \"signature/1\", \"time_s\": 0.5, \"static_power_w\": 0, "
+                "\"dynamic_energy_j\": 0}");
+    fail_each_allocation(
+        erg_tmp_put(tmpdir, "oom-mixed.json", schedule_text("{" RICH "}", "\"z1.json\"")));
 }
 
 int main(void)
