@@ -1286,10 +1286,17 @@ static int sf_recapture(struct st *t)
     static const yajl_callbacks rg = {rg_null,      rg_bool,       NULL,          NULL,
                                       rg_number,    rg_string,     rg_open_map,   rg_string,
                                       rg_close_map, rg_open_array, rg_close_array};
+    if (!t->whole && t->streamed) {
+        int rc = erg__read_file(t->path, &t->whole, &t->whole_len, t->r->diag);
+        if (rc != ERG_OK) {
+            t->whole = NULL;
+            return rc; /* ERG_ENOMEM, or the file cannot be read again */
+        }
+    }
     size_t len;
     const char *text = whole(t, &len);
     if (!text || t->sf_end > len || t->sf_off >= t->sf_end)
-        return erg_diag_set(t->r->diag, ERG_EIO, t->r->file, "cannot read the file again");
+        return erg_diag_set(t->r->diag, ERG_EIO, t->r->file, "the file changed while read");
     yajl_gen g = yajl_gen_alloc(NULL);
     yajl_handle h = g ? yajl_alloc(&rg, NULL, g) : NULL;
     int ok = h &&
