@@ -178,6 +178,9 @@ static int cal_device(void *ctx, const char *id, double sw, double iw, erg_diag 
     return erg_schedule_add_device(((struct cal *)ctx)->s, id, sw, iw, sub);
 }
 
+static int cal_accept(erg_schedule *s, const char *name, const erg_signature *sgp,
+                      const char *fpath, const char *file, const char *jp, erg_diag *diag);
+
 static int cal_element(void *ctx, const char *name, const json_t *v, const char *dir,
                        const char *file, const char *jp, erg_diag *diag)
 {
@@ -219,6 +222,42 @@ static int cal_element(void *ctx, const char *name, const json_t *v, const char 
                             "%s: expected a signature object or the path of a signature/1 file",
                             jp);
     }
+    return cal_accept(s, name, &sg, json_is_string(v) ? json_string_value(v) : NULL, file, jp,
+                      diag);
+}
+
+/* A signature decoded while streaming (the reader's fast path): the checks that cal_element's
+ * erg__signature_from_json(_opt) makes once the device's static power is known, in its order. */
+static int cal_signature(void *ctx, const char *name, const erg_signature *in, const char *file,
+                         const char *jp, erg_diag *diag)
+{
+    erg_schedule *s = ((struct cal *)ctx)->s;
+    erg_signature sg = *in;
+    if (sg.device[0]) {
+        uint32_t di = erg__device_index(s, sg.device);
+        if (di == NONE)
+            return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"", jp,
+                                sg.device);
+        if (isnan(sg.static_power_w))
+            sg.static_power_w = s->devices[di].static_power_w;
+    }
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    erg_signature chk = sg;
+    if (isnan(chk.static_power_w)) /* left to the device: Axiom M1 is checked once it is known */
+        chk.static_power_w = 0.0;
+    if (erg_signature_check(&chk, &sub) != ERG_OK)
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s: %s", jp, sub.detail);
+    return cal_accept(s, name, &sg, NULL, file, jp, diag);
+}
+
+/* The checks common to both: the device, its static power (Axiom P2), the name. fpath: the
+ * signature/1 file the element names, or NULL for an inline object. */
+static int cal_accept(erg_schedule *s, const char *name, const erg_signature *sgp,
+                      const char *fpath, const char *file, const char *jp, erg_diag *diag)
+{
+    int rc;
+    erg_signature sg = *sgp;
     if (sg.device[0] && erg__device_index(s, sg.device) == NONE)
         return erg_diag_set(diag, ERG_EINVAL, file, "%s.device: undeclared device \"%s\"", jp,
                             sg.device);
@@ -231,9 +270,8 @@ static int cal_element(void *ctx, const char *name, const json_t *v, const char 
                 "declares %.10g W; a device has one static power (Axiom P2): drop one of them "
                 "(static_power_w from the signature to take the device's, or set "
                 "devices.%s.static_power_w to %.10g)",
-                jp, json_is_string(v) ? " (in " : "", json_is_string(v) ? json_string_value(v) : "",
-                json_is_string(v) ? ")" : "", name, sg.static_power_w, sg.device,
-                dv->static_power_w, sg.device, sg.static_power_w);
+                jp, fpath ? " (in " : "", fpath ? fpath : "", fpath ? ")" : "", name,
+                sg.static_power_w, sg.device, dv->static_power_w, sg.device, sg.static_power_w);
     }
     snprintf(sg.name, sizeof sg.name, "%s", name);
     erg_diag sub;
@@ -372,12 +410,14 @@ static int cal_edges(void *ctx, uint32_t (*e)[2], size_t n, size_t cap, erg_diag
  * and its start; an edge endpoint is hashed as it passes and looked up some endpoints later (its
  * hash slot loaded meanwhile), so that edges become index pairs without a second pass. An
  * endpoint not found (edges before nodes in the file, or an unknown id) waits with its text until
- * all nodes are known. "devices", "signatures", "expr" and "transitions" are re-emitted as small
- * JSON texts and decoded with jansson by the functions above. Errors name file:line:column: the
- * text up to the place is read again only then, and the place of the i-th node or edge found by
- * a second scan.
+ * all nodes are known. "signatures" is decoded as it passes, for a builder that takes decoded
+ * signatures (sf_* below; a file of many distinct signatures, as `erg trace import` writes,
+ * reads at the rate of one of few). "devices", "expr", "transitions" (and "signatures"
+ * otherwise) are re-emitted as small JSON texts and decoded with jansson by the functions above.
+ * Errors name file:line:column: the text up to the place is read again only then, and the place of
+ * the i-th node or edge found by a second scan.
  */
-enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES };
+enum member { M_NONE, M_TAG, M_SKIP, M_CAPTURE, M_NODES, M_EDGES, M_SIGS };
 enum { CAP_DEVICES, CAP_SIGNATURES, CAP_EXPR, CAP_TRANSITIONS, CAP_N };
 
 enum { CHUNK = 1 << 16, RING = 32, RING_KEY = 48 };
@@ -459,6 +499,28 @@ struct st {
     char sig_name[64];    /* the signature being captured (depth 2 key of "signatures") */
     int seen_transitions; /* a frontier schedule's "transitions": refused once parsed */
     size_t transitions_off;
+    /* "signatures" decoded while streaming (M_SIGS; see sf_* below) */
+    int sf_active;          /* the member was streamed: its text lies at [sf_off, sf_end) */
+    int sf_clean;           /* every element so far decoded cleanly */
+    size_t sf_off, sf_end;  /* where its value opens and ends in the text */
+    erg_signature *sf_sigs; /* the decoded elements, in file order */
+    size_t sf_n, sf_cap;
+    char *sf_names; /* their names (NUL-separated), at sf_name_off[i] */
+    size_t sf_names_len, sf_names_cap;
+    size_t *sf_name_off;
+    size_t sf_name_cap;
+    erg__strmap sf_map;   /* name -> element, for duplicates */
+    size_t sf_pending;    /* offset of the name of the element being read */
+    int sf_in;            /* inside an element's object */
+    unsigned sf_seen;     /* the element's members seen (bits of erg__signature_keys) */
+    unsigned sf_set;      /* its numbers given (not null) */
+    int sf_key;           /* the member being read */
+    int sf_flags;         /* inside its "flags" array */
+    erg_signature sf_cur; /* the element being read */
+    json_t *sf_root;      /* a nested member (theta, omega, contexts, ...) being built */
+    json_t *sf_stack[64];
+    int sf_sp;
+    char sf_pkey[256]; /* its pending object key */
 };
 
 static const char *const node_keys[] = {"id", "signature", "device", "start_s"};
@@ -716,6 +778,8 @@ static int member_done(struct st *t)
         yajl_gen_free(t->gen);
         t->gen = NULL;
     }
+    if (t->member == M_SIGS)
+        t->sf_end = here(t);
     if ((t->member == M_EDGES && ring_flush(t)) || (t->member == M_NODES && node_flush(t)))
         return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
     t->member = M_NONE;
@@ -837,11 +901,436 @@ static int node_done(struct st *t)
     return 1;
 }
 
+/*
+ * "signatures" decoded as it streams (the calculus builder's signature hook): each element's
+ * members go straight into an erg_signature, with no JSON tree but for the small nested members
+ * (theta, omega: kept as compact sorted JSON text, as erg__signature_from_json keeps them; and
+ * channels, contexts, command: built only to refuse what jansson refuses, then dropped). The fast
+ * path decides nothing on its own: whatever the jansson path would refuse or treat otherwise (a
+ * wrong type, a duplicate, a negative or unknown value, a path to a signature/1 file, an integer
+ * jansson cannot hold, a NUL character) makes the member "unclean", and then the whole member is
+ * re-read from the text and goes through jansson and the element hook exactly as before: the
+ * same accepted language and the same messages, the error path alone paying for the second
+ * reading.
+ */
+static const char *sf_name_key(const void *ctx, uint32_t i)
+{
+    const struct st *t = ctx;
+    return t->sf_names + t->sf_name_off[i];
+}
+
+static void sf_unclean(struct st *t)
+{
+    t->sf_clean = 0;
+    json_decref(t->sf_root);
+    t->sf_root = NULL;
+    t->sf_sp = 0;
+}
+
+/* A number as jansson reads it: an integer (no '.', 'e', 'E') held by json_int_t, or a real.
+ * 0, or -1 where jansson refuses it. */
+static int sf_number(const char *v, size_t n, double *d, int *is_int, long long *ll)
+{
+    char num[64];
+    snprintf(num, sizeof num, "%.*s", (int)n, v);
+    *is_int = !memchr(v, '.', n) && !memchr(v, 'e', n) && !memchr(v, 'E', n);
+    errno = 0;
+    if (*is_int) {
+        *ll = strtoll(num, NULL, 10);
+        if (errno == ERANGE)
+            return -1;
+        *d = (double)*ll;
+        return 0;
+    }
+    *d = strtod(num, NULL);
+    return isfinite(*d) ? 0 : -1;
+}
+
+/* Attach v (a new reference; NULL: out of memory) to the nested member being built. 1, or 0 with
+ * the failure in t->rc. */
+static int sf_attach(struct st *t, json_t *v, int push)
+{
+    if (!v)
+        return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+    if (t->sf_sp == 0) {
+        t->sf_root = v;
+    } else {
+        json_t *parent = t->sf_stack[t->sf_sp - 1];
+        if (json_is_object(parent)) {
+            if (json_object_get(parent, t->sf_pkey)) {
+                json_decref(v);
+                sf_unclean(t); /* a duplicate key: jansson's message */
+                return 1;
+            }
+            if (json_object_set_new(parent, t->sf_pkey, v))
+                return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        } else if (json_array_append_new(parent, v)) {
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        }
+    }
+    if (push) {
+        if (t->sf_sp == (int)(sizeof t->sf_stack / sizeof t->sf_stack[0])) {
+            sf_unclean(t);
+            return 1;
+        }
+        t->sf_stack[t->sf_sp++] = v;
+    }
+    return 1;
+}
+
+static int sf_scalar_json(struct st *t, int kind, const char *v, size_t n)
+{
+    double d;
+    int is_int;
+    long long ll;
+    switch (kind) {
+    case K_NULL:
+        return sf_attach(t, json_null(), 0);
+    case K_BOOL:
+        return sf_attach(t, json_boolean(n != 0), 0);
+    case K_NUMBER:
+        if (sf_number(v, n, &d, &is_int, &ll)) {
+            sf_unclean(t);
+            return 1;
+        }
+        return sf_attach(t, is_int ? json_integer((json_int_t)ll) : json_real(d), 0);
+    default:
+        if (has_nul(t, v, n)) {
+            sf_unclean(t);
+            return 1;
+        }
+        return sf_attach(t, json_stringn(v, n), 0);
+    }
+}
+
+enum {
+    SF_STATIC,
+    SF_TIME,
+    SF_DYN,
+    SF_TVAR,
+    SF_EVAR,
+    SF_NAME,
+    SF_DEVICE,
+    SF_THETA,
+    SF_OMEGA,
+    SF_KAPPA,
+    SF_GRADE,
+    SF_RUNS,
+    SF_FLAGS
+};
+
+/* A scalar member of the element being read. */
+static int sf_member_scalar(struct st *t, int kind, const char *v, size_t n)
+{
+    erg_signature *g = &t->sf_cur;
+    if (kind == K_NULL)
+        return 1; /* as absent */
+    double d;
+    int is_int;
+    long long ll;
+    char buf[ERG_SIG_NAME_MAX];
+    switch (t->sf_key) {
+    case SF_STATIC:
+    case SF_TIME:
+    case SF_DYN:
+    case SF_TVAR:
+    case SF_EVAR: {
+        if (kind != K_NUMBER || sf_number(v, n, &d, &is_int, &ll) || d < 0.0)
+            break;
+        double *f[] = {&g->static_power_w, &g->time_s, &g->dynamic_energy_j, &g->time_var_s2,
+                       &g->energy_var_j2};
+        *f[t->sf_key] = d;
+        t->sf_set |= 1u << t->sf_key;
+        return 1;
+    }
+    case SF_NAME:
+    case SF_DEVICE:
+    case SF_KAPPA:
+    case SF_GRADE: {
+        if (kind != K_STRING || has_nul(t, v, n))
+            break;
+        char *dst = t->sf_key == SF_NAME     ? g->name
+                    : t->sf_key == SF_DEVICE ? g->device
+                    : t->sf_key == SF_KAPPA  ? g->kappa
+                                             : buf;
+        size_t size = t->sf_key == SF_NAME     ? sizeof g->name
+                      : t->sf_key == SF_DEVICE ? sizeof g->device
+                      : t->sf_key == SF_KAPPA  ? sizeof g->kappa
+                                               : sizeof buf;
+        if (n >= size)
+            break;
+        memcpy(dst, v, n);
+        dst[n] = '\0';
+        if (t->sf_key == SF_GRADE && erg_grade_parse(buf, &g->grade) != ERG_OK)
+            break;
+        return 1;
+    }
+    case SF_RUNS:
+        if (kind != K_NUMBER || sf_number(v, n, &d, &is_int, &ll) || !is_int || ll < 0 ||
+            ll > 1000000000)
+            break;
+        g->runs = (unsigned)ll;
+        return 1;
+    case SF_THETA:
+    case SF_OMEGA:
+    case SF_FLAGS:
+        break; /* an object or an array is expected */
+    default:   /* channels, contexts, command: not read here, but refused where jansson refuses */
+        if (kind == K_STRING && has_nul(t, v, n))
+            break;
+        if (kind == K_NUMBER && sf_number(v, n, &d, &is_int, &ll))
+            break;
+        return 1;
+    }
+    sf_unclean(t);
+    return 1;
+}
+
+/* A scalar inside "signatures" (depth >= 2). */
+static int sf_scalar(struct st *t, int kind, const char *v, size_t n)
+{
+    if (!t->sf_clean)
+        return 1;
+    if (t->depth == 2) {
+        sf_unclean(t); /* a path to a signature/1 file, or not a signature */
+        return 1;
+    }
+    if (t->depth == 3)
+        return sf_member_scalar(t, kind, v, n);
+    if (t->sf_flags && t->depth == 4) {
+        unsigned bit;
+        char name[64];
+        if (kind != K_STRING || has_nul(t, v, n) || n >= sizeof name) {
+            sf_unclean(t);
+            return 1;
+        }
+        memcpy(name, v, n);
+        name[n] = '\0';
+        if (erg_flag_parse(name, &bit) != ERG_OK) {
+            sf_unclean(t);
+            return 1;
+        }
+        t->sf_cur.flags |= bit;
+        return 1;
+    }
+    return sf_scalar_json(t, kind, v, n);
+}
+
+/* An object or array opens inside "signatures" at depth (before it is entered). */
+static int sf_open(struct st *t, int is_map)
+{
+    if (!t->sf_clean)
+        return 1;
+    if (t->depth == 2) {
+        if (!is_map) {
+            sf_unclean(t);
+            return 1;
+        }
+        erg_signature_init(&t->sf_cur);
+        /* A figure of unstated provenance is never promoted: without "grade" it is an estimate. */
+        t->sf_cur.grade = ERG_GRADE_ESTIMATOR;
+        t->sf_cur.static_power_w = NAN;
+        t->sf_in = 1;
+        t->sf_seen = 0;
+        t->sf_set = 0;
+        return 1;
+    }
+    if (t->depth == 3) {
+        if (t->sf_key == SF_FLAGS) {
+            if (is_map) {
+                sf_unclean(t);
+                return 1;
+            }
+            t->sf_flags = 1;
+            return 1;
+        }
+        if ((t->sf_key == SF_THETA || t->sf_key == SF_OMEGA) ? !is_map : t->sf_key < SF_FLAGS) {
+            sf_unclean(t); /* a number, string, grade or runs member given a container */
+            return 1;
+        }
+    } else if (t->sf_flags) {
+        sf_unclean(t);
+        return 1;
+    }
+    return sf_attach(t, is_map ? json_object() : json_array(), 1);
+}
+
+/* A key inside "signatures" (the unknown-member check is cb_key's). */
+static int sf_key(struct st *t, const char *k, size_t n)
+{
+    if (!t->sf_clean)
+        return 1;
+    if (t->depth == 2) {
+        size_t at;
+        uint32_t h;
+        if (n == 0 || n >= ERG_SIG_NAME_MAX || has_nul(t, k, n) ||
+            erg__strmap_find_h(&t->sf_map, k, n, (h = erg__strmap_hashn(k, n)), sf_name_key, t) !=
+                NONE) {
+            sf_unclean(t); /* read_signatures' or jansson's message */
+            return 1;
+        }
+        if (t->sf_n >= NONE - 1 ||
+            erg__grow((void **)&t->sf_name_off, &t->sf_name_cap, t->sf_n + 1,
+                      sizeof *t->sf_name_off) ||
+            add_bytes(&t->sf_names, &t->sf_names_len, &t->sf_names_cap, k, n, &at))
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        t->sf_name_off[t->sf_n] = at;
+        if (erg__strmap_insert_h(&t->sf_map, (uint32_t)t->sf_n, h))
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        t->sf_pending = at;
+        return 1;
+    }
+    if (t->depth == 3) {
+        int key = -1;
+        for (int i = 0; erg__signature_keys[i]; i++)
+            if (strlen(erg__signature_keys[i]) == n && memcmp(erg__signature_keys[i], k, n) == 0)
+                key = i;
+        if (key < 0 || (t->sf_seen & (1u << key))) {
+            sf_unclean(t);
+            return 1;
+        }
+        t->sf_seen |= 1u << key;
+        t->sf_key = key;
+        return 1;
+    }
+    if (n >= sizeof t->sf_pkey || has_nul(t, k, n)) {
+        sf_unclean(t);
+        return 1;
+    }
+    memcpy(t->sf_pkey, k, n);
+    t->sf_pkey[n] = '\0';
+    return 1;
+}
+
+/* An object or array closed inside "signatures" (depth: the one now left in). */
+static int sf_close(struct st *t)
+{
+    if (!t->sf_clean)
+        return 1;
+    if (t->depth == 2) { /* an element closed */
+        if (!(t->sf_set & (1u << SF_TIME)) || !(t->sf_set & (1u << SF_DYN))) {
+            sf_unclean(t); /* a required number is missing */
+            return 1;
+        }
+        if (erg__grow((void **)&t->sf_sigs, &t->sf_cap, t->sf_n + 1, sizeof *t->sf_sigs))
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        t->sf_sigs[t->sf_n++] = t->sf_cur;
+        t->sf_in = 0;
+        return 1;
+    }
+    if (t->depth == 3 && t->sf_flags) {
+        t->sf_flags = 0;
+        return 1;
+    }
+    if (t->sf_sp > 0)
+        t->sf_sp--;
+    if (t->depth > 3)
+        return 1;
+    /* a nested member is whole */
+    if (t->sf_key == SF_THETA || t->sf_key == SF_OMEGA) {
+        char *dst = t->sf_key == SF_THETA ? t->sf_cur.theta : t->sf_cur.omega;
+        char *text = erg_json_dumps(t->sf_root, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!text)
+            return fail_at(t, here(t), ERG_ENOMEM, "out of memory");
+        size_t len = strlen(text);
+        if (len >= ERG_SIG_META_MAX) {
+            free(text);
+            sf_unclean(t);
+            return 1;
+        }
+        memcpy(dst, text, len + 1);
+        free(text);
+    }
+    json_decref(t->sf_root);
+    t->sf_root = NULL;
+    return 1;
+}
+
+static int rg_null(void *g)
+{
+    return yajl_gen_null(g) == yajl_gen_status_ok;
+}
+static int rg_bool(void *g, int b)
+{
+    return yajl_gen_bool(g, b) == yajl_gen_status_ok;
+}
+static int rg_number(void *g, const char *v, size_t n)
+{
+    return yajl_gen_number(g, v, n) == yajl_gen_status_ok;
+}
+static int rg_string(void *g, const unsigned char *v, size_t n)
+{
+    return yajl_gen_string(g, v, n) == yajl_gen_status_ok;
+}
+static int rg_open_map(void *g)
+{
+    return yajl_gen_map_open(g) == yajl_gen_status_ok;
+}
+static int rg_close_map(void *g)
+{
+    return yajl_gen_map_close(g) == yajl_gen_status_ok;
+}
+static int rg_open_array(void *g)
+{
+    return yajl_gen_array_open(g) == yajl_gen_status_ok;
+}
+static int rg_close_array(void *g)
+{
+    return yajl_gen_array_close(g) == yajl_gen_status_ok;
+}
+
+/* The streamed "signatures" did not decode cleanly: re-emit its text as the capture would have
+ * (the same events into yajl_gen), for the jansson path. */
+static int sf_recapture(struct st *t)
+{
+    static const yajl_callbacks rg = {rg_null,      rg_bool,       NULL,          NULL,
+                                      rg_number,    rg_string,     rg_open_map,   rg_string,
+                                      rg_close_map, rg_open_array, rg_close_array};
+    if (!t->whole && t->streamed) {
+        int rc = erg__read_file(t->path, &t->whole, &t->whole_len, t->r->diag);
+        if (rc != ERG_OK) {
+            t->whole = NULL;
+            return rc; /* ERG_ENOMEM, or the file cannot be read again */
+        }
+    }
+    size_t len;
+    const char *text = whole(t, &len);
+    if (!text || t->sf_end > len || t->sf_off >= t->sf_end)
+        return erg_diag_set(t->r->diag, ERG_EIO, t->r->file, "the file changed while read");
+    yajl_gen g = yajl_gen_alloc(NULL);
+    yajl_handle h = g ? yajl_alloc(&rg, NULL, g) : NULL;
+    int ok = h &&
+             yajl_parse(h, (const unsigned char *)text + t->sf_off, t->sf_end - t->sf_off) ==
+                 yajl_status_ok &&
+             yajl_complete_parse(h) == yajl_status_ok;
+    const unsigned char *buf;
+    size_t n;
+    if (ok) {
+        yajl_gen_get_buf(g, &buf, &n);
+        t->cap[CAP_SIGNATURES] = malloc(n + 1);
+        if (t->cap[CAP_SIGNATURES]) {
+            memcpy(t->cap[CAP_SIGNATURES], buf, n);
+            t->cap[CAP_SIGNATURES][n] = '\0';
+        }
+    }
+    if (h)
+        yajl_free(h);
+    if (g)
+        yajl_gen_free(g);
+    if (!t->cap[CAP_SIGNATURES])
+        return erg_diag_set(t->r->diag, ERG_ENOMEM, t->r->file, "out of memory");
+    return ERG_OK;
+}
+
 static int on_scalar(struct st *t, int kind, const char *v, size_t n)
 {
     if (t->depth == 0)
         return fail_at(t, here(t), ERG_EPARSE, "expected a JSON object at the top level");
     switch (t->member) {
+    case M_SIGS:
+        if (!sf_scalar(t, kind, v, n))
+            return 0;
+        break;
     case M_CAPTURE:
         if (kind == K_NULL)
             GEN(yajl_gen_null(t->gen));
@@ -924,7 +1413,26 @@ static int cb_start(struct st *t, int is_map)
         return 1;
     }
     switch (t->member) {
+    case M_SIGS:
+        /* as deep as the capture re-emitted it (yajl_gen: YAJL_MAX_DEPTH from "signatures") */
+        if (t->depth >= 128)
+            return fail_at(t, here(t), ERG_EPARSE,
+                           "nested too deeply (an expression may nest 64 levels)");
+        if (!sf_open(t, is_map))
+            return 0;
+        break;
     case M_CAPTURE:
+        if (t->cap_which == CAP_SIGNATURES && t->depth == 1 && is_map && t->r->b->signature &&
+            !(t->r->b->flags & ERG__SB_OPERATING_SETS)) {
+            /* decoded as it streams (sf_* above) */
+            yajl_gen_free(t->gen);
+            t->gen = NULL;
+            t->member = M_SIGS;
+            t->sf_active = 1;
+            t->sf_clean = 1;
+            t->sf_off = here(t) ? here(t) - 1 : 0;
+            break;
+        }
         GEN(is_map ? yajl_gen_map_open(t->gen) : yajl_gen_array_open(t->gen));
         break;
     case M_TAG:
@@ -991,6 +1499,8 @@ static int cb_end(struct st *t, int is_map)
         return 1;
     if (t->member == M_CAPTURE)
         GEN(is_map ? yajl_gen_map_close(t->gen) : yajl_gen_array_close(t->gen));
+    if (t->member == M_SIGS && t->depth >= 2 && !sf_close(t))
+        return 0;
     if (t->member == M_NODES && t->depth == 2 && !node_done(t))
         return 0;
     if (t->member == M_EDGES && t->depth == 2 && t->edge_count != 2)
@@ -1014,6 +1524,21 @@ static int cb_end_array(void *ctx)
 static int cb_key(void *ctx, const unsigned char *k, size_t n)
 {
     struct st *t = ctx;
+    if (t->member == M_SIGS) {
+        if (t->depth == 2)
+            snprintf(t->sig_name, sizeof t->sig_name, "%.*s", (int)(n < 60 ? n : 60),
+                     (const char *)k);
+        if (t->depth == 3 && !erg__signature_key_known((const char *)k, n)) {
+            size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
+            if (n == 6 && memcmp(k, "points", 6) == 0)
+                return fail_at(t, off, ERG_EPARSE,
+                               "signatures.%s is an operating set (points): use erg frontier",
+                               t->sig_name);
+            return fail_at(t, off, ERG_EPARSE, "signatures.%s.%.*s: unknown member of a signature",
+                           t->sig_name, (int)(n < 60 ? n : 60), (const char *)k);
+        }
+        return sf_key(t, (const char *)k, n);
+    }
     if (t->member == M_CAPTURE) {
         if (t->cap_which == CAP_SIGNATURES && t->depth == 2)
             snprintf(t->sig_name, sizeof t->sig_name, "%.*s", (int)(n < 60 ? n : 60),
@@ -1225,12 +1750,26 @@ static int finish(struct st *t)
     json_decref(devs);
     if (rc != ERG_OK)
         return rc;
-    if ((rc = load_cap(t, CAP_SIGNATURES, &sigs)) != ERG_OK)
-        return rc;
-    rc = read_signatures(r, sigs);
-    json_decref(sigs);
-    if (rc != ERG_OK)
-        return rc;
+    if (t->sf_active && t->sf_clean) {
+        erg__strmap_free(&t->sf_map);
+        for (size_t i = 0; i < t->sf_n; i++) {
+            const char *name = t->sf_names + t->sf_name_off[i];
+            char jp[200];
+            snprintf(jp, sizeof jp, "signatures.%.150s", name);
+            if ((rc = r->b->signature(r->b->ctx, name, &t->sf_sigs[i], r->file, jp, r->diag)) !=
+                ERG_OK)
+                return rc;
+        }
+    } else {
+        if (t->sf_active && (rc = sf_recapture(t)) != ERG_OK)
+            return rc;
+        if ((rc = load_cap(t, CAP_SIGNATURES, &sigs)) != ERG_OK)
+            return rc;
+        rc = read_signatures(r, sigs);
+        json_decref(sigs);
+        if (rc != ERG_OK)
+            return rc;
+    }
     if (t->cap[CAP_TRANSITIONS]) {
         json_t *trs;
         if ((rc = load_cap(t, CAP_TRANSITIONS, &trs)) != ERG_OK)
@@ -1433,6 +1972,11 @@ done:
     free(t.pairs);
     free(t.pend);
     free(t.pstrs);
+    free(t.sf_sigs);
+    free(t.sf_names);
+    free(t.sf_name_off);
+    erg__strmap_free(&t.sf_map);
+    json_decref(t.sf_root);
     return rc;
 }
 
@@ -1465,7 +2009,7 @@ int erg_schedule_read_file(const char *path, erg_schedule **out, erg_diag *diag)
         return erg_diag_set(diag, ERG_ENOMEM, path, "out of memory");
     const struct erg__sched_builder b = {&c,       0,        cal_device, cal_element,
                                          NULL,     cal_leaf, cal_idle,   cal_op,
-                                         cal_root, cal_node, cal_edges};
+                                         cal_root, cal_node, cal_edges,  cal_signature};
     int rc = erg__sched_read(path, &b, diag);
     free(c.known);
     if (rc != ERG_OK) {

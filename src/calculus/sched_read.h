@@ -2,14 +2,15 @@
 /*
  * Private: the one schedule/1 reader, shared by calculus (erg_schedule_read_file) and frontier
  * (erg_opsched_read_file). It streams the file (yajl): checks the format tag, takes "nodes" and
- * "edges" element by element (errors name file:line:column), decodes the small members
- * ("devices", "signatures", "expr", "transitions") with jansson, and hands every part to a
- * builder. The element payload (a signature, or an operating set of points) is the builder's:
- * the reader names it and resolves nothing inside it. Node ids are the reader's: it hashes each
- * once, refuses a repeated one ("nodes[i]: node \"a\" is defined twice") and an edge to an
- * unknown one ("edges[k]: edge [\"a\", \"b\"]: no node \"b\""), and hands the edges over as
- * node numbers. Order of the calls: devices, elements,
- * transitions, then the expression bottom-up (root last) or the nodes and then the edges.
+ * "edges" element by element (errors name file:line:column), decodes "signatures" as it streams
+ * when the builder takes decoded signatures (the signature hook; jansson otherwise, and for any
+ * member that would be refused), the other small members ("devices", "expr", "transitions")
+ * with jansson, and hands every part to a builder. The element payload (a signature, or an
+ * operating set of points) is the builder's: the reader names it and resolves nothing inside it.
+ * Node ids are the reader's: it hashes each once, refuses a repeated one ("nodes[i]: node \"a\" is
+ * defined twice") and an edge to an unknown one ("edges[k]: edge [\"a\", \"b\"]: no node \"b\""),
+ * and hands the edges over as node numbers. Order of the calls: devices, elements, transitions,
+ * then the expression bottom-up (root last) or the nodes and then the edges.
  */
 #ifndef ERG_CALCULUS_SCHED_READ_H
 #define ERG_CALCULUS_SCHED_READ_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "erg/error.h"
+#include "erg/signature.h"
 
 enum erg__sched_op { ERG__SCHED_SEQ, ERG__SCHED_PAR, ERG__SCHED_MULTI };
 
@@ -57,6 +59,15 @@ struct erg__sched_builder {
      * node(); the array (malloc'd, room for cap pairs) is the builder's from then on, whether it
      * succeeds or not. Not called when there are no edges. */
     int (*edges)(void *ctx, uint32_t (*edges)[2], size_t n, size_t cap, erg_diag *sub);
+    /* Optional (NULL: every element goes through element()): signatures.<name> = an object the
+     * reader decoded while streaming, without a JSON tree, as erg__signature_from_json_opt does
+     * (static_power_w NAN when absent; not yet checked with erg_signature_check, which needs the
+     * device's static power). The reader calls it, in file order and in place of element(),
+     * only when every element of "signatures" is such an object that decodes cleanly; otherwise
+     * all of them go through element() as before, so that the messages are the same. Not used
+     * with ERG__SB_OPERATING_SETS. */
+    int (*signature)(void *ctx, const char *name, const erg_signature *sig, const char *file,
+                     const char *jpath, erg_diag *diag);
 };
 
 /* Read path ("-": standard input) into builder b. ERG_OK, or the first error (ERG_EPARSE,

@@ -366,7 +366,8 @@ int erg_opsched_read_file(const char *path, erg_opsched **out, erg_diag *diag)
                                          fr_op,
                                          fr_root,
                                          fr_node,
-                                         fr_edges};
+                                         fr_edges,
+                                         NULL};
     int rc = erg__sched_read(path, &b, diag);
     free(r.known);
     if (rc == ERG_OK && strcmp(path, "-") != 0 && !(r.os->source = strdup(path)))
