@@ -1521,6 +1521,18 @@ static int cb_end_array(void *ctx)
     return cb_end(ctx, 0);
 }
 
+/* A member k (n bytes) of signatures.<sig_name> that a signature does not have: refused at the
+ * key (an operating set's "points" with a pointer to erg frontier). Returns fail_at's 0. */
+static int unknown_sig_key(struct st *t, const unsigned char *k, size_t n)
+{
+    size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
+    if (n == 6 && memcmp(k, "points", 6) == 0)
+        return fail_at(t, off, ERG_EPARSE,
+                       "signatures.%s is an operating set (points): use erg frontier", t->sig_name);
+    return fail_at(t, off, ERG_EPARSE, "signatures.%s.%.*s: unknown member of a signature",
+                   t->sig_name, (int)(n < 60 ? n : 60), (const char *)k);
+}
+
 static int cb_key(void *ctx, const unsigned char *k, size_t n)
 {
     struct st *t = ctx;
@@ -1528,15 +1540,8 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
         if (t->depth == 2)
             snprintf(t->sig_name, sizeof t->sig_name, "%.*s", (int)(n < 60 ? n : 60),
                      (const char *)k);
-        if (t->depth == 3 && !erg__signature_key_known((const char *)k, n)) {
-            size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
-            if (n == 6 && memcmp(k, "points", 6) == 0)
-                return fail_at(t, off, ERG_EPARSE,
-                               "signatures.%s is an operating set (points): use erg frontier",
-                               t->sig_name);
-            return fail_at(t, off, ERG_EPARSE, "signatures.%s.%.*s: unknown member of a signature",
-                           t->sig_name, (int)(n < 60 ? n : 60), (const char *)k);
-        }
+        if (t->depth == 3 && !erg__signature_key_known((const char *)k, n))
+            return unknown_sig_key(t, k, n);
         return sf_key(t, (const char *)k, n);
     }
     if (t->member == M_CAPTURE) {
@@ -1545,15 +1550,8 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
                      (const char *)k);
         if (t->cap_which == CAP_SIGNATURES && t->depth == 3 &&
             !(t->r->b->flags & ERG__SB_OPERATING_SETS) &&
-            !erg__signature_key_known((const char *)k, n)) {
-            size_t off = here(t) >= n + 2 ? here(t) - n - 2 : 0;
-            if (n == 6 && memcmp(k, "points", 6) == 0)
-                return fail_at(t, off, ERG_EPARSE,
-                               "signatures.%s is an operating set (points): use erg frontier",
-                               t->sig_name);
-            return fail_at(t, off, ERG_EPARSE, "signatures.%s.%.*s: unknown member of a signature",
-                           t->sig_name, (int)(n < 60 ? n : 60), (const char *)k);
-        }
+            !erg__signature_key_known((const char *)k, n))
+            return unknown_sig_key(t, k, n);
         GEN(yajl_gen_string(t->gen, k, n));
         return 1;
     }
