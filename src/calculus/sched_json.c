@@ -241,13 +241,9 @@ static int cal_signature(void *ctx, const char *name, const erg_signature *in, c
         if (isnan(sg.static_power_w))
             sg.static_power_w = s->devices[di].static_power_w;
     }
-    erg_diag sub;
-    erg_diag_clear(&sub);
-    erg_signature chk = sg;
-    if (isnan(chk.static_power_w)) /* left to the device: Axiom M1 is checked once it is known */
-        chk.static_power_w = 0.0;
-    if (erg_signature_check(&chk, &sub) != ERG_OK)
-        return erg_diag_set(diag, ERG_EINVAL, file, "%s: %s", jp, sub.detail);
+    int rc = erg__signature_check_pending(&sg, file, jp, diag);
+    if (rc != ERG_OK)
+        return rc;
     return cal_accept(s, name, &sg, NULL, file, jp, diag);
 }
 

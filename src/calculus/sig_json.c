@@ -162,13 +162,8 @@ static int from_json(const json_t *obj, double default_static_w, int static_opti
     }
     if ((rc = erg__flags_from_json(json_object_get(obj, "flags"), file, path, &s.flags, diag)))
         return rc;
-    erg_diag sub;
-    erg_diag_clear(&sub);
-    erg_signature chk = s;
-    if (isnan(chk.static_power_w)) /* left to the device: Axiom M1 is checked once it is known */
-        chk.static_power_w = 0.0;
-    if (erg_signature_check(&chk, &sub) != ERG_OK)
-        return erg_diag_set(diag, ERG_EINVAL, file, "%s: %s", path, sub.detail);
+    if ((rc = erg__signature_check_pending(&s, file, path, diag)) != ERG_OK)
+        return rc;
     *out = s;
     return ERG_OK;
 }
@@ -177,6 +172,19 @@ int erg__signature_from_json(const json_t *obj, double default_static_w, const c
                              const char *path, erg_signature *out, erg_diag *diag)
 {
     return from_json(obj, default_static_w, 0, file, path, out, diag);
+}
+
+int erg__signature_check_pending(const erg_signature *s, const char *file, const char *path,
+                                 erg_diag *diag)
+{
+    erg_diag sub;
+    erg_diag_clear(&sub);
+    erg_signature chk = *s;
+    if (isnan(chk.static_power_w)) /* left to the device: Axiom M1 is checked once it is known */
+        chk.static_power_w = 0.0;
+    if (erg_signature_check(&chk, &sub) != ERG_OK)
+        return erg_diag_set(diag, ERG_EINVAL, file, "%s: %s", path, sub.detail);
+    return ERG_OK;
 }
 
 int erg__signature_from_json_opt(const json_t *obj, const char *file, const char *path,

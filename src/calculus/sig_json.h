@@ -62,4 +62,10 @@ int erg__signature_file_load(const char *path, json_t **root, const char **name,
  * Errors: ERG_ENOMEM, those of erg__json_dump_file. */
 int erg__signature_file_dump(const char *path, json_t *o, erg_diag *diag);
 
+/* erg_signature_check on a signature whose static power may still be NaN (left to its device:
+ * Axiom M1 is checked once the device is known). ERG_OK, or ERG_EINVAL in diag as
+ * "file: path: what is wrong". */
+int erg__signature_check_pending(const erg_signature *s, const char *file, const char *path,
+                                 erg_diag *diag);
+
 #endif
